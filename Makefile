@@ -1,0 +1,53 @@
+# Convenience wrapper around CMake for people who just want it to work.
+#   make demo   install dependencies, build, run the demo (writes arbiter-demo/report.txt)
+#   make test   install dependencies, build normal + sanitizer builds, run all tests + short fuzz
+#   make fuzz   longer fuzzing runs (FUZZ_SECONDS each, default 300)
+#   make bench  throughput benchmark against the Python way (see bench/README.md)
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 300
+SHORT_FUZZ_SECONDS ?= 15
+
+.PHONY: all deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build build -j $(JOBS)
+
+build-asan: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DARB_SANITIZE=ON >/dev/null
+	cmake --build build-asan -j $(JOBS)
+
+build-fuzz: deps
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DARB_FUZZ=ON -DARB_TESTS=OFF >/dev/null
+	cmake --build build-fuzz -j $(JOBS)
+
+test-release: build
+	cd build && ctest --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+fuzz-short: build-fuzz
+	FUZZ_SECONDS=$(SHORT_FUZZ_SECONDS) bash scripts/fuzz.sh build-fuzz
+
+fuzz: build-fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh build-fuzz
+
+test: test-release test-asan fuzz-short
+	@echo "all test stages passed (release, sanitizers, fuzz)"
+
+demo: build
+	./build/arbiter demo --out arbiter-demo
+
+bench: build
+	ARB_BENCH_DEPS=1 bash scripts/install-deps.sh
+	bash bench/run.sh
+
+clean:
+	rm -rf build build-asan build-fuzz arbiter-demo

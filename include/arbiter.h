@@ -1,0 +1,349 @@
+/*
+** arbiter.h -- the public interface of libarbiter, a toolkit for LLM-as-a-judge evaluation.
+**
+** This header is the manual: a function that is not declared here is not part of the API.
+** Conventions (see STYLE.md):
+**   - every fallible function returns arb_status (ARB_OK == 0);
+**   - long-lived objects have create/destroy (or open/close) pairs and destroy accepts NULL;
+**   - arguments are borrowed unless a comment says "takes ownership";
+**   - strings handed to the caller are freed with arb_free();
+**   - a handle keeps the message of its last error, read with its *_errmsg() function;
+**   - a metric that is undefined (zero denominator) is NAN here and null in JSON;
+**     test with arb_defined().
+**
+** Copyright (C) 2026 the arbiter authors. GPL-3.0-or-later.
+*/
+#ifndef ARBITER_H
+#define ARBITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ARB_API __attribute__((visibility("default")))
+#else
+#define ARB_API
+#endif
+
+#define ARB_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Status codes. Codes are only ever appended, never renumbered.                            */
+
+#define ARB_STATUS_MAP(X)                                      \
+    X(OK, "ok")                                                \
+    X(NOMEM, "out of memory")                                  \
+    X(INVALID, "invalid argument")                             \
+    X(IO, "input/output error")                                \
+    X(PARSE, "malformed input")                                \
+    X(DB, "database error")                                    \
+    X(HTTP, "transfer failed")                                 \
+    X(NOTFOUND, "not found")                                   \
+    X(TOOBIG, "size limit exceeded")                           \
+    X(INTERRUPTED, "interrupted")
+
+typedef enum arb_status {
+#define ARB__STATUS_ENUM(name, msg) ARB_##name,
+    ARB_STATUS_MAP(ARB__STATUS_ENUM)
+#undef ARB__STATUS_ENUM
+        ARB__STATUS_COUNT
+} arb_status;
+
+/* Returns a static description of a status code (never NULL). */
+ARB_API const char *arb_strerror(arb_status status);
+
+/* Frees a string or buffer that libarbiter handed to the caller. Accepts NULL. */
+ARB_API void arb_free(void *ptr);
+
+/* Returns nonzero when a metric value is defined (not NAN). */
+ARB_API int arb_defined(double metric);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Dataset: items and answers (METHODS §1), read from JSONL.                                */
+
+typedef struct arb_item {
+    const char *id;
+    const char *question;
+    const char *reference; /* NULL when absent */
+    const char *category;  /* NULL when absent */
+    const char *language;  /* NULL when absent */
+    const char *group;     /* parallel-group id, NULL when absent */
+    const char *extra_json; /* unknown fields as a compact JSON object, "{}" when none */
+    const char *source;     /* "file:line" the item came from */
+} arb_item;
+
+typedef struct arb_answer {
+    const char *item_id;
+    const char *model;
+    const char *answer;
+    const char *extra_json;
+    const char *source;
+} arb_answer;
+
+typedef struct arb_dataset arb_dataset;
+
+/* Creates an empty dataset. Returns NULL only when out of memory. */
+ARB_API arb_dataset *arb_dataset_create(void);
+ARB_API void arb_dataset_destroy(arb_dataset *ds);
+
+/* Parses JSONL text of items (or answers) and adds them to ds. source_name is used in error
+** messages ("items.jsonl:12: ..."). On bad input returns ARB_PARSE and the message is
+** available from arb_dataset_errmsg(); nothing from the failing buffer is kept. Answers must
+** refer to items already added. */
+ARB_API arb_status arb_dataset_add_items_jsonl(arb_dataset *ds, const char *source_name,
+                                               const char *text, size_t len);
+ARB_API arb_status arb_dataset_add_answers_jsonl(arb_dataset *ds, const char *source_name,
+                                                 const char *text, size_t len);
+/* Reads the files and calls the two functions above. ARB_IO when a file cannot be read. */
+ARB_API arb_status arb_dataset_load(arb_dataset *ds, const char *items_path,
+                                    const char *answers_path);
+ARB_API const char *arb_dataset_errmsg(const arb_dataset *ds);
+
+ARB_API size_t arb_dataset_item_count(const arb_dataset *ds);
+ARB_API const arb_item *arb_dataset_item(const arb_dataset *ds, size_t index);
+ARB_API const arb_item *arb_dataset_find_item(const arb_dataset *ds, const char *id);
+ARB_API size_t arb_dataset_answer_count(const arb_dataset *ds);
+ARB_API const arb_answer *arb_dataset_answer(const arb_dataset *ds, size_t index);
+/* Returns the answer of model to item, or NULL. */
+ARB_API const arb_answer *arb_dataset_find_answer(const arb_dataset *ds, const char *item_id,
+                                                  const char *model);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Prompt templates (METHODS §2.3). A template is text with named placeholders such as
+** {question}, {answer1}, {answer2}, {reference}, {language}, {option_list}, {option_rules}.
+** Format of a template file:
+**   lines starting with "#!" at the top are settings, e.g. "#! verdict_json_field: verdict";
+**   a line "=== system ===" starts the system message, "=== user ===" the user message;
+**   without section lines the whole text is the user message; "{{" and "}}" are literal braces.
+*/
+
+typedef struct arb_template arb_template;
+
+/* Loads a built-in template by name (e.g. "II-reason") or, when name_or_path names an existing
+** file, that file. On failure *errmsg (if not NULL) receives "path:line: ..." (free with
+** arb_free). */
+ARB_API arb_status arb_template_load(const char *name_or_path, arb_template **out,
+                                     char **errmsg);
+ARB_API void arb_template_destroy(arb_template *tpl);
+ARB_API const char *arb_template_name(const arb_template *tpl);
+/* Nonzero when the template uses the placeholder (e.g. "reference"). */
+ARB_API int arb_template_uses(const arb_template *tpl, const char *placeholder);
+/* JSON field holding the verdict (METHODS §2.4), or NULL. */
+ARB_API const char *arb_template_json_field(const arb_template *tpl);
+/* NULL-terminated list of built-in template names. */
+ARB_API const char *const *arb_template_builtin_names(void);
+
+/* Values for rendering; NULL fields render as empty text. */
+typedef struct arb_prompt_vars {
+    const char *question;
+    const char *answer1;
+    const char *answer2;
+    const char *reference;
+    const char *language;
+    int options; /* 2, 3 or 4: selects {option_list} and {option_rules} */
+} arb_prompt_vars;
+
+/* Renders the template. *system_out may be set to NULL when the template has no system part.
+** Both strings are owned by the caller (arb_free). */
+ARB_API arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *vars,
+                                       char **system_out, char **user_out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Verdicts (METHODS §2.1, §2.4).                                                            */
+
+/* Extracts a position verdict 'A'..'D' valid for the option mode (2, 3 or 4) from judge output,
+** in the order of §2.4: last [[X]]; a last line that is exactly one option letter or number;
+** <answer>X</answer>; the JSON field json_field (may be NULL). Returns 'E' when none. */
+ARB_API char arb_verdict_extract(const char *text, size_t len, int options,
+                                 const char *json_field);
+
+/* Maps a position verdict to a model verdict (§2.2): order 0 = candidate shown first.
+** 'A' -> 'a' (order 0) or 'b' (order 1); 'B' the reverse; C->c, D->d, anything else 'e'. */
+ARB_API char arb_verdict_to_model(char position_verdict, int order);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Judges and the HTTP client.                                                              */
+
+typedef struct arb_sampling {
+    int max_tokens;          /* <= 0: not sent */
+    double temperature;      /* NAN: not sent */
+    double top_p;            /* NAN: not sent */
+    double frequency_penalty; /* NAN: not sent */
+    int has_seed;
+    long long seed;
+} arb_sampling;
+
+/* The published SbS settings (§2.6): max_tokens 1024, temperature 0, top_p 0.1,
+** frequency_penalty 1.0, no seed. */
+ARB_API arb_sampling arb_sampling_default(void);
+
+typedef struct arb_judge_config {
+    const char *name;        /* key of the judge's rows; NULL = model */
+    const char *base_url;    /* OpenAI-compatible base, e.g. "http://127.0.0.1:8000/v1" */
+    const char *model;
+    const char *api_key_env; /* name of the environment variable holding the key, or NULL.
+                                The key itself is never stored, logged or reported. */
+    arb_sampling sampling;
+} arb_judge_config;
+
+typedef struct arb_client_params {
+    int jobs;                 /* most requests in flight (default 32) */
+    long connect_timeout_ms;  /* default 10000 */
+    long total_timeout_ms;    /* per attempt, default 300000 */
+    int max_retries;          /* retries after the first attempt (default 6) */
+    long backoff_base_ms;     /* default 500 */
+    long backoff_max_ms;      /* default 60000 */
+    size_t max_reply_bytes;   /* default 16 MiB */
+} arb_client_params;
+
+ARB_API arb_client_params arb_client_default_params(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Store: one SQLite database in WAL mode holding items, answers, judge calls and the rows of
+** every protocol. Each completed judge call is committed as it completes; an identical call
+** (same model, parameters, messages, repetition) is never sent twice.                        */
+
+typedef struct arb_store arb_store;
+
+/* Opens (creating if needed) the database at path. On failure *out may still be set so that
+** arb_store_errmsg() can explain; close it either way. */
+ARB_API arb_status arb_store_open(const char *path, arb_store **out);
+ARB_API void arb_store_close(arb_store *store);
+ARB_API const char *arb_store_errmsg(const arb_store *store);
+
+/* Writes the pairwise judgments (joined with their calls) as "jsonl" or "csv" to out. */
+ARB_API arb_status arb_store_export(arb_store *store, const char *format, FILE *out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Side-by-side protocol (METHODS §2.2).                                                     */
+
+typedef struct arb_sbs_params {
+    const char *candidate;
+    const char *baseline;
+    const char *template_name; /* built-in name or file path; default "II-reason" */
+    int options;               /* 2, 3 or 4 (default 4) */
+    int reps;                  /* repetitions (default 1) */
+    int dry_run;               /* plan only: send nothing, store nothing */
+    int progress;              /* 1 on, 0 off, -1 when stderr is a terminal (default) */
+    arb_judge_config judge;
+    arb_client_params client;
+} arb_sbs_params;
+
+ARB_API arb_sbs_params arb_sbs_default_params(void);
+
+typedef struct arb_run_stats {
+    size_t planned;          /* judge calls the protocol needs */
+    size_t cached;           /* of which already stored (not sent) */
+    size_t sent;             /* calls completed over HTTP in this run */
+    size_t failed;           /* calls that failed after retries (verdict E) */
+    size_t invalid;          /* replies without a valid verdict (verdict E) */
+    long long prompt_tokens;     /* as reported by the server, this run */
+    long long completion_tokens;
+    long long est_prompt_tokens; /* estimate for the calls not yet stored (≈ chars/4) */
+    size_t retries;
+    double seconds;
+} arb_run_stats;
+
+/* Runs (or with dry_run, plans) candidate vs baseline over every item of ds that has both
+** answers, both orders, params->reps repetitions. On error the message is in
+** arb_store_errmsg(store). Interrupted by SIGINT/SIGTERM via arb_request_stop(). */
+ARB_API arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds,
+                               const arb_sbs_params *params, arb_run_stats *stats);
+
+/* Asks running protocols to stop after committing what has completed (async-signal-safe). */
+ARB_API void arb_request_stop(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Audit (METHODS §2.2, §3, §5).                                                             */
+
+typedef struct arb_verdict_shares {
+    double a, b, c, d, e; /* fractions of the judgments; NAN when there are none */
+} arb_verdict_shares;
+
+/* One judgment pair for the metric functions: position verdicts of run 0 (candidate first)
+** and run 1 (baseline first); 0 when that run is missing. */
+typedef struct arb_sbs_pair {
+    char p0;
+    char p1;
+} arb_sbs_pair;
+
+typedef struct arb_sbs_metrics {
+    size_t n_items;    /* distinct items with at least one judgment */
+    size_t n_pairs;    /* |BM|: pairs with both runs */
+    size_t n_judgments;
+    arb_verdict_shares run0, run1, mean;
+    double pbias_ab;   /* §3 */
+    double con_abcd;   /* §3 */
+    double pcon_ab;    /* §3 */
+    double error_rate; /* §5 */
+} arb_sbs_metrics;
+
+/* Computes the §3 metrics over n pairs. n_items is left to the caller. */
+ARB_API void arb_sbs_metrics_compute(const arb_sbs_pair *pairs, size_t n, arb_sbs_metrics *out);
+
+typedef struct arb_audit_row {
+    const char *judge;
+    const char *candidate;
+    const char *baseline;
+    const char *template_name;
+    int options;
+    arb_sbs_metrics m;
+} arb_audit_row;
+
+typedef struct arb_audit arb_audit;
+
+/* Computes one row per (judge, candidate, baseline, template, options) found in the store. */
+ARB_API arb_status arb_audit_compute(arb_store *store, arb_audit **out);
+ARB_API void arb_audit_destroy(arb_audit *audit);
+ARB_API size_t arb_audit_count(const arb_audit *audit);
+ARB_API const arb_audit_row *arb_audit_row_at(const arb_audit *audit, size_t index);
+/* Renders as aligned text tables or as JSON (keys documented in README). Caller frees. */
+ARB_API char *arb_audit_to_text(const arb_audit *audit);
+ARB_API char *arb_audit_to_json(const arb_audit *audit);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Simulated judge server (a SIMULATOR, not a language model): an OpenAI-compatible HTTP
+** server on loopback whose replies come from a documented model of a biased judge. Used by the
+** tests, the demo and the benchmarks in place of a real LLM.                                */
+
+typedef struct arb_sim_judge {
+    char model[128];       /* model name the server answers to */
+    double skill;          /* how strongly the quality difference drives the verdict (0..) */
+    double position_bias;  /* > 0 favours the first answer (primacy), < 0 the second */
+    double tie_propensity; /* widens the band in which two good answers are called a tie */
+    double bothbad_propensity; /* chance to call two poor answers both bad */
+    double invalid_rate;   /* share of replies with no verdict */
+    double latency_ms;     /* mean reply delay */
+} arb_sim_judge;
+
+typedef struct arb_sim_params {
+    const char *bind_address; /* default "127.0.0.1" */
+    int port;                 /* 0 = pick a free port */
+    unsigned long long seed;
+    int instant;              /* answer "[[A]]" at once, no model: for throughput benchmarks */
+    const arb_sim_judge *judges; /* borrowed for the server's lifetime */
+    size_t n_judges;
+    const arb_dataset *answers_oracle; /* answers with a "quality" extra field (0..1); borrowed */
+    double fail_rate;         /* share of requests answered 500 (tests of retries), default 0 */
+} arb_sim_params;
+
+typedef struct arb_sim_server arb_sim_server;
+
+ARB_API arb_sim_params arb_sim_default_params(void);
+/* Parses "model:skill=2,bias=0.3,tie=0.2,bothbad=0.5,invalid=0.02,latency=5". */
+ARB_API arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg);
+ARB_API arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **out,
+                                        char **errmsg);
+ARB_API int arb_sim_server_port(const arb_sim_server *srv);
+ARB_API unsigned long long arb_sim_server_requests(const arb_sim_server *srv);
+ARB_API void arb_sim_server_stop(arb_sim_server *srv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ARBITER_H */

@@ -1,0 +1,41 @@
+/*
+** cli.h -- what the arbiter subcommands share. The CLI uses only the public header arbiter.h:
+** anything it does, a C program linking libarbiter can do.
+** Exit codes: 0 ok, 1 failure (including judge calls that failed after retries), 2 usage or bad
+** input, 130 interrupted.
+*/
+#ifndef ARB_CLI_H
+#define ARB_CLI_H
+
+#include "arbiter.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+
+typedef struct arb_cli_embedded_file {
+    const char *name;
+    const char *text;
+} arb_cli_embedded_file;
+extern const arb_cli_embedded_file arb_cli_demo_files[]; /* the demo JSONL files, generated */
+
+int cmd_sbs(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_sim_server(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* Parses a whole number / a real in [lo, hi] for option name; prints an error and returns -1
+** when the text is not one. */
+int cli_parse_int(const char *opt, const char *text, long lo, long hi, long *out);
+int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
+/* Prints "arbiter <cmd>: <message>" and a hint to --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Installs SIGINT/SIGTERM handlers that call arb_request_stop(). */
+void cli_install_signal_handlers(void);
+/* Maps a library status to an exit code: bad input and invalid arguments are 2. */
+int cli_exit_code(arb_status st);
+/* Prints the summary of a run to stderr. */
+void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run);
+/* Writes text to path ("-" = stdout). Returns 0 or -1 after printing an error. */
+int cli_write_file(const char *cmd, const char *path, const char *text);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+** cmd_sbs.c -- `arbiter sbs`: side-by-side judging of a candidate against a baseline.
+*/
+#include "cli.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char sbs_help[] =
+    "usage: arbiter sbs --items FILE --answers FILE --candidate MODEL --baseline MODEL\n"
+    "                   --judge-url URL --judge-model MODEL --db FILE [options]\n"
+    "\n"
+    "Judges every item twice (candidate first, then baseline first; METHODS §2.2) with an\n"
+    "OpenAI-compatible chat-completions endpoint (vLLM, llama.cpp server, Ollama, OpenAI, ...).\n"
+    "Each finished call is committed at once; a call already stored is never sent again, so a\n"
+    "rerun sends nothing and an interrupted run resumes where it stopped.\n"
+    "\n"
+    "input:\n"
+    "  --items FILE            JSONL: {\"id\", \"question\", \"reference\"?, \"category\"?, \"language\"?, \"group\"?}\n"
+    "  --answers FILE          JSONL: {\"item\", \"model\", \"answer\"}\n"
+    "  --candidate MODEL       model compared (verdict a = candidate better)\n"
+    "  --baseline MODEL        model compared against (verdict b = baseline better)\n"
+    "judge:\n"
+    "  --judge-url URL         base URL, e.g. http://127.0.0.1:8000/v1\n"
+    "  --judge-model MODEL     model name sent to the endpoint\n"
+    "  --judge-name NAME       name of this judge in the store and audit (default: the model)\n"
+    "  --api-key-env VAR       read the API key from environment variable VAR (never stored)\n"
+    "  --prompt NAME|FILE      template: I, II, II-fact, II-reason (default), II-fact-reason,\n"
+    "                          or a template file (format in README)\n"
+    "  --options N             verdict options: 2 (A/B), 3 (+C tie), 4 (+C both good, D both bad;\n"
+    "                          default)\n"
+    "  --reps N                repetitions of every judgment (default 1)\n"
+    "sampling (defaults are the published SbS settings, METHODS §2.6):\n"
+    "  --temperature X         default 0\n"
+    "  --top-p X               default 0.1\n"
+    "  --max-tokens N          default 1024\n"
+    "  --frequency-penalty X   default 1.0\n"
+    "  --seed N                sent as seed + repetition index (default: no seed)\n"
+    "transport:\n"
+    "  --jobs N                requests in flight (default 32; lowered while the server says 429)\n"
+    "  --connect-timeout S     seconds (default 10)\n"
+    "  --timeout S             seconds per attempt (default 300)\n"
+    "  --retries N             retries on 429/5xx/timeouts/connection errors (default 6)\n"
+    "output:\n"
+    "  --db FILE               SQLite database (created if missing)\n"
+    "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n"
+    "                          send nothing\n"
+    "  --progress / --no-progress   progress line on stderr (default: when it is a terminal)\n"
+    "\n"
+    "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n"
+    "2 usage or bad input, 130 interrupted\n";
+
+enum {
+    OPT_ITEMS = 256, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE, OPT_JUDGE_URL, OPT_JUDGE_MODEL,
+    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_JOBS, OPT_DB,
+    OPT_TEMPERATURE, OPT_TOP_P, OPT_MAX_TOKENS, OPT_FREQ, OPT_SEED, OPT_CONNECT_TIMEOUT,
+    OPT_TIMEOUT, OPT_RETRIES, OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_HELP
+};
+
+static const struct option sbs_options[] = {
+    {"items", required_argument, 0, OPT_ITEMS},
+    {"answers", required_argument, 0, OPT_ANSWERS},
+    {"candidate", required_argument, 0, OPT_CANDIDATE},
+    {"baseline", required_argument, 0, OPT_BASELINE},
+    {"judge-url", required_argument, 0, OPT_JUDGE_URL},
+    {"judge-model", required_argument, 0, OPT_JUDGE_MODEL},
+    {"judge-name", required_argument, 0, OPT_JUDGE_NAME},
+    {"api-key-env", required_argument, 0, OPT_API_KEY_ENV},
+    {"prompt", required_argument, 0, OPT_PROMPT},
+    {"options", required_argument, 0, OPT_OPTIONS},
+    {"reps", required_argument, 0, OPT_REPS},
+    {"jobs", required_argument, 0, OPT_JOBS},
+    {"db", required_argument, 0, OPT_DB},
+    {"temperature", required_argument, 0, OPT_TEMPERATURE},
+    {"top-p", required_argument, 0, OPT_TOP_P},
+    {"max-tokens", required_argument, 0, OPT_MAX_TOKENS},
+    {"frequency-penalty", required_argument, 0, OPT_FREQ},
+    {"seed", required_argument, 0, OPT_SEED},
+    {"connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT},
+    {"timeout", required_argument, 0, OPT_TIMEOUT},
+    {"retries", required_argument, 0, OPT_RETRIES},
+    {"dry-run", no_argument, 0, OPT_DRY_RUN},
+    {"progress", no_argument, 0, OPT_PROGRESS},
+    {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
+    {"help", no_argument, 0, OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+int cmd_sbs(int argc, char **argv)
+{
+    arb_sbs_params p = arb_sbs_default_params();
+    const char *items = NULL, *answers = NULL, *db = NULL;
+    long n;
+    double x;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", sbs_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_ITEMS: items = optarg; break;
+        case OPT_ANSWERS: answers = optarg; break;
+        case OPT_CANDIDATE: p.candidate = optarg; break;
+        case OPT_BASELINE: p.baseline = optarg; break;
+        case OPT_JUDGE_URL: p.judge.base_url = optarg; break;
+        case OPT_JUDGE_MODEL: p.judge.model = optarg; break;
+        case OPT_JUDGE_NAME: p.judge.name = optarg; break;
+        case OPT_API_KEY_ENV: p.judge.api_key_env = optarg; break;
+        case OPT_PROMPT: p.template_name = optarg; break;
+        case OPT_OPTIONS:
+            if (cli_parse_int("--options", optarg, 2, 4, &n)) return EXIT_USAGE;
+            p.options = (int)n;
+            break;
+        case OPT_REPS:
+            if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
+            p.reps = (int)n;
+            break;
+        case OPT_JOBS:
+            if (cli_parse_int("--jobs", optarg, 1, 4096, &n)) return EXIT_USAGE;
+            p.client.jobs = (int)n;
+            break;
+        case OPT_DB: db = optarg; break;
+        case OPT_TEMPERATURE:
+            if (cli_parse_double("--temperature", optarg, 0, 10, &x)) return EXIT_USAGE;
+            p.judge.sampling.temperature = x;
+            break;
+        case OPT_TOP_P:
+            if (cli_parse_double("--top-p", optarg, 0, 1, &x)) return EXIT_USAGE;
+            p.judge.sampling.top_p = x;
+            break;
+        case OPT_MAX_TOKENS:
+            if (cli_parse_int("--max-tokens", optarg, 1, 10000000, &n)) return EXIT_USAGE;
+            p.judge.sampling.max_tokens = (int)n;
+            break;
+        case OPT_FREQ:
+            if (cli_parse_double("--frequency-penalty", optarg, -2, 2, &x)) return EXIT_USAGE;
+            p.judge.sampling.frequency_penalty = x;
+            break;
+        case OPT_SEED:
+            if (cli_parse_int("--seed", optarg, 0, 2147483647L, &n)) return EXIT_USAGE;
+            p.judge.sampling.has_seed = 1;
+            p.judge.sampling.seed = n;
+            break;
+        case OPT_CONNECT_TIMEOUT:
+            if (cli_parse_double("--connect-timeout", optarg, 0.001, 3600, &x)) return EXIT_USAGE;
+            p.client.connect_timeout_ms = (long)(x * 1000);
+            break;
+        case OPT_TIMEOUT:
+            if (cli_parse_double("--timeout", optarg, 0.001, 86400, &x)) return EXIT_USAGE;
+            p.client.total_timeout_ms = (long)(x * 1000);
+            break;
+        case OPT_RETRIES:
+            if (cli_parse_int("--retries", optarg, 0, 100, &n)) return EXIT_USAGE;
+            p.client.max_retries = (int)n;
+            break;
+        case OPT_DRY_RUN: p.dry_run = 1; break;
+        case OPT_PROGRESS: p.progress = 1; break;
+        case OPT_NO_PROGRESS: p.progress = 0; break;
+        case OPT_HELP: fputs(sbs_help, stdout); return EXIT_OK;
+        default:
+            return cli_usage_error("sbs", "unknown or incomplete option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cli_usage_error("sbs", "unexpected argument \"%s\"", argv[optind]);
+    const char *missing = !items ? "--items" : !answers ? "--answers" : !p.candidate ? "--candidate"
+                        : !p.baseline ? "--baseline" : !p.judge.model ? "--judge-model"
+                        : !p.judge.base_url && !p.dry_run ? "--judge-url" : !db ? "--db" : NULL;
+    if (missing) return cli_usage_error("sbs", "missing %s", missing);
+
+    int rc = EXIT_FAIL;
+    arb_store *store = NULL;
+    arb_dataset *ds = arb_dataset_create();
+    if (!ds) {
+        fprintf(stderr, "arbiter sbs: out of memory\n");
+        return EXIT_FAIL;
+    }
+    arb_status st = arb_dataset_load(ds, items, answers);
+    if (st) {
+        fprintf(stderr, "arbiter sbs: %s\n", arb_dataset_errmsg(ds));
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    st = arb_store_open(db, &store);
+    if (st) {
+        fprintf(stderr, "arbiter sbs: %s\n", store ? arb_store_errmsg(store) : arb_strerror(st));
+        goto done;
+    }
+    cli_install_signal_handlers();
+    arb_run_stats stats;
+    st = arb_sbs_run(store, ds, &p, &stats);
+    if (st && st != ARB_INTERRUPTED) {
+        fprintf(stderr, "arbiter sbs: %s\n", arb_store_errmsg(store));
+        rc = cli_exit_code(st);
+        goto done;
+    }
+    cli_print_run_stats("sbs", &stats, p.dry_run);
+    if (st == ARB_INTERRUPTED) {
+        fprintf(stderr, "arbiter sbs: %s\n", arb_store_errmsg(store));
+        rc = EXIT_INTERRUPTED;
+    } else if (stats.failed) {
+        fprintf(stderr,
+                "arbiter sbs: %zu calls failed after retries and count as verdict E (reasons in "
+                "the store; 'arbiter export' shows them); run the same command again to retry "
+                "them\n",
+                stats.failed);
+        rc = EXIT_FAIL;
+    } else {
+        rc = EXIT_OK;
+    }
+done:
+    arb_store_close(store);
+    arb_dataset_destroy(ds);
+    return rc;
+}

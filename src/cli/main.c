@@ -1,0 +1,162 @@
+/*
+** main.c -- the arbiter command: dispatches to one file per subcommand.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "arbiter " ARB_VERSION " -- fast, honest LLM-as-a-judge evaluation\n"
+    "\n"
+    "usage: arbiter <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  sbs          side-by-side judging: candidate vs baseline, both orders (METHODS §2.2)\n"
+    "  audit        verdict shares and position-bias metrics per judge and comparison\n"
+    "  export       write the stored judgments as JSONL or CSV\n"
+    "  sim-server   run the SIMULATED judge server (a simulator, not a language model)\n"
+    "  demo         judge the built-in demo benchmark with two simulated judges\n"
+    "\n"
+    "examples:\n"
+    "  arbiter sbs --items items.jsonl --answers answers.jsonl --candidate M1 --baseline M2 \\\n"
+    "      --judge-url http://127.0.0.1:8000/v1 --judge-model qwen2.5-7b-instruct \\\n"
+    "      --prompt II-reason --options 4 --reps 1 --jobs 32 --db eval.db\n"
+    "  arbiter audit --db eval.db [--json]\n"
+    "\n"
+    "'arbiter <command> --help' describes a command.\n"
+    "exit codes: 0 ok, 1 failure, 2 usage or bad input, 130 interrupted\n";
+
+int cli_parse_int(const char *opt, const char *text, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) {
+        fprintf(stderr, "arbiter: %s expects a whole number from %ld to %ld, got \"%s\"\n", opt,
+                lo, hi, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(v) || v < lo || v > hi) {
+        fprintf(stderr, "arbiter: %s expects a number from %g to %g, got \"%s\"\n", opt, lo, hi,
+                text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "arbiter %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see 'arbiter %s --help')\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    arb_request_stop();
+}
+
+void cli_install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int cli_exit_code(arb_status st)
+{
+    switch (st) {
+    case ARB_OK: return EXIT_OK;
+    case ARB_INVALID:
+    case ARB_PARSE:
+    case ARB_NOTFOUND: return EXIT_USAGE;
+    case ARB_INTERRUPTED: return EXIT_INTERRUPTED;
+    default: return EXIT_FAIL;
+    }
+}
+
+void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
+{
+    if (dry_run) {
+        fprintf(stderr,
+                "%s plan: %zu judge calls, %zu already stored, %zu to send, "
+                "~%lld prompt tokens to send (estimate: code points / 4)\n",
+                what, st->planned, st->cached, st->planned - st->cached, st->est_prompt_tokens);
+        return;
+    }
+    fprintf(stderr,
+            "%s: %zu judge calls: %zu stored before, %zu sent, %zu failed, %zu without a valid "
+            "verdict; %zu retries; tokens %lld prompt + %lld completion; %.2f s",
+            what, st->planned, st->cached, st->sent, st->failed, st->invalid, st->retries,
+            st->prompt_tokens, st->completion_tokens, st->seconds);
+    if (st->sent && st->seconds > 0) fprintf(stderr, " (%.0f calls/s)", (double)st->sent / st->seconds);
+    fputc('\n', stderr);
+}
+
+int cli_write_file(const char *cmd, const char *path, const char *text)
+{
+    if (!strcmp(path, "-")) {
+        fputs(text, stdout);
+        return 0;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f)) {
+        fprintf(stderr, "arbiter %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage_text, stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("arbiter %s\n", ARB_VERSION);
+        return EXIT_OK;
+    }
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {{"sbs", cmd_sbs},
+                    {"audit", cmd_audit},
+                    {"export", cmd_export},
+                    {"sim-server", cmd_sim_server},
+                    {"demo", cmd_demo}};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "arbiter: unknown command \"%s\"\n(see 'arbiter --help')\n", cmd);
+    return EXIT_USAGE;
+}

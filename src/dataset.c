@@ -1,0 +1,509 @@
+/*
+** dataset.c -- items and answers (METHODS §1) read from JSONL, with O(1) lookups.
+**
+** items.jsonl:   {"id", "question", "reference"?, "category"?, "language"?, "group"?, ...}
+** answers.jsonl: {"item", "model", "answer", ...}
+** "id" and "item" may be a string or an integer; an integer is kept as its decimal text, so
+** public sets keyed by a numeric question_id load unchanged and 7 and "7" name the same item.
+** Optional string fields may be null (same as absent). Fields not named above are kept, as a
+** compact JSON object in insertion order, in extra_json ("{}" when there are none); the
+** simulator reads an answer's "quality" from there. Blank lines are skipped, CRLF line ends and
+** a leading UTF-8 byte order mark are accepted.
+**
+** Invariants: items keep the order in which they were read (benchmark order); item ids are
+** unique, and so are (item, model) pairs; every answer names an item already present. Each
+** record and its strings live in one allocation that never moves, so pointers handed out stay
+** valid until arb_dataset_destroy(). A buffer is added all or nothing: on any error the dataset
+** is rolled back to what it held before the call.
+**
+** Not done here: deciding which items a protocol uses, or storing anything (store.c).
+*/
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+/* Open-addressing hash table of record indices keyed by a string hash. Slots hold index + 1
+** (0 = empty) and the full 64-bit hash, so most probes never compare strings. */
+typedef struct slot {
+    uint64_t hash;
+    size_t index1;
+} slot;
+
+typedef struct table {
+    slot *slots;
+    size_t mask; /* capacity - 1; capacity is a power of two */
+    size_t used;
+} table;
+
+struct arb_dataset {
+    arb_item **items;
+    size_t n_items, cap_items;
+    arb_answer **answers;
+    size_t n_answers, cap_answers;
+    table item_index;   /* id -> items[] */
+    table answer_index; /* item id, NUL, model -> answers[] */
+    char *errmsg;
+    int errmsg_lost; /* the last message could not be allocated */
+};
+
+/* ---- hashing and tables ------------------------------------------------------------------ */
+
+static uint64_t hash_item_key(const char *id) { return XXH3_64bits(id, strlen(id)); }
+
+/* The answer key hashes the model seeded with the hash of the item id; equal hashes are always
+** confirmed by comparing both strings. */
+static uint64_t hash_answer_key(const char *item_id, const char *model)
+{
+    return XXH3_64bits_withSeed(model, strlen(model), hash_item_key(item_id));
+}
+
+static int table_grow(table *t)
+{
+    size_t cap = t->slots ? (t->mask + 1) * 2 : 64;
+    slot *s = calloc(cap, sizeof *s);
+    if (!s) return -1;
+    if (t->slots) {
+        for (size_t i = 0; i <= t->mask; i++) {
+            if (!t->slots[i].index1) continue;
+            size_t j = (size_t)t->slots[i].hash & (cap - 1);
+            while (s[j].index1) j = (j + 1) & (cap - 1);
+            s[j] = t->slots[i];
+        }
+        free(t->slots);
+    }
+    t->slots = s;
+    t->mask = cap - 1;
+    return 0;
+}
+
+/* Makes room for one more entry, keeping the load factor at most 1/2. */
+static int table_reserve(table *t)
+{
+    if (!t->slots || (t->used + 1) * 2 > t->mask + 1) return table_grow(t);
+    return 0;
+}
+
+static void table_put(table *t, uint64_t hash, size_t index)
+{
+    size_t j = (size_t)hash & t->mask;
+    while (t->slots[j].index1) j = (j + 1) & t->mask;
+    t->slots[j].hash = hash;
+    t->slots[j].index1 = index + 1;
+    t->used++;
+}
+
+static void table_clear(table *t)
+{
+    if (t->slots) memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
+    t->used = 0;
+}
+
+static const arb_item *lookup_item(const arb_dataset *ds, const char *id, uint64_t hash)
+{
+    const table *t = &ds->item_index;
+    if (!t->slots) return NULL;
+    for (size_t j = (size_t)hash & t->mask; t->slots[j].index1; j = (j + 1) & t->mask) {
+        if (t->slots[j].hash != hash) continue;
+        const arb_item *it = ds->items[t->slots[j].index1 - 1];
+        if (strcmp(it->id, id) == 0) return it;
+    }
+    return NULL;
+}
+
+static const arb_answer *lookup_answer(const arb_dataset *ds, const char *item_id,
+                                       const char *model, uint64_t hash)
+{
+    const table *t = &ds->answer_index;
+    if (!t->slots) return NULL;
+    for (size_t j = (size_t)hash & t->mask; t->slots[j].index1; j = (j + 1) & t->mask) {
+        if (t->slots[j].hash != hash) continue;
+        const arb_answer *a = ds->answers[t->slots[j].index1 - 1];
+        if (strcmp(a->item_id, item_id) == 0 && strcmp(a->model, model) == 0) return a;
+    }
+    return NULL;
+}
+
+/* ---- the dataset object ------------------------------------------------------------------ */
+
+arb_dataset *arb_dataset_create(void) { return calloc(1, sizeof(arb_dataset)); }
+
+void arb_dataset_destroy(arb_dataset *ds)
+{
+    if (!ds) return;
+    for (size_t i = 0; i < ds->n_items; i++) free(ds->items[i]);
+    for (size_t i = 0; i < ds->n_answers; i++) free(ds->answers[i]);
+    free(ds->items);
+    free(ds->answers);
+    free(ds->item_index.slots);
+    free(ds->answer_index.slots);
+    free(ds->errmsg);
+    free(ds);
+}
+
+static arb_status fail(arb_dataset *ds, arb_status code, const char *fmt, ...)
+    ARB__ATTR_PRINTF(3, 4);
+static arb_status fail(arb_dataset *ds, arb_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = arb__vsprintf(fmt, ap);
+    va_end(ap);
+    free(ds->errmsg);
+    ds->errmsg = msg;
+    ds->errmsg_lost = msg == NULL; /* arb_dataset_errmsg() then says "out of memory" */
+    return code;
+}
+
+/* Drops every record added after the first n_items items and n_answers answers and rebuilds
+** the indices. Only error paths come here, so the O(n) rebuild costs nothing in normal use. */
+static void rollback(arb_dataset *ds, size_t n_items, size_t n_answers)
+{
+    for (size_t i = n_items; i < ds->n_items; i++) free(ds->items[i]);
+    for (size_t i = n_answers; i < ds->n_answers; i++) free(ds->answers[i]);
+    ds->n_items = n_items;
+    ds->n_answers = n_answers;
+    /* The tables already hold at least this many entries, so no allocation is needed. */
+    table_clear(&ds->item_index);
+    for (size_t i = 0; i < n_items; i++)
+        table_put(&ds->item_index, hash_item_key(ds->items[i]->id), i);
+    table_clear(&ds->answer_index);
+    for (size_t i = 0; i < n_answers; i++)
+        table_put(&ds->answer_index,
+                  hash_answer_key(ds->answers[i]->item_id, ds->answers[i]->model), i);
+}
+
+/* ---- one JSONL line ---------------------------------------------------------------------- */
+
+/* The words of error messages: JSON types as a user thinks of them. */
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    case JSON_NULL: return "null";
+    }
+    return "unknown";
+}
+
+/* What the line parser hands back: field values borrowed from the JSON object (or from
+** id_text for an integer id) until the record is copied. */
+typedef struct fields {
+    char id_text[32];      /* decimal text of an integer key */
+    const char *id;        /* value of "id" / "item" */
+    const char *values[5]; /* in the order of field_names[kind]; NULL when absent */
+    char *extra;           /* compact JSON of unknown fields, NULL when none (caller frees) */
+} fields;
+
+enum { KIND_ITEMS, KIND_ANSWERS };
+
+/* Field names after the key ("id" / "item"). The first field_required[kind] must be strings;
+** the others are optional strings, where null means absent. */
+static const char *const field_names[2][5] = {
+    {"question", "reference", "category", "language", "group"},
+    {"model", "answer", NULL, NULL, NULL},
+};
+static const size_t field_count[2] = {5, 2};
+static const size_t field_required[2] = {1, 2};
+static const char *const key_names[2] = {"id", "item"};
+
+static int is_known_field(int kind, const char *key)
+{
+    if (strcmp(key, key_names[kind]) == 0) return 1;
+    for (size_t i = 0; i < field_count[kind]; i++)
+        if (strcmp(key, field_names[kind][i]) == 0) return 1;
+    return 0;
+}
+
+/* Parses one non-blank line into f. Returns ARB_OK, or an error after setting the message
+** "<where>: ...". root receives the JSON value, which the caller releases either way. */
+static arb_status parse_line(arb_dataset *ds, int kind, const char *where, const char *line,
+                             size_t len, json_t **root, fields *f)
+{
+    size_t bad;
+    if (!arb__utf8_valid(line, len, &bad))
+        return fail(ds, ARB_PARSE, "%s: invalid UTF-8 at byte %zu of the line", where, bad + 1);
+
+    json_error_t jerr;
+    json_t *obj = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+    *root = obj;
+    if (!obj)
+        return fail(ds, ARB_PARSE, "%s: invalid JSON at column %d: %s", where, jerr.column,
+                    jerr.text);
+    if (!json_is_object(obj))
+        return fail(ds, ARB_PARSE, "%s: expected a JSON object, got %s", where, json_kind(obj));
+
+    const char *key = key_names[kind];
+    json_t *idv = json_object_get(obj, key);
+    if (!idv) return fail(ds, ARB_PARSE, "%s: missing field \"%s\"", where, key);
+    if (json_is_string(idv)) {
+        f->id = json_string_value(idv);
+    } else if (json_is_integer(idv)) {
+        snprintf(f->id_text, sizeof f->id_text, "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(idv));
+        f->id = f->id_text;
+    } else {
+        return fail(ds, ARB_PARSE, "%s: field \"%s\" must be a string or an integer, got %s",
+                    where, key, json_kind(idv));
+    }
+    if (!f->id[0]) return fail(ds, ARB_PARSE, "%s: field \"%s\" is empty", where, key);
+
+    for (size_t i = 0; i < field_count[kind]; i++) {
+        const char *name = field_names[kind][i];
+        int required = i < field_required[kind];
+        json_t *v = json_object_get(obj, name);
+        f->values[i] = NULL;
+        if (!v || (json_is_null(v) && !required)) {
+            if (required) return fail(ds, ARB_PARSE, "%s: missing field \"%s\"", where, name);
+            continue;
+        }
+        if (!json_is_string(v))
+            return fail(ds, ARB_PARSE, "%s: field \"%s\" must be a string, got %s", where, name,
+                        json_kind(v));
+        f->values[i] = json_string_value(v);
+    }
+    /* A model name identifies a contestant; an empty one would silently merge answers. */
+    if (kind == KIND_ANSWERS && !f->values[0][0])
+        return fail(ds, ARB_PARSE, "%s: field \"model\" is empty", where);
+
+    f->extra = NULL;
+    json_t *extra = NULL;
+    const char *field;
+    json_t *value;
+    json_object_foreach(obj, field, value) {
+        if (is_known_field(kind, field)) continue;
+        if (!extra && !(extra = json_object())) return fail(ds, ARB_NOMEM, "out of memory");
+        if (json_object_set(extra, field, value)) {
+            json_decref(extra);
+            return fail(ds, ARB_NOMEM, "out of memory");
+        }
+    }
+    if (extra) {
+        f->extra = json_dumps(extra, JSON_COMPACT);
+        json_decref(extra);
+        if (!f->extra) return fail(ds, ARB_NOMEM, "out of memory");
+    }
+    return ARB_OK;
+}
+
+/* Copies strings into one block after the record: each string (NULL stays NULL) is placed at
+** *cursor, which advances. */
+static const char *place(char **cursor, const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *dst = *cursor;
+    memcpy(dst, s, n);
+    *cursor += n;
+    return dst;
+}
+
+static size_t span(const char *s) { return s ? strlen(s) + 1 : 0; }
+
+static arb_status add_item(arb_dataset *ds, const char *where, const fields *f)
+{
+    uint64_t h = hash_item_key(f->id);
+    const arb_item *prev = lookup_item(ds, f->id, h);
+    if (prev)
+        return fail(ds, ARB_PARSE, "%s: duplicate item id \"%s\" (first at %s)", where, f->id,
+                    prev->source);
+    const char *extra = f->extra ? f->extra : "{}";
+    size_t need = sizeof(arb_item) + span(f->id) + span(extra) + span(where);
+    for (size_t i = 0; i < 5; i++) need += span(f->values[i]);
+    if (ds->n_items == ds->cap_items) {
+        size_t cap = ds->cap_items ? ds->cap_items * 2 : 64;
+        arb_item **p = realloc(ds->items, cap * sizeof *p);
+        if (!p) return fail(ds, ARB_NOMEM, "out of memory");
+        ds->items = p;
+        ds->cap_items = cap;
+    }
+    if (table_reserve(&ds->item_index)) return fail(ds, ARB_NOMEM, "out of memory");
+    arb_item *it = malloc(need);
+    if (!it) return fail(ds, ARB_NOMEM, "out of memory");
+    char *cursor = (char *)(it + 1);
+    it->id = place(&cursor, f->id);
+    it->question = place(&cursor, f->values[0]);
+    it->reference = place(&cursor, f->values[1]);
+    it->category = place(&cursor, f->values[2]);
+    it->language = place(&cursor, f->values[3]);
+    it->group = place(&cursor, f->values[4]);
+    it->extra_json = place(&cursor, extra);
+    it->source = place(&cursor, where);
+    table_put(&ds->item_index, h, ds->n_items);
+    ds->items[ds->n_items++] = it;
+    return ARB_OK;
+}
+
+static arb_status add_answer(arb_dataset *ds, const char *where, const fields *f)
+{
+    const arb_item *item = lookup_item(ds, f->id, hash_item_key(f->id));
+    if (!item) return fail(ds, ARB_PARSE, "%s: answer for unknown item \"%s\"", where, f->id);
+    const char *model = f->values[0];
+    uint64_t h = hash_answer_key(item->id, model);
+    const arb_answer *prev = lookup_answer(ds, item->id, model, h);
+    if (prev)
+        return fail(ds, ARB_PARSE,
+                    "%s: duplicate answer of model \"%s\" to item \"%s\" (first at %s)", where,
+                    model, item->id, prev->source);
+    const char *extra = f->extra ? f->extra : "{}";
+    size_t need = sizeof(arb_answer) + span(model) + span(f->values[1]) + span(extra) +
+                  span(where);
+    if (ds->n_answers == ds->cap_answers) {
+        size_t cap = ds->cap_answers ? ds->cap_answers * 2 : 256;
+        arb_answer **p = realloc(ds->answers, cap * sizeof *p);
+        if (!p) return fail(ds, ARB_NOMEM, "out of memory");
+        ds->answers = p;
+        ds->cap_answers = cap;
+    }
+    if (table_reserve(&ds->answer_index)) return fail(ds, ARB_NOMEM, "out of memory");
+    arb_answer *a = malloc(need);
+    if (!a) return fail(ds, ARB_NOMEM, "out of memory");
+    char *cursor = (char *)(a + 1);
+    a->item_id = item->id; /* items outlive answers: both are freed only by destroy */
+    a->model = place(&cursor, model);
+    a->answer = place(&cursor, f->values[1]);
+    a->extra_json = place(&cursor, extra);
+    a->source = place(&cursor, where);
+    table_put(&ds->answer_index, h, ds->n_answers);
+    ds->answers[ds->n_answers++] = a;
+    return ARB_OK;
+}
+
+static int is_blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r') return 0;
+    return 1;
+}
+
+static arb_status add_jsonl(arb_dataset *ds, int kind, const char *source_name,
+                            const char *text, size_t len)
+{
+    if (!ds) return ARB_INVALID;
+    if (!text && len) return fail(ds, ARB_INVALID, "text is NULL");
+    if (!source_name) source_name = kind == KIND_ITEMS ? "items" : "answers";
+    size_t n_items = ds->n_items, n_answers = ds->n_answers;
+    arb_status st = ARB_OK;
+    size_t pos = 0, line_no = 0;
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) pos = 3; /* byte order mark */
+    while (pos < len) {
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - line) : len - pos;
+        pos += n + (nl ? 1 : 0);
+        line_no++;
+        if (n && line[n - 1] == '\r') n--;
+        if (is_blank(line, n)) continue;
+
+        char where[512];
+        snprintf(where, sizeof where, "%s:%zu", source_name, line_no);
+        json_t *root = NULL;
+        fields f;
+        st = parse_line(ds, kind, where, line, n, &root, &f);
+        if (st == ARB_OK) {
+            st = kind == KIND_ITEMS ? add_item(ds, where, &f) : add_answer(ds, where, &f);
+            free(f.extra);
+        }
+        json_decref(root);
+        if (st != ARB_OK) break;
+    }
+    if (st != ARB_OK) rollback(ds, n_items, n_answers);
+    return st;
+}
+
+/* Adds the items of a JSONL buffer (all or nothing). Returns ARB_OK, ARB_PARSE with the message
+** in arb_dataset_errmsg(), or ARB_NOMEM. text is borrowed; the dataset keeps copies. */
+arb_status arb_dataset_add_items_jsonl(arb_dataset *ds, const char *source_name,
+                                       const char *text, size_t len)
+{
+    return add_jsonl(ds, KIND_ITEMS, source_name, text, len);
+}
+
+/* Adds the answers of a JSONL buffer (all or nothing); each must name an item already added.
+** Same returns and ownership as arb_dataset_add_items_jsonl(). */
+arb_status arb_dataset_add_answers_jsonl(arb_dataset *ds, const char *source_name,
+                                         const char *text, size_t len)
+{
+    return add_jsonl(ds, KIND_ANSWERS, source_name, text, len);
+}
+
+/* Reads items_path and then answers_path (NULL: items only), using each path as the source
+** name of messages. ARB_IO when a file cannot be read ("path: cannot open: ..."). The two
+** files are added together: when the answers fail, the items of this call are dropped too. */
+arb_status arb_dataset_load(arb_dataset *ds, const char *items_path, const char *answers_path)
+{
+    if (!ds) return ARB_INVALID;
+    if (!items_path) return fail(ds, ARB_INVALID, "no items file given");
+    size_t n_items = ds->n_items, n_answers = ds->n_answers;
+    char *err = NULL, *text = NULL;
+    size_t len = 0;
+    arb_status st;
+
+    text = arb__read_file(items_path, &len, &err);
+    if (!text) goto io_error;
+    st = arb_dataset_add_items_jsonl(ds, items_path, text, len);
+    free(text);
+    if (st != ARB_OK || !answers_path) return st;
+
+    text = arb__read_file(answers_path, &len, &err);
+    if (!text) {
+        rollback(ds, n_items, n_answers);
+        goto io_error;
+    }
+    st = arb_dataset_add_answers_jsonl(ds, answers_path, text, len);
+    free(text);
+    if (st != ARB_OK) rollback(ds, n_items, n_answers);
+    return st;
+
+io_error:
+    free(ds->errmsg);
+    ds->errmsg = err;
+    ds->errmsg_lost = err == NULL;
+    return err ? ARB_IO : ARB_NOMEM;
+}
+
+/* Returns the message of the last error (owned by ds; "" before any error). Never NULL. */
+const char *arb_dataset_errmsg(const arb_dataset *ds)
+{
+    if (!ds) return "no dataset";
+    if (ds->errmsg_lost) return "out of memory";
+    return ds->errmsg ? ds->errmsg : "";
+}
+
+size_t arb_dataset_item_count(const arb_dataset *ds) { return ds ? ds->n_items : 0; }
+
+/* Returns the item at index in reading order (owned by ds), or NULL when out of range. */
+const arb_item *arb_dataset_item(const arb_dataset *ds, size_t index)
+{
+    return ds && index < ds->n_items ? ds->items[index] : NULL;
+}
+
+/* Returns the item with that id (owned by ds), or NULL. O(1) on average. */
+const arb_item *arb_dataset_find_item(const arb_dataset *ds, const char *id)
+{
+    if (!ds || !id) return NULL;
+    return lookup_item(ds, id, hash_item_key(id));
+}
+
+size_t arb_dataset_answer_count(const arb_dataset *ds) { return ds ? ds->n_answers : 0; }
+
+/* Returns the answer at index in reading order (owned by ds), or NULL when out of range. */
+const arb_answer *arb_dataset_answer(const arb_dataset *ds, size_t index)
+{
+    return ds && index < ds->n_answers ? ds->answers[index] : NULL;
+}
+
+/* Returns the answer of model to item_id (owned by ds), or NULL. O(1) on average. */
+const arb_answer *arb_dataset_find_answer(const arb_dataset *ds, const char *item_id,
+                                          const char *model)
+{
+    if (!ds || !item_id || !model) return NULL;
+    return lookup_answer(ds, item_id, model, hash_answer_key(item_id, model));
+}

@@ -1,0 +1,651 @@
+/*
+** http.c -- many POST transfers in flight over libcurl's multi interface, with retries,
+** exponential backoff with jitter, Retry-After, a reply size cap and an adaptive (AIMD)
+** concurrency limit.
+**
+** Shape: a submitted transfer waits in a FIFO (ready), runs on one of `jobs` slots (a slot
+** owns a reusable easy handle and reply buffer, so connections and buffers are kept across
+** requests), and after a retryable failure waits in a min-heap keyed by its due time. Every
+** transfer is in exactly one of these three places until it is reported through the done
+** callback, once, and freed. No step scans a whole queue: starting work pops the FIFO,
+** timers pop the heap.
+**
+** Invariants: at most min(jobs, inflight_limit) transfers run; the Authorization header is
+** only handed to curl, never printed (verbose output is never enabled) and wiped on destroy.
+** This module knows nothing of JSON or judges: judge.c builds bodies and reads replies.
+*/
+#include "internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#define ARB__RETRY_AFTER_CAP_MS 600000.0 /* Retry-After is obeyed up to 10 minutes */
+#define ARB__AIMD_CUT_GAP_MS 500.0        /* 429s within this window halve the limit once */
+#define ARB__ERROR_BODY_CHARS 200         /* reply text quoted in an error message */
+
+typedef struct arb__xfer arb__xfer;
+typedef struct arb__headers arb__headers;
+
+/* The header list shared by every transfer with the same Authorization line (normally one
+** list for the whole run), so submitting allocates no curl_slist. */
+struct arb__headers {
+    arb__headers *next;
+    char *auth;                 /* NULL for the list without Authorization */
+    struct curl_slist *list;
+};
+
+/* One submitted request; url and body live in the same allocation, after the struct. */
+struct arb__xfer {
+    arb__xfer *next;            /* FIFO link */
+    uint64_t tag;
+    const char *url;
+    const char *body;
+    size_t body_len;
+    struct curl_slist *headers; /* borrowed from h->header_cache */
+    int attempts;               /* attempts started so far */
+    double due_ms;              /* when waiting to retry */
+    char data[];
+};
+
+typedef struct arb__slot {
+    CURL *easy;
+    arb__xfer *xfer;            /* running transfer, NULL when idle */
+    arb__buf reply;
+    double started_ms;
+    double retry_after_ms;      /* from the Retry-After header of this attempt, or -1 */
+    int too_big;                /* the write callback refused the reply */
+    long max_reply;
+    char errbuf[CURL_ERROR_SIZE];
+} arb__slot;
+
+struct arb__http {
+    arb_client_params params;
+    CURLM *multi;
+    arb__slot *slots;           /* params.jobs of them */
+    int *idle;                  /* stack of idle slot indices */
+    int n_idle;
+    int running;                /* slots in use */
+    arb__xfer *ready_head, *ready_tail;
+    arb__xfer **timers;         /* min-heap on due_ms */
+    size_t n_timers, cap_timers;
+    size_t pending;             /* ready + running + timers */
+    arb__headers *header_cache;
+    arb__http_stats stats;
+    int success_streak;         /* consecutive successes since the limit last changed */
+    double last_cut_ms;
+    uint64_t rng;               /* xorshift64* state for the jitter */
+    arb__buf error;             /* message handed to the done callback */
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_code = CURLE_OK;
+
+static void curl_init_once(void) { curl_init_code = curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static uint64_t rng_next(arb__http *h)
+{
+    uint64_t x = h->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    h->rng = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Wipes a secret before its memory is released (volatile so it is not optimised away). */
+static void wipe_free(char *s)
+{
+    if (!s) return;
+    volatile char *p = s;
+    while (*p) *p++ = 0;
+    free(s);
+}
+
+static void ready_push_back(arb__http *h, arb__xfer *x)
+{
+    x->next = NULL;
+    if (h->ready_tail) h->ready_tail->next = x;
+    else h->ready_head = x;
+    h->ready_tail = x;
+}
+
+/* Retries go to the front so old work finishes before new work starts. */
+static void ready_push_front(arb__http *h, arb__xfer *x)
+{
+    x->next = h->ready_head;
+    h->ready_head = x;
+    if (!h->ready_tail) h->ready_tail = x;
+}
+
+static arb__xfer *ready_pop(arb__http *h)
+{
+    arb__xfer *x = h->ready_head;
+    if (!x) return NULL;
+    h->ready_head = x->next;
+    if (!h->ready_head) h->ready_tail = NULL;
+    x->next = NULL;
+    return x;
+}
+
+static int timer_push(arb__http *h, arb__xfer *x)
+{
+    if (h->n_timers == h->cap_timers) {
+        size_t cap = h->cap_timers ? 2 * h->cap_timers : 64;
+        arb__xfer **t = realloc(h->timers, cap * sizeof *t);
+        if (!t) return -1;
+        h->timers = t;
+        h->cap_timers = cap;
+    }
+    size_t i = h->n_timers++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (h->timers[parent]->due_ms <= x->due_ms) break;
+        h->timers[i] = h->timers[parent];
+        i = parent;
+    }
+    h->timers[i] = x;
+    return 0;
+}
+
+static arb__xfer *timer_pop(arb__http *h)
+{
+    arb__xfer *top = h->timers[0];
+    arb__xfer *last = h->timers[--h->n_timers];
+    size_t i = 0, n = h->n_timers;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h->timers[c + 1]->due_ms < h->timers[c]->due_ms) c++;
+        if (last->due_ms <= h->timers[c]->due_ms) break;
+        h->timers[i] = h->timers[c];
+        i = c;
+    }
+    if (n) h->timers[i] = last;
+    return top;
+}
+
+/* ---- curl callbacks ------------------------------------------------------------------------ */
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    arb__slot *slot = ud;
+    size_t n = size * nmemb;
+    if (slot->reply.len + n > slot->reply.max || arb__buf_append(&slot->reply, ptr, n) != 0) {
+        /* Over the cap (or no memory): returning short aborts with CURLE_WRITE_ERROR. */
+        slot->too_big = slot->reply.len + n > slot->reply.max;
+        return 0;
+    }
+    return n;
+}
+
+/* Parses Retry-After: delta-seconds or an HTTP-date; the value is a lower bound on the next
+** delay. Other headers are skipped after one byte comparison. */
+static size_t on_header(char *buffer, size_t size, size_t nitems, void *ud)
+{
+    arb__slot *slot = ud;
+    size_t n = size * nitems;
+    static const char name[] = "retry-after:";
+    const size_t nl = sizeof name - 1;
+    if (n <= nl || (buffer[0] | 0x20) != 'r') {
+        if (n >= 5 && memcmp(buffer, "HTTP/", 5) == 0) slot->retry_after_ms = -1; /* new reply */
+        return n;
+    }
+    if (strncasecmp(buffer, name, nl) != 0) return n;
+    char value[128];
+    size_t start = nl, end = n;
+    while (start < end && (buffer[start] == ' ' || buffer[start] == '\t')) start++;
+    while (end > start && (buffer[end - 1] == '\r' || buffer[end - 1] == '\n' ||
+                           buffer[end - 1] == ' ' || buffer[end - 1] == '\t'))
+        end--;
+    if (end == start || end - start >= sizeof value) return n;
+    memcpy(value, buffer + start, end - start);
+    value[end - start] = '\0';
+    double ms = -1;
+    if (value[0] >= '0' && value[0] <= '9') {
+        char *stop;
+        double seconds = strtod(value, &stop);
+        if (*stop == '\0') ms = seconds * 1000.0;
+    } else {
+        time_t when = curl_getdate(value, NULL);
+        if (when != (time_t)-1) {
+            double delta = difftime(when, time(NULL));
+            ms = delta > 0 ? delta * 1000.0 : 0;
+        }
+    }
+    if (ms >= 0) slot->retry_after_ms = ms < ARB__RETRY_AFTER_CAP_MS ? ms : ARB__RETRY_AFTER_CAP_MS;
+    return n;
+}
+
+/* ---- setup ----------------------------------------------------------------------------------- */
+
+static int slot_init(arb__http *h, arb__slot *slot)
+{
+    const arb_client_params *p = &h->params;
+    CURL *e = curl_easy_init();
+    if (!e) return -1;
+    slot->easy = e;
+    curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)slot);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, p->connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, p->total_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, (void *)slot);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, (void *)slot);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, slot->errbuf);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "arbiter/" ARB_VERSION);
+    /* Judges are reached directly; a redirect of a POST is a configuration error to report. */
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_VERBOSE, 0L);
+    arb__buf_init(&slot->reply, p->max_reply_bytes);
+    return 0;
+}
+
+/* Returns a new client (caller destroys), or NULL when out of memory or params are invalid
+** (jobs < 1, negative timeouts or retries). */
+arb__http *arb__http_create(const arb_client_params *params)
+{
+    if (!params || params->jobs < 1 || params->max_retries < 0 ||
+        params->connect_timeout_ms < 0 || params->total_timeout_ms < 0 ||
+        params->backoff_base_ms < 0 || params->backoff_max_ms < 0)
+        return NULL;
+    pthread_once(&curl_once, curl_init_once);
+    if (curl_init_code != CURLE_OK) return NULL;
+    arb__http *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->params = *params;
+    if (h->params.max_reply_bytes == 0) h->params.max_reply_bytes = (size_t)16 << 20;
+    int jobs = h->params.jobs;
+    h->slots = calloc((size_t)jobs, sizeof *h->slots);
+    h->idle = calloc((size_t)jobs, sizeof *h->idle);
+    h->multi = curl_multi_init();
+    if (!h->slots || !h->idle || !h->multi) goto fail;
+    for (int i = 0; i < jobs; i++) h->idle[i] = jobs - 1 - i; /* slot 0 is used first */
+    h->n_idle = jobs;
+    curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)jobs);
+    curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)jobs);
+    curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)jobs);
+    h->stats.inflight_limit = jobs;
+    h->last_cut_ms = -1e18;
+    h->rng = (uint64_t)(uintptr_t)h ^ ((uint64_t)time(NULL) << 20) ^ 0x9E3779B97F4A7C15ULL;
+    if (!h->rng) h->rng = 1;
+    arb__buf_init(&h->error, 4096);
+    return h;
+fail:
+    arb__http_destroy(h);
+    return NULL;
+}
+
+/* Frees everything, including transfers never reported (their callbacks are not called). */
+void arb__http_destroy(arb__http *h)
+{
+    if (!h) return;
+    if (h->slots) {
+        for (int i = 0; i < h->params.jobs; i++) {
+            arb__slot *slot = &h->slots[i];
+            if (slot->xfer) {
+                curl_multi_remove_handle(h->multi, slot->easy);
+                free(slot->xfer);
+            }
+            if (slot->easy) curl_easy_cleanup(slot->easy);
+            arb__buf_free(&slot->reply);
+        }
+    }
+    if (h->multi) curl_multi_cleanup(h->multi); /* after the easy handles: closes connections */
+    for (arb__xfer *x = h->ready_head, *next; x; x = next) {
+        next = x->next;
+        free(x);
+    }
+    for (size_t i = 0; i < h->n_timers; i++) free(h->timers[i]);
+    for (arb__headers *c = h->header_cache, *next; c; c = next) {
+        next = c->next;
+        curl_slist_free_all(c->list); /* curl copies header strings: wipe ours */
+        wipe_free(c->auth);
+        free(c);
+    }
+    arb__buf_free(&h->error);
+    free(h->timers);
+    free(h->slots);
+    free(h->idle);
+    free(h);
+}
+
+/* The shared header list for auth_header (NULL = none), created on first use. */
+static struct curl_slist *headers_for(arb__http *h, const char *auth_header)
+{
+    for (arb__headers *c = h->header_cache; c; c = c->next) {
+        if (!c->auth && !auth_header) return c->list;
+        if (c->auth && auth_header && strcmp(c->auth, auth_header) == 0) return c->list;
+    }
+    arb__headers *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    struct curl_slist *l = NULL, *t;
+    /* "Expect:" removes the 100-continue round trip curl adds to large POSTs. */
+    const char *fixed[] = {"Content-Type: application/json", "Accept: application/json",
+                           "Expect:"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        if (!(t = curl_slist_append(l, fixed[i]))) goto fail;
+        l = t;
+    }
+    if (auth_header) {
+        if (!(c->auth = arb__strdup(auth_header))) goto fail;
+        if (!(t = curl_slist_append(l, auth_header))) goto fail;
+        l = t;
+    }
+    c->list = l;
+    c->next = h->header_cache;
+    h->header_cache = c;
+    return l;
+fail:
+    curl_slist_free_all(l);
+    wipe_free(c->auth);
+    free(c);
+    return NULL;
+}
+
+/* Queues the POST (see internal.h). url and body are copied into one allocation with the
+** transfer. Returns 0, or -1 when out of memory. */
+int arb__http_submit(arb__http *h, uint64_t tag, const char *url, const char *auth_header,
+                     const char *body, size_t body_len)
+{
+    size_t url_len = strlen(url);
+    if (body_len > SIZE_MAX - sizeof(arb__xfer) - url_len - 2) return -1;
+    struct curl_slist *headers = headers_for(h, auth_header);
+    if (!headers) return -1;
+    arb__xfer *x = malloc(sizeof *x + url_len + 1 + body_len + 1);
+    if (!x) return -1;
+    char *u = x->data, *b = x->data + url_len + 1;
+    memcpy(u, url, url_len + 1);
+    if (body_len) memcpy(b, body, body_len);
+    b[body_len] = '\0';
+    x->next = NULL;
+    x->tag = tag;
+    x->url = u;
+    x->body = b;
+    x->body_len = body_len;
+    x->headers = headers;
+    x->attempts = 0;
+    x->due_ms = 0;
+    ready_push_back(h, x);
+    h->pending++;
+    return 0;
+}
+
+/* ---- running ---------------------------------------------------------------------------- */
+
+/* Reports x as finished for good and frees it. slot (may be NULL) holds its last reply. */
+static void finish(arb__http *h, arb__xfer *x, arb__slot *slot, int ok, long status,
+                   int curl_code, double latency_ms, arb__http_done_fn done, void *ud)
+{
+    arb__http_result res;
+    res.status = status;
+    res.curl_code = curl_code;
+    res.body = slot && slot->reply.data ? slot->reply.data : (char *)"";
+    res.body_len = slot ? slot->reply.len : 0;
+    res.latency_ms = latency_ms;
+    res.attempts = x->attempts;
+    res.ok = ok;
+    res.error = ok ? NULL : (h->error.data ? h->error.data : "transfer failed (out of memory)");
+    h->pending--;
+    if (done) done(ud, x->tag, &res);
+    free(x);
+}
+
+/* Appends up to ARB__ERROR_BODY_CHARS characters of the reply, control characters as spaces,
+** cut on a UTF-8 boundary, so the reason stays one readable line. */
+static void append_body_excerpt(arb__buf *e, const arb__buf *reply)
+{
+    if (!reply->data || reply->len == 0) return;
+    size_t n = reply->len, chars = 0, i = 0;
+    const unsigned char *p = (const unsigned char *)reply->data;
+    while (i < n && chars < ARB__ERROR_BODY_CHARS) {
+        i++;
+        while (i < n && (p[i] & 0xC0) == 0x80) i++;
+        chars++;
+    }
+    size_t start = e->len;
+    if (arb__buf_puts(e, ": ") || arb__buf_append(e, reply->data, i)) return;
+    for (size_t k = start + 2; k < e->len; k++)
+        if ((unsigned char)e->data[k] < 0x20 || e->data[k] == 0x7f) e->data[k] = ' ';
+    if (i < n) arb__buf_puts(e, "...");
+}
+
+static int retryable_status(long status)
+{
+    return status == 408 || status == 425 || status == 429 || status == 500 || status == 502 ||
+           status == 503 || status == 504;
+}
+
+static int retryable_curl(CURLcode code)
+{
+    switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Delay before the retry that follows attempt number `attempts`: exponential backoff with
+** jitter in [d/2, d], d = min(backoff_max, base * 2^(attempts-1)), raised to Retry-After.
+** The jitter spreads clients that failed together so they do not return together. */
+static double retry_delay_ms(arb__http *h, int attempts, double retry_after_ms)
+{
+    double d = (double)h->params.backoff_base_ms * ldexp(1.0, attempts - 1 < 60 ? attempts - 1 : 60);
+    if (d > (double)h->params.backoff_max_ms) d = (double)h->params.backoff_max_ms;
+    double u = (double)(rng_next(h) >> 11) / 9007199254740992.0; /* [0, 1) */
+    d = d / 2 + u * (d / 2);
+    if (retry_after_ms > d) d = retry_after_ms;
+    return d;
+}
+
+/* AIMD (additive increase, multiplicative decrease) on the in-flight limit. */
+static void note_throttled(arb__http *h, double now)
+{
+    h->stats.throttled++;
+    h->success_streak = 0;
+    if (now - h->last_cut_ms < ARB__AIMD_CUT_GAP_MS) return;
+    h->last_cut_ms = now;
+    int limit = h->stats.inflight_limit / 2;
+    h->stats.inflight_limit = limit < 1 ? 1 : limit;
+}
+
+static void note_success(arb__http *h)
+{
+    if (h->stats.inflight_limit >= h->params.jobs) return;
+    if (++h->success_streak >= h->stats.inflight_limit) {
+        h->stats.inflight_limit++;
+        h->success_streak = 0;
+    }
+}
+
+/* Handles the end of one attempt on slot: success, retry, or final failure. Returns 1 when the
+** transfer finished for good. */
+static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, arb__http_done_fn done,
+                        void *ud)
+{
+    arb__xfer *x = slot->xfer;
+    double now = arb__now_ms();
+    double latency = now - slot->started_ms;
+    long status = 0;
+    curl_easy_getinfo(slot->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_multi_remove_handle(h->multi, slot->easy);
+    slot->xfer = NULL;
+    h->running--;
+
+    int ok = code == CURLE_OK && status >= 200 && status < 300;
+    int retry = 0;
+    if (!ok && !slot->too_big) {
+        if (code == CURLE_OK) retry = retryable_status(status);
+        else retry = retryable_curl(code);
+        if (code == CURLE_OK && status == 429) note_throttled(h, now);
+        else h->success_streak = 0;
+    }
+    if (ok) note_success(h);
+
+    if (retry && x->attempts <= h->params.max_retries) {
+        x->due_ms = now + retry_delay_ms(h, x->attempts, slot->retry_after_ms);
+        if (timer_push(h, x) == 0) {
+            h->stats.retries++;
+            arb__buf_reset(&slot->reply);
+            h->idle[h->n_idle++] = (int)(slot - h->slots);
+            return 0;
+        }
+        /* No memory for the timer: fall through and report the failure. */
+    }
+
+    arb__buf *e = &h->error;
+    arb__buf_reset(e);
+    const char *plural = x->attempts == 1 ? "" : "s";
+    if (ok) {
+        /* no message */
+    } else if (slot->too_big) {
+        arb__buf_printf(e, "reply larger than %zu bytes", h->params.max_reply_bytes);
+    } else if (code == CURLE_OK) {
+        arb__buf_printf(e, "HTTP %ld after %d attempt%s", status, x->attempts, plural);
+        append_body_excerpt(e, &slot->reply);
+    } else if (code == CURLE_OPERATION_TIMEDOUT) {
+        int connecting = strstr(slot->errbuf, "onnect") != NULL; /* curl: "Connection timed out" */
+        arb__buf_printf(e, "%s after %ld ms (%d attempt%s)",
+                        connecting ? "connect timeout" : "timeout",
+                        connecting ? h->params.connect_timeout_ms : h->params.total_timeout_ms,
+                        x->attempts, plural);
+    } else {
+        const char *what = slot->errbuf[0] ? slot->errbuf : curl_easy_strerror(code);
+        const char *kind = code == CURLE_COULDNT_CONNECT ? "connection failed"
+                           : code == CURLE_GOT_NOTHING   ? "empty reply"
+                                                         : "transfer failed";
+        arb__buf_printf(e, "%s: %s (%d attempt%s)", kind, what, x->attempts, plural);
+    }
+    finish(h, x, slot, ok, status, (int)code, latency, done, ud);
+    arb__buf_reset(&slot->reply);
+    h->idle[h->n_idle++] = (int)(slot - h->slots);
+    return 1;
+}
+
+/* Starts queued transfers while a slot is free and the adaptive limit allows. Returns the
+** number of transfers that failed to start (reported as finished). */
+static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
+{
+    int failed = 0;
+    while (h->ready_head && h->running < h->stats.inflight_limit && h->n_idle > 0) {
+        arb__xfer *x = ready_pop(h);
+        arb__slot *slot = &h->slots[h->idle[h->n_idle - 1]];
+        if (!slot->easy && slot_init(h, slot) != 0) {
+            x->attempts++;
+            arb__buf_reset(&h->error);
+            arb__buf_puts(&h->error, "cannot create a transfer (out of memory)");
+            finish(h, x, NULL, 0, 0, (int)CURLE_OUT_OF_MEMORY, 0, done, ud);
+            failed++;
+            continue;
+        }
+        h->n_idle--;
+        CURL *e = slot->easy;
+        curl_easy_setopt(e, CURLOPT_URL, x->url);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->body); /* not copied: x outlives the attempt */
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
+        slot->xfer = x;
+        slot->too_big = 0;
+        slot->retry_after_ms = -1;
+        slot->errbuf[0] = '\0';
+        arb__buf_reset(&slot->reply);
+        x->attempts++;
+        slot->started_ms = arb__now_ms();
+        if (curl_multi_add_handle(h->multi, e) != CURLM_OK) {
+            slot->xfer = NULL;
+            h->idle[h->n_idle++] = (int)(slot - h->slots);
+            arb__buf_reset(&h->error);
+            arb__buf_puts(&h->error, "cannot start a transfer");
+            finish(h, x, NULL, 0, 0, (int)CURLE_FAILED_INIT, 0, done, ud);
+            failed++;
+            continue;
+        }
+        h->running++;
+    }
+    return failed;
+}
+
+/* Moves transfers whose retry time has come from the heap to the front of the FIFO. */
+static void promote_due(arb__http *h, double now)
+{
+    while (h->n_timers > 0 && h->timers[0]->due_ms <= now) ready_push_front(h, timer_pop(h));
+}
+
+static int collect(arb__http *h, arb__http_done_fn done, void *ud)
+{
+    int finished = 0, left;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(h->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        arb__slot *slot = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&slot);
+        CURLcode code = msg->data.result; /* read before remove_handle invalidates msg */
+        finished += attempt_done(h, slot, code, done, ud);
+    }
+    return finished;
+}
+
+/* Drives transfers for at most timeout_ms (0: one pass without waiting) and returns as soon
+** as one or more transfers finished for good, with their number; 0 when the time ran out or
+** nothing is pending. done may submit new transfers. */
+int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *ud)
+{
+    double now = arb__now_ms();
+    double deadline = now + (timeout_ms > 0 ? timeout_ms : 0);
+    int finished = 0;
+    for (;;) {
+        promote_due(h, now);
+        finished += start_ready(h, done, ud);
+        int still_running;
+        curl_multi_perform(h->multi, &still_running);
+        finished += collect(h, done, ud);
+        if (finished > 0) {
+            /* Put freed slots back to work before returning, so the connections stay busy
+            ** while the caller handles the results. */
+            promote_due(h, arb__now_ms());
+            finished += start_ready(h, done, ud);
+            curl_multi_perform(h->multi, &still_running);
+            break;
+        }
+        if (h->pending == 0) break;
+        now = arb__now_ms();
+        if (now >= deadline) break;
+        double wait = deadline - now;
+        if (h->n_timers > 0 && h->timers[0]->due_ms - now < wait)
+            wait = h->timers[0]->due_ms - now;
+        if (wait < 0) wait = 0;
+        if (wait > 0 || h->running > 0)
+            curl_multi_poll(h->multi, NULL, 0, (int)ceil(wait), NULL);
+        now = arb__now_ms();
+    }
+    return finished;
+}
+
+size_t arb__http_pending(const arb__http *h) { return h ? h->pending : 0; }
+
+arb__http_stats arb__http_get_stats(const arb__http *h)
+{
+    arb__http_stats s = {0, 0, 0};
+    if (h) s = h->stats;
+    return s;
+}

@@ -1,0 +1,248 @@
+/*
+** internal.h -- what libarbiter's modules share and the public header does not show.
+**
+** Internal non-static names are arb__<module>_<verb>. Each section below belongs to one module
+** (its .c file); a module's section is the whole of its contract with the others.
+*/
+#ifndef ARB_INTERNAL_H
+#define ARB_INTERNAL_H
+
+#include "arbiter.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <sqlite3.h>
+
+#define ARB__ATTR_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* ---- util.c: memory, strings, UTF-8, hashing, time ---------------------------------------- */
+
+/* malloc/strdup that abort() on exhaustion are NOT used: these return NULL and callers fail
+** with ARB_NOMEM. */
+char *arb__strdup(const char *s);                 /* NULL in, NULL out */
+char *arb__strndup(const char *s, size_t n);
+char *arb__sprintf(const char *fmt, ...) ARB__ATTR_PRINTF(1, 2); /* caller frees */
+char *arb__vsprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* Growing byte buffer with a cap, so a huge input fails cleanly (curl's dynbuf). The content
+** is always NUL-terminated. */
+typedef struct arb__buf {
+    char *data;
+    size_t len;
+    size_t cap;
+    size_t max; /* 0 = 1 GiB */
+} arb__buf;
+void arb__buf_init(arb__buf *b, size_t max);
+int arb__buf_append(arb__buf *b, const void *p, size_t n); /* 0 ok, -1 over max or no memory */
+int arb__buf_puts(arb__buf *b, const char *s);
+int arb__buf_printf(arb__buf *b, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
+void arb__buf_reset(arb__buf *b);
+void arb__buf_free(arb__buf *b);
+char *arb__buf_steal(arb__buf *b); /* returns data (caller frees), leaves b empty */
+
+/* UTF-8: returns 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates), else 0 and
+** *bad_offset (if not NULL) receives the offset of the first bad byte. */
+int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset);
+/* Number of Unicode code points in a valid UTF-8 string (METHODS §5: lengths). */
+size_t arb__utf8_codepoints(const char *s, size_t n);
+
+/* 128-bit xxh3 of the bytes as 32 lowercase hex characters plus NUL in out[33]. */
+void arb__hash_hex(const void *p, size_t n, char out[33]);
+
+double arb__now_ms(void);           /* monotonic clock, milliseconds */
+char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
+
+/* Stop flag set by arb_request_stop() (signal handlers). */
+extern volatile int arb__stop_requested;
+
+/* ---- http.c: many transfers in flight over libcurl's multi interface ---------------------- */
+
+typedef struct arb__http arb__http;
+
+typedef struct arb__http_result {
+    long status;          /* last HTTP status, 0 when no response */
+    int curl_code;        /* last CURLcode */
+    char *body;           /* reply body of the last attempt, NUL-terminated (owned by http.c
+                             until the callback returns) */
+    size_t body_len;
+    double latency_ms;    /* of the final attempt */
+    int attempts;
+    int ok;               /* 1 when a 2xx reply arrived */
+    const char *error;    /* when !ok: reason, e.g. "HTTP 503 after 7 attempts" (owned by
+                             http.c until the callback returns) */
+} arb__http_result;
+
+typedef void (*arb__http_done_fn)(void *ud, uint64_t tag, const arb__http_result *res);
+
+typedef struct arb__http_stats {
+    size_t retries;
+    size_t throttled;    /* 429 replies */
+    int inflight_limit;  /* current adaptive limit */
+} arb__http_stats;
+
+arb__http *arb__http_create(const arb_client_params *params);
+void arb__http_destroy(arb__http *h);
+/* Queues a POST of body (copied) to url with Content-Type: application/json. auth_header, when
+** not NULL, is a full header line such as "Authorization: Bearer ..." (copied, never logged).
+** Returns 0, or -1 when out of memory. */
+int arb__http_submit(arb__http *h, uint64_t tag, const char *url, const char *auth_header,
+                     const char *body, size_t body_len);
+/* Drives transfers for at most timeout_ms, calling done for each transfer that finished for
+** good (success, or failure after retries). Returns the number of finished transfers. */
+int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *ud);
+size_t arb__http_pending(const arb__http *h); /* queued + in flight + waiting to retry */
+arb__http_stats arb__http_get_stats(const arb__http *h);
+
+/* ---- judge.c: OpenAI-compatible chat completions: request bodies and replies -------------- */
+
+/* Builds {"model", "messages":[{system},{user}], sampling...} as compact JSON with sorted keys
+** (the canonical form hashed for the call key). system may be NULL. For rep > 0 with a seed,
+** seed + rep is sent so repetitions differ. Returns NULL when out of memory. */
+char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
+                              const char *user, int rep);
+/* The call key: hash of model, canonical body and repetition index (32 hex + NUL). */
+void arb__judge_call_key(const char *body, int rep, char out[33]);
+
+typedef struct arb__judge_reply {
+    char *content;          /* choices[0].message.content; NULL when missing (caller frees) */
+    long long prompt_tokens; /* -1 when not reported */
+    long long completion_tokens;
+    char *error;            /* why the reply is unusable, NULL when fine (caller frees) */
+} arb__judge_reply;
+
+/* Parses a chat-completion reply body. Never fails on bad input: fills error instead.
+** Returns -1 only when out of memory. */
+int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out);
+void arb__judge_reply_free(arb__judge_reply *r);
+/* "Authorization: Bearer <key>" from the environment variable, or NULL when env_name is NULL
+** or the variable is unset/empty (caller frees). */
+char *arb__judge_auth_header(const char *env_name);
+/* base_url + "/chat/completions" without doubling the slash (caller frees). */
+char *arb__judge_url(const char *base_url);
+
+/* ---- store.c: SQLite persistence ---------------------------------------------------------- */
+
+/* Sets the store's error message (printf-style); returns ARB_DB for convenience. */
+arb_status arb__store_fail(arb_store *s, arb_status code, const char *fmt, ...)
+    ARB__ATTR_PRINTF(3, 4);
+sqlite3 *arb__store_db(arb_store *s);
+arb_status arb__store_begin(arb_store *s);    /* BEGIN IMMEDIATE */
+arb_status arb__store_commit(arb_store *s);
+void arb__store_rollback(arb_store *s);
+
+/* Records (upserts) every item and answer of ds, keeping the dataset order in items.seq so
+** window series (METHODS §3.1) can walk items in benchmark order. */
+arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds);
+/* Records the judge (name, base_url, model, sampling as JSON; never the key). */
+arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge);
+
+/* One judge call, as stored in table calls (unique on key). */
+typedef struct arb__call_record {
+    const char *key;          /* arb__judge_call_key() */
+    const char *judge_name;
+    const char *model;
+    const char *request_json; /* canonical request body (no secrets in it) */
+    int rep;
+    int ok;                   /* 1: a reply arrived (verdict may still be E); 0: failed */
+    const char *content;      /* reply text, NULL when none */
+    const char *raw_reply;    /* raw body when the reply could not be parsed, else NULL */
+    const char *error;        /* reason when !ok or the reply was unusable */
+    long http_status;
+    int attempts;
+    long long prompt_tokens;  /* -1 unknown */
+    long long completion_tokens;
+    double latency_ms;
+} arb__call_record;
+
+/* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row
+** id. A stored successful call is never replaced. */
+arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long long *call_id);
+/* Looks up a successful call by key. *found = 1 and *call_id, *content (caller frees; may be
+** NULL) when present. */
+arb_status arb__store_find_call(arb_store *s, const char *key, int *found, long long *call_id,
+                                char **content);
+
+/* One pairwise judgment (table pairwise), unique on (protocol, judge_name, item_id, candidate,
+** baseline, template_name, options, order, rep); a rerun replaces the row. */
+typedef struct arb__pairwise_row {
+    const char *protocol;     /* "sbs" */
+    const char *judge_name;
+    const char *item_id;
+    const char *candidate;
+    const char *baseline;
+    const char *template_name;
+    int options;
+    int order;                /* 0: candidate shown first; 1: baseline first */
+    int rep;
+    char position_verdict;    /* 'A'..'D' or 'E' */
+    char model_verdict;       /* 'a'..'e' */
+    long long call_id;
+    long long item_seq;       /* filled by arb__store_each_pairwise: benchmark order */
+} arb__pairwise_row;
+
+arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row);
+typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonzero stops */
+/* Calls fn for every row of protocol, ordered by judge_name, candidate, baseline,
+** template_name, options, item_seq, rep, order. Strings are valid only during the call. */
+arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pairwise_fn fn,
+                                    void *ud);
+
+/* A run of a protocol: its parameters as JSON (never secrets) and, at the end, its stats. */
+arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *params_json,
+                                long long *run_id);
+arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stats *stats,
+                              const char *status);
+
+/* ---- prompt.c ----------------------------------------------------------------------------- */
+
+typedef struct arb__builtin_template {
+    const char *name;
+    const char *text;
+} arb__builtin_template;
+extern const arb__builtin_template arb__builtin_templates[]; /* generated; ends with {0,0} */
+
+/* ---- exec.c: runs a graph of judge calls; a call may depend on earlier calls' outputs ----- */
+
+typedef struct arb__exec arb__exec;
+
+/* What the executor knows of a finished call (borrowed during callbacks). */
+typedef struct arb__call_outcome {
+    long long call_id;
+    int cached;             /* 1: taken from the store, not sent */
+    int ok;                 /* 0: failed after retries (verdict E) */
+    const char *content;    /* reply text or NULL */
+    const char *error;      /* reason or NULL */
+} arb__call_outcome;
+
+/* The request a node will send; the executor takes ownership of system and user. */
+typedef struct arb__exec_request {
+    const arb_judge_config *judge; /* borrowed; must outlive the run */
+    char *system;                  /* may be NULL */
+    char *user;
+    int rep;
+} arb__exec_request;
+
+/* Builds node's request once its dependencies have finished (deps in the order given to
+** arb__exec_add). Returns 0, or -1 after setting the store's error. */
+typedef int (*arb__exec_build_fn)(void *ud, size_t node, const arb__call_outcome *const *deps,
+                                  size_t n_deps, arb__exec_request *req);
+/* Called inside the transaction that stores the call, so protocol rows commit with it.
+** Returns 0, or -1 after setting the store's error. Not called in dry runs. */
+typedef int (*arb__exec_done_fn)(void *ud, size_t node, const arb__call_outcome *out);
+
+typedef struct arb__exec_params {
+    arb_client_params client;
+    int dry_run;
+    int progress; /* 1, 0, or -1: when stderr is a terminal */
+} arb__exec_params;
+
+arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
+                            arb__exec_build_fn build, arb__exec_done_fn done, void *ud);
+void arb__exec_destroy(arb__exec *ex);
+/* Adds a node depending on earlier nodes; returns its index, or (size_t)-1 when out of
+** memory. */
+size_t arb__exec_add(arb__exec *ex, const size_t *deps, size_t n_deps);
+arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats);
+
+#endif

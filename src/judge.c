@@ -1,0 +1,347 @@
+/*
+** judge.c -- the OpenAI-compatible chat-completions dialect: request bodies, call keys,
+** reply parsing, the Authorization header and the endpoint URL; plus the defaults of the
+** client and sampling parameters (METHODS §2.6).
+**
+** Invariants: a request body is canonical (compact JSON, keys sorted, reals printed with a
+** fixed precision), so the same call always hashes to the same key and is never sent twice.
+** Parsing a reply never fails on bad input: whatever the server sent, the caller gets either
+** content or a one-line reason. The API key is read from the environment at the last moment,
+** put in a header string and never stored, logged or hashed.
+**
+** This module does no I/O: the transfers are http.c's job, storage is store.c's.
+*/
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack: hashing the key never allocates */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+/* Reals are printed with 15 significant digits: enough to tell apart any value a user types
+** (0.7 stays "0.7" rather than jansson's default 17-digit "0.69999999999999996"), and still a
+** pure function of the double, so bodies stay canonical. */
+#define ARB__JUDGE_DUMP_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15))
+
+arb_client_params arb_client_default_params(void)
+{
+    arb_client_params p;
+    p.jobs = 32;
+    p.connect_timeout_ms = 10000;
+    p.total_timeout_ms = 300000;
+    p.max_retries = 6;
+    p.backoff_base_ms = 500;
+    p.backoff_max_ms = 60000;
+    p.max_reply_bytes = (size_t)16 << 20;
+    return p;
+}
+
+arb_sampling arb_sampling_default(void)
+{
+    arb_sampling s; /* the published SbS settings, METHODS §2.6 */
+    s.max_tokens = 1024;
+    s.temperature = 0.0;
+    s.top_p = 0.1;
+    s.frequency_penalty = 1.0;
+    s.has_seed = 0;
+    s.seed = 0;
+    return s;
+}
+
+/* A JSON string of s. jansson refuses invalid UTF-8; rather than failing the whole call (and
+** misreporting it as out of memory), each bad byte becomes U+FFFD. Returns NULL only when out
+** of memory. */
+static json_t *json_text(const char *s)
+{
+    size_t n = strlen(s), bad;
+    if (arb__utf8_valid(s, n, &bad)) return json_stringn(s, n);
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    size_t i = 0;
+    int failed = 0;
+    while (!failed && i < n) {
+        if (arb__utf8_valid(s + i, n - i, &bad)) {
+            failed = arb__buf_append(&b, s + i, n - i) != 0;
+            break;
+        }
+        failed = arb__buf_append(&b, s + i, bad) != 0 ||
+                 arb__buf_append(&b, "\xEF\xBF\xBD", 3) != 0;
+        i += bad + 1;
+    }
+    json_t *j = failed ? NULL : json_stringn(b.data ? b.data : "", b.len);
+    arb__buf_free(&b);
+    return j;
+}
+
+/* Sets key to a new value; returns 0, or -1 when value is NULL (allocation failed). */
+static int set_new(json_t *obj, const char *key, json_t *value)
+{
+    return value ? json_object_set_new(obj, key, value) : -1;
+}
+
+static json_t *message(const char *role, const char *content)
+{
+    json_t *m = json_object();
+    if (!m) return NULL;
+    if (set_new(m, "role", json_string(role)) || set_new(m, "content", json_text(content))) {
+        json_decref(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Returns the canonical body (caller frees), or NULL when out of memory. */
+char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
+                              const char *user, int rep)
+{
+    const arb_sampling *s = &judge->sampling;
+    char *out = NULL;
+    json_t *root = json_object(), *messages = json_array();
+    if (!root || !messages) {
+        json_decref(messages);
+        goto done;
+    }
+    if (set_new(root, "messages", messages)) goto done;
+    if (set_new(root, "model", json_text(judge->model ? judge->model : ""))) goto done;
+    if (system && json_array_append_new(messages, message("system", system))) goto done;
+    if (json_array_append_new(messages, message("user", user ? user : ""))) goto done;
+    if (s->max_tokens > 0 && set_new(root, "max_tokens", json_integer(s->max_tokens))) goto done;
+    /* json_real rejects NAN and infinities; both mean "not sent". */
+    if (isfinite(s->temperature) && set_new(root, "temperature", json_real(s->temperature)))
+        goto done;
+    if (isfinite(s->top_p) && set_new(root, "top_p", json_real(s->top_p))) goto done;
+    if (isfinite(s->frequency_penalty) &&
+        set_new(root, "frequency_penalty", json_real(s->frequency_penalty)))
+        goto done;
+    if (s->has_seed) {
+        /* seed + rep so repetitions differ; wrap instead of overflowing (signed overflow is
+        ** undefined) -- any fixed mapping keeps the body a function of the inputs. */
+        long long seed = (long long)((unsigned long long)s->seed + (unsigned long long)rep);
+        if (set_new(root, "seed", json_integer(seed))) goto done;
+    }
+    out = json_dumps(root, ARB__JUDGE_DUMP_FLAGS);
+done:
+    json_decref(root);
+    return out;
+}
+
+/* Writes arb__hash_hex(body "\x1f" decimal(rep)) to out, computed by streaming so it cannot
+** fail; test_judge checks it equals the one-shot hash of the concatenation. */
+void arb__judge_call_key(const char *body, int rep, char out[33])
+{
+    char rep_text[24];
+    int n = snprintf(rep_text, sizeof rep_text, "%d", rep);
+    XXH3_state_t state;
+    XXH3_INITSTATE(&state);
+    XXH3_128bits_reset(&state);
+    XXH3_128bits_update(&state, body, strlen(body));
+    XXH3_128bits_update(&state, "\x1f", 1);
+    XXH3_128bits_update(&state, rep_text, (size_t)n);
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(&state));
+    static const char hex[] = "0123456789abcdef"; /* big-endian bytes, as arb__hash_hex */
+    for (int i = 0; i < 16; i++) {
+        out[2 * i] = hex[canon.digest[i] >> 4];
+        out[2 * i + 1] = hex[canon.digest[i] & 15];
+    }
+    out[32] = '\0';
+}
+
+static long long usage_count(json_t *usage, const char *key)
+{
+    json_t *v = json_object_get(usage, key);
+    if (json_is_integer(v) && json_integer_value(v) >= 0) return json_integer_value(v);
+    if (json_is_real(v) && json_real_value(v) >= 0 && json_real_value(v) < 9e18)
+        return (long long)json_real_value(v);
+    return -1;
+}
+
+static const char *json_kind(const json_t *j)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "unknown";
+}
+
+/* The reason a server gave in {"error":{"message":...}} (OpenAI), {"error":"..."} or
+** {"object":"error","message":...} (vLLM), as a new string; NULL when there is none. */
+static char *server_error(json_t *root)
+{
+    json_t *err = json_object_get(root, "error");
+    const char *msg = NULL;
+    if (json_is_object(err)) msg = json_string_value(json_object_get(err, "message"));
+    else if (json_is_string(err)) msg = json_string_value(err);
+    else if (err && !json_is_null(err)) msg = "(no message)";
+    if (!msg) {
+        const char *object = json_string_value(json_object_get(root, "object"));
+        if (!object || strcmp(object, "error") != 0) return NULL;
+        msg = json_string_value(json_object_get(root, "message"));
+        if (!msg) msg = "(no message)";
+    }
+    return arb__sprintf("server error: %.500s", msg);
+}
+
+/* Concatenates the text parts of an array content ([{"type":"text","text":...}, ...]); parts
+** of other types (images, refusals) are skipped. Returns 0, or -1 when out of memory; *text is
+** NULL when there was no text part. */
+static int join_parts(json_t *parts, char **text)
+{
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    size_t i;
+    json_t *part;
+    int any = 0;
+    *text = NULL;
+    json_array_foreach(parts, i, part) {
+        const char *type = json_string_value(json_object_get(part, "type"));
+        json_t *t = json_object_get(part, "text");
+        if (json_is_string(part)) t = part; /* some servers send bare strings */
+        else if (type && strcmp(type, "text") != 0) continue;
+        if (!json_is_string(t)) continue;
+        if (arb__buf_append(&b, json_string_value(t), json_string_length(t))) {
+            arb__buf_free(&b);
+            return -1;
+        }
+        any = 1;
+    }
+    if (any) {
+        *text = arb__buf_steal(&b);
+        if (!*text) return -1;
+    }
+    arb__buf_free(&b);
+    return 0;
+}
+
+/* Fills out from a reply body (see internal.h). Returns 0, or -1 when out of memory (out is
+** then cleared). */
+int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
+{
+    out->content = NULL;
+    out->error = NULL;
+    out->prompt_tokens = -1;
+    out->completion_tokens = -1;
+    json_error_t jerr;
+    json_t *root = NULL;
+    int rc = 0;
+
+    if (!body || len == 0) {
+        out->error = arb__strdup("malformed reply: empty body");
+        goto done;
+    }
+    /* No JSON_ALLOW_NUL: content is a C string, so "\u0000" is refused, not truncated. */
+    root = json_loadb(body, len, 0, &jerr);
+    if (!root) {
+        out->error = arb__sprintf("malformed reply: invalid JSON at position %d: %s",
+                                  jerr.position, jerr.text);
+        goto done;
+    }
+    if (!json_is_object(root)) {
+        out->error = arb__sprintf("malformed reply: top level is %s, expected an object",
+                                  json_kind(root));
+        goto done;
+    }
+    json_t *usage = json_object_get(root, "usage");
+    if (json_is_object(usage)) {
+        out->prompt_tokens = usage_count(usage, "prompt_tokens");
+        out->completion_tokens = usage_count(usage, "completion_tokens");
+    }
+    char *server_msg = server_error(root);
+    if (server_msg) {
+        out->error = server_msg;
+        goto done;
+    }
+    json_t *choices = json_object_get(root, "choices");
+    if (!json_is_array(choices) || json_array_size(choices) == 0) {
+        out->error = arb__strdup("reply has no choices");
+        goto done;
+    }
+    json_t *choice = json_array_get(choices, 0);
+    json_t *msg = json_object_get(choice, "message");
+    if (!json_is_object(msg)) {
+        out->error = arb__strdup("reply has no message in choices[0]");
+        goto done;
+    }
+    json_t *content = json_object_get(msg, "content");
+    if (json_is_string(content)) {
+        out->content = arb__strndup(json_string_value(content), json_string_length(content));
+        if (!out->content) rc = -1;
+    } else if (json_is_array(content)) {
+        if (join_parts(content, &out->content)) rc = -1;
+        else if (!out->content) out->error = arb__strdup("reply content has no text parts");
+    } else {
+        const char *finish = json_string_value(json_object_get(choice, "finish_reason"));
+        const char *refusal = json_string_value(json_object_get(msg, "refusal"));
+        if (refusal)
+            out->error = arb__sprintf("reply refused: %.500s", refusal);
+        else if (finish)
+            out->error = arb__sprintf("reply content is %s (finish_reason %.100s)",
+                                      content ? json_kind(content) : "missing", finish);
+        else
+            out->error = arb__sprintf("reply content is %s",
+                                      content ? json_kind(content) : "missing");
+    }
+done:
+    json_decref(root);
+    if (rc == 0 && !out->content && !out->error) rc = -1; /* an error string failed to allocate */
+    if (rc != 0) arb__judge_reply_free(out);
+    return rc;
+}
+
+/* Frees what a parse allocated and clears r; accepts a cleared reply. */
+void arb__judge_reply_free(arb__judge_reply *r)
+{
+    if (!r) return;
+    free(r->content);
+    free(r->error);
+    r->content = NULL;
+    r->error = NULL;
+    r->prompt_tokens = -1;
+    r->completion_tokens = -1;
+}
+
+/* Returns "Authorization: Bearer <key>" (caller frees), or NULL when env_name is NULL, the
+** variable is unset or empty, or the key holds control characters (a key with CR/LF would
+** inject headers). Surrounding whitespace, as left by `export KEY="$(cat file) "`, is
+** trimmed. */
+char *arb__judge_auth_header(const char *env_name)
+{
+    if (!env_name || !*env_name) return NULL;
+    const char *key = getenv(env_name);
+    if (!key) return NULL;
+    while (*key == ' ' || *key == '\t' || *key == '\n' || *key == '\r') key++;
+    size_t n = strlen(key);
+    while (n > 0 && (key[n - 1] == ' ' || key[n - 1] == '\t' || key[n - 1] == '\n' ||
+                     key[n - 1] == '\r'))
+        n--;
+    if (n == 0) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)key[i];
+        if (c < 0x20 || c == 0x7f) return NULL;
+    }
+    return arb__sprintf("Authorization: Bearer %.*s", (int)n, key);
+}
+
+/* Returns base_url + "/chat/completions" (caller frees): trailing slashes of base_url are
+** dropped first, and a base that already ends in "/chat/completions" is used as is. NULL
+** when base_url is NULL or out of memory. */
+char *arb__judge_url(const char *base_url)
+{
+    static const char suffix[] = "/chat/completions";
+    if (!base_url) return NULL;
+    size_t n = strlen(base_url);
+    while (n > 0 && base_url[n - 1] == '/') n--;
+    size_t sl = sizeof suffix - 1;
+    if (n >= sl && memcmp(base_url + n - sl, suffix, sl) == 0)
+        return arb__strndup(base_url, n);
+    return arb__sprintf("%.*s%s", (int)n, base_url, suffix);
+}

@@ -1,0 +1,248 @@
+/*
+** sbs.c -- the side-by-side protocol (METHODS §2.2): candidate vs baseline on every item,
+** judged in both orders (run 0 candidate first, run 1 baseline first) and repeated reps times.
+**
+** Everything the run needs is checked before the first request: both models answered every
+** item, the template renders for every item (a template using {reference} needs a reference
+** on every item), the judge is named. Model names never reach the judge: the prompt holds only
+** the question, the two answers and the template text.
+** It does not compute metrics (audit.c) nor talk HTTP (exec.c, http.c).
+*/
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+arb_sbs_params arb_sbs_default_params(void)
+{
+    arb_sbs_params p;
+    memset(&p, 0, sizeof p);
+    p.template_name = "II-reason";
+    p.options = 4;
+    p.reps = 1;
+    p.progress = -1;
+    p.judge.sampling = arb_sampling_default();
+    p.client = arb_client_default_params();
+    return p;
+}
+
+typedef struct sbs_run {
+    arb_store *store;
+    const arb_dataset *ds;
+    const arb_sbs_params *params;
+    arb_judge_config judge; /* params->judge with the name filled in */
+    arb_template *tpl;
+    const arb_item **items;
+    size_t n_items;
+    size_t invalid;
+} sbs_run;
+
+/* Node layout: ((item * reps) + rep) * 2 + order. */
+static void node_coords(const sbs_run *r, size_t node, size_t *item, int *rep, int *order)
+{
+    *order = (int)(node % 2);
+    *rep = (int)((node / 2) % (size_t)r->params->reps);
+    *item = node / 2 / (size_t)r->params->reps;
+}
+
+static int build_call(void *ud, size_t node, const arb__call_outcome *const *deps,
+                      size_t n_deps, arb__exec_request *req)
+{
+    sbs_run *r = ud;
+    size_t item_index;
+    int rep, order;
+    node_coords(r, node, &item_index, &rep, &order);
+    const arb_item *item = r->items[item_index];
+    const arb_answer *cand = arb_dataset_find_answer(r->ds, item->id, r->params->candidate);
+    const arb_answer *base = arb_dataset_find_answer(r->ds, item->id, r->params->baseline);
+    arb_prompt_vars vars = {
+        .question = item->question,
+        .answer1 = order == 0 ? cand->answer : base->answer,
+        .answer2 = order == 0 ? base->answer : cand->answer,
+        .reference = item->reference,
+        .language = item->language,
+        .options = r->params->options,
+    };
+    arb_status st = arb_template_render(r->tpl, &vars, &req->system, &req->user);
+    if (st) {
+        arb__store_fail(r->store, st, "%s: cannot render template %s for item \"%s\": %s",
+                        item->source, arb_template_name(r->tpl), item->id, arb_strerror(st));
+        return -1;
+    }
+    req->judge = &r->judge;
+    req->rep = rep;
+    return 0;
+}
+
+static int call_done(void *ud, size_t node, const arb__call_outcome *out)
+{
+    sbs_run *r = ud;
+    size_t item_index;
+    int rep, order;
+    node_coords(r, node, &item_index, &rep, &order);
+    char verdict = 'E';
+    if (out->ok && out->content)
+        verdict = arb_verdict_extract(out->content, strlen(out->content), r->params->options,
+                                      arb_template_json_field(r->tpl));
+    if (out->ok && verdict == 'E') r->invalid++;
+    arb__pairwise_row row = {
+        .protocol = "sbs",
+        .judge_name = r->judge.name,
+        .item_id = r->items[item_index]->id,
+        .candidate = r->params->candidate,
+        .baseline = r->params->baseline,
+        .template_name = arb_template_name(r->tpl),
+        .options = r->params->options,
+        .order = order,
+        .rep = rep,
+        .position_verdict = verdict,
+        .model_verdict = arb_verdict_to_model(verdict, order),
+        .call_id = out->call_id,
+    };
+    return arb__store_put_pairwise(r->store, &row) ? -1 : 0;
+}
+
+/* Checks the parameters and the data; fills r->items. Returns ARB_OK or ARB_INVALID/ARB_PARSE
+** with the message in the store. */
+static arb_status validate(sbs_run *r)
+{
+    const arb_sbs_params *p = r->params;
+    arb_store *s = r->store;
+    if (!p->candidate || !*p->candidate || !p->baseline || !*p->baseline)
+        return arb__store_fail(s, ARB_INVALID, "both a candidate and a baseline model are needed");
+    if (!strcmp(p->candidate, p->baseline))
+        return arb__store_fail(s, ARB_INVALID, "candidate and baseline are the same model \"%s\"",
+                               p->candidate);
+    if (p->options < 2 || p->options > 4)
+        return arb__store_fail(s, ARB_INVALID, "options must be 2, 3 or 4, got %d", p->options);
+    if (p->reps < 1 || p->reps > 1000)
+        return arb__store_fail(s, ARB_INVALID, "reps must be between 1 and 1000, got %d", p->reps);
+    if (!p->judge.model || !*p->judge.model)
+        return arb__store_fail(s, ARB_INVALID, "no judge model given");
+    if (!p->dry_run && (!p->judge.base_url || !*p->judge.base_url))
+        return arb__store_fail(s, ARB_INVALID, "no judge URL given");
+    if (p->client.jobs < 1)
+        return arb__store_fail(s, ARB_INVALID, "jobs must be at least 1, got %d", p->client.jobs);
+
+    size_t n = arb_dataset_item_count(r->ds);
+    if (n == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
+    r->items = malloc(n * sizeof *r->items);
+    if (!r->items) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    size_t cand_answers = 0, base_answers = 0;
+    for (size_t i = 0; i < n; i++) {
+        const arb_item *it = arb_dataset_item(r->ds, i);
+        cand_answers += arb_dataset_find_answer(r->ds, it->id, p->candidate) != NULL;
+        base_answers += arb_dataset_find_answer(r->ds, it->id, p->baseline) != NULL;
+    }
+    if (!cand_answers || !base_answers)
+        return arb__store_fail(s, ARB_PARSE, "no answers from model \"%s\" in the answers file",
+                               !cand_answers ? p->candidate : p->baseline);
+    for (size_t i = 0; i < n; i++) {
+        const arb_item *it = arb_dataset_item(r->ds, i);
+        const char *missing = !arb_dataset_find_answer(r->ds, it->id, p->candidate) ? p->candidate
+                            : !arb_dataset_find_answer(r->ds, it->id, p->baseline) ? p->baseline
+                                                                                    : NULL;
+        if (missing)
+            return arb__store_fail(s, ARB_PARSE, "%s: model \"%s\" has no answer to item \"%s\"",
+                                   it->source, missing, it->id);
+        if (arb_template_uses(r->tpl, "reference") && (!it->reference || !*it->reference))
+            return arb__store_fail(s, ARB_PARSE,
+                                   "%s: item \"%s\" has no \"reference\", which template %s needs",
+                                   it->source, it->id, arb_template_name(r->tpl));
+        r->items[r->n_items++] = it;
+    }
+    return ARB_OK;
+}
+
+/* The run's parameters as JSON for the runs table: everything that shapes the judgments and
+** nothing secret (the key's variable name is recorded, never its value). */
+static char *params_json(const sbs_run *r)
+{
+    const arb_sbs_params *p = r->params;
+    const arb_sampling *sp = &p->judge.sampling;
+    json_t *o = json_object();
+    json_object_set_new(o, "candidate", json_string(p->candidate));
+    json_object_set_new(o, "baseline", json_string(p->baseline));
+    json_object_set_new(o, "template", json_string(arb_template_name(r->tpl)));
+    json_object_set_new(o, "options", json_integer(p->options));
+    json_object_set_new(o, "reps", json_integer(p->reps));
+    json_object_set_new(o, "judge", json_string(r->judge.name));
+    json_object_set_new(o, "judge_model", json_string(p->judge.model));
+    json_object_set_new(o, "judge_url", json_string(p->judge.base_url));
+    if (p->judge.api_key_env) json_object_set_new(o, "api_key_env", json_string(p->judge.api_key_env));
+    if (sp->max_tokens > 0) json_object_set_new(o, "max_tokens", json_integer(sp->max_tokens));
+    if (!isnan(sp->temperature)) json_object_set_new(o, "temperature", json_real(sp->temperature));
+    if (!isnan(sp->top_p)) json_object_set_new(o, "top_p", json_real(sp->top_p));
+    if (!isnan(sp->frequency_penalty))
+        json_object_set_new(o, "frequency_penalty", json_real(sp->frequency_penalty));
+    if (sp->has_seed) json_object_set_new(o, "seed", json_integer(sp->seed));
+    json_object_set_new(o, "n_items", json_integer((json_int_t)r->n_items));
+    char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    return s;
+}
+
+arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_params *params,
+                       arb_run_stats *stats)
+{
+    arb_run_stats local_stats;
+    if (!stats) stats = &local_stats;
+    memset(stats, 0, sizeof *stats);
+    if (!store) return ARB_INVALID;
+    if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
+
+    sbs_run r = {.store = store, .ds = ds, .params = params, .judge = params->judge};
+    if (!r.judge.name || !*r.judge.name) r.judge.name = params->judge.model;
+    arb__exec *ex = NULL;
+    char *pjson = NULL;
+    long long run_id = 0;
+    char *tpl_err = NULL;
+    arb_status st = arb_template_load(params->template_name ? params->template_name : "II-reason",
+                                      &r.tpl, &tpl_err);
+    if (st) {
+        arb__store_fail(store, st, "%s", tpl_err ? tpl_err : arb_strerror(st));
+        goto done;
+    }
+    if ((st = validate(&r))) goto done;
+
+    if (!params->dry_run) {
+        if ((st = arb__store_put_dataset(store, ds))) goto done;
+        if ((st = arb__store_put_judge(store, &r.judge))) goto done;
+        pjson = params_json(&r);
+        if (!pjson) {
+            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+            goto done;
+        }
+        if ((st = arb__store_run_begin(store, "sbs", pjson, &run_id))) goto done;
+    }
+
+    arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
+                           .progress = params->progress};
+    ex = arb__exec_create(store, &ep, build_call, call_done, &r);
+    if (!ex) {
+        st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+        goto done;
+    }
+    size_t total = r.n_items * (size_t)params->reps * 2;
+    for (size_t i = 0; i < total; i++)
+        if (arb__exec_add(ex, NULL, 0) == (size_t)-1) {
+            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+            goto done;
+        }
+    st = arb__exec_run(ex, stats);
+    stats->invalid = r.invalid;
+    if (run_id) {
+        arb_status end = arb__store_run_end(store, run_id, stats,
+                                            st == ARB_OK ? "finished"
+                                            : st == ARB_INTERRUPTED ? "interrupted" : "failed");
+        if (st == ARB_OK) st = end;
+    }
+done:
+    arb__exec_destroy(ex);
+    arb_template_destroy(r.tpl);
+    free(r.items);
+    free(pjson);
+    free(tpl_err);
+    return st;
+}

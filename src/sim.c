@@ -1,0 +1,1064 @@
+/*
+** sim.c -- arbiter-sim-server: a SIMULATOR of a biased LLM judge behind an OpenAI-compatible
+** HTTP API (libmicrohttpd). It is NOT a language model: it never reads the question, it looks
+** the two answers up in an oracle of latent qualities and draws a verdict from the documented
+** model below. Tests, the demo and the benchmarks use it in place of a real LLM, and every reply
+** says so: header "Server: arbiter-sim-server (SIMULATOR, not a language model)",
+** "system_fingerprint": "arbiter-simulator" in completions, "owned_by": "arbiter-simulator" in
+** the model list.
+**
+** Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models (also
+** /models). Any other path is 404, another method 405. Errors are OpenAI-style
+** {"error":{"message","type","code"}}: a body that is not JSON or lacks a string "model" and a
+** non-empty "messages" array of {"role","content": string} is 400, "stream": true is 400, an
+** unknown model 404, a body over 8 MiB 413. Usage counts are estimates: prompt_tokens =
+** ceil(code points of all message contents / 4), completion_tokens likewise for the reply.
+**
+** The simulated judge (METHODS §2.1 option modes, §2.3 template conventions, §2.4 formats).
+** A judge profile has skill s, position_bias β, tie_propensity τ, bothbad_propensity ρ,
+** invalid_rate ι and latency_ms λ.
+**   1. Answers. In the last user message, answer 1 is the text between a line
+**      "[ANSWER 1 START]" and the next line "[ANSWER 1 END]", answer 2 likewise with
+**      "[ANSWER 2 START]"/"[ANSWER 2 END]" (the delimiters of arbiter's built-in templates;
+**      white space around a delimiter line is ignored). Its latent quality q ∈ [0,1] is the
+**      "quality" field (in extra_json) of the oracle answer with the same text, compared with
+**      leading and trailing white space removed; when several oracle answers share a text the
+**      first in dataset order wins. No oracle, no delimiters or no match: q = 0.5.
+**   2. Option mode m (the text searched is every system, developer and user message): 4 if it
+**      contains "[[D]]" or "C or D"; else 3 if it contains "[[C]]" or "B or C"; else 2.
+**      Format: if it contains "[[", the reply is one short reasoning sentence and then a last
+**      line "[[X]]"; otherwise the reply is the bare letter X.
+**   3. Draws, always all of them and in this order, from the request's random stream:
+**      u1, u2 ~ U[0,1), ε ~ N(0,1) (Box–Muller from two more uniforms), u3, u4 ~ U[0,1).
+**      If u1 < ι the reply holds no valid verdict; u2 picks one of four kinds, each with
+**      chance 1/4: a refusal sentence, reasoning without a verdict, a letter outside the mode
+**      ("[[C]]"/"C" in 2-option mode, "[[D]]"/"D" in 3-option, "[[Z]]"/"Z" in 4-option), or
+**      the empty string. Otherwise, with z = s·(q1 − q2) + β + ε:
+**        m = 4: C if q1 ≥ 0.6 and q2 ≥ 0.6 and |z| < τ; else D if q1 < 0.4 and q2 < 0.4
+**               and u3 < ρ; else A if z > 0, else B;
+**        m = 3: C if |z| < τ, else A if z > 0, else B;
+**        m = 2: A if z > 0, else B.
+**      So β > 0 is primacy bias, β < 0 recency bias, and s = 0 is a judge that ignores quality.
+**   4. Latency: the reply is sent λ·(0.5 + u4) ms after the request arrived (errors at once).
+**   Random stream: splitmix64 seeded with xxh3-64, keyed by the server seed, of the model, the
+**   role, name and content of every message, the request's "seed" and its "temperature". When
+**   temperature > 0 and no "seed" is given, the number of times this exact request was seen
+**   before is mixed in, so repetitions differ; with temperature 0 or absent, or with a seed,
+**   the same request always gets the same reply (for the same server seed). The table of seen
+**   requests holds at most 2^22 keys; when full it is cleared and the counts start again.
+**   fail_rate: independently of the request content (a draw keyed by the server seed and the
+**   arrival number), that share of chat requests is answered 500, so a retry can succeed.
+**   instant: no model and no judge lookup: every chat request is answered "[[A]]" at once,
+**   echoing its model (throughput benchmarks). To leave the CPU to the client being measured,
+**   the body is not parsed when a plain "model" string can be scanned from it (usage then
+**   counts prompt_tokens as ceil(body bytes / 4)); only bodies without one go through the full
+**   JSON checks above.
+**
+** Threads: with any judge latency > 0 (and not instant) the daemon runs one thread per
+** connection, so a sleeping reply delays no other connection; otherwise it runs a pool of
+** epoll threads, the fastest mode measured for instant replies. Handlers share only read-only
+** state, atomic counters and the mutex-protected table of seen requests.
+**
+** Not done here: streaming, tool calls, content arrays, anything about real models.
+*/
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+#include <xxhash.h>
+
+#define SIM_SERVER_HEADER "arbiter-sim-server (SIMULATOR, not a language model)"
+#define SIM_FINGERPRINT "arbiter-simulator"
+#define SIM_MAX_BODY ((size_t)8 << 20)
+#define SIM_SEEN_MAX_KEYS ((size_t)1 << 22)
+#define SIM_MAX_LATENCY_MS 600000.0
+#define SIM_POOL_THREADS 2u
+
+/* Oracle entry: an answer text (borrowed from the dataset, trimmed) and its quality. */
+typedef struct oracle_slot {
+    const char *text; /* NULL = empty slot */
+    size_t len;
+    uint64_t hash;
+    double quality;
+} oracle_slot;
+
+/* How often a request key (temperature > 0, no seed) has been seen. */
+typedef struct seen_slot {
+    uint64_t key;
+    unsigned long long count; /* 0 = empty slot */
+} seen_slot;
+
+struct arb_sim_server {
+    struct MHD_Daemon *daemon;
+    int port;
+    int instant;
+    unsigned long long seed;
+    double fail_rate;
+    arb_sim_judge *judges; /* copied at start */
+    size_t n_judges;
+    oracle_slot *oracle; /* power-of-two capacity, NULL when no qualities */
+    size_t oracle_mask;
+    pthread_mutex_t seen_lock;
+    seen_slot *seen;
+    size_t seen_mask, seen_used;
+    atomic_ullong served;   /* replies queued */
+    atomic_ullong arrivals; /* chat requests received */
+};
+
+/* Per-request state: the body gathered from MHD's upload callbacks. */
+typedef struct sim_request {
+    arb__buf body;
+    int too_big;
+} sim_request;
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static void set_err(char **errmsg, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
+static void set_err(char **errmsg, const char *fmt, ...)
+{
+    if (!errmsg) return;
+    va_list ap;
+    va_start(ap, fmt);
+    *errmsg = arb__vsprintf(fmt, ap);
+    va_end(ap);
+}
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n && is_space(**s)) { (*s)++; (*n)--; }
+    while (*n && is_space((*s)[*n - 1])) (*n)--;
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform on [0, 1) with 53 random bits. */
+static double uniform01(uint64_t *state) { return (double)(splitmix64(state) >> 11) * 0x1.0p-53; }
+
+/* Standard normal by Box–Muller; 1 - u lies in (0, 1] so the log is finite. */
+static double normal01(uint64_t *state)
+{
+    double u = uniform01(state), v = uniform01(state);
+    return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+}
+
+static size_t tokens_estimate(size_t codepoints) { return (codepoints + 3) / 4; }
+
+/* ---- judge profiles ---------------------------------------------------------------------- */
+
+static arb_sim_judge judge_defaults(void)
+{
+    arb_sim_judge j;
+    memset(&j, 0, sizeof j);
+    j.skill = 4.0;
+    j.position_bias = 0.0;
+    j.tie_propensity = 0.3;
+    j.bothbad_propensity = 0.5;
+    j.invalid_rate = 0.0;
+    j.latency_ms = 0.0;
+    return j;
+}
+
+/* Checks the ranges of a profile; on failure sets *errmsg (what) and returns ARB_INVALID. */
+static arb_status judge_check(const arb_sim_judge *j, const char *what, char **errmsg)
+{
+    size_t name_len = strnlen(j->model, sizeof j->model);
+    if (name_len == 0 || name_len == sizeof j->model) {
+        set_err(errmsg, "%s: model name must be 1 to %zu bytes", what, sizeof j->model - 1);
+        return ARB_INVALID;
+    }
+    struct {
+        const char *key;
+        double value, lo, hi;
+    } const ranges[] = {
+        {"skill", j->skill, 0.0, INFINITY},
+        {"bias", j->position_bias, -INFINITY, INFINITY},
+        {"tie", j->tie_propensity, 0.0, INFINITY},
+        {"bothbad", j->bothbad_propensity, 0.0, 1.0},
+        {"invalid", j->invalid_rate, 0.0, 1.0},
+        {"latency", j->latency_ms, 0.0, SIM_MAX_LATENCY_MS},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        double v = ranges[i].value;
+        if (!isfinite(v) || v < ranges[i].lo || v > ranges[i].hi) {
+            set_err(errmsg, "%s: %s must be a finite number in [%g, %g], got %g", what,
+                    ranges[i].key, ranges[i].lo, ranges[i].hi, v);
+            return ARB_INVALID;
+        }
+    }
+    return ARB_OK;
+}
+
+arb_sim_params arb_sim_default_params(void)
+{
+    arb_sim_params p;
+    memset(&p, 0, sizeof p);
+    p.bind_address = "127.0.0.1";
+    p.port = 0;
+    p.seed = 1;
+    p.instant = 0;
+    p.judges = NULL;
+    p.n_judges = 0;
+    p.answers_oracle = NULL;
+    p.fail_rate = 0.0;
+    return p;
+}
+
+/* Parses "model:key=value,...". On ARB_INVALID *errmsg (if not NULL) gets a message the
+** caller frees with arb_free; *out is only written on success. */
+arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg)
+{
+    if (errmsg) *errmsg = NULL;
+    if (!spec || !out) {
+        set_err(errmsg, "judge spec is missing");
+        return ARB_INVALID;
+    }
+    arb_sim_judge j = judge_defaults();
+    const char *colon = strchr(spec, ':');
+    size_t name_len = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (name_len == 0) {
+        set_err(errmsg, "judge spec \"%s\": the model name before ':' is empty", spec);
+        return ARB_INVALID;
+    }
+    if (name_len >= sizeof j.model) {
+        set_err(errmsg, "judge spec \"%s\": model name is longer than %zu bytes", spec,
+                sizeof j.model - 1);
+        return ARB_INVALID;
+    }
+    memcpy(j.model, spec, name_len);
+    j.model[name_len] = '\0';
+
+    const char *p = colon ? colon + 1 : spec + name_len;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t item_len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', item_len);
+        if (!eq) {
+            set_err(errmsg, "judge spec \"%s\": setting \"%.*s\" must be key=value", spec,
+                    (int)item_len, p);
+            return ARB_INVALID;
+        }
+        size_t key_len = (size_t)(eq - p);
+        double *slot = NULL;
+        static const char *const keys[] = {"skill", "bias", "tie", "bothbad", "invalid",
+                                           "latency"};
+        double *const slots[] = {&j.skill, &j.position_bias, &j.tie_propensity,
+                                 &j.bothbad_propensity, &j.invalid_rate, &j.latency_ms};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            if (strlen(keys[k]) == key_len && !memcmp(keys[k], p, key_len)) slot = slots[k];
+        if (!slot) {
+            set_err(errmsg,
+                    "judge spec \"%s\": unknown key \"%.*s\" (known: skill, bias, tie, bothbad, "
+                    "invalid, latency)",
+                    spec, (int)key_len, p);
+            return ARB_INVALID;
+        }
+        size_t value_len = item_len - key_len - 1;
+        char number[64];
+        char *num_end = NULL;
+        double v = NAN;
+        if (value_len > 0 && value_len < sizeof number && !is_space(eq[1])) {
+            memcpy(number, eq + 1, value_len);
+            number[value_len] = '\0';
+            errno = 0;
+            v = strtod(number, &num_end);
+            if (*num_end != '\0' || errno == ERANGE) v = NAN;
+        }
+        if (!isfinite(v)) {
+            set_err(errmsg, "judge spec \"%s\": %.*s must be a number, got \"%.*s\"", spec,
+                    (int)key_len, p, (int)value_len, eq + 1);
+            return ARB_INVALID;
+        }
+        *slot = v;
+        p += item_len;
+        if (*p == ',') {
+            p++;
+            if (!*p) {
+                set_err(errmsg, "judge spec \"%s\": empty setting after the last ','", spec);
+                return ARB_INVALID;
+            }
+        }
+    }
+    char *what = arb__sprintf("judge spec \"%s\"", spec);
+    if (!what) {
+        set_err(errmsg, "out of memory");
+        return ARB_NOMEM;
+    }
+    arb_status st = judge_check(&j, what, errmsg);
+    free(what);
+    if (st == ARB_OK) *out = j;
+    return st;
+}
+
+/* ---- oracle of answer qualities ---------------------------------------------------------- */
+
+static oracle_slot *oracle_find(const arb_sim_server *srv, const char *text, size_t len,
+                                uint64_t hash)
+{
+    for (size_t i = hash & srv->oracle_mask;; i = (i + 1) & srv->oracle_mask) {
+        oracle_slot *s = &srv->oracle[i];
+        if (!s->text) return s;
+        if (s->hash == hash && s->len == len && !memcmp(s->text, text, len)) return s;
+    }
+}
+
+/* Quality of an answer text, 0.5 when unknown (see the header). */
+static double oracle_quality(const arb_sim_server *srv, const char *text, size_t len)
+{
+    if (!srv->oracle || !text) return 0.5;
+    trim(&text, &len);
+    const oracle_slot *s = oracle_find(srv, text, len, XXH3_64bits(text, len));
+    return s->text ? s->quality : 0.5;
+}
+
+/* Builds the text -> quality table from the answers' "quality" fields. Answers without the
+** field are skipped; a field that is not a number in [0, 1] is an error naming its source. */
+static arb_status oracle_build(arb_sim_server *srv, const arb_dataset *ds, char **errmsg)
+{
+    size_t n = arb_dataset_answer_count(ds);
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    srv->oracle = calloc(cap, sizeof *srv->oracle);
+    if (!srv->oracle) {
+        set_err(errmsg, "out of memory");
+        return ARB_NOMEM;
+    }
+    srv->oracle_mask = cap - 1;
+    for (size_t i = 0; i < n; i++) {
+        const arb_answer *a = arb_dataset_answer(ds, i);
+        json_error_t jerr;
+        json_t *extra = json_loads(a->extra_json ? a->extra_json : "{}", 0, &jerr);
+        if (!extra) {
+            set_err(errmsg, "%s: extra fields are not valid JSON: %s", a->source, jerr.text);
+            return ARB_INVALID;
+        }
+        json_t *q = json_object_get(extra, "quality");
+        double quality = q ? (json_is_number(q) ? json_number_value(q) : NAN) : -1.0;
+        const char *type = !q ? NULL
+                           : json_is_string(q) ? "string"
+                           : json_is_boolean(q) ? "boolean"
+                           : json_is_null(q)    ? "null"
+                           : json_is_array(q)   ? "array"
+                           : json_is_object(q)  ? "object"
+                                                : "number";
+        json_decref(extra);
+        if (!q) continue;
+        if (!(quality >= 0.0 && quality <= 1.0)) {
+            if (strcmp(type, "number") != 0)
+                set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %s",
+                        a->source, type);
+            else
+                set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %g",
+                        a->source, quality);
+            return ARB_INVALID;
+        }
+        const char *text = a->answer;
+        size_t len = strlen(text);
+        trim(&text, &len);
+        uint64_t hash = XXH3_64bits(text, len);
+        oracle_slot *s = oracle_find(srv, text, len, hash);
+        if (s->text) continue; /* first in dataset order wins */
+        s->text = text;
+        s->len = len;
+        s->hash = hash;
+        s->quality = quality;
+    }
+    return ARB_OK;
+}
+
+/* ---- repetition counts ------------------------------------------------------------------- */
+
+/* Returns how often key was seen before this call and counts this sighting, or -1 when out of
+** memory. Thread-safe. */
+static long long seen_bump(arb_sim_server *srv, uint64_t key)
+{
+    long long before = -1;
+    pthread_mutex_lock(&srv->seen_lock);
+    if (!srv->seen || srv->seen_used + 1 > (srv->seen_mask + 1) / 2) {
+        size_t cap = srv->seen ? (srv->seen_mask + 1) * 2 : 1024;
+        seen_slot *old = srv->seen;
+        size_t old_cap = old ? srv->seen_mask + 1 : 0;
+        if (cap > 2 * SIM_SEEN_MAX_KEYS) { /* full: start counting again (see header) */
+            cap = old_cap;
+            old_cap = 0;
+            memset(old, 0, cap * sizeof *old);
+            srv->seen_used = 0;
+        } else {
+            seen_slot *grown = calloc(cap, sizeof *grown);
+            if (!grown) goto done;
+            srv->seen = grown;
+        }
+        srv->seen_mask = cap - 1;
+        for (size_t i = 0; i < old_cap; i++) {
+            if (!old[i].count) continue;
+            size_t j = old[i].key & srv->seen_mask;
+            while (srv->seen[j].count) j = (j + 1) & srv->seen_mask;
+            srv->seen[j] = old[i];
+        }
+        if (old_cap) free(old);
+    }
+    size_t i = key & srv->seen_mask;
+    while (srv->seen[i].count && srv->seen[i].key != key) i = (i + 1) & srv->seen_mask;
+    if (!srv->seen[i].count) {
+        srv->seen[i].key = key;
+        srv->seen_used++;
+    }
+    before = (long long)srv->seen[i].count++;
+done:
+    pthread_mutex_unlock(&srv->seen_lock);
+    return before;
+}
+
+/* ---- replies ----------------------------------------------------------------------------- */
+
+/* Queues a JSON reply; takes ownership of body (malloc'd). allow, when not NULL, is sent as
+** the Allow header (405). */
+static enum MHD_Result send_body(arb_sim_server *srv, struct MHD_Connection *conn,
+                                 unsigned status, char *body, const char *allow)
+{
+    if (!body) return MHD_NO; /* out of memory: drop the connection */
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    MHD_add_response_header(resp, "Server", SIM_SERVER_HEADER);
+    if (allow) MHD_add_response_header(resp, "Allow", allow);
+    enum MHD_Result ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    if (ret == MHD_YES) atomic_fetch_add(&srv->served, 1);
+    return ret;
+}
+
+static enum MHD_Result send_json(arb_sim_server *srv, struct MHD_Connection *conn,
+                                 unsigned status, json_t *root, const char *allow)
+{
+    char *body = root ? json_dumps(root, JSON_COMPACT) : NULL;
+    json_decref(root);
+    return send_body(srv, conn, status, body, allow);
+}
+
+static enum MHD_Result send_error(arb_sim_server *srv, struct MHD_Connection *conn,
+                                  unsigned status, const char *type, const char *code,
+                                  const char *allow, const char *fmt, ...)
+    ARB__ATTR_PRINTF(7, 8);
+static enum MHD_Result send_error(arb_sim_server *srv, struct MHD_Connection *conn,
+                                  unsigned status, const char *type, const char *code,
+                                  const char *allow, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = arb__vsprintf(fmt, ap);
+    va_end(ap);
+    if (!msg) return MHD_NO;
+    json_t *root = json_pack("{s:{s:s%, s:s, s:s?}}", "error", "message", msg, strlen(msg),
+                             "type", type, "code", code);
+    free(msg);
+    return send_json(srv, conn, status, root, allow);
+}
+
+static enum MHD_Result send_models(arb_sim_server *srv, struct MHD_Connection *conn)
+{
+    json_t *data = json_array();
+    for (size_t i = 0; data && i < srv->n_judges; i++) {
+        json_t *m = json_pack("{s:s, s:s, s:i, s:s}", "id", srv->judges[i].model, "object",
+                              "model", "created", 0, "owned_by", SIM_FINGERPRINT);
+        if (!m || json_array_append_new(data, m)) {
+            json_decref(data);
+            data = NULL;
+        }
+    }
+    json_t *root = data ? json_pack("{s:s, s:o}", "object", "list", "data", data) : NULL;
+    return send_json(srv, conn, 200, root, NULL);
+}
+
+static enum MHD_Result send_completion(arb_sim_server *srv, struct MHD_Connection *conn,
+                                       unsigned long long arrival, const char *model,
+                                       const char *content, size_t prompt_chars)
+{
+    char id[48];
+    snprintf(id, sizeof id, "chatcmpl-sim-%llx-%llx", srv->seed, arrival);
+    json_int_t prompt = (json_int_t)tokens_estimate(prompt_chars);
+    json_int_t completion =
+        (json_int_t)tokens_estimate(arb__utf8_codepoints(content, strlen(content)));
+    json_t *root = json_pack(
+        "{s:s, s:s, s:I, s:s, s:s, s:[{s:i, s:{s:s, s:s}, s:n, s:s}], s:{s:I, s:I, s:I}}",
+        "id", id, "object", "chat.completion", "created", (json_int_t)time(NULL), "model", model,
+        "system_fingerprint", SIM_FINGERPRINT, "choices", "index", 0, "message", "role",
+        "assistant", "content", content, "logprobs", "finish_reason", "stop", "usage",
+        "prompt_tokens", prompt, "completion_tokens", completion, "total_tokens",
+        prompt + completion);
+    return send_json(srv, conn, 200, root, NULL);
+}
+
+/* Instant mode's fast path (see the header): finds the first key "model" whose value is a
+** plain string (printable ASCII, no escapes) and copies it to out. Returns 1 when found, 0 when
+** the full JSON parser must decide. A literal "model" followed by ':' can only be a key, since
+** quotes inside strings are escaped; it is taken even when nested, which no chat client sends. */
+static int scan_model(const char *body, size_t len, char *out, size_t cap)
+{
+    size_t i = 0;
+    while (i < len && is_space(body[i])) i++;
+    if (i == len || body[i] != '{') return 0;
+    const char *end = body + len;
+    for (const char *p = body; (p = memchr(p, '"', (size_t)(end - p)));) {
+        if ((size_t)(end - p) < 7 || memcmp(p, "\"model\"", 7)) {
+            p++;
+            continue;
+        }
+        const char *q = p + 7;
+        p += 7;
+        while (q < end && is_space(*q)) q++;
+        if (q == end || *q != ':') continue;
+        q++;
+        while (q < end && is_space(*q)) q++;
+        if (q == end || *q != '"') return 0;
+        q++;
+        size_t n = 0;
+        while (q < end && *q != '"') {
+            unsigned char c = (unsigned char)*q++;
+            if (c < 0x20 || c >= 0x7f || c == '\\' || n + 1 >= cap) return 0;
+            out[n++] = (char)c;
+        }
+        if (q == end) return 0;
+        out[n] = '\0';
+        return 1;
+    }
+    return 0;
+}
+
+/* Instant mode's reply, printed directly: model holds no character JSON must escape. */
+static enum MHD_Result send_instant(arb_sim_server *srv, struct MHD_Connection *conn,
+                                    unsigned long long arrival, const char *model,
+                                    size_t body_len)
+{
+    size_t prompt = tokens_estimate(body_len);
+    char *body = arb__sprintf(
+        "{\"id\":\"chatcmpl-sim-%llx-%llx\",\"object\":\"chat.completion\",\"created\":%lld,"
+        "\"model\":\"%s\",\"system_fingerprint\":\"" SIM_FINGERPRINT "\",\"choices\":[{\"index\":0,"
+        "\"message\":{\"role\":\"assistant\",\"content\":\"[[A]]\"},\"logprobs\":null,"
+        "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":%zu,\"completion_tokens\":2,"
+        "\"total_tokens\":%zu}}",
+        srv->seed, arrival, (long long)time(NULL), model, prompt, prompt + 2);
+    return send_body(srv, conn, 200, body, NULL);
+}
+
+/* ---- the simulated judge ----------------------------------------------------------------- */
+
+/* Finds the text between the line `open` and the next line `close` (lines compared without
+** surrounding white space). Returns 1 and the span, or 0 when either line is missing. */
+static int find_delimited(const char *s, size_t n, const char *open, const char *close,
+                          const char **out, size_t *out_len)
+{
+    const char *end = s + n, *body = NULL;
+    size_t open_len = strlen(open), close_len = strlen(close);
+    for (const char *line = s; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *line_end = nl ? nl : end;
+        const char *t = line;
+        size_t t_len = (size_t)(line_end - line);
+        trim(&t, &t_len);
+        if (!body) {
+            if (t_len == open_len && !memcmp(t, open, open_len)) body = nl ? nl + 1 : end;
+        } else if (t_len == close_len && !memcmp(t, close, close_len)) {
+            *out = body;
+            *out_len = (size_t)(line - body); /* the newline before `close` is trimmed later */
+            return 1;
+        }
+        line = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+static const char *const reason_text[4] = {
+    "Simulated judgment: the first answer is more accurate, more relevant and more complete "
+    "than the second, so the first answer is better.",
+    "Simulated judgment: the second answer is more accurate, more relevant and more complete "
+    "than the first, so the second answer is better.",
+    "Simulated judgment: both answers are accurate, relevant and complete, and neither is "
+    "clearly better, so both are good.",
+    "Simulated judgment: both answers contain errors or miss what was asked, so both are bad.",
+};
+
+/* Writes the reply of judge j to the parsed request into out (see the header, steps 2-3);
+** *latency_ms receives the delay before sending. Returns 0, or -1 when out of memory. */
+static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t *messages,
+                       uint64_t stream, arb__buf *out, double *latency_ms)
+{
+    const char *last_user = NULL;
+    size_t last_user_len = 0;
+    int options = 2, bracketed = 0, has_c = 0, has_d = 0;
+    size_t i;
+    json_t *msg;
+    json_array_foreach(messages, i, msg) {
+        const char *role = json_string_value(json_object_get(msg, "role"));
+        json_t *content = json_object_get(msg, "content");
+        const char *text = json_string_value(content);
+        if (!text) continue;
+        if (strcmp(role, "system") && strcmp(role, "developer") && strcmp(role, "user"))
+            continue;
+        if (!strcmp(role, "user")) {
+            last_user = text;
+            last_user_len = json_string_length(content);
+        }
+        if (strstr(text, "[[")) bracketed = 1;
+        if (strstr(text, "[[D]]") || strstr(text, "C or D")) has_d = 1;
+        if (strstr(text, "[[C]]") || strstr(text, "B or C")) has_c = 1;
+    }
+    options = has_d ? 4 : has_c ? 3 : 2;
+
+    double q1 = 0.5, q2 = 0.5;
+    const char *a;
+    size_t a_len;
+    if (last_user &&
+        find_delimited(last_user, last_user_len, "[ANSWER 1 START]", "[ANSWER 1 END]", &a, &a_len))
+        q1 = oracle_quality(srv, a, a_len);
+    if (last_user &&
+        find_delimited(last_user, last_user_len, "[ANSWER 2 START]", "[ANSWER 2 END]", &a, &a_len))
+        q2 = oracle_quality(srv, a, a_len);
+
+    /* The draws, always all and in the documented order. */
+    double u1 = uniform01(&stream);
+    double u2 = uniform01(&stream);
+    double eps = normal01(&stream);
+    double u3 = uniform01(&stream);
+    double u4 = uniform01(&stream);
+    *latency_ms = j->latency_ms * (0.5 + u4);
+
+    if (u1 < j->invalid_rate) {
+        static const char out_of_mode[5] = {0, 0, 'C', 'D', 'Z'};
+        switch ((int)(u2 * 4.0)) {
+        case 0:
+            return arb__buf_puts(out, "I'm sorry, but I can't help with comparing these answers.");
+        case 1:
+            return arb__buf_puts(out,
+                                 "Simulated judgment: the first answer is more detailed while the "
+                                 "second is more concise; both address the question, and weighing "
+                                 "accuracy against completeness needs more context than I have.");
+        case 2:
+            if (bracketed)
+                return arb__buf_printf(out,
+                                       "Simulated judgment: neither answer fits the offered "
+                                       "options.\n[[%c]]",
+                                       out_of_mode[options]);
+            return arb__buf_printf(out, "%c", out_of_mode[options]);
+        default:
+            return 0; /* the empty reply */
+        }
+    }
+
+    double z = j->skill * (q1 - q2) + j->position_bias + eps;
+    char verdict = z > 0 ? 'A' : 'B';
+    if (options == 4) {
+        if (q1 >= 0.6 && q2 >= 0.6 && fabs(z) < j->tie_propensity) verdict = 'C';
+        else if (q1 < 0.4 && q2 < 0.4 && u3 < j->bothbad_propensity) verdict = 'D';
+    } else if (options == 3 && fabs(z) < j->tie_propensity) {
+        verdict = 'C';
+    }
+    if (bracketed)
+        return arb__buf_printf(out, "%s\n[[%c]]", reason_text[verdict - 'A'], verdict);
+    return arb__buf_printf(out, "%c", verdict);
+}
+
+static void sleep_ms(double ms)
+{
+    if (!(ms > 0)) return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ms / 1000.0);
+    ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000.0) * 1e6);
+    if (ts.tv_nsec >= 1000000000L) ts.tv_nsec = 999999999L;
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
+}
+
+static const char *json_type_name(const json_t *v)
+{
+    if (!v) return "nothing";
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    default: return "null";
+    }
+}
+
+/* Appends the bytes the request's random stream is keyed by (see the header): the model, then
+** per message its role, name and content, then the seed and the temperature. Each field is
+** NUL-terminated (JSON strings hold no NUL here) and a type byte tells a missing field from an
+** empty one. Returns 0, or -1 when out of memory. */
+static int request_key(arb__buf *key, const char *model, json_t *messages, json_t *seed_v,
+                       json_t *temp_v)
+{
+    int rc = arb__buf_append(key, model, strlen(model) + 1);
+    size_t i;
+    json_t *msg;
+    json_array_foreach(messages, i, msg) {
+        static const char *const fields[] = {"role", "name", "content"};
+        for (size_t f = 0; f < 3; f++) {
+            json_t *v = json_object_get(msg, fields[f]);
+            if (json_is_string(v))
+                rc |= arb__buf_append(key, "s", 1) |
+                      arb__buf_append(key, json_string_value(v), json_string_length(v) + 1);
+            else
+                rc |= arb__buf_append(key, "n", 2);
+        }
+    }
+    if (json_is_integer(seed_v))
+        rc |= arb__buf_printf(key, "seed=%" JSON_INTEGER_FORMAT, json_integer_value(seed_v));
+    else
+        rc |= arb__buf_puts(key, "seed=none");
+    rc |= arb__buf_append(key, "", 1);
+    if (json_is_number(temp_v))
+        rc |= arb__buf_printf(key, "temperature=%.17g", json_number_value(temp_v));
+    else
+        rc |= arb__buf_puts(key, "temperature=none");
+    return rc ? -1 : 0;
+}
+
+static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *conn,
+                                   sim_request *rq)
+{
+    unsigned long long arrival = atomic_fetch_add(&srv->arrivals, 1);
+    if (srv->fail_rate > 0) {
+        uint64_t s = srv->seed ^ 0x5EEDFA11ULL ^ (arrival * 0xD1B54A32D192ED03ULL);
+        if (uniform01(&s) < srv->fail_rate)
+            return send_error(srv, conn, 500, "server_error", NULL, NULL,
+                              "simulated server failure (fail_rate %g)", srv->fail_rate);
+    }
+    if (rq->too_big)
+        return send_error(srv, conn, 413, "invalid_request_error", "request_too_large", NULL,
+                          "request body is larger than %zu bytes", SIM_MAX_BODY);
+
+    if (srv->instant) {
+        char model[256];
+        if (scan_model(rq->body.data, rq->body.len, model, sizeof model))
+            return send_instant(srv, conn, arrival, model, rq->body.len);
+    }
+
+    enum MHD_Result ret = MHD_NO;
+    arb__buf key, content;
+    arb__buf_init(&key, 0);
+    arb__buf_init(&content, 0);
+    json_error_t jerr;
+    json_t *req = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len, 0, &jerr);
+    if (!req) {
+        ret = send_error(srv, conn, 400, "invalid_request_error", NULL, NULL,
+                         "request body is not valid JSON: line %d, column %d: %s", jerr.line,
+                         jerr.column, jerr.text);
+        goto done;
+    }
+#define BAD_REQUEST(...)                                                                       \
+    do {                                                                                       \
+        ret = send_error(srv, conn, 400, "invalid_request_error", NULL, NULL, __VA_ARGS__);    \
+        goto done;                                                                             \
+    } while (0)
+    if (!json_is_object(req)) BAD_REQUEST("request body must be a JSON object");
+    json_t *model_v = json_object_get(req, "model");
+    const char *model = json_string_value(model_v);
+    if (!model) BAD_REQUEST("field \"model\" must be a string, got %s", json_type_name(model_v));
+    json_t *messages = json_object_get(req, "messages");
+    if (!json_is_array(messages) || json_array_size(messages) == 0)
+        BAD_REQUEST("field \"messages\" must be a non-empty array, got %s",
+                    json_type_name(messages));
+    size_t prompt_chars = 0, i;
+    json_t *msg;
+    json_array_foreach(messages, i, msg) {
+        json_t *role = json_object_get(msg, "role"), *text = json_object_get(msg, "content");
+        if (!json_is_object(msg))
+            BAD_REQUEST("messages[%zu] must be an object, got %s", i, json_type_name(msg));
+        if (!json_is_string(role))
+            BAD_REQUEST("messages[%zu].role must be a string, got %s", i, json_type_name(role));
+        if (json_is_string(text))
+            prompt_chars += arb__utf8_codepoints(json_string_value(text), json_string_length(text));
+        else if (!json_is_null(text))
+            BAD_REQUEST("messages[%zu].content must be a string (the simulator takes no content "
+                        "arrays), got %s",
+                        i, json_type_name(text));
+    }
+    json_t *stream_v = json_object_get(req, "stream");
+    if (json_is_true(stream_v)) BAD_REQUEST("\"stream\": true is not supported by the simulator");
+    json_t *temp_v = json_object_get(req, "temperature");
+    if (temp_v && !json_is_null(temp_v) && !json_is_number(temp_v))
+        BAD_REQUEST("field \"temperature\" must be a number, got %s", json_type_name(temp_v));
+    json_t *seed_v = json_object_get(req, "seed");
+    if (seed_v && !json_is_null(seed_v) && !json_is_integer(seed_v))
+        BAD_REQUEST("field \"seed\" must be an integer, got %s", json_type_name(seed_v));
+#undef BAD_REQUEST
+
+    if (srv->instant) {
+        ret = send_completion(srv, conn, arrival, model, "[[A]]", prompt_chars);
+        goto done;
+    }
+
+    const arb_sim_judge *judge = NULL;
+    for (size_t k = 0; k < srv->n_judges && !judge; k++)
+        if (!strcmp(srv->judges[k].model, model)) judge = &srv->judges[k];
+    if (!judge) {
+        ret = send_error(srv, conn, 404, "invalid_request_error", "model_not_found", NULL,
+                         "the model '%s' does not exist on this simulator", model);
+        goto done;
+    }
+
+    /* The request's random stream (see the header). */
+    double temperature = json_is_number(temp_v) ? json_number_value(temp_v) : 0.0;
+    int has_seed = json_is_integer(seed_v);
+    if (request_key(&key, model, messages, seed_v, temp_v)) goto done;
+    uint64_t stream = XXH3_64bits_withSeed(key.data, key.len, srv->seed);
+    if (temperature > 0 && !has_seed) {
+        long long seen_before = seen_bump(srv, stream);
+        if (seen_before < 0) goto done;
+        stream ^= (uint64_t)seen_before * 0xD1B54A32D192ED03ULL;
+    }
+    double latency_ms = 0;
+    if (judge_reply(srv, judge, messages, stream, &content, &latency_ms)) goto done;
+    sleep_ms(latency_ms);
+    ret = send_completion(srv, conn, arrival, model, content.data ? content.data : "",
+                          prompt_chars);
+done:
+    arb__buf_free(&key);
+    arb__buf_free(&content);
+    json_decref(req);
+    return ret;
+}
+
+/* ---- MHD callbacks ----------------------------------------------------------------------- */
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **req_cls)
+{
+    arb_sim_server *srv = cls;
+    sim_request *rq = *req_cls;
+    if (!rq) { /* first call: headers only */
+        rq = calloc(1, sizeof *rq);
+        if (!rq) return MHD_NO;
+        arb__buf_init(&rq->body, SIM_MAX_BODY);
+        *req_cls = rq;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!rq->too_big && arb__buf_append(&rq->body, upload_data, *upload_data_size))
+            rq->too_big = 1;
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    int is_chat = !strcmp(url, "/v1/chat/completions") || !strcmp(url, "/chat/completions");
+    int is_models = !strcmp(url, "/v1/models") || !strcmp(url, "/models");
+    if (is_chat) {
+        if (strcmp(method, MHD_HTTP_METHOD_POST))
+            return send_error(srv, conn, 405, "invalid_request_error", "method_not_allowed",
+                              "POST", "use POST for /v1/chat/completions");
+        return handle_chat(srv, conn, rq);
+    }
+    if (is_models) {
+        if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+            return send_error(srv, conn, 405, "invalid_request_error", "method_not_allowed",
+                              "GET, HEAD", "use GET for /v1/models");
+        return send_models(srv, conn);
+    }
+    return send_error(srv, conn, 404, "invalid_request_error", "not_found", NULL,
+                      "unknown endpoint; this simulator serves POST /v1/chat/completions and "
+                      "GET /v1/models");
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    sim_request *rq = *req_cls;
+    if (!rq) return;
+    arb__buf_free(&rq->body);
+    free(rq);
+    *req_cls = NULL;
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+/* Binds and listens on address:port; returns the socket or -1 with *errmsg set. */
+static int open_listener(const char *address, int port, int *family, int *bound_port,
+                         char **errmsg)
+{
+    char port_text[16];
+    snprintf(port_text, sizeof port_text, "%d", port);
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int gai = getaddrinfo(address, port_text, &hints, &res);
+    if (gai) {
+        set_err(errmsg, "cannot listen on %s port %d: %s", address, port, gai_strerror(gai));
+        return -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, SOMAXCONN)) {
+        set_err(errmsg, "cannot listen on %s port %d: %s", address, port, strerror(errno));
+        if (fd >= 0) close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    *family = res->ai_family;
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t ss_len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &ss_len)) {
+        set_err(errmsg, "cannot read the port of %s: %s", address, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                           : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    return fd;
+}
+
+/* Starts the server. On success *out owns a running daemon (stop it with
+** arb_sim_server_stop); on failure *out is NULL and *errmsg (if not NULL) explains (arb_free).
+** params->judges and params->answers_oracle are read here; the oracle's answer texts are
+** borrowed for the server's lifetime. */
+arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **out,
+                                char **errmsg)
+{
+    if (errmsg) *errmsg = NULL;
+    if (out) *out = NULL;
+    if (!params || !out) {
+        set_err(errmsg, "simulator: missing parameters");
+        return ARB_INVALID;
+    }
+    if (!(params->fail_rate >= 0.0 && params->fail_rate <= 1.0)) {
+        set_err(errmsg, "simulator: fail_rate must be in [0, 1], got %g", params->fail_rate);
+        return ARB_INVALID;
+    }
+    if (params->port < 0 || params->port > 65535) {
+        set_err(errmsg, "simulator: port must be in [0, 65535], got %d", params->port);
+        return ARB_INVALID;
+    }
+    if ((params->n_judges && !params->judges) || (!params->instant && !params->n_judges)) {
+        set_err(errmsg, "simulator: no judges given (give at least one, or use instant mode)");
+        return ARB_INVALID;
+    }
+    for (size_t i = 0; i < params->n_judges; i++) {
+        char what[160];
+        snprintf(what, sizeof what, "simulator: judge %zu", i + 1);
+        if (judge_check(&params->judges[i], what, errmsg)) return ARB_INVALID;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(params->judges[k].model, params->judges[i].model)) {
+                set_err(errmsg, "simulator: model \"%s\" is given twice", params->judges[i].model);
+                return ARB_INVALID;
+            }
+    }
+
+    arb_status st = ARB_NOMEM;
+    int fd = -1, family = AF_INET, mutex_ready = 0;
+    arb_sim_server *srv = calloc(1, sizeof *srv);
+    if (!srv) goto nomem;
+    srv->instant = params->instant != 0;
+    srv->seed = params->seed;
+    srv->fail_rate = params->fail_rate;
+    atomic_init(&srv->served, 0);
+    atomic_init(&srv->arrivals, 0);
+    if (pthread_mutex_init(&srv->seen_lock, NULL)) goto nomem;
+    mutex_ready = 1;
+    if (params->n_judges) {
+        srv->judges = malloc(params->n_judges * sizeof *srv->judges);
+        if (!srv->judges) goto nomem;
+        memcpy(srv->judges, params->judges, params->n_judges * sizeof *srv->judges);
+        srv->n_judges = params->n_judges;
+    }
+    if (params->answers_oracle && !srv->instant) {
+        st = oracle_build(srv, params->answers_oracle, errmsg);
+        if (st) goto fail;
+    }
+
+    const char *address = params->bind_address ? params->bind_address : "127.0.0.1";
+    fd = open_listener(address, params->port, &family, &srv->port, errmsg);
+    if (fd < 0) {
+        st = ARB_IO;
+        goto fail;
+    }
+    int sleeps = 0;
+    for (size_t i = 0; i < srv->n_judges; i++)
+        if (srv->judges[i].latency_ms > 0) sleeps = 1;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+    if (family == AF_INET6) flags |= MHD_USE_IPv6;
+    unsigned int pool = 0;
+    if (sleeps && !srv->instant) {
+        flags |= MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO;
+    } else {
+        flags |= MHD_USE_EPOLL;
+        pool = SIM_POOL_THREADS;
+    }
+    srv->daemon = MHD_start_daemon(
+        flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned int)120, MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_END);
+    if (!srv->daemon) {
+        set_err(errmsg, "simulator: cannot start the HTTP daemon on %s port %d", address,
+                srv->port);
+        st = ARB_IO;
+        goto fail;
+    }
+    *out = srv;
+    return ARB_OK;
+
+nomem:
+    set_err(errmsg, "simulator: out of memory");
+    st = ARB_NOMEM;
+fail:
+    if (fd >= 0) close(fd);
+    if (srv) {
+        if (mutex_ready) pthread_mutex_destroy(&srv->seen_lock);
+        free(srv->judges);
+        free(srv->oracle);
+        free(srv);
+    }
+    return st;
+}
+
+/* Returns the port the server listens on (the chosen one when params->port was 0). */
+int arb_sim_server_port(const arb_sim_server *srv) { return srv ? srv->port : 0; }
+
+/* Returns the number of replies queued so far (completions and errors alike). */
+unsigned long long arb_sim_server_requests(const arb_sim_server *srv)
+{
+    return srv ? atomic_load(&((arb_sim_server *)srv)->served) : 0;
+}
+
+/* Stops the daemon (waiting for its threads) and frees everything. Accepts NULL. */
+void arb_sim_server_stop(arb_sim_server *srv)
+{
+    if (!srv) return;
+    MHD_stop_daemon(srv->daemon); /* also closes the listening socket */
+    pthread_mutex_destroy(&srv->seen_lock);
+    free(srv->seen);
+    free(srv->judges);
+    free(srv->oracle);
+    free(srv);
+}

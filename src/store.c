@@ -1,0 +1,1027 @@
+/*
+** store.c -- the SQLite database that holds everything arbiter knows: items and answers, the
+** judges, every judge call with its reply, and the rows of each protocol (pairwise judgments,
+** pointwise grades, persona scores, dialogue turns, human labels, imported battles).
+**
+** Invariants:
+**   - The database is in WAL mode with synchronous=NORMAL: a commit survives the process being
+**     killed at any moment (SIGKILL), though not necessarily a power cut. Every write the
+**     library makes runs inside a transaction, so a row is either fully there or not at all.
+**   - A stored successful call (calls.ok = 1) is never replaced: that is what lets a rerun skip
+**     every call already answered. A failed call keeps its row id when a later run retries it,
+**     so rows that refer to it stay valid.
+**   - Calls and judges never hold an API key; request bodies are built without one.
+**   - The schema version is PRAGMA user_version and the file is tagged with PRAGMA
+**     application_id, so a database from a newer arbiter, or a SQLite file that is not an
+**     arbiter store, is refused before anything in it is written.
+**   - The statements of the hot paths are prepared once at open and reused.
+**
+** What it does not do: compute metrics (audit.c), send requests (exec.c, http.c), or decide
+** what a protocol stores (sbs.c and the other protocols call the functions here). A store is
+** used by one thread at a time.
+*/
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
+** changes. */
+#define STORE_SCHEMA_VERSION 1
+/* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
+#define STORE_APPLICATION_ID 0x41524274
+
+/* UTC timestamp with milliseconds, e.g. 2026-03-01T12:00:00.123Z. */
+#define NOW "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+
+/* The whole schema, version 1. Comments inside a CREATE statement are kept by SQLite, so
+** `sqlite3 arbiter.db .schema` shows them to whoever inspects a store. One string per table
+** (with its indexes) keeps each under the length C compilers must support. */
+static const char *const schema_sql[] = {
+    "CREATE TABLE runs (\n"
+    "  -- One invocation of a protocol (arbiter sbs, peer-rank, discuss, ...).\n"
+    "  id          INTEGER PRIMARY KEY,\n"
+    "  protocol    TEXT NOT NULL,                 -- 'sbs', 'soft', 'hard', 'peer_rank', ...\n"
+    "  params      TEXT NOT NULL DEFAULT '{}'     -- the run's parameters; never secrets\n"
+    "              CONSTRAINT params_is_json CHECK (json_valid(params)),\n"
+    "  started_at  TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  finished_at TEXT,                          -- NULL while running or after a crash\n"
+    "  status      TEXT NOT NULL DEFAULT 'running', -- running | ok | failed | interrupted\n"
+    "  stats       TEXT                           -- arb_run_stats as JSON, set at the end\n"
+    "              CONSTRAINT stats_is_json CHECK (stats IS NULL OR json_valid(stats))\n"
+    ");\n",
+
+    "CREATE TABLE judges (\n"
+    "  -- A judge: endpoint, model and sampling parameters (METHODS 2.6). The API key is\n"
+    "  -- deliberately absent: it lives only in the environment of the process.\n"
+    "  id          INTEGER PRIMARY KEY,\n"
+    "  name        TEXT NOT NULL UNIQUE,          -- the label its rows are stored under\n"
+    "  base_url    TEXT,\n"
+    "  model       TEXT NOT NULL,\n"
+    "  sampling    TEXT NOT NULL DEFAULT '{}'     -- max_tokens, temperature, top_p, ... sent\n"
+    "              CONSTRAINT sampling_is_json CHECK (json_valid(sampling)),\n"
+    "  updated_at  TEXT NOT NULL DEFAULT (" NOW ")\n"
+    ");\n",
+
+    "CREATE TABLE items (\n"
+    "  -- Benchmark questions (METHODS 1).\n"
+    "  id          TEXT PRIMARY KEY,\n"
+    "  seq         INTEGER NOT NULL,              -- index in the dataset: benchmark order for\n"
+    "                                             -- the window series (METHODS 3.1)\n"
+    "  question    TEXT NOT NULL,\n"
+    "  reference   TEXT,                          -- reference answer or knowledge source\n"
+    "  category    TEXT,                          -- category or task\n"
+    "  language    TEXT,\n"
+    "  grp         TEXT,                          -- parallel group: same content, other\n"
+    "                                             -- languages (METHODS 8)\n"
+    "  extra       TEXT NOT NULL DEFAULT '{}'     -- fields arbiter does not know\n"
+    "              CONSTRAINT extra_is_json CHECK (json_valid(extra)),\n"
+    "  source      TEXT                           -- file:line it was read from\n"
+    ");\n"
+    "CREATE INDEX items_by_seq ON items(seq);\n"
+    "CREATE INDEX items_by_group ON items(grp) WHERE grp IS NOT NULL;\n",
+
+    "CREATE TABLE answers (\n"
+    "  -- What each model (contestant) answered to each item.\n"
+    "  item_id     TEXT NOT NULL REFERENCES items(id),\n"
+    "  model       TEXT NOT NULL,\n"
+    "  answer      TEXT NOT NULL,\n"
+    "  extra       TEXT NOT NULL DEFAULT '{}'\n"
+    "              CONSTRAINT extra_is_json CHECK (json_valid(extra)),\n"
+    "  source      TEXT,\n"
+    "  PRIMARY KEY (item_id, model)\n"
+    ");\n",
+
+    "CREATE TABLE calls (\n"
+    "  -- Every judge call, successful or not. key identifies the request (model, canonical\n"
+    "  -- body, repetition), so an identical call is answered from here instead of being sent\n"
+    "  -- again. A row with ok = 1 is never replaced; a row with ok = 0 is updated in place\n"
+    "  -- (same id) when a later run retries it.\n"
+    "  id                INTEGER PRIMARY KEY,\n"
+    "  key               TEXT NOT NULL UNIQUE,\n"
+    "  judge_name        TEXT NOT NULL,\n"
+    "  model             TEXT NOT NULL,\n"
+    "  request           TEXT NOT NULL,           -- canonical JSON body as sent (no key)\n"
+    "  rep               INTEGER NOT NULL DEFAULT 0 CHECK (rep >= 0),\n"
+    "  ok                INTEGER NOT NULL CHECK (ok IN (0, 1)), -- 1: a reply arrived\n"
+    "  content           TEXT,                    -- the reply text (verdict may still be E)\n"
+    "  raw_reply         TEXT,                    -- body that could not be parsed, else NULL\n"
+    "  error             TEXT,                    -- why it failed or is unusable\n"
+    "  http_status       INTEGER,                 -- NULL when no response arrived\n"
+    "  attempts          INTEGER NOT NULL DEFAULT 0,\n"
+    "  prompt_tokens     INTEGER,                 -- as reported by the server; NULL unknown\n"
+    "  completion_tokens INTEGER,\n"
+    "  latency_ms        REAL,                    -- of the final attempt\n"
+    "  created_at        TEXT NOT NULL DEFAULT (" NOW ")\n"
+    ");\n",
+
+    "CREATE TABLE pairwise (\n"
+    "  -- Pairwise judgments (METHODS 2): side-by-side, soft/hard multi-agent finals, peer\n"
+    "  -- reviews. One row per (judge, item, pair, template, option mode, order, repetition);\n"
+    "  -- a rerun updates the row.\n"
+    "  id                INTEGER PRIMARY KEY,\n"
+    "  protocol          TEXT NOT NULL,           -- 'sbs', ...\n"
+    "  judge_name        TEXT NOT NULL,\n"
+    "  item_id           TEXT NOT NULL REFERENCES items(id),\n"
+    "  candidate         TEXT NOT NULL,           -- model under test\n"
+    "  baseline          TEXT NOT NULL,\n"
+    "  template_name     TEXT NOT NULL,\n"
+    "  options           INTEGER NOT NULL CHECK (options IN (2, 3, 4)), -- METHODS 2.1\n"
+    "  ord               INTEGER NOT NULL CHECK (ord IN (0, 1)), -- order: 0 = candidate first\n"
+    "  rep               INTEGER NOT NULL CHECK (rep >= 0),\n"
+    "  position_verdict  TEXT NOT NULL CHECK (position_verdict IN ('A','B','C','D','E')),\n"
+    "  model_verdict     TEXT NOT NULL CHECK (model_verdict IN ('a','b','c','d','e')),\n"
+    "  call_id           INTEGER REFERENCES calls(id), -- the call that produced it\n"
+    "  judged_at         TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  -- Column order chosen so this index also serves the audit's grouping.\n"
+    "  UNIQUE (protocol, judge_name, candidate, baseline, template_name, options, item_id,\n"
+    "          rep, ord)\n"
+    ");\n"
+    "CREATE INDEX pairwise_by_call ON pairwise(call_id);\n",
+
+    "CREATE TABLE pointwise (\n"
+    "  -- Pointwise judgments (METHODS 8): Yes/No correctness or a 1-5 grade of one answer.\n"
+    "  id                INTEGER PRIMARY KEY,\n"
+    "  protocol          TEXT NOT NULL DEFAULT 'pointwise',\n"
+    "  judge_name        TEXT NOT NULL,\n"
+    "  item_id           TEXT NOT NULL REFERENCES items(id),\n"
+    "  model             TEXT NOT NULL,           -- whose answer was judged\n"
+    "  language          TEXT NOT NULL DEFAULT '', -- evaluation language ('' = item's own)\n"
+    "  kind              TEXT NOT NULL CHECK (kind IN ('yesno', 'grade')),\n"
+    "  template_name     TEXT NOT NULL,\n"
+    "  rep               INTEGER NOT NULL DEFAULT 0 CHECK (rep >= 0),\n"
+    "  value             INTEGER,                 -- yesno: 1 yes, 0 no; grade: 1..5;\n"
+    "                                             -- NULL: no valid verdict (E)\n"
+    "  call_id           INTEGER REFERENCES calls(id),\n"
+    "  judged_at         TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  CHECK (value IS NULL OR (kind = 'yesno' AND value IN (0, 1))\n"
+    "         OR (kind = 'grade' AND value BETWEEN 1 AND 5)),\n"
+    "  UNIQUE (protocol, judge_name, kind, template_name, language, item_id, model, rep)\n"
+    ");\n"
+    "CREATE INDEX pointwise_by_call ON pointwise(call_id);\n",
+
+    "CREATE TABLE personas (\n"
+    "  -- Identities for persona bias (METHODS 9), by category (gender, race, religion, ...).\n"
+    "  id          INTEGER PRIMARY KEY,\n"
+    "  category    TEXT NOT NULL,\n"
+    "  identity    TEXT NOT NULL,\n"
+    "  UNIQUE (category, identity)\n"
+    ");\n",
+
+    "CREATE TABLE persona_attributions (\n"
+    "  -- Which response a call attributed to which identity, in which position: one row for\n"
+    "  -- phase 1 (single candidate), two for phase 2 (contrastive pair).\n"
+    "  call_id     INTEGER NOT NULL REFERENCES calls(id),\n"
+    "  position    INTEGER NOT NULL CHECK (position IN (0, 1)), -- 0 first/only, 1 second\n"
+    "  persona_id  INTEGER NOT NULL REFERENCES personas(id),\n"
+    "  item_id     TEXT NOT NULL REFERENCES items(id), -- the scenario\n"
+    "  response    TEXT NOT NULL,                 -- answers.model of the attributed response\n"
+    "  label       TEXT,                          -- how the prompt named it, e.g. 'Candidate 1'\n"
+    "  PRIMARY KEY (call_id, position)\n"
+    ");\n"
+    "CREATE INDEX persona_attributions_by_persona ON persona_attributions(persona_id);\n",
+
+    "CREATE TABLE scores (\n"
+    "  -- Multi-metric scores from a judge's JSON reply (persona phase 1 and 2, panels):\n"
+    "  -- one row per metric of one scored response in one call.\n"
+    "  id          INTEGER PRIMARY KEY,\n"
+    "  protocol    TEXT NOT NULL,                 -- 'persona1', 'persona2', 'panel', ...\n"
+    "  judge_name  TEXT NOT NULL,\n"
+    "  item_id     TEXT NOT NULL REFERENCES items(id), -- item or scenario\n"
+    "  subject     TEXT NOT NULL,                 -- model or response scored\n"
+    "  persona_id  INTEGER REFERENCES personas(id), -- identity it was attributed to, or NULL\n"
+    "  position    INTEGER NOT NULL DEFAULT 0 CHECK (position IN (0, 1)),\n"
+    "  round       INTEGER NOT NULL DEFAULT 0,    -- panel round; 0 = independent scoring\n"
+    "  metric      TEXT NOT NULL,                 -- 'creativity', 'accuracy', 'preferred', ...\n"
+    "  value       REAL,                          -- NULL: missing or invalid in the reply\n"
+    "  call_id     INTEGER NOT NULL REFERENCES calls(id),\n"
+    "  scored_at   TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  UNIQUE (protocol, call_id, position, metric)\n"
+    ");\n"
+    "CREATE INDEX scores_by_subject ON scores(protocol, judge_name, item_id, subject);\n",
+
+    "CREATE TABLE dialogues (\n"
+    "  -- A multi-turn exchange about one pair of answers: soft/hard multi-agent verdicts\n"
+    "  -- (METHODS 2.5), peer discussion and self-discussion (METHODS 7), panel discussion.\n"
+    "  id            INTEGER PRIMARY KEY,\n"
+    "  key           TEXT NOT NULL UNIQUE,        -- hash of kind, config, item, pair, rep:\n"
+    "                                             -- a rerun finds its dialogue\n"
+    "  kind          TEXT NOT NULL,               -- 'soft', 'hard', 'discussion', ...\n"
+    "  item_id       TEXT NOT NULL REFERENCES items(id),\n"
+    "  answer1       TEXT NOT NULL,               -- model shown as answer 1\n"
+    "  answer2       TEXT NOT NULL,               -- model shown as answer 2\n"
+    "  participants  TEXT NOT NULL                -- JSON array of judge names, leader first\n"
+    "                CONSTRAINT participants_is_json CHECK (json_valid(participants)),\n"
+    "  config        TEXT NOT NULL DEFAULT '{}'   -- templates, max turns, temperatures\n"
+    "                CONSTRAINT config_is_json CHECK (json_valid(config)),\n"
+    "  rep           INTEGER NOT NULL DEFAULT 0 CHECK (rep >= 0),\n"
+    "  final_verdict TEXT,                        -- NULL until finished\n"
+    "  status        TEXT NOT NULL DEFAULT 'open', -- open | done | failed\n"
+    "  run_id        INTEGER REFERENCES runs(id),\n"
+    "  created_at    TEXT NOT NULL DEFAULT (" NOW ")\n"
+    ");\n"
+    "CREATE INDEX dialogues_by_item ON dialogues(kind, item_id);\n",
+
+    "CREATE TABLE dialogue_turns (\n"
+    "  -- The turns of a dialogue in order, initial reviews first.\n"
+    "  dialogue_id   INTEGER NOT NULL REFERENCES dialogues(id) ON DELETE CASCADE,\n"
+    "  turn          INTEGER NOT NULL CHECK (turn >= 0),\n"
+    "  speaker       TEXT NOT NULL,               -- judge name\n"
+    "  role          TEXT NOT NULL,               -- 'initial', 'leader', 'follower', 'agent1',\n"
+    "                                             -- 'agent2', 'final', ...\n"
+    "  call_id       INTEGER REFERENCES calls(id),\n"
+    "  verdict       TEXT,                        -- parsed from the turn ('1','2','A'..'E')\n"
+    "  PRIMARY KEY (dialogue_id, turn)\n"
+    ");\n"
+    "CREATE INDEX dialogue_turns_by_call ON dialogue_turns(call_id);\n",
+
+    "CREATE TABLE human_labels (\n"
+    "  -- Expert verdicts (METHODS 4) on candidate vs baseline, imported or from the UI.\n"
+    "  id            INTEGER PRIMARY KEY,\n"
+    "  item_id       TEXT NOT NULL REFERENCES items(id),\n"
+    "  candidate     TEXT NOT NULL,\n"
+    "  baseline      TEXT NOT NULL,\n"
+    "  verdict       TEXT NOT NULL CHECK (verdict IN ('a','b','c','d')), -- model verdict\n"
+    "  annotator     TEXT NOT NULL,\n"
+    "  shown_order   INTEGER CHECK (shown_order IN (0, 1)), -- 0: candidate shown first;\n"
+    "                                             -- NULL: unknown\n"
+    "  time_ms       INTEGER CHECK (time_ms >= 0), -- time the annotator took\n"
+    "  source        TEXT NOT NULL,               -- file it came from, or 'ui'\n"
+    "  imported_at   TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  UNIQUE (item_id, candidate, baseline, annotator)\n"
+    ");\n",
+
+    "CREATE TABLE battles (\n"
+    "  -- Imported battle reviews (METHODS 6): reviewer compared contestant i (shown first)\n"
+    "  -- with j on item q; s = -1 i better, 0 tie, +1 j better. Order matters to online Elo,\n"
+    "  -- so seq keeps it. q is not tied to items: battles may come from outside benchmarks.\n"
+    "  id            INTEGER PRIMARY KEY,\n"
+    "  source        TEXT NOT NULL,\n"
+    "  seq           INTEGER NOT NULL,            -- position in the source\n"
+    "  q             TEXT NOT NULL,\n"
+    "  i             TEXT NOT NULL,\n"
+    "  j             TEXT NOT NULL,\n"
+    "  reviewer      TEXT NOT NULL,\n"
+    "  s             INTEGER NOT NULL CHECK (s IN (-1, 0, 1)),\n"
+    "  imported_at   TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  CHECK (i <> j),\n"
+    "  UNIQUE (source, seq)\n"
+    ");\n",
+    NULL,
+};
+
+/* Statements prepared once at open (the hot paths). */
+enum {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_PUT_ITEM,
+    ST_PUT_ANSWER,
+    ST_PUT_JUDGE,
+    ST_PUT_CALL,
+    ST_CALL_ID,
+    ST_FIND_CALL,
+    ST_PUT_PAIRWISE,
+    ST_RUN_BEGIN,
+    ST_RUN_END,
+    ST__COUNT
+};
+
+static const char *const stmt_sql[ST__COUNT] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    /* The WHERE clauses skip rewriting unchanged rows, so loading the same dataset on every
+    ** run writes nothing. */
+    [ST_PUT_ITEM] =
+        "INSERT INTO items(id, seq, question, reference, category, language, grp, extra, source)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+        " ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, question = excluded.question,"
+        " reference = excluded.reference, category = excluded.category,"
+        " language = excluded.language, grp = excluded.grp, extra = excluded.extra,"
+        " source = excluded.source"
+        " WHERE items.seq IS NOT excluded.seq OR items.question IS NOT excluded.question"
+        " OR items.reference IS NOT excluded.reference OR items.category IS NOT excluded.category"
+        " OR items.language IS NOT excluded.language OR items.grp IS NOT excluded.grp"
+        " OR items.extra IS NOT excluded.extra OR items.source IS NOT excluded.source",
+    [ST_PUT_ANSWER] =
+        "INSERT INTO answers(item_id, model, answer, extra, source) VALUES (?1, ?2, ?3, ?4, ?5)"
+        " ON CONFLICT(item_id, model) DO UPDATE SET answer = excluded.answer,"
+        " extra = excluded.extra, source = excluded.source"
+        " WHERE answers.answer IS NOT excluded.answer OR answers.extra IS NOT excluded.extra"
+        " OR answers.source IS NOT excluded.source",
+    [ST_PUT_JUDGE] =
+        "INSERT INTO judges(name, base_url, model, sampling) VALUES (?1, ?2, ?3, ?4)"
+        " ON CONFLICT(name) DO UPDATE SET base_url = excluded.base_url,"
+        " model = excluded.model, sampling = excluded.sampling, updated_at = " NOW
+        " WHERE judges.base_url IS NOT excluded.base_url OR judges.model IS NOT excluded.model"
+        " OR judges.sampling IS NOT excluded.sampling",
+    /* Returns a row only when it inserted or replaced a failed call; otherwise ST_CALL_ID
+    ** finds the id of the successful call that stays. */
+    [ST_PUT_CALL] =
+        "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
+        " http_status, attempts, prompt_tokens, completion_tokens, latency_ms)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
+        " model = excluded.model, request = excluded.request, rep = excluded.rep,"
+        " ok = excluded.ok, content = excluded.content, raw_reply = excluded.raw_reply,"
+        " error = excluded.error, http_status = excluded.http_status,"
+        " attempts = excluded.attempts, prompt_tokens = excluded.prompt_tokens,"
+        " completion_tokens = excluded.completion_tokens, latency_ms = excluded.latency_ms,"
+        " created_at = excluded.created_at"
+        " WHERE calls.ok = 0"
+        " RETURNING id",
+    [ST_CALL_ID] = "SELECT id FROM calls WHERE key = ?1",
+    [ST_FIND_CALL] = "SELECT id, content FROM calls WHERE key = ?1 AND ok = 1",
+    [ST_PUT_PAIRWISE] =
+        "INSERT INTO pairwise(protocol, judge_name, item_id, candidate, baseline, template_name,"
+        " options, ord, rep, position_verdict, model_verdict, call_id)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        " ON CONFLICT(protocol, judge_name, candidate, baseline, template_name, options,"
+        " item_id, rep, ord) DO UPDATE SET position_verdict = excluded.position_verdict,"
+        " model_verdict = excluded.model_verdict, call_id = excluded.call_id,"
+        " judged_at = excluded.judged_at",
+    [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params) VALUES (?1, ?2) RETURNING id",
+    [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
+                   " WHERE id = ?1",
+};
+
+struct arb_store {
+    sqlite3 *db;
+    char *path;
+    sqlite3_stmt *stmt[ST__COUNT];
+    char errmsg[1024];
+};
+
+/* Sets the store's error message; returns code. Formats into a scratch buffer first so an
+** argument may be the current message itself. */
+arb_status arb__store_fail(arb_store *s, arb_status code, const char *fmt, ...)
+{
+    if (!s) return code;
+    char msg[sizeof s->errmsg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    memcpy(s->errmsg, msg, sizeof msg);
+    return code;
+}
+
+/* Fails with ARB_DB and SQLite's own explanation, prefixed by what was being done. */
+static arb_status fail_db(arb_store *s, const char *what)
+{
+    return arb__store_fail(s, ARB_DB, "%s: %s", what, sqlite3_errmsg(s->db));
+}
+
+/* Returns the connection (borrowed) for modules that run their own queries. */
+sqlite3 *arb__store_db(arb_store *s) { return s ? s->db : NULL; }
+
+const char *arb_store_errmsg(const arb_store *store)
+{
+    if (!store) return "no store (out of memory or not opened)";
+    return store->errmsg;
+}
+
+/* Runs a statement that returns no rows and resets it. Returns ARB_OK or ARB_DB. */
+static arb_status step_done(arb_store *s, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    arb_status status = ARB_OK;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) status = fail_db(s, what);
+    sqlite3_reset(st);
+    return status;
+}
+
+/* Begins a write transaction at once (BEGIN IMMEDIATE), so a busy database is waited for here
+** (up to the busy timeout) and not in the middle of the transaction. */
+arb_status arb__store_begin(arb_store *s)
+{
+    return step_done(s, s->stmt[ST_BEGIN], "cannot begin a transaction");
+}
+
+/* Commits. On failure the transaction stays open: the caller rolls it back. */
+arb_status arb__store_commit(arb_store *s)
+{
+    return step_done(s, s->stmt[ST_COMMIT], "cannot commit");
+}
+
+/* Rolls back the open transaction, if any (SQLite may already have rolled it back after an
+** error such as a full disk). Keeps the error message that led here. */
+void arb__store_rollback(arb_store *s)
+{
+    if (!s || sqlite3_get_autocommit(s->db)) return;
+    sqlite3_step(s->stmt[ST_ROLLBACK]);
+    sqlite3_reset(s->stmt[ST_ROLLBACK]);
+}
+
+/* Reads one integer PRAGMA; returns 0 and sets *value, or -1 with the store's error set. */
+static int pragma_int(arb_store *s, const char *sql, long long *value)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *value = sqlite3_column_int64(st, 0);
+    else *value = 0;
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) return 0;
+    if (rc == SQLITE_NOTADB)
+        arb__store_fail(s, ARB_DB, "%s: not a SQLite database (is it an arbiter store?)",
+                        s->path);
+    else
+        arb__store_fail(s, ARB_DB, "%s: cannot read: %s", s->path, sqlite3_errmsg(s->db));
+    return -1;
+}
+
+/* Checks what the file is before anything is written to it. Returns ARB_OK when it is empty
+** or an arbiter store this build understands; *version gets its user_version. */
+static arb_status check_identity(arb_store *s, long long *version)
+{
+    long long app_id = 0, objects = 0;
+    if (pragma_int(s, "PRAGMA user_version", version)) return ARB_DB;
+    if (pragma_int(s, "PRAGMA application_id", &app_id)) return ARB_DB;
+    if (pragma_int(s, "SELECT count(*) FROM sqlite_schema", &objects)) return ARB_DB;
+    if (*version == 0 && objects == 0) return ARB_OK; /* new or empty: ours to create */
+    if (app_id != STORE_APPLICATION_ID)
+        return arb__store_fail(s, ARB_DB,
+                               "%s: is a SQLite database but not an arbiter store "
+                               "(application_id %lld, user_version %lld)",
+                               s->path, app_id, *version);
+    if (*version > STORE_SCHEMA_VERSION)
+        return arb__store_fail(s, ARB_DB,
+                               "%s: written by a newer arbiter (schema version %lld; this "
+                               "build understands up to %d): upgrade arbiter to open it",
+                               s->path, *version, STORE_SCHEMA_VERSION);
+    if (*version < 1)
+        return arb__store_fail(s, ARB_DB, "%s: arbiter store with invalid schema version %lld",
+                               s->path, *version);
+    return ARB_OK;
+}
+
+/* Creates the schema in one transaction, unless another process did it first. */
+static arb_status create_schema(arb_store *s)
+{
+    char *err = NULL;
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return fail_db(s, "cannot create the schema");
+    long long version = 0;
+    if (pragma_int(s, "PRAGMA user_version", &version)) goto fail;
+    if (version == 0) {
+        char pragmas[128];
+        snprintf(pragmas, sizeof pragmas, "PRAGMA user_version = %d; PRAGMA application_id = %d;",
+                 STORE_SCHEMA_VERSION, STORE_APPLICATION_ID);
+        int rc = SQLITE_OK;
+        for (size_t i = 0; schema_sql[i] && rc == SQLITE_OK; i++)
+            rc = sqlite3_exec(s->db, schema_sql[i], NULL, NULL, &err);
+        if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, pragmas, NULL, NULL, &err);
+        if (rc != SQLITE_OK) {
+            arb__store_fail(s, ARB_DB, "%s: cannot create the schema: %s", s->path,
+                            err ? err : sqlite3_errmsg(s->db));
+            sqlite3_free(err);
+            goto fail;
+        }
+    }
+    if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        fail_db(s, "cannot create the schema");
+        goto fail;
+    }
+    return ARB_OK;
+fail:
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return ARB_DB;
+}
+
+/* Opens or creates the store. *out is set whenever the handle could be allocated, so that
+** arb_store_errmsg() can explain a failure; the caller closes it either way. */
+arb_status arb_store_open(const char *path, arb_store **out)
+{
+    if (!out) return ARB_INVALID;
+    *out = NULL;
+    arb_store *s = calloc(1, sizeof *s);
+    if (!s) return ARB_NOMEM;
+    *out = s;
+    if (!path || !*path) return arb__store_fail(s, ARB_INVALID, "no database path given");
+    if (!(s->path = arb__strdup(path))) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+
+    /* NOMUTEX: a store is used by one thread at a time, so SQLite's own locking is waste. */
+    int rc = sqlite3_open_v2(path, &s->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        if (!s->db) return arb__store_fail(s, ARB_NOMEM, "%s: out of memory", path);
+        return arb__store_fail(s, ARB_DB, "%s: cannot open: %s", path, sqlite3_errmsg(s->db));
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, 10000);
+
+    /* Identify the file with reads only: a file that is not ours is left untouched. */
+    long long version = 0;
+    arb_status st = check_identity(s, &version);
+    if (st) return st;
+    if (sqlite3_db_readonly(s->db, "main") == 1)
+        return arb__store_fail(s, ARB_DB, "%s: is read-only; the store needs write access",
+                               path);
+
+    sqlite3_stmt *jm = NULL;
+    rc = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &jm, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(jm);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(jm);
+        return fail_db(s, "cannot switch to WAL mode");
+    }
+    const char *mode = (const char *)sqlite3_column_text(jm, 0);
+    /* An in-memory database (":memory:") reports "memory"; it has no crash to survive. */
+    int acceptable = mode && (!strcmp(mode, "wal") || !strcmp(mode, "memory"));
+    char mode_copy[32];
+    snprintf(mode_copy, sizeof mode_copy, "%s", mode ? mode : "?");
+    sqlite3_finalize(jm);
+    if (!acceptable)
+        return arb__store_fail(s, ARB_DB,
+                               "%s: cannot use WAL mode (journal mode stays \"%s\"; is the file "
+                               "on a network file system?)", path, mode_copy);
+    if (sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;", NULL,
+                     NULL, NULL) != SQLITE_OK)
+        return fail_db(s, "cannot set pragmas");
+
+    if (version == 0 && (st = create_schema(s))) return st;
+
+    for (int i = 0; i < ST__COUNT; i++) {
+        rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i],
+                                NULL);
+        if (rc != SQLITE_OK)
+            return arb__store_fail(s, ARB_DB, "%s: cannot prepare statement %d: %s", path, i,
+                                   sqlite3_errmsg(s->db));
+    }
+    s->errmsg[0] = '\0';
+    return ARB_OK;
+}
+
+/* Closes the store, rolling back a transaction left open. Accepts NULL. */
+void arb_store_close(arb_store *store)
+{
+    if (!store) return;
+    if (store->db) {
+        arb__store_rollback(store);
+        for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(store->stmt[i]);
+        sqlite3_close(store->db);
+    }
+    free(store->path);
+    free(store);
+}
+
+/* Binds text or NULL. SQLITE_STATIC: every statement is reset before the caller's strings
+** can go away. */
+static int bind_text(sqlite3_stmt *st, int index, const char *text)
+{
+    if (!text) return sqlite3_bind_null(st, index);
+    return sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC);
+}
+
+/* Records every item and answer of ds (borrowed). Runs in its own transaction unless the
+** caller already holds one. */
+arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
+{
+    if (!ds) return arb__store_fail(s, ARB_INVALID, "put_dataset: no dataset");
+    int own_tx = sqlite3_get_autocommit(s->db);
+    arb_status st;
+    if (own_tx && (st = arb__store_begin(s))) return st;
+    char what[512];
+    sqlite3_stmt *q = s->stmt[ST_PUT_ITEM];
+    size_t n = arb_dataset_item_count(ds);
+    for (size_t i = 0; i < n; i++) {
+        const arb_item *it = arb_dataset_item(ds, i);
+        bind_text(q, 1, it->id);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)i);
+        bind_text(q, 3, it->question);
+        bind_text(q, 4, it->reference);
+        bind_text(q, 5, it->category);
+        bind_text(q, 6, it->language);
+        bind_text(q, 7, it->group);
+        bind_text(q, 8, it->extra_json ? it->extra_json : "{}");
+        bind_text(q, 9, it->source);
+        snprintf(what, sizeof what, "%s: cannot store item \"%s\"",
+                 it->source ? it->source : "dataset", it->id ? it->id : "");
+        if ((st = step_done(s, q, what))) goto done;
+    }
+    q = s->stmt[ST_PUT_ANSWER];
+    n = arb_dataset_answer_count(ds);
+    for (size_t i = 0; i < n; i++) {
+        const arb_answer *a = arb_dataset_answer(ds, i);
+        bind_text(q, 1, a->item_id);
+        bind_text(q, 2, a->model);
+        bind_text(q, 3, a->answer);
+        bind_text(q, 4, a->extra_json ? a->extra_json : "{}");
+        bind_text(q, 5, a->source);
+        snprintf(what, sizeof what, "%s: cannot store the answer of \"%s\" to item \"%s\"",
+                 a->source ? a->source : "dataset", a->model ? a->model : "",
+                 a->item_id ? a->item_id : "");
+        if ((st = step_done(s, q, what))) goto done;
+    }
+    if (own_tx) st = arb__store_commit(s);
+done:
+    if (st && own_tx) arb__store_rollback(s);
+    return st;
+}
+
+/* Adds a number to a JSON object unless it is NAN ("not sent"). Returns 0 or -1 (no memory). */
+static int set_real_if_defined(json_t *obj, const char *key, double value)
+{
+    if (isnan(value)) return 0;
+    if (!isfinite(value)) return json_object_set_new(obj, key, json_null());
+    return json_object_set_new(obj, key, json_real(value));
+}
+
+/* Records (upserts by name) the judge: base_url, model and the sampling parameters that are
+** sent. The API key, and even the name of its variable, are not stored. */
+arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
+{
+    if (!judge || !judge->model)
+        return arb__store_fail(s, ARB_INVALID, "put_judge: the judge has no model");
+    const arb_sampling *sp = &judge->sampling;
+    json_t *obj = json_object();
+    char *sampling = NULL;
+    arb_status st = ARB_OK;
+    if (!obj) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    int bad = 0;
+    if (sp->max_tokens > 0)
+        bad |= json_object_set_new(obj, "max_tokens", json_integer(sp->max_tokens));
+    bad |= set_real_if_defined(obj, "temperature", sp->temperature);
+    bad |= set_real_if_defined(obj, "top_p", sp->top_p);
+    bad |= set_real_if_defined(obj, "frequency_penalty", sp->frequency_penalty);
+    if (sp->has_seed) bad |= json_object_set_new(obj, "seed", json_integer(sp->seed));
+    if (bad || !(sampling = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS))) {
+        st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+        goto done;
+    }
+    sqlite3_stmt *q = s->stmt[ST_PUT_JUDGE];
+    bind_text(q, 1, judge->name ? judge->name : judge->model);
+    bind_text(q, 2, judge->base_url);
+    bind_text(q, 3, judge->model);
+    bind_text(q, 4, sampling);
+    st = step_done(s, q, "cannot store the judge");
+done:
+    json_decref(obj);
+    free(sampling);
+    return st;
+}
+
+/* Stores the call (see the invariants at the top). *call_id gets the id of the row that now
+** holds the key: the new or updated row, or the successful call already there. */
+arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long long *call_id)
+{
+    if (!rec || !rec->key)
+        return arb__store_fail(s, ARB_INVALID, "put_call: the call has no key");
+    sqlite3_stmt *q = s->stmt[ST_PUT_CALL];
+    bind_text(q, 1, rec->key);
+    bind_text(q, 2, rec->judge_name);
+    bind_text(q, 3, rec->model);
+    bind_text(q, 4, rec->request_json);
+    sqlite3_bind_int(q, 5, rec->rep);
+    sqlite3_bind_int(q, 6, rec->ok ? 1 : 0);
+    bind_text(q, 7, rec->content);
+    bind_text(q, 8, rec->raw_reply);
+    bind_text(q, 9, rec->error);
+    if (rec->http_status > 0) sqlite3_bind_int64(q, 10, rec->http_status);
+    else sqlite3_bind_null(q, 10);
+    sqlite3_bind_int(q, 11, rec->attempts);
+    if (rec->prompt_tokens >= 0) sqlite3_bind_int64(q, 12, rec->prompt_tokens);
+    else sqlite3_bind_null(q, 12);
+    if (rec->completion_tokens >= 0) sqlite3_bind_int64(q, 13, rec->completion_tokens);
+    else sqlite3_bind_null(q, 13);
+    if (isfinite(rec->latency_ms)) sqlite3_bind_double(q, 14, rec->latency_ms);
+    else sqlite3_bind_null(q, 14);
+
+    int rc = sqlite3_step(q);
+    long long id = 0;
+    int have_id = 0;
+    if (rc == SQLITE_ROW) {
+        id = sqlite3_column_int64(q, 0);
+        have_id = 1;
+        rc = sqlite3_step(q); /* finish the statement so the write is complete */
+    }
+    if (rc != SQLITE_DONE) {
+        arb__store_fail(s, ARB_DB, "cannot store call %s: %s", rec->key, sqlite3_errmsg(s->db));
+        sqlite3_reset(q);
+        return ARB_DB;
+    }
+    sqlite3_reset(q);
+    if (!have_id) { /* a successful call holds the key and stays */
+        q = s->stmt[ST_CALL_ID];
+        bind_text(q, 1, rec->key);
+        rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) id = sqlite3_column_int64(q, 0);
+        else arb__store_fail(s, ARB_DB, "cannot find call %s: %s", rec->key,
+                             rc == SQLITE_DONE ? "vanished" : sqlite3_errmsg(s->db));
+        sqlite3_reset(q);
+        if (rc != SQLITE_ROW) return ARB_DB;
+    }
+    if (call_id) *call_id = id;
+    return ARB_OK;
+}
+
+/* Looks up a successful call by key. When found, *call_id and *content (caller frees with
+** arb_free; NULL when the reply had no text) are set; otherwise *found = 0. */
+arb_status arb__store_find_call(arb_store *s, const char *key, int *found, long long *call_id,
+                                char **content)
+{
+    *found = 0;
+    if (content) *content = NULL;
+    if (!key) return arb__store_fail(s, ARB_INVALID, "find_call: no key");
+    sqlite3_stmt *q = s->stmt[ST_FIND_CALL];
+    bind_text(q, 1, key);
+    arb_status st = ARB_OK;
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        *found = 1;
+        if (call_id) *call_id = sqlite3_column_int64(q, 0);
+        const unsigned char *text = sqlite3_column_text(q, 1);
+        if (content && text) {
+            *content = arb__strndup((const char *)text, (size_t)sqlite3_column_bytes(q, 1));
+            if (!*content) {
+                *found = 0;
+                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+            }
+        }
+    } else if (rc != SQLITE_DONE) {
+        st = arb__store_fail(s, ARB_DB, "cannot look up call %s: %s", key,
+                             sqlite3_errmsg(s->db));
+    }
+    sqlite3_reset(q);
+    return st;
+}
+
+/* Stores (or, on the same unique key, updates) one pairwise judgment. */
+arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
+{
+    if (!row) return arb__store_fail(s, ARB_INVALID, "put_pairwise: no row");
+    if (!strchr("ABCDE", row->position_verdict) || !row->position_verdict)
+        return arb__store_fail(s, ARB_INVALID,
+                               "put_pairwise: position verdict must be one of A B C D E, "
+                               "got code %d", row->position_verdict);
+    if (!strchr("abcde", row->model_verdict) || !row->model_verdict)
+        return arb__store_fail(s, ARB_INVALID,
+                               "put_pairwise: model verdict must be one of a b c d e, "
+                               "got code %d", row->model_verdict);
+    char pv[2] = {row->position_verdict, 0}, mv[2] = {row->model_verdict, 0};
+    sqlite3_stmt *q = s->stmt[ST_PUT_PAIRWISE];
+    bind_text(q, 1, row->protocol);
+    bind_text(q, 2, row->judge_name);
+    bind_text(q, 3, row->item_id);
+    bind_text(q, 4, row->candidate);
+    bind_text(q, 5, row->baseline);
+    bind_text(q, 6, row->template_name);
+    sqlite3_bind_int(q, 7, row->options);
+    sqlite3_bind_int(q, 8, row->order);
+    sqlite3_bind_int(q, 9, row->rep);
+    bind_text(q, 10, pv);
+    bind_text(q, 11, mv);
+    if (row->call_id > 0) sqlite3_bind_int64(q, 12, row->call_id);
+    else sqlite3_bind_null(q, 12);
+    int rc = sqlite3_step(q);
+    arb_status st = ARB_OK;
+    if (rc != SQLITE_DONE)
+        st = arb__store_fail(s, ARB_DB, "cannot store the judgment of item \"%s\" (%s vs %s, "
+                             "order %d, rep %d): %s", row->item_id ? row->item_id : "",
+                             row->candidate ? row->candidate : "",
+                             row->baseline ? row->baseline : "", row->order, row->rep,
+                             sqlite3_errmsg(s->db));
+    sqlite3_reset(q);
+    return st;
+}
+
+/* Calls fn for each pairwise row of protocol in the documented order. Prepared per call, not
+** cached: it runs once per audit, and fn may itself use the store. Returns ARB_OK also when fn
+** stops the walk. */
+arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pairwise_fn fn,
+                                    void *ud)
+{
+    static const char sql[] =
+        "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"
+        " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, p.call_id, i.seq"
+        " FROM pairwise p LEFT JOIN items i ON i.id = p.item_id"
+        " WHERE p.protocol = ?1"
+        " ORDER BY p.judge_name, p.candidate, p.baseline, p.template_name, p.options, i.seq,"
+        " p.item_id, p.rep, p.ord";
+    if (!protocol || !fn) return arb__store_fail(s, ARB_INVALID, "each_pairwise: bad arguments");
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return fail_db(s, "cannot read judgments");
+    bind_text(q, 1, protocol);
+    arb_status st = ARB_OK;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *pv = (const char *)sqlite3_column_text(q, 9);
+        const char *mv = (const char *)sqlite3_column_text(q, 10);
+        arb__pairwise_row row = {
+            .protocol = (const char *)sqlite3_column_text(q, 0),
+            .judge_name = (const char *)sqlite3_column_text(q, 1),
+            .item_id = (const char *)sqlite3_column_text(q, 2),
+            .candidate = (const char *)sqlite3_column_text(q, 3),
+            .baseline = (const char *)sqlite3_column_text(q, 4),
+            .template_name = (const char *)sqlite3_column_text(q, 5),
+            .options = sqlite3_column_int(q, 6),
+            .order = sqlite3_column_int(q, 7),
+            .rep = sqlite3_column_int(q, 8),
+            .position_verdict = pv && *pv ? *pv : 'E',
+            .model_verdict = mv && *mv ? *mv : 'e',
+            .call_id = sqlite3_column_int64(q, 11),
+            .item_seq = sqlite3_column_type(q, 12) == SQLITE_NULL ? -1
+                                                                  : sqlite3_column_int64(q, 12),
+        };
+        if (fn(ud, &row)) break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) st = fail_db(s, "cannot read judgments");
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* Records the start of a run; *run_id gets its id. params_json (borrowed) may be NULL. */
+arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *params_json,
+                                long long *run_id)
+{
+    if (!protocol) return arb__store_fail(s, ARB_INVALID, "run_begin: no protocol");
+    sqlite3_stmt *q = s->stmt[ST_RUN_BEGIN];
+    bind_text(q, 1, protocol);
+    bind_text(q, 2, params_json ? params_json : "{}");
+    int rc = sqlite3_step(q);
+    long long id = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+    if (rc == SQLITE_ROW) rc = sqlite3_step(q);
+    arb_status st = ARB_OK;
+    if (rc != SQLITE_DONE) st = fail_db(s, "cannot record the run");
+    sqlite3_reset(q);
+    if (!st && run_id) *run_id = id;
+    return st;
+}
+
+/* Records the end of a run: status ("ok", "failed", "interrupted") and stats as JSON. */
+arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stats *stats,
+                              const char *status)
+{
+    char *stats_json = NULL;
+    if (stats) {
+        json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                              "planned", (json_int_t)stats->planned,
+                              "cached", (json_int_t)stats->cached,
+                              "sent", (json_int_t)stats->sent,
+                              "failed", (json_int_t)stats->failed,
+                              "invalid", (json_int_t)stats->invalid,
+                              "prompt_tokens", (json_int_t)stats->prompt_tokens,
+                              "completion_tokens", (json_int_t)stats->completion_tokens,
+                              "est_prompt_tokens", (json_int_t)stats->est_prompt_tokens,
+                              "retries", (json_int_t)stats->retries);
+        if (o && json_object_set_new(o, "seconds", isfinite(stats->seconds)
+                                                       ? json_real(stats->seconds)
+                                                       : json_null()) == 0)
+            stats_json = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(o);
+        if (!stats_json) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    }
+    sqlite3_stmt *q = s->stmt[ST_RUN_END];
+    sqlite3_bind_int64(q, 1, run_id);
+    bind_text(q, 2, status ? status : "ok");
+    bind_text(q, 3, stats_json);
+    arb_status st = step_done(s, q, "cannot record the end of the run");
+    free(stats_json);
+    if (!st && sqlite3_changes(s->db) == 0)
+        st = arb__store_fail(s, ARB_NOTFOUND, "run %lld is not in the store", run_id);
+    return st;
+}
+
+/* ---- export ------------------------------------------------------------------------------- */
+
+enum { COL_TEXT, COL_INT, COL_REAL };
+
+static const struct export_column {
+    const char *name;
+    int type;
+} export_columns[] = {
+    {"protocol", COL_TEXT},        {"judge", COL_TEXT},
+    {"item", COL_TEXT},            {"candidate", COL_TEXT},
+    {"baseline", COL_TEXT},        {"template", COL_TEXT},
+    {"options", COL_INT},          {"order", COL_INT},
+    {"rep", COL_INT},              {"position_verdict", COL_TEXT},
+    {"model_verdict", COL_TEXT},   {"model", COL_TEXT},
+    {"content", COL_TEXT},         {"error", COL_TEXT},
+    {"prompt_tokens", COL_INT},    {"completion_tokens", COL_INT},
+    {"latency_ms", COL_REAL},      {"attempts", COL_INT},
+};
+#define N_EXPORT_COLUMNS (sizeof export_columns / sizeof export_columns[0])
+
+/* A JSON string of the bytes; invalid UTF-8 (possible in a server's reply) becomes U+FFFD so
+** the output stays valid JSON. Returns NULL when out of memory. */
+static json_t *json_text(const char *p, size_t n)
+{
+    size_t bad;
+    if (arb__utf8_valid(p, n, &bad)) return json_stringn(p, n);
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    int fail = 0;
+    while (!fail && !arb__utf8_valid(p, n, &bad)) {
+        fail |= arb__buf_append(&b, p, bad);
+        fail |= arb__buf_append(&b, "\xEF\xBF\xBD", 3);
+        p += bad + 1;
+        n -= bad + 1;
+    }
+    if (!fail) fail |= arb__buf_append(&b, p, n);
+    json_t *j = fail ? NULL : json_stringn(b.data ? b.data : "", b.len);
+    arb__buf_free(&b);
+    return j;
+}
+
+/* Writes one CSV field (RFC 4180): quoted when it holds a comma, quote, CR or LF, with quotes
+** doubled. */
+static void csv_field(FILE *out, const char *p, size_t n)
+{
+    int quote = 0;
+    for (size_t i = 0; i < n && !quote; i++)
+        quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
+    if (!quote) {
+        fwrite(p, 1, n, out);
+        return;
+    }
+    fputc('"', out);
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '"') fputc('"', out);
+        fputc(p[i], out);
+    }
+    fputc('"', out);
+}
+
+/* Writes every pairwise judgment joined with its call as JSON lines or CSV. */
+arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
+{
+    static const char sql[] =
+        "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"
+        " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, c.model, c.content,"
+        " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts"
+        " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id"
+        " LEFT JOIN items i ON i.id = p.item_id"
+        " ORDER BY p.protocol, p.judge_name, p.candidate, p.baseline, p.template_name,"
+        " p.options, i.seq, p.item_id, p.rep, p.ord";
+    if (!store) return ARB_INVALID;
+    if (!format || !out)
+        return arb__store_fail(store, ARB_INVALID, "export: no format or output given");
+    int jsonl = !strcmp(format, "jsonl"), csv = !strcmp(format, "csv");
+    if (!jsonl && !csv)
+        return arb__store_fail(store, ARB_INVALID,
+                               "export: unknown format \"%s\" (accepted: jsonl, csv)", format);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(store->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return fail_db(store, "export");
+    arb_status st = ARB_OK;
+    if (csv) {
+        for (size_t c = 0; c < N_EXPORT_COLUMNS; c++)
+            fprintf(out, "%s%s", c ? "," : "", export_columns[c].name);
+        fputs("\r\n", out);
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        json_t *obj = jsonl ? json_object() : NULL;
+        if (jsonl && !obj) {
+            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+            goto done;
+        }
+        for (size_t c = 0; c < N_EXPORT_COLUMNS; c++) {
+            int col = (int)c;
+            int null = sqlite3_column_type(q, col) == SQLITE_NULL;
+            if (csv) {
+                if (c) fputc(',', out);
+                if (!null) {
+                    const char *text = (const char *)sqlite3_column_text(q, col);
+                    csv_field(out, text ? text : "", (size_t)sqlite3_column_bytes(q, col));
+                }
+                continue;
+            }
+            json_t *v;
+            if (null) v = json_null();
+            else if (export_columns[c].type == COL_INT) v = json_integer(sqlite3_column_int64(q, col));
+            else if (export_columns[c].type == COL_REAL) v = json_real(sqlite3_column_double(q, col));
+            else {
+                const char *text = (const char *)sqlite3_column_text(q, col);
+                v = json_text(text ? text : "", (size_t)sqlite3_column_bytes(q, col));
+            }
+            if (!v || json_object_set_new(obj, export_columns[c].name, v)) {
+                json_decref(obj);
+                st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+                goto done;
+            }
+        }
+        if (csv) fputs("\r\n", out);
+        else {
+            int bad = json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            json_decref(obj);
+            if (bad || fputc('\n', out) == EOF) {
+                st = arb__store_fail(store, ARB_IO, "export: write failed");
+                goto done;
+            }
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        st = fail_db(store, "export");
+        goto done;
+    }
+    if (fflush(out) != 0 || ferror(out)) st = arb__store_fail(store, ARB_IO, "export: write failed");
+done:
+    sqlite3_finalize(q);
+    return st;
+}

@@ -1,0 +1,214 @@
+/*
+** util.c -- small shared helpers: status strings, allocation that reports failure, a capped
+** growing buffer, UTF-8 validation and counting, hashing, clocks and file reading.
+** Nothing here knows about judges, prompts or the store.
+*/
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xxhash.h>
+
+volatile int arb__stop_requested = 0;
+
+static const char *const status_messages[] = {
+#define ARB__STATUS_MSG(name, msg) msg,
+    ARB_STATUS_MAP(ARB__STATUS_MSG)
+#undef ARB__STATUS_MSG
+};
+
+const char *arb_strerror(arb_status status)
+{
+    if ((int)status < 0 || status >= ARB__STATUS_COUNT) return "unknown status";
+    return status_messages[status];
+}
+
+void arb_free(void *ptr) { free(ptr); }
+
+int arb_defined(double metric) { return !isnan(metric); }
+
+void arb_request_stop(void) { arb__stop_requested = 1; }
+
+char *arb__strdup(const char *s)
+{
+    if (!s) return NULL;
+    return arb__strndup(s, strlen(s));
+}
+
+char *arb__strndup(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (!p) return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *arb__vsprintf(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) return NULL;
+    char *p = malloc((size_t)n + 1);
+    if (!p) return NULL;
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
+char *arb__sprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = arb__vsprintf(fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void arb__buf_init(arb__buf *b, size_t max)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    b->max = max ? max : ((size_t)1 << 30);
+}
+
+int arb__buf_append(arb__buf *b, const void *p, size_t n)
+{
+    if (n > b->max || b->len > b->max - n) return -1;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (!d) return -1;
+        b->data = d;
+        b->cap = cap;
+    }
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int arb__buf_puts(arb__buf *b, const char *s) { return arb__buf_append(b, s, strlen(s)); }
+
+int arb__buf_printf(arb__buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = arb__vsprintf(fmt, ap);
+    va_end(ap);
+    if (!p) return -1;
+    int rc = arb__buf_puts(b, p);
+    free(p);
+    return rc;
+}
+
+void arb__buf_reset(arb__buf *b)
+{
+    b->len = 0;
+    if (b->data) b->data[0] = '\0';
+}
+
+void arb__buf_free(arb__buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+char *arb__buf_steal(arb__buf *b)
+{
+    char *d = b->data;
+    if (!d) d = arb__strdup("");
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return d;
+}
+
+int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        size_t need;
+        unsigned min;
+        if (c < 0x80) { i++; continue; }
+        if (c >= 0xC2 && c <= 0xDF) { need = 1; min = 0x80; }
+        else if (c >= 0xE0 && c <= 0xEF) { need = 2; min = 0x800; }
+        else if (c >= 0xF0 && c <= 0xF4) { need = 3; min = 0x10000; }
+        else goto bad;
+        if (n - i <= need) goto bad;
+        unsigned cp = c & (0x3Fu >> need);
+        for (size_t k = 1; k <= need; k++) {
+            if ((p[i + k] & 0xC0) != 0x80) goto bad;
+            cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) goto bad;
+        i += need + 1;
+    }
+    return 1;
+bad:
+    if (bad_offset) *bad_offset = i;
+    return 0;
+}
+
+size_t arb__utf8_codepoints(const char *s, size_t n)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80) count++;
+    return count;
+}
+
+void arb__hash_hex(const void *p, size_t n, char out[33])
+{
+    XXH128_hash_t h = XXH3_128bits(p, n);
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        unsigned byte = (unsigned)((i < 8 ? h.high64 >> (56 - 8 * i) : h.low64 >> (56 - 8 * (i - 8))) & 0xFF);
+        out[2 * i] = hex[byte >> 4];
+        out[2 * i + 1] = hex[byte & 15];
+    }
+    out[32] = '\0';
+}
+
+double arb__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+char *arb__read_file(const char *path, size_t *len, char **errmsg)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errmsg) *errmsg = arb__sprintf("%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    char chunk[65536];
+    size_t n;
+    int failed = 0;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (arb__buf_append(&b, chunk, n)) { failed = 1; break; }
+    if (ferror(f)) failed = 2;
+    fclose(f);
+    if (failed) {
+        if (errmsg)
+            *errmsg = arb__sprintf("%s: %s", path, failed == 1 ? "file too large or out of memory"
+                                                                : "read error");
+        arb__buf_free(&b);
+        return NULL;
+    }
+    if (len) *len = b.len;
+    return arb__buf_steal(&b);
+}

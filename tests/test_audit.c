@@ -1,0 +1,590 @@
+/*
+** test_audit.c -- the SbS audit: verdict shares (METHODS §2.2), PBias@AB, Con@ABCD, PCon@AB
+** (§3) and the error rate (§5) on hand-computed pairs, then arb_audit_compute over a real
+** store in a temporary directory, and the text and JSON renderings.
+*/
+#include "internal.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define EPS 1e-12
+
+static void assert_near(double got, double want)
+{
+    if (isnan(got) || fabs(got - want) > EPS) fail_msg("got %.15g, want %.15g", got, want);
+}
+
+static void assert_undefined(double got)
+{
+    if (!isnan(got)) fail_msg("got %.15g, want NAN", got);
+}
+
+static void assert_shares(const arb_verdict_shares *s, double a, double b, double c, double d,
+                          double e)
+{
+    assert_near(s->a, a);
+    assert_near(s->b, b);
+    assert_near(s->c, c);
+    assert_near(s->d, d);
+    assert_near(s->e, e);
+}
+
+static void assert_shares_undefined(const arb_verdict_shares *s)
+{
+    assert_undefined(s->a);
+    assert_undefined(s->b);
+    assert_undefined(s->c);
+    assert_undefined(s->d);
+    assert_undefined(s->e);
+}
+
+/* Runs the metrics on pairs written as a string of two-letter pairs, "AB AA B. .E" ('.' =
+** run missing). n_items is set to a sentinel to check the function leaves it alone. */
+static arb_sbs_metrics metrics_of(const char *spec)
+{
+    arb_sbs_pair pairs[64];
+    size_t n = 0;
+    for (const char *p = spec; *p;) {
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
+        assert_true(p[1] != '\0' && n < 64);
+        pairs[n].p0 = p[0] == '.' ? 0 : p[0];
+        pairs[n].p1 = p[1] == '.' ? 0 : p[1];
+        n++;
+        p += 2;
+    }
+    arb_sbs_metrics m;
+    memset(&m, 0, sizeof m);
+    m.n_items = 777;
+    arb_sbs_metrics_compute(n ? pairs : NULL, n, &m);
+    assert_int_equal(m.n_items, 777);
+    return m;
+}
+
+/* ---- metrics ------------------------------------------------------------------------------ */
+
+static void metrics_zero_pairs(void **state)
+{
+    arb_sbs_metrics m = metrics_of("");
+    assert_int_equal(m.n_pairs, 0);
+    assert_int_equal(m.n_judgments, 0);
+    assert_shares_undefined(&m.run0);
+    assert_shares_undefined(&m.run1);
+    assert_shares_undefined(&m.mean);
+    assert_undefined(m.pbias_ab);
+    assert_undefined(m.con_abcd);
+    assert_undefined(m.pcon_ab);
+    assert_undefined(m.error_rate);
+    assert_false(arb_defined(m.pbias_ab));
+}
+
+/* Every judgment E (an unknown letter counts as E too): error rate 1, Con 0 (E never equals E),
+** PBias and PCon have no A/B to count. */
+static void metrics_all_invalid(void **state)
+{
+    arb_sbs_metrics m = metrics_of("EE EE XE");
+    assert_int_equal(m.n_pairs, 3);
+    assert_int_equal(m.n_judgments, 6);
+    assert_shares(&m.run0, 0, 0, 0, 0, 1);
+    assert_shares(&m.run1, 0, 0, 0, 0, 1);
+    assert_shares(&m.mean, 0, 0, 0, 0, 1);
+    assert_near(m.error_rate, 1.0);
+    assert_near(m.con_abcd, 0.0);
+    assert_undefined(m.pbias_ab);
+    assert_undefined(m.pcon_ab);
+}
+
+/* Only C and D: PBias undefined, PCon undefined, Con = #(c,c)/3 = 1/3 (D,C and C,D differ). */
+static void metrics_no_ab(void **state)
+{
+    arb_sbs_metrics m = metrics_of("CC DC CD");
+    assert_int_equal(m.n_pairs, 3);
+    assert_undefined(m.pbias_ab);
+    assert_undefined(m.pcon_ab);
+    assert_near(m.con_abcd, 1.0 / 3.0);
+    assert_near(m.error_rate, 0.0);
+    assert_shares(&m.run0, 0, 0, 2.0 / 3.0, 1.0 / 3.0, 0);
+    assert_shares(&m.run1, 0, 0, 2.0 / 3.0, 1.0 / 3.0, 0);
+}
+
+/* A judge that always says A: run 0 gives a, run 1 gives b for every item, so it always
+** contradicts itself. PBias = 4/4 + 4/4 − 1 = 1; Con = 0/4; PCon = 0/4. */
+static void metrics_always_first(void **state)
+{
+    arb_sbs_metrics m = metrics_of("AA AA AA AA");
+    assert_int_equal(m.n_pairs, 4);
+    assert_near(m.pbias_ab, 1.0);
+    assert_near(m.con_abcd, 0.0);
+    assert_near(m.pcon_ab, 0.0);
+    assert_shares(&m.run0, 1, 0, 0, 0, 0);
+    assert_shares(&m.run1, 0, 1, 0, 0, 0);
+    assert_shares(&m.mean, 0.5, 0.5, 0, 0, 0);
+}
+
+/* A perfectly consistent judge preferring the candidate: A in run 0, B in run 1 (both = a).
+** PBias = 3/3 + 0/3 − 1 = 0; Con = 3/3; PCon = 3/3. */
+static void metrics_consistent(void **state)
+{
+    arb_sbs_metrics m = metrics_of("AB AB AB");
+    assert_near(m.pbias_ab, 0.0);
+    assert_near(m.con_abcd, 1.0);
+    assert_near(m.pcon_ab, 1.0);
+    assert_near(m.error_rate, 0.0);
+    assert_shares(&m.mean, 1, 0, 0, 0, 0);
+}
+
+/* Every verdict kind, by hand:
+**   pair  P0 P1   J0 J1   Con  AB-either  AB-same
+**    1    A  B    a  a    yes  yes        yes
+**    2    A  A    a  b    no   yes        no
+**    3    B  A    b  b    yes  yes        yes
+**    4    C  C    c  c    yes  no         -
+**    5    D  C    d  c    no   no         -
+**    6    E  B    e  a    no   yes        no
+**    7    B  E    b  e    no   yes        no
+**    8    E  E    e  e    no   no         -      (E never equals E)
+**    9    A  D    a  d    no   yes        no
+**   10    C  A    c  b    no   yes        no
+** run 0 positions: A×3 B×2 C×2 D×1 E×2 -> a .3 b .2 c .2 d .1 e .2
+** run 1 positions: A×3 B×2 C×2 D×1 E×2 -> (A->b, B->a) a .2 b .3 c .2 d .1 e .2
+** mean: a .25 b .25 c .2 d .1 e .2
+** PBias = 3/5 + 3/5 − 1 = 0.2;  Con = 3/10;  PCon = 2/7;  error rate = 4/20 = 0.2. */
+static void metrics_mixed(void **state)
+{
+    arb_sbs_metrics m = metrics_of("AB AA BA CC DC EB BE EE AD CA");
+    assert_int_equal(m.n_pairs, 10);
+    assert_int_equal(m.n_judgments, 20);
+    assert_shares(&m.run0, 0.3, 0.2, 0.2, 0.1, 0.2);
+    assert_shares(&m.run1, 0.2, 0.3, 0.2, 0.1, 0.2);
+    assert_shares(&m.mean, 0.25, 0.25, 0.2, 0.1, 0.2);
+    assert_near(m.pbias_ab, 0.2);
+    assert_near(m.con_abcd, 0.3);
+    assert_near(m.pcon_ab, 2.0 / 7.0);
+    assert_near(m.error_rate, 0.2);
+}
+
+/* Pairs with one run missing count in the shares and the error rate, not in BM:
+**   AB (both), A. (run 0 only), .E (run 1 only), BA (both)
+** run 0: A A B -> a 2/3 b 1/3; run 1: B E A -> a 1/3 e 1/3 b 1/3; 6 judgments, 1 E.
+** Over BM = {AB, BA}: PBias = 1/2 + 1/2 − 1 = 0 (over all judgments it would be
+** 2/3 + 1/2 − 1 = 1/6); Con = 2/2; PCon = 2/2. */
+static void metrics_missing_runs(void **state)
+{
+    arb_sbs_metrics m = metrics_of("AB A. .E BA");
+    assert_int_equal(m.n_pairs, 2);
+    assert_int_equal(m.n_judgments, 6);
+    assert_shares(&m.run0, 2.0 / 3.0, 1.0 / 3.0, 0, 0, 0);
+    assert_shares(&m.run1, 1.0 / 3.0, 1.0 / 3.0, 0, 0, 1.0 / 3.0);
+    assert_shares(&m.mean, 0.5, 1.0 / 3.0, 0, 0, 1.0 / 6.0);
+    assert_near(m.pbias_ab, 0.0);
+    assert_near(m.con_abcd, 1.0);
+    assert_near(m.pcon_ab, 1.0);
+    assert_near(m.error_rate, 1.0 / 6.0);
+}
+
+/* One run absent altogether: its shares are undefined, the mean is the other run's, and BM is
+** empty so every §3 metric is undefined. */
+static void metrics_one_run_only(void **state)
+{
+    arb_sbs_metrics m = metrics_of("A. C. E.");
+    assert_int_equal(m.n_pairs, 0);
+    assert_int_equal(m.n_judgments, 3);
+    assert_shares(&m.run0, 1.0 / 3.0, 0, 1.0 / 3.0, 0, 1.0 / 3.0);
+    assert_shares_undefined(&m.run1);
+    assert_shares(&m.mean, 1.0 / 3.0, 0, 1.0 / 3.0, 0, 1.0 / 3.0);
+    assert_undefined(m.pbias_ab);
+    assert_undefined(m.con_abcd);
+    assert_undefined(m.pcon_ab);
+    assert_near(m.error_rate, 1.0 / 3.0);
+
+    /* and the mirror image: run 1 only, B -> a, D -> d */
+    m = metrics_of(".B .D");
+    assert_int_equal(m.n_judgments, 2);
+    assert_shares_undefined(&m.run0);
+    assert_shares(&m.run1, 0.5, 0, 0, 0.5, 0);
+    assert_shares(&m.mean, 0.5, 0, 0, 0.5, 0);
+    assert_undefined(m.con_abcd);
+}
+
+/* ---- a store in a temporary directory ------------------------------------------------------- */
+
+typedef struct fixture {
+    char dir[64];
+    char path[96];
+    arb_store *store;
+    arb_dataset *ds;
+    int next_call;
+} fixture;
+
+static const char items_jsonl[] = "{\"id\":\"q1\",\"question\":\"one?\"}\n"
+                                  "{\"id\":\"q2\",\"question\":\"two?\"}\n"
+                                  "{\"id\":\"q3\",\"question\":\"three?\"}\n";
+
+static int setup_store(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/arb_test_audit_XXXXXX");
+    if (!mkdtemp(f->dir)) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->path, sizeof f->path, "%s/arbiter.db", f->dir);
+    if (arb_store_open(f->path, &f->store) != ARB_OK) {
+        fprintf(stderr, "arb_store_open: %s\n", arb_store_errmsg(f->store));
+        return -1;
+    }
+    f->ds = arb_dataset_create();
+    if (!f->ds) return -1;
+    if (arb_dataset_add_items_jsonl(f->ds, "items.jsonl", items_jsonl, strlen(items_jsonl)) !=
+        ARB_OK) {
+        fprintf(stderr, "items: %s\n", arb_dataset_errmsg(f->ds));
+        return -1;
+    }
+    if (arb__store_put_dataset(f->store, f->ds) != ARB_OK) {
+        fprintf(stderr, "put_dataset: %s\n", arb_store_errmsg(f->store));
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown_store(void **state)
+{
+    fixture *f = *state;
+    if (!f) return 0;
+    arb_store_close(f->store);
+    arb_dataset_destroy(f->ds);
+    DIR *d = opendir(f->dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char p[512];
+            snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* One judgment to store: "q1" rep 0 order 1 verdict 'B' is {"q1", 0, 1, 'B'}. */
+typedef struct judgment {
+    const char *item;
+    int rep;
+    int order;
+    char verdict;
+} judgment;
+
+/* Stores judgments of one comparison, each with its own judge call as sbs.c would. */
+static void put_judgments(fixture *f, const char *judge, const char *candidate,
+                          const char *baseline, const char *tpl, int options,
+                          const judgment *js, size_t n)
+{
+    arb_judge_config jc;
+    memset(&jc, 0, sizeof jc);
+    jc.name = judge;
+    jc.base_url = "http://127.0.0.1:9/v1";
+    jc.model = judge;
+    jc.sampling = arb_sampling_default();
+    assert_int_equal(arb__store_put_judge(f->store, &jc), ARB_OK);
+    for (size_t i = 0; i < n; i++) {
+        char key_src[64], key[33];
+        snprintf(key_src, sizeof key_src, "call %d", f->next_call++);
+        arb__hash_hex(key_src, strlen(key_src), key);
+        char content[16];
+        snprintf(content, sizeof content, "[[%c]]", js[i].verdict);
+        arb__call_record rec;
+        memset(&rec, 0, sizeof rec);
+        rec.key = key;
+        rec.judge_name = judge;
+        rec.model = judge;
+        rec.request_json = "{}";
+        rec.rep = js[i].rep;
+        rec.ok = 1;
+        rec.content = content;
+        rec.http_status = 200;
+        rec.attempts = 1;
+        rec.prompt_tokens = -1;
+        rec.completion_tokens = -1;
+        long long call_id = 0;
+        arb_status st = arb__store_put_call(f->store, &rec, &call_id);
+        if (st != ARB_OK) fail_msg("put_call: %s", arb_store_errmsg(f->store));
+
+        arb__pairwise_row row;
+        memset(&row, 0, sizeof row);
+        row.protocol = "sbs";
+        row.judge_name = judge;
+        row.item_id = js[i].item;
+        row.candidate = candidate;
+        row.baseline = baseline;
+        row.template_name = tpl;
+        row.options = options;
+        row.order = js[i].order;
+        row.rep = js[i].rep;
+        row.position_verdict = js[i].verdict;
+        row.model_verdict = arb_verdict_to_model(js[i].verdict, js[i].order);
+        row.call_id = call_id;
+        st = arb__store_put_pairwise(f->store, &row);
+        if (st != ARB_OK) fail_msg("put_pairwise: %s", arb_store_errmsg(f->store));
+    }
+}
+
+static arb_audit *audit_of(fixture *f)
+{
+    arb_audit *audit = NULL;
+    arb_status st = arb_audit_compute(f->store, &audit);
+    if (st != ARB_OK) fail_msg("arb_audit_compute: %s", arb_store_errmsg(f->store));
+    assert_non_null(audit);
+    return audit;
+}
+
+/* ---- arb_audit_compute -------------------------------------------------------------------- */
+
+static void audit_empty_store(void **state)
+{
+    fixture *f = *state;
+    arb_audit *audit = audit_of(f);
+    assert_int_equal(arb_audit_count(audit), 0);
+    assert_null(arb_audit_row_at(audit, 0));
+
+    char *json = arb_audit_to_json(audit);
+    assert_non_null(json);
+    json_error_t err;
+    json_t *root = json_loads(json, 0, &err);
+    assert_non_null(root);
+    assert_string_equal(json_string_value(json_object_get(root, "arbiter_version")), ARB_VERSION);
+    assert_true(json_is_array(json_object_get(root, "comparisons")));
+    assert_int_equal(json_array_size(json_object_get(root, "comparisons")), 0);
+    json_decref(root);
+    arb_free(json);
+
+    char *text = arb_audit_to_text(audit);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "no side-by-side judgments"));
+    arb_free(text);
+    arb_audit_destroy(audit);
+    arb_audit_destroy(NULL);
+    assert_int_equal(arb_audit_count(NULL), 0);
+}
+
+/* Three comparisons: two judges, and the same judge in 4- and 3-option mode. Rows come back in
+** the store's order (judge, candidate, baseline, template, options). */
+static void audit_groups_comparisons(void **state)
+{
+    fixture *f = *state;
+    /* judge-x, 4-option: q1 rep 0 and rep 1 complete, q2 rep 0 only run 0, q3 complete.
+    ** pairs: (A,B) (A,A) (C,.) (B,A) -> BM 3; run 0 positions A A C B, run 1 B A A.
+    ** PBias = 2/3 + 2/3 − 1 = 1/3; Con: (a,a) yes, (a,b) no, (b,b) yes -> 2/3;
+    ** PCon = 2/3; 7 judgments, no E; items 3. */
+    const judgment x4[] = {
+        {"q1", 0, 0, 'A'}, {"q1", 0, 1, 'B'}, {"q1", 1, 0, 'A'}, {"q1", 1, 1, 'A'},
+        {"q2", 0, 0, 'C'}, {"q3", 0, 1, 'A'}, {"q3", 0, 0, 'B'},
+    };
+    /* judge-x, 3-option, only q2: (E,C) -> BM 1, Con 0, PBias undefined, error 1/2. */
+    const judgment x3[] = {{"q2", 0, 0, 'E'}, {"q2", 0, 1, 'C'}};
+    /* judge-a sorts first: q1 (B,A) consistent b. */
+    const judgment a4[] = {{"q1", 0, 1, 'A'}, {"q1", 0, 0, 'B'}};
+    put_judgments(f, "judge-x", "cand", "base", "II-reason", 4, x4, sizeof x4 / sizeof *x4);
+    put_judgments(f, "judge-x", "cand", "base", "II-reason", 3, x3, sizeof x3 / sizeof *x3);
+    put_judgments(f, "judge-a", "cand", "base", "I", 4, a4, sizeof a4 / sizeof *a4);
+
+    arb_audit *audit = audit_of(f);
+    assert_int_equal(arb_audit_count(audit), 3);
+
+    const arb_audit_row *r = arb_audit_row_at(audit, 0);
+    assert_string_equal(r->judge, "judge-a");
+    assert_string_equal(r->template_name, "I");
+    assert_int_equal(r->m.n_items, 1);
+    assert_int_equal(r->m.n_pairs, 1);
+    assert_near(r->m.con_abcd, 1.0);
+    assert_near(r->m.pbias_ab, 0.0);
+    assert_shares(&r->m.mean, 0, 1, 0, 0, 0);
+
+    r = arb_audit_row_at(audit, 1);
+    assert_string_equal(r->judge, "judge-x");
+    assert_string_equal(r->candidate, "cand");
+    assert_string_equal(r->baseline, "base");
+    assert_int_equal(r->options, 3);
+    assert_int_equal(r->m.n_items, 1);
+    assert_int_equal(r->m.n_pairs, 1);
+    assert_int_equal(r->m.n_judgments, 2);
+    assert_near(r->m.con_abcd, 0.0);
+    assert_undefined(r->m.pbias_ab);
+    assert_undefined(r->m.pcon_ab);
+    assert_near(r->m.error_rate, 0.5);
+
+    r = arb_audit_row_at(audit, 2);
+    assert_string_equal(r->judge, "judge-x");
+    assert_string_equal(r->template_name, "II-reason");
+    assert_int_equal(r->options, 4);
+    assert_int_equal(r->m.n_items, 3);
+    assert_int_equal(r->m.n_pairs, 3);
+    assert_int_equal(r->m.n_judgments, 7);
+    assert_near(r->m.pbias_ab, 1.0 / 3.0);
+    assert_near(r->m.con_abcd, 2.0 / 3.0);
+    assert_near(r->m.pcon_ab, 2.0 / 3.0);
+    assert_near(r->m.error_rate, 0.0);
+    /* run 0: A A C B -> a 2/4 b 1/4 c 1/4; run 1: B A A -> a 1/3 b 2/3 */
+    assert_shares(&r->m.run0, 0.5, 0.25, 0.25, 0, 0);
+    assert_shares(&r->m.run1, 1.0 / 3.0, 2.0 / 3.0, 0, 0, 0);
+
+    assert_null(arb_audit_row_at(audit, 3));
+    arb_audit_destroy(audit);
+}
+
+/* A comparison with run 0 only: every §3 metric and run 1's shares are null in JSON; the JSON
+** has no NaN or infinity, keeps the documented key order and parses back to the numbers. */
+static void audit_json_nulls_and_numbers(void **state)
+{
+    fixture *f = *state;
+    const judgment only0[] = {{"q1", 0, 0, 'A'}, {"q2", 0, 0, 'E'}, {"q3", 0, 0, 'D'},
+                              {"q3", 1, 0, 'D'}};
+    put_judgments(f, "solo", "cand", "base", "II", 4, only0, sizeof only0 / sizeof *only0);
+    arb_audit *audit = audit_of(f);
+    char *json = arb_audit_to_json(audit);
+    assert_non_null(json);
+    for (const char *p = json; *p; p++) {
+        assert_true(strncmp(p, "nan", 3) != 0 && strncmp(p, "NaN", 3) != 0);
+        assert_true(strncmp(p, "inf", 3) != 0 && strncmp(p, "Infinity", 8) != 0);
+    }
+    /* keys in the documented order, pretty-printed with indent 2 */
+    const char *keys[] = {"\"arbiter_version\"", "\"comparisons\"", "\"judge\"",
+                          "\"candidate\"", "\"baseline\"", "\"template\"", "\"options\"",
+                          "\"n_items\"", "\"n_pairs\"", "\"n_judgments\"", "\"verdicts\"",
+                          "\"run0\"", "\"run1\"", "\"mean\"", "\"pbias_ab\"", "\"con_abcd\"",
+                          "\"pcon_ab\"", "\"error_rate\""};
+    const char *prev = json;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *at = strstr(prev, keys[i]);
+        if (!at) fail_msg("key %s missing or out of order in\n%s", keys[i], json);
+        prev = at;
+    }
+    assert_non_null(strstr(json, "\n  \"comparisons\""));
+
+    json_error_t err;
+    json_t *root = json_loads(json, 0, &err);
+    if (!root) fail_msg("JSON does not parse: %s", err.text);
+    json_t *c = json_array_get(json_object_get(root, "comparisons"), 0);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(c, "judge")), "solo");
+    assert_int_equal(json_integer_value(json_object_get(c, "options")), 4);
+    assert_int_equal(json_integer_value(json_object_get(c, "n_items")), 3);
+    assert_int_equal(json_integer_value(json_object_get(c, "n_pairs")), 0);
+    assert_int_equal(json_integer_value(json_object_get(c, "n_judgments")), 4);
+    assert_true(json_is_null(json_object_get(c, "pbias_ab")));
+    assert_true(json_is_null(json_object_get(c, "con_abcd")));
+    assert_true(json_is_null(json_object_get(c, "pcon_ab")));
+    json_t *er = json_object_get(c, "error_rate");
+    assert_true(json_is_real(er));
+    assert_near(json_real_value(er), 0.25);
+    json_t *v = json_object_get(c, "verdicts");
+    json_t *run0 = json_object_get(v, "run0");
+    /* run 0: A E D D -> a .25 d .5 e .25; fractions, not percentages, and reals even when 0 */
+    assert_true(json_is_real(json_object_get(run0, "a")));
+    assert_near(json_real_value(json_object_get(run0, "a")), 0.25);
+    assert_near(json_real_value(json_object_get(run0, "b")), 0.0);
+    assert_true(json_is_real(json_object_get(run0, "b")));
+    assert_near(json_real_value(json_object_get(run0, "d")), 0.5);
+    assert_near(json_real_value(json_object_get(run0, "e")), 0.25);
+    json_t *run1 = json_object_get(v, "run1");
+    assert_true(json_is_null(json_object_get(run1, "a")));
+    assert_true(json_is_null(json_object_get(run1, "e")));
+    json_t *mean = json_object_get(v, "mean");
+    assert_near(json_real_value(json_object_get(mean, "d")), 0.5);
+    json_decref(root);
+    arb_free(json);
+    arb_audit_destroy(audit);
+}
+
+/* The text has the header, the shares as percentages, the legend, the metrics with "n/a" for
+** undefined ones, and a judge name's ESC (and other controls) replaced by '?'. */
+static void audit_text_readable_and_safe(void **state)
+{
+    fixture *f = *state;
+    /* (A,A) (A,B) on q1, q2: PBias = 2/2 + 1/2 − 1 = +0.5; Con 1/2; PCon 1/2; run 0 a 100%;
+    ** run 1 b 50% a 50% */
+    const judgment js[] = {{"q1", 0, 0, 'A'}, {"q1", 0, 1, 'A'}, {"q2", 0, 0, 'A'},
+                           {"q2", 0, 1, 'B'}};
+    put_judgments(f, "evil\x1b[2J\x07judge\x7f", "cand\x9b", "base", "II-reason", 4, js,
+                  sizeof js / sizeof *js);
+    /* a 2-option comparison with run 1 only, whose §3 metrics print as n/a */
+    const judgment only1[] = {{"q1", 0, 1, 'B'}};
+    put_judgments(f, "plain", "cand", "base", "I", 2, only1, 1);
+
+    arb_audit *audit = audit_of(f);
+    assert_int_equal(arb_audit_count(audit), 2);
+    char *text = arb_audit_to_text(audit);
+    assert_non_null(text);
+    for (const char *p = text; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if ((c < 0x20 && c != '\n') || c == 0x7f) fail_msg("control byte 0x%02x in\n%s", c, text);
+    }
+    assert_non_null(strstr(text, "judge evil?[2J?judge? \xc2\xb7 candidate cand? vs baseline "
+                                 "base \xc2\xb7 template II-reason \xc2\xb7 4-option"));
+    assert_non_null(strstr(text, "judge plain \xc2\xb7 candidate cand vs baseline base "
+                                 "\xc2\xb7 template I \xc2\xb7 2-option"));
+    assert_non_null(strstr(text, "a = candidate better, b = baseline better, c = both good "
+                                 "(tie in 3-option), d = both bad, e = invalid"));
+    assert_non_null(strstr(text, "  run 0   100.0%    0.0%    0.0%    0.0%    0.0%\n"));
+    assert_non_null(strstr(text, "  run 1    50.0%   50.0%    0.0%    0.0%    0.0%\n"));
+    assert_non_null(strstr(text, "  mean     75.0%   25.0%    0.0%    0.0%    0.0%\n"));
+    assert_non_null(strstr(text, "  run 0      n/a     n/a     n/a     n/a     n/a\n"));
+    assert_non_null(strstr(text, "PBias@AB      +0.500  position bias (> 0 favours the first "
+                                 "position)"));
+    assert_non_null(strstr(text, "  mean    100.0%    0.0%    0.0%    0.0%    0.0%\n"));
+    assert_non_null(strstr(text, "PBias@AB         n/a"));
+    assert_non_null(strstr(text, "Con@ABCD       50.0%"));
+    assert_non_null(strstr(text, "PCon@AB        50.0%"));
+    assert_non_null(strstr(text, "error rate      0.0%"));
+    assert_non_null(strstr(text, "items 2 \xc2\xb7 pairs with both orders 2 \xc2\xb7 "
+                                 "judgments 4"));
+
+    /* the JSON keeps the name (escaped by JSON), and an invalid UTF-8 byte becomes U+FFFD */
+    char *json = arb_audit_to_json(audit);
+    assert_non_null(json);
+    assert_true(strstr(json, "\"evil\\u001B[2J\\u0007judge") != NULL ||
+                strstr(json, "\"evil\\u001b[2J\\u0007judge") != NULL);
+    assert_null(strchr(json, 0x1b));
+    assert_non_null(strstr(json, "\"cand\xef\xbf\xbd\""));
+    arb_free(json);
+    arb_free(text);
+    arb_audit_destroy(audit);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(metrics_zero_pairs),
+        cmocka_unit_test(metrics_all_invalid),
+        cmocka_unit_test(metrics_no_ab),
+        cmocka_unit_test(metrics_always_first),
+        cmocka_unit_test(metrics_consistent),
+        cmocka_unit_test(metrics_mixed),
+        cmocka_unit_test(metrics_missing_runs),
+        cmocka_unit_test(metrics_one_run_only),
+        cmocka_unit_test_setup_teardown(audit_empty_store, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(audit_groups_comparisons, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(audit_json_nulls_and_numbers, setup_store,
+                                        teardown_store),
+        cmocka_unit_test_setup_teardown(audit_text_readable_and_safe, setup_store,
+                                        teardown_store),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,377 @@
+/*
+** test_dataset.c -- items and answers from JSONL (dataset.c): fields, lookups, and the exact
+** "file:line: ..." message of every kind of bad input, with the dataset left untouched.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arbiter.h"
+
+static arb_status add_items(arb_dataset *ds, const char *text)
+{
+    return arb_dataset_add_items_jsonl(ds, "items.jsonl", text, strlen(text));
+}
+
+static arb_status add_answers(arb_dataset *ds, const char *text)
+{
+    return arb_dataset_add_answers_jsonl(ds, "answers.jsonl", text, strlen(text));
+}
+
+/* Asserts that adding the items fails with ARB_PARSE and exactly the message. */
+static void expect_items_error(const char *text, const char *message)
+{
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(add_items(ds, text), ARB_PARSE);
+    assert_string_equal(arb_dataset_errmsg(ds), message);
+    assert_int_equal(arb_dataset_item_count(ds), 0);
+    arb_dataset_destroy(ds);
+}
+
+/* A dataset holding items q1 and 7, for answer tests. */
+static arb_dataset *two_items(void)
+{
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(add_items(ds, "{\"id\":\"q1\",\"question\":\"Q1?\"}\n"
+                                   "{\"id\":7,\"question\":\"Q7?\"}\n"),
+                     ARB_OK);
+    return ds;
+}
+
+static void expect_answers_error(const char *text, const char *message)
+{
+    arb_dataset *ds = two_items();
+    assert_int_equal(add_answers(ds, text), ARB_PARSE);
+    assert_string_equal(arb_dataset_errmsg(ds), message);
+    assert_int_equal(arb_dataset_answer_count(ds), 0);
+    arb_dataset_destroy(ds);
+}
+
+static void empty_input(void **state)
+{
+    (void)state;
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", "", 0), ARB_OK);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", NULL, 0), ARB_OK);
+    assert_int_equal(add_items(ds, "\n\n  \r\n\t\n"), ARB_OK);
+    assert_int_equal(arb_dataset_item_count(ds), 0);
+    assert_null(arb_dataset_item(ds, 0));
+    assert_null(arb_dataset_find_item(ds, "x"));
+    assert_null(arb_dataset_find_answer(ds, "x", "m"));
+    assert_string_equal(arb_dataset_errmsg(ds), "");
+    assert_string_equal(arb_dataset_errmsg(NULL), "no dataset");
+    assert_int_equal(arb_dataset_item_count(NULL), 0);
+    arb_dataset_destroy(ds);
+    arb_dataset_destroy(NULL);
+}
+
+static void items_all_fields(void **state)
+{
+    (void)state;
+    arb_dataset *ds = arb_dataset_create();
+    const char *text =
+        "{\"id\":\"q1\",\"question\":\"What?\",\"reference\":\"R\",\"category\":\"math\","
+        "\"language\":\"de\",\"group\":\"g1\"}\r\n"
+        "\r\n"
+        "{\"question\":\"Second\",\"id\":\"q2\",\"reference\":null,\"turns\":2,"
+        "\"tags\":[\"a\",\"b\"],\"meta\":{\"x\":\"\xc3\xa9\"}}";
+    assert_int_equal(add_items(ds, text), ARB_OK);
+    assert_int_equal(arb_dataset_item_count(ds), 2);
+    const arb_item *a = arb_dataset_item(ds, 0);
+    assert_string_equal(a->id, "q1");
+    assert_string_equal(a->question, "What?");
+    assert_string_equal(a->reference, "R");
+    assert_string_equal(a->category, "math");
+    assert_string_equal(a->language, "de");
+    assert_string_equal(a->group, "g1");
+    assert_string_equal(a->extra_json, "{}");
+    assert_string_equal(a->source, "items.jsonl:1");
+    const arb_item *b = arb_dataset_item(ds, 1);
+    assert_string_equal(b->id, "q2");
+    assert_null(b->reference);
+    assert_null(b->category);
+    assert_null(b->language);
+    assert_null(b->group);
+    /* Unknown fields are kept in their order, compact, UTF-8 unescaped. */
+    assert_string_equal(b->extra_json,
+                        "{\"turns\":2,\"tags\":[\"a\",\"b\"],\"meta\":{\"x\":\"\xc3\xa9\"}}");
+    assert_string_equal(b->source, "items.jsonl:3"); /* blank CRLF line 2 is counted */
+    assert_ptr_equal(arb_dataset_find_item(ds, "q2"), b);
+    assert_null(arb_dataset_find_item(ds, "q3"));
+    arb_dataset_destroy(ds);
+}
+
+static void integer_ids(void **state)
+{
+    (void)state;
+    arb_dataset *ds = two_items();
+    assert_int_equal(add_items(ds, "{\"id\":-12,\"question\":\"neg\"}"), ARB_OK);
+    assert_non_null(arb_dataset_find_item(ds, "7"));
+    assert_non_null(arb_dataset_find_item(ds, "-12"));
+    /* 7 and "7" name the same item. */
+    assert_int_equal(add_items(ds, "{\"id\":\"7\",\"question\":\"again\"}"), ARB_PARSE);
+    assert_string_equal(arb_dataset_errmsg(ds),
+                        "items.jsonl:1: duplicate item id \"7\" (first at items.jsonl:2)");
+    assert_int_equal(add_answers(ds, "{\"item\":7,\"model\":\"m\",\"answer\":\"x\"}\n"
+                                     "{\"item\":\"7\",\"model\":\"n\",\"answer\":\"y\"}\n"),
+                     ARB_OK);
+    assert_string_equal(arb_dataset_find_answer(ds, "7", "m")->answer, "x");
+    assert_string_equal(arb_dataset_find_answer(ds, "7", "n")->answer, "y");
+    arb_dataset_destroy(ds);
+}
+
+static void bom_and_no_trailing_newline(void **state)
+{
+    (void)state;
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(add_items(ds, "\xEF\xBB\xBF{\"id\":\"a\",\"question\":\"q\"}"), ARB_OK);
+    assert_int_equal(arb_dataset_item_count(ds), 1);
+    arb_dataset_destroy(ds);
+}
+
+/* jansson's column is that of the last character of the token where parsing stopped. */
+static void item_errors(void **state)
+{
+    (void)state;
+    expect_items_error("{\"id\":\"q1\",\"question\":\"x\"}\n\n{\"id\":\"q2\", \"question\" \"x\"}",
+                       "items.jsonl:3: invalid JSON at column 26: ':' expected near '\"x\"'");
+    expect_items_error("{\"id\":\"q1\"}", "items.jsonl:1: missing field \"question\"");
+    expect_items_error("{\"question\":\"x\"}", "items.jsonl:1: missing field \"id\"");
+    expect_items_error("[1,2]", "items.jsonl:1: expected a JSON object, got array");
+    expect_items_error("\"text\"", "items.jsonl:1: expected a JSON object, got string");
+    expect_items_error("  null ", "items.jsonl:1: expected a JSON object, got null");
+    expect_items_error("{} {}", "items.jsonl:1: invalid JSON at column 4: end of file expected "
+                                "near '{'");
+    expect_items_error("{\"id\":1.5,\"question\":\"x\"}",
+                       "items.jsonl:1: field \"id\" must be a string or an integer, got number");
+    expect_items_error("{\"id\":true,\"question\":\"x\"}",
+                       "items.jsonl:1: field \"id\" must be a string or an integer, got boolean");
+    expect_items_error("{\"id\":\"\",\"question\":\"x\"}", "items.jsonl:1: field \"id\" is empty");
+    expect_items_error("{\"id\":\"a\",\"question\":null}",
+                       "items.jsonl:1: field \"question\" must be a string, got null");
+    expect_items_error("{\"id\":\"a\",\"question\":\"x\",\"category\":3}",
+                       "items.jsonl:1: field \"category\" must be a string, got number");
+    expect_items_error("{\"id\":\"a\",\"question\":\"x\",\"group\":{}}",
+                       "items.jsonl:1: field \"group\" must be a string, got object");
+    expect_items_error("{\"id\":\"q1\",\"question\":\"x\"}\n{\"id\":\"q1\",\"question\":\"y\"}",
+                       "items.jsonl:2: duplicate item id \"q1\" (first at items.jsonl:1)");
+    expect_items_error("{\"id\":\"a\",\"question\":\"x\",\"id\":\"b\"}",
+                       "items.jsonl:1: invalid JSON at column 29: duplicate object key near "
+                       "'\"id\"'");
+}
+
+static void invalid_utf8(void **state)
+{
+    (void)state;
+    /* Byte 17 (counting from 1) is a lone continuation byte. */
+    expect_items_error("{\"id\":\"a\",\"q\":\"x\x80\"}",
+                       "items.jsonl:1: invalid UTF-8 at byte 17 of the line");
+    /* An overlong encoding of '/' and a UTF-16 surrogate are rejected too. */
+    expect_items_error("\n{\"id\":\"\xC0\xAF\"}",
+                       "items.jsonl:2: invalid UTF-8 at byte 8 of the line");
+    expect_items_error("{\"id\":\"\xED\xA0\x80\"}",
+                       "items.jsonl:1: invalid UTF-8 at byte 8 of the line");
+}
+
+static void answers_ok(void **state)
+{
+    (void)state;
+    arb_dataset *ds = two_items();
+    assert_int_equal(add_answers(ds, "{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"A1\","
+                                     "\"quality\":0.75}\n"
+                                     "{\"item\":\"q1\",\"model\":\"m2\",\"answer\":\"\"}\n"),
+                     ARB_OK);
+    assert_int_equal(arb_dataset_answer_count(ds), 2);
+    const arb_answer *a = arb_dataset_answer(ds, 0);
+    assert_string_equal(a->item_id, "q1");
+    assert_string_equal(a->model, "m1");
+    assert_string_equal(a->answer, "A1");
+    assert_string_equal(a->extra_json, "{\"quality\":0.75}");
+    assert_string_equal(a->source, "answers.jsonl:1");
+    const arb_answer *b = arb_dataset_find_answer(ds, "q1", "m2");
+    assert_ptr_equal(b, arb_dataset_answer(ds, 1));
+    assert_string_equal(b->answer, ""); /* an empty answer is data */
+    assert_string_equal(b->extra_json, "{}");
+    assert_null(arb_dataset_find_answer(ds, "q1", "m3"));
+    assert_null(arb_dataset_find_answer(ds, "7", "m1"));
+    assert_null(arb_dataset_answer(ds, 2));
+    arb_dataset_destroy(ds);
+}
+
+static void answer_errors(void **state)
+{
+    (void)state;
+    expect_answers_error("{\"item\":\"q1\",\"model\":\"m1\",\"answer\":42}",
+                         "answers.jsonl:1: field \"answer\" must be a string, got number");
+    expect_answers_error("\n\n\n{\"item\":\"q99\",\"model\":\"m1\",\"answer\":\"x\"}",
+                         "answers.jsonl:4: answer for unknown item \"q99\"");
+    expect_answers_error("{\"item\":\"q1\",\"answer\":\"x\"}",
+                         "answers.jsonl:1: missing field \"model\"");
+    expect_answers_error("{\"item\":\"q1\",\"model\":\"m\"}",
+                         "answers.jsonl:1: missing field \"answer\"");
+    expect_answers_error("{\"model\":\"m\",\"answer\":\"x\"}",
+                         "answers.jsonl:1: missing field \"item\"");
+    expect_answers_error("{\"item\":\"q1\",\"model\":\"\",\"answer\":\"x\"}",
+                         "answers.jsonl:1: field \"model\" is empty");
+    expect_answers_error("{\"item\":[1],\"model\":\"m\",\"answer\":\"x\"}",
+                         "answers.jsonl:1: field \"item\" must be a string or an integer, got "
+                         "array");
+    expect_answers_error("{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"x\"}\n"
+                         "{\"item\":\"7\",\"model\":\"m1\",\"answer\":\"x\"}\n"
+                         "\n"
+                         "\n"
+                         "{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"y\"}\n",
+                         "answers.jsonl:5: duplicate answer of model \"m1\" to item \"q1\" "
+                         "(first at answers.jsonl:1)");
+    expect_answers_error("{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"x\"}\n"
+                         "{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"x\"", /* cut off */
+                         "answers.jsonl:2: invalid JSON at column 38: '}' expected near end of "
+                         "file");
+}
+
+/* A failing buffer leaves the dataset exactly as it was, and later adds still work. */
+static void failure_keeps_nothing(void **state)
+{
+    (void)state;
+    arb_dataset *ds = two_items();
+    assert_int_equal(add_answers(ds, "{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"x\"}"),
+                     ARB_OK);
+    assert_int_equal(add_items(ds, "{\"id\":\"n1\",\"question\":\"x\"}\n"
+                                   "{\"id\":\"n2\",\"question\":\"x\"}\n"
+                                   "{\"id\":\"n3\"}\n"),
+                     ARB_PARSE);
+    assert_string_equal(arb_dataset_errmsg(ds), "items.jsonl:3: missing field \"question\"");
+    assert_int_equal(arb_dataset_item_count(ds), 2);
+    assert_null(arb_dataset_find_item(ds, "n1"));
+    assert_non_null(arb_dataset_find_item(ds, "q1"));
+    assert_int_equal(add_answers(ds, "{\"item\":\"7\",\"model\":\"m1\",\"answer\":\"x\"}\n"
+                                     "{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"x\"}\n"),
+                     ARB_PARSE);
+    assert_int_equal(arb_dataset_answer_count(ds), 1);
+    assert_null(arb_dataset_find_answer(ds, "7", "m1"));
+    assert_non_null(arb_dataset_find_answer(ds, "q1", "m1"));
+    /* The rolled-back ids are free again. */
+    assert_int_equal(add_items(ds, "{\"id\":\"n1\",\"question\":\"x\"}"), ARB_OK);
+    assert_int_equal(add_answers(ds, "{\"item\":\"7\",\"model\":\"m1\",\"answer\":\"x\"}"), ARB_OK);
+    assert_int_equal(arb_dataset_item_count(ds), 3);
+    assert_int_equal(arb_dataset_answer_count(ds), 2);
+    arb_dataset_destroy(ds);
+}
+
+/* Many records: the tables grow, order is kept and every lookup finds its record. */
+static void many_records(void **state)
+{
+    (void)state;
+    enum { N_ITEMS = 5000, N_MODELS = 4 };
+    size_t cap = (size_t)N_ITEMS * 64;
+    char *items = malloc(cap), *answers = malloc(cap * N_MODELS);
+    assert_non_null(items);
+    assert_non_null(answers);
+    size_t n = 0, m = 0;
+    for (int i = 0; i < N_ITEMS; i++) {
+        n += (size_t)sprintf(items + n, "{\"id\":%d,\"question\":\"q%d\"}\n", i, i);
+        for (int k = 0; k < N_MODELS; k++)
+            m += (size_t)sprintf(answers + m,
+                                 "{\"item\":%d,\"model\":\"m%d\",\"answer\":\"a%d-%d\"}\n", i,
+                                 k, i, k);
+    }
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", items, n), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "answers.jsonl", answers, m), ARB_OK);
+    assert_int_equal(arb_dataset_item_count(ds), N_ITEMS);
+    assert_int_equal(arb_dataset_answer_count(ds), N_ITEMS * N_MODELS);
+    char id[32], model[32], expect[32];
+    for (int i = 0; i < N_ITEMS; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        assert_string_equal(arb_dataset_item(ds, (size_t)i)->id, id);
+        assert_ptr_equal(arb_dataset_find_item(ds, id), arb_dataset_item(ds, (size_t)i));
+        for (int k = 0; k < N_MODELS; k++) {
+            snprintf(model, sizeof model, "m%d", k);
+            snprintf(expect, sizeof expect, "a%d-%d", i, k);
+            const arb_answer *a = arb_dataset_find_answer(ds, id, model);
+            assert_non_null(a);
+            assert_string_equal(a->answer, expect);
+        }
+    }
+    assert_null(arb_dataset_find_answer(ds, "0", "m9"));
+    arb_dataset_destroy(ds);
+    free(items);
+    free(answers);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void load_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/arb_test_dataset_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char items[128], answers[128], missing[128], bad[128];
+    snprintf(items, sizeof items, "%s/items.jsonl", dir);
+    snprintf(answers, sizeof answers, "%s/answers.jsonl", dir);
+    snprintf(missing, sizeof missing, "%s/none.jsonl", dir);
+    snprintf(bad, sizeof bad, "%s/bad.jsonl", dir);
+    write_file(items, "{\"id\":\"q1\",\"question\":\"x\"}\n");
+    write_file(answers, "{\"item\":\"q1\",\"model\":\"m\",\"answer\":\"y\"}\n");
+    write_file(bad, "{\"item\":\"q2\",\"model\":\"m\",\"answer\":\"y\"}\n");
+
+    arb_dataset *ds = arb_dataset_create();
+    char expect[256];
+    assert_int_equal(arb_dataset_load(ds, missing, answers), ARB_IO);
+    snprintf(expect, sizeof expect, "%s: cannot open: No such file or directory", missing);
+    assert_string_equal(arb_dataset_errmsg(ds), expect);
+
+    /* Answers fail: the items of the same call are dropped too. */
+    assert_int_equal(arb_dataset_load(ds, items, bad), ARB_PARSE);
+    snprintf(expect, sizeof expect, "%s:1: answer for unknown item \"q2\"", bad);
+    assert_string_equal(arb_dataset_errmsg(ds), expect);
+    assert_int_equal(arb_dataset_item_count(ds), 0);
+    assert_int_equal(arb_dataset_load(ds, items, missing), ARB_IO);
+    assert_int_equal(arb_dataset_item_count(ds), 0);
+
+    assert_int_equal(arb_dataset_load(ds, items, answers), ARB_OK);
+    assert_int_equal(arb_dataset_item_count(ds), 1);
+    assert_int_equal(arb_dataset_answer_count(ds), 1);
+    snprintf(expect, sizeof expect, "%s:1", answers);
+    assert_string_equal(arb_dataset_answer(ds, 0)->source, expect);
+    arb_dataset_destroy(ds);
+
+    unlink(items);
+    unlink(answers);
+    unlink(bad);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(empty_input),
+        cmocka_unit_test(items_all_fields),
+        cmocka_unit_test(integer_ids),
+        cmocka_unit_test(bom_and_no_trailing_newline),
+        cmocka_unit_test(item_errors),
+        cmocka_unit_test(invalid_utf8),
+        cmocka_unit_test(answers_ok),
+        cmocka_unit_test(answer_errors),
+        cmocka_unit_test(failure_keeps_nothing),
+        cmocka_unit_test(many_records),
+        cmocka_unit_test(load_files),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

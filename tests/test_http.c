@@ -1,0 +1,612 @@
+/*
+** test_http.c -- the HTTP transport against the scriptable local test server: success,
+** retries (status, timeout, dropped connection, refused connection), Retry-After, final
+** failures and their reasons, the reply cap, the adaptive in-flight limit, many concurrent
+** transfers. Backoff is kept at 10 ms so the file runs in a few seconds.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testserver.h"
+
+#define MAX_RESULTS 512
+
+typedef struct seen {
+    uint64_t tag;
+    int ok;
+    long status;
+    int attempts;
+    int curl_code;
+    double latency_ms;
+    char *error;
+    char *body;
+    size_t body_len;
+} seen;
+
+typedef struct collector {
+    seen results[MAX_RESULTS];
+    size_t n;
+} collector;
+
+static void on_done(void *ud, uint64_t tag, const arb__http_result *res)
+{
+    collector *c = ud;
+    assert_true(c->n < MAX_RESULTS);
+    seen *s = &c->results[c->n++];
+    s->tag = tag;
+    s->ok = res->ok;
+    s->status = res->status;
+    s->attempts = res->attempts;
+    s->curl_code = res->curl_code;
+    s->latency_ms = res->latency_ms;
+    s->error = res->error ? strdup(res->error) : NULL;
+    s->body = res->body ? strndup(res->body, res->body_len) : NULL;
+    s->body_len = res->body_len;
+    /* The contract: an error exactly when not ok. */
+    assert_int_equal(res->ok, res->error == NULL);
+}
+
+static void collector_free(collector *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->results[i].error);
+        free(c->results[i].body);
+    }
+    c->n = 0;
+}
+
+static arb_client_params test_params(void)
+{
+    arb_client_params p = arb_client_default_params();
+    p.jobs = 4;
+    p.connect_timeout_ms = 2000;
+    p.total_timeout_ms = 5000;
+    p.max_retries = 3;
+    p.backoff_base_ms = 10;
+    p.backoff_max_ms = 40;
+    return p;
+}
+
+static char *url_of(arb_test_server *srv)
+{
+    char *u = arb__judge_url(arb_test_server_base_url(srv));
+    assert_non_null(u);
+    return u;
+}
+
+/* Steps until nothing is pending (fails the test after 20 s). */
+static void run_all(arb__http *h, collector *c)
+{
+    double start = arb__now_ms();
+    while (arb__http_pending(h) > 0) {
+        arb__http_step(h, 100, on_done, c);
+        assert_true(arb__now_ms() - start < 20000);
+    }
+}
+
+/* One request with params p against srv; fills c. */
+static void one_request(arb_test_server *srv, const arb_client_params *p, collector *c)
+{
+    arb__http *h = arb__http_create(p);
+    assert_non_null(h);
+    char *url = url_of(srv);
+    assert_int_equal(arb__http_submit(h, 7, url, NULL, "{}", 2), 0);
+    assert_int_equal(arb__http_pending(h), 1);
+    run_all(h, c);
+    assert_int_equal(c->n, 1);
+    assert_int_equal(c->results[0].tag, 7);
+    assert_int_equal(arb__http_pending(h), 0);
+    free(url);
+    arb__http_destroy(h);
+}
+
+static void test_create_rejects_bad_params(void **state)
+{
+    arb_client_params p = test_params();
+    p.jobs = 0;
+    assert_null(arb__http_create(&p));
+    p = test_params();
+    p.max_retries = -1;
+    assert_null(arb__http_create(&p));
+    assert_null(arb__http_create(NULL));
+    arb__http_destroy(NULL);
+    assert_int_equal(arb__http_pending(NULL), 0);
+}
+
+static void test_step_with_nothing_pending_returns_at_once(void **state)
+{
+    arb_client_params p = test_params();
+    arb__http *h = arb__http_create(&p);
+    assert_non_null(h);
+    double t0 = arb__now_ms();
+    assert_int_equal(arb__http_step(h, 2000, on_done, NULL), 0);
+    assert_true(arb__now_ms() - t0 < 500);
+    arb__http_destroy(h);
+}
+
+static void test_destroy_with_pending_work(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_client_params p = test_params();
+    arb__http *h = arb__http_create(&p);
+    char *url = url_of(srv);
+    for (int i = 0; i < 10; i++) assert_int_equal(arb__http_submit(h, (uint64_t)i, url, NULL, "{}", 2), 0);
+    assert_int_equal(arb__http_pending(h), 10);
+    collector c = {.n = 0};
+    arb__http_step(h, 0, on_done, &c); /* some now in flight, the rest queued */
+    arb__http_destroy(h);               /* must free both without reporting them */
+    assert_int_equal(c.n, 0);
+    collector_free(&c);
+    free(url);
+    arb_test_server_stop(srv);
+}
+
+static void test_success(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    assert_non_null(srv);
+    arb_test_server_push_reply(srv, "[[B]]");
+    arb_client_params p = test_params();
+    collector c = {.n = 0};
+    one_request(srv, &p, &c);
+    assert_true(c.results[0].ok);
+    assert_int_equal(c.results[0].status, 200);
+    assert_int_equal(c.results[0].attempts, 1);
+    assert_int_equal(c.results[0].curl_code, 0);
+    assert_non_null(strstr(c.results[0].body, "\"content\":\"[[B]]\""));
+    assert_true(c.results[0].latency_ms > 0);
+    assert_int_equal(arb_test_server_requests(srv), 1);
+    char *path = arb_test_server_last_path(srv);
+    assert_string_equal(path, "/v1/chat/completions");
+    free(path);
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
+static void test_headers_and_large_body(void **state)
+{
+    /* curl adds "Expect: 100-continue" to POSTs over 1 KiB unless told not to. */
+    arb_test_server *srv = arb_test_server_start();
+    arb_client_params p = test_params();
+    arb__http *h = arb__http_create(&p);
+    char *url = url_of(srv);
+    size_t n = 200000;
+    char *body = malloc(n + 1);
+    memset(body, 'q', n);
+    body[0] = '"';
+    body[n - 1] = '"';
+    body[n] = '\0';
+    assert_int_equal(arb__http_submit(h, 1, url, "Authorization: Bearer t0k", body, n), 0);
+    collector c = {.n = 0};
+    run_all(h, &c);
+    assert_int_equal(c.n, 1);
+    assert_true(c.results[0].ok);
+    char *got = arb_test_server_last_body(srv);
+    assert_non_null(got);
+    assert_int_equal(strlen(got), n);
+    assert_memory_equal(got, body, n);
+    char *expect = arb_test_server_last_header(srv, "Expect");
+    char *ctype = arb_test_server_last_header(srv, "Content-Type");
+    char *auth = arb_test_server_last_header(srv, "Authorization");
+    assert_null(expect);
+    assert_string_equal(ctype, "application/json");
+    assert_string_equal(auth, "Bearer t0k");
+    free(ctype);
+    free(auth);
+    free(got);
+    free(body);
+    free(url);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(srv);
+}
+
+static void test_retry_after_429_is_honoured(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_server_push_status(srv, 429, "1", "{\"error\":{\"message\":\"slow down\"}}");
+    arb_test_server_push_reply(srv, "[[A]]");
+    arb_client_params p = test_params();
+    arb__http *h = arb__http_create(&p);
+    char *url = url_of(srv);
+    assert_int_equal(arb__http_submit(h, 1, url, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    double t0 = arb__now_ms();
+    run_all(h, &c);
+    double elapsed = arb__now_ms() - t0;
+    assert_true(elapsed >= 990); /* backoff alone would be <= 10 ms */
+    assert_true(elapsed < 3000);
+    assert_int_equal(c.n, 1);
+    assert_true(c.results[0].ok);
+    assert_int_equal(c.results[0].attempts, 2);
+    arb__http_stats st = arb__http_get_stats(h);
+    assert_int_equal(st.retries, 1);
+    assert_int_equal(st.throttled, 1);
+    assert_int_equal(arb_test_server_requests(srv), 2);
+    free(url);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(srv);
+}
+
+static void test_retry_after_http_date(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    char date[64];
+    time_t when = time(NULL) + 2;
+    struct tm tm;
+    gmtime_r(&when, &tm);
+    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    arb_test_server_push_status(srv, 503, date, "busy");
+    arb_client_params p = test_params();
+    collector c = {.n = 0};
+    double t0 = arb__now_ms();
+    one_request(srv, &p, &c);
+    double elapsed = arb__now_ms() - t0;
+    /* The date has one-second resolution: the wait is between 1 and 2 s. */
+    assert_true(elapsed >= 900);
+    assert_true(elapsed < 3500);
+    assert_true(c.results[0].ok);
+    assert_int_equal(c.results[0].attempts, 2);
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
+static void test_500_then_success(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_server_push_status(srv, 500, NULL, "oops");
+    arb_test_server_push_reply(srv, "[[C]]");
+    arb_client_params p = test_params();
+    collector c = {.n = 0};
+    one_request(srv, &p, &c);
+    assert_true(c.results[0].ok);
+    assert_int_equal(c.results[0].attempts, 2);
+    assert_int_equal(c.results[0].status, 200);
+    assert_non_null(strstr(c.results[0].body, "[[C]]"));
+    assert_int_equal(arb_test_server_requests(srv), 2);
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
+static void test_timeout_then_success(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_server_push_delay(srv, 1500, "late");
+    arb_test_server_push_reply(srv, "[[D]]");
+    arb_client_params p = test_params();
+    p.total_timeout_ms = 300;
+    collector c = {.n = 0};
+    double t0 = arb__now_ms();
+    one_request(srv, &p, &c);
+    double elapsed = arb__now_ms() - t0;
+    assert_true(elapsed >= 290);
+    assert_true(elapsed < 1400); /* did not wait for the slow reply */
+    assert_true(c.results[0].ok);
+    assert_int_equal(c.results[0].attempts, 2);
+    assert_non_null(strstr(c.results[0].body, "[[D]]"));
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
+static void test_timeout_final_reason(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_behaviour slow = {.action = ARB_TEST_DELAY, .delay_ms = 2000};
+    arb_test_server_set_default(srv, &slow);
+    arb_client_params p = test_params();
+    p.total_timeout_ms = 100;
+    p.max_retries = 1;
+    collector c = {.n = 0};
+    one_request(srv, &p, &c);
+    assert_false(c.results[0].ok);
+    assert_int_equal(c.results[0].attempts, 2);
+    assert_string_equal(c.results[0].error, "timeout after 100 ms (2 attempts)");
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
+static void test_dropped_connection_then_success(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_server_push_drop(srv);
+    arb_test_server_push_reply(srv, "[[A]]");
+    arb_client_params p = test_params();
+    collector c = {.n = 0};
+    one_request(srv, &p, &c);
+    assert_true(c.results[0].ok);
+    assert_int_equal(c.results[0].attempts, 2);
+    assert_int_equal(arb_test_server_requests(srv), 2);
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
+static void test_final_failure_after_max_retries(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_behaviour busy = {.action = ARB_TEST_STATUS, .status = 503, .body = "over\nloaded"};
+    arb_test_server_set_default(srv, &busy);
+    arb_client_params p = test_params();
+    p.max_retries = 2;
+    collector c = {.n = 0};
+    one_request(srv, &p, &c);
+    assert_false(c.results[0].ok);
+    assert_int_equal(c.results[0].status, 503);
+    assert_int_equal(c.results[0].attempts, 3);
+    /* control characters of the body become spaces: the reason stays one line */
+    assert_string_equal(c.results[0].error, "HTTP 503 after 3 attempts: over loaded");
+    assert_string_equal(c.results[0].body, "over\nloaded");
+    assert_int_equal(arb_test_server_requests(srv), 3);
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
+static void test_error_body_excerpt_is_capped(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    char body[401];
+    memset(body, 'e', 400);
+    body[400] = '\0';
+    arb_test_server_push_status(srv, 422, NULL, body);
+    arb_client_params p = test_params();
+    collector c = {.n = 0};
+    one_request(srv, &p, &c);
+    const char *prefix = "HTTP 422 after 1 attempt: ";
+    assert_int_equal(strncmp(c.results[0].error, prefix, strlen(prefix)), 0);
+    assert_int_equal(strlen(c.results[0].error), strlen(prefix) + 200 + 3); /* + "..." */
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
+static void test_400_is_final_at_once(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_server_push_status(srv, 400, NULL, "bad request");
+    arb_client_params p = test_params();
+    collector c = {.n = 0};
+    one_request(srv, &p, &c);
+    assert_false(c.results[0].ok);
+    assert_int_equal(c.results[0].status, 400);
+    assert_int_equal(c.results[0].attempts, 1);
+    assert_string_equal(c.results[0].error, "HTTP 400 after 1 attempt: bad request");
+    assert_int_equal(arb_test_server_requests(srv), 1);
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
+static void test_connection_refused(void **state)
+{
+    /* A port that was free a moment ago: bind, read it, close. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", ntohs(a.sin_port));
+    arb_client_params p = test_params();
+    p.max_retries = 2;
+    arb__http *h = arb__http_create(&p);
+    assert_int_equal(arb__http_submit(h, 3, url, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    run_all(h, &c);
+    assert_int_equal(c.n, 1);
+    assert_false(c.results[0].ok);
+    assert_int_equal(c.results[0].status, 0);
+    assert_int_equal(c.results[0].attempts, 3);
+    assert_int_equal(strncmp(c.results[0].error, "connection failed: ", 19), 0);
+    assert_non_null(strstr(c.results[0].error, "(3 attempts)"));
+    assert_int_equal(arb__http_get_stats(h).retries, 2);
+    collector_free(&c);
+    arb__http_destroy(h);
+}
+
+static void test_reply_cap(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_server_push_oversized(srv, 1000); /* exactly the cap: fine */
+    arb_test_server_push_oversized(srv, 5000); /* over: fails at once, not retried */
+    arb_client_params p = test_params();
+    p.max_reply_bytes = 1000;
+    p.jobs = 1;
+    arb__http *h = arb__http_create(&p);
+    char *url = url_of(srv);
+    assert_int_equal(arb__http_submit(h, 1, url, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    run_all(h, &c);
+    assert_int_equal(arb__http_submit(h, 2, url, NULL, "{}", 2), 0);
+    run_all(h, &c);
+    assert_int_equal(c.n, 2);
+    assert_true(c.results[0].ok);
+    assert_int_equal(c.results[0].body_len, 1000);
+    assert_false(c.results[1].ok);
+    assert_int_equal(c.results[1].attempts, 1);
+    assert_string_equal(c.results[1].error, "reply larger than 1000 bytes");
+    assert_int_equal(arb_test_server_requests(srv), 2);
+    free(url);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(srv);
+}
+
+static void test_429_lowers_inflight_limit(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_server_push_status(srv, 429, NULL, "");
+    arb_test_server_push_status(srv, 429, NULL, "");
+    arb_client_params p = test_params();
+    p.jobs = 8;
+    arb__http *h = arb__http_create(&p);
+    assert_int_equal(arb__http_get_stats(h).inflight_limit, 8);
+    char *url = url_of(srv);
+    /* Two at once: both get 429 within 500 ms, which halves the limit once, 8 -> 4. */
+    assert_int_equal(arb__http_submit(h, 1, url, NULL, "{}", 2), 0);
+    assert_int_equal(arb__http_submit(h, 2, url, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    run_all(h, &c);
+    assert_int_equal(c.n, 2);
+    arb__http_stats st = arb__http_get_stats(h);
+    assert_int_equal(st.throttled, 2);
+    assert_int_equal(st.retries, 2);
+    assert_int_equal(st.inflight_limit, 4);
+    /* Two successes so far (the retries); after limit = 4 in a row the limit grows by 1. */
+    assert_int_equal(arb__http_submit(h, 3, url, NULL, "{}", 2), 0);
+    run_all(h, &c);
+    assert_int_equal(arb__http_get_stats(h).inflight_limit, 4);
+    assert_int_equal(arb__http_submit(h, 4, url, NULL, "{}", 2), 0);
+    run_all(h, &c);
+    assert_int_equal(arb__http_get_stats(h).inflight_limit, 5);
+    free(url);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(srv);
+}
+
+static void test_limit_never_below_one(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_behaviour throttle = {.action = ARB_TEST_STATUS, .status = 429, .body = "no"};
+    arb_test_server_set_default(srv, &throttle);
+    arb_client_params p = test_params();
+    p.jobs = 2;
+    p.max_retries = 3;
+    p.backoff_base_ms = 600; /* each 429 falls in a new 500 ms window */
+    p.backoff_max_ms = 600;
+    collector c = {.n = 0};
+    arb__http *h = arb__http_create(&p);
+    char *url = url_of(srv);
+    assert_int_equal(arb__http_submit(h, 1, url, NULL, "{}", 2), 0);
+    run_all(h, &c);
+    assert_int_equal(c.n, 1);
+    assert_false(c.results[0].ok);
+    assert_string_equal(c.results[0].error, "HTTP 429 after 4 attempts: no");
+    arb__http_stats st = arb__http_get_stats(h);
+    assert_int_equal(st.throttled, 4);
+    assert_int_equal(st.inflight_limit, 1);
+    free(url);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(srv);
+}
+
+static void test_many_requests_complete_once(void **state)
+{
+    enum { N = 200 };
+    arb_test_server *srv = arb_test_server_start();
+    /* A few failures sprinkled in, so retries interleave with fresh work. */
+    arb_test_server_push_status(srv, 502, NULL, "");
+    arb_test_server_push_drop(srv);
+    arb_test_server_push_status(srv, 503, NULL, "");
+    arb_client_params p = test_params();
+    p.jobs = 16;
+    arb__http *h = arb__http_create(&p);
+    char *url = url_of(srv);
+    for (int i = 0; i < N; i++) {
+        char body[32];
+        int n = snprintf(body, sizeof body, "{\"i\":%d}", i);
+        assert_int_equal(arb__http_submit(h, (uint64_t)(1000 + i), url, NULL, body, (size_t)n), 0);
+    }
+    assert_int_equal(arb__http_pending(h), N);
+    collector c = {.n = 0};
+    run_all(h, &c);
+    assert_int_equal(c.n, N);
+    int count[N] = {0};
+    int extra_attempts = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        assert_true(c.results[i].tag >= 1000 && c.results[i].tag < 1000 + N);
+        count[c.results[i].tag - 1000]++;
+        assert_true(c.results[i].ok);
+        extra_attempts += c.results[i].attempts - 1;
+    }
+    for (int i = 0; i < N; i++) assert_int_equal(count[i], 1);
+    assert_int_equal(extra_attempts, 3);
+    assert_int_equal(arb_test_server_requests(srv), N + 3);
+    assert_int_equal(arb__http_get_stats(h).retries, 3);
+    free(url);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(srv);
+}
+
+/* done may submit more work from inside the callback (the executor does). */
+typedef struct chain {
+    collector c;
+    arb__http *h;
+    const char *url;
+} chain;
+
+static void on_done_chain(void *ud, uint64_t tag, const arb__http_result *res)
+{
+    chain *ch = ud;
+    on_done(&ch->c, tag, res);
+    if (tag < 5) assert_int_equal(arb__http_submit(ch->h, tag + 1, ch->url, NULL, "{}", 2), 0);
+}
+
+static void test_submit_from_callback(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_client_params p = test_params();
+    chain ch = {.c = {.n = 0}};
+    ch.h = arb__http_create(&p);
+    char *url = url_of(srv);
+    ch.url = url;
+    assert_int_equal(arb__http_submit(ch.h, 1, url, NULL, "{}", 2), 0);
+    double start = arb__now_ms();
+    while (arb__http_pending(ch.h) > 0) {
+        arb__http_step(ch.h, 100, on_done_chain, &ch);
+        assert_true(arb__now_ms() - start < 10000);
+    }
+    assert_int_equal(ch.c.n, 5);
+    for (size_t i = 0; i < 5; i++) assert_int_equal(ch.c.results[i].tag, i + 1);
+    free(url);
+    collector_free(&ch.c);
+    arb__http_destroy(ch.h);
+    arb_test_server_stop(srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_rejects_bad_params),
+        cmocka_unit_test(test_step_with_nothing_pending_returns_at_once),
+        cmocka_unit_test(test_destroy_with_pending_work),
+        cmocka_unit_test(test_success),
+        cmocka_unit_test(test_headers_and_large_body),
+        cmocka_unit_test(test_retry_after_429_is_honoured),
+        cmocka_unit_test(test_retry_after_http_date),
+        cmocka_unit_test(test_500_then_success),
+        cmocka_unit_test(test_timeout_then_success),
+        cmocka_unit_test(test_timeout_final_reason),
+        cmocka_unit_test(test_dropped_connection_then_success),
+        cmocka_unit_test(test_final_failure_after_max_retries),
+        cmocka_unit_test(test_error_body_excerpt_is_capped),
+        cmocka_unit_test(test_400_is_final_at_once),
+        cmocka_unit_test(test_connection_refused),
+        cmocka_unit_test(test_reply_cap),
+        cmocka_unit_test(test_429_lowers_inflight_limit),
+        cmocka_unit_test(test_limit_never_below_one),
+        cmocka_unit_test(test_many_requests_complete_once),
+        cmocka_unit_test(test_submit_from_callback),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

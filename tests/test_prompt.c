@@ -1,0 +1,306 @@
+/*
+** test_prompt.c -- prompt templates (prompt.c): the built-ins in every option mode, user
+** template files, exact rendering, and the exact "path:line: ..." message of each bad template.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arbiter.h"
+
+static char tmpdir[64];
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    strcpy(tmpdir, "/tmp/arb_test_prompt_XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes text to a file named name in the temp dir; returns its path (static buffer). */
+static const char *write_template(const char *name, const char *text)
+{
+    static char path[128];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite(text, 1, strlen(text), f);
+    fclose(f);
+    return path;
+}
+
+/* Loads text as a template file and expects ARB_PARSE with message "<path>:<rest>". */
+static void expect_bad(const char *text, const char *rest)
+{
+    const char *path = write_template("bad.txt", text);
+    arb_template *t = (arb_template *)1;
+    char *err = NULL;
+    assert_int_equal(arb_template_load(path, &t, &err), ARB_PARSE);
+    assert_null(t);
+    assert_non_null(err);
+    char expect[512];
+    snprintf(expect, sizeof expect, "%s:%s", path, rest);
+    assert_string_equal(err, expect);
+    arb_free(err);
+}
+
+static arb_prompt_vars sample_vars(int options)
+{
+    arb_prompt_vars v = {"What is 2+2?", "It is 4.", "It is 5.", "2+2=4", "en", options};
+    return v;
+}
+
+static void builtin_names(void **state)
+{
+    (void)state;
+    const char *const *names = arb_template_builtin_names();
+    const char *expect[] = {"I", "II", "II-fact", "II-fact-reason", "II-reason", NULL};
+    for (size_t i = 0; expect[i]; i++) {
+        assert_non_null(names[i]);
+        assert_string_equal(names[i], expect[i]);
+    }
+    assert_null(names[5]);
+    assert_ptr_equal(arb_template_builtin_names(), names);
+}
+
+static int contains(const char *hay, const char *needle) { return strstr(hay, needle) != NULL; }
+
+/* Every built-in in every mode: delimiters on their own lines around the values, the option
+** text of the mode, no braces left over, and the reference only in the +fact prompts. */
+static void builtins_render(void **state)
+{
+    (void)state;
+    static const char *const lists[] = {"[[A]] or [[B]]", "[[A]], [[B]] or [[C]]",
+                                        "[[A]], [[B]], [[C]] or [[D]]"};
+    static const char *const letters[] = {"A or B", "A, B or C", "A, B, C or D"};
+    for (const char *const *name = arb_template_builtin_names(); *name; name++) {
+        arb_template *t = NULL;
+        char *err = NULL;
+        assert_int_equal(arb_template_load(*name, &t, &err), ARB_OK);
+        assert_null(err);
+        assert_string_equal(arb_template_name(t), *name);
+        assert_null(arb_template_json_field(t));
+        int fact = strstr(*name, "fact") != NULL;
+        assert_int_equal(arb_template_uses(t, "reference"), fact);
+        assert_true(arb_template_uses(t, "question"));
+        assert_true(arb_template_uses(t, "answer1"));
+        assert_true(arb_template_uses(t, "answer2"));
+        assert_true(arb_template_uses(t, "option_rules"));
+        assert_false(arb_template_uses(t, "language"));
+        for (int options = 2; options <= 4; options++) {
+            arb_prompt_vars v = sample_vars(options);
+            char *sys = NULL, *user = NULL;
+            assert_int_equal(arb_template_render(t, &v, &sys, &user), ARB_OK);
+            assert_non_null(sys);
+            assert_non_null(user);
+            assert_null(strpbrk(sys, "{}"));
+            assert_null(strpbrk(user, "{}"));
+            assert_true(contains(user, "\n[QUESTION START]\nWhat is 2+2?\n[QUESTION END]\n"));
+            assert_true(contains(user, "\n[ANSWER 1 START]\nIt is 4.\n[ANSWER 1 END]\n"));
+            assert_true(contains(user, "\n[ANSWER 2 START]\nIt is 5.\n[ANSWER 2 END]\n"));
+            assert_int_equal(contains(user, "\n[REFERENCE START]\n2+2=4\n[REFERENCE END]\n"),
+                             fact);
+            assert_true(contains(user, "\nA: answer 1 is better"));
+            assert_true(contains(user, "\nB: answer 2 is better"));
+            assert_int_equal(contains(user, "\nC: "), options >= 3);
+            assert_int_equal(contains(user, "\nD: both answers are bad"), options == 4);
+            if (strcmp(*name, "I") == 0) {
+                assert_true(contains(user, letters[options - 2]));
+                assert_false(contains(user, "[[A]]"));
+            } else {
+                assert_true(contains(user, lists[options - 2]));
+            }
+            if (options < 4) assert_false(contains(user, "[[D]]"));
+            arb_free(sys);
+            arb_free(user);
+        }
+        arb_template_destroy(t);
+    }
+}
+
+/* A user template: settings, both sections, CRLF, literal braces, every placeholder. */
+static void user_template_exact(void **state)
+{
+    (void)state;
+    const char *path = write_template(
+        "mine.txt",
+        "#! description: my own\r\n"
+        "#!verdict_json_field :  verdict  \r\n"
+        "\r\n"
+        "=== system ===\r\n"
+        "\r\n"
+        "Judge in {language}.\r\n"
+        "  === user ===  \n"
+        "\n"
+        "Q={question} R={reference}\n"
+        "1={answer1}|2={answer2}\n"
+        "{option_list} / {option_letters}\n"
+        "{{\"verdict\": \"X\"}} {{{question}}}\n"
+        "\n\n");
+    arb_template *t = NULL;
+    char *err = NULL;
+    assert_int_equal(arb_template_load(path, &t, &err), ARB_OK);
+    assert_string_equal(arb_template_name(t), path);
+    assert_string_equal(arb_template_json_field(t), "verdict");
+    assert_true(arb_template_uses(t, "language"));
+    assert_false(arb_template_uses(t, "option_rules"));
+    assert_false(arb_template_uses(t, "nonsense"));
+    assert_false(arb_template_uses(t, NULL));
+
+    arb_prompt_vars v = {"q?", "one", "two", NULL, "fr", 3};
+    char *sys = NULL, *user = NULL;
+    assert_int_equal(arb_template_render(t, &v, &sys, &user), ARB_OK);
+    assert_string_equal(sys, "Judge in fr.");
+    assert_string_equal(user, "Q=q? R=\n"
+                              "1=one|2=two\n"
+                              "[[A]], [[B]] or [[C]] / A, B or C\n"
+                              "{\"verdict\": \"X\"} {q?}");
+    arb_free(sys);
+    arb_free(user);
+    arb_template_destroy(t);
+}
+
+/* Without section lines the whole body is the user message and there is no system part. */
+static void no_sections(void **state)
+{
+    (void)state;
+    const char *path = write_template("plain.txt", "Compare {answer1} and {answer2}.\n");
+    arb_template *t = NULL;
+    assert_int_equal(arb_template_load(path, &t, NULL), ARB_OK);
+    arb_prompt_vars v = {0};
+    v.options = 2;
+    char *sys = (char *)1, *user = NULL;
+    assert_int_equal(arb_template_render(t, &v, &sys, &user), ARB_OK);
+    assert_null(sys);
+    assert_string_equal(user, "Compare  and .");
+    arb_free(user);
+
+    /* Options outside 2..4 and NULL arguments. */
+    v.options = 5;
+    assert_int_equal(arb_template_render(t, &v, &sys, &user), ARB_INVALID);
+    assert_null(sys);
+    assert_null(user);
+    v.options = 1;
+    assert_int_equal(arb_template_render(t, &v, &sys, &user), ARB_INVALID);
+    assert_int_equal(arb_template_render(t, NULL, &sys, &user), ARB_INVALID);
+    assert_int_equal(arb_template_render(NULL, &v, &sys, &user), ARB_INVALID);
+    arb_template_destroy(t);
+    arb_template_destroy(NULL);
+
+    /* An empty system section counts as none. */
+    path = write_template("emptysys.txt", "=== system ===\n\n=== user ===\nhi\n");
+    assert_int_equal(arb_template_load(path, &t, NULL), ARB_OK);
+    v.options = 4;
+    sys = (char *)1;
+    assert_int_equal(arb_template_render(t, &v, &sys, &user), ARB_OK);
+    assert_null(sys);
+    assert_string_equal(user, "hi");
+    arb_free(user);
+    arb_template_destroy(t);
+}
+
+static void bad_templates(void **state)
+{
+    (void)state;
+    expect_bad("#! description: x\n\nHello {foo}\n",
+               "3: unknown placeholder {foo} (known: question, answer1, answer2, reference, "
+               "language, option_list, option_letters, option_rules)");
+    expect_bad("#! colour: red\n{question}", "1: unknown setting \"colour\" (known: description, "
+                                             "verdict_json_field)");
+    expect_bad("#! description\n{question}", "1: malformed setting (expected \"#! key: value\")");
+    expect_bad("#!: x\n{question}", "1: malformed setting (expected \"#! key: value\")");
+    expect_bad("#! description: a\n#! description: b\n{question}",
+               "2: setting \"description\" given twice");
+    expect_bad("#! verdict_json_field:  \n{question}",
+               "1: setting \"verdict_json_field\" needs a value");
+    expect_bad("a\nb } c\n", "2: unbalanced '}' (write }} for a literal brace)");
+    expect_bad("a {question\n}", "1: unbalanced '{' (write {{ for a literal brace)");
+    expect_bad("x {} y", "1: unbalanced '{' (write {{ for a literal brace)");
+    expect_bad("say {\"verdict\": \"A\"}", "1: unbalanced '{' (write {{ for a literal brace)");
+    expect_bad("x {", "1: unbalanced '{' (write {{ for a literal brace)");
+    expect_bad("\nintro\n=== user ===\n{question}", "2: text before the first section line");
+    expect_bad("=== user ===\na\n=== assistant ===\nb",
+               "3: unknown section \"=== assistant ===\" (known: system, user)");
+    expect_bad("=== user ===\na\n=== user ===\nb", "3: section \"=== user ===\" given twice");
+    expect_bad("=== system ===\nbe fair\n", "2: the template has no user message");
+    expect_bad("=== system ===\nbe fair\n=== user ===\n  \n\n",
+               "5: the template has no user message");
+    expect_bad("", "1: the template has no user message");
+    expect_bad("ok\nbad \xC3(\n", "2: invalid UTF-8 or NUL byte");
+}
+
+static void not_found(void **state)
+{
+    (void)state;
+    arb_template *t = (arb_template *)1;
+    char *err = NULL;
+    assert_int_equal(arb_template_load("III", &t, &err), ARB_NOTFOUND);
+    assert_null(t);
+    assert_string_equal(err, "unknown template \"III\": not a built-in (I, II, II-fact, "
+                             "II-fact-reason, II-reason) nor a file");
+    arb_free(err);
+    assert_int_equal(arb_template_load("./I", &t, &err), ARB_NOTFOUND); /* a path, not "I" */
+    arb_free(err);
+    assert_int_equal(arb_template_load("", &t, &err), ARB_INVALID);
+    arb_free(err);
+    assert_int_equal(arb_template_load("I", NULL, NULL), ARB_INVALID);
+    /* A directory exists but cannot be read as a template. */
+    assert_int_equal(arb_template_load(tmpdir, &t, &err), ARB_IO);
+    assert_non_null(err);
+    arb_free(err);
+}
+
+/* Rendering is cheap: the harness renders well over 10,000 prompts per second. */
+static void render_speed(void **state)
+{
+    (void)state;
+    arb_template *t = NULL;
+    assert_int_equal(arb_template_load("II-fact-reason", &t, NULL), ARB_OK);
+    arb_prompt_vars v = sample_vars(4);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    size_t total = 0;
+    for (int i = 0; i < 20000; i++) {
+        char *sys, *user;
+        assert_int_equal(arb_template_render(t, &v, &sys, &user), ARB_OK);
+        total += strlen(user);
+        arb_free(sys);
+        arb_free(user);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double seconds = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    assert_true(total > 20000u * 1000u);
+    assert_true(seconds < 2.0); /* 20,000 renders; generous for sanitizer builds */
+    arb_template_destroy(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(builtin_names),
+        cmocka_unit_test(builtins_render),
+        cmocka_unit_test(user_template_exact),
+        cmocka_unit_test(no_sections),
+        cmocka_unit_test(bad_templates),
+        cmocka_unit_test(not_found),
+        cmocka_unit_test(render_speed),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}

@@ -1,0 +1,833 @@
+/*
+** test_sim.c -- the simulated judge server (sim.c): judge specs, the HTTP surface (routes,
+** errors, labels), option-mode detection, determinism, and the statistics of the judge model
+** with stated tolerances. Talks to a server on loopback with blocking libcurl requests.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "arbiter.h"
+
+/* ---- HTTP helpers ------------------------------------------------------------------------ */
+
+typedef struct http_reply {
+    long status;
+    char *body;
+    size_t len;
+    int simulator_header; /* the Server header names the simulator */
+} http_reply;
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    http_reply *r = ud;
+    char *grown = realloc(r->body, r->len + size * n + 1);
+    if (!grown) return 0;
+    memcpy(grown + r->len, p, size * n);
+    r->len += size * n;
+    grown[r->len] = '\0';
+    r->body = grown;
+    return size * n;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    http_reply *r = ud;
+    static const char want[] = "Server: arbiter-sim-server (SIMULATOR, not a language model)";
+    if (size * n >= sizeof want - 1 && !strncmp(p, want, sizeof want - 1))
+        r->simulator_header = 1;
+    return size * n;
+}
+
+/* Sends method to path on the server; body may be NULL. Returns the reply (free body). */
+static http_reply http(const arb_sim_server *srv, const char *method, const char *path,
+                       const char *body)
+{
+    http_reply r = {0, NULL, 0, 0};
+    char url[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", arb_sim_server_port(srv), path);
+    CURL *c = curl_easy_init();
+    assert_non_null(c);
+    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    if (body) curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    assert_int_equal(curl_easy_perform(c), CURLE_OK);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(c);
+    if (!r.body) r.body = calloc(1, 1);
+    return r;
+}
+
+/* Builds a chat request body. temperature < 0: not sent; seed < 0: not sent. */
+static char *chat_body(const char *model, const char *system, const char *user,
+                       double temperature, long long seed)
+{
+    json_t *messages = json_array();
+    if (system) json_array_append_new(messages, json_pack("{s:s,s:s}", "role", "system",
+                                                          "content", system));
+    json_array_append_new(messages, json_pack("{s:s,s:s}", "role", "user", "content", user));
+    json_t *req = json_pack("{s:s,s:o}", "model", model, "messages", messages);
+    if (temperature >= 0) json_object_set_new(req, "temperature", json_real(temperature));
+    if (seed >= 0) json_object_set_new(req, "seed", json_integer(seed));
+    char *s = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    assert_non_null(s);
+    return s;
+}
+
+/* Posts a chat request and returns choices[0].message.content (caller frees); asserts 200. */
+static char *chat(const arb_sim_server *srv, const char *model, const char *system,
+                  const char *user, double temperature, long long seed)
+{
+    char *body = chat_body(model, system, user, temperature, seed);
+    http_reply r = http(srv, "POST", "/v1/chat/completions", body);
+    free(body);
+    assert_int_equal(r.status, 200);
+    json_t *root = json_loads(r.body, 0, NULL);
+    assert_non_null(root);
+    const char *content = NULL;
+    json_unpack(root, "{s:[{s:{s:s}}]}", "choices", "message", "content", &content);
+    assert_non_null(content);
+    char *copy = strdup(content);
+    json_decref(root);
+    free(r.body);
+    return copy;
+}
+
+/* The user message of arbiter's templates: the two answers between delimiter lines. */
+static char *user_prompt(const char *rules, const char *answer1, const char *answer2,
+                         int variant)
+{
+    size_t n = strlen(rules) + strlen(answer1) + strlen(answer2) + 256;
+    char *s = malloc(n);
+    assert_non_null(s);
+    snprintf(s, n,
+             "Question %d: which answer is better?\n[ANSWER 1 START]\n%s\n[ANSWER 1 END]\n"
+             "[ANSWER 2 START]\n%s\n[ANSWER 2 END]\n%s",
+             variant, answer1, answer2, rules);
+    return s;
+}
+
+/* The position verdict of a reply in the simulator's two formats, 'E' when none. */
+static char reply_verdict(const char *content, int options)
+{
+    size_t n = strlen(content);
+    char v = 0;
+    if (n == 1) v = content[0];
+    else if (n >= 6 && !strncmp(content + n - 6, "\n[[", 3) && !strcmp(content + n - 2, "]]"))
+        v = content[n - 3];
+    return v >= 'A' && v < 'A' + options ? v : 'E';
+}
+
+/* ---- fixtures ---------------------------------------------------------------------------- */
+
+#define GOOD "The capital of France is Paris."
+#define GOOD2 "Paris is the capital city of France."
+#define BAD "The capital of France is Berlin."
+#define BAD2 "France has no capital."
+#define MID "Probably Paris, though I am not sure."
+
+#define RULES4 "Reply with [[A]], [[B]], [[C]] (both good) or [[D]] (both bad)."
+#define RULES3 "Reply with [[A]], [[B]] or [[C]] for a tie."
+#define RULES2 "Reply with [[A]] or [[B]]."
+
+static const char items_jsonl[] = "{\"id\":\"q1\",\"question\":\"What is the capital of France?\"}\n";
+static const char answers_jsonl[] =
+    "{\"item\":\"q1\",\"model\":\"good\",\"answer\":\"" GOOD "\",\"quality\":0.9}\n"
+    "{\"item\":\"q1\",\"model\":\"good2\",\"answer\":\"" GOOD2 "\",\"quality\":0.8}\n"
+    "{\"item\":\"q1\",\"model\":\"bad\",\"answer\":\"" BAD "\",\"quality\":0.1}\n"
+    "{\"item\":\"q1\",\"model\":\"bad2\",\"answer\":\"" BAD2 "\",\"quality\":0.2}\n"
+    "{\"item\":\"q1\",\"model\":\"mid\",\"answer\":\"" MID "\",\"quality\":0.5}\n"
+    "{\"item\":\"q1\",\"model\":\"noq\",\"answer\":\"no quality field\"}\n";
+
+typedef struct fixture {
+    arb_dataset *ds;
+    arb_sim_server *srv;
+} fixture;
+
+static arb_sim_judge judge(const char *spec)
+{
+    arb_sim_judge j;
+    char *err = NULL;
+    arb_status st = arb_sim_judge_parse(spec, &j, &err);
+    if (st) fprintf(stderr, "%s\n", err ? err : "?");
+    assert_int_equal(st, ARB_OK);
+    assert_null(err);
+    return j;
+}
+
+static arb_dataset *oracle(void)
+{
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", items_jsonl,
+                                                 sizeof items_jsonl - 1),
+                     ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "answers.jsonl", answers_jsonl,
+                                                   sizeof answers_jsonl - 1),
+                     ARB_OK);
+    return ds;
+}
+
+/* Starts a server with the given judge specs and the oracle; fail_rate as given. */
+static fixture start(const char *const *specs, size_t n, double fail_rate)
+{
+    fixture f;
+    f.ds = oracle();
+    arb_sim_judge *judges = calloc(n, sizeof *judges);
+    assert_non_null(judges);
+    for (size_t i = 0; i < n; i++) judges[i] = judge(specs[i]);
+    arb_sim_params p = arb_sim_default_params();
+    p.seed = 42;
+    p.judges = judges;
+    p.n_judges = n;
+    p.answers_oracle = f.ds;
+    p.fail_rate = fail_rate;
+    char *err = NULL;
+    arb_status st = arb_sim_server_start(&p, &f.srv, &err);
+    if (st) fprintf(stderr, "%s\n", err ? err : "?");
+    assert_int_equal(st, ARB_OK);
+    free(judges); /* the server keeps its own copy */
+    assert_true(arb_sim_server_port(f.srv) > 0);
+    return f;
+}
+
+static void finish(fixture *f)
+{
+    arb_sim_server_stop(f->srv);
+    arb_dataset_destroy(f->ds);
+}
+
+/* ---- judge specs and parameters ---------------------------------------------------------- */
+
+static void test_judge_parse_defaults(void **state)
+{
+    (void)state;
+    arb_sim_judge j = judge("gpt-sim");
+    assert_string_equal(j.model, "gpt-sim");
+    assert_true(j.skill == 4.0);
+    assert_true(j.position_bias == 0.0);
+    assert_true(j.tie_propensity == 0.3);
+    assert_true(j.bothbad_propensity == 0.5);
+    assert_true(j.invalid_rate == 0.0);
+    assert_true(j.latency_ms == 0.0);
+    j = judge("org/model-1:");
+    assert_string_equal(j.model, "org/model-1");
+    assert_true(j.skill == 4.0);
+}
+
+static void test_judge_parse_all_keys(void **state)
+{
+    (void)state;
+    arb_sim_judge j = judge("m:skill=2,bias=-0.3,tie=0.2,bothbad=0.75,invalid=0.02,latency=5");
+    assert_string_equal(j.model, "m");
+    assert_true(j.skill == 2.0);
+    assert_true(j.position_bias == -0.3);
+    assert_true(j.tie_propensity == 0.2);
+    assert_true(j.bothbad_propensity == 0.75);
+    assert_true(j.invalid_rate == 0.02);
+    assert_true(j.latency_ms == 5.0);
+}
+
+static void expect_parse_error(const char *spec, const char *needle)
+{
+    arb_sim_judge j;
+    memset(&j, 0x5a, sizeof j);
+    char *err = NULL;
+    assert_int_equal(arb_sim_judge_parse(spec, &j, &err), ARB_INVALID);
+    assert_non_null(err);
+    if (!strstr(err, needle)) fprintf(stderr, "message: %s\n", err);
+    assert_non_null(strstr(err, needle));
+    arb_free(err);
+    assert_int_equal((unsigned char)j.model[0], 0x5a); /* *out untouched on error */
+}
+
+static void test_judge_parse_errors(void **state)
+{
+    (void)state;
+    expect_parse_error("", "model name");
+    expect_parse_error(":skill=1", "model name");
+    expect_parse_error("m:speed=1", "unknown key \"speed\"");
+    expect_parse_error("m:skill=abc", "skill must be a number, got \"abc\"");
+    expect_parse_error("m:skill=", "skill must be a number");
+    expect_parse_error("m:skill=1x", "skill must be a number");
+    expect_parse_error("m:bias=nan", "bias must be a number");
+    expect_parse_error("m:skill", "must be key=value");
+    expect_parse_error("m:skill=1,", "empty setting");
+    expect_parse_error("m:invalid=1.5", "invalid must be");
+    expect_parse_error("m:bothbad=-0.1", "bothbad must be");
+    expect_parse_error("m:skill=-1", "skill must be");
+    expect_parse_error("m:latency=-5", "latency must be");
+    char long_name[200];
+    memset(long_name, 'x', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    expect_parse_error(long_name, "longer than 127");
+    char *err = NULL;
+    assert_int_equal(arb_sim_judge_parse(NULL, NULL, &err), ARB_INVALID);
+    arb_free(err);
+}
+
+static void test_default_params(void **state)
+{
+    (void)state;
+    arb_sim_params p = arb_sim_default_params();
+    assert_string_equal(p.bind_address, "127.0.0.1");
+    assert_int_equal(p.port, 0);
+    assert_int_equal(p.seed, 1);
+    assert_int_equal(p.instant, 0);
+    assert_null(p.judges);
+    assert_int_equal(p.n_judges, 0);
+    assert_null(p.answers_oracle);
+    assert_true(p.fail_rate == 0.0);
+    arb_sim_server_stop(NULL); /* accepts NULL */
+    assert_int_equal(arb_sim_server_requests(NULL), 0);
+}
+
+static void expect_start_error(const arb_sim_params *p, arb_status want, const char *needle)
+{
+    arb_sim_server *srv = (arb_sim_server *)(uintptr_t)1; /* must be reset to NULL */
+    char *err = NULL;
+    assert_int_equal(arb_sim_server_start(p, &srv, &err), want);
+    assert_null(srv);
+    assert_non_null(err);
+    if (!strstr(err, needle)) fprintf(stderr, "message: %s\n", err);
+    assert_non_null(strstr(err, needle));
+    arb_free(err);
+}
+
+static void test_start_errors(void **state)
+{
+    (void)state;
+    arb_sim_params p = arb_sim_default_params();
+    expect_start_error(&p, ARB_INVALID, "no judges");
+    arb_sim_judge js[2] = {judge("a"), judge("a:skill=1")};
+    p.judges = js;
+    p.n_judges = 2;
+    expect_start_error(&p, ARB_INVALID, "given twice");
+    p.n_judges = 1;
+    p.fail_rate = 1.5;
+    expect_start_error(&p, ARB_INVALID, "fail_rate");
+    p.fail_rate = 0;
+    js[0].invalid_rate = 2;
+    expect_start_error(&p, ARB_INVALID, "invalid must be");
+    js[0].invalid_rate = 0;
+
+    /* An oracle quality outside [0, 1] names its line. */
+    arb_dataset *ds = arb_dataset_create();
+    static const char bad_answers[] =
+        "{\"item\":\"q1\",\"model\":\"x\",\"answer\":\"a\",\"quality\":0.5}\n"
+        "{\"item\":\"q1\",\"model\":\"y\",\"answer\":\"b\",\"quality\":1.5}\n";
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", items_jsonl,
+                                                 sizeof items_jsonl - 1),
+                     ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "answers.jsonl", bad_answers,
+                                                   sizeof bad_answers - 1),
+                     ARB_OK);
+    p.answers_oracle = ds;
+    expect_start_error(&p, ARB_INVALID, "answers.jsonl:2: field \"quality\"");
+    arb_dataset_destroy(ds);
+    p.answers_oracle = NULL;
+
+    /* A port already taken gives ARB_IO and says why. */
+    arb_sim_server *first = NULL;
+    assert_int_equal(arb_sim_server_start(&p, &first, NULL), ARB_OK);
+    p.port = arb_sim_server_port(first);
+    expect_start_error(&p, ARB_IO, "cannot listen on 127.0.0.1");
+    arb_sim_server_stop(first);
+}
+
+/* ---- HTTP surface ------------------------------------------------------------------------ */
+
+static void test_models_endpoint(void **state)
+{
+    (void)state;
+    const char *specs[] = {"judge-one", "judge-two:bias=1"};
+    fixture f = start(specs, 2, 0);
+    http_reply r = http(f.srv, "GET", "/v1/models", NULL);
+    assert_int_equal(r.status, 200);
+    assert_true(r.simulator_header);
+    json_t *root = json_loads(r.body, 0, NULL);
+    assert_non_null(root);
+    json_t *data = json_object_get(root, "data");
+    assert_int_equal(json_array_size(data), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(data, 0), "id")),
+                        "judge-one");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(data, 1), "id")),
+                        "judge-two");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(data, 1), "owned_by")),
+                        "arbiter-simulator");
+    json_decref(root);
+    free(r.body);
+    r = http(f.srv, "GET", "/models", NULL);
+    assert_int_equal(r.status, 200);
+    free(r.body);
+    assert_int_equal(arb_sim_server_requests(f.srv), 2);
+    finish(&f);
+}
+
+/* Asserts an OpenAI-style error body of the given status and type. */
+static void expect_error(const arb_sim_server *srv, const char *method, const char *path,
+                         const char *body, long status, const char *type)
+{
+    http_reply r = http(srv, method, path, body);
+    assert_int_equal(r.status, status);
+    assert_true(r.simulator_header);
+    json_t *root = json_loads(r.body, 0, NULL);
+    assert_non_null(root);
+    const char *message = NULL, *got_type = NULL;
+    assert_int_equal(json_unpack(root, "{s:{s:s,s:s}}", "error", "message", &message, "type",
+                                 &got_type),
+                     0);
+    assert_true(strlen(message) > 0);
+    assert_string_equal(got_type, type);
+    json_decref(root);
+    free(r.body);
+}
+
+static void test_http_errors(void **state)
+{
+    (void)state;
+    const char *specs[] = {"j"};
+    fixture f = start(specs, 1, 0);
+    const char *e = "invalid_request_error";
+    expect_error(f.srv, "POST", "/v1/chat/completions", "", 400, e);
+    expect_error(f.srv, "POST", "/v1/chat/completions", "{\"model\":", 400, e);
+    expect_error(f.srv, "POST", "/v1/chat/completions", "[1,2]", 400, e);
+    expect_error(f.srv, "POST", "/v1/chat/completions", "{\"messages\":[]}", 400, e);
+    expect_error(f.srv, "POST", "/v1/chat/completions", "{\"model\":\"j\",\"messages\":[]}", 400,
+                 e);
+    expect_error(f.srv, "POST", "/v1/chat/completions",
+                 "{\"model\":\"j\",\"messages\":[{\"role\":\"user\",\"content\":7}]}", 400, e);
+    expect_error(f.srv, "POST", "/v1/chat/completions",
+                 "{\"model\":\"j\",\"messages\":[{\"content\":\"hi\"}]}", 400, e);
+    expect_error(f.srv, "POST", "/v1/chat/completions",
+                 "{\"model\":\"j\",\"stream\":true,\"messages\":[{\"role\":\"user\","
+                 "\"content\":\"hi\"}]}",
+                 400, e);
+    expect_error(f.srv, "POST", "/v1/chat/completions",
+                 "{\"model\":\"j\",\"temperature\":\"hot\",\"messages\":[{\"role\":\"user\","
+                 "\"content\":\"hi\"}]}",
+                 400, e);
+    expect_error(f.srv, "POST", "/v1/chat/completions",
+                 "{\"model\":\"nope\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", 404,
+                 e);
+    expect_error(f.srv, "GET", "/v1/chat/completions", NULL, 405, e);
+    expect_error(f.srv, "POST", "/v1/models", "{}", 405, e);
+    expect_error(f.srv, "GET", "/v1/embeddings", NULL, 404, e);
+    expect_error(f.srv, "GET", "/", NULL, 404, e);
+    assert_int_equal(arb_sim_server_requests(f.srv), 14);
+    finish(&f);
+}
+
+static void test_completion_shape(void **state)
+{
+    (void)state;
+    const char *specs[] = {"j"};
+    fixture f = start(specs, 1, 0);
+    /* 40 code points of user text ("é" is one code point, two bytes) -> 10 prompt tokens. */
+    char *body = chat_body("j", NULL, "0123456789012345678901234567890123456\xc3\xa9" "89", -1, -1);
+    http_reply r = http(f.srv, "POST", "/chat/completions", body);
+    free(body);
+    assert_int_equal(r.status, 200);
+    assert_true(r.simulator_header);
+    json_t *root = json_loads(r.body, 0, NULL);
+    assert_non_null(root);
+    const char *id, *object, *model, *fingerprint, *role, *content, *finish_reason;
+    json_int_t created, pt, ct, tt;
+    assert_int_equal(json_unpack(root,
+                                 "{s:s, s:s, s:I, s:s, s:s, s:[{s:{s:s, s:s}, s:s}],"
+                                 " s:{s:I, s:I, s:I}}",
+                                 "id", &id, "object", &object, "created", &created, "model",
+                                 &model, "system_fingerprint", &fingerprint, "choices",
+                                 "message", "role", &role, "content", &content,
+                                 "finish_reason", &finish_reason, "usage", "prompt_tokens", &pt,
+                                 "completion_tokens", &ct, "total_tokens", &tt),
+                     0);
+    assert_string_equal(object, "chat.completion");
+    assert_string_equal(model, "j");
+    assert_string_equal(fingerprint, "arbiter-simulator");
+    assert_string_equal(role, "assistant");
+    assert_string_equal(finish_reason, "stop");
+    assert_true(created > 1700000000);
+    assert_int_equal(pt, 10);
+    assert_int_equal(ct, 1); /* a bare letter: no "[[" in the prompt */
+    assert_int_equal(tt, 11);
+    assert_true(strlen(content) == 1);
+    json_decref(root);
+    free(r.body);
+    finish(&f);
+}
+
+/* ---- the judge model --------------------------------------------------------------------- */
+
+static void test_option_modes(void **state)
+{
+    (void)state;
+    /* skill 0 and a huge tie band: the verdict shows the mode, not the answers. */
+    const char *specs[] = {"tier:skill=0,tie=100,bothbad=1"};
+    fixture f = start(specs, 1, 0);
+    char *u, *c;
+    /* 4-option, bracketed: two good answers -> C, two bad -> D, good vs mid -> A or B. */
+    u = user_prompt(RULES4, GOOD, GOOD2, 0);
+    c = chat(f.srv, "tier", NULL, u, 0, -1);
+    assert_true(strlen(c) > 6);
+    assert_string_equal(c + strlen(c) - 6, "\n[[C]]");
+    free(c);
+    free(u);
+    u = user_prompt(RULES4, BAD, BAD2, 0);
+    c = chat(f.srv, "tier", NULL, u, 0, -1);
+    assert_string_equal(c + strlen(c) - 6, "\n[[D]]");
+    free(c);
+    free(u);
+    u = user_prompt(RULES4, GOOD, MID, 0);
+    c = chat(f.srv, "tier", NULL, u, 0, -1);
+    assert_true(reply_verdict(c, 2) != 'E');
+    free(c);
+    free(u);
+    /* The rules may be in the system message. */
+    u = user_prompt("", GOOD, GOOD2, 0);
+    c = chat(f.srv, "tier", RULES4, u, 0, -1);
+    assert_string_equal(c + strlen(c) - 6, "\n[[C]]");
+    free(c);
+    /* 3-option: any pair is a tie within the band, even two bad answers. */
+    c = chat(f.srv, "tier", RULES3, u, 0, -1);
+    assert_string_equal(c + strlen(c) - 6, "\n[[C]]");
+    free(c);
+    free(u);
+    u = user_prompt(RULES3, BAD, BAD2, 0);
+    c = chat(f.srv, "tier", NULL, u, 0, -1);
+    assert_string_equal(c + strlen(c) - 6, "\n[[C]]");
+    free(c);
+    free(u);
+    /* 2-option: never C or D. */
+    for (int i = 0; i < 10; i++) {
+        u = user_prompt(RULES2, GOOD, GOOD2, i);
+        c = chat(f.srv, "tier", NULL, u, 0, -1);
+        assert_true(reply_verdict(c, 2) == 'A' || reply_verdict(c, 2) == 'B');
+        free(c);
+        free(u);
+    }
+    /* Bare-letter formats, detected from "C or D" / "B or C". */
+    u = user_prompt("Answer with one letter: A, B, C or D.", GOOD, GOOD2, 0);
+    c = chat(f.srv, "tier", NULL, u, 0, -1);
+    assert_string_equal(c, "C");
+    free(c);
+    free(u);
+    u = user_prompt("Answer with one letter: A, B or C.", BAD, BAD2, 0);
+    c = chat(f.srv, "tier", NULL, u, 0, -1);
+    assert_string_equal(c, "C");
+    free(c);
+    free(u);
+    u = user_prompt("Answer with one letter: A or B.", GOOD, GOOD2, 0);
+    c = chat(f.srv, "tier", NULL, u, 0, -1);
+    assert_true(!strcmp(c, "A") || !strcmp(c, "B"));
+    free(c);
+    free(u);
+    /* No delimiters: q = 0.5 for both, neither good nor bad, so never C or D in 4-option. */
+    for (int i = 0; i < 10; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "Compare %d. " RULES4, i);
+        c = chat(f.srv, "tier", NULL, text, 0, -1);
+        char v = reply_verdict(c, 4);
+        assert_true(v == 'A' || v == 'B');
+        free(c);
+    }
+    finish(&f);
+}
+
+static void test_determinism(void **state)
+{
+    (void)state;
+    const char *specs[] = {"coin:skill=0"};
+    fixture f = start(specs, 1, 0);
+    char *u = user_prompt(RULES2, GOOD, GOOD2, 0);
+    /* Temperature 0, or absent: identical requests, identical replies. */
+    char *first = chat(f.srv, "coin", NULL, u, 0, -1);
+    char *first_absent = chat(f.srv, "coin", NULL, u, -1, -1);
+    for (int i = 0; i < 5; i++) {
+        char *c = chat(f.srv, "coin", NULL, u, 0, -1);
+        assert_string_equal(c, first);
+        free(c);
+        c = chat(f.srv, "coin", NULL, u, -1, -1);
+        assert_string_equal(c, first_absent);
+        free(c);
+    }
+    /* Temperature 1 with a seed: still identical. */
+    char *seeded = chat(f.srv, "coin", NULL, u, 1, 7);
+    for (int i = 0; i < 5; i++) {
+        char *c = chat(f.srv, "coin", NULL, u, 1, 7);
+        assert_string_equal(c, seeded);
+        free(c);
+    }
+    /* Temperature 1 without a seed: a fair coin over 20 sends shows both sides
+    ** (all equal has probability 2 * 0.5^20, about 2e-6). */
+    int count_a = 0;
+    for (int i = 0; i < 20; i++) {
+        char *c = chat(f.srv, "coin", NULL, u, 1, -1);
+        count_a += reply_verdict(c, 2) == 'A';
+        free(c);
+    }
+    assert_true(count_a > 0 && count_a < 20);
+    free(first);
+    free(first_absent);
+    free(seeded);
+    free(u);
+    finish(&f);
+
+    /* A restarted server with the same seed answers the same (not the counter of the first). */
+    f = start(specs, 1, 0);
+    u = user_prompt(RULES2, GOOD, GOOD2, 0);
+    char *again = chat(f.srv, "coin", NULL, u, 1, -1);
+    finish(&f);
+    f = start(specs, 1, 0);
+    char *again2 = chat(f.srv, "coin", NULL, u, 1, -1);
+    assert_string_equal(again, again2);
+    free(again);
+    free(again2);
+    free(u);
+    finish(&f);
+}
+
+/* Counts position verdicts over n distinct requests (distinct seeds) of answer1 vs answer2. */
+static void count_verdicts(const arb_sim_server *srv, const char *model, const char *rules,
+                           const char *answer1, const char *answer2, int options, int n,
+                           int counts[5])
+{
+    char *u = user_prompt(rules, answer1, answer2, 0);
+    memset(counts, 0, 5 * sizeof counts[0]);
+    for (int i = 0; i < n; i++) {
+        char *c = chat(srv, model, NULL, u, 0, 1000 + i);
+        counts[reply_verdict(c, options) - 'A']++;
+        free(c);
+    }
+    free(u);
+}
+
+static void test_quality_drives_verdict(void **state)
+{
+    (void)state;
+    /* skill 4: z = 4 * (0.9 - 0.1) + ε = 3.2 + ε, so P(good wins) = Φ(3.2) ≈ 0.9993; we ask
+    ** for > 90% of 200 in either order. */
+    const char *specs[] = {"fair:skill=4,bias=0"};
+    fixture f = start(specs, 1, 0);
+    int counts[5];
+    count_verdicts(f.srv, "fair", RULES4, GOOD, BAD, 4, 200, counts);
+    assert_true(counts[0] > 180);
+    count_verdicts(f.srv, "fair", RULES4, BAD, GOOD, 4, 200, counts);
+    assert_true(counts[1] > 180);
+    /* Leading and trailing white space does not hide an answer from the oracle. */
+    count_verdicts(f.srv, "fair", RULES2, "  " BAD "\n", "\n" GOOD "  ", 2, 50, counts);
+    assert_true(counts[1] > 45);
+    finish(&f);
+}
+
+static void test_position_bias(void **state)
+{
+    (void)state;
+    /* Equal answers (both q = 0.5): z = β + ε. β = 2: P(A) = Φ(2) ≈ 0.977; β = -2 mirrors it.
+    ** An unbiased judge sits near 50% (sd 3.5 points over 200). */
+    const char *specs[] = {"primacy:bias=2", "recency:bias=-2", "fair:bias=0"};
+    fixture f = start(specs, 3, 0);
+    int counts[5];
+    count_verdicts(f.srv, "primacy", RULES2, MID, MID, 2, 200, counts);
+    assert_int_equal(counts[0] + counts[1], 200);
+    assert_true(counts[0] > 170);
+    assert_true(counts[0] > 5 * counts[1]);
+    count_verdicts(f.srv, "recency", RULES2, MID, MID, 2, 200, counts);
+    assert_true(counts[1] > 170);
+    count_verdicts(f.srv, "fair", RULES2, MID, MID, 2, 200, counts);
+    assert_in_range(counts[0], 70, 130);
+    finish(&f);
+}
+
+static void test_ties_and_both_bad(void **state)
+{
+    (void)state;
+    /* Two good answers (0.9, 0.8), skill 4, tie band 1: z = 0.4 + ε, P(|z| < 1) =
+    ** Φ(0.6) − Φ(−1.4) ≈ 0.645, so about 129 C of 200 (sd 7). Two bad answers (0.1, 0.2) with
+    ** bothbad 0.5: about 100 D (sd 7). Tolerance ±30 (over 4 sd) each. */
+    const char *specs[] = {"j:tie=1,bothbad=0.5"};
+    fixture f = start(specs, 1, 0);
+    int counts[5];
+    count_verdicts(f.srv, "j", RULES4, GOOD, GOOD2, 4, 200, counts);
+    assert_int_equal(counts[3], 0);
+    assert_in_range(counts[2], 99, 159);
+    count_verdicts(f.srv, "j", RULES4, BAD, BAD2, 4, 200, counts);
+    assert_int_equal(counts[2], 0);
+    assert_in_range(counts[3], 70, 130);
+    finish(&f);
+}
+
+static void test_invalid_rate(void **state)
+{
+    (void)state;
+    /* invalid 0.5: half of 400 distinct requests (sd 10) have no verdict, ±40 accepted; the
+    ** four kinds of invalid reply each appear (about 50 each). */
+    const char *specs[] = {"flaky:invalid=0.5"};
+    fixture f = start(specs, 1, 0);
+    char *u = user_prompt(RULES4, GOOD, BAD, 0);
+    int invalid = 0, empty = 0, refusal = 0, out_of_mode = 0, no_verdict = 0;
+    for (int i = 0; i < 400; i++) {
+        char *c = chat(f.srv, "flaky", NULL, u, 0, i);
+        if (reply_verdict(c, 4) == 'E') {
+            invalid++;
+            if (!*c) empty++;
+            else if (strstr(c, "sorry")) refusal++;
+            else if (strstr(c, "[[Z]]")) out_of_mode++;
+            else if (!strstr(c, "[[")) no_verdict++;
+        }
+        free(c);
+    }
+    assert_in_range(invalid, 160, 240);
+    assert_int_equal(empty + refusal + out_of_mode + no_verdict, invalid);
+    assert_true(empty >= 20 && refusal >= 20 && out_of_mode >= 20 && no_verdict >= 20);
+    free(u);
+    /* In 2-option mode the out-of-mode letter is C. */
+    u = user_prompt("Answer with one letter: A or B.", GOOD, BAD, 0);
+    int letters_c = 0;
+    for (int i = 0; i < 100; i++) {
+        char *c = chat(f.srv, "flaky", NULL, u, 0, i);
+        letters_c += !strcmp(c, "C");
+        free(c);
+    }
+    assert_true(letters_c > 0);
+    free(u);
+    finish(&f);
+}
+
+static void test_fail_rate(void **state)
+{
+    (void)state;
+    const char *specs[] = {"j"};
+    fixture f = start(specs, 1, 0.5);
+    char *body = chat_body("j", NULL, "hello", 0, -1);
+    int failed = 0;
+    for (int i = 0; i < 100; i++) {
+        http_reply r = http(f.srv, "POST", "/v1/chat/completions", body);
+        assert_true(r.status == 200 || r.status == 500);
+        if (r.status == 500) {
+            failed++;
+            assert_non_null(strstr(r.body, "\"server_error\""));
+        }
+        free(r.body);
+    }
+    assert_in_range(failed, 30, 70); /* sd 5 */
+    assert_int_equal(arb_sim_server_requests(f.srv), 100);
+    free(body);
+    finish(&f);
+}
+
+typedef struct timed_call {
+    const arb_sim_server *srv;
+    int index;
+} timed_call;
+
+static void *timed_call_run(void *ud)
+{
+    timed_call *t = ud;
+    char *c = chat(t->srv, "slow", NULL, "Reply with [[A]] or [[B]].", 0, t->index);
+    free(c);
+    return NULL;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void test_latency_concurrent(void **state)
+{
+    (void)state;
+    /* latency 100: each reply waits 50..150 ms. Eight requests in parallel must overlap:
+    ** one after another they would take at least 400 ms. */
+    const char *specs[] = {"slow:latency=100"};
+    fixture f = start(specs, 1, 0);
+    double t0 = now_ms();
+    char *c = chat(f.srv, "slow", NULL, "Reply with [[A]] or [[B]].", 0, 99);
+    assert_true(now_ms() - t0 >= 50.0 - 1.0);
+    free(c);
+    pthread_t threads[8];
+    timed_call calls[8];
+    t0 = now_ms();
+    for (int i = 0; i < 8; i++) {
+        calls[i].srv = f.srv;
+        calls[i].index = i;
+        assert_int_equal(pthread_create(&threads[i], NULL, timed_call_run, &calls[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) pthread_join(threads[i], NULL);
+    double elapsed = now_ms() - t0;
+    assert_true(elapsed >= 50.0 - 1.0);
+    assert_true(elapsed < 350.0);
+    finish(&f);
+}
+
+static void test_instant(void **state)
+{
+    (void)state;
+    arb_sim_params p = arb_sim_default_params();
+    p.instant = 1;
+    arb_sim_server *srv = NULL;
+    assert_int_equal(arb_sim_server_start(&p, &srv, NULL), ARB_OK);
+    char *c = chat(srv, "anything", NULL, "[ANSWER 1 START]\nx\n[ANSWER 1 END]", 0, -1);
+    assert_string_equal(c, "[[A]]");
+    free(c);
+    http_reply r = http(srv, "GET", "/v1/models", NULL);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"data\":[]"));
+    free(r.body);
+    expect_error(srv, "POST", "/v1/chat/completions", "{", 400, "invalid_request_error");
+    assert_int_equal(arb_sim_server_requests(srv), 3);
+    arb_sim_server_stop(srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_judge_parse_defaults),
+        cmocka_unit_test(test_judge_parse_all_keys),
+        cmocka_unit_test(test_judge_parse_errors),
+        cmocka_unit_test(test_default_params),
+        cmocka_unit_test(test_start_errors),
+        cmocka_unit_test(test_models_endpoint),
+        cmocka_unit_test(test_http_errors),
+        cmocka_unit_test(test_completion_shape),
+        cmocka_unit_test(test_option_modes),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_quality_drives_verdict),
+        cmocka_unit_test(test_position_bias),
+        cmocka_unit_test(test_ties_and_both_bad),
+        cmocka_unit_test(test_invalid_rate),
+        cmocka_unit_test(test_fail_rate),
+        cmocka_unit_test(test_latency_concurrent),
+        cmocka_unit_test(test_instant),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return failed;
+}

@@ -1,0 +1,950 @@
+/*
+** test_store.c -- tests of the SQLite store (store.c): opening and refusing files, the schema
+** version, calls (cache semantics), pairwise rows and their order, datasets, judges, runs,
+** export as JSON lines and CSV, and crash safety under SIGKILL.
+**
+** Each test gets a fresh temporary directory. Run one test alone with ARB_TEST=<name>.
+*/
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+typedef struct fixture {
+    char dir[256];
+    char db[300];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(f->dir, sizeof f->dir, "%s/arb_store_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(f->dir)) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->db, sizeof f->db, "%s/arbiter.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    DIR *d = opendir(f->dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char p[600];
+            snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static arb_store *open_ok(const char *path)
+{
+    arb_store *s = NULL;
+    arb_status st = arb_store_open(path, &s);
+    if (st) fail_msg("arb_store_open(%s): %s", path, arb_store_errmsg(s));
+    assert_string_equal(arb_store_errmsg(s), "");
+    return s;
+}
+
+static long long query_int(arb_store *s, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_db(s), sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    long long v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+/* Returns the first column of the first row as a new string ("(null)" for NULL). */
+static char *query_text(arb_store *s, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_db(s), sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    const char *t = (const char *)sqlite3_column_text(q, 0);
+    char *r = strdup(t ? t : "(null)");
+    sqlite3_finalize(q);
+    return r;
+}
+
+static void assert_query_text(arb_store *s, const char *sql, const char *expected)
+{
+    char *t = query_text(s, sql);
+    assert_string_equal(t, expected);
+    free(t);
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    char *err = NULL;
+    char *data = arb__read_file(path, len, &err);
+    if (!data) fail_msg("%s", err ? err : "read failed");
+    return data;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* A dataset of items (JSONL) and answers (JSONL). */
+static arb_dataset *make_dataset(const char *items, const char *answers)
+{
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    if (arb_dataset_add_items_jsonl(ds, "items.jsonl", items, strlen(items)))
+        fail_msg("items: %s", arb_dataset_errmsg(ds));
+    if (answers && arb_dataset_add_answers_jsonl(ds, "answers.jsonl", answers, strlen(answers)))
+        fail_msg("answers: %s", arb_dataset_errmsg(ds));
+    return ds;
+}
+
+static void put_items(arb_store *s, const char *items)
+{
+    arb_dataset *ds = make_dataset(items, NULL);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    arb_dataset_destroy(ds);
+}
+
+static arb__call_record call_record(const char *key, int ok, const char *content)
+{
+    arb__call_record r = {
+        .key = key,
+        .judge_name = "j1",
+        .model = "judge-model",
+        .request_json = "{\"model\":\"judge-model\"}",
+        .rep = 0,
+        .ok = ok,
+        .content = content,
+        .raw_reply = NULL,
+        .error = ok ? NULL : "HTTP 503 after 7 attempts",
+        .http_status = ok ? 200 : 503,
+        .attempts = ok ? 1 : 7,
+        .prompt_tokens = ok ? 100 : -1,
+        .completion_tokens = ok ? 20 : -1,
+        .latency_ms = 12.5,
+    };
+    return r;
+}
+
+static long long put_call(arb_store *s, const arb__call_record *rec)
+{
+    long long id = -1;
+    if (arb__store_put_call(s, rec, &id)) fail_msg("put_call: %s", arb_store_errmsg(s));
+    assert_true(id > 0);
+    return id;
+}
+
+/* METHODS 2.2, written out here so these tests do not depend on verdict.c. */
+static char model_verdict(char position_verdict, int order)
+{
+    switch (position_verdict) {
+    case 'A': return order ? 'b' : 'a';
+    case 'B': return order ? 'a' : 'b';
+    case 'C': return 'c';
+    case 'D': return 'd';
+    default: return 'e';
+    }
+}
+
+static arb__pairwise_row pairwise_row(const char *judge, const char *item, int order, int rep,
+                                      char pv, long long call_id)
+{
+    arb__pairwise_row r = {
+        .protocol = "sbs",
+        .judge_name = judge,
+        .item_id = item,
+        .candidate = "cand",
+        .baseline = "base",
+        .template_name = "II-reason",
+        .options = 4,
+        .order = order,
+        .rep = rep,
+        .position_verdict = pv,
+        .model_verdict = model_verdict(pv, order),
+        .call_id = call_id,
+    };
+    return r;
+}
+
+static void put_pairwise(arb_store *s, const arb__pairwise_row *row)
+{
+    if (arb__store_put_pairwise(s, row)) fail_msg("put_pairwise: %s", arb_store_errmsg(s));
+}
+
+/* ---- opening ------------------------------------------------------------------------------ */
+
+static void test_errmsg_never_null(void **state)
+{
+    (void)state;
+    assert_non_null(arb_store_errmsg(NULL));
+    arb_store *s = NULL;
+    assert_int_equal(arb_store_open(NULL, &s), ARB_INVALID);
+    assert_non_null(s);
+    assert_non_null(strstr(arb_store_errmsg(s), "path"));
+    arb_store_close(s);
+    arb_store_close(NULL);
+}
+
+static void test_open_close_reopen(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    assert_query_text(s, "PRAGMA journal_mode", "wal");
+    assert_int_equal(query_int(s, "PRAGMA synchronous"), 1); /* NORMAL */
+    assert_int_equal(query_int(s, "PRAGMA foreign_keys"), 1);
+    assert_int_equal(query_int(s, "PRAGMA busy_timeout"), 10000);
+    static const char *const tables[] = {
+        "runs", "judges", "items", "answers", "calls", "pairwise", "pointwise", "scores",
+        "dialogues", "dialogue_turns", "personas", "persona_attributions", "human_labels",
+        "battles"};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        char sql[200];
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '%s'",
+                 tables[i]);
+        if (query_int(s, sql) != 1) fail_msg("table %s missing", tables[i]);
+    }
+    long long objects = query_int(s, "SELECT count(*) FROM sqlite_schema");
+    long long id = put_call(s, &(arb__call_record){.key = "k-reopen", .judge_name = "j",
+                                                   .model = "m", .request_json = "{}", .ok = 1,
+                                                   .content = "[[A]]", .prompt_tokens = -1,
+                                                   .completion_tokens = -1});
+    arb_store_close(s);
+
+    s = open_ok(f->db); /* reopening creates nothing and keeps the data */
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema"), objects);
+    int found = 0;
+    long long got = 0;
+    char *content = NULL;
+    assert_int_equal(arb__store_find_call(s, "k-reopen", &found, &got, &content), ARB_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(got, id);
+    assert_string_equal(content, "[[A]]");
+    arb_free(content);
+    arb_store_close(s);
+}
+
+static void test_schema_version(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 1);
+    assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
+    /* Pretend a newer arbiter wrote the file. */
+    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 2", NULL, NULL, NULL),
+                     SQLITE_OK);
+    arb_store_close(s);
+
+    s = NULL;
+    assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
+    assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 2"));
+    arb_store_close(s);
+}
+
+static void check_refused_unchanged(const char *path, const char *bytes, size_t len,
+                                    const char *expect_in_message)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(bytes, 1, len, fp), len);
+    fclose(fp);
+    arb_store *s = NULL;
+    assert_int_equal(arb_store_open(path, &s), ARB_DB);
+    const char *msg = arb_store_errmsg(s);
+    if (!strstr(msg, expect_in_message)) fail_msg("message \"%s\" lacks \"%s\"", msg, expect_in_message);
+    assert_non_null(strstr(msg, path));
+    arb_store_close(s);
+    size_t got_len = 0;
+    char *got = read_all(path, &got_len);
+    assert_int_equal(got_len, len);
+    assert_memory_equal(got, bytes, len);
+    free(got);
+    char side[700];
+    snprintf(side, sizeof side, "%s-wal", path);
+    assert_false(file_exists(side));
+    snprintf(side, sizeof side, "%s-journal", path);
+    assert_false(file_exists(side));
+}
+
+static void test_not_a_database(void **state)
+{
+    fixture *f = *state;
+    /* Short text, and text longer than a page, both refused and left as they were. */
+    check_refused_unchanged(f->db, "hello, not a database\n", 22, "not a SQLite database");
+    char big[5000];
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (char)('a' + i % 26);
+    check_refused_unchanged(f->db, big, sizeof big, "not a SQLite database");
+}
+
+static void test_foreign_sqlite_database(void **state)
+{
+    fixture *f = *state;
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE notes(x); INSERT INTO notes VALUES (1);",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    size_t len = 0;
+    char *before = read_all(f->db, &len);
+    arb_store *s = NULL;
+    assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
+    assert_non_null(strstr(arb_store_errmsg(s), "not an arbiter store"));
+    arb_store_close(s);
+    size_t len2 = 0;
+    char *after = read_all(f->db, &len2);
+    assert_int_equal(len, len2);
+    assert_memory_equal(before, after, len);
+    free(before);
+    free(after);
+}
+
+static void test_memory_database(void **state)
+{
+    (void)state;
+    arb_store *s = open_ok(":memory:");
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 1);
+    arb_store_close(s);
+}
+
+/* ---- calls -------------------------------------------------------------------------------- */
+
+static void test_put_find_call(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    int found = 7;
+    long long id = 0;
+    char *content = (char *)"sentinel";
+    assert_int_equal(arb__store_find_call(s, "nope", &found, &id, &content), ARB_OK);
+    assert_int_equal(found, 0);
+    assert_null(content);
+
+    arb__call_record rec = call_record("k1", 1, "Reasoning...\n[[B]]");
+    long long id1 = put_call(s, &rec);
+    assert_int_equal(arb__store_find_call(s, "k1", &found, &id, &content), ARB_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(id, id1);
+    assert_string_equal(content, "Reasoning...\n[[B]]");
+    arb_free(content);
+    assert_int_equal(query_int(s, "SELECT prompt_tokens FROM calls WHERE key = 'k1'"), 100);
+    assert_int_equal(query_int(s, "SELECT http_status FROM calls WHERE key = 'k1'"), 200);
+
+    /* A successful call without reply text: found, content NULL. */
+    rec = call_record("k2", 1, NULL);
+    long long id2 = put_call(s, &rec);
+    assert_true(id2 != id1);
+    content = (char *)"sentinel";
+    assert_int_equal(arb__store_find_call(s, "k2", &found, &id, &content), ARB_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(id, id2);
+    assert_null(content);
+
+    /* Unknown token counts are stored as NULL, not -1. */
+    rec = call_record("k3", 0, NULL);
+    put_call(s, &rec);
+    assert_query_text(s, "SELECT prompt_tokens FROM calls WHERE key = 'k3'", "(null)");
+    rec.key = NULL;
+    assert_int_equal(arb__store_put_call(s, &rec, &id), ARB_INVALID);
+    arb_store_close(s);
+}
+
+static void test_failed_call_replaced(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q1\",\"question\":\"Q1?\"}\n");
+    arb__call_record rec = call_record("kf", 0, NULL);
+    long long id1 = put_call(s, &rec);
+    int found = 1;
+    long long id = 0;
+    assert_int_equal(arb__store_find_call(s, "kf", &found, &id, NULL), ARB_OK);
+    assert_int_equal(found, 0); /* failed calls are not a cache hit */
+    arb__pairwise_row row = pairwise_row("j1", "q1", 0, 0, 'E', id1);
+    put_pairwise(s, &row);
+
+    /* Failing again updates the same row. */
+    rec.attempts = 3;
+    rec.error = "timeout";
+    assert_int_equal(put_call(s, &rec), id1);
+    assert_query_text(s, "SELECT error FROM calls WHERE key = 'kf'", "timeout");
+
+    /* A later success replaces it in place: same id, so the pairwise row still refers to it. */
+    rec = call_record("kf", 1, "[[A]]");
+    assert_int_equal(put_call(s, &rec), id1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls"), 1);
+    assert_int_equal(query_int(s, "SELECT ok FROM calls WHERE key = 'kf'"), 1);
+    assert_query_text(s, "SELECT error FROM calls WHERE key = 'kf'", "(null)");
+    assert_int_equal(query_int(s, "SELECT attempts FROM calls WHERE key = 'kf'"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise p JOIN calls c ON c.id = "
+                                  "p.call_id WHERE c.key = 'kf'"), 1);
+    char *content = NULL;
+    assert_int_equal(arb__store_find_call(s, "kf", &found, &id, &content), ARB_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(id, id1);
+    assert_string_equal(content, "[[A]]");
+    arb_free(content);
+    arb_store_close(s);
+}
+
+static void test_success_never_replaced(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    arb__call_record rec = call_record("ks", 1, "first [[A]]");
+    long long id1 = put_call(s, &rec);
+    rec = call_record("ks", 1, "second [[B]]");
+    assert_int_equal(put_call(s, &rec), id1);
+    rec = call_record("ks", 0, NULL);
+    assert_int_equal(put_call(s, &rec), id1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls"), 1);
+    assert_query_text(s, "SELECT content FROM calls WHERE key = 'ks'", "first [[A]]");
+    assert_int_equal(query_int(s, "SELECT ok FROM calls WHERE key = 'ks'"), 1);
+    arb_store_close(s);
+}
+
+/* ---- pairwise ----------------------------------------------------------------------------- */
+
+static void test_pairwise_upsert(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q1\",\"question\":\"Q1?\"}\n");
+    arb__call_record rec = call_record("c1", 1, "[[A]]");
+    long long c1 = put_call(s, &rec);
+    rec = call_record("c2", 1, "[[B]]");
+    long long c2 = put_call(s, &rec);
+
+    arb__pairwise_row row = pairwise_row("j1", "q1", 1, 0, 'A', c1);
+    put_pairwise(s, &row);
+    assert_query_text(s, "SELECT model_verdict FROM pairwise", "b"); /* order 1: A -> b */
+    row = pairwise_row("j1", "q1", 1, 0, 'B', c2);
+    put_pairwise(s, &row);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), 1);
+    assert_query_text(s, "SELECT position_verdict || model_verdict FROM pairwise", "Ba");
+    assert_int_equal(query_int(s, "SELECT call_id FROM pairwise"), c2);
+
+    /* Any key column that differs makes a new row. */
+    row.rep = 1;
+    put_pairwise(s, &row);
+    row.order = 0;
+    row.model_verdict = 'b';
+    put_pairwise(s, &row);
+    row.options = 3;
+    put_pairwise(s, &row);
+    row.template_name = "I";
+    put_pairwise(s, &row);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), 5);
+
+    /* call_id 0 (no call) is stored as NULL. */
+    row = pairwise_row("j2", "q1", 0, 0, 'E', 0);
+    put_pairwise(s, &row);
+    assert_query_text(s, "SELECT call_id FROM pairwise WHERE judge_name = 'j2'", "(null)");
+    arb_store_close(s);
+}
+
+static void test_pairwise_rejects_bad_rows(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q1\",\"question\":\"Q1?\"}\n");
+    arb__pairwise_row row = pairwise_row("j1", "q1", 0, 0, 'A', 0);
+    row.position_verdict = 'F';
+    assert_int_equal(arb__store_put_pairwise(s, &row), ARB_INVALID);
+    assert_non_null(strstr(arb_store_errmsg(s), "position verdict"));
+    row = pairwise_row("j1", "q1", 0, 0, 'A', 0);
+    row.model_verdict = 'A';
+    assert_int_equal(arb__store_put_pairwise(s, &row), ARB_INVALID);
+    row = pairwise_row("j1", "q1", 0, 0, 'A', 0);
+    row.options = 5;
+    assert_int_equal(arb__store_put_pairwise(s, &row), ARB_DB);
+    assert_non_null(strstr(arb_store_errmsg(s), "CHECK"));
+    /* The item must be in the store (foreign key). */
+    row = pairwise_row("j1", "q404", 0, 0, 'A', 0);
+    assert_int_equal(arb__store_put_pairwise(s, &row), ARB_DB);
+    assert_non_null(strstr(arb_store_errmsg(s), "q404"));
+    assert_non_null(strstr(arb_store_errmsg(s), "FOREIGN KEY"));
+    /* So must the call. */
+    row = pairwise_row("j1", "q1", 0, 0, 'A', 999);
+    assert_int_equal(arb__store_put_pairwise(s, &row), ARB_DB);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), 0);
+    arb_store_close(s);
+}
+
+typedef struct walk {
+    char seen[32][64];
+    size_t n;
+    size_t stop_after; /* 0: never */
+} walk;
+
+static int record_row(void *ud, const arb__pairwise_row *r)
+{
+    walk *w = ud;
+    if (w->n < 32)
+        snprintf(w->seen[w->n], sizeof w->seen[0], "%s %s %s#%lld r%d o%d %c%c", r->judge_name,
+                 r->template_name, r->item_id, r->item_seq, r->rep, r->order,
+                 r->position_verdict, r->model_verdict);
+    w->n++;
+    return w->stop_after && w->n >= w->stop_after;
+}
+
+static void test_each_pairwise_order(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    /* Benchmark order q10, q2, q1 differs from the ids' text order. */
+    put_items(s, "{\"id\":\"q10\",\"question\":\"a\"}\n{\"id\":\"q2\",\"question\":\"b\"}\n"
+                 "{\"id\":\"q1\",\"question\":\"c\"}\n");
+    arb__pairwise_row row;
+    /* Inserted scrambled. */
+    row = pairwise_row("j2", "q10", 0, 0, 'A', 0);
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q1", 1, 0, 'B', 0);
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q1", 0, 0, 'C', 0);
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q2", 0, 1, 'D', 0);
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q2", 0, 0, 'E', 0);
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q10", 1, 0, 'A', 0);
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q10", 0, 0, 'A', 0);
+    row.template_name = "I"; /* "I" sorts before "II-reason" */
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q1", 0, 0, 'A', 0);
+    row.protocol = "other"; /* not walked */
+    put_pairwise(s, &row);
+
+    walk w = {0};
+    assert_int_equal(arb__store_each_pairwise(s, "sbs", record_row, &w), ARB_OK);
+    static const char *const expected[] = {
+        "j1 I q10#0 r0 o0 Aa",
+        "j1 II-reason q10#0 r0 o1 Ab",
+        "j1 II-reason q2#1 r0 o0 Ee",
+        "j1 II-reason q2#1 r1 o0 Dd",
+        "j1 II-reason q1#2 r0 o0 Cc",
+        "j1 II-reason q1#2 r0 o1 Ba",
+        "j2 II-reason q10#0 r0 o0 Aa",
+    };
+    assert_int_equal(w.n, 7);
+    for (size_t i = 0; i < 7; i++) assert_string_equal(w.seen[i], expected[i]);
+
+    /* A nonzero return stops the walk. */
+    walk w2 = {.stop_after = 2};
+    assert_int_equal(arb__store_each_pairwise(s, "sbs", record_row, &w2), ARB_OK);
+    assert_int_equal(w2.n, 2);
+
+    walk w3 = {0};
+    assert_int_equal(arb__store_each_pairwise(s, "none", record_row, &w3), ARB_OK);
+    assert_int_equal(w3.n, 0);
+    arb_store_close(s);
+}
+
+/* ---- dataset, judges, runs ---------------------------------------------------------------- */
+
+static void test_put_dataset(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    arb_dataset *ds = make_dataset(
+        "{\"id\":\"q1\",\"question\":\"Q1?\",\"reference\":\"R1\",\"language\":\"de\","
+        "\"group\":\"g1\",\"category\":\"math\"}\n{\"id\":\"q2\",\"question\":\"Q2?\"}\n",
+        "{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"A11\"}\n"
+        "{\"item\":\"q2\",\"model\":\"m1\",\"answer\":\"A21\"}\n");
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    arb_dataset_destroy(ds);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM items"), 2);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers"), 2);
+    assert_query_text(s,
+                      "SELECT seq || reference || language || grp || category FROM items "
+                      "WHERE id = 'q1'", "0R1deg1math");
+    assert_query_text(s, "SELECT reference FROM items WHERE id = 'q2'", "(null)");
+    assert_query_text(s, "SELECT source FROM items WHERE id = 'q2'", "items.jsonl:2");
+
+    /* Loading again in another order and with a changed answer updates, never duplicates. */
+    ds = make_dataset("{\"id\":\"q2\",\"question\":\"Q2?\"}\n{\"id\":\"q1\",\"question\":\"Q1!\"}\n",
+                      "{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"new\"}\n");
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM items"), 2);
+    assert_int_equal(query_int(s, "SELECT seq FROM items WHERE id = 'q1'"), 1);
+    assert_int_equal(query_int(s, "SELECT seq FROM items WHERE id = 'q2'"), 0);
+    assert_query_text(s, "SELECT question FROM items WHERE id = 'q1'", "Q1!");
+    assert_query_text(s, "SELECT answer FROM answers WHERE item_id = 'q1'", "new");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers"), 2);
+
+    /* Inside the caller's transaction it joins it: a rollback undoes it. */
+    arb_dataset *ds3 = make_dataset("{\"id\":\"q3\",\"question\":\"Q3?\"}\n", NULL);
+    assert_int_equal(arb__store_begin(s), ARB_OK);
+    assert_int_equal(arb__store_put_dataset(s, ds3), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM items"), 3);
+    arb__store_rollback(s);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM items"), 2);
+    arb_dataset_destroy(ds3);
+    arb_dataset_destroy(ds);
+    arb_store_close(s);
+}
+
+static void test_put_judge(void **state)
+{
+    fixture *f = *state;
+    setenv("ARB_TEST_STORE_KEY", "sk-secret-do-not-store", 1);
+    arb_store *s = open_ok(f->db);
+    arb_judge_config j = {
+        .name = NULL,
+        .base_url = "http://127.0.0.1:1/v1",
+        .model = "judge-x",
+        .api_key_env = "ARB_TEST_STORE_KEY",
+        .sampling = {.max_tokens = 1024, .temperature = 0, .top_p = 0.1,
+                     .frequency_penalty = 1.0},
+    };
+    assert_int_equal(arb__store_put_judge(s, &j), ARB_OK);
+    assert_query_text(s, "SELECT name FROM judges", "judge-x"); /* name defaults to model */
+    assert_query_text(s, "SELECT sampling FROM judges",
+                      "{\"frequency_penalty\":1.0,\"max_tokens\":1024,\"temperature\":0.0,"
+                      "\"top_p\":0.10000000000000001}");
+    j.sampling.temperature = NAN; /* not sent: not recorded */
+    j.sampling.has_seed = 1;
+    j.sampling.seed = 42;
+    j.base_url = "http://127.0.0.1:2/v1";
+    assert_int_equal(arb__store_put_judge(s, &j), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM judges"), 1);
+    assert_query_text(s, "SELECT base_url FROM judges", "http://127.0.0.1:2/v1");
+    assert_int_equal(query_int(s, "SELECT sampling ->> '$.seed' FROM judges"), 42);
+    assert_query_text(s, "SELECT sampling ->> '$.temperature' FROM judges", "(null)");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM judges WHERE "
+                                  "sampling || base_url || model || name LIKE '%sk-secret%' "
+                                  "OR sampling LIKE '%ARB_TEST_STORE_KEY%'"), 0);
+    j.model = NULL;
+    assert_int_equal(arb__store_put_judge(s, &j), ARB_INVALID);
+    arb_store_close(s);
+    unsetenv("ARB_TEST_STORE_KEY");
+}
+
+static void test_runs(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    long long run = 0;
+    assert_int_equal(arb__store_run_begin(s, "sbs", "{\"candidate\":\"c\"}", &run), ARB_OK);
+    assert_true(run > 0);
+    assert_query_text(s, "SELECT status FROM runs", "running");
+    assert_query_text(s, "SELECT finished_at FROM runs", "(null)");
+    arb_run_stats st = {.planned = 10, .cached = 4, .sent = 5, .failed = 1, .invalid = 2,
+                        .prompt_tokens = 1000, .completion_tokens = 50,
+                        .est_prompt_tokens = 7, .retries = 3, .seconds = 1.5};
+    assert_int_equal(arb__store_run_end(s, run, &st, "interrupted"), ARB_OK);
+    assert_query_text(s, "SELECT status FROM runs", "interrupted");
+    assert_query_text(s, "SELECT stats FROM runs",
+                      "{\"planned\":10,\"cached\":4,\"sent\":5,\"failed\":1,\"invalid\":2,"
+                      "\"prompt_tokens\":1000,\"completion_tokens\":50,\"est_prompt_tokens\":7,"
+                      "\"retries\":3,\"seconds\":1.5}");
+    assert_int_equal(query_int(s, "SELECT finished_at >= started_at FROM runs"), 1);
+    assert_int_equal(arb__store_run_end(s, run + 100, &st, "ok"), ARB_NOTFOUND);
+    /* Parameters must be JSON. */
+    assert_int_equal(arb__store_run_begin(s, "sbs", "{not json", &run), ARB_DB);
+    assert_non_null(strstr(arb_store_errmsg(s), "params_is_json"));
+    arb_store_close(s);
+}
+
+/* ---- export ------------------------------------------------------------------------------- */
+
+#define TRICKY "He said \"hi\", then\nleft.\r\nПривет — “мир” 日本 [[A]]"
+
+/* Two items, one successful call with tricky text and one failed call. */
+static arb_store *export_fixture(const char *path)
+{
+    arb_store *s = open_ok(path);
+    put_items(s, "{\"id\":\"q,2\",\"question\":\"a\"}\n{\"id\":\"q1\",\"question\":\"b\"}\n");
+    arb__call_record rec = call_record("e1", 1, TRICKY);
+    long long c1 = put_call(s, &rec);
+    rec = call_record("e2", 0, NULL);
+    rec.latency_ms = 0.25;
+    long long c2 = put_call(s, &rec);
+    arb__pairwise_row row = pairwise_row("j1", "q1", 1, 0, 'E', c2);
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q,2", 0, 0, 'A', c1); /* q,2 comes first: seq 0 */
+    put_pairwise(s, &row);
+    return s;
+}
+
+static char *export_to_string(arb_store *s, const char *format, arb_status *status)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    *status = arb_store_export(s, format, out);
+    fclose(out);
+    return buf;
+}
+
+static void test_export_csv(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = export_fixture(f->db);
+    arb_status st;
+    char *csv = export_to_string(s, "csv", &st);
+    assert_int_equal(st, ARB_OK);
+    const char *expected =
+        "protocol,judge,item,candidate,baseline,template,options,order,rep,position_verdict,"
+        "model_verdict,model,content,error,prompt_tokens,completion_tokens,latency_ms,attempts\r\n"
+        "sbs,j1,\"q,2\",cand,base,II-reason,4,0,0,A,a,judge-model,"
+        "\"He said \"\"hi\"\", then\nleft.\r\nПривет — “мир” 日本 [[A]]\",,100,20,12.5,1\r\n"
+        "sbs,j1,q1,cand,base,II-reason,4,1,0,E,e,judge-model,,HTTP 503 after 7 attempts,,,"
+        "0.25,7\r\n";
+    assert_string_equal(csv, expected);
+    free(csv);
+    arb_store_close(s);
+}
+
+static void test_export_jsonl(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = export_fixture(f->db);
+    arb_status st;
+    char *text = export_to_string(s, "jsonl", &st);
+    assert_int_equal(st, ARB_OK);
+    char *nl1 = strchr(text, '\n');
+    assert_non_null(nl1);
+    char *nl2 = strchr(nl1 + 1, '\n');
+    assert_non_null(nl2);
+    assert_string_equal(nl2 + 1, ""); /* exactly two lines */
+    *nl1 = *nl2 = '\0';
+    /* Field order as documented; non-ASCII written as UTF-8, not escaped. */
+    assert_true(strncmp(text, "{\"protocol\":\"sbs\",\"judge\":\"j1\",\"item\":\"q,2\","
+                              "\"candidate\":\"cand\",\"baseline\":\"base\",\"template\":"
+                              "\"II-reason\",\"options\":4,\"order\":0,\"rep\":0,",
+                        strlen("{\"protocol\":\"sbs\",\"judge\":\"j1\",\"item\":\"q,2\","
+                               "\"candidate\":\"cand\",\"baseline\":\"base\",\"template\":"
+                               "\"II-reason\",\"options\":4,\"order\":0,\"rep\":0,")) == 0);
+    assert_non_null(strstr(text, "Привет — “мир” 日本"));
+
+    json_error_t err;
+    json_t *a = json_loads(text, 0, &err);
+    assert_non_null(a);
+    assert_string_equal(json_string_value(json_object_get(a, "content")), TRICKY);
+    assert_string_equal(json_string_value(json_object_get(a, "position_verdict")), "A");
+    assert_string_equal(json_string_value(json_object_get(a, "model_verdict")), "a");
+    assert_string_equal(json_string_value(json_object_get(a, "model")), "judge-model");
+    assert_true(json_is_null(json_object_get(a, "error")));
+    assert_int_equal(json_integer_value(json_object_get(a, "prompt_tokens")), 100);
+    assert_int_equal(json_integer_value(json_object_get(a, "completion_tokens")), 20);
+    assert_true(json_real_value(json_object_get(a, "latency_ms")) == 12.5);
+    assert_int_equal(json_integer_value(json_object_get(a, "attempts")), 1);
+    assert_int_equal(json_object_size(a), 18);
+    json_decref(a);
+
+    json_t *b = json_loads(nl1 + 1, 0, &err);
+    assert_non_null(b);
+    assert_string_equal(json_string_value(json_object_get(b, "item")), "q1");
+    assert_int_equal(json_integer_value(json_object_get(b, "order")), 1);
+    assert_true(json_is_null(json_object_get(b, "content")));
+    assert_true(json_is_null(json_object_get(b, "prompt_tokens")));
+    assert_string_equal(json_string_value(json_object_get(b, "error")),
+                        "HTTP 503 after 7 attempts");
+    assert_int_equal(json_integer_value(json_object_get(b, "attempts")), 7);
+    json_decref(b);
+    free(text);
+    arb_store_close(s);
+}
+
+static void test_export_invalid_utf8_and_empty(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    arb_status st;
+    char *text = export_to_string(s, "jsonl", &st); /* no rows: no output */
+    assert_int_equal(st, ARB_OK);
+    assert_string_equal(text, "");
+    free(text);
+    text = export_to_string(s, "csv", &st); /* header only */
+    assert_int_equal(st, ARB_OK);
+    assert_true(strncmp(text, "protocol,judge,", 15) == 0);
+    assert_int_equal(strchr(text, '\n') - text + 1, (long)strlen(text));
+    free(text);
+
+    put_items(s, "{\"id\":\"q1\",\"question\":\"b\"}\n");
+    arb__call_record rec = call_record("bad", 1, "x\xff" "y\xc3");
+    arb__pairwise_row row = pairwise_row("j1", "q1", 0, 0, 'E', put_call(s, &rec));
+    put_pairwise(s, &row);
+    text = export_to_string(s, "jsonl", &st);
+    assert_int_equal(st, ARB_OK);
+    json_t *o = json_loads(text, 0, NULL);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "content")),
+                        "x\xEF\xBF\xBDy\xEF\xBF\xBD");
+    json_decref(o);
+    free(text);
+    arb_store_close(s);
+}
+
+static void test_export_unknown_format(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    arb_status st;
+    char *text = export_to_string(s, "xml", &st);
+    assert_int_equal(st, ARB_INVALID);
+    assert_string_equal(text, "");
+    assert_non_null(strstr(arb_store_errmsg(s), "\"xml\""));
+    assert_non_null(strstr(arb_store_errmsg(s), "jsonl"));
+    assert_non_null(strstr(arb_store_errmsg(s), "csv"));
+    free(text);
+    arb_store_close(s);
+}
+
+/* ---- crash safety ------------------------------------------------------------------------- */
+
+static void crash_key(long long i, char out[32]) { snprintf(out, 32, "crash-%08lld", i); }
+
+/* Child: one transaction per call + judgment, acknowledging each commit on fd. Never returns. */
+static void crash_child(const char *path, int fd)
+{
+    arb_store *s = NULL;
+    if (arb_store_open(path, &s)) _exit(2);
+    for (long long i = 0;; i++) {
+        char key[32];
+        crash_key(i, key);
+        arb__call_record rec = call_record(key, 1, "[[A]]");
+        rec.rep = (int)(i % 1000);
+        long long id = 0;
+        arb__pairwise_row row = pairwise_row("j1", "q1", 0, (int)i, 'A', 0);
+        if (arb__store_begin(s) || arb__store_put_call(s, &rec, &id)) _exit(3);
+        row.call_id = id;
+        if (arb__store_put_pairwise(s, &row) || arb__store_commit(s)) _exit(3);
+        if (write(fd, &i, sizeof i) != (ssize_t)sizeof i) _exit(4);
+    }
+}
+
+static void test_crash_safety(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q1\",\"question\":\"b\"}\n");
+    arb_store_close(s);
+
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        crash_child(f->db, fds[1]);
+    }
+    close(fds[1]);
+    long long acked = -1, v;
+    /* Wait for the first commit (at most 10 s), then let it write for ~100 ms. */
+    double start = arb__now_ms(), first = -1;
+    while (arb__now_ms() - start < 10000) {
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+        if (poll(&p, 1, 5) > 0) {
+            ssize_t n = read(fds[0], &v, sizeof v);
+            if (n <= 0) break; /* child died early */
+            assert_int_equal(n, sizeof v);
+            assert_int_equal(v, acked + 1);
+            acked = v;
+            if (first < 0) first = arb__now_ms();
+        }
+        if (first >= 0 && arb__now_ms() - first >= 100) break;
+    }
+    kill(pid, SIGKILL);
+    int wstatus = 0;
+    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+    assert_true(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);
+    ssize_t n;
+    while ((n = read(fds[0], &v, sizeof v)) == (ssize_t)sizeof v) {
+        assert_int_equal(v, acked + 1);
+        acked = v;
+    }
+    close(fds[0]);
+    assert_true(acked >= 0);
+
+    s = open_ok(f->db);
+    assert_query_text(s, "PRAGMA integrity_check", "ok");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    long long rows = query_int(s, "SELECT count(*) FROM calls");
+    /* Every acknowledged commit is there; at most one more committed before its ack. */
+    assert_true(rows >= acked + 1);
+    assert_true(rows <= acked + 2);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_db(s),
+                                        "SELECT c.key, p.rep FROM calls c JOIN pairwise p ON "
+                                        "p.call_id = c.id ORDER BY c.id", -1, &q, NULL),
+                     SQLITE_OK);
+    long long i = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        char key[32];
+        crash_key(i, key);
+        assert_string_equal((const char *)sqlite3_column_text(q, 0), key);
+        assert_int_equal(sqlite3_column_int64(q, 1), i);
+        i++;
+    }
+    sqlite3_finalize(q);
+    assert_int_equal(i, rows); /* the rows are exactly the prefix 0..rows-1, each with its pair */
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), rows);
+    arb_store_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_errmsg_never_null, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreign_sqlite_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_put_find_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_call_replaced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_success_never_replaced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pairwise_upsert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pairwise_rejects_bad_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_each_pairwise_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_put_dataset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_put_judge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_csv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_jsonl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_invalid_utf8_and_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_unknown_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crash_safety, setup, teardown),
+    };
+    const char *only = getenv("ARB_TEST");
+    if (only && *only) cmocka_set_test_filter(only);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+/*
+** test_verdict.c -- verdict extraction (METHODS §2.4): each rule, its order, its failures, and
+** the position-to-model mapping of §2.2.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arbiter.h"
+
+static char ex(const char *text, int options)
+{
+    return arb_verdict_extract(text, strlen(text), options, NULL);
+}
+
+static char exj(const char *text, int options, const char *field)
+{
+    return arb_verdict_extract(text, strlen(text), options, field);
+}
+
+static void edge_cases(void **state)
+{
+    (void)state;
+    assert_int_equal(ex("", 4), 'E');
+    assert_int_equal(ex("   \n\n \t", 4), 'E');
+    assert_int_equal(arb_verdict_extract(NULL, 0, 4, NULL), 'E');
+    assert_int_equal(ex("[[A]]", 1), 'E'); /* mode outside 2..4 */
+    assert_int_equal(ex("[[A]]", 5), 'E');
+    assert_int_equal(ex("[[", 4), 'E');
+    assert_int_equal(ex("[[A]", 4), 'E');
+    assert_int_equal(ex("I cannot help with that.", 4), 'E');
+    assert_int_equal(ex("Both are fine, a tie.", 3), 'E');
+}
+
+/* len is honoured: bytes after it are never read, and a NUL inside the text is just a byte. */
+static void length_not_nul(void **state)
+{
+    (void)state;
+    const char text[] = {'[', '[', 'B', ']', ']', '\n', '[', '[', 'A', ']', ']'};
+    assert_int_equal(arb_verdict_extract(text, sizeof text, 4, NULL), 'A');
+    assert_int_equal(arb_verdict_extract(text, 5, 4, NULL), 'B');
+    assert_int_equal(arb_verdict_extract(text, 4, 4, NULL), 'E');
+    const char with_nul[] = {'x', '\0', 'y', '\n', 'C'};
+    assert_int_equal(arb_verdict_extract(with_nul, sizeof with_nul, 4, NULL), 'C');
+}
+
+static void rule1_brackets(void **state)
+{
+    (void)state;
+    assert_int_equal(ex("[[A]]", 2), 'A');
+    assert_int_equal(ex("Reasoning...\nFinal verdict: [[B]]", 2), 'B');
+    assert_int_equal(ex("[[c]]", 3), 'C');
+    assert_int_equal(ex("[[D]] is my verdict, after all.", 4), 'D');
+    /* The last bracket wins, even when the text first said something else. */
+    assert_int_equal(ex("At first [[A]], but on reflection [[B]].\nDone", 4), 'B');
+    /* Numbers map to A..D within the mode. */
+    assert_int_equal(ex("[[1]]", 2), 'A');
+    assert_int_equal(ex("[[2]]", 2), 'B');
+    assert_int_equal(ex("[[4]]", 4), 'D');
+    /* Malformed brackets are not brackets: rule 2 then decides. */
+    assert_int_equal(ex("[[ A ]]\nB", 4), 'B');
+    assert_int_equal(ex("[[AB]]\nB", 4), 'B');
+    assert_int_equal(ex("[[-]]\nA", 4), 'A');
+}
+
+/* A last bracket outside the mode is E: no fallback to an earlier bracket or a later rule. */
+static void rule1_invalid_is_final(void **state)
+{
+    (void)state;
+    assert_int_equal(ex("[[D]]", 3), 'E');
+    assert_int_equal(ex("[[A]] ... no wait, [[D]]", 3), 'E');
+    assert_int_equal(ex("[[C]]", 2), 'E');
+    assert_int_equal(ex("[[3]]", 2), 'E');
+    assert_int_equal(ex("[[0]]", 4), 'E');
+    assert_int_equal(ex("[[9]]", 4), 'E');
+    assert_int_equal(ex("[[Z]]\nA", 4), 'E');
+    assert_int_equal(ex("[[E]]", 4), 'E');
+    assert_int_equal(exj("{\"verdict\":\"A\"} [[D]]", 3, "verdict"), 'E');
+}
+
+static void rule2_last_line(void **state)
+{
+    (void)state;
+    assert_int_equal(ex("A", 2), 'A');
+    assert_int_equal(ex("B\n", 2), 'B');
+    assert_int_equal(ex("  c  \r\n\n  ", 3), 'C');
+    assert_int_equal(ex("Some thoughts.\nD", 4), 'D');
+    assert_int_equal(ex("**B**", 4), 'B');
+    assert_int_equal(ex("\"A\"", 4), 'A');
+    assert_int_equal(ex("'C'.", 4), 'C');
+    assert_int_equal(ex("A.", 4), 'A');
+    assert_int_equal(ex("**D.**", 4), 'D');
+    assert_int_equal(ex("`B`", 4), 'B');
+    assert_int_equal(ex("2", 2), 'B');
+    assert_int_equal(ex("3", 3), 'C');
+    /* Not exactly one option. */
+    assert_int_equal(ex("Verdict: A", 4), 'E');
+    assert_int_equal(ex("AB", 4), 'E');
+    assert_int_equal(ex("D", 3), 'E');
+    assert_int_equal(ex("3", 2), 'E');
+    assert_int_equal(ex("A\nThat is my answer.", 4), 'E');
+    assert_int_equal(ex("**", 4), 'E');
+    assert_int_equal(ex("\"\"", 4), 'E');
+    assert_int_equal(ex(".", 4), 'E');
+}
+
+static void rule3_answer_tag(void **state)
+{
+    (void)state;
+    assert_int_equal(ex("<answer>B</answer>\nThat is all.", 4), 'B');
+    assert_int_equal(ex("<answer> c </answer> ok", 3), 'C');
+    assert_int_equal(ex("<ANSWER>2</Answer> fine", 2), 'B');
+    /* The last tag with a single option wins; later tags with other content are skipped. */
+    assert_int_equal(ex("<answer>A</answer> <answer>B</answer> <answer>none</answer> ok", 4), 'B');
+    assert_int_equal(ex("<answer>D</answer> ok", 3), 'E');
+    assert_int_equal(ex("<answer>the first</answer> ok", 4), 'E');
+    assert_int_equal(ex("</answer>A<answer> ok", 4), 'E');
+    assert_int_equal(ex("<answer>A ok", 4), 'E');
+    /* Rule 2 comes first. */
+    assert_int_equal(ex("<answer>A</answer>\nB", 4), 'B');
+}
+
+static void rule4_json(void **state)
+{
+    (void)state;
+    /* Without a field name the JSON rule is off. */
+    assert_int_equal(ex("{\"verdict\": \"A\"}", 4), 'E');
+    assert_int_equal(exj("{\"verdict\": \"A\"}", 4, "verdict"), 'A');
+    assert_int_equal(exj("  {\"verdict\": \"b\", \"why\": \"x\"}\n", 4, "verdict"), 'B');
+    assert_int_equal(exj("{\"verdict\": 3}", 4, "verdict"), 'C');
+    assert_int_equal(exj("{\"verdict\": \"4\"}", 4, "verdict"), 'D');
+    assert_int_equal(exj("Here:\n```json\n{\"choice\": \"B\"}\n```\nthanks", 4, "choice"), 'B');
+    assert_int_equal(exj("```JSON\n{\"choice\": \"A\"}", 4, "choice"), 'A'); /* cut off */
+    assert_int_equal(exj("I think {\"v\": \"A\"} then {\"v\": \"B\"} end", 4, "v"), 'B');
+    /* Nested objects: the balanced span is the outer object. */
+    assert_int_equal(exj("Result {\"r\": {\"x\": 1}, \"v\": \"C\"} done", 4, "v"), 'C');
+    /* A brace inside a string unbalances the backward count; the first-to-last span works. */
+    assert_int_equal(exj("Result {\"why\": \"a } b\", \"v\": \"A\"} done", 4, "v"), 'A');
+    /* Failures. */
+    assert_int_equal(exj("{\"verdict\": \"A\"}", 4, "other"), 'E');
+    assert_int_equal(exj("{\"verdict\": \"D\"}", 3, "verdict"), 'E');
+    assert_int_equal(exj("{\"verdict\": 0}", 4, "verdict"), 'E');
+    assert_int_equal(exj("{\"verdict\": 5}", 4, "verdict"), 'E');
+    assert_int_equal(exj("{\"verdict\": 1.0}", 4, "verdict"), 'E');
+    assert_int_equal(exj("{\"verdict\": \"AB\"}", 4, "verdict"), 'E');
+    assert_int_equal(exj("{\"verdict\": [\"A\"]}", 4, "verdict"), 'E');
+    assert_int_equal(exj("{\"verdict\": \"A\"", 4, "verdict"), 'E');
+    assert_int_equal(exj("}{", 4, "verdict"), 'E');
+    assert_int_equal(exj("{\"x\": {\"verdict\": \"A\"}}", 4, "verdict"), 'E'); /* top level only */
+    assert_int_equal(exj("{\"verdict\": \"A\"}", 4, ""), 'E');
+}
+
+/* The rules in order: a bracket beats a last line, which beats a tag, which beats JSON. */
+static void rule_order(void **state)
+{
+    (void)state;
+    assert_int_equal(ex("[[A]]\nB", 4), 'A');
+    assert_int_equal(exj("<answer>A</answer>\n{\"v\": \"B\"}", 4, "v"), 'A');
+    assert_int_equal(exj("{\"v\": \"B\"}\nC", 4, "v"), 'C');
+}
+
+static void to_model(void **state)
+{
+    (void)state;
+    assert_int_equal(arb_verdict_to_model('A', 0), 'a');
+    assert_int_equal(arb_verdict_to_model('A', 1), 'b');
+    assert_int_equal(arb_verdict_to_model('B', 0), 'b');
+    assert_int_equal(arb_verdict_to_model('B', 1), 'a');
+    assert_int_equal(arb_verdict_to_model('C', 0), 'c');
+    assert_int_equal(arb_verdict_to_model('C', 1), 'c');
+    assert_int_equal(arb_verdict_to_model('D', 0), 'd');
+    assert_int_equal(arb_verdict_to_model('D', 1), 'd');
+    assert_int_equal(arb_verdict_to_model('E', 0), 'e');
+    assert_int_equal(arb_verdict_to_model('a', 0), 'e');
+    assert_int_equal(arb_verdict_to_model(0, 1), 'e');
+    assert_int_equal(arb_verdict_to_model('A', 2), 'e');
+}
+
+/* Large hostile inputs finish quickly (linear scans). */
+static void large_inputs(void **state)
+{
+    (void)state;
+    size_t n = 1 << 20;
+    char *t = malloc(n);
+    assert_non_null(t);
+    for (size_t i = 0; i < n; i++) t[i] = "</answer>"[i % 9];
+    assert_int_equal(arb_verdict_extract(t, n, 4, "v"), 'E');
+    memset(t, '{', n);
+    assert_int_equal(arb_verdict_extract(t, n, 4, "v"), 'E');
+    for (size_t i = 0; i < n; i++) t[i] = i % 2 ? '}' : '{';
+    assert_int_equal(arb_verdict_extract(t, n, 4, "v"), 'E');
+    memset(t, '[', n);
+    memcpy(t + n - 5, "[[B]]", 5);
+    assert_int_equal(arb_verdict_extract(t, n, 4, NULL), 'B');
+    free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(edge_cases),
+        cmocka_unit_test(length_not_nul),
+        cmocka_unit_test(rule1_brackets),
+        cmocka_unit_test(rule1_invalid_is_final),
+        cmocka_unit_test(rule2_last_line),
+        cmocka_unit_test(rule3_answer_tag),
+        cmocka_unit_test(rule4_json),
+        cmocka_unit_test(rule_order),
+        cmocka_unit_test(to_model),
+        cmocka_unit_test(large_inputs),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
