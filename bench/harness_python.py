@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The same job arbiter's harness does, done the way the common Python tools do it: a thread
 pool posting chat-completion requests with httpx (one pooled client), parsing the reply, taking
 the verdict with a regex and appending JSONL. Both orders per item, like `arbiter sbs`.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Harness throughput: arbiter vs a Python thread-pool harness on the same data, against the same
 # simulator in instant mode on loopback, in one run. Prints judgments/s and the ratio.
+# The Python harness runs on Debian's /usr/bin/python3 with python3-httpx.
 # Usage: bench/run.sh [N_ITEMS (default 10000)] [PY_ITEMS (default 2000)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +29,9 @@ arb_rate=$(python3 -c "print(f'{$((N*2))/($t1-$t0):.0f}')")
 echo "arbiter: $arb_rate judgments/s (wall clock, including start-up and loading)"
 
 echo "python (httpx, thread pool of 32): $((PY_N*2)) judgments"
-py=$(python3 bench/harness_python.py "$W/pydata/items.jsonl" "$W/pydata/answers.jsonl" "$URL" \
+py=$(/usr/bin/python3 bench/harness_python.py "$W/pydata/items.jsonl" "$W/pydata/answers.jsonl" "$URL" \
   bench-judge "$W/py.jsonl" 32 templates/II-reason.txt)
 echo "$py"
-py_rate=$(python3 -c "import json; print(f\"{json.loads('$py')['per_second']:.0f}\")")
+py_rate=$(echo "$py" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["per_second"]))')
 echo "python: $py_rate judgments/s"
 python3 -c "print(f'ratio arbiter/python: {$arb_rate/$py_rate:.1f}x')"

@@ -18,8 +18,8 @@ have_pc cmocka || need+=(libcmocka-dev)
 # libFuzzer and the sanitizer runtimes for clang.
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-dev)
 if [ "${ARB_BENCH_DEPS:-0}" = 1 ]; then
-  python3 -c 'import httpx' 2>/dev/null || need+=(python3-httpx)
-  python3 -c 'import requests' 2>/dev/null || need+=(python3-requests)
+  /usr/bin/python3 -c 'import httpx' 2>/dev/null || need+=(python3-httpx)
+  /usr/bin/python3 -c 'import requests' 2>/dev/null || need+=(python3-requests)
 fi
 command -v python3 >/dev/null || need+=(python3)
 command -v sqlite3 >/dev/null || need+=(sqlite3)

@@ -123,7 +123,7 @@ char *arb__judge_url(const char *base_url);
 
 /* ---- store.c: SQLite persistence ---------------------------------------------------------- */
 
-/* Sets the store's error message (printf-style); returns ARB_DB for convenience. */
+/* Sets the store's error message (printf-style); returns code for convenience. */
 arb_status arb__store_fail(arb_store *s, arb_status code, const char *fmt, ...)
     ARB__ATTR_PRINTF(3, 4);
 sqlite3 *arb__store_db(arb_store *s);

@@ -179,8 +179,12 @@ static char *server_error(json_t *root)
 {
     json_t *err = json_object_get(root, "error");
     const char *msg = NULL;
-    if (json_is_object(err)) msg = json_string_value(json_object_get(err, "message"));
-    else if (json_is_string(err)) msg = json_string_value(err);
+    if (json_is_object(err)) {
+        msg = json_string_value(json_object_get(err, "message"));
+        if (!msg) msg = "(no message)";
+    } else if (json_is_string(err)) {
+        msg = json_string_value(err);
+    }
     else if (err && !json_is_null(err)) msg = "(no message)";
     if (!msg) {
         const char *object = json_string_value(json_object_get(root, "object"));

@@ -55,9 +55,12 @@
 **   JSON checks above.
 **
 ** Threads: with any judge latency > 0 (and not instant) the daemon runs one thread per
-** connection, so a sleeping reply delays no other connection; otherwise it runs a pool of
-** epoll threads, the fastest mode measured for instant replies. Handlers share only read-only
-** state, atomic counters and the mutex-protected table of seen requests.
+** connection, so a sleeping reply delays no other connection; otherwise it runs a pool of two
+** epoll threads. Measured with wrk (32 keep-alive connections, ~2 KB chat requests, 2 cores
+** shared with wrk), instant mode served 78k-110k requests/s at about 7 µs of server CPU per
+** request; one epoll thread, poll and thread-per-connection were no faster (thread per
+** connection cost 13 µs). Handlers share only read-only state, atomic counters and the
+** mutex-protected table of seen requests.
 **
 ** Not done here: streaming, tool calls, content arrays, anything about real models.
 */

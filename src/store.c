@@ -377,6 +377,8 @@ static arb_status fail_db(arb_store *s, const char *what)
 /* Returns the connection (borrowed) for modules that run their own queries. */
 sqlite3 *arb__store_db(arb_store *s) { return s ? s->db : NULL; }
 
+/* Returns the message of the store's last error: "" when there was none, never NULL. Owned by
+** the store. */
 const char *arb_store_errmsg(const arb_store *store)
 {
     if (!store) return "no store (out of memory or not opened)";
@@ -539,8 +541,14 @@ arb_status arb_store_open(const char *path, arb_store **out)
         return arb__store_fail(s, ARB_DB,
                                "%s: cannot use WAL mode (journal mode stays \"%s\"; is the file "
                                "on a network file system?)", path, mode_copy);
-    if (sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;", NULL,
-                     NULL, NULL) != SQLITE_OK)
+    /* temp_store = MEMORY: upserts and foreign-key checks inside a transaction each open a
+    ** statement journal; kept in memory they cost about half the time of a file-backed
+    ** temporary store (measured here: ~12k vs ~20k calls + judgments/s at 50 per
+    ** transaction). */
+    if (sqlite3_exec(s->db,
+                     "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; "
+                     "PRAGMA temp_store = MEMORY;",
+                     NULL, NULL, NULL) != SQLITE_OK)
         return fail_db(s, "cannot set pragmas");
 
     if (version == 0 && (st = create_schema(s))) return st;

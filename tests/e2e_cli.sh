@@ -19,7 +19,7 @@ cp "$SRC/demo/items.jsonl" "$SRC/demo/answers.jsonl" "$T/"
 n_items=$(grep -c . "$T/items.jsonl")
 
 "$ARB" sim-server --port 0 --port-file "$T/port" --items "$T/items.jsonl" --answers "$T/answers.jsonl" \
-  --judge "sim-a:skill=4,bias=0.5,latency=30" --seed 3 2>"$T/sim.log" &
+  --judge "sim-a:skill=4,bias=0.5,latency=50" --seed 3 2>"$T/sim.log" &
 SIM_PID=$!
 for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
 PORT=$(cat "$T/port")
@@ -52,9 +52,12 @@ check "dry run plans $((n_items*2)) calls, 0 stored" "grep -q '$((n_items*2)) ju
 
 # A run killed with SIGKILL mid-way, then resumed.
 export E2E_SECRET_KEY="sk-e2e-secret-$$"
-sbs --jobs 2 --api-key-env E2E_SECRET_KEY 2>/dev/null &
+# exec, so that $! is arbiter itself and not a subshell that would survive as its parent.
+(exec "$ARB" sbs --items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large \
+  --baseline cedar-small --judge-url "$URL" --judge-model sim-a --db "$T/eval.db" --no-progress \
+  --jobs 2 --api-key-env E2E_SECRET_KEY 2>/dev/null) &
 RUN_PID=$!
-sleep 0.6
+sleep 1.0
 kill -9 $RUN_PID 2>/dev/null || true
 wait $RUN_PID 2>/dev/null || true
 before=$(sqlite3 "$T/eval.db" "select count(*) from calls where ok=1")

@@ -795,12 +795,28 @@ static void test_instant(void **state)
     char *c = chat(srv, "anything", NULL, "[ANSWER 1 START]\nx\n[ANSWER 1 END]", 0, -1);
     assert_string_equal(c, "[[A]]");
     free(c);
-    http_reply r = http(srv, "GET", "/v1/models", NULL);
+    /* A model name with an escape takes the full parser and is echoed all the same. */
+    http_reply r = http(srv, "POST", "/v1/chat/completions",
+                        "{\"messages\":[{\"role\":\"model\",\"content\":\"\\\"model\\\": x\"}],"
+                        "\"model\" : \"a\\\"b\"}");
+    assert_int_equal(r.status, 200);
+    json_t *root = json_loads(r.body, 0, NULL);
+    assert_non_null(root);
+    assert_string_equal(json_string_value(json_object_get(root, "model")), "a\"b");
+    json_decref(root);
+    free(r.body);
+    r = http(srv, "POST", "/v1/chat/completions", " {\"model\": \"m1\", \"messages\": []}");
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"model\":\"m1\""));
+    assert_non_null(strstr(r.body, "\"content\":\"[[A]]\""));
+    assert_non_null(strstr(r.body, "\"system_fingerprint\":\"arbiter-simulator\""));
+    free(r.body);
+    r = http(srv, "GET", "/v1/models", NULL);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "\"data\":[]"));
     free(r.body);
     expect_error(srv, "POST", "/v1/chat/completions", "{", 400, "invalid_request_error");
-    assert_int_equal(arb_sim_server_requests(srv), 3);
+    assert_int_equal(arb_sim_server_requests(srv), 5);
     arb_sim_server_stop(srv);
 }
 

@@ -225,6 +225,7 @@ static void test_open_close_reopen(void **state)
     assert_int_equal(query_int(s, "PRAGMA synchronous"), 1); /* NORMAL */
     assert_int_equal(query_int(s, "PRAGMA foreign_keys"), 1);
     assert_int_equal(query_int(s, "PRAGMA busy_timeout"), 10000);
+    assert_int_equal(query_int(s, "PRAGMA temp_store"), 2); /* MEMORY */
     static const char *const tables[] = {
         "runs", "judges", "items", "answers", "calls", "pairwise", "pointwise", "scores",
         "dialogues", "dialogue_turns", "personas", "persona_attributions", "human_labels",

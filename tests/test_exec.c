@@ -1,0 +1,236 @@
+/*
+** test_exec.c -- the executor: dependencies, reuse of stored calls, failures kept for retry,
+** dry runs. Against the scriptable test server over real HTTP.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testserver.h"
+
+typedef struct graph {
+    arb_judge_config judge;
+    const char *users[8];
+    size_t built_order[8];
+    size_t n_built;
+    char *contents[8];
+    int cached[8];
+    int ok[8];
+    size_t n_done;
+} graph;
+
+/* Node 2 combines the outputs of nodes 0 and 1; nodes 0 and 1 are independent. */
+static int build(void *ud, size_t node, const arb__call_outcome *const *deps, size_t n_deps,
+                 arb__exec_request *req)
+{
+    graph *g = ud;
+    g->built_order[g->n_built++] = node;
+    req->judge = &g->judge;
+    req->rep = 0;
+    req->system = NULL;
+    if (n_deps == 2)
+        req->user = arb__sprintf("combine <%s> and <%s>", deps[0]->content ? deps[0]->content : "-",
+                                 deps[1]->content ? deps[1]->content : "-");
+    else
+        req->user = arb__strdup(g->users[node]);
+    return 0;
+}
+
+static int done(void *ud, size_t node, const arb__call_outcome *out)
+{
+    graph *g = ud;
+    free(g->contents[node]);
+    g->contents[node] = out->content ? arb__strdup(out->content) : NULL;
+    g->cached[node] = out->cached;
+    g->ok[node] = out->ok;
+    g->n_done++;
+    return 0;
+}
+
+/* Replies "R(<user message>)". */
+static char *echo(void *ud, const char *body, size_t len)
+{
+    json_t *o = json_loadb(body, len, 0, NULL);
+    json_t *msgs = json_object_get(o, "messages");
+    const char *user = json_string_value(json_object_get(json_array_get(msgs, json_array_size(msgs) - 1), "content"));
+    char *r = arb__sprintf("R(%s)", user ? user : "?");
+    json_decref(o);
+    return r;
+}
+
+typedef struct fixture {
+    arb_test_server *srv;
+    arb_store *store;
+    char dir[64];
+    char db[96];
+    graph g;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/arb_test_exec_XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->db, sizeof f->db, "%s/e.db", f->dir);
+    f->srv = arb_test_server_start();
+    assert_non_null(f->srv);
+    arb_test_behaviour b = {.action = ARB_TEST_CALLBACK, .fn = echo};
+    arb_test_server_set_default(f->srv, &b);
+    assert_int_equal(arb_store_open(f->db, &f->store), ARB_OK);
+    f->g.judge.model = "m";
+    f->g.judge.base_url = arb_test_server_base_url(f->srv);
+    f->g.judge.sampling = arb_sampling_default();
+    f->g.users[0] = "first";
+    f->g.users[1] = "second";
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 8; i++) free(f->g.contents[i]);
+    arb_store_close(f->store);
+    arb_test_server_stop(f->srv);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
+    if (system(cmd)) {}
+    free(f);
+    return 0;
+}
+
+static arb_status run_graph(fixture *f, int dry_run, arb_run_stats *stats)
+{
+    f->g.n_built = 0;
+    f->g.n_done = 0;
+    arb__exec_params p = {.client = arb_client_default_params(), .dry_run = dry_run, .progress = 0};
+    p.client.backoff_base_ms = 5;
+    p.client.max_retries = 1;
+    arb__exec *ex = arb__exec_create(f->store, &p, build, done, &f->g);
+    assert_non_null(ex);
+    assert_int_equal(arb__exec_add(ex, NULL, 0), 0);
+    assert_int_equal(arb__exec_add(ex, NULL, 0), 1);
+    size_t deps[2] = {0, 1};
+    assert_int_equal(arb__exec_add(ex, deps, 2), 2);
+    memset(stats, 0, sizeof *stats);
+    arb_status st = arb__exec_run(ex, stats);
+    arb__exec_destroy(ex);
+    return st;
+}
+
+static void test_dependent_call_sees_outputs(void **state)
+{
+    fixture *f = *state;
+    arb_run_stats st;
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(st.planned, 3);
+    assert_int_equal(st.sent, 3);
+    assert_int_equal(f->g.n_built, 3);
+    assert_int_equal(f->g.built_order[2], 2); /* built last: after both dependencies */
+    assert_string_equal(f->g.contents[0], "R(first)");
+    assert_string_equal(f->g.contents[1], "R(second)");
+    assert_string_equal(f->g.contents[2], "R(combine <R(first)> and <R(second)>)");
+    assert_int_equal(arb_test_server_requests(f->srv), 3);
+}
+
+static void test_rerun_sends_nothing(void **state)
+{
+    fixture *f = *state;
+    arb_run_stats st;
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(st.cached, 3);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(arb_test_server_requests(f->srv), 3);
+    /* Dependents of cached calls still get their outputs. */
+    assert_true(f->g.cached[2]);
+    assert_string_equal(f->g.contents[2], "R(combine <R(first)> and <R(second)>)");
+}
+
+static void test_failed_call_retried_next_run(void **state)
+{
+    fixture *f = *state;
+    arb_run_stats st;
+    /* 400 is final at once; node 0 fails, nodes 1 and 2 still run (2 sees no content). */
+    arb_test_server_push_status(f->srv, 400, NULL, "{\"error\":{\"message\":\"bad\"}}");
+    f->g.users[1] = "second-b";
+    f->g.judge.model = "m-fail";
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(st.failed + st.sent, 3);
+    assert_int_equal(st.failed, 1);
+    int failed_node = !f->g.ok[0] ? 0 : 1;
+    assert_false(f->g.ok[failed_node]);
+    sqlite3 *db = arb__store_db(f->store);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "select count(*) from calls where ok=0 and error like '%400%'", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 1);
+    sqlite3_finalize(q);
+    /* Next run: only the failed call and the one depending on it (its prompt changes) go out. */
+    unsigned long before = arb_test_server_requests(f->srv);
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(st.failed, 0);
+    assert_int_equal(st.cached, 1);
+    assert_int_equal(arb_test_server_requests(f->srv) - before, 2);
+    assert_true(f->g.ok[0] && f->g.ok[1] && f->g.ok[2]);
+}
+
+static void test_malformed_reply_is_failure_with_raw_text(void **state)
+{
+    fixture *f = *state;
+    arb_run_stats st;
+    arb_test_server_push_malformed(f->srv, "{\"choices\": [");
+    f->g.judge.model = "m-malformed";
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(st.failed, 1);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store),
+        "select raw_reply, error from calls where ok=0", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "{\"choices\": [");
+    assert_non_null(strstr((const char *)sqlite3_column_text(q, 1), "malformed"));
+    sqlite3_finalize(q);
+}
+
+static void test_dry_run_sends_and_stores_nothing(void **state)
+{
+    fixture *f = *state;
+    arb_run_stats st;
+    assert_int_equal(run_graph(f, 1, &st), ARB_OK);
+    assert_int_equal(st.planned, 3);
+    assert_int_equal(st.cached, 0);
+    assert_int_equal(st.sent, 0);
+    assert_true(st.est_prompt_tokens > 0);
+    assert_int_equal(arb_test_server_requests(f->srv), 0);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store), "select count(*) from calls", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 0);
+    sqlite3_finalize(q);
+    /* After a real run, the dry run counts every call as stored. */
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(run_graph(f, 1, &st), ARB_OK);
+    assert_int_equal(st.cached, 3);
+    assert_int_equal(st.est_prompt_tokens, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_dry_run_sends_and_stores_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dependent_call_sees_outputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rerun_sends_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_call_retried_next_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_malformed_reply_is_failure_with_raw_text, setup, teardown),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

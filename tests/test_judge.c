@@ -1,0 +1,463 @@
+/*
+** test_judge.c -- the chat-completions dialect: defaults, canonical request bodies, call keys,
+** reply parsing (good, odd and broken replies), the Authorization header, URL joining, and a
+** round trip through http.c to the local test server.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testserver.h"
+
+#define ENV_KEY "ARB_TEST_JUDGE_KEY"
+
+static arb_judge_config judge_m(void)
+{
+    arb_judge_config j;
+    memset(&j, 0, sizeof j);
+    j.model = "m";
+    j.base_url = "http://127.0.0.1:1/v1";
+    j.sampling = arb_sampling_default();
+    return j;
+}
+
+static void parse(const char *body, arb__judge_reply *r)
+{
+    assert_int_equal(arb__judge_parse_reply(body, body ? strlen(body) : 0, r), 0);
+}
+
+/* ---- defaults ------------------------------------------------------------------------------- */
+
+static void test_defaults(void **state)
+{
+    arb_client_params p = arb_client_default_params();
+    assert_int_equal(p.jobs, 32);
+    assert_int_equal(p.connect_timeout_ms, 10000);
+    assert_int_equal(p.total_timeout_ms, 300000);
+    assert_int_equal(p.max_retries, 6);
+    assert_int_equal(p.backoff_base_ms, 500);
+    assert_int_equal(p.backoff_max_ms, 60000);
+    assert_int_equal(p.max_reply_bytes, 16u << 20);
+    arb_sampling s = arb_sampling_default();
+    assert_int_equal(s.max_tokens, 1024);
+    assert_true(s.temperature == 0.0);
+    assert_true(s.top_p == 0.1);
+    assert_true(s.frequency_penalty == 1.0);
+    assert_int_equal(s.has_seed, 0);
+}
+
+/* ---- request bodies and keys -------------------------------------------------------------- */
+
+static void test_body_minimal(void **state)
+{
+    arb_judge_config j = judge_m();
+    j.sampling.max_tokens = 0;
+    j.sampling.temperature = NAN;
+    j.sampling.top_p = NAN;
+    j.sampling.frequency_penalty = INFINITY; /* not representable in JSON: not sent */
+    char *b = arb__judge_request_body(&j, NULL, "", 0);
+    assert_string_equal(b, "{\"messages\":[{\"content\":\"\",\"role\":\"user\"}],\"model\":\"m\"}");
+    free(b);
+}
+
+static void test_body_canonical_with_defaults(void **state)
+{
+    arb_judge_config j = judge_m();
+    char *b = arb__judge_request_body(&j, "sys", "hi \"you\"", 0);
+    /* Keys sorted, compact, 0 printed as 0.0 and 0.1 as 0.1. */
+    assert_string_equal(b, "{\"frequency_penalty\":1.0,\"max_tokens\":1024,\"messages\":["
+                           "{\"content\":\"sys\",\"role\":\"system\"},"
+                           "{\"content\":\"hi \\\"you\\\"\",\"role\":\"user\"}],"
+                           "\"model\":\"m\",\"temperature\":0.0,\"top_p\":0.1}");
+    /* Same inputs, same bytes. */
+    char *again = arb__judge_request_body(&j, "sys", "hi \"you\"", 0);
+    assert_string_equal(b, again);
+    /* rep does not change the body without a seed (it changes the key). */
+    char *rep1 = arb__judge_request_body(&j, "sys", "hi \"you\"", 1);
+    assert_string_equal(b, rep1);
+    free(b);
+    free(again);
+    free(rep1);
+}
+
+static void test_body_seed_plus_rep(void **state)
+{
+    arb_judge_config j = judge_m();
+    j.sampling.has_seed = 1;
+    j.sampling.seed = 42;
+    j.sampling.temperature = 0.7;
+    char *b0 = arb__judge_request_body(&j, NULL, "q", 0);
+    char *b3 = arb__judge_request_body(&j, NULL, "q", 3);
+    assert_non_null(strstr(b0, "\"seed\":42,"));
+    assert_non_null(strstr(b3, "\"seed\":45,"));
+    assert_non_null(strstr(b0, "\"temperature\":0.7,"));
+    free(b0);
+    free(b3);
+}
+
+static void test_body_invalid_utf8_is_replaced(void **state)
+{
+    arb_judge_config j = judge_m();
+    j.sampling.max_tokens = 0;
+    j.sampling.temperature = j.sampling.top_p = j.sampling.frequency_penalty = NAN;
+    char *b = arb__judge_request_body(&j, NULL, "a\xff" "b\xc3\xa9", 0);
+    assert_non_null(b);
+    assert_string_equal(b, "{\"messages\":[{\"content\":\"a\xEF\xBF\xBD" "b\xc3\xa9\","
+                           "\"role\":\"user\"}],\"model\":\"m\"}");
+    free(b);
+}
+
+static void test_call_key(void **state)
+{
+    const char *body = "{\"model\":\"m\"}";
+    char k0[33], k0b[33], k1[33], other[33], expect[33];
+    arb__judge_call_key(body, 0, k0);
+    arb__judge_call_key(body, 0, k0b);
+    arb__judge_call_key(body, 1, k1);
+    arb__judge_call_key("{\"model\":\"n\"}", 0, other);
+    assert_int_equal(strlen(k0), 32);
+    assert_string_equal(k0, k0b);
+    assert_string_not_equal(k0, k1);
+    assert_string_not_equal(k0, other);
+    /* Defined as the hash of body, 0x1f, decimal rep. */
+    const char *joined = "{\"model\":\"m\"}\x1f" "12";
+    arb__judge_call_key(body, 12, k1);
+    arb__hash_hex(joined, strlen(joined), expect);
+    assert_string_equal(k1, expect);
+    /* The separator keeps ("...1", rep 2) apart from ("...", rep 12). */
+    arb__judge_call_key("x1", 2, k0);
+    arb__judge_call_key("x", 12, k0b);
+    assert_string_not_equal(k0, k0b);
+}
+
+/* ---- replies ------------------------------------------------------------------------------ */
+
+static void test_parse_empty_and_null(void **state)
+{
+    arb__judge_reply r;
+    parse(NULL, &r);
+    assert_null(r.content);
+    assert_string_equal(r.error, "malformed reply: empty body");
+    assert_int_equal(r.prompt_tokens, -1);
+    arb__judge_reply_free(&r);
+    parse("", &r);
+    assert_string_equal(r.error, "malformed reply: empty body");
+    arb__judge_reply_free(&r);
+    arb__judge_reply_free(&r); /* a cleared reply may be freed again */
+}
+
+static void test_parse_invalid_json(void **state)
+{
+    arb__judge_reply r;
+    parse("{\"choices\": [1,}", &r);
+    assert_null(r.content);
+    assert_string_equal(r.error, "malformed reply: invalid JSON at position 16: unexpected "
+                                 "token near '}'");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"content\":", &r); /* truncated */
+    assert_int_equal(strncmp(r.error, "malformed reply: invalid JSON at position ", 42), 0);
+    arb__judge_reply_free(&r);
+    parse("<html>502 Bad Gateway</html>", &r);
+    assert_string_equal(r.error, "malformed reply: invalid JSON at position 1: '[' or '{' "
+                                 "expected near '<'");
+    arb__judge_reply_free(&r);
+    /* A NUL inside the content cannot be carried by a C string: refused, not truncated. */
+    parse("{\"choices\":[{\"message\":{\"content\":\"a\\u0000b\"}}]}", &r);
+    assert_null(r.content);
+    assert_non_null(strstr(r.error, "invalid JSON"));
+    arb__judge_reply_free(&r);
+}
+
+static void test_parse_wrong_shapes(void **state)
+{
+    arb__judge_reply r;
+    parse("[1,2]", &r);
+    assert_string_equal(r.error, "malformed reply: top level is an array, expected an object");
+    arb__judge_reply_free(&r);
+    parse("{}", &r);
+    assert_string_equal(r.error, "reply has no choices");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[]}", &r);
+    assert_string_equal(r.error, "reply has no choices");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":{\"message\":1}}", &r);
+    assert_string_equal(r.error, "reply has no choices");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[7]}", &r);
+    assert_string_equal(r.error, "reply has no message in choices[0]");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"content\":null},\"finish_reason\":\"length\"}],"
+          "\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":1024}}",
+          &r);
+    assert_null(r.content);
+    assert_string_equal(r.error, "reply content is null (finish_reason length)");
+    assert_int_equal(r.prompt_tokens, 9); /* usage is kept even when the content is not */
+    assert_int_equal(r.completion_tokens, 1024);
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"role\":\"assistant\"}}]}", &r);
+    assert_string_equal(r.error, "reply content is missing");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"content\":5}}]}", &r);
+    assert_string_equal(r.error, "reply content is a number");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"content\":null,\"refusal\":\"no\"}}]}", &r);
+    assert_string_equal(r.error, "reply refused: no");
+    arb__judge_reply_free(&r);
+}
+
+static void test_parse_server_errors(void **state)
+{
+    arb__judge_reply r;
+    parse("{\"error\":{\"message\":\"model not found\",\"type\":\"invalid_request_error\"}}", &r);
+    assert_null(r.content);
+    assert_string_equal(r.error, "server error: model not found");
+    arb__judge_reply_free(&r);
+    parse("{\"error\":\"quota\"}", &r);
+    assert_string_equal(r.error, "server error: quota");
+    arb__judge_reply_free(&r);
+    parse("{\"error\":{\"code\":500}}", &r);
+    assert_string_equal(r.error, "server error: (no message)");
+    arb__judge_reply_free(&r);
+    parse("{\"object\":\"error\",\"message\":\"bad max_tokens\",\"code\":400}", &r); /* vLLM */
+    assert_string_equal(r.error, "server error: bad max_tokens");
+    arb__judge_reply_free(&r);
+    /* "error": null is not an error (some proxies always include the key). */
+    parse("{\"error\":null,\"choices\":[{\"message\":{\"content\":\"ok\"}}]}", &r);
+    assert_null(r.error);
+    assert_string_equal(r.content, "ok");
+    arb__judge_reply_free(&r);
+}
+
+static void test_parse_good_replies(void **state)
+{
+    arb__judge_reply r;
+    parse("{\"id\":\"x\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\","
+          "\"content\":\"Answer 1 is better. [[A]]\"},\"finish_reason\":\"stop\"}],"
+          "\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":7,\"total_tokens\":127}}",
+          &r);
+    assert_null(r.error);
+    assert_string_equal(r.content, "Answer 1 is better. [[A]]");
+    assert_int_equal(r.prompt_tokens, 120);
+    assert_int_equal(r.completion_tokens, 7);
+    arb__judge_reply_free(&r);
+    assert_null(r.content);
+
+    /* No usage: -1; empty content is a reply (its verdict will be E), not an error. */
+    parse("{\"choices\":[{\"message\":{\"content\":\"\"}}],\"usage\":{\"prompt_tokens\":\"3\"}}",
+          &r);
+    assert_null(r.error);
+    assert_string_equal(r.content, "");
+    assert_int_equal(r.prompt_tokens, -1);
+    assert_int_equal(r.completion_tokens, -1);
+    arb__judge_reply_free(&r);
+
+    /* Content parts are concatenated; non-text parts are skipped. */
+    parse("{\"choices\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"[[\"},"
+          "{\"type\":\"image_url\",\"image_url\":{}},{\"type\":\"text\",\"text\":\"B]]\"}]}}]}",
+          &r);
+    assert_null(r.error);
+    assert_string_equal(r.content, "[[B]]");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"content\":[{\"type\":\"image_url\"}]}}]}", &r);
+    assert_null(r.content);
+    assert_string_equal(r.error, "reply content has no text parts");
+    arb__judge_reply_free(&r);
+
+    /* UTF-8 content survives as is. */
+    parse("{\"choices\":[{\"message\":{\"content\":\"\xc3\xa9\\u00e9\"}}]}", &r);
+    assert_string_equal(r.content, "\xc3\xa9\xc3\xa9");
+    arb__judge_reply_free(&r);
+}
+
+/* ---- auth header and URL -------------------------------------------------------------------- */
+
+static void test_auth_header(void **state)
+{
+    unsetenv(ENV_KEY);
+    assert_null(arb__judge_auth_header(NULL));
+    assert_null(arb__judge_auth_header(ENV_KEY));
+    setenv(ENV_KEY, "", 1);
+    assert_null(arb__judge_auth_header(ENV_KEY));
+    setenv(ENV_KEY, "  \n", 1);
+    assert_null(arb__judge_auth_header(ENV_KEY));
+    setenv(ENV_KEY, "sk-abc", 1);
+    char *h = arb__judge_auth_header(ENV_KEY);
+    assert_string_equal(h, "Authorization: Bearer sk-abc");
+    free(h);
+    setenv(ENV_KEY, " sk-abc\n", 1);
+    h = arb__judge_auth_header(ENV_KEY);
+    assert_string_equal(h, "Authorization: Bearer sk-abc");
+    free(h);
+    setenv(ENV_KEY, "sk-a\r\nX-Injected: 1", 1);
+    assert_null(arb__judge_auth_header(ENV_KEY));
+    unsetenv(ENV_KEY);
+}
+
+static void test_url(void **state)
+{
+    assert_null(arb__judge_url(NULL));
+    const char *cases[][2] = {
+        {"http://h:8000/v1", "http://h:8000/v1/chat/completions"},
+        {"http://h:8000/v1/", "http://h:8000/v1/chat/completions"},
+        {"http://h:8000/v1//", "http://h:8000/v1/chat/completions"},
+        {"https://api.example.com/v1/chat/completions", "https://api.example.com/v1/chat/completions"},
+        {"https://api.example.com/v1/chat/completions/", "https://api.example.com/v1/chat/completions"},
+        {"", "/chat/completions"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *u = arb__judge_url(cases[i][0]);
+        assert_string_equal(u, cases[i][1]);
+        free(u);
+    }
+}
+
+/* ---- round trip through http.c and the test server ---------------------------------------- */
+
+typedef struct one_result {
+    int done;
+    int ok;
+    char *body;
+    size_t len;
+} one_result;
+
+static void keep(void *ud, uint64_t tag, const arb__http_result *res)
+{
+    one_result *o = ud;
+    o->done++;
+    o->ok = res->ok;
+    o->body = strndup(res->body, res->body_len);
+    o->len = res->body_len;
+}
+
+/* Sends one call of judge j and returns the raw reply (caller frees *body). */
+static void send_call(arb_test_server *srv, const arb_judge_config *j, const char *request,
+                      one_result *o)
+{
+    arb_client_params p = arb_client_default_params();
+    p.jobs = 2;
+    p.max_retries = 0;
+    p.total_timeout_ms = 5000;
+    arb__http *h = arb__http_create(&p);
+    assert_non_null(h);
+    char *url = arb__judge_url(arb_test_server_base_url(srv));
+    char *auth = arb__judge_auth_header(j->api_key_env);
+    assert_int_equal(arb__http_submit(h, 1, url, auth, request, strlen(request)), 0);
+    double start = arb__now_ms();
+    while (arb__http_pending(h) > 0) {
+        arb__http_step(h, 100, keep, o);
+        assert_true(arb__now_ms() - start < 10000);
+    }
+    assert_int_equal(o->done, 1);
+    free(auth);
+    free(url);
+    arb__http_destroy(h);
+}
+
+static void test_round_trip_with_auth(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    assert_non_null(srv);
+    arb_test_server_push_reply(srv, "Both fine. [[C]]");
+    arb_judge_config j = judge_m();
+    j.api_key_env = ENV_KEY;
+    setenv(ENV_KEY, "sk-secret-1", 1);
+    char *request = arb__judge_request_body(&j, "be fair", "which is better?", 0);
+    one_result o = {0, 0, NULL, 0};
+    send_call(srv, &j, request, &o);
+    assert_true(o.ok);
+
+    char *auth = arb_test_server_last_header(srv, "Authorization");
+    assert_string_equal(auth, "Bearer sk-secret-1");
+    char *got = arb_test_server_last_body(srv);
+    assert_string_equal(got, request);
+    char *ctype = arb_test_server_last_header(srv, "Content-Type");
+    assert_string_equal(ctype, "application/json");
+
+    arb__judge_reply r;
+    assert_int_equal(arb__judge_parse_reply(o.body, o.len, &r), 0);
+    assert_null(r.error);
+    assert_string_equal(r.content, "Both fine. [[C]]");
+    /* The test server's documented counts: request bytes / 4 and content bytes / 4 + 1. */
+    assert_int_equal(r.prompt_tokens, (long long)(strlen(request) / 4));
+    assert_int_equal(r.completion_tokens, (long long)(strlen("Both fine. [[C]]") / 4 + 1));
+    arb__judge_reply_free(&r);
+    free(auth);
+    free(got);
+    free(ctype);
+    free(o.body);
+    free(request);
+    unsetenv(ENV_KEY);
+    arb_test_server_stop(srv);
+}
+
+static void test_round_trip_without_key_sends_no_auth(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_judge_config j = judge_m();
+    j.api_key_env = ENV_KEY;
+    unsetenv(ENV_KEY);
+    char *request = arb__judge_request_body(&j, NULL, "q", 0);
+    one_result o = {0, 0, NULL, 0};
+    send_call(srv, &j, request, &o);
+    assert_true(o.ok);
+    assert_null(arb_test_server_last_header(srv, "Authorization"));
+    char *got = arb_test_server_last_body(srv);
+    assert_string_equal(got, request);
+    free(got);
+    free(o.body);
+    free(request);
+    arb_test_server_stop(srv);
+}
+
+static void test_round_trip_malformed_reply(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_server_push_malformed(srv, "{\"choices\":[{\"message\":");
+    arb_judge_config j = judge_m();
+    char *request = arb__judge_request_body(&j, NULL, "q", 0);
+    one_result o = {0, 0, NULL, 0};
+    send_call(srv, &j, request, &o);
+    assert_true(o.ok); /* HTTP was fine: the body is the problem */
+    arb__judge_reply r;
+    assert_int_equal(arb__judge_parse_reply(o.body, o.len, &r), 0);
+    assert_null(r.content);
+    assert_string_equal(r.error, "malformed reply: invalid JSON at position 23: unexpected "
+                                 "token near end of file");
+    arb__judge_reply_free(&r);
+    free(o.body);
+    free(request);
+    arb_test_server_stop(srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_body_minimal),
+        cmocka_unit_test(test_body_canonical_with_defaults),
+        cmocka_unit_test(test_body_seed_plus_rep),
+        cmocka_unit_test(test_body_invalid_utf8_is_replaced),
+        cmocka_unit_test(test_call_key),
+        cmocka_unit_test(test_parse_empty_and_null),
+        cmocka_unit_test(test_parse_invalid_json),
+        cmocka_unit_test(test_parse_wrong_shapes),
+        cmocka_unit_test(test_parse_server_errors),
+        cmocka_unit_test(test_parse_good_replies),
+        cmocka_unit_test(test_auth_header),
+        cmocka_unit_test(test_url),
+        cmocka_unit_test(test_round_trip_with_auth),
+        cmocka_unit_test(test_round_trip_without_key_sends_no_auth),
+        cmocka_unit_test(test_round_trip_malformed_reply),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,193 @@
+/*
+** test_sbs.c -- the side-by-side protocol end to end over real HTTP against the scriptable
+** test server: both orders, repetitions, verdict mapping, model names kept out of prompts,
+** checks before any request, and the audit of a judge that always says A.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testserver.h"
+
+static const char items_jsonl[] =
+    "{\"id\":\"q1\",\"question\":\"What is 2+2?\",\"reference\":\"4\"}\n"
+    "{\"id\":\"q2\",\"question\":\"Capital of France?\"}\n"
+    "{\"id\":\"q3\",\"question\":\"Name a prime.\",\"reference\":\"7\"}\n";
+static const char answers_jsonl[] =
+    "{\"item\":\"q1\",\"model\":\"SECRETCAND\",\"answer\":\"four\"}\n"
+    "{\"item\":\"q1\",\"model\":\"SECRETBASE\",\"answer\":\"five\"}\n"
+    "{\"item\":\"q2\",\"model\":\"SECRETCAND\",\"answer\":\"Paris\"}\n"
+    "{\"item\":\"q2\",\"model\":\"SECRETBASE\",\"answer\":\"Lyon\"}\n"
+    "{\"item\":\"q3\",\"model\":\"SECRETCAND\",\"answer\":\"7\"}\n"
+    "{\"item\":\"q3\",\"model\":\"SECRETBASE\",\"answer\":\"9\"}\n";
+
+static int names_leaked = 0;
+/* Always "[[A]]"; notes any request that mentions a model name. */
+static char *always_a(void *ud, const char *body, size_t len)
+{
+    (void)len;
+    if (strstr(body, "SECRETCAND") || strstr(body, "SECRETBASE")) names_leaked = 1;
+    return arb__strdup("The first one.\n[[A]]");
+}
+
+typedef struct fixture {
+    arb_test_server *srv;
+    arb_store *store;
+    arb_dataset *ds;
+    char dir[64];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/arb_test_sbs_XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    char db[128];
+    snprintf(db, sizeof db, "%s/s.db", f->dir);
+    f->srv = arb_test_server_start();
+    arb_test_behaviour b = {.action = ARB_TEST_CALLBACK, .fn = always_a};
+    arb_test_server_set_default(f->srv, &b);
+    assert_int_equal(arb_store_open(db, &f->store), ARB_OK);
+    f->ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(f->ds, "items.jsonl", items_jsonl, strlen(items_jsonl)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(f->ds, "answers.jsonl", answers_jsonl, strlen(answers_jsonl)), ARB_OK);
+    names_leaked = 0;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    arb_dataset_destroy(f->ds);
+    arb_store_close(f->store);
+    arb_test_server_stop(f->srv);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
+    if (system(cmd)) {}
+    free(f);
+    return 0;
+}
+
+static arb_sbs_params params(fixture *f)
+{
+    arb_sbs_params p = arb_sbs_default_params();
+    p.candidate = "SECRETCAND";
+    p.baseline = "SECRETBASE";
+    p.template_name = "II";
+    p.judge.base_url = arb_test_server_base_url(f->srv);
+    p.judge.model = "judge-m";
+    p.judge.name = "always-a";
+    p.progress = 0;
+    return p;
+}
+
+static void test_checks_before_any_request(void **state)
+{
+    fixture *f = *state;
+    arb_sbs_params p = params(f);
+    arb_run_stats st;
+    p.template_name = "II-fact"; /* needs a reference; q2 has none */
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_PARSE);
+    assert_string_equal(arb_store_errmsg(f->store),
+                        "items.jsonl:2: item \"q2\" has no \"reference\", which template II-fact needs");
+    p = params(f);
+    p.candidate = "nobody";
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_PARSE);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "\"nobody\""));
+    p = params(f);
+    p.baseline = p.candidate;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    p = params(f);
+    p.template_name = "no-such-template";
+    assert_int_not_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(arb_test_server_requests(f->srv), 0);
+}
+
+static void test_both_orders_reps_and_audit(void **state)
+{
+    fixture *f = *state;
+    arb_sbs_params p = params(f);
+    p.reps = 2;
+    p.judge.sampling.has_seed = 1;
+    p.judge.sampling.seed = 10;
+    arb_run_stats st;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.planned, 3 * 2 * 2);
+    assert_int_equal(st.sent, 12);
+    assert_int_equal(arb_test_server_requests(f->srv), 12);
+    assert_false(names_leaked);
+    /* Repetition 1 is sent with seed + 1. */
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store),
+        "select count(*) from calls where request like '%\"seed\":11%'", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 6);
+    sqlite3_finalize(q);
+
+    arb_audit *a = NULL;
+    assert_int_equal(arb_audit_compute(f->store, &a), ARB_OK);
+    assert_int_equal(arb_audit_count(a), 1);
+    const arb_audit_row *r = arb_audit_row_at(a, 0);
+    assert_string_equal(r->judge, "always-a");
+    assert_int_equal(r->m.n_items, 3);
+    assert_int_equal(r->m.n_pairs, 6);
+    /* Always A: run 0 says a (candidate), run 1 says b (baseline): PBias 1, Con 0, PCon 0. */
+    assert_true(fabs(r->m.run0.a - 1.0) < 1e-12);
+    assert_true(fabs(r->m.run1.b - 1.0) < 1e-12);
+    assert_true(fabs(r->m.pbias_ab - 1.0) < 1e-12);
+    assert_true(fabs(r->m.con_abcd) < 1e-12);
+    assert_true(fabs(r->m.pcon_ab) < 1e-12);
+    assert_true(fabs(r->m.error_rate) < 1e-12);
+    arb_audit_destroy(a);
+
+    /* A rerun sends nothing and leaves one row per judgment. */
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.cached, 12);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(arb_test_server_requests(f->srv), 12);
+    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store), "select count(*) from pairwise", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 12);
+    sqlite3_finalize(q);
+}
+
+static void test_invalid_output_is_e_with_text_kept(void **state)
+{
+    fixture *f = *state;
+    arb_test_behaviour b = {.action = ARB_TEST_REPLY, .content = "I cannot decide. [[Z]]"};
+    arb_test_server_set_default(f->srv, &b);
+    arb_sbs_params p = params(f);
+    p.options = 2;
+    arb_run_stats st;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.invalid, 6);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store),
+        "select count(*) from pairwise p join calls c on c.id = p.call_id "
+        "where p.position_verdict = 'E' and p.model_verdict = 'e' and c.content like 'I cannot decide%'",
+        -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 6);
+    sqlite3_finalize(q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_checks_before_any_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_both_orders_reps_and_audit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_output_is_e_with_text_kept, setup, teardown),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
