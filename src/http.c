@@ -547,8 +547,9 @@ static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, arb__http_
 static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
 {
     int failed = 0;
-    while (h->ready_head && h->running < h->stats.inflight_limit && h->n_idle > 0) {
+    while (h->running < h->stats.inflight_limit && h->n_idle > 0) {
         arb__xfer *x = ready_pop(h);
+        if (!x) break;
         arb__slot *slot = &h->slots[h->idle[h->n_idle - 1]];
         if (!slot->easy && slot_init(h, slot) != 0) {
             x->attempts++;
@@ -641,8 +642,10 @@ int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *u
     return finished;
 }
 
+/* Returns queued + running + waiting-to-retry transfers (0 for NULL). */
 size_t arb__http_pending(const arb__http *h) { return h ? h->pending : 0; }
 
+/* Returns a copy of the counters and the current adaptive limit (zeros for NULL). */
 arb__http_stats arb__http_get_stats(const arb__http *h)
 {
     arb__http_stats s = {0, 0, 0};

@@ -101,6 +101,9 @@ arb__http_stats arb__http_get_stats(const arb__http *h);
 ** seed + rep is sent so repetitions differ. Returns NULL when out of memory. */
 char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
                               const char *user, int rep);
+/* The same body built through jansson: the reference the fast writer is tested against. */
+char *arb__judge_request_body_reference(const arb_judge_config *judge, const char *system,
+                                        const char *user, int rep);
 /* The call key: hash of model, canonical body and repetition index (32 hex + NUL). */
 void arb__judge_call_key(const char *body, int rep, char out[33]);
 

@@ -9,10 +9,12 @@
 **
 ** Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models (also
 ** /models). Any other path is 404, another method 405. Errors are OpenAI-style
-** {"error":{"message","type","code"}}: a body that is not JSON or lacks a string "model" and a
-** non-empty "messages" array of {"role","content": string} is 400, "stream": true is 400, an
-** unknown model 404, a body over 8 MiB 413. Usage counts are estimates: prompt_tokens =
-** ceil(code points of all message contents / 4), completion_tokens likewise for the reply.
+** {"error":{"message","type","code"}}: 400 for a body that is not a JSON object with a string
+** "model" and a non-empty "messages" array of {"role": string, "content": string or null}, for
+** a "temperature" that is not a number, a "seed" that is not an integer, or "stream": true;
+** 404 for an unknown model; 413 for a body over 8 MiB. Usage counts are estimates:
+** prompt_tokens = ceil(code points of all message contents / 4), completion_tokens likewise
+** for the reply. arb_sim_server_requests() counts every reply queued, errors included.
 **
 ** The simulated judge (METHODS §2.1 option modes, §2.3 template conventions, §2.4 formats).
 ** A judge profile has skill s, position_bias β, tie_propensity τ, bothbad_propensity ρ,
@@ -110,7 +112,7 @@ struct arb_sim_server {
     double fail_rate;
     arb_sim_judge *judges; /* copied at start */
     size_t n_judges;
-    oracle_slot *oracle; /* power-of-two capacity, NULL when no qualities */
+    oracle_slot *oracle; /* power-of-two capacity; NULL without an oracle */
     size_t oracle_mask;
     pthread_mutex_t seen_lock;
     seen_slot *seen;

@@ -136,6 +136,15 @@ int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset)
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
+        /* ASCII fast path, eight bytes at a time. */
+        if (n - i >= 8) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (!(w & 0x8080808080808080ull)) {
+                i += 8;
+                continue;
+            }
+        }
         unsigned c = p[i];
         size_t need;
         unsigned min;

@@ -116,6 +116,39 @@ static void test_body_invalid_utf8_is_replaced(void **state)
     free(b);
 }
 
+/* The fast body writer must produce exactly the bytes of the jansson reference, or call keys
+** would depend on which path built them. */
+static void test_body_fast_writer_matches_reference(void **state)
+{
+    (void)state;
+    char controls[40];
+    for (int i = 1; i < 32; i++) controls[i - 1] = (char)i;
+    controls[31] = 0x7f;
+    controls[32] = '\0';
+    const char *texts[] = {"", "plain", "quote \" back\\slash / slash", controls,
+                           "caf\xc3\xa9 \xe2\x80\xa8 line sep \xf0\x9f\x98\x8a emoji",
+                           "[ANSWER 1 START]\nx\n[ANSWER 1 END]\t{braces}"};
+    const double reals[] = {0.0, 0.1, 0.7, 1.0, -2.0, 1e-5, 1.5e300, 123456789.125, NAN};
+    for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++)
+        for (size_t r = 0; r < sizeof reals / sizeof reals[0]; r++) {
+            arb_judge_config j = {.model = texts[(t + 1) % 6], .sampling = arb_sampling_default()};
+            j.sampling.temperature = reals[r];
+            j.sampling.top_p = reals[(r + 3) % 9];
+            j.sampling.frequency_penalty = reals[(r + 5) % 9];
+            j.sampling.max_tokens = (int)r - 2;
+            j.sampling.has_seed = (int)(r % 2);
+            j.sampling.seed = (long long)r * 1000;
+            const char *system = t % 2 ? texts[(t + 2) % 6] : NULL;
+            char *fast = arb__judge_request_body(&j, system, texts[t], (int)r);
+            char *ref = arb__judge_request_body_reference(&j, system, texts[t], (int)r);
+            assert_non_null(fast);
+            assert_non_null(ref);
+            assert_string_equal(fast, ref);
+            free(fast);
+            free(ref);
+        }
+}
+
 static void test_call_key(void **state)
 {
     const char *body = "{\"model\":\"m\"}";
@@ -446,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_body_canonical_with_defaults),
         cmocka_unit_test(test_body_seed_plus_rep),
         cmocka_unit_test(test_body_invalid_utf8_is_replaced),
+        cmocka_unit_test(test_body_fast_writer_matches_reference),
         cmocka_unit_test(test_call_key),
         cmocka_unit_test(test_parse_empty_and_null),
         cmocka_unit_test(test_parse_invalid_json),

@@ -153,7 +153,8 @@ static char reply_verdict(const char *content, int options)
 #define RULES3 "Reply with [[A]], [[B]] or [[C]] for a tie."
 #define RULES2 "Reply with [[A]] or [[B]]."
 
-static const char items_jsonl[] = "{\"id\":\"q1\",\"question\":\"What is the capital of France?\"}\n";
+static const char items_jsonl[] =
+    "{\"id\":\"q1\",\"question\":\"What is the capital of France?\"}\n";
 static const char answers_jsonl[] =
     "{\"item\":\"q1\",\"model\":\"good\",\"answer\":\"" GOOD "\",\"quality\":0.9}\n"
     "{\"item\":\"q1\",\"model\":\"good2\",\"answer\":\"" GOOD2 "\",\"quality\":0.8}\n"
