@@ -136,15 +136,30 @@ done:
 static int put_json_string(arb__buf *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF"; /* jansson writes upper case */
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    size_t n = strlen(s), i = 0, run = 0;
     if (arb__buf_append(b, "\"", 1)) return -1;
-    const char *run = s;
-    for (const char *p = s;; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        if (p > run && arb__buf_append(b, run, (size_t)(p - run))) return -1;
-        if (!c) break;
+    while (i < n) {
+        /* Skip eight clean bytes at a time: none below 0x20, none '"' or '\\' (SWAR tests for
+        ** "some byte less than 0x20" and "some byte equal to c"). */
+        if (n - i >= 8) {
+            uint64_t w, q, k;
+            memcpy(&w, s + i, 8);
+            q = w ^ (ones * '"');
+            k = w ^ (ones * '\\');
+            if (!((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((k - ones) & ~k)) & highs)) {
+                i += 8;
+                continue;
+            }
+        }
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        if (i > run && arb__buf_append(b, s + run, i - run)) return -1;
         char esc[6] = {'\\', 0, 0, 0, 0, 0};
-        size_t n = 2;
+        size_t len = 2;
         switch (c) {
         case '"': esc[1] = '"'; break;
         case '\\': esc[1] = '\\'; break;
@@ -155,11 +170,12 @@ static int put_json_string(arb__buf *b, const char *s)
         case '\t': esc[1] = 't'; break;
         default:
             esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
-            n = 6;
+            len = 6;
         }
-        if (arb__buf_append(b, esc, n)) return -1;
-        run = p + 1;
+        if (arb__buf_append(b, esc, len)) return -1;
+        run = ++i;
     }
+    if (i > run && arb__buf_append(b, s + run, i - run)) return -1;
     return arb__buf_append(b, "\"", 1);
 }
 

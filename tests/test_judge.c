@@ -147,6 +147,22 @@ static void test_body_fast_writer_matches_reference(void **state)
             free(fast);
             free(ref);
         }
+    /* One special byte at every offset of a longer text, across the 8-byte word boundaries
+    ** the fast writer skips by. */
+    const char specials[] = {'"', '\\', '\n', 0x1f, 0x7f, 0x20, '!', '#', 'A'};
+    arb_judge_config j = {.model = "m", .sampling = arb_sampling_default()};
+    for (size_t k = 0; k < sizeof specials; k++)
+        for (int pos = 0; pos < 40; pos++) {
+            char text[41];
+            memset(text, 'x', 40);
+            text[40] = '\0';
+            text[pos] = specials[k];
+            char *fast = arb__judge_request_body(&j, text + (pos % 3), text, 0);
+            char *ref = arb__judge_request_body_reference(&j, text + (pos % 3), text, 0);
+            assert_string_equal(fast, ref);
+            free(fast);
+            free(ref);
+        }
 }
 
 static void test_call_key(void **state)
