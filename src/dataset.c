@@ -177,21 +177,6 @@ static void rollback(arb_dataset *ds, size_t n_items, size_t n_answers)
 
 /* ---- one JSONL line ---------------------------------------------------------------------- */
 
-/* The words of error messages: JSON types as a user thinks of them. */
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    case JSON_NULL: return "null";
-    }
-    return "unknown";
-}
 
 /* What the line parser hands back: field values borrowed from the JSON object (or from
 ** id_text for an integer id) until the record is copied. */
@@ -238,7 +223,7 @@ static arb_status parse_line(arb_dataset *ds, int kind, const char *where, const
         return fail(ds, ARB_PARSE, "%s: invalid JSON at column %d: %s", where, jerr.column,
                     jerr.text);
     if (!json_is_object(obj))
-        return fail(ds, ARB_PARSE, "%s: expected a JSON object, got %s", where, json_kind(obj));
+        return fail(ds, ARB_PARSE, "%s: expected a JSON object, got %s", where, arb__json_kind(obj));
 
     const char *key = key_names[kind];
     json_t *idv = json_object_get(obj, key);
@@ -251,7 +236,7 @@ static arb_status parse_line(arb_dataset *ds, int kind, const char *where, const
         f->id = f->id_text;
     } else {
         return fail(ds, ARB_PARSE, "%s: field \"%s\" must be a string or an integer, got %s",
-                    where, key, json_kind(idv));
+                    where, key, arb__json_kind(idv));
     }
     if (!f->id[0]) return fail(ds, ARB_PARSE, "%s: field \"%s\" is empty", where, key);
 
@@ -266,7 +251,7 @@ static arb_status parse_line(arb_dataset *ds, int kind, const char *where, const
         }
         if (!json_is_string(v))
             return fail(ds, ARB_PARSE, "%s: field \"%s\" must be a string, got %s", where, name,
-                        json_kind(v));
+                        arb__json_kind(v));
         f->values[i] = json_string_value(v);
     }
     /* A model name identifies a contestant; an empty one would silently merge answers. */

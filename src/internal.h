@@ -50,6 +50,10 @@ size_t arb__utf8_codepoints(const char *s, size_t n);
 /* 128-bit xxh3 of the bytes as 32 lowercase hex characters plus NUL in out[33]. */
 void arb__hash_hex(const void *p, size_t n, char out[33]);
 
+/* The name of a JSON value's type as a user thinks of it, for error messages ("string",
+** "number", ...; "nothing" for NULL). Static string. */
+const char *arb__json_kind(const json_t *v);
+
 double arb__now_ms(void);           /* monotonic clock, milliseconds */
 char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
 

@@ -698,20 +698,6 @@ static void sleep_ms(double ms)
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
 }
 
-static const char *json_type_name(const json_t *v)
-{
-    if (!v) return "nothing";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    default: return "null";
-    }
-}
 
 /* Appends the bytes the request's random stream is keyed by (see the header): the model, then
 ** per message its role, name and content, then the seed and the temperature. Each field is
@@ -786,34 +772,34 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
     if (!json_is_object(req)) BAD_REQUEST("request body must be a JSON object");
     json_t *model_v = json_object_get(req, "model");
     const char *model = json_string_value(model_v);
-    if (!model) BAD_REQUEST("field \"model\" must be a string, got %s", json_type_name(model_v));
+    if (!model) BAD_REQUEST("field \"model\" must be a string, got %s", arb__json_kind(model_v));
     json_t *messages = json_object_get(req, "messages");
     if (!json_is_array(messages) || json_array_size(messages) == 0)
         BAD_REQUEST("field \"messages\" must be a non-empty array, got %s",
-                    json_type_name(messages));
+                    arb__json_kind(messages));
     size_t prompt_chars = 0, i;
     json_t *msg;
     json_array_foreach(messages, i, msg) {
         json_t *role = json_object_get(msg, "role"), *text = json_object_get(msg, "content");
         if (!json_is_object(msg))
-            BAD_REQUEST("messages[%zu] must be an object, got %s", i, json_type_name(msg));
+            BAD_REQUEST("messages[%zu] must be an object, got %s", i, arb__json_kind(msg));
         if (!json_is_string(role))
-            BAD_REQUEST("messages[%zu].role must be a string, got %s", i, json_type_name(role));
+            BAD_REQUEST("messages[%zu].role must be a string, got %s", i, arb__json_kind(role));
         if (json_is_string(text))
             prompt_chars += arb__utf8_codepoints(json_string_value(text), json_string_length(text));
         else if (!json_is_null(text))
             BAD_REQUEST("messages[%zu].content must be a string (the simulator takes no content "
                         "arrays), got %s",
-                        i, json_type_name(text));
+                        i, arb__json_kind(text));
     }
     json_t *stream_v = json_object_get(req, "stream");
     if (json_is_true(stream_v)) BAD_REQUEST("\"stream\": true is not supported by the simulator");
     json_t *temp_v = json_object_get(req, "temperature");
     if (temp_v && !json_is_null(temp_v) && !json_is_number(temp_v))
-        BAD_REQUEST("field \"temperature\" must be a number, got %s", json_type_name(temp_v));
+        BAD_REQUEST("field \"temperature\" must be a number, got %s", arb__json_kind(temp_v));
     json_t *seed_v = json_object_get(req, "seed");
     if (seed_v && !json_is_null(seed_v) && !json_is_integer(seed_v))
-        BAD_REQUEST("field \"seed\" must be an integer, got %s", json_type_name(seed_v));
+        BAD_REQUEST("field \"seed\" must be an integer, got %s", arb__json_kind(seed_v));
 #undef BAD_REQUEST
 
     if (srv->instant) {

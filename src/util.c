@@ -221,3 +221,19 @@ char *arb__read_file(const char *path, size_t *len, char **errmsg)
     if (len) *len = b.len;
     return arb__buf_steal(&b);
 }
+
+const char *arb__json_kind(const json_t *v)
+{
+    if (!v) return "nothing";
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    case JSON_NULL: return "null";
+    }
+    return "unknown";
+}
