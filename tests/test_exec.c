@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "testserver.h"
+#include "testutil.h"
 
 typedef struct graph {
     arb_judge_config judge;
@@ -77,8 +78,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/arb_test_exec_XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(arb_test_make_dir("exec", f->dir, sizeof f->dir), 0);
     snprintf(f->db, sizeof f->db, "%s/e.db", f->dir);
     f->srv = arb_test_server_start();
     assert_non_null(f->srv);
@@ -100,9 +100,7 @@ static int teardown(void **state)
     for (int i = 0; i < 8; i++) free(f->g.contents[i]);
     arb_store_close(f->store);
     arb_test_server_stop(f->srv);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    if (system(cmd)) {}
+    arb_test_remove_dir(f->dir);
     free(f);
     return 0;
 }
@@ -168,12 +166,8 @@ static void test_failed_call_retried_next_run(void **state)
     assert_int_equal(st.failed, 1);
     int failed_node = !f->g.ok[0] ? 0 : 1;
     assert_false(f->g.ok[failed_node]);
-    sqlite3 *db = arb__store_db(f->store);
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(db, "select count(*) from calls where ok=0 and error like '%400%'", -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 1);
-    sqlite3_finalize(q);
+    assert_int_equal(arb_test_query_int(f->store,
+                         "select count(*) from calls where ok=0 and error like '%400%'"), 1);
     /* Next run: only the failed call and the one depending on it (its prompt changes) go out. */
     unsigned long before = arb_test_server_requests(f->srv);
     assert_int_equal(run_graph(f, 0, &st), ARB_OK);
@@ -193,7 +187,8 @@ static void test_malformed_reply_is_failure_with_raw_text(void **state)
     assert_int_equal(st.failed, 1);
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store),
-        "select raw_reply, error from calls where ok=0", -1, &q, NULL), SQLITE_OK);
+                                        "select raw_reply, error from calls where ok=0", -1, &q,
+                                        NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     assert_string_equal((const char *)sqlite3_column_text(q, 0), "{\"choices\": [");
     assert_non_null(strstr((const char *)sqlite3_column_text(q, 1), "malformed"));
@@ -210,11 +205,7 @@ static void test_dry_run_sends_and_stores_nothing(void **state)
     assert_int_equal(st.sent, 0);
     assert_true(st.est_prompt_tokens > 0);
     assert_int_equal(arb_test_server_requests(f->srv), 0);
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store), "select count(*) from calls", -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 0);
-    sqlite3_finalize(q);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls"), 0);
     /* After a real run, the dry run counts every call as stored. */
     assert_int_equal(run_graph(f, 0, &st), ARB_OK);
     assert_int_equal(run_graph(f, 1, &st), ARB_OK);

@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "testserver.h"
+#include "testutil.h"
 
 static const char items_jsonl[] =
     "{\"id\":\"q1\",\"question\":\"What is 2+2?\",\"reference\":\"4\"}\n"
@@ -49,8 +50,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/arb_test_sbs_XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(arb_test_make_dir("sbs", f->dir, sizeof f->dir), 0);
     char db[128];
     snprintf(db, sizeof db, "%s/s.db", f->dir);
     f->srv = arb_test_server_start();
@@ -71,9 +71,7 @@ static int teardown(void **state)
     arb_dataset_destroy(f->ds);
     arb_store_close(f->store);
     arb_test_server_stop(f->srv);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    if (system(cmd)) {}
+    arb_test_remove_dir(f->dir);
     free(f);
     return 0;
 }
@@ -127,12 +125,7 @@ static void test_both_orders_reps_and_audit(void **state)
     assert_int_equal(arb_test_server_requests(f->srv), 12);
     assert_false(names_leaked);
     /* Repetition 1 is sent with seed + 1. */
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store),
-        "select count(*) from calls where request like '%\"seed\":11%'", -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 6);
-    sqlite3_finalize(q);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls where request like '%\"seed\":11%'"), 6);
 
     arb_audit *a = NULL;
     assert_int_equal(arb_audit_compute(f->store, &a), ARB_OK);
@@ -155,10 +148,7 @@ static void test_both_orders_reps_and_audit(void **state)
     assert_int_equal(st.cached, 12);
     assert_int_equal(st.sent, 0);
     assert_int_equal(arb_test_server_requests(f->srv), 12);
-    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store), "select count(*) from pairwise", -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 12);
-    sqlite3_finalize(q);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise"), 12);
 }
 
 static void test_invalid_output_is_e_with_text_kept(void **state)
@@ -171,14 +161,8 @@ static void test_invalid_output_is_e_with_text_kept(void **state)
     arb_run_stats st;
     assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
     assert_int_equal(st.invalid, 6);
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store),
-        "select count(*) from pairwise p join calls c on c.id = p.call_id "
-        "where p.position_verdict = 'E' and p.model_verdict = 'e' and c.content like 'I cannot decide%'",
-        -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 6);
-    sqlite3_finalize(q);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise p join calls c on c.id = p.call_id "
+        "where p.position_verdict = 'E' and p.model_verdict = 'e' and c.content like 'I cannot decide%'"), 6);
 }
 
 int main(void)
