@@ -2,12 +2,13 @@
 #   make demo   install dependencies, build, run the demo (writes arbiter-demo/report.txt)
 #   make test   install dependencies, build normal + sanitizer builds, run all tests + short fuzz
 #   make fuzz   longer fuzzing runs (FUZZ_SECONDS each, default 300)
+#   make valgrind  unit tests and the demo under valgrind (leaks, invalid accesses)
 #   make bench  throughput benchmark against the Python way (see bench/README.md)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 SHORT_FUZZ_SECONDS ?= 15
 
-.PHONY: all deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench clean
+.PHONY: valgrind all deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench clean
 
 all: build
 
@@ -41,6 +42,13 @@ fuzz: build-fuzz
 
 test: test-release test-asan fuzz-short
 	@echo "all test stages passed (release, sanitizers, fuzz)"
+
+VALGRIND = valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite -q
+valgrind: build
+	command -v valgrind >/dev/null || apt-get install -y -qq valgrind
+	for t in build/test_*; do echo "valgrind $$t"; ARB_TIME_SCALE=20 $(VALGRIND) $$t >/dev/null || exit 1; done
+	rm -rf build/valgrind-demo && $(VALGRIND) ./build/arbiter demo --out build/valgrind-demo --jobs 8 >/dev/null
+	@echo "valgrind: clean"
 
 demo: build
 	./build/arbiter demo --out arbiter-demo
