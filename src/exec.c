@@ -14,11 +14,16 @@
 **     moment loses only calls still in flight, which are sent again next time;
 **   - the number of requests built but not finished is bounded, so memory stays flat however
 **     many nodes a run has.
+** Storing runs on a writer thread with its own SQLite connection (WAL lets the main thread's
+** lookups go on meanwhile), so transfers and storage use both cores; a node counts as done,
+** and releases its dependents, only once the writer has committed it. An in-memory store,
+** which a second connection cannot share, is written on the main thread.
 ** It does not parse verdicts or know any protocol: that is the build/done callbacks' job.
 */
 #include "internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,6 +48,30 @@ typedef struct exec_node {
     char *content;
     char *error;
 } exec_node;
+
+/* What the writer reports of a committed call, for the main thread's accounting. */
+typedef struct committed_call {
+    size_t node;
+    int cached, ok;
+    long long prompt_tokens, completion_tokens;
+} committed_call;
+
+/* The writer thread: takes batches of finished calls, stores them, hands back what it
+** committed. Everything below mu is guarded by it. */
+typedef struct exec_writer {
+    pthread_t thread;
+    int started;
+    arb_store *store;      /* the writer's own connection */
+    pthread_mutex_t mu;
+    pthread_cond_t wake;   /* work arrived or stop */
+    pthread_cond_t progress; /* something committed, or the writer failed */
+    struct finished_call *queue;
+    size_t n_queue, cap_queue;
+    committed_call *done;
+    size_t n_done, cap_done;
+    int stop;
+    arb_status status;
+} exec_writer;
 
 /* A finished call waiting for the next commit. */
 typedef struct finished_call {
@@ -82,9 +111,16 @@ struct arb__exec {
     size_t n_done;
     arb_run_stats *stats;
     int failed_status;     /* a callback failed: stop */
+    exec_writer writer;
+    size_t pending_commit; /* handed to the writer, not yet reported back */
+    committed_call *accounted; /* scratch for reports taken from the writer */
+    size_t cap_accounted;
     double started_ms, last_progress_ms;
     int show_progress;
 };
+
+static void finished_free(finished_call *fc);
+static arb_status writer_stop(arb__exec *ex);
 
 arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
                             arb__exec_build_fn build, arb__exec_done_fn done, void *ud)
@@ -119,6 +155,17 @@ void arb__exec_destroy(arb__exec *ex)
         free(ex->finished[i].error);
     }
     free(ex->finished);
+    if (ex->writer.started) writer_stop(ex);
+    if (ex->writer.store) {
+        for (size_t i = 0; i < ex->writer.n_queue; i++) finished_free(&ex->writer.queue[i]);
+        pthread_mutex_destroy(&ex->writer.mu);
+        pthread_cond_destroy(&ex->writer.wake);
+        pthread_cond_destroy(&ex->writer.progress);
+        arb_store_close(ex->writer.store);
+    }
+    free(ex->writer.queue);
+    free(ex->writer.done);
+    free(ex->accounted);
     free(ex->nodes);
     free(ex->deps);
     free(ex->dependents);
@@ -341,27 +388,38 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
     }
 }
 
-/* Stores every finished call and its protocol rows in one transaction, then releases the
-** dependents of the finished nodes. */
-static arb_status commit_finished(arb__exec *ex)
+/* Frees a finished call's texts. */
+static void finished_free(finished_call *fc)
 {
-    if (!ex->n_finished) return ARB_OK;
+    free(fc->content);
+    free(fc->error);
+    free(fc->raw_reply);
+    fc->content = fc->error = fc->raw_reply = NULL;
+}
+
+/* Stores a batch of finished calls and their protocol rows in one transaction through store
+** (a dry run stores nothing), fills report[i] for each, and frees the batch's texts, keeping
+** the outcome text of nodes that have dependents. On failure everything is rolled back and
+** freed. Runs on the writer thread, or on the main thread for an in-memory store. */
+static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *batch, size_t n,
+                              committed_call *report)
+{
     arb_status st = ARB_OK;
-    int in_tx = 0;
-    if (!ex->params.dry_run) {
-        if ((st = arb__store_begin(ex->store))) goto done;
+    int dry = ex->params.dry_run, in_tx = 0;
+    if (!dry) {
+        if ((st = arb__store_begin(store))) goto done;
         in_tx = 1;
     }
-    for (size_t i = 0; i < ex->n_finished; i++) {
-        finished_call *fc = &ex->finished[i];
-        exec_node *n = &ex->nodes[fc->node];
-        if (!ex->params.dry_run && !fc->cached) {
+    for (size_t i = 0; i < n; i++) {
+        finished_call *fc = &batch[i];
+        exec_node *node = &ex->nodes[fc->node];
+        if (!dry && !fc->cached) {
             arb__call_record rec = {
-                .key = n->key,
-                .judge_name = n->judge->name ? n->judge->name : n->judge->model,
-                .model = n->judge->model,
-                .request_json = n->body,
-                .rep = n->rep,
+                .key = node->key,
+                .judge_name = node->judge->name ? node->judge->name : node->judge->model,
+                .model = node->judge->model,
+                .request_json = node->body,
+                .rep = node->rep,
                 .ok = fc->ok,
                 .content = fc->content,
                 .raw_reply = fc->raw_reply,
@@ -372,59 +430,211 @@ static arb_status commit_finished(arb__exec *ex)
                 .completion_tokens = fc->completion_tokens,
                 .latency_ms = fc->latency_ms,
             };
-            if ((st = arb__store_put_call(ex->store, &rec, &n->out.call_id))) goto done;
+            if ((st = arb__store_put_call(store, &rec, &node->out.call_id))) goto done;
         }
-        n->out.cached = fc->cached;
-        n->out.ok = fc->ok;
-        n->out.content = fc->content;
-        n->out.error = fc->error;
-        if (!ex->params.dry_run && ex->done(ex->ud, fc->node, &n->out)) {
+        node->out.cached = fc->cached;
+        node->out.ok = fc->ok;
+        node->out.content = fc->content;
+        node->out.error = fc->error;
+        if (!dry && ex->done(ex->ud, store, fc->node, &node->out)) {
             st = ARB_INVALID;
             goto done;
         }
     }
     if (in_tx) {
-        if ((st = arb__store_commit(ex->store))) goto done;
+        if ((st = arb__store_commit(store))) goto done;
         in_tx = 0;
     }
-    /* Committed: account for the calls and release their dependents. */
-    for (size_t i = 0; i < ex->n_finished; i++) {
-        finished_call *fc = &ex->finished[i];
-        exec_node *n = &ex->nodes[fc->node];
-        if (fc->cached) ex->stats->cached++;
-        else if (!ex->params.dry_run) {
-            if (fc->ok) ex->stats->sent++;
-            else ex->stats->failed++;
-            if (fc->prompt_tokens > 0) ex->stats->prompt_tokens += fc->prompt_tokens;
-            if (fc->completion_tokens > 0) ex->stats->completion_tokens += fc->completion_tokens;
-        }
-        n->state = NODE_DONE;
-        node_free_request(n);
+    for (size_t i = 0; i < n; i++) {
+        finished_call *fc = &batch[i];
+        exec_node *node = &ex->nodes[fc->node];
+        report[i] = (committed_call){.node = fc->node, .cached = fc->cached, .ok = fc->ok,
+                                     .prompt_tokens = fc->prompt_tokens,
+                                     .completion_tokens = fc->completion_tokens};
+        node_free_request(node);
         /* Keep the outcome's text only while some dependent may still read it. */
-        if (n->n_dependents) {
-            n->content = fc->content;
-            n->error = fc->error;
+        if (node->n_dependents) {
+            node->content = fc->content;
+            node->error = fc->error;
             fc->content = fc->error = NULL;
         } else {
-            n->out.content = n->out.error = NULL;
+            node->out.content = node->out.error = NULL;
         }
-        free(fc->content);
-        free(fc->error);
-        free(fc->raw_reply);
-        ex->n_done++;
-        for (size_t k = 0; k < n->n_dependents; k++) {
-            size_t d = ex->dependents[n->dependents_start + k];
-            if (--ex->nodes[d].unmet == 0 && ready_push(ex, d)) {
-                ex->n_finished = 0;
-                return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
-            }
-        }
+        finished_free(fc);
     }
-    ex->n_finished = 0;
     return ARB_OK;
 done:
-    if (in_tx) arb__store_rollback(ex->store);
+    if (in_tx) arb__store_rollback(store);
+    for (size_t i = 0; i < n; i++) {
+        ex->nodes[batch[i].node].out.content = ex->nodes[batch[i].node].out.error = NULL;
+        finished_free(&batch[i]);
+    }
     return st;
+}
+
+/* Main thread: counts committed calls and releases their dependents. */
+static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        exec_node *node = &ex->nodes[c[i].node];
+        if (c[i].cached) ex->stats->cached++;
+        else if (!ex->params.dry_run) {
+            if (c[i].ok) ex->stats->sent++;
+            else ex->stats->failed++;
+            if (c[i].prompt_tokens > 0) ex->stats->prompt_tokens += c[i].prompt_tokens;
+            if (c[i].completion_tokens > 0) ex->stats->completion_tokens += c[i].completion_tokens;
+        }
+        node->state = NODE_DONE;
+        ex->n_done++;
+        for (size_t k = 0; k < node->n_dependents; k++) {
+            size_t d = ex->dependents[node->dependents_start + k];
+            if (--ex->nodes[d].unmet == 0 && ready_push(ex, d))
+                return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+        }
+    }
+    return ARB_OK;
+}
+
+/* Inline storing (dry runs, in-memory stores): store and account at once. */
+static arb_status commit_finished(arb__exec *ex)
+{
+    if (!ex->n_finished) return ARB_OK;
+    size_t n = ex->n_finished;
+    ex->n_finished = 0;
+    if (grow((void **)&ex->accounted, &ex->cap_accounted, n, sizeof *ex->accounted)) {
+        for (size_t i = 0; i < n; i++) finished_free(&ex->finished[i]);
+        return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+    }
+    arb_status st = store_batch(ex, ex->store, ex->finished, n, ex->accounted);
+    return st ? st : account(ex, ex->accounted, n);
+}
+
+static void *writer_main(void *arg)
+{
+    arb__exec *ex = arg;
+    exec_writer *w = &ex->writer;
+    finished_call *batch = NULL;
+    size_t cap_batch = 0, cap_report = 0;
+    committed_call *report = NULL;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->n_queue && !w->stop) pthread_cond_wait(&w->wake, &w->mu);
+        if (!w->n_queue) break; /* stopping, and everything handed over is stored */
+        /* Take the whole queue by swapping arrays, so the main thread can go on queueing. */
+        finished_call *taken = w->queue;
+        size_t n = w->n_queue, cap = w->cap_queue;
+        w->queue = batch;
+        w->cap_queue = cap_batch;
+        w->n_queue = 0;
+        batch = taken;
+        cap_batch = cap;
+        pthread_mutex_unlock(&w->mu);
+
+        arb_status st = grow((void **)&report, &cap_report, n, sizeof *report)
+                            ? arb__store_fail(w->store, ARB_NOMEM, "out of memory")
+                            : ARB_OK;
+        if (st) {
+            for (size_t i = 0; i < n; i++) finished_free(&batch[i]);
+        } else {
+            st = store_batch(ex, w->store, batch, n, report);
+        }
+        pthread_mutex_lock(&w->mu);
+        if (!st && grow((void **)&w->done, &w->cap_done, w->n_done + n, sizeof *w->done))
+            st = arb__store_fail(w->store, ARB_NOMEM, "out of memory");
+        if (st) {
+            w->status = st;
+            pthread_cond_signal(&w->progress);
+            break;
+        }
+        memcpy(w->done + w->n_done, report, n * sizeof *report);
+        w->n_done += n;
+        pthread_cond_signal(&w->progress);
+    }
+    pthread_mutex_unlock(&w->mu);
+    free(batch);
+    free(report);
+    return NULL;
+}
+
+/* Opens the writer's connection and starts its thread. */
+static arb_status writer_start(arb__exec *ex)
+{
+    exec_writer *w = &ex->writer;
+    arb_status st = arb_store_open(arb__store_path(ex->store), &w->store);
+    if (st) {
+        arb__store_fail(ex->store, st, "%s", w->store ? arb_store_errmsg(w->store) : arb_strerror(st));
+        arb_store_close(w->store);
+        w->store = NULL;
+        return st;
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    pthread_cond_init(&w->progress, NULL);
+    if (pthread_create(&w->thread, NULL, writer_main, ex)) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->wake);
+        pthread_cond_destroy(&w->progress);
+        arb_store_close(w->store);
+        w->store = NULL;
+        return arb__store_fail(ex->store, ARB_NOMEM, "cannot start the storage thread");
+    }
+    w->started = 1;
+    return ARB_OK;
+}
+
+/* Hands the finished calls to the writer. */
+static arb_status hand_over(arb__exec *ex)
+{
+    if (!ex->n_finished) return ARB_OK;
+    exec_writer *w = &ex->writer;
+    pthread_mutex_lock(&w->mu);
+    int failed = grow((void **)&w->queue, &w->cap_queue, w->n_queue + ex->n_finished,
+                      sizeof *w->queue);
+    if (!failed) {
+        memcpy(w->queue + w->n_queue, ex->finished, ex->n_finished * sizeof *ex->finished);
+        w->n_queue += ex->n_finished;
+        ex->pending_commit += ex->n_finished;
+        ex->n_finished = 0;
+        pthread_cond_signal(&w->wake);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return failed ? arb__store_fail(ex->store, ARB_NOMEM, "out of memory") : ARB_OK;
+}
+
+/* Takes what the writer committed (waiting for something when wait is set) and accounts
+** for it. Returns the writer's failure, with its message copied to the main store. */
+static arb_status take_committed(arb__exec *ex, int wait)
+{
+    exec_writer *w = &ex->writer;
+    pthread_mutex_lock(&w->mu);
+    while (wait && !w->n_done && !w->status && ex->pending_commit) pthread_cond_wait(&w->progress, &w->mu);
+    arb_status status = w->status;
+    committed_call *reports = w->done;
+    size_t n = w->n_done, cap = w->cap_done;
+    w->done = ex->accounted;
+    w->cap_done = ex->cap_accounted;
+    w->n_done = 0;
+    pthread_mutex_unlock(&w->mu);
+    ex->accounted = reports;
+    ex->cap_accounted = cap;
+    ex->pending_commit -= n;
+    arb_status st = account(ex, reports, n);
+    if (status) return arb__store_fail(ex->store, status, "%s", arb_store_errmsg(w->store));
+    return st;
+}
+
+/* Lets the writer store everything handed over, stops it and accounts for the rest. */
+static arb_status writer_stop(arb__exec *ex)
+{
+    exec_writer *w = &ex->writer;
+    if (!w->started) return ARB_OK;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    w->started = 0;
+    return take_committed(ex, 0);
 }
 
 static void format_duration(char *out, size_t size, double seconds)
@@ -468,21 +678,25 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
     if (!ex->params.dry_run) {
         ex->http = arb__http_create(&ex->params.client);
         if (!ex->http) return arb__store_fail(ex->store, ARB_NOMEM, "cannot start HTTP client");
+        if (!arb__store_is_memory(ex->store) && (st = writer_start(ex))) return st;
     }
+    int threaded = ex->writer.started;
     for (size_t i = 0; i < ex->n_nodes; i++)
         if (ex->nodes[i].unmet == 0 && ready_push(ex, i))
             return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
 
     /* Requests built ahead of the transport: enough to keep every connection busy, few enough
-    ** that memory does not grow with the size of the run. */
+    ** that memory does not grow with the size of the run. Likewise calls waiting to be stored. */
     size_t window = (size_t)(ex->params.client.jobs > 0 ? ex->params.client.jobs : 1) * 4;
     if (window < 64) window = 64;
+    const size_t max_pending_commit = 8192;
     while (ex->n_done < ex->n_nodes) {
         if (arb__stop_requested) {
             st = ARB_INTERRUPTED;
             break;
         }
-        while (ex->ready_len && ex->inflight < window && ex->n_finished < 4096) {
+        while (ex->ready_len && ex->inflight < window && ex->n_finished < 4096 &&
+               ex->pending_commit < max_pending_commit) {
             if ((st = start_node(ex, ready_pop(ex)))) goto done;
         }
         if (ex->inflight) {
@@ -492,9 +706,18 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
                 goto done;
             }
         }
-        if ((st = commit_finished(ex))) goto done;
+        if (threaded) {
+            if ((st = hand_over(ex))) goto done;
+            /* Nothing to send until the writer catches up: wait for it rather than spin. */
+            int idle = !ex->inflight &&
+                       (!ex->ready_len || ex->pending_commit >= max_pending_commit);
+            if ((st = take_committed(ex, idle))) goto done;
+        } else if ((st = commit_finished(ex))) {
+            goto done;
+        }
         show_progress(ex, 0);
-        if (!ex->inflight && !ex->ready_len && !ex->n_finished && ex->n_done < ex->n_nodes) {
+        if (!ex->inflight && !ex->ready_len && !ex->n_finished && !ex->pending_commit &&
+            ex->n_done < ex->n_nodes) {
             st = arb__store_fail(ex->store, ARB_INVALID,
                                  "internal error: %zu calls can never start",
                                  ex->n_nodes - ex->n_done);
@@ -502,13 +725,18 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
         }
     }
 done:
-    if (st == ARB_INTERRUPTED) {
-        /* Keep what finished; the rest is sent again on the next run. */
-        if (commit_finished(ex) == ARB_OK)
-            arb__store_fail(ex->store, ARB_INTERRUPTED,
-                            "interrupted: %zu of %zu calls done and stored; run again to finish",
-                            ex->n_done, ex->n_nodes);
+    /* Keep what finished; the rest is sent again on the next run. */
+    if (threaded) {
+        arb_status flush = hand_over(ex);
+        arb_status stop = writer_stop(ex);
+        if (st == ARB_OK) st = flush ? flush : stop;
+    } else if (st == ARB_INTERRUPTED) {
+        commit_finished(ex);
     }
+    if (st == ARB_INTERRUPTED)
+        arb__store_fail(ex->store, ARB_INTERRUPTED,
+                        "interrupted: %zu of %zu calls done and stored; run again to finish",
+                        ex->n_done, ex->n_nodes);
     if (ex->http) stats->retries += arb__http_get_stats(ex->http).retries;
     show_progress(ex, 1);
     stats->seconds += (arb__now_ms() - t0) / 1000.0;

@@ -195,6 +195,11 @@ typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonz
 arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pairwise_fn fn,
                                     void *ud);
 
+/* The path the store was opened with, and whether it names an in-memory database (which a
+** second connection could not share). */
+const char *arb__store_path(const arb_store *s);
+int arb__store_is_memory(const arb_store *s);
+
 /* A run of a protocol: its parameters as JSON (never secrets) and, at the end, its stats. */
 arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *params_json,
                                 long long *run_id);
@@ -234,9 +239,13 @@ typedef struct arb__exec_request {
 ** arb__exec_add). Returns 0, or -1 after setting the store's error. */
 typedef int (*arb__exec_build_fn)(void *ud, size_t node, const arb__call_outcome *const *deps,
                                   size_t n_deps, arb__exec_request *req);
-/* Called inside the transaction that stores the call, so protocol rows commit with it.
-** Returns 0, or -1 after setting the store's error. Not called in dry runs. */
-typedef int (*arb__exec_done_fn)(void *ud, size_t node, const arb__call_outcome *out);
+/* Called inside the transaction that stores the call, so protocol rows commit with it; write
+** them through s, which may be the executor's own writer connection rather than the store
+** given to arb__exec_create (it runs on the executor's writer thread then: it must not touch
+** state the build callback uses without care). Returns 0, or -1 after setting s's error. Not
+** called in dry runs. */
+typedef int (*arb__exec_done_fn)(void *ud, arb_store *s, size_t node,
+                                 const arb__call_outcome *out);
 
 typedef struct arb__exec_params {
     arb_client_params client;

@@ -75,7 +75,9 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     return 0;
 }
 
-static int call_done(void *ud, size_t node, const arb__call_outcome *out)
+/* Runs on the executor's writer thread: it only reads the run's fixed data, writes through s
+** and counts invalid verdicts (read by the caller after the run). */
+static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
 {
     sbs_run *r = ud;
     size_t item_index;
@@ -100,7 +102,7 @@ static int call_done(void *ud, size_t node, const arb__call_outcome *out)
         .model_verdict = arb_verdict_to_model(verdict, order),
         .call_id = out->call_id,
     };
-    return arb__store_put_pairwise(r->store, &row) ? -1 : 0;
+    return arb__store_put_pairwise(s, &row) ? -1 : 0;
 }
 
 /* Checks the parameters and the data; fills r->items. Returns ARB_OK or ARB_INVALID/ARB_PARSE

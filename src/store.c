@@ -495,6 +495,14 @@ fail:
 
 /* Opens or creates the store. *out is set whenever the handle could be allocated, so that
 ** arb_store_errmsg() can explain a failure; the caller closes it either way. */
+const char *arb__store_path(const arb_store *s) { return s->path; }
+
+int arb__store_is_memory(const arb_store *s)
+{
+    return !strcmp(s->path, ":memory:") || !strncmp(s->path, "file::memory:", 13) ||
+           strstr(s->path, "mode=memory") != NULL;
+}
+
 arb_status arb_store_open(const char *path, arb_store **out)
 {
     if (!out) return ARB_INVALID;

@@ -45,7 +45,7 @@ static int build(void *ud, size_t node, const arb__call_outcome *const *deps, si
     return 0;
 }
 
-static int done(void *ud, size_t node, const arb__call_outcome *out)
+static int done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
 {
     graph *g = ud;
     free(g->contents[node]);
