@@ -34,4 +34,7 @@ py=$(/usr/bin/python3 bench/harness_python.py "$W/pydata/items.jsonl" "$W/pydata
 echo "$py"
 py_rate=$(echo "$py" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["per_second"]))')
 echo "python: $py_rate judgments/s"
-python3 -c "print(f'ratio arbiter/python: {$arb_rate/$py_rate:.1f}x')"
+phase_rate=$(sed -n 's/.*(\([0-9]*\) calls\/s).*/\1/p' "$W/arbiter.log")
+echo "arbiter judging phase: $phase_rate judgments/s (like the Python rate: loading excluded)"
+python3 -c "print(f'ratio arbiter/python, judging phase (like for like): {$phase_rate/$py_rate:.1f}x')"
+python3 -c "print(f'ratio arbiter wall clock incl. start-up / python judging phase: {$arb_rate/$py_rate:.1f}x')"
