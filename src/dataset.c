@@ -177,7 +177,6 @@ static void rollback(arb_dataset *ds, size_t n_items, size_t n_answers)
 
 /* ---- one JSONL line ---------------------------------------------------------------------- */
 
-
 /* What the line parser hands back: field values borrowed from the JSON object (or from
 ** id_text for an integer id) until the record is copied. */
 typedef struct fields {

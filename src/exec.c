@@ -10,8 +10,9 @@
 **   - before a node is sent, its call key is looked up in the store; a stored successful call
 **     is reused and never sent again (this is what makes reruns free and resumption exact);
 **   - every finished call is committed together with the protocol's rows (done callback) in
-**     the same transaction, right after the transfer step that finished it; a kill at any
-**     moment loses only calls still in flight, which are sent again next time;
+**     the same transaction, as soon as the writer is free; a kill at any moment loses only
+**     calls not yet committed, which are sent again next time and counted as done only once
+**     committed;
 **   - the number of requests built but not finished is bounded, so memory stays flat however
 **     many nodes a run has.
 ** Storing runs on a writer thread with its own SQLite connection (WAL lets the main thread's
@@ -28,21 +29,17 @@
 #include <string.h>
 #include <unistd.h>
 
-enum node_state { NODE_WAITING, NODE_READY, NODE_INFLIGHT, NODE_DONE };
-
 typedef struct exec_node {
     size_t dep_start;      /* into ex->deps */
     size_t n_deps;
     size_t dependents_start; /* into ex->dependents (filled at run start) */
     size_t n_dependents;
     size_t unmet;          /* dependencies not yet finished */
-    enum node_state state;
     /* While in flight / finishing: */
     const arb_judge_config *judge;
     char *body;            /* canonical request JSON */
     char key[33];
     int rep;
-    double started_ms;
     /* Outcome (kept while dependents may still need it). */
     arb__call_outcome out;
     char *content;
@@ -115,11 +112,15 @@ struct arb__exec {
     size_t pending_commit; /* handed to the writer, not yet reported back */
     committed_call *accounted; /* scratch for reports taken from the writer */
     size_t cap_accounted;
+    const arb_judge_config *endpoint_judge; /* whose URL and auth header are cached */
+    char *endpoint_url;
+    char *endpoint_auth;
     double started_ms, last_progress_ms;
     int show_progress;
 };
 
 static void finished_free(finished_call *fc);
+static void clear_endpoint(arb__exec *ex);
 static arb_status writer_stop(arb__exec *ex);
 
 arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
@@ -144,18 +145,15 @@ static void node_free_request(exec_node *n)
 void arb__exec_destroy(arb__exec *ex)
 {
     if (!ex) return;
+    if (ex->writer.started) writer_stop(ex); /* before freeing what the writer may touch */
     for (size_t i = 0; i < ex->n_nodes; i++) {
         node_free_request(&ex->nodes[i]);
         free(ex->nodes[i].content);
         free(ex->nodes[i].error);
     }
-    for (size_t i = 0; i < ex->n_finished; i++) {
-        free(ex->finished[i].content);
-        free(ex->finished[i].raw_reply);
-        free(ex->finished[i].error);
-    }
+    for (size_t i = 0; i < ex->n_finished; i++) finished_free(&ex->finished[i]);
     free(ex->finished);
-    if (ex->writer.started) writer_stop(ex);
+    clear_endpoint(ex);
     if (ex->writer.store) {
         for (size_t i = 0; i < ex->writer.n_queue; i++) finished_free(&ex->writer.queue[i]);
         pthread_mutex_destroy(&ex->writer.mu);
@@ -219,7 +217,6 @@ static int ready_push(arb__exec *ex, size_t node)
     }
     ex->ready[(ex->ready_head + ex->ready_len) % ex->ready_cap] = node;
     ex->ready_len++;
-    ex->nodes[node].state = NODE_READY;
     return 0;
 }
 
@@ -264,6 +261,28 @@ static int queue_finished(arb__exec *ex, const finished_call *fc)
     return 0;
 }
 
+/* Frees the cached endpoint, wiping the key so it does not linger in freed memory. */
+static void clear_endpoint(arb__exec *ex)
+{
+    if (ex->endpoint_auth) memset(ex->endpoint_auth, 0, strlen(ex->endpoint_auth));
+    free(ex->endpoint_auth);
+    free(ex->endpoint_url);
+    ex->endpoint_auth = ex->endpoint_url = NULL;
+    ex->endpoint_judge = NULL;
+}
+
+/* Makes judge's URL and Authorization header the cached endpoint: they are the same for every
+** call of a judge, so they are not rebuilt (and the environment not read) per request. */
+static arb_status set_endpoint(arb__exec *ex, const arb_judge_config *judge)
+{
+    clear_endpoint(ex);
+    ex->endpoint_url = arb__judge_url(judge->base_url);
+    ex->endpoint_auth = arb__judge_auth_header(judge->api_key_env);
+    if (!ex->endpoint_url) return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+    ex->endpoint_judge = judge;
+    return ARB_OK;
+}
+
 /* Asks the protocol for node's request, then either reuses a stored call, plans it (dry run)
 ** or submits it. Returns 0, or an arb_status on failure (message in the store). */
 static arb_status start_node(arb__exec *ex, size_t idx)
@@ -306,7 +325,6 @@ static arb_status start_node(arb__exec *ex, size_t idx)
             free(content);
             st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         }
-        n->state = NODE_INFLIGHT;
         goto done;
     }
     if (ex->params.dry_run) {
@@ -318,24 +336,14 @@ static arb_status start_node(arb__exec *ex, size_t idx)
             free(fc.error);
             st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         }
-        n->state = NODE_INFLIGHT;
         goto done;
     }
-    char *url = arb__judge_url(req.judge->base_url);
-    char *auth = arb__judge_auth_header(req.judge->api_key_env);
-    int sub = url ? arb__http_submit(ex->http, idx, url, auth, n->body, strlen(n->body)) : -1;
-    free(url);
-    if (auth) {
-        /* The key must not linger in freed memory longer than needed. */
-        memset(auth, 0, strlen(auth));
-        free(auth);
-    }
-    if (sub) {
+    if (req.judge != ex->endpoint_judge && (st = set_endpoint(ex, req.judge))) goto done;
+    if (arb__http_submit(ex->http, idx, ex->endpoint_url, ex->endpoint_auth, n->body,
+                         strlen(n->body))) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;
     }
-    n->state = NODE_INFLIGHT;
-    n->started_ms = arb__now_ms();
     ex->inflight++;
 done:
     free(req.system);
@@ -381,9 +389,7 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
         if (res->body_len) fc.raw_reply = arb__strndup(res->body, res->body_len);
     }
     if (queue_finished(ex, &fc)) {
-        free(fc.content);
-        free(fc.error);
-        free(fc.raw_reply);
+        finished_free(&fc);
         ex->failed_status = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     }
 }
@@ -484,7 +490,6 @@ static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
             if (c[i].prompt_tokens > 0) ex->stats->prompt_tokens += c[i].prompt_tokens;
             if (c[i].completion_tokens > 0) ex->stats->completion_tokens += c[i].completion_tokens;
         }
-        node->state = NODE_DONE;
         ex->n_done++;
         for (size_t k = 0; k < node->n_dependents; k++) {
             size_t d = ex->dependents[node->dependents_start + k];

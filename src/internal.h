@@ -35,6 +35,7 @@ typedef struct arb__buf {
 } arb__buf;
 void arb__buf_init(arb__buf *b, size_t max);
 int arb__buf_append(arb__buf *b, const void *p, size_t n); /* 0 ok, -1 over max or no memory */
+int arb__buf_reserve(arb__buf *b, size_t n); /* room for n more bytes: 0 ok, -1 as above */
 int arb__buf_puts(arb__buf *b, const char *s);
 int arb__buf_printf(arb__buf *b, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
 void arb__buf_reset(arb__buf *b);
@@ -105,7 +106,8 @@ arb__http_stats arb__http_get_stats(const arb__http *h);
 ** seed + rep is sent so repetitions differ. Returns NULL when out of memory. */
 char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
                               const char *user, int rep);
-/* The same body built through jansson: the reference the fast writer is tested against. */
+/* The same body built through jansson: the reference the fast writer is tested against, and
+** the builder for text that is not valid UTF-8 (each bad byte becomes U+FFFD). */
 char *arb__judge_request_body_reference(const arb_judge_config *judge, const char *system,
                                         const char *user, int rep);
 /* The call key: hash of model, canonical body and repetition index (32 hex + NUL). */

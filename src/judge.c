@@ -95,8 +95,8 @@ static json_t *message(const char *role, const char *content)
 /* The reference builder of the canonical body, through jansson. Used for text that is not
 ** valid UTF-8 (json_text repairs it); test_judge checks the fast writer below produces the
 ** same bytes for valid text. Returns the body (caller frees), or NULL when out of memory. */
-static char *request_body_jansson(const arb_judge_config *judge, const char *system,
-                                  const char *user, int rep)
+char *arb__judge_request_body_reference(const arb_judge_config *judge, const char *system,
+                                        const char *user, int rep)
 {
     const arb_sampling *s = &judge->sampling;
     char *out = NULL;
@@ -132,12 +132,12 @@ done:
 /* Appends s as a JSON string escaped exactly as jansson's compact dump does (", \\, \\b \\f \\n
 ** \\r \\t, other controls as \\u00XX), copying unescaped runs whole. Why not jansson here:
 ** building and dumping a jansson tree cost ~35 us per 3 KB prompt, a third of the harness's
-** whole per-call budget; this costs ~2 us. Returns 0 or -1. */
-static int put_json_string(arb__buf *b, const char *s)
+** whole per-call budget; this costs ~2 us. n is strlen(s). Returns 0 or -1. */
+static int put_json_string(arb__buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF"; /* jansson writes upper case */
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    size_t n = strlen(s), i = 0, run = 0;
+    size_t i = 0, run = 0;
     if (arb__buf_append(b, "\"", 1)) return -1;
     while (i < n) {
         /* Skip eight clean bytes at a time: none below 0x20, none '"' or '\\' (SWAR tests for
@@ -208,27 +208,26 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
     const arb_sampling *s = &judge->sampling;
     const char *model = judge->model ? judge->model : "";
     if (!user) user = "";
-    if (!arb__utf8_valid(model, strlen(model), NULL) || !arb__utf8_valid(user, strlen(user), NULL) ||
-        (system && !arb__utf8_valid(system, strlen(system), NULL)))
-        return request_body_jansson(judge, system, user, rep);
+    size_t model_len = strlen(model), user_len = strlen(user), system_len = system ? strlen(system) : 0;
+    if (!arb__utf8_valid(model, model_len, NULL) || !arb__utf8_valid(user, user_len, NULL) ||
+        (system && !arb__utf8_valid(system, system_len, NULL)))
+        return arb__judge_request_body_reference(judge, system, user, rep);
     arb__buf b;
     arb__buf_init(&b, 0);
     /* One allocation in the common case: the texts plus room for escapes and parameters. */
-    size_t guess = strlen(user) + (system ? strlen(system) : 0) + strlen(model);
-    b.cap = guess + guess / 8 + 256;
-    b.data = malloc(b.cap);
-    if (!b.data) return NULL;
-    int err = arb__buf_append(&b, "{", 1);
+    size_t guess = model_len + user_len + system_len;
+    int err = arb__buf_reserve(&b, guess + guess / 8 + 256);
+    err |= arb__buf_append(&b, "{", 1);
     if (isfinite(s->frequency_penalty))
         err |= arb__buf_puts(&b, "\"frequency_penalty\":") | put_json_real(&b, s->frequency_penalty) |
                arb__buf_puts(&b, ",");
     if (s->max_tokens > 0) err |= arb__buf_printf(&b, "\"max_tokens\":%d,", s->max_tokens);
     err |= arb__buf_puts(&b, "\"messages\":[");
     if (system)
-        err |= arb__buf_puts(&b, "{\"content\":") | put_json_string(&b, system) |
+        err |= arb__buf_puts(&b, "{\"content\":") | put_json_string(&b, system, system_len) |
                arb__buf_puts(&b, ",\"role\":\"system\"},");
-    err |= arb__buf_puts(&b, "{\"content\":") | put_json_string(&b, user) |
-           arb__buf_puts(&b, ",\"role\":\"user\"}],\"model\":") | put_json_string(&b, model);
+    err |= arb__buf_puts(&b, "{\"content\":") | put_json_string(&b, user, user_len) |
+           arb__buf_puts(&b, ",\"role\":\"user\"}],\"model\":") | put_json_string(&b, model, model_len);
     if (s->has_seed) /* seed + rep, wrapping as the reference builder does */
         err |= arb__buf_printf(&b, ",\"seed\":%lld",
                                (long long)((unsigned long long)s->seed + (unsigned long long)rep));
@@ -241,13 +240,6 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
         return NULL;
     }
     return arb__buf_steal(&b);
-}
-
-/* For tests: the reference (jansson) body, to compare with the fast writer. */
-char *arb__judge_request_body_reference(const arb_judge_config *judge, const char *system,
-                                        const char *user, int rep)
-{
-    return request_body_jansson(judge, system, user, rep);
 }
 
 /* Writes arb__hash_hex(body "\x1f" decimal(rep)) to out, computed by streaming so it cannot
@@ -307,8 +299,9 @@ static char *server_error(json_t *root)
         if (!msg) msg = "(no message)";
     } else if (json_is_string(err)) {
         msg = json_string_value(err);
+    } else if (err && !json_is_null(err)) {
+        msg = "(no message)";
     }
-    else if (err && !json_is_null(err)) msg = "(no message)";
     if (!msg) {
         const char *object = json_string_value(json_object_get(root, "object"));
         if (!object || strcmp(object, "error") != 0) return NULL;

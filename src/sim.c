@@ -698,7 +698,6 @@ static void sleep_ms(double ms)
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
 }
 
-
 /* Appends the bytes the request's random stream is keyed by (see the header): the model, then
 ** per message its role, name and content, then the seed and the temperature. Each field is
 ** NUL-terminated (JSON strings hold no NUL here) and a type byte tells a missing field from an

@@ -493,16 +493,19 @@ fail:
     return ARB_DB;
 }
 
-/* Opens or creates the store. *out is set whenever the handle could be allocated, so that
-** arb_store_errmsg() can explain a failure; the caller closes it either way. */
+/* Returns the path given to arb_store_open (owned by the store). */
 const char *arb__store_path(const arb_store *s) { return s->path; }
 
+/* Returns nonzero when the path names an in-memory database, which a second connection would
+** not share. */
 int arb__store_is_memory(const arb_store *s)
 {
     return !strcmp(s->path, ":memory:") || !strncmp(s->path, "file::memory:", 13) ||
            strstr(s->path, "mode=memory") != NULL;
 }
 
+/* Opens or creates the store. *out is set whenever the handle could be allocated, so that
+** arb_store_errmsg() can explain a failure; the caller closes it either way. */
 arb_status arb_store_open(const char *path, arb_store **out)
 {
     if (!out) return ARB_INVALID;

@@ -78,7 +78,7 @@ void arb__buf_init(arb__buf *b, size_t max)
     b->max = max ? max : ((size_t)1 << 30);
 }
 
-int arb__buf_append(arb__buf *b, const void *p, size_t n)
+int arb__buf_reserve(arb__buf *b, size_t n)
 {
     if (n > b->max || b->len > b->max - n) return -1;
     if (b->len + n + 1 > b->cap) {
@@ -89,6 +89,12 @@ int arb__buf_append(arb__buf *b, const void *p, size_t n)
         b->data = d;
         b->cap = cap;
     }
+    return 0;
+}
+
+int arb__buf_append(arb__buf *b, const void *p, size_t n)
+{
+    if (arb__buf_reserve(b, n)) return -1;
     if (n) memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = '\0';
