@@ -286,25 +286,231 @@ typedef struct arb_sbs_metrics {
 /* Computes the §3 metrics over n pairs. n_items is left to the caller. */
 ARB_API void arb_sbs_metrics_compute(const arb_sbs_pair *pairs, size_t n, arb_sbs_metrics *out);
 
+/* ---- the full judge audit (METHODS §3, §4, §5) ----------------------------------------- */
+
+/* Grouping of audit rows: a row pools every judgment pair whose keys in the mask agree.
+** ARB_BY_JUDGE is always implied. The default (ARB_BY_COMPARISON) is one row per experimental
+** set-up; `--by task` is ARB_BY_JUDGE | ARB_BY_TASK, `--by candidate` ARB_BY_JUDGE |
+** ARB_BY_CANDIDATE. task = the item's category. */
+enum {
+    ARB_BY_JUDGE = 1,
+    ARB_BY_CANDIDATE = 2,
+    ARB_BY_BASELINE = 4,
+    ARB_BY_TEMPLATE = 8,
+    ARB_BY_OPTIONS = 16,
+    ARB_BY_TASK = 32
+};
+#define ARB_BY_COMPARISON (ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_BASELINE | ARB_BY_TEMPLATE | ARB_BY_OPTIONS)
+
+/* The scalar metrics of an audit row, each with an optional bootstrap interval. The second
+** name is the JSON key (its interval is "<key>_ci"). */
+#define ARB_AUDIT_METRIC_MAP(X)                                                                \
+    X(PBIAS_AB, pbias_ab)                 /* §3 position bias, > 0 favours first */            \
+    X(CON_ABCD, con_abcd)                 /* §3 same model verdict in both orders */           \
+    X(PCON_AB, pcon_ab)                   /* §3 same a/b verdict among pairs with a/b */       \
+    X(MPCC_CONSISTENCY, mpcc_consistency) /* §3 Pearson of run 0 and run 1 window series */    \
+    X(RS, rs)                             /* §5 repetition stability */                        \
+    X(PC, pc)                             /* §5 position consistency */                        \
+    X(ERROR_RATE, error_rate)             /* §5 share of judgments with verdict E */           \
+    X(IPR, ipr)                           /* §5 primacy share of inconsistent leaning pairs */ \
+    X(IRR, irr)                           /* §5 recency share */                               \
+    X(PF, pf)                             /* §5 preference fairness, > 0 recency-leaning */     \
+    X(OWR, owr)                           /* §5 overall win rate of candidate over baseline */  \
+    X(QUALITY_GAP, quality_gap)           /* §5 |owr - 0.5| */                                 \
+    X(APCC, apcc)                         /* §4 Pearson of verdict counts, mean of runs */     \
+    X(MPCC, mpcc)                         /* §4 Pearson of window series, mean of runs */      \
+    X(MPCC_DELTA, mpcc_delta)             /* §3 |MPCC run 0 - MPCC run 1| */                   \
+    X(ACCURACY, accuracy)                 /* §4 judge model verdict = expert majority */       \
+    X(COHEN_KAPPA, cohen_kappa)           /* §4 judge vs expert majority, categories a..e */
+
+typedef enum arb_audit_metric {
+#define ARB__METRIC_ENUM(id, key) ARB_M_##id,
+    ARB_AUDIT_METRIC_MAP(ARB__METRIC_ENUM)
+#undef ARB__METRIC_ENUM
+        ARB_M__COUNT
+} arb_audit_metric;
+
+/* The JSON key of a metric ("pbias_ab"), or NULL when out of range. */
+ARB_API const char *arb_audit_metric_key(arb_audit_metric m);
+
+/* Lengths in Unicode code points (§5) and their relation to consistency and fairness. */
+enum { ARB_LEN_QUESTION, ARB_LEN_CANDIDATE, ARB_LEN_BASELINE, ARB_LEN_PROMPT, ARB_LEN__COUNT };
+typedef struct arb_length_factor {
+    double mean; /* mean over the valid pairs */
+    double r_pc; /* Pearson of length with the pair being consistent (1/0), valid pairs */
+    double r_pf; /* Pearson of length with the pair's lean: +1 recency, -1 primacy, 0 otherwise */
+} arb_length_factor;
+
+/* PC and PF of the (comparison, task) units whose quality gap falls in [lo, hi). */
+#define ARB_GAP_BINS 5
+typedef struct arb_gap_bin {
+    double lo, hi;   /* 0.0-0.1, ..., 0.4-0.5 (the last bin includes 0.5) */
+    size_t n_units;  /* (comparison, task) units in the bin */
+    size_t n_pairs;  /* their valid pairs */
+    double pc, pf;
+} arb_gap_bin;
+
+typedef struct arb_audit_metrics {
+    size_t n_items;          /* distinct items with at least one judgment */
+    size_t n_pairs;          /* judgment pairs with both runs (|BM| summed over repetitions) */
+    size_t n_judgments;
+    size_t n_valid_pairs;    /* pairs with both runs and no E */
+    size_t n_consistent;     /* of which consistent (§5) */
+    size_t pcn, rcn;         /* inconsistent pairs leaning primacy / recency */
+    size_t n_neutral;        /* inconsistent pairs with lean 0 */
+    size_t n_rep_queries;    /* prompts judged at least twice (what RS is measured on) */
+    arb_verdict_shares run0, run1, mean; /* §2.2 */
+    double value[ARB_M__COUNT];
+    double ci_lo[ARB_M__COUNT], ci_hi[ARB_M__COUNT]; /* NAN unless bootstrapped and defined */
+    double apcc_run[2], mpcc_run[2];  /* per run (§4) */
+    size_t n_labelled_items;  /* items of the row with an expert majority label */
+    size_t n_label_ties;      /* items whose annotators tied: skipped, counted here */
+    size_t n_labelled_judgments;
+    size_t confusion[5][4];   /* judge model verdict a..e x expert majority a..d */
+    arb_length_factor length[ARB_LEN__COUNT];
+    arb_gap_bin gap_bins[ARB_GAP_BINS];
+} arb_audit_metrics;
+
 typedef struct arb_audit_row {
     const char *judge;
-    const char *candidate;
-    const char *baseline;
-    const char *template_name;
-    int options;
-    arb_sbs_metrics m;
+    const char *candidate;     /* NULL when the row pools candidates */
+    const char *baseline;      /* NULL when pooled */
+    const char *template_name; /* NULL when pooled */
+    int options;               /* 0 when pooled */
+    const char *task;          /* item category; NULL unless grouped by task ("" = none) */
+    arb_audit_metrics m;
 } arb_audit_row;
+
+typedef struct arb_audit_params {
+    unsigned by;             /* ARB_BY_* mask (default ARB_BY_COMPARISON) */
+    size_t bootstrap;        /* resamples for percentile intervals; 0 = none (default) */
+    unsigned long long seed; /* bootstrap seed (default 20261123) */
+    double ci_level;         /* default 0.95 */
+    size_t window;           /* window series (§3.1): size 10 and stride 5 by default */
+    size_t stride;
+} arb_audit_params;
+
+ARB_API arb_audit_params arb_audit_default_params(void);
 
 typedef struct arb_audit arb_audit;
 
-/* Computes one row per (judge, candidate, baseline, template, options) found in the store. */
-ARB_API arb_status arb_audit_compute(arb_store *store, arb_audit **out);
+/* Computes one row per group of side-by-side judgments in the store (params NULL: defaults).
+** Expert labels (arb_labels_import) are used when present. Bootstrap resamples items within
+** each row, so an item's two orders and repetitions stay together. */
+ARB_API arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params,
+                                     arb_audit **out);
 ARB_API void arb_audit_destroy(arb_audit *audit);
 ARB_API size_t arb_audit_count(const arb_audit *audit);
 ARB_API const arb_audit_row *arb_audit_row_at(const arb_audit *audit, size_t index);
 /* Renders as aligned text tables or as JSON (keys documented in README). Caller frees. */
 ARB_API char *arb_audit_to_text(const arb_audit *audit);
 ARB_API char *arb_audit_to_json(const arb_audit *audit);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Human (expert) labels (METHODS §4).                                                       */
+
+typedef struct arb_labels_import_stats {
+    size_t rows;       /* label rows read */
+    size_t inserted;   /* new (item, candidate, baseline, annotator) labels */
+    size_t updated;    /* existing labels whose verdict or details changed */
+    size_t unchanged;
+} arb_labels_import_stats;
+
+/* Imports labels from a JSONL or CSV file (format "jsonl", "csv", or NULL to choose by the
+** file name's extension). Fields: item, candidate, baseline, verdict (model verdict a/b/c/d),
+** annotator; optional shown_order (0/1) and time_ms. Every item must already be in the store.
+** All or nothing: on bad input returns ARB_PARSE, stores nothing, and arb_store_errmsg() says
+** "file:line: field: what was expected". */
+ARB_API arb_status arb_labels_import(arb_store *store, const char *path, const char *format,
+                                     arb_labels_import_stats *stats);
+
+/* Inter-annotator agreement per (candidate, baseline) and benchmark split (§4). */
+typedef struct arb_labels_report arb_labels_report;
+ARB_API arb_status arb_labels_report_compute(arb_store *store, size_t split_size,
+                                             arb_labels_report **out);
+ARB_API void arb_labels_report_destroy(arb_labels_report *report);
+ARB_API char *arb_labels_report_to_text(const arb_labels_report *report);
+ARB_API char *arb_labels_report_to_json(const arb_labels_report *report);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Judges compared (METHODS §5): mutual agreement and disagreement.                          */
+
+typedef struct arb_agreement arb_agreement;
+
+/* Compares every pair of judges on the side-by-side instances they share: the same item,
+** candidate, baseline, template, option mode, order and repetition. */
+ARB_API arb_status arb_agreement_compute(arb_store *store, arb_agreement **out);
+ARB_API void arb_agreement_destroy(arb_agreement *ag);
+ARB_API size_t arb_agreement_judge_count(const arb_agreement *ag);
+ARB_API const char *arb_agreement_judge(const arb_agreement *ag, size_t i);
+/* Share of common instances where judges i and j gave the same position verdict (E equals
+** nothing); with ties_included = 0 only instances where both said A or B count. *n_common
+** (may be NULL) receives the denominator. NAN when it is 0. */
+ARB_API double arb_agreement_value(const arb_agreement *ag, size_t i, size_t j,
+                                   int ties_included, size_t *n_common);
+ARB_API char *arb_agreement_to_text(const arb_agreement *ag);
+ARB_API char *arb_agreement_to_json(const arb_agreement *ag);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Factor analysis (METHODS §5): bidirectional stepwise linear regression with AIC.          */
+
+typedef struct arb_factors_params {
+    const char *target; /* "pc" (default) or "pf" */
+} arb_factors_params;
+
+typedef struct arb_factors arb_factors;
+
+/* Predicts PC (or PF) per (judge, candidate, task) group from mean lengths, the quality gap,
+** and judge, candidate and task as categorical variables. */
+ARB_API arb_status arb_factors_compute(arb_store *store, const arb_factors_params *params,
+                                       arb_factors **out);
+ARB_API void arb_factors_destroy(arb_factors *f);
+ARB_API char *arb_factors_to_text(const arb_factors *f);
+ARB_API char *arb_factors_to_json(const arb_factors *f);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Statistics (METHODS §10). Undefined results (empty input, n < 2, zero variance, a zero
+** denominator) are NAN, never 0 or inf. Where two series are paired, a pair with a NAN in
+** either series is left out before anything is computed.                                   */
+
+ARB_API double arb_stat_pearson(const double *x, const double *y, size_t n);
+/* Spearman's rho with average ranks for ties. */
+ARB_API double arb_stat_spearman(const double *x, const double *y, size_t n);
+ARB_API double arb_stat_kendall_tau_b(const double *x, const double *y, size_t n);
+/* Cohen's kappa of two raters from a k x k table of counts (row-major, rater 1 in rows). */
+ARB_API double arb_stat_cohen_kappa(const double *table, size_t k);
+/* Fleiss' kappa from n_items x k counts (row-major); every item must have the same number of
+** raters (>= 2), else NAN. */
+ARB_API double arb_stat_fleiss_kappa(const double *counts, size_t n_items, size_t k);
+/* Krippendorff's alpha from n_units x n_raters values (row-major; NAN = missing). Nominal
+** treats values as labels; ordinal uses their order (ranks of the observed values). */
+ARB_API double arb_stat_krippendorff_alpha(const double *values, size_t n_units,
+                                           size_t n_raters, int ordinal);
+
+typedef struct arb_test_result {
+    double statistic;
+    double df;
+    double p_value; /* NAN when undefined */
+} arb_test_result;
+
+/* Chi-squared test of independence on a rows x cols table of counts (row-major). Rows and
+** columns that are all zero are dropped first. */
+ARB_API arb_test_result arb_stat_chisq_independence(const double *table, size_t rows,
+                                                    size_t cols);
+ARB_API arb_test_result arb_stat_t_paired(const double *x, const double *y, size_t n);
+ARB_API arb_test_result arb_stat_t_welch(const double *x, size_t nx, const double *y, size_t ny);
+
+/* Computes n_stats statistics of a resample given as n indices into the caller's data (an
+** index may repeat); writes them to out (NAN allowed). Returns 0, nonzero to abort. */
+typedef int (*arb_stat_resample_fn)(void *ud, const size_t *indices, size_t n, double *out);
+/* Percentile bootstrap: `resamples` resamples of n units drawn with replacement by GSL's
+** MT19937 generator seeded with seed (same seed, same intervals). For each statistic lo/hi get
+** the (1-level)/2 and (1+level)/2 quantiles of its defined replicate values; NAN when fewer
+** than half the replicates are defined. ARB_INVALID for n == 0 or bad level, ARB_NOMEM,
+** ARB_INTERRUPTED when fn aborts. */
+ARB_API arb_status arb_stat_bootstrap(size_t n, size_t n_stats, arb_stat_resample_fn fn,
+                                      void *ud, size_t resamples, unsigned long long seed,
+                                      double level, double *lo, double *hi);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Simulated judge server (a SIMULATOR, not a language model): an OpenAI-compatible HTTP

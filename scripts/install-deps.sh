@@ -15,6 +15,8 @@ have_pc jansson || need+=(libjansson-dev)
 have_pc libmicrohttpd || need+=(libmicrohttpd-dev)
 have_pc libxxhash || need+=(libxxhash-dev)
 have_pc cmocka || need+=(libcmocka-dev)
+have_pc gsl || need+=(libgsl-dev)
+[ -f /usr/include/csv.h ] || need+=(libcsv-dev)
 # libFuzzer and the sanitizer runtimes for clang.
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-dev)
 if [ "${ARB_BENCH_DEPS:-0}" = 1 ]; then

@@ -1,16 +1,15 @@
 /*
-** audit.c -- the judge audit of the side-by-side protocol: verdict shares per run (METHODS
-** §2.2), the position-bias metrics PBias@AB, Con@ABCD and PCon@AB (§3) and the error rate (§5),
-** one row per (judge, candidate, baseline, template, options) found in the store, rendered as
-** text tables for people or as JSON for programs.
+** audit.c -- the judge audit: reads the side-by-side judgments of the store with what the
+** metrics need (benchmark order, task, lengths in code points, expert majority labels), forms
+** one group per row (a comparison by default, or per judge, task or candidate), computes each
+** group's metrics (audit_metrics.c) and, when asked, bootstrap intervals that resample items.
 **
-** Invariants: a metric with a zero denominator is NAN in memory, "n/a" in text and null in
-** JSON, never a guess. E (no valid verdict) is counted in the shares and the error rate and
-** never equals anything. Text output never carries control characters from names (judge and
-** model names are untrusted), so a name cannot drive the reader's terminal.
+** Invariants: a judgment pair is (comparison, item, repetition) with the position verdicts of
+** run 0 and run 1 (METHODS §1, §2.2); rows come out sorted by judge, candidate, baseline,
+** template, options, task; the bootstrap resamples whole items, so an item's two orders and
+** its repetitions stay together, and the same seed gives the same intervals.
 **
-** Not here: running the protocol (sbs.c), window series and agreement with experts (§3.1, §4),
-** the other §5 metrics (position consistency, fairness), which need their own definitions.
+** Not here: the formulas (audit_metrics.c), text and JSON (audit_render.c).
 */
 #include "internal.h"
 
@@ -18,177 +17,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One stored judgment of a comparison, kept until the comparison is complete. */
-typedef struct audit_judgment {
-    const char *item_id; /* owned by the comparison's item_ids list */
-    int rep;
-    int order;
-    char position_verdict;
-} audit_judgment;
+/* One (judge, candidate, baseline, template, options) set-up. */
+typedef struct audit_cmp {
+    char *judge, *candidate, *baseline, *template_name;
+    int options;
+} audit_cmp;
 
-/* One comparison (an audit row) while the store is walked. */
-typedef struct audit_group {
-    audit_judgment *judgments;
-    size_t n_judgments, cap_judgments;
-    char **item_ids; /* item ids in arrival order, one copy per run of rows (owned) */
-    size_t n_item_ids, cap_item_ids;
-} audit_group;
+typedef struct audit_data {
+    audit_cmp *cmps;
+    size_t n_cmps, cap_cmps;
+    char **tasks;
+    size_t n_tasks, cap_tasks;
+    arb__sbs_pair *pairs;
+    size_t n_pairs, cap_pairs;
+} audit_data;
 
-struct arb_audit {
-    arb_audit_row *rows; /* strings owned by the audit */
-    audit_group *groups; /* only during arb_audit_compute */
-    size_t n_rows, cap_rows;
+static const char *const metric_keys[] = {
+#define ARB__METRIC_KEY(id, key) #key,
+    ARB_AUDIT_METRIC_MAP(ARB__METRIC_KEY)
+#undef ARB__METRIC_KEY
 };
 
-/* ---- metrics ------------------------------------------------------------------------------ */
-
-static arb_verdict_shares shares_of(const size_t counts[5], size_t total)
+/* Returns the JSON key of metric m (static), or NULL when out of range. */
+const char *arb_audit_metric_key(arb_audit_metric m)
 {
-    arb_verdict_shares s;
-    if (total == 0) {
-        s.a = s.b = s.c = s.d = s.e = NAN;
-        return s;
-    }
-    s.a = (double)counts[0] / (double)total;
-    s.b = (double)counts[1] / (double)total;
-    s.c = (double)counts[2] / (double)total;
-    s.d = (double)counts[3] / (double)total;
-    s.e = (double)counts[4] / (double)total;
-    return s;
+    return (unsigned)m < ARB_M__COUNT ? metric_keys[m] : NULL;
 }
 
-/* Mean of the two runs' shares (§2.2: "averaged over the two runs"); a run without judgments
-** (all NAN) does not pull the mean to NAN, the other run stands alone. */
-static double mean_share(double x0, double x1)
+/* The defaults: one row per comparison, no bootstrap, §3.1's window 10 and stride 5. */
+arb_audit_params arb_audit_default_params(void)
 {
-    if (isnan(x0)) return x1;
-    if (isnan(x1)) return x0;
-    return (x0 + x1) / 2.0;
-}
-
-/* Index 0..4 of a model verdict a..e. */
-static int verdict_index(char model_verdict)
-{
-    return (model_verdict >= 'a' && model_verdict <= 'd') ? model_verdict - 'a' : 4;
-}
-
-/* Fills every field of out except n_items, which only the caller can know (pairs do not carry
-** item ids). pairs is borrowed. */
-void arb_sbs_metrics_compute(const arb_sbs_pair *pairs, size_t n, arb_sbs_metrics *out)
-{
-    size_t counts[2][5] = {{0}};
-    size_t present[2] = {0, 0};
-    size_t n_errors = 0;
-    size_t bm = 0;              /* |BM|: pairs with both runs */
-    size_t first[2] = {0, 0};   /* #(P_r = A) over BM */
-    size_t ab[2] = {0, 0};      /* #(P_r in {A,B}) over BM */
-    size_t same = 0;            /* #(J0 = J1, neither e) */
-    size_t same_ab = 0;         /* #(J0 = J1 in {a,b}) */
-    size_t either_ab = 0;       /* #(J0 in {a,b} or J1 in {a,b}) */
-
-    for (size_t i = 0; i < n; i++) {
-        char p[2] = {pairs[i].p0, pairs[i].p1};
-        char j[2] = {0, 0};
-        for (int r = 0; r < 2; r++) {
-            if (p[r] == 0) continue;
-            j[r] = arb_verdict_to_model(p[r], r); /* §2.2 */
-            counts[r][verdict_index(j[r])]++;
-            present[r]++;
-            if (j[r] == 'e') n_errors++;
-        }
-        if (p[0] == 0 || p[1] == 0) continue;
-        bm++;
-        for (int r = 0; r < 2; r++) {
-            if (p[r] == 'A') first[r]++;
-            if (p[r] == 'A' || p[r] == 'B') ab[r]++;
-        }
-        /* §3 Con@ABCD: E never equals anything, not even another E. */
-        if (j[0] == j[1] && j[0] != 'e') same++;
-        /* §3 PCon@AB */
-        int ab0 = j[0] == 'a' || j[0] == 'b';
-        int ab1 = j[1] == 'a' || j[1] == 'b';
-        if (ab0 || ab1) either_ab++;
-        if (ab0 && j[0] == j[1]) same_ab++;
-    }
-
-    out->n_pairs = bm;
-    out->n_judgments = present[0] + present[1];
-    out->run0 = shares_of(counts[0], present[0]);
-    out->run1 = shares_of(counts[1], present[1]);
-    out->mean.a = mean_share(out->run0.a, out->run1.a);
-    out->mean.b = mean_share(out->run0.b, out->run1.b);
-    out->mean.c = mean_share(out->run0.c, out->run1.c);
-    out->mean.d = mean_share(out->run0.d, out->run1.d);
-    out->mean.e = mean_share(out->run0.e, out->run1.e);
-
-    /* §3 PBias@AB = Σ_r #(P_r = A)/#(P_r ∈ {A,B}) − 1. Departure from the letter of §3, which
-    ** counts each run over all its judgments: we count over BM, so both runs cover the same
-    ** items and a run with extra items cannot fake a bias. */
-    if (ab[0] == 0 || ab[1] == 0)
-        out->pbias_ab = NAN;
-    else
-        out->pbias_ab = (double)first[0] / (double)ab[0] + (double)first[1] / (double)ab[1] - 1.0;
-    /* §3 Con@ABCD = #(J0 = J1) / |BM| */
-    out->con_abcd = bm ? (double)same / (double)bm : NAN;
-    /* §3 PCon@AB = #(J0 = J1 ∈ {a,b}) / #(J0 ∈ {a,b} or J1 ∈ {a,b}) */
-    out->pcon_ab = either_ab ? (double)same_ab / (double)either_ab : NAN;
-    /* §5 error rate = #E / all judgments (both runs, with or without their partner) */
-    out->error_rate = out->n_judgments ? (double)n_errors / (double)out->n_judgments : NAN;
-}
-
-/* ---- the audit object --------------------------------------------------------------------- */
-
-static void group_free(audit_group *g)
-{
-    for (size_t i = 0; i < g->n_item_ids; i++) free(g->item_ids[i]);
-    free(g->item_ids);
-    free(g->judgments);
-}
-
-static void row_free(arb_audit_row *r)
-{
-    free((char *)r->judge);
-    free((char *)r->candidate);
-    free((char *)r->baseline);
-    free((char *)r->template_name);
-}
-
-/* Frees the audit and every string in it. Accepts NULL. */
-void arb_audit_destroy(arb_audit *audit)
-{
-    if (!audit) return;
-    for (size_t i = 0; i < audit->n_rows; i++) {
-        row_free(&audit->rows[i]);
-        if (audit->groups) group_free(&audit->groups[i]);
-    }
-    free(audit->rows);
-    free(audit->groups);
-    free(audit);
-}
-
-/* Returns the number of rows (comparisons); 0 for NULL. */
-size_t arb_audit_count(const arb_audit *audit) { return audit ? audit->n_rows : 0; }
-
-/* Returns row index (borrowed from the audit), or NULL when out of range. */
-const arb_audit_row *arb_audit_row_at(const arb_audit *audit, size_t index)
-{
-    if (!audit || index >= audit->n_rows) return NULL;
-    return &audit->rows[index];
-}
-
-/* ---- computing from the store ------------------------------------------------------------- */
-
-typedef struct audit_walk {
-    arb_audit *audit;
-    size_t current; /* index of the row the last judgment went to; n_rows when none */
-    int nomem;
-} audit_walk;
-
-static int same_key(const arb_audit_row *r, const arb__pairwise_row *p)
-{
-    return r->options == p->options && strcmp(r->judge, p->judge_name) == 0 &&
-           strcmp(r->candidate, p->candidate) == 0 && strcmp(r->baseline, p->baseline) == 0 &&
-           strcmp(r->template_name, p->template_name) == 0;
+    arb_audit_params p;
+    memset(&p, 0, sizeof p);
+    p.by = ARB_BY_COMPARISON;
+    p.bootstrap = 0;
+    p.seed = 20261123ULL;
+    p.ci_level = 0.95;
+    p.window = 10;
+    p.stride = 5;
+    return p;
 }
 
 /* Grows *arr (of elem bytes each) so it holds at least need elements. 0 ok, -1 no memory. */
@@ -204,372 +71,470 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-/* Returns the row for p's comparison, creating it when new, or SIZE_MAX when out of memory.
-** Rows arrive grouped by comparison (store.c's order), so the last row is checked first; the
-** linear search keeps the result right even if that order were ever loosened. */
-static size_t find_or_add_row(audit_walk *w, const arb__pairwise_row *p)
+static void data_free(audit_data *d)
 {
-    arb_audit *a = w->audit;
-    if (w->current < a->n_rows && same_key(&a->rows[w->current], p)) return w->current;
-    for (size_t i = 0; i < a->n_rows; i++)
-        if (same_key(&a->rows[i], p)) return i;
-
-    size_t cap = a->cap_rows;
-    if (grow((void **)&a->rows, &cap, a->n_rows + 1, sizeof *a->rows)) return SIZE_MAX;
-    if (cap != a->cap_rows) {
-        audit_group *g = realloc(a->groups, cap * sizeof *g);
-        if (!g) return SIZE_MAX; /* rows grew but cap_rows did not: retried consistently */
-        a->groups = g;
-        a->cap_rows = cap;
+    for (size_t i = 0; i < d->n_cmps; i++) {
+        free(d->cmps[i].judge);
+        free(d->cmps[i].candidate);
+        free(d->cmps[i].baseline);
+        free(d->cmps[i].template_name);
     }
-    arb_audit_row *r = &a->rows[a->n_rows];
-    memset(r, 0, sizeof *r);
-    memset(&a->groups[a->n_rows], 0, sizeof a->groups[0]);
-    r->options = p->options;
-    r->judge = arb__strdup(p->judge_name);
-    r->candidate = arb__strdup(p->candidate);
-    r->baseline = arb__strdup(p->baseline);
-    r->template_name = arb__strdup(p->template_name);
-    if (!r->judge || !r->candidate || !r->baseline || !r->template_name) {
-        row_free(r);
-        return SIZE_MAX;
-    }
-    return a->n_rows++;
+    free(d->cmps);
+    for (size_t i = 0; i < d->n_tasks; i++) free(d->tasks[i]);
+    free(d->tasks);
+    for (size_t i = 0; i < d->n_pairs; i++) free((char *)d->pairs[i].item_id);
+    free(d->pairs);
 }
 
-/* Returns the group's copy of item_id, or NULL when out of memory. Rows of one item arrive
-** together (store.c's order), so only the last id is reused; should an item ever come back
-** later it gets a second copy, and finish_group still counts it once (it compares text). */
-static const char *intern_item(audit_group *g, const char *item_id)
+/* ---- reading the store -------------------------------------------------------------------- */
+
+/* Lengths in code points come from SQLite's length(), which counts characters of TEXT (§5:
+** code points, not bytes; the store holds valid UTF-8 only). The prompt length sums the
+** messages of the call as sent. Rows come grouped by comparison, then benchmark order. */
+static const char load_sql[] =
+    "SELECT p.judge_name, p.candidate, p.baseline, p.template_name, p.options,\n"
+    "       p.item_id, i.rowid, i.seq, coalesce(i.category, ''), p.rep, p.ord,\n"
+    "       p.position_verdict, length(i.question), length(ac.answer), length(ab.answer),\n"
+    "       (SELECT total(length(json_extract(m.value, '$.content')))\n"
+    "          FROM calls c, json_each(c.request, '$.messages') m\n"
+    "         WHERE c.id = p.call_id AND json_valid(c.request))\n"
+    "  FROM pairwise p JOIN items i ON i.id = p.item_id\n"
+    "  LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate\n"
+    "  LEFT JOIN answers ab ON ab.item_id = p.item_id AND ab.model = p.baseline\n"
+    " WHERE p.protocol = 'sbs'\n"
+    " ORDER BY p.judge_name, p.candidate, p.baseline, p.template_name, p.options, i.seq,\n"
+    "          i.rowid, p.rep, p.ord";
+
+static const char *column_text(sqlite3_stmt *st, int col)
 {
-    if (g->n_item_ids > 0 && strcmp(g->item_ids[g->n_item_ids - 1], item_id) == 0)
-        return g->item_ids[g->n_item_ids - 1];
-    if (grow((void **)&g->item_ids, &g->cap_item_ids, g->n_item_ids + 1, sizeof *g->item_ids))
-        return NULL;
-    char *copy = arb__strdup(item_id);
-    if (!copy) return NULL;
-    g->item_ids[g->n_item_ids++] = copy;
-    return copy;
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return t ? (const char *)t : "";
 }
 
-static int on_pairwise_row(void *ud, const arb__pairwise_row *p)
+static double column_length(sqlite3_stmt *st, int col)
 {
-    audit_walk *w = ud;
-    size_t idx = find_or_add_row(w, p);
-    if (idx == SIZE_MAX) goto nomem;
-    w->current = idx;
-    audit_group *g = &w->audit->groups[idx];
-    const char *item = intern_item(g, p->item_id);
-    if (!item) goto nomem;
-    if (grow((void **)&g->judgments, &g->cap_judgments, g->n_judgments + 1, sizeof *g->judgments))
-        goto nomem;
-    audit_judgment *j = &g->judgments[g->n_judgments++];
-    j->item_id = item;
-    j->rep = p->rep;
-    j->order = p->order;
-    j->position_verdict = p->position_verdict ? p->position_verdict : 'E';
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+/* Index of the comparison of the current row, appending it when new (rows are grouped by
+** comparison, so only the last one can match). SIZE_MAX when out of memory. */
+static size_t cmp_index(audit_data *d, sqlite3_stmt *st)
+{
+    const char *judge = column_text(st, 0), *cand = column_text(st, 1);
+    const char *base = column_text(st, 2), *tpl = column_text(st, 3);
+    int options = sqlite3_column_int(st, 4);
+    if (d->n_cmps > 0) {
+        const audit_cmp *c = &d->cmps[d->n_cmps - 1];
+        if (c->options == options && !strcmp(c->judge, judge) && !strcmp(c->candidate, cand) &&
+            !strcmp(c->baseline, base) && !strcmp(c->template_name, tpl))
+            return d->n_cmps - 1;
+    }
+    if (grow((void **)&d->cmps, &d->cap_cmps, d->n_cmps + 1, sizeof *d->cmps)) return SIZE_MAX;
+    audit_cmp *c = &d->cmps[d->n_cmps];
+    c->judge = arb__strdup(judge);
+    c->candidate = arb__strdup(cand);
+    c->baseline = arb__strdup(base);
+    c->template_name = arb__strdup(tpl);
+    c->options = options;
+    d->n_cmps++; /* counted now so data_free releases whatever was copied */
+    if (!c->judge || !c->candidate || !c->baseline || !c->template_name) return SIZE_MAX;
+    return d->n_cmps - 1;
+}
+
+/* Index of a task name, appending it when new. Tasks are few; the last hit is tried first
+** because rows of one task tend to come together. SIZE_MAX when out of memory. */
+static size_t task_index(audit_data *d, const char *task, size_t *last)
+{
+    if (*last < d->n_tasks && !strcmp(d->tasks[*last], task)) return *last;
+    for (size_t i = 0; i < d->n_tasks; i++)
+        if (!strcmp(d->tasks[i], task)) return *last = i;
+    if (grow((void **)&d->tasks, &d->cap_tasks, d->n_tasks + 1, sizeof *d->tasks)) return SIZE_MAX;
+    if (!(d->tasks[d->n_tasks] = arb__strdup(task))) return SIZE_MAX;
+    return *last = d->n_tasks++;
+}
+
+static arb_status load_pairs(arb_store *s, audit_data *d)
+{
+    sqlite3 *db = arb__store_db(s);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, load_sql, -1, &st, NULL) != SQLITE_OK)
+        return arb__store_fail(s, ARB_DB, "audit: cannot read judgments: %s", sqlite3_errmsg(db));
+    arb_status rc = ARB_OK;
+    size_t last_task = 0;
+    double prompt_sum = 0;
+    int prompt_n = 0;
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t cmp = cmp_index(d, st);
+        if (cmp == SIZE_MAX) goto nomem;
+        long long item = sqlite3_column_int64(st, 6);
+        int rep = sqlite3_column_int(st, 9), order = sqlite3_column_int(st, 10);
+        arb__sbs_pair *p = d->n_pairs ? &d->pairs[d->n_pairs - 1] : NULL;
+        if (!p || p->cmp != cmp || p->item != (uint32_t)item || p->rep != rep) {
+            size_t task = task_index(d, column_text(st, 8), &last_task);
+            if (task == SIZE_MAX) goto nomem;
+            if (grow((void **)&d->pairs, &d->cap_pairs, d->n_pairs + 1, sizeof *d->pairs))
+                goto nomem;
+            p = &d->pairs[d->n_pairs];
+            memset(p, 0, sizeof *p);
+            if (!(p->item_id = arb__strdup(column_text(st, 5)))) goto nomem;
+            d->n_pairs++;
+            p->cmp = (uint32_t)cmp;
+            p->item = (uint32_t)item; /* items.rowid: one per item id */
+            p->seq = sqlite3_column_int64(st, 7);
+            p->task = (uint32_t)task;
+            p->rep = rep;
+            p->len[ARB_LEN_QUESTION] = column_length(st, 12);
+            p->len[ARB_LEN_CANDIDATE] = column_length(st, 13);
+            p->len[ARB_LEN_BASELINE] = column_length(st, 14);
+            p->len[ARB_LEN_PROMPT] = NAN;
+            prompt_sum = 0;
+            prompt_n = 0;
+        }
+        const char *v = column_text(st, 11);
+        char verdict = (v[0] >= 'A' && v[0] <= 'D') ? v[0] : 'E';
+        /* order is 0 or 1 by the schema's CHECK */
+        if (order == 0) p->p0 = verdict;
+        else p->p1 = verdict;
+        /* the prompt length of a pair is the mean over its two prompts */
+        if (sqlite3_column_type(st, 15) != SQLITE_NULL && sqlite3_column_double(st, 15) > 0) {
+            prompt_sum += sqlite3_column_double(st, 15);
+            prompt_n++;
+            p->len[ARB_LEN_PROMPT] = prompt_sum / prompt_n;
+        }
+    }
+    if (step != SQLITE_DONE)
+        rc = arb__store_fail(s, ARB_DB, "audit: cannot read judgments: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc;
+nomem:
+    sqlite3_finalize(st);
+    return arb__store_fail(s, ARB_NOMEM, "audit: out of memory");
+}
+
+/* ---- expert labels ------------------------------------------------------------------------ */
+
+typedef struct label_entry {
+    char *item_id, *candidate, *baseline;
+    char majority; /* 'a'..'d', or 'T' when annotators tied */
+} label_entry;
+
+typedef struct label_list {
+    label_entry *v;
+    size_t n, cap;
+    int nomem;
+} label_list;
+
+static int on_majority(void *ud, const char *item_id, const char *candidate,
+                       const char *baseline, char majority, int n_annotators)
+{
+    label_list *l = ud;
+    (void)n_annotators;
+    if (grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) goto nomem;
+    label_entry *e = &l->v[l->n];
+    e->item_id = arb__strdup(item_id);
+    e->candidate = arb__strdup(candidate);
+    e->baseline = arb__strdup(baseline);
+    e->majority = majority ? majority : 'T';
+    l->n++;
+    if (!e->item_id || !e->candidate || !e->baseline) goto nomem;
     return 0;
 nomem:
-    w->nomem = 1;
+    l->nomem = 1;
     return 1;
 }
 
-static int cmp_judgment(const void *x, const void *y)
+static int cmp_label(const void *x, const void *y)
 {
-    const audit_judgment *a = x, *b = y;
-    int c = a->item_id == b->item_id ? 0 : strcmp(a->item_id, b->item_id);
-    if (c != 0) return c;
-    if (a->rep != b->rep) return a->rep < b->rep ? -1 : 1;
-    return (a->order > b->order) - (a->order < b->order);
+    const label_entry *a = x, *b = y;
+    int c = strcmp(a->candidate, b->candidate);
+    if (c) return c;
+    if ((c = strcmp(a->baseline, b->baseline))) return c;
+    return strcmp(a->item_id, b->item_id);
 }
 
-/* Builds the judgment pairs of one comparison (one per (item, rep), §1) and its metrics.
-** Returns 0, or -1 when out of memory. */
-static int finish_group(arb_audit_row *r, audit_group *g)
+static const label_entry *find_label(const label_list *l, const char *item, const char *cand,
+                                     const char *base)
 {
-    qsort(g->judgments, g->n_judgments, sizeof *g->judgments, cmp_judgment);
-    arb_sbs_pair *pairs = calloc(g->n_judgments ? g->n_judgments : 1, sizeof *pairs);
-    if (!pairs) return -1;
-    size_t n = 0, n_items = 0;
-    for (size_t i = 0; i < g->n_judgments; i++) {
-        const audit_judgment *j = &g->judgments[i];
-        int new_item = i == 0 || (j->item_id != g->judgments[i - 1].item_id &&
-                                  strcmp(j->item_id, g->judgments[i - 1].item_id) != 0);
-        if (new_item) n_items++;
-        if (new_item || j->rep != g->judgments[i - 1].rep) n++;
-        /* order is 0 or 1 by the store's contract; anything else is not a run of §2.2 */
-        if (j->order == 0) pairs[n - 1].p0 = j->position_verdict;
-        else if (j->order == 1) pairs[n - 1].p1 = j->position_verdict;
+    label_entry key = {(char *)item, (char *)cand, (char *)base, 0};
+    return l->n ? bsearch(&key, l->v, l->n, sizeof *l->v, cmp_label) : NULL;
+}
+
+/* Attaches to every pair the experts' majority verdict for its item and models. Labels given
+** the other way round (the baseline as their candidate) are used with a and b exchanged. */
+static arb_status attach_labels(arb_store *s, audit_data *d)
+{
+    label_list l = {NULL, 0, 0, 0};
+    arb_status st = arb__labels_each_majority(s, on_majority, &l);
+    if (l.nomem) st = arb__store_fail(s, ARB_NOMEM, "audit: out of memory");
+    if (st == ARB_OK && l.n) {
+        qsort(l.v, l.n, sizeof *l.v, cmp_label);
+        for (size_t i = 0; i < d->n_pairs; i++) {
+            arb__sbs_pair *p = &d->pairs[i];
+            const audit_cmp *c = &d->cmps[p->cmp];
+            const label_entry *e = find_label(&l, p->item_id, c->candidate, c->baseline);
+            if (e) {
+                p->expert = e->majority;
+                continue;
+            }
+            e = find_label(&l, p->item_id, c->baseline, c->candidate);
+            if (e) p->expert = e->majority == 'a' ? 'b' : e->majority == 'b' ? 'a' : e->majority;
+        }
     }
-    /* a (item, rep) whose only rows had an unknown order is no judgment at all: drop it */
-    size_t kept = 0;
-    for (size_t i = 0; i < n; i++)
-        if (pairs[i].p0 || pairs[i].p1) pairs[kept++] = pairs[i];
-    arb_sbs_metrics_compute(pairs, kept, &r->m);
-    free(pairs);
-    r->m.n_items = n_items; /* items with at least one judgment */
+    for (size_t i = 0; i < l.n; i++) {
+        free(l.v[i].item_id);
+        free(l.v[i].candidate);
+        free(l.v[i].baseline);
+    }
+    free(l.v);
+    return st;
+}
+
+/* ---- groups ------------------------------------------------------------------------------- */
+
+typedef struct group_sort {
+    const audit_data *d;
+    unsigned by;
+} group_sort;
+
+/* qsort has no user pointer; the audit runs one grouping at a time per thread. */
+static _Thread_local group_sort sort_ctx;
+
+/* Compares the group keys of two pairs under the mask: 0 when they belong to one row. */
+static int group_key_cmp(const arb__sbs_pair *a, const arb__sbs_pair *b)
+{
+    const audit_cmp *x = &sort_ctx.d->cmps[a->cmp], *y = &sort_ctx.d->cmps[b->cmp];
+    unsigned by = sort_ctx.by;
+    int c = strcmp(x->judge, y->judge);
+    if (c) return c;
+    if ((by & ARB_BY_CANDIDATE) && (c = strcmp(x->candidate, y->candidate))) return c;
+    if ((by & ARB_BY_BASELINE) && (c = strcmp(x->baseline, y->baseline))) return c;
+    if ((by & ARB_BY_TEMPLATE) && (c = strcmp(x->template_name, y->template_name))) return c;
+    if ((by & ARB_BY_OPTIONS) && x->options != y->options) return x->options < y->options ? -1 : 1;
+    if ((by & ARB_BY_TASK) && a->task != b->task)
+        return strcmp(sort_ctx.d->tasks[a->task], sort_ctx.d->tasks[b->task]);
     return 0;
 }
 
-/* Walks the "sbs" rows of the store and computes one row per (judge, candidate, baseline,
-** template, options), in the store's order. *out is owned by the caller (arb_audit_destroy).
-** An empty store gives an audit with no rows. On failure *out is NULL and the reason is in
-** arb_store_errmsg(store). */
-arb_status arb_audit_compute(arb_store *store, arb_audit **out)
+/* The order arb__audit_metrics needs: comparison, benchmark order, item, copy, repetition. */
+static int ref_order_cmp(const arb__pair_ref *a, const arb__pair_ref *b)
 {
-    arb_status st = ARB_OK;
+    const arb__sbs_pair *x = a->p, *y = b->p;
+    if (x->cmp != y->cmp) return x->cmp < y->cmp ? -1 : 1;
+    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    if (x->item != y->item) return x->item < y->item ? -1 : 1;
+    if (a->copy != b->copy) return a->copy < b->copy ? -1 : 1;
+    return (x->rep > y->rep) - (x->rep < y->rep);
+}
+
+static int cmp_ref_grouped(const void *x, const void *y)
+{
+    const arb__pair_ref *a = x, *b = y;
+    int c = group_key_cmp(a->p, b->p);
+    return c ? c : ref_order_cmp(a, b);
+}
+
+static int cmp_ref_order(const void *x, const void *y) { return ref_order_cmp(x, y); }
+
+static int cmp_ref_item(const void *x, const void *y)
+{
+    const arb__pair_ref *a = x, *b = y;
+    if (a->p->item != b->p->item) return a->p->item < b->p->item ? -1 : 1;
+    return ref_order_cmp(a, b);
+}
+
+/* ---- bootstrap ---------------------------------------------------------------------------- */
+
+typedef struct boot_ctx {
+    const arb__pair_ref *by_item; /* the group's pairs sorted by item */
+    const size_t *unit_start;     /* unit u = by_item[unit_start[u] .. unit_start[u + 1]) */
+    arb__pair_ref *scratch;       /* room for the largest resample */
+    size_t scratch_cap;
+    const arb_audit_params *params;
+} boot_ctx;
+
+/* One bootstrap replicate: the drawn items (with their copy number), sorted, measured. */
+static int boot_replicate(void *ud, const size_t *indices, size_t n, double *out)
+{
+    boot_ctx *b = ud;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t u = indices[i];
+        size_t len = b->unit_start[u + 1] - b->unit_start[u];
+        if (k + len > b->scratch_cap) {
+            size_t cap = b->scratch_cap;
+            if (grow((void **)&b->scratch, &cap, k + len, sizeof *b->scratch)) return 1;
+            b->scratch_cap = cap;
+        }
+        for (size_t j = 0; j < len; j++) {
+            b->scratch[k].p = b->by_item[b->unit_start[u] + j].p;
+            b->scratch[k].copy = (uint32_t)i;
+            k++;
+        }
+    }
+    qsort(b->scratch, k, sizeof *b->scratch, cmp_ref_order);
+    arb_audit_metrics m;
+    memset(&m, 0, sizeof m);
+    if (arb__audit_metrics(b->scratch, k, b->params, &m)) return 1;
+    memcpy(out, m.value, sizeof m.value);
+    return 0;
+}
+
+/* Percentile intervals for every metric of one group (METHODS §10), resampling items. */
+static arb_status bootstrap_group(const arb__pair_ref *refs, size_t n,
+                                  const arb_audit_params *params, arb_audit_metrics *m)
+{
+    arb_status st = ARB_NOMEM;
+    arb__pair_ref *by_item = malloc((n ? n : 1) * sizeof *by_item);
+    size_t *unit_start = malloc((n + 1) * sizeof *unit_start);
+    boot_ctx b = {by_item, unit_start, NULL, 0, params};
+    if (!by_item || !unit_start) goto done;
+    memcpy(by_item, refs, n * sizeof *refs);
+    qsort(by_item, n, sizeof *by_item, cmp_ref_item);
+    size_t units = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || by_item[i].p->item != by_item[i - 1].p->item) unit_start[units++] = i;
+    unit_start[units] = n;
+    if (units == 0) {
+        st = ARB_OK; /* nothing to resample: intervals stay undefined */
+        goto done;
+    }
+    st = arb_stat_bootstrap(units, ARB_M__COUNT, boot_replicate, &b, params->bootstrap,
+                            params->seed, params->ci_level, m->ci_lo, m->ci_hi);
+    if (st == ARB_INTERRUPTED) st = ARB_NOMEM; /* the replicate only aborts when out of memory */
+done:
+    free(by_item);
+    free(unit_start);
+    free(b.scratch);
+    return st;
+}
+
+/* ---- the audit object --------------------------------------------------------------------- */
+
+static void row_free(arb_audit_row *r)
+{
+    free((char *)r->judge);
+    free((char *)r->candidate);
+    free((char *)r->baseline);
+    free((char *)r->template_name);
+    free((char *)r->task);
+}
+
+/* Frees the audit and every string in it. Accepts NULL. */
+void arb_audit_destroy(arb_audit *audit)
+{
+    if (!audit) return;
+    for (size_t i = 0; i < audit->n_rows; i++) row_free(&audit->rows[i]);
+    free(audit->rows);
+    free(audit);
+}
+
+/* Returns the number of rows; 0 for NULL. */
+size_t arb_audit_count(const arb_audit *audit) { return audit ? audit->n_rows : 0; }
+
+/* Returns row index (borrowed from the audit), or NULL when out of range. */
+const arb_audit_row *arb_audit_row_at(const arb_audit *audit, size_t index)
+{
+    if (!audit || index >= audit->n_rows) return NULL;
+    return &audit->rows[index];
+}
+
+/* Fills a new row's names from its first pair under the mask. Returns 0, -1 no memory. */
+static int row_names(arb_audit_row *r, const audit_data *d, const arb__sbs_pair *p, unsigned by)
+{
+    const audit_cmp *c = &d->cmps[p->cmp];
+    memset(r, 0, sizeof *r);
+    r->judge = arb__strdup(c->judge);
+    if (by & ARB_BY_CANDIDATE) r->candidate = arb__strdup(c->candidate);
+    if (by & ARB_BY_BASELINE) r->baseline = arb__strdup(c->baseline);
+    if (by & ARB_BY_TEMPLATE) r->template_name = arb__strdup(c->template_name);
+    if (by & ARB_BY_OPTIONS) r->options = c->options;
+    if (by & ARB_BY_TASK) r->task = arb__strdup(d->tasks[p->task]);
+    if (!r->judge || ((by & ARB_BY_CANDIDATE) && !r->candidate) ||
+        ((by & ARB_BY_BASELINE) && !r->baseline) ||
+        ((by & ARB_BY_TEMPLATE) && !r->template_name) || ((by & ARB_BY_TASK) && !r->task))
+        return -1;
+    return 0;
+}
+
+static arb_status check_params(arb_store *s, const arb_audit_params *p)
+{
+    if (p->by & ~(unsigned)(ARB_BY_COMPARISON | ARB_BY_TASK))
+        return arb__store_fail(s, ARB_INVALID, "audit: unknown grouping bits 0x%x", p->by);
+    if (!(p->ci_level > 0 && p->ci_level < 1))
+        return arb__store_fail(s, ARB_INVALID, "audit: the interval level must be in (0, 1), got %g",
+                               p->ci_level);
+    if (p->window == 0 || p->stride == 0)
+        return arb__store_fail(s, ARB_INVALID, "audit: window and stride must be at least 1");
+    if (p->bootstrap > 1000000)
+        return arb__store_fail(s, ARB_INVALID, "audit: at most 1000000 bootstrap resamples, got %zu",
+                               p->bootstrap);
+    return ARB_OK;
+}
+
+/* Reads the store and computes one row per group. *out is owned by the caller
+** (arb_audit_destroy); an empty store gives an audit with no rows. On failure *out is NULL and
+** the reason is in arb_store_errmsg(store). */
+arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, arb_audit **out)
+{
     if (!out) return ARB_INVALID;
     *out = NULL;
     if (!store) return ARB_INVALID;
+    arb_audit_params p = params ? *params : arb_audit_default_params();
+    p.by |= ARB_BY_JUDGE;
+    arb_status st = check_params(store, &p);
+    if (st) return st;
 
+    audit_data d;
+    memset(&d, 0, sizeof d);
+    arb__pair_ref *refs = NULL;
     arb_audit *audit = calloc(1, sizeof *audit);
     if (!audit) {
-        arb__store_fail(store, ARB_NOMEM, "audit: out of memory");
-        return ARB_NOMEM;
-    }
-    audit_walk w = {audit, 0, 0};
-
-    st = arb__store_each_pairwise(store, "sbs", on_pairwise_row, &w);
-    if (w.nomem) {
-        arb__store_fail(store, ARB_NOMEM, "audit: out of memory");
-        st = ARB_NOMEM;
+        st = arb__store_fail(store, ARB_NOMEM, "audit: out of memory");
         goto done;
     }
-    if (st != ARB_OK) goto done;
-    for (size_t i = 0; i < audit->n_rows; i++) {
-        if (finish_group(&audit->rows[i], &audit->groups[i])) {
-            arb__store_fail(store, ARB_NOMEM, "audit: out of memory");
-        st = ARB_NOMEM;
+    audit->params = p;
+    if ((st = load_pairs(store, &d)) || (st = attach_labels(store, &d))) goto done;
+
+    refs = malloc((d.n_pairs ? d.n_pairs : 1) * sizeof *refs);
+    if (!refs) goto nomem;
+    for (size_t i = 0; i < d.n_pairs; i++) {
+        refs[i].p = &d.pairs[i];
+        refs[i].copy = 0;
+    }
+    sort_ctx.d = &d;
+    sort_ctx.by = p.by;
+    qsort(refs, d.n_pairs, sizeof *refs, cmp_ref_grouped);
+
+    for (size_t i = 0; i < d.n_pairs;) {
+        size_t j = i + 1;
+        while (j < d.n_pairs && group_key_cmp(refs[i].p, refs[j].p) == 0) j++;
+        size_t cap = audit->cap_rows;
+        if (grow((void **)&audit->rows, &cap, audit->n_rows + 1, sizeof *audit->rows)) goto nomem;
+        audit->cap_rows = cap;
+        arb_audit_row *r = &audit->rows[audit->n_rows++];
+        if (row_names(r, &d, refs[i].p, p.by)) goto nomem;
+        /* within the group, refs are in comparison then benchmark order already */
+        if (arb__audit_metrics(refs + i, j - i, &p, &r->m)) goto nomem;
+        for (int k = 0; k < ARB_M__COUNT; k++) r->m.ci_lo[k] = r->m.ci_hi[k] = NAN;
+        if (p.bootstrap > 0 && (st = bootstrap_group(refs + i, j - i, &p, &r->m))) {
+            if (st == ARB_NOMEM) goto nomem;
+            arb__store_fail(store, st, "audit: bootstrap failed: %s", arb_strerror(st));
             goto done;
         }
+        i = j;
     }
-
+    st = ARB_OK;
+    goto done;
+nomem:
+    st = arb__store_fail(store, ARB_NOMEM, "audit: out of memory");
 done:
+    free(refs);
+    data_free(&d);
     if (st != ARB_OK) {
         arb_audit_destroy(audit);
         return st;
     }
-    /* the judgments were only needed to build the pairs */
-    for (size_t i = 0; i < audit->n_rows; i++) group_free(&audit->groups[i]);
-    free(audit->groups);
-    audit->groups = NULL;
     *out = audit;
     return ARB_OK;
-}
-
-/* ---- text --------------------------------------------------------------------------------- */
-
-/* Appends name for a terminal: control characters (C0, DEL, and the C1 controls U+0080..U+009F,
-** which some terminals also obey) and bytes that are not valid UTF-8 become '?', so an
-** untrusted name cannot inject escape sequences. Returns 0, or -1 when out of memory. */
-static int put_safe(arb__buf *b, const char *name)
-{
-    size_t len = strlen(name);
-    size_t pos = 0;
-    while (pos < len) {
-        size_t bad = len - pos;
-        if (arb__utf8_valid(name + pos, len - pos, &bad)) bad = len - pos;
-        for (size_t i = pos; i < pos + bad; i++) {
-            unsigned char c = (unsigned char)name[i];
-            if (c < 0x20 || c == 0x7f) {
-                if (arb__buf_append(b, "?", 1)) return -1;
-            } else if (c == 0xc2 && i + 1 < pos + bad && (unsigned char)name[i + 1] >= 0x80 &&
-                       (unsigned char)name[i + 1] <= 0x9f) {
-                if (arb__buf_append(b, "?", 1)) return -1;
-                i++;
-            } else if (arb__buf_append(b, &name[i], 1)) {
-                return -1;
-            }
-        }
-        pos += bad;
-        if (pos < len) { /* the invalid byte itself */
-            if (arb__buf_append(b, "?", 1)) return -1;
-            pos++;
-        }
-    }
-    return 0;
-}
-
-/* Appends a share as a right-aligned percentage ("  45.0%") or "n/a". */
-static int put_percent(arb__buf *b, double x, int width)
-{
-    if (isnan(x)) return arb__buf_printf(b, "%*s", width, "n/a");
-    return arb__buf_printf(b, "%*.1f%%", width - 1, 100.0 * x);
-}
-
-static int put_shares_line(arb__buf *b, const char *label, const arb_verdict_shares *s)
-{
-    if (arb__buf_printf(b, "  %-6s", label)) return -1;
-    const double v[5] = {s->a, s->b, s->c, s->d, s->e};
-    for (int i = 0; i < 5; i++)
-        if (put_percent(b, v[i], 8)) return -1;
-    return arb__buf_puts(b, "\n");
-}
-
-static int put_row_text(arb__buf *b, const arb_audit_row *r)
-{
-    const arb_sbs_metrics *m = &r->m;
-    if (arb__buf_puts(b, "judge ") || put_safe(b, r->judge) ||
-        arb__buf_puts(b, " \xc2\xb7 candidate ") || put_safe(b, r->candidate) ||
-        arb__buf_puts(b, " vs baseline ") || put_safe(b, r->baseline) ||
-        arb__buf_puts(b, " \xc2\xb7 template ") || put_safe(b, r->template_name) ||
-        arb__buf_printf(b, " \xc2\xb7 %d-option\n\n", r->options))
-        return -1;
-
-    /* §2.2 verdict shares per run and averaged */
-    if (arb__buf_printf(b, "  %-6s%8s%8s%8s%8s%8s\n", "", "a", "b", "c", "d", "e") ||
-        put_shares_line(b, "run 0", &m->run0) || put_shares_line(b, "run 1", &m->run1) ||
-        put_shares_line(b, "mean", &m->mean) ||
-        arb__buf_puts(b, "  a = candidate better, b = baseline better, c = both good (tie in "
-                         "3-option), d = both bad, e = invalid\n\n"))
-        return -1;
-
-    /* §3 and §5 metrics, each with what it means */
-    if (arb__buf_printf(b, "  %-12s", "PBias@AB")) return -1;
-    if (isnan(m->pbias_ab) ? arb__buf_printf(b, "%8s", "n/a")
-                           : arb__buf_printf(b, "%+8.3f", m->pbias_ab))
-        return -1;
-    if (arb__buf_puts(b, "  position bias (> 0 favours the first position)\n")) return -1;
-    if (arb__buf_printf(b, "  %-12s", "Con@ABCD") || put_percent(b, m->con_abcd, 8) ||
-        arb__buf_puts(b, "  pairs with the same verdict in both orders\n"))
-        return -1;
-    if (arb__buf_printf(b, "  %-12s", "PCon@AB") || put_percent(b, m->pcon_ab, 8) ||
-        arb__buf_puts(b, "  of pairs with a or b in either order, those with the same a/b\n"))
-        return -1;
-    if (arb__buf_printf(b, "  %-12s", "error rate") || put_percent(b, m->error_rate, 8) ||
-        arb__buf_puts(b, "  judgments without a valid verdict (E)\n"))
-        return -1;
-    return arb__buf_printf(b, "\n  items %zu \xc2\xb7 pairs with both orders %zu \xc2\xb7 "
-                              "judgments %zu\n",
-                           m->n_items, m->n_pairs, m->n_judgments);
-}
-
-/* Renders the audit as text tables, one block per comparison. Returns a string owned by the
-** caller (arb_free), or NULL when out of memory or audit is NULL. */
-char *arb_audit_to_text(const arb_audit *audit)
-{
-    if (!audit) return NULL;
-    arb__buf b;
-    arb__buf_init(&b, 0);
-    if (audit->n_rows == 0 && arb__buf_puts(&b, "no side-by-side judgments in the store\n"))
-        goto fail;
-    for (size_t i = 0; i < audit->n_rows; i++) {
-        if (i > 0 && arb__buf_puts(&b, "\n")) goto fail;
-        if (put_row_text(&b, &audit->rows[i])) goto fail;
-    }
-    return arb__buf_steal(&b);
-fail:
-    arb__buf_free(&b);
-    return NULL;
-}
-
-/* ---- JSON --------------------------------------------------------------------------------- */
-
-/* A metric as a JSON real, or null when undefined (JSON has no NaN or infinity). */
-static json_t *json_metric(double x) { return isfinite(x) ? json_real(x) : json_null(); }
-
-/* A name as a JSON string; bytes that are not valid UTF-8 (jansson refuses them) become
-** U+FFFD. Returns NULL when out of memory. */
-static json_t *json_name(const char *name)
-{
-    size_t len = strlen(name);
-    size_t bad = 0;
-    if (arb__utf8_valid(name, len, &bad)) return json_stringn(name, len);
-    arb__buf b;
-    arb__buf_init(&b, 0);
-    size_t pos = 0;
-    while (pos < len) {
-        size_t run = len - pos;
-        if (arb__utf8_valid(name + pos, len - pos, &run)) run = len - pos;
-        if (arb__buf_append(&b, name + pos, run)) goto fail;
-        pos += run;
-        if (pos < len) {
-            if (arb__buf_puts(&b, "\xef\xbf\xbd")) goto fail;
-            pos++;
-        }
-    }
-    json_t *s = json_stringn(b.data ? b.data : "", b.len);
-    arb__buf_free(&b);
-    return s;
-fail:
-    arb__buf_free(&b);
-    return NULL;
-}
-
-static json_t *json_shares(const arb_verdict_shares *s)
-{
-    json_t *o = json_object();
-    if (!o) return NULL;
-    if (json_object_set_new(o, "a", json_metric(s->a)) ||
-        json_object_set_new(o, "b", json_metric(s->b)) ||
-        json_object_set_new(o, "c", json_metric(s->c)) ||
-        json_object_set_new(o, "d", json_metric(s->d)) ||
-        json_object_set_new(o, "e", json_metric(s->e))) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
-static json_t *json_row(const arb_audit_row *r)
-{
-    const arb_sbs_metrics *m = &r->m;
-    json_t *o = json_object();
-    json_t *verdicts = json_object();
-    if (!o || !verdicts) goto fail;
-    /* json_object_set_new steals its value even on failure, so each call is safe alone */
-    if (json_object_set_new(verdicts, "run0", json_shares(&m->run0)) ||
-        json_object_set_new(verdicts, "run1", json_shares(&m->run1)) ||
-        json_object_set_new(verdicts, "mean", json_shares(&m->mean)))
-        goto fail;
-    if (json_object_set_new(o, "judge", json_name(r->judge)) ||
-        json_object_set_new(o, "candidate", json_name(r->candidate)) ||
-        json_object_set_new(o, "baseline", json_name(r->baseline)) ||
-        json_object_set_new(o, "template", json_name(r->template_name)) ||
-        json_object_set_new(o, "options", json_integer(r->options)) ||
-        json_object_set_new(o, "n_items", json_integer((json_int_t)m->n_items)) ||
-        json_object_set_new(o, "n_pairs", json_integer((json_int_t)m->n_pairs)) ||
-        json_object_set_new(o, "n_judgments", json_integer((json_int_t)m->n_judgments)))
-        goto fail;
-    if (json_object_set_new(o, "verdicts", verdicts)) {
-        verdicts = NULL; /* stolen */
-        goto fail;
-    }
-    verdicts = NULL;
-    if (json_object_set_new(o, "pbias_ab", json_metric(m->pbias_ab)) ||
-        json_object_set_new(o, "con_abcd", json_metric(m->con_abcd)) ||
-        json_object_set_new(o, "pcon_ab", json_metric(m->pcon_ab)) ||
-        json_object_set_new(o, "error_rate", json_metric(m->error_rate)))
-        goto fail;
-    return o;
-fail:
-    json_decref(verdicts);
-    json_decref(o);
-    return NULL;
-}
-
-/* Renders the audit as pretty-printed JSON (indent 2, keys in documented order, undefined
-** metrics null, fractions as reals). Returns a string owned by the caller (arb_free), or NULL
-** when out of memory or audit is NULL. */
-char *arb_audit_to_json(const arb_audit *audit)
-{
-    if (!audit) return NULL;
-    char *text = NULL;
-    json_t *root = json_object();
-    json_t *comparisons = json_array();
-    if (!root || !comparisons) goto done;
-    if (json_object_set_new(root, "arbiter_version", json_string(ARB_VERSION))) goto done;
-    for (size_t i = 0; i < audit->n_rows; i++)
-        if (json_array_append_new(comparisons, json_row(&audit->rows[i]))) goto done;
-    if (json_object_set_new(root, "comparisons", comparisons)) {
-        comparisons = NULL;
-        goto done;
-    }
-    comparisons = NULL;
-    /* 15 significant digits: 0.1 prints as 0.1, not 0.10000000000000001 */
-    text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-done:
-    json_decref(comparisons);
-    json_decref(root);
-    return text;
 }

@@ -55,6 +55,17 @@ void arb__hash_hex(const void *p, size_t n, char out[33]);
 ** "number", ...; "nothing" for NULL). Static string. */
 const char *arb__json_kind(const json_t *v);
 
+/* Appends an untrusted name (model, judge, annotator) for a terminal: control characters (C0,
+** DEL, C1) and bytes that are not valid UTF-8 become '?'. Returns 0, or -1 when out of memory. */
+int arb__buf_put_safe(arb__buf *b, const char *name);
+/* An untrusted name as a JSON string; invalid UTF-8 bytes become U+FFFD. NULL when out of
+** memory. */
+json_t *arb__json_name(const char *name);
+/* A metric as a JSON real, or null when undefined (NaN or infinite). NULL when out of memory. */
+json_t *arb__json_metric(double x);
+/* obj[key] = value (value is taken over even on failure); -1 when value is NULL or on failure. */
+int arb__json_set(json_t *obj, const char *key, json_t *value);
+
 double arb__now_ms(void);           /* monotonic clock, milliseconds */
 char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
 
@@ -262,5 +273,119 @@ void arb__exec_destroy(arb__exec *ex);
 ** memory. */
 size_t arb__exec_add(arb__exec *ex, const size_t *deps, size_t n_deps);
 arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats);
+
+/* ---- audit.c, audit_metrics.c, audit_render.c: the judge audit (METHODS §3-§5) ------------ */
+
+/* One judgment pair (METHODS §1): a comparison's verdicts on one item and repetition in both
+** orders, with what the metrics need to know of the item. */
+typedef struct arb__sbs_pair {
+    const char *item_id;   /* owned by the audit's loader */
+    uint32_t cmp;          /* comparison (judge, candidate, baseline, template, options) index */
+    uint32_t item;         /* one number per item */
+    uint32_t task;         /* task (item category) index */
+    long long seq;         /* benchmark order */
+    int rep;
+    char p0, p1;           /* position verdicts of run 0 and run 1 ('A'..'E'), 0 when missing */
+    char expert;           /* experts' majority model verdict 'a'..'d'; 'T' when the annotators
+                              tied; 0 when unlabelled */
+    double len[ARB_LEN__COUNT]; /* code points; the prompt: mean of the two prompts; NAN unknown */
+} arb__sbs_pair;
+
+/* A pair as one member of a group; copy tells bootstrap copies of one item apart. */
+typedef struct arb__pair_ref {
+    const arb__sbs_pair *p;
+    uint32_t copy;
+} arb__pair_ref;
+
+/* Computes every metric of m except the intervals over refs[0..n), sorted by comparison,
+** benchmark order, item, copy and repetition. Returns 0, or -1 when out of memory. */
+int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
+                       arb_audit_metrics *m);
+
+struct arb_audit {
+    arb_audit_row *rows; /* strings owned by the audit */
+    size_t n_rows, cap_rows;
+    arb_audit_params params; /* as used: by includes ARB_BY_JUDGE */
+};
+
+/* ---- labels.c: expert labels (METHODS §4) ------------------------------------------------ */
+
+/* Called for every (item, candidate, baseline) that has expert labels. majority is the most
+** frequent model verdict 'a'..'d', or 0 when two or more verdicts share the top count (a tie
+** between annotators: skipped by the metrics, and counted). Strings are valid only during the
+** call; nonzero from fn stops the walk. */
+typedef int (*arb__majority_fn)(void *ud, const char *item_id, const char *candidate,
+                                const char *baseline, char majority, int n_annotators);
+/* Walks the majority labels ordered by candidate, baseline, item seq. */
+arb_status arb__labels_each_majority(arb_store *s, arb__majority_fn fn, void *ud);
+
+/* ---- factors.c: stepwise linear regression by AIC (METHODS §5 factor analysis) ------------ */
+
+/* One explanatory variable: numeric (x set, level NULL) or categorical (level set, x NULL). */
+typedef struct arb__factor_var {
+    const char *name;               /* borrowed */
+    const double *x;                /* numeric: n finite values */
+    const size_t *level;            /* categorical: n level indices, each < n_levels */
+    size_t n_levels;                /* levels in sorted order; the first present one is the
+                                       reference of the dummy coding */
+    const char *const *level_names; /* categorical: n_levels names, may be NULL (reporting) */
+} arb__factor_var;
+
+/* Why a variable was not a candidate (arb__stepwise_result.unusable). */
+enum { ARB__FACTOR_USABLE = 0, ARB__FACTOR_NO_VARIATION = 1, ARB__FACTOR_ONE_LEVEL = 2 };
+
+typedef struct arb__stepwise_step {
+    int add;    /* 1 added, 0 removed */
+    size_t var; /* index into vars */
+    double aic; /* AIC of the model after the step */
+} arb__stepwise_step;
+
+/* One coefficient of the final model: intercept first, then the variables in their order,
+** a categorical as one dummy per non-reference level present. */
+typedef struct arb__stepwise_coef {
+    size_t var;   /* index into vars; SIZE_MAX for the intercept */
+    size_t level; /* categorical: the level of this dummy; 0 otherwise */
+    int aliased;  /* 1: linearly dependent on earlier columns; not estimated, not in k */
+    double estimate, std_error, t, p_value; /* NAN when undefined (no residual df, aliased) */
+} arb__stepwise_coef;
+
+typedef struct arb__stepwise_result {
+    size_t n, n_vars;
+    int *unusable;        /* per variable: ARB__FACTOR_* (not a candidate when nonzero) */
+    int *in_model;        /* per variable: 1 when in the final model */
+    double *delta_aic;    /* per variable: AIC without it − AIC of the final model; NAN when
+                             not in the model (> 0: it helps) */
+    size_t *reference;    /* per categorical: its reference level; SIZE_MAX for numeric */
+    arb__stepwise_step *steps;
+    size_t n_steps;
+    arb__stepwise_coef *coefs;
+    size_t n_coefs;
+    double aic;           /* final model */
+    double aic_null;      /* intercept-only model */
+    double rss, tss, r_squared; /* R² NAN when y does not vary */
+    size_t rank;          /* independent coefficients of the final model (k − 1) */
+    size_t df_residual;   /* n − rank */
+} arb__stepwise_result;
+
+/* Bidirectional stepwise regression of y[0..n) on vars (all borrowed) from the intercept-only
+** model, AIC = 2k − 2 ln L; details in factors.c. *out is filled and must be freed with
+** arb__stepwise_result_free, also after a failure. ARB_INVALID for n == 0, a non-finite value
+** or a level out of range; ARB_NOMEM. */
+arb_status arb__stepwise_fit(const double *y, size_t n, const arb__factor_var *vars,
+                             size_t n_vars, arb__stepwise_result *out);
+void arb__stepwise_result_free(arb__stepwise_result *r); /* accepts NULL */
+
+/* One (judge, candidate, task) group as arb_factors_compute reads it from the audit. */
+typedef struct arb__factor_group {
+    const char *judge, *candidate, *task; /* borrowed; NULL is taken as "" */
+    double pc, pf, quality_gap;           /* NAN when undefined */
+    double length[ARB_LEN__COUNT];        /* mean lengths in code points */
+} arb__factor_group;
+
+/* The factor analysis of groups (borrowed) for target "pc" or "pf": what arb_factors_compute
+** does after the audit. *out is owned by the caller (arb_factors_destroy). ARB_INVALID for a
+** bad target, ARB_NOMEM. */
+arb_status arb__factors_from_groups(const arb__factor_group *groups, size_t n,
+                                    const char *target, arb_factors **out);
 
 #endif

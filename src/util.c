@@ -243,3 +243,74 @@ const char *arb__json_kind(const json_t *v)
     }
     return "unknown";
 }
+
+/* Appends name for a terminal: control characters (C0, DEL, and the C1 controls U+0080..U+009F,
+** which some terminals also obey) and bytes that are not valid UTF-8 become '?', so an
+** untrusted name cannot inject escape sequences. Returns 0, or -1 when out of memory. */
+int arb__buf_put_safe(arb__buf *b, const char *name)
+{
+    size_t len = strlen(name);
+    size_t pos = 0;
+    while (pos < len) {
+        size_t bad = len - pos;
+        if (arb__utf8_valid(name + pos, len - pos, &bad)) bad = len - pos;
+        for (size_t i = pos; i < pos + bad; i++) {
+            unsigned char c = (unsigned char)name[i];
+            if (c < 0x20 || c == 0x7f) {
+                if (arb__buf_append(b, "?", 1)) return -1;
+            } else if (c == 0xc2 && i + 1 < pos + bad && (unsigned char)name[i + 1] >= 0x80 &&
+                       (unsigned char)name[i + 1] <= 0x9f) {
+                if (arb__buf_append(b, "?", 1)) return -1;
+                i++;
+            } else if (arb__buf_append(b, &name[i], 1)) {
+                return -1;
+            }
+        }
+        pos += bad;
+        if (pos < len) { /* the invalid byte itself */
+            if (arb__buf_append(b, "?", 1)) return -1;
+            pos++;
+        }
+    }
+    return 0;
+}
+
+/* A name as a JSON string; bytes that are not valid UTF-8 (jansson refuses them) become
+** U+FFFD. Returns NULL when out of memory. */
+json_t *arb__json_name(const char *name)
+{
+    size_t len = strlen(name);
+    size_t bad = 0;
+    if (arb__utf8_valid(name, len, &bad)) return json_stringn(name, len);
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    size_t pos = 0;
+    while (pos < len) {
+        size_t run = len - pos;
+        if (arb__utf8_valid(name + pos, len - pos, &run)) run = len - pos;
+        if (arb__buf_append(&b, name + pos, run)) goto fail;
+        pos += run;
+        if (pos < len) {
+            if (arb__buf_puts(&b, "\xef\xbf\xbd")) goto fail;
+            pos++;
+        }
+    }
+    json_t *s = json_stringn(b.data ? b.data : "", b.len);
+    arb__buf_free(&b);
+    return s;
+fail:
+    arb__buf_free(&b);
+    return NULL;
+}
+
+/* A metric as a JSON real, or null when undefined: JSON has no NaN or infinity. Returns a new
+** reference, or NULL when out of memory. */
+json_t *arb__json_metric(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+/* Sets obj[key] to value, taking value over even on failure. Returns 0, or -1 when value is
+** NULL (an earlier allocation failed) or setting fails. */
+int arb__json_set(json_t *obj, const char *key, json_t *value)
+{
+    if (!value) return -1;
+    return json_object_set_new(obj, key, value) ? -1 : 0;
+}

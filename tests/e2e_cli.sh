@@ -5,25 +5,9 @@
 # export work, and the API key never reaches the store.
 set -euo pipefail
 ARB=${1:?usage: e2e_cli.sh path/to/arbiter}
-SRC=${ARB_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-T=$(mktemp -d)
-SIM_PID=""
-cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-pass=0; fail=0
-ok()   { pass=$((pass+1)); echo "ok   - $1"; }
-bad()  { fail=$((fail+1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+source "$(dirname "$0")/support/e2e_lib.sh"
 
-cp "$SRC/demo/items.jsonl" "$SRC/demo/answers.jsonl" "$T/"
-n_items=$(grep -c . "$T/items.jsonl")
-
-"$ARB" sim-server --port 0 --port-file "$T/port" --items "$T/items.jsonl" --answers "$T/answers.jsonl" \
-  --judge "sim-a:skill=4,bias=0.5,latency=50" --seed 3 2>"$T/sim.log" &
-SIM_PID=$!
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-PORT=$(cat "$T/port")
-URL="http://127.0.0.1:$PORT/v1"
+start_sim --judge "sim-a:skill=4,bias=0.5,latency=50" --seed 3
 check "sim-server labels itself a simulator" "grep -q SIMULATED '$T/sim.log'"
 
 sbs() { "$ARB" sbs --items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large \
@@ -82,7 +66,7 @@ check "audit text names the comparison" "grep -q 'atlas-large' '$T/audit.txt' &&
 check "audit JSON has the documented keys" "python3 - '$T/audit.json' <<'PY'
 import json,sys
 d=json.load(open(sys.argv[1]))
-c=d['comparisons'][0]
+c=d['rows'][0]
 for k in ['judge','candidate','baseline','n_items','verdicts','pbias_ab','con_abcd','pcon_ab','error_rate']:
     assert k in c, k
 assert c['judge']=='sim-a' and c['candidate']=='atlas-large' and c['baseline']=='cedar-small'
@@ -95,6 +79,24 @@ assert c['pbias_ab']>0, c['pbias_ab']
 assert c['verdicts']['mean']['a']>c['verdicts']['mean']['b']
 PY"
 
+# Audit by judge with bootstrap intervals; a bad --by is a usage error.
+"$ARB" audit --db "$T/eval.db" --by judge --bootstrap 200 --seed 5 --json > "$T/audit_boot.json"
+check "audit --by judge --bootstrap has intervals" "python3 - '$T/audit_boot.json' <<'PY'
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d['by']==['judge'] and d['bootstrap']['resamples']==200 and d['bootstrap']['seed']==5
+c=d['rows'][0]
+assert c['candidate'] is None and c['task'] is None
+for k in ['pc','pf','owr','quality_gap','pbias_ab']:
+    lo,hi=c[k+'_ci']; assert lo<=c[k]<=hi, (k,lo,c[k],hi)
+assert c['rs'] is None and c['rs_ci'] is None  # one repetition: nothing to measure
+assert c['accuracy'] is None and c['human']['n_labelled_items']==0
+PY"
+"$ARB" audit --db "$T/eval.db" --by judge --bootstrap 200 --seed 5 --json > "$T/audit_boot2.json"
+check "the same seed gives the same intervals" "cmp -s '$T/audit_boot.json' '$T/audit_boot2.json'"
+set +e; "$ARB" audit --db "$T/eval.db" --by colour 2>"$T/by.err"; rc=$?; set -e
+check "audit --by with an unknown key exits 2 and says what is allowed" "[ $rc = 2 ] && grep -q 'judge, task, candidate' '$T/by.err'"
+
 # Export.
 "$ARB" export --db "$T/eval.db" --format jsonl > "$T/out.jsonl"
 check "export jsonl has one line per judgment" "[ \$(grep -c . '$T/out.jsonl') = $((n_items*2)) ]"
@@ -103,5 +105,4 @@ check "export csv parses with a header" "python3 -c \"import csv,sys; r=list(csv
 set +e; "$ARB" export --db "$T/eval.db" --format xml 2>/dev/null; rc=$?; set -e
 check "unknown export format exits 2" "[ $rc = 2 ]"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

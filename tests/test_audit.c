@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #define EPS 1e-12
 
 static void assert_near(double got, double want)
@@ -225,7 +227,6 @@ typedef struct fixture {
     char path[96];
     arb_store *store;
     arb_dataset *ds;
-    int next_call;
 } fixture;
 
 static const char items_jsonl[] = "{\"id\":\"q1\",\"question\":\"one?\"}\n"
@@ -296,39 +297,9 @@ static void put_judgments(fixture *f, const char *judge, const char *candidate,
                           const char *baseline, const char *tpl, int options,
                           const judgment *js, size_t n)
 {
-    arb_judge_config jc;
-    memset(&jc, 0, sizeof jc);
-    jc.name = judge;
-    jc.base_url = "http://127.0.0.1:9/v1";
-    jc.model = judge;
-    jc.sampling = arb_sampling_default();
-    assert_int_equal(arb__store_put_judge(f->store, &jc), ARB_OK);
     for (size_t i = 0; i < n; i++) {
-        char key_src[64], key[33];
-        snprintf(key_src, sizeof key_src, "call %d", f->next_call++);
-        arb__hash_hex(key_src, strlen(key_src), key);
-        char content[16];
-        snprintf(content, sizeof content, "[[%c]]", js[i].verdict);
-        arb__call_record rec;
-        memset(&rec, 0, sizeof rec);
-        rec.key = key;
-        rec.judge_name = judge;
-        rec.model = judge;
-        rec.request_json = "{}";
-        rec.rep = js[i].rep;
-        rec.ok = 1;
-        rec.content = content;
-        rec.http_status = 200;
-        rec.attempts = 1;
-        rec.prompt_tokens = -1;
-        rec.completion_tokens = -1;
-        long long call_id = 0;
-        arb_status st = arb__store_put_call(f->store, &rec, &call_id);
-        if (st != ARB_OK) fail_msg("put_call: %s", arb_store_errmsg(f->store));
-
         arb__pairwise_row row;
         memset(&row, 0, sizeof row);
-        row.protocol = "sbs";
         row.judge_name = judge;
         row.item_id = js[i].item;
         row.candidate = candidate;
@@ -338,17 +309,14 @@ static void put_judgments(fixture *f, const char *judge, const char *candidate,
         row.order = js[i].order;
         row.rep = js[i].rep;
         row.position_verdict = js[i].verdict;
-        row.model_verdict = arb_verdict_to_model(js[i].verdict, js[i].order);
-        row.call_id = call_id;
-        st = arb__store_put_pairwise(f->store, &row);
-        if (st != ARB_OK) fail_msg("put_pairwise: %s", arb_store_errmsg(f->store));
+        if (arb_test_put_sbs_judgment(f->store, &row, NULL)) fail();
     }
 }
 
 static arb_audit *audit_of(fixture *f)
 {
     arb_audit *audit = NULL;
-    arb_status st = arb_audit_compute(f->store, &audit);
+    arb_status st = arb_audit_compute(f->store, NULL, &audit);
     if (st != ARB_OK) fail_msg("arb_audit_compute: %s", arb_store_errmsg(f->store));
     assert_non_null(audit);
     return audit;
@@ -369,8 +337,8 @@ static void audit_empty_store(void **state)
     json_t *root = json_loads(json, 0, &err);
     assert_non_null(root);
     assert_string_equal(json_string_value(json_object_get(root, "arbiter_version")), ARB_VERSION);
-    assert_true(json_is_array(json_object_get(root, "comparisons")));
-    assert_int_equal(json_array_size(json_object_get(root, "comparisons")), 0);
+    assert_true(json_is_array(json_object_get(root, "rows")));
+    assert_int_equal(json_array_size(json_object_get(root, "rows")), 0);
     json_decref(root);
     arb_free(json);
 
@@ -412,8 +380,8 @@ static void audit_groups_comparisons(void **state)
     assert_string_equal(r->template_name, "I");
     assert_int_equal(r->m.n_items, 1);
     assert_int_equal(r->m.n_pairs, 1);
-    assert_near(r->m.con_abcd, 1.0);
-    assert_near(r->m.pbias_ab, 0.0);
+    assert_near(r->m.value[ARB_M_CON_ABCD], 1.0);
+    assert_near(r->m.value[ARB_M_PBIAS_AB], 0.0);
     assert_shares(&r->m.mean, 0, 1, 0, 0, 0);
 
     r = arb_audit_row_at(audit, 1);
@@ -424,10 +392,10 @@ static void audit_groups_comparisons(void **state)
     assert_int_equal(r->m.n_items, 1);
     assert_int_equal(r->m.n_pairs, 1);
     assert_int_equal(r->m.n_judgments, 2);
-    assert_near(r->m.con_abcd, 0.0);
-    assert_undefined(r->m.pbias_ab);
-    assert_undefined(r->m.pcon_ab);
-    assert_near(r->m.error_rate, 0.5);
+    assert_near(r->m.value[ARB_M_CON_ABCD], 0.0);
+    assert_undefined(r->m.value[ARB_M_PBIAS_AB]);
+    assert_undefined(r->m.value[ARB_M_PCON_AB]);
+    assert_near(r->m.value[ARB_M_ERROR_RATE], 0.5);
 
     r = arb_audit_row_at(audit, 2);
     assert_string_equal(r->judge, "judge-x");
@@ -436,10 +404,10 @@ static void audit_groups_comparisons(void **state)
     assert_int_equal(r->m.n_items, 3);
     assert_int_equal(r->m.n_pairs, 3);
     assert_int_equal(r->m.n_judgments, 7);
-    assert_near(r->m.pbias_ab, 1.0 / 3.0);
-    assert_near(r->m.con_abcd, 2.0 / 3.0);
-    assert_near(r->m.pcon_ab, 2.0 / 3.0);
-    assert_near(r->m.error_rate, 0.0);
+    assert_near(r->m.value[ARB_M_PBIAS_AB], 1.0 / 3.0);
+    assert_near(r->m.value[ARB_M_CON_ABCD], 2.0 / 3.0);
+    assert_near(r->m.value[ARB_M_PCON_AB], 2.0 / 3.0);
+    assert_near(r->m.value[ARB_M_ERROR_RATE], 0.0);
     /* run 0: A A C B -> a 2/4 b 1/4 c 1/4; run 1: B A A -> a 1/3 b 2/3 */
     assert_shares(&r->m.run0, 0.5, 0.25, 0.25, 0, 0);
     assert_shares(&r->m.run1, 1.0 / 3.0, 2.0 / 3.0, 0, 0, 0);
@@ -464,23 +432,30 @@ static void audit_json_nulls_and_numbers(void **state)
         assert_true(strncmp(p, "inf", 3) != 0 && strncmp(p, "Infinity", 8) != 0);
     }
     /* keys in the documented order, pretty-printed with indent 2 */
-    const char *keys[] = {"\"arbiter_version\"", "\"comparisons\"", "\"judge\"",
-                          "\"candidate\"", "\"baseline\"", "\"template\"", "\"options\"",
-                          "\"n_items\"", "\"n_pairs\"", "\"n_judgments\"", "\"verdicts\"",
-                          "\"run0\"", "\"run1\"", "\"mean\"", "\"pbias_ab\"", "\"con_abcd\"",
-                          "\"pcon_ab\"", "\"error_rate\""};
+    const char *keys[] = {"\"arbiter_version\"", "\"by\"", "\"bootstrap\"", "\"window\"",
+                          "\"rows\"", "\"judge\"", "\"candidate\"", "\"baseline\"",
+                          "\"template\"", "\"options\"", "\"task\"", "\"n_items\"",
+                          "\"n_pairs\"", "\"n_valid_pairs\"", "\"n_consistent\"",
+                          "\"n_judgments\"", "\"n_rep_queries\"", "\"verdicts\"", "\"run0\"",
+                          "\"run1\"", "\"mean\"", "\"pbias_ab\"", "\"con_abcd\"", "\"pcon_ab\"",
+                          "\"mpcc_consistency\"", "\"rs\"", "\"pc\"", "\"error_rate\"",
+                          "\"ipr\"", "\"irr\"", "\"pf\"", "\"owr\"", "\"quality_gap\"",
+                          "\"apcc\"", "\"mpcc\"", "\"mpcc_delta\"", "\"accuracy\"",
+                          "\"cohen_kappa\"", "\"pcn\"", "\"rcn\"", "\"n_neutral\"",
+                          "\"apcc_run\"", "\"mpcc_run\"", "\"human\"", "\"lengths\"",
+                          "\"quality_gap_bins\""};
     const char *prev = json;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *at = strstr(prev, keys[i]);
         if (!at) fail_msg("key %s missing or out of order in\n%s", keys[i], json);
         prev = at;
     }
-    assert_non_null(strstr(json, "\n  \"comparisons\""));
+    assert_non_null(strstr(json, "\n  \"rows\""));
 
     json_error_t err;
     json_t *root = json_loads(json, 0, &err);
     if (!root) fail_msg("JSON does not parse: %s", err.text);
-    json_t *c = json_array_get(json_object_get(root, "comparisons"), 0);
+    json_t *c = json_array_get(json_object_get(root, "rows"), 0);
     assert_non_null(c);
     assert_string_equal(json_string_value(json_object_get(c, "judge")), "solo");
     assert_int_equal(json_integer_value(json_object_get(c, "options")), 4);
@@ -545,15 +520,15 @@ static void audit_text_readable_and_safe(void **state)
     assert_non_null(strstr(text, "  run 1    50.0%   50.0%    0.0%    0.0%    0.0%\n"));
     assert_non_null(strstr(text, "  mean     75.0%   25.0%    0.0%    0.0%    0.0%\n"));
     assert_non_null(strstr(text, "  run 0      n/a     n/a     n/a     n/a     n/a\n"));
-    assert_non_null(strstr(text, "PBias@AB      +0.500  position bias (> 0 favours the first "
-                                 "position)"));
+    assert_non_null(strstr(text, "  PBias@AB       +0.500  position bias: > 0 favours the first "
+                                 "answer (\xc2\xa7""3)"));
     assert_non_null(strstr(text, "  mean    100.0%    0.0%    0.0%    0.0%    0.0%\n"));
-    assert_non_null(strstr(text, "PBias@AB         n/a"));
-    assert_non_null(strstr(text, "Con@ABCD       50.0%"));
-    assert_non_null(strstr(text, "PCon@AB        50.0%"));
-    assert_non_null(strstr(text, "error rate      0.0%"));
+    assert_non_null(strstr(text, "  PBias@AB          n/a"));
+    assert_non_null(strstr(text, "  Con@ABCD        50.0%"));
+    assert_non_null(strstr(text, "  PCon@AB         50.0%"));
+    assert_non_null(strstr(text, "  error rate       0.0%"));
     assert_non_null(strstr(text, "items 2 \xc2\xb7 pairs with both orders 2 \xc2\xb7 "
-                                 "judgments 4"));
+                                 "valid pairs 2 \xc2\xb7 judgments 4"));
 
     /* the JSON keeps the name (escaped by JSON), and an invalid UTF-8 byte becomes U+FFFD */
     char *json = arb_audit_to_json(audit);
@@ -565,6 +540,210 @@ static void audit_text_readable_and_safe(void **state)
     arb_free(json);
     arb_free(text);
     arb_audit_destroy(audit);
+}
+
+/* ---- groupings, expert labels, lengths, bootstrap through the store ----------------------- */
+
+/* Items with tasks and answers whose lengths in code points differ from their bytes. */
+static void put_tasks_and_answers(fixture *f)
+{
+    static const char items[] =
+        "{\"id\":\"t1\",\"question\":\"h\\u00e9llo\",\"category\":\"math\"}\n"
+        "{\"id\":\"t2\",\"question\":\"abc\",\"category\":\"code\"}\n"
+        "{\"id\":\"t3\",\"question\":\"abcd\",\"category\":\"math\"}\n";
+    static const char answers[] =
+        "{\"item\":\"t1\",\"model\":\"cand\",\"answer\":\"\\u00e4\\u00e4\\u00e4\\u00e4\"}\n"
+        "{\"item\":\"t1\",\"model\":\"base\",\"answer\":\"xx\"}\n"
+        "{\"item\":\"t2\",\"model\":\"cand\",\"answer\":\"\\u4e2d\\u6587\"}\n"
+        "{\"item\":\"t2\",\"model\":\"base\",\"answer\":\"yyyy\"}\n"
+        "{\"item\":\"t3\",\"model\":\"cand\",\"answer\":\"zzzzzz\"}\n"
+        "{\"item\":\"t3\",\"model\":\"base\",\"answer\":\"w\"}\n";
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "i.jsonl", items, strlen(items)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "a.jsonl", answers, strlen(answers)),
+                     ARB_OK);
+    assert_int_equal(arb__store_put_dataset(f->store, ds), ARB_OK);
+    arb_dataset_destroy(ds);
+}
+
+static void put_label(fixture *f, const char *item, const char *cand, const char *base,
+                      char verdict, const char *annotator)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO human_labels (item_id, candidate, baseline, verdict, annotator, source) "
+             "VALUES ('%s', '%s', '%s', '%c', '%s', 'test')",
+             item, cand, base, verdict, annotator);
+    char *err = NULL;
+    if (sqlite3_exec(arb__store_db(f->store), sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("insert label: %s", err);
+}
+
+static arb_audit *audit_with(fixture *f, const arb_audit_params *p)
+{
+    arb_audit *audit = NULL;
+    arb_status st = arb_audit_compute(f->store, p, &audit);
+    if (st != ARB_OK) fail_msg("arb_audit_compute: %s", arb_store_errmsg(f->store));
+    return audit;
+}
+
+/* --by judge pools the candidates of a judge; --by task splits a judge's pairs by category;
+** lengths are code points (é, ä, 中 are one each), averaged over valid pairs. */
+static void audit_groupings_and_lengths(void **state)
+{
+    fixture *f = *state;
+    put_tasks_and_answers(f);
+    /* cand vs base: t1 (A,B) consistent, t2 (A,A) primacy, t3 (B,A) consistent */
+    const judgment js[] = {{"t1", 0, 0, 'A'}, {"t1", 0, 1, 'B'}, {"t2", 0, 0, 'A'},
+                           {"t2", 0, 1, 'A'}, {"t3", 0, 0, 'B'}, {"t3", 0, 1, 'A'}};
+    /* other vs base on t1: (B,B) recency */
+    const judgment other[] = {{"t1", 0, 0, 'B'}, {"t1", 0, 1, 'B'}};
+    put_judgments(f, "jx", "cand", "base", "I", 4, js, sizeof js / sizeof *js);
+    put_judgments(f, "jx", "other", "base", "I", 4, other, 2);
+    put_judgments(f, "jy", "cand", "base", "I", 4, js, 2);
+
+    arb_audit *audit = audit_with(f, NULL);
+    assert_int_equal(arb_audit_count(audit), 3); /* jx/cand, jx/other, jy/cand */
+    const arb_audit_row *r = arb_audit_row_at(audit, 0);
+    assert_string_equal(r->candidate, "cand");
+    assert_null(r->task);
+    assert_near(r->m.value[ARB_M_PC], 2.0 / 3.0);
+    /* question 5, 3, 4 -> 4; candidate 4, 2, 6 -> 4; baseline 2, 4, 1 -> 7/3 */
+    assert_near(r->m.length[ARB_LEN_QUESTION].mean, 4.0);
+    assert_near(r->m.length[ARB_LEN_CANDIDATE].mean, 4.0);
+    assert_near(r->m.length[ARB_LEN_BASELINE].mean, 7.0 / 3.0);
+    arb_audit_destroy(audit);
+
+    arb_audit_params p = arb_audit_default_params();
+    p.by = ARB_BY_JUDGE;
+    audit = audit_with(f, &p);
+    assert_int_equal(arb_audit_count(audit), 2);
+    r = arb_audit_row_at(audit, 0);
+    assert_string_equal(r->judge, "jx");
+    assert_null(r->candidate);
+    assert_null(r->baseline);
+    assert_int_equal(r->options, 0);
+    assert_int_equal(r->m.n_valid_pairs, 4);
+    assert_near(r->m.value[ARB_M_PC], 0.5);
+    assert_int_equal(r->m.pcn, 1);
+    assert_int_equal(r->m.rcn, 1);
+    assert_int_equal(r->m.n_items, 3); /* t1 counted once across both candidates */
+    char *text = arb_audit_to_text(audit);
+    assert_non_null(strstr(text, "judge jx \xc2\xb7 all candidates\n"));
+    arb_free(text);
+    arb_audit_destroy(audit);
+
+    p.by = ARB_BY_JUDGE | ARB_BY_TASK;
+    audit = audit_with(f, &p);
+    assert_int_equal(arb_audit_count(audit), 3); /* jx code, jx math, jy math */
+    r = arb_audit_row_at(audit, 0);
+    assert_string_equal(r->judge, "jx");
+    assert_string_equal(r->task, "code");
+    assert_int_equal(r->m.n_valid_pairs, 1);
+    assert_near(r->m.value[ARB_M_PC], 0.0);
+    r = arb_audit_row_at(audit, 1);
+    assert_string_equal(r->task, "math");
+    assert_int_equal(r->m.n_valid_pairs, 3); /* t1 and t3 of cand, t1 of other */
+    char *json = arb_audit_to_json(audit);
+    assert_non_null(strstr(json, "\"task\": \"math\""));
+    assert_non_null(strstr(json, "\"by\": [\n    \"judge\",\n    \"task\"\n  ]"));
+    arb_free(json);
+    arb_audit_destroy(audit);
+
+    p.by = 1u << 10; /* no such key */
+    arb_audit *bad = NULL;
+    assert_int_equal(arb_audit_compute(f->store, &p, &bad), ARB_INVALID);
+    assert_null(bad);
+}
+
+/* Expert labels join by item and models; labels given the other way round (baseline as their
+** candidate) count with a and b exchanged; annotator ties are skipped and counted. */
+static void audit_expert_labels(void **state)
+{
+    fixture *f = *state;
+    put_tasks_and_answers(f);
+    const judgment js[] = {{"t1", 0, 0, 'A'}, {"t1", 0, 1, 'B'}, {"t2", 0, 0, 'B'},
+                           {"t2", 0, 1, 'A'}, {"t3", 0, 0, 'A'}, {"t3", 0, 1, 'A'}};
+    put_judgments(f, "jx", "cand", "base", "I", 4, js, sizeof js / sizeof *js);
+    /* t1: 2 of 3 say a. t2: labelled as base vs cand, "a" there = b here. t3: a vs b tie. */
+    put_label(f, "t1", "cand", "base", 'a', "ann1");
+    put_label(f, "t1", "cand", "base", 'a', "ann2");
+    put_label(f, "t1", "cand", "base", 'b', "ann3");
+    put_label(f, "t2", "base", "cand", 'a', "ann1");
+    put_label(f, "t3", "cand", "base", 'a', "ann1");
+    put_label(f, "t3", "cand", "base", 'b', "ann2");
+
+    arb_audit *audit = audit_with(f, NULL);
+    const arb_audit_row *r = arb_audit_row_at(audit, 0);
+    assert_int_equal(r->m.n_labelled_items, 2);
+    assert_int_equal(r->m.n_label_ties, 1);
+    assert_int_equal(r->m.n_labelled_judgments, 4);
+    /* judge: t1 a a (experts a), t2 b b (experts b): all right */
+    assert_near(r->m.value[ARB_M_ACCURACY], 1.0);
+    assert_int_equal(r->m.confusion[0][0], 2);
+    assert_int_equal(r->m.confusion[1][1], 2);
+    assert_near(r->m.value[ARB_M_COHEN_KAPPA], 1.0);
+    char *text = arb_audit_to_text(audit);
+    assert_non_null(strstr(text, "2 labelled items, 1 skipped as annotator ties, 4 judgments"));
+    arb_free(text);
+    arb_audit_destroy(audit);
+}
+
+/* Bootstrap: intervals appear in text and JSON, the same seed gives the same intervals, a
+** point estimate lies inside its interval, and metrics undefined everywhere stay null. */
+static void audit_bootstrap(void **state)
+{
+    fixture *f = *state;
+    put_tasks_and_answers(f);
+    const judgment js[] = {{"t1", 0, 0, 'A'}, {"t1", 0, 1, 'B'}, {"t2", 0, 0, 'A'},
+                           {"t2", 0, 1, 'A'}, {"t3", 0, 0, 'B'}, {"t3", 0, 1, 'A'},
+                           {"q1", 0, 0, 'A'}, {"q1", 0, 1, 'A'}, {"q2", 0, 0, 'C'},
+                           {"q2", 0, 1, 'C'}};
+    put_judgments(f, "jx", "cand", "base", "I", 4, js, sizeof js / sizeof *js);
+    arb_audit_params p = arb_audit_default_params();
+    p.bootstrap = 500;
+    p.seed = 7;
+    arb_audit *a1 = audit_with(f, &p), *a2 = audit_with(f, &p);
+    const arb_audit_row *r1 = arb_audit_row_at(a1, 0), *r2 = arb_audit_row_at(a2, 0);
+    for (int k = 0; k < ARB_M__COUNT; k++) {
+        assert_memory_equal(&r1->m.ci_lo[k], &r2->m.ci_lo[k], sizeof(double));
+        assert_memory_equal(&r1->m.ci_hi[k], &r2->m.ci_hi[k], sizeof(double));
+    }
+    double pc = r1->m.value[ARB_M_PC]; /* 3 of 5 */
+    assert_near(pc, 0.6);
+    assert_true(r1->m.ci_lo[ARB_M_PC] <= pc && pc <= r1->m.ci_hi[ARB_M_PC]);
+    assert_true(r1->m.ci_lo[ARB_M_PC] < r1->m.ci_hi[ARB_M_PC]);
+    assert_undefined(r1->m.ci_lo[ARB_M_ACCURACY]); /* no labels in any resample */
+    char *json = arb_audit_to_json(a1);
+    json_error_t err;
+    json_t *root = json_loads(json, 0, &err);
+    assert_non_null(root);
+    json_t *row = json_array_get(json_object_get(root, "rows"), 0);
+    json_t *ci = json_object_get(row, "pc_ci");
+    assert_true(json_is_array(ci));
+    assert_int_equal(json_array_size(ci), 2);
+    assert_true(json_is_null(json_object_get(row, "accuracy_ci")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "bootstrap"), "seed")), 7);
+    json_decref(root);
+    arb_free(json);
+    double seed7_lo[ARB_M__COUNT], seed7_hi[ARB_M__COUNT];
+    memcpy(seed7_lo, r1->m.ci_lo, sizeof seed7_lo);
+    memcpy(seed7_hi, r1->m.ci_hi, sizeof seed7_hi);
+    char *text = arb_audit_to_text(a1);
+    assert_non_null(strstr(text, "95% interval"));
+    assert_non_null(strstr(text, "500 resamples of items, seed 7"));
+    arb_free(text);
+    arb_audit_destroy(a1);
+    arb_audit_destroy(a2);
+
+    /* another seed: other intervals (the stats tests show they differ), still around PC */
+    p.seed = 8;
+    arb_audit *a3 = audit_with(f, &p);
+    const arb_audit_row *r3 = arb_audit_row_at(a3, 0);
+    assert_true(r3->m.ci_lo[ARB_M_PC] <= seed7_lo[ARB_M_PC] + 0.2);
+    assert_true(r3->m.ci_lo[ARB_M_PC] <= pc && pc <= r3->m.ci_hi[ARB_M_PC]);
+    arb_audit_destroy(a3);
 }
 
 int main(void)
@@ -584,6 +763,9 @@ int main(void)
                                         teardown_store),
         cmocka_unit_test_setup_teardown(audit_text_readable_and_safe, setup_store,
                                         teardown_store),
+        cmocka_unit_test_setup_teardown(audit_groupings_and_lengths, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(audit_expert_labels, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(audit_bootstrap, setup_store, teardown_store),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

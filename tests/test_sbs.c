@@ -128,7 +128,7 @@ static void test_both_orders_reps_and_audit(void **state)
     assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls where request like '%\"seed\":11%'"), 6);
 
     arb_audit *a = NULL;
-    assert_int_equal(arb_audit_compute(f->store, &a), ARB_OK);
+    assert_int_equal(arb_audit_compute(f->store, NULL, &a), ARB_OK);
     assert_int_equal(arb_audit_count(a), 1);
     const arb_audit_row *r = arb_audit_row_at(a, 0);
     assert_string_equal(r->judge, "always-a");
@@ -137,10 +137,10 @@ static void test_both_orders_reps_and_audit(void **state)
     /* Always A: run 0 says a (candidate), run 1 says b (baseline): PBias 1, Con 0, PCon 0. */
     assert_true(fabs(r->m.run0.a - 1.0) < 1e-12);
     assert_true(fabs(r->m.run1.b - 1.0) < 1e-12);
-    assert_true(fabs(r->m.pbias_ab - 1.0) < 1e-12);
-    assert_true(fabs(r->m.con_abcd) < 1e-12);
-    assert_true(fabs(r->m.pcon_ab) < 1e-12);
-    assert_true(fabs(r->m.error_rate) < 1e-12);
+    assert_true(fabs(r->m.value[ARB_M_PBIAS_AB] - 1.0) < 1e-12);
+    assert_true(fabs(r->m.value[ARB_M_CON_ABCD]) < 1e-12);
+    assert_true(fabs(r->m.value[ARB_M_PCON_AB]) < 1e-12);
+    assert_true(fabs(r->m.value[ARB_M_ERROR_RATE]) < 1e-12);
     arb_audit_destroy(a);
 
     /* A rerun sends nothing and leaves one row per judgment. */

@@ -22,6 +22,9 @@ int cmd_audit(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_sim_server(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_labels(int argc, char **argv);
+int cmd_agreement(int argc, char **argv);
+int cmd_factors(int argc, char **argv);
 
 /* Parses a whole number / a real in [lo, hi] for option name; prints an error and returns -1
 ** when the text is not one. */
@@ -37,5 +40,13 @@ int cli_exit_code(arb_status st);
 void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run);
 /* Writes text to path ("-" = stdout). Returns 0 or -1 after printing an error. */
 int cli_write_file(const char *cmd, const char *path, const char *text);
+/* Opens the database of a command that only reads one: a path that does not exist is an error
+** (exit 2) rather than a new empty database. Returns 0, or the exit code after printing why. */
+int cli_open_existing_store(const char *cmd, const char *path, arb_store **out);
+/* Prints "arbiter <cmd>: <the store's message>" and returns the exit code for st. */
+int cli_store_failure(const char *cmd, arb_store *store, arb_status st);
+/* Writes a rendered result to path ("-" = stdout) and frees it; NULL means the renderer ran out
+** of memory. Returns the exit code. */
+int cli_emit(const char *cmd, const char *path, char *text);
 
 #endif

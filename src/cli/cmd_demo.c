@@ -22,6 +22,7 @@ static const char demo_help[] =
     "and sim-primacy (injected primacy bias). Writes to DIR (default arbiter-demo):\n"
     "  demo.db       the SQLite store (run again: nothing is sent twice)\n"
     "  items.jsonl, answers.jsonl   the benchmark, to try the other commands on\n"
+    "  labels.jsonl  SYNTHETIC expert labels (3 made-up annotators), imported into demo.db\n"
     "  report.txt    the run summary and audit;  audit.json  the audit as JSON\n"
     "Exits 1 if the audit does not recover the injected biases.\n";
 
@@ -35,6 +36,52 @@ static const struct {
 };
 static const char *const demo_candidates[] = {"atlas-large", "cedar-small", "drift-tiny"};
 static const char demo_baseline[] = "birch-medium";
+enum { N_CANDIDATES = sizeof demo_candidates / sizeof demo_candidates[0] };
+
+/* Prints a value with 3 decimals (with its sign when asked), or n/a when undefined. */
+static void put_num(FILE *f, int with_sign, double x, int width)
+{
+    if (!arb_defined(x)) fprintf(f, "%*s", width, "n/a");
+    else if (with_sign) fprintf(f, "%+*.3f", width, x);
+    else fprintf(f, "%*.3f", width, x);
+}
+
+/* One line per judge: the headline metrics, with bootstrap intervals for PBias@AB and PF. */
+static void print_judge_table(FILE *f, const arb_audit *a, size_t resamples)
+{
+    fprintf(f, "\nAudit per judge (METHODS §3-§5; [95%% interval], %zu bootstrap resamples of items):\n",
+            resamples);
+    fprintf(f, "  %-15s %-24s %-24s %7s %6s %7s %7s %7s %7s\n", "judge", "PBias@AB", "PF", "PC",
+            "RS", "acc", "kappa", "APCC", "MPCC");
+    for (size_t i = 0; i < arb_audit_count(a); i++) {
+        const arb_audit_row *r = arb_audit_row_at(a, i);
+        const arb_audit_metrics *m = &r->m;
+        /* judge names come from this demo's own table, but stay untrusted in principle */
+        char name[16];
+        snprintf(name, sizeof name, "%s", r->judge);
+        for (char *c = name; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+        fprintf(f, "  %-15s ", name);
+        const arb_audit_metric with_ci[] = {ARB_M_PBIAS_AB, ARB_M_PF};
+        for (int k = 0; k < 2; k++) {
+            put_num(f, 1, m->value[with_ci[k]], 6);
+            fputs(" [", f);
+            put_num(f, 1, m->ci_lo[with_ci[k]], 6);
+            fputs(",", f);
+            put_num(f, 1, m->ci_hi[with_ci[k]], 6);
+            fputs("]  ", f);
+        }
+        put_num(f, 0, m->value[ARB_M_PC], 7);
+        put_num(f, 0, m->value[ARB_M_RS], 7);
+        put_num(f, 0, m->value[ARB_M_ACCURACY], 8);
+        put_num(f, 1, m->value[ARB_M_COHEN_KAPPA], 8);
+        put_num(f, 1, m->value[ARB_M_APCC], 8);
+        put_num(f, 1, m->value[ARB_M_MPCC], 8);
+        fputc('\n', f);
+    }
+    fputs("  PC position consistency, RS repetition stability (only the @t1 judges repeat),\n"
+          "  acc/kappa/APCC/MPCC agreement with the SYNTHETIC expert labels (METHODS §4)\n", f);
+}
 
 static const char *embedded(const char *name)
 {
@@ -71,13 +118,18 @@ int cmd_demo(int argc, char **argv)
     arb_dataset *ds = NULL;
     arb_sim_server *srv = NULL;
     arb_store *store = NULL;
-    arb_audit *audit = NULL;
+    arb_audit *audit = NULL, *by_judge = NULL;
+    arb_agreement *agreement = NULL;
+    arb_factors *factors = NULL;
+    arb_labels_report *labels = NULL;
+    char *agreement_text = NULL, *factors_text = NULL, *labels_report_text = NULL;
     char *text = NULL, *json = NULL, *path = NULL, *url = NULL;
     arb_sim_judge judges[N_JUDGES];
     FILE *report = NULL;
 
     const char *items_text = embedded("items"), *answers_text = embedded("answers");
-    if (!items_text || !answers_text) {
+    const char *labels_text = embedded("labels");
+    if (!items_text || !answers_text || !labels_text) {
         fprintf(stderr, "arbiter demo: the demo benchmark is missing from this build\n");
         return EXIT_FAIL;
     }
@@ -137,13 +189,24 @@ int cmd_demo(int argc, char **argv)
         goto done;
     }
     fprintf(report, "arbiter demo report -- judges are SIMULATED (arbiter's simulator, not language models)\n\n");
+    /* Every judge on every candidate at temperature 0; then each judge again as "<judge>@t1"
+    ** at temperature 1 with 3 repetitions on one candidate, for repetition stability (§5). */
     for (size_t j = 0; j < N_JUDGES; j++) {
-        for (size_t k = 0; k < sizeof demo_candidates / sizeof demo_candidates[0]; k++) {
+        for (size_t k = 0; k <= N_CANDIDATES; k++) {
+            int repeated = k == N_CANDIDATES;
+            char name[sizeof judges[j].model + 8];
+            snprintf(name, sizeof name, "%.127s@t1", judges[j].model);
             arb_sbs_params p = arb_sbs_default_params();
-            p.candidate = demo_candidates[k];
+            p.candidate = demo_candidates[repeated ? 0 : k];
             p.baseline = demo_baseline;
             p.judge.base_url = url;
             p.judge.model = judges[j].model;
+            if (repeated) {
+                p.judge.name = name;
+                p.judge.sampling.temperature = 1.0;
+                p.judge.sampling.top_p = 1.0;
+                p.reps = 3;
+            }
             p.client.jobs = (int)jobs;
             p.progress = 0;
             arb_run_stats stats;
@@ -153,60 +216,99 @@ int cmd_demo(int argc, char **argv)
                 rc = cli_exit_code(st);
                 goto done;
             }
-            fprintf(report, "%s: %s vs %s: %zu calls (%zu stored before, %zu sent, %zu failed, "
-                    "%zu invalid) in %.2f s\n", judges[j].model, p.candidate, p.baseline,
+            const char *who = repeated ? name : judges[j].model;
+            fprintf(report, "%s: %s vs %s x%d: %zu calls (%zu stored before, %zu sent, %zu failed, "
+                    "%zu invalid) in %.2f s\n", who, p.candidate, p.baseline, p.reps,
                     stats.planned, stats.cached, stats.sent, stats.failed, stats.invalid, stats.seconds);
-            printf("  %-12s %-12s vs %-12s  %3zu calls: %3zu sent, %3zu stored before, %zu failed, %zu invalid\n",
-                   judges[j].model, p.candidate, p.baseline, stats.planned, stats.sent,
+            printf("  %-15s %-12s vs %-12s x%d %3zu calls: %3zu sent, %3zu stored before, %zu failed, %zu invalid\n",
+                   who, p.candidate, p.baseline, p.reps, stats.planned, stats.sent,
                    stats.cached, stats.failed, stats.invalid);
         }
     }
-    if (arb_audit_compute(store, &audit)) {
+
+    /* Expert labels: SYNTHETIC annotators (scripts/gen_demo_labels.py), imported as a user
+    ** would import real ones. */
+    snprintf(path, plen, "%s/labels.jsonl", out);
+    if (cli_write_file("demo", path, labels_text)) goto done;
+    arb_labels_import_stats ls;
+    if (arb_labels_import(store, path, "jsonl", &ls)) {
+        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+        goto done;
+    }
+    printf("\n  imported %zu SYNTHETIC expert labels (3 made-up annotators; %zu new) from %s\n",
+           ls.rows, ls.inserted, path);
+
+    /* The full audit per comparison goes to the report and audit.json; the screen gets one
+    ** line per judge with bootstrap intervals. */
+    if (arb_audit_compute(store, NULL, &audit)) {
         fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
         goto done;
     }
     text = arb_audit_to_text(audit);
     json = arb_audit_to_json(audit);
     if (!text || !json) goto done;
-    printf("\n%s\n", text);
     fprintf(report, "\n%s\n", text);
     snprintf(path, plen, "%s/audit.json", out);
     if (cli_write_file("demo", path, json)) goto done;
 
-    /* Do the metrics recover the injected biases? Mean PBias@AB per judge. */
-    int recovered = 1;
-    double mean_pbias[N_JUDGES];
-    printf("Injected position bias vs measured PBias@AB (mean over the judge's comparisons):\n");
-    fprintf(report, "Injected position bias vs measured PBias@AB:\n");
-    for (size_t j = 0; j < N_JUDGES; j++) {
-        double sum = 0;
-        int n = 0;
-        for (size_t i = 0; i < arb_audit_count(audit); i++) {
-            const arb_audit_row *row = arb_audit_row_at(audit, i);
-            if (!strcmp(row->judge, judges[j].model) && arb_defined(row->m.pbias_ab)) {
-                sum += row->m.pbias_ab;
-                n++;
-            }
-        }
-        mean_pbias[j] = n ? sum / n : NAN;
-        const char *meaning = !n ? "undefined"
-                            : fabs(mean_pbias[j]) < 0.1 ? "no positional preference"
-                            : mean_pbias[j] > 0 ? "favours the first position"
-                                                : "favours the second position";
-#define DEMO_BIAS_LINE "  %-12s injected bias %+.2f  ->  PBias@AB %+.3f  (%s)\n"
-        printf(DEMO_BIAS_LINE, judges[j].model, demo_judges[j].injected_bias, mean_pbias[j], meaning);
-        fprintf(report, DEMO_BIAS_LINE, judges[j].model, demo_judges[j].injected_bias,
-                mean_pbias[j], meaning);
+    arb_audit_params ap = arb_audit_default_params();
+    ap.by = ARB_BY_JUDGE;
+    ap.bootstrap = 500;
+    if (arb_audit_compute(store, &ap, &by_judge)) {
+        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+        goto done;
     }
-    /* sim-fair must look fair, sim-primacy clearly first-position biased. */
-    if (!(fabs(mean_pbias[0]) < 0.15 && mean_pbias[1] > 0.15 && mean_pbias[1] > mean_pbias[0] + 0.15))
-        recovered = 0;
+    print_judge_table(stdout, by_judge, ap.bootstrap);
+    print_judge_table(report, by_judge, ap.bootstrap);
+
+    if (arb_agreement_compute(store, &agreement) || !(agreement_text = arb_agreement_to_text(agreement))) {
+        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+        goto done;
+    }
+    printf("\nJudges compared (METHODS §5):\n%s", agreement_text);
+    fprintf(report, "\nJudges compared (METHODS §5):\n%s", agreement_text);
+    arb_factors_params fp = {"pc"};
+    if (arb_factors_compute(store, &fp, &factors) || !(factors_text = arb_factors_to_text(factors))) {
+        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+        goto done;
+    }
+    fprintf(report, "\nFactor analysis of position consistency (METHODS §5):\n%s", factors_text);
+    if (arb_labels_report_compute(store, 0, &labels) || !(labels_report_text = arb_labels_report_to_text(labels))) {
+        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+        goto done;
+    }
+    fprintf(report, "\nExpert labels (SYNTHETIC annotators):\n%s", labels_report_text);
+
+    /* Do the metrics recover the injected biases? PBias@AB and PF of each judge's own row. */
+    int recovered = 1;
+    printf("\nInjected position bias vs measured (judges at temperature 0):\n");
+    fprintf(report, "\nInjected position bias vs measured:\n");
+    for (size_t j = 0; j < N_JUDGES; j++) {
+        const arb_audit_row *row = NULL;
+        for (size_t i = 0; i < arb_audit_count(by_judge); i++)
+            if (!strcmp(arb_audit_row_at(by_judge, i)->judge, judges[j].model))
+                row = arb_audit_row_at(by_judge, i);
+        double pbias = row ? row->m.value[ARB_M_PBIAS_AB] : NAN;
+        double pf = row ? row->m.value[ARB_M_PF] : NAN;
+        const char *meaning = !arb_defined(pbias)  ? "undefined"
+                              : fabs(pbias) < 0.1 ? "no positional preference"
+                              : pbias > 0         ? "favours the first position"
+                                                  : "favours the second position";
+#define DEMO_BIAS_LINE "  %-12s injected bias %+.2f  ->  PBias@AB %+.3f, PF %+.3f  (%s)\n"
+        printf(DEMO_BIAS_LINE, judges[j].model, demo_judges[j].injected_bias, pbias, pf, meaning);
+        fprintf(report, DEMO_BIAS_LINE, judges[j].model, demo_judges[j].injected_bias, pbias, pf,
+                meaning);
+        /* sim-fair must look fair, sim-primacy clearly first-position biased and
+        ** primacy-leaning in its inconsistent pairs */
+        if (j == 0 && !(fabs(pbias) < 0.15 && fabs(pf) < 0.15)) recovered = 0;
+        if (j == 1 && !(pbias > 0.15 && pf < -0.1)) recovered = 0;
+    }
     const char *verdict = recovered ? "RECOVERED: the audit finds the bias that was injected, and only there.\n"
                                     : "NOT RECOVERED: the audit did not separate the biased judge from the fair one.\n";
     printf("%s", verdict);
     fprintf(report, "%s", verdict);
-    snprintf(path, plen, "%s", out);
-    printf("\nWrote %s/report.txt, %s/audit.json and %s/demo.db (try: arbiter audit --db %s/demo.db --json)\n",
+    printf("\nWrote %s/report.txt (full audit per comparison, agreement, factors, labels), "
+           "%s/audit.json and %s/demo.db\n(try: arbiter audit --db %s/demo.db --by task --bootstrap 1000)\n",
            out, out, out, out);
     rc = recovered ? EXIT_OK : EXIT_FAIL;
 done:
@@ -214,6 +316,13 @@ done:
     arb_free(text);
     arb_free(json);
     arb_audit_destroy(audit);
+    arb_audit_destroy(by_judge);
+    arb_agreement_destroy(agreement);
+    arb_factors_destroy(factors);
+    arb_labels_report_destroy(labels);
+    arb_free(agreement_text);
+    arb_free(factors_text);
+    arb_free(labels_report_text);
     arb_store_close(store);
     arb_sim_server_stop(srv);
     arb_dataset_destroy(ds);

@@ -41,12 +41,9 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error("export", "--format must be jsonl or csv, got \"%s\"", format);
 
     arb_store *store = NULL;
-    arb_status st = arb_store_open(db, &store);
-    if (st) {
-        fprintf(stderr, "arbiter export: %s\n", store ? arb_store_errmsg(store) : arb_strerror(st));
-        arb_store_close(store);
-        return EXIT_FAIL;
-    }
+    int rc = cli_open_existing_store("export", db, &store);
+    if (rc) return rc;
+    arb_status st;
     FILE *out = stdout;
     if (output && !(out = fopen(output, "w"))) {
         fprintf(stderr, "arbiter export: cannot write %s: %s\n", output, strerror(errno));

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage_text[] =
     "arbiter " ARB_VERSION " -- fast, honest LLM-as-a-judge evaluation\n"
@@ -18,7 +19,10 @@ static const char usage_text[] =
     "\n"
     "commands:\n"
     "  sbs          side-by-side judging: candidate vs baseline, both orders (METHODS §2.2)\n"
-    "  audit        verdict shares and position-bias metrics per judge and comparison\n"
+    "  audit        position bias, consistency, fairness and agreement with experts\n"
+    "  labels       import human (expert) labels; inter-annotator agreement\n"
+    "  agreement    judge x judge agreement and disagreement\n"
+    "  factors      which factors drive position consistency (stepwise AIC regression)\n"
     "  export       write the stored judgments as JSONL or CSV\n"
     "  sim-server   run the SIMULATED judge server (a simulator, not a language model)\n"
     "  demo         judge the built-in demo benchmark with two simulated judges\n"
@@ -27,7 +31,10 @@ static const char usage_text[] =
     "  arbiter sbs --items items.jsonl --answers answers.jsonl --candidate M1 --baseline M2 \\\n"
     "      --judge-url http://127.0.0.1:8000/v1 --judge-model qwen2.5-7b-instruct \\\n"
     "      --prompt II-reason --options 4 --reps 1 --jobs 32 --db eval.db\n"
-    "  arbiter audit --db eval.db [--json]\n"
+    "  arbiter labels import --db eval.db experts.jsonl\n"
+    "  arbiter audit --db eval.db [--by judge|task|candidate] [--bootstrap 1000] [--json]\n"
+    "  arbiter agreement --db eval.db [--json]\n"
+    "  arbiter factors --db eval.db [--target pc|pf] [--json]\n"
     "\n"
     "'arbiter <command> --help' describes a command.\n"
     "exit codes: 0 ok, 1 failure, 2 usage or bad input, 130 interrupted\n";
@@ -132,6 +139,42 @@ int cli_write_file(const char *cmd, const char *path, const char *text)
     return 0;
 }
 
+int cli_open_existing_store(const char *cmd, const char *path, arb_store **out)
+{
+    struct stat sb;
+    *out = NULL;
+    if (strcmp(path, ":memory:") != 0 && stat(path, &sb) != 0) {
+        fprintf(stderr, "arbiter %s: %s: %s (a database is made by 'arbiter sbs')\n", cmd, path,
+                strerror(errno));
+        return EXIT_USAGE;
+    }
+    arb_status st = arb_store_open(path, out);
+    if (st) {
+        fprintf(stderr, "arbiter %s: %s\n", cmd, *out ? arb_store_errmsg(*out) : arb_strerror(st));
+        arb_store_close(*out);
+        *out = NULL;
+        return cli_exit_code(st) == EXIT_OK ? EXIT_FAIL : cli_exit_code(st);
+    }
+    return 0;
+}
+
+int cli_store_failure(const char *cmd, arb_store *store, arb_status st)
+{
+    fprintf(stderr, "arbiter %s: %s\n", cmd, arb_store_errmsg(store));
+    return cli_exit_code(st);
+}
+
+int cli_emit(const char *cmd, const char *path, char *text)
+{
+    if (!text) {
+        fprintf(stderr, "arbiter %s: out of memory\n", cmd);
+        return EXIT_FAIL;
+    }
+    int rc = cli_write_file(cmd, path, text) ? EXIT_FAIL : EXIT_OK;
+    arb_free(text);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -154,7 +197,10 @@ int main(int argc, char **argv)
                     {"audit", cmd_audit},
                     {"export", cmd_export},
                     {"sim-server", cmd_sim_server},
-                    {"demo", cmd_demo}};
+                    {"demo", cmd_demo},
+                    {"labels", cmd_labels},
+                    {"agreement", cmd_agreement},
+                    {"factors", cmd_factors}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "arbiter: unknown command \"%s\"\n(see 'arbiter --help')\n", cmd);

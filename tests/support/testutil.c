@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int arb_test_make_dir(const char *prefix, char *dir, size_t size)
@@ -37,4 +38,47 @@ long long arb_test_query_int(arb_store *store, const char *sql)
         v = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
     return v;
+}
+
+int arb_test_put_sbs_judgment(arb_store *store, const arb__pairwise_row *row,
+                              const char *request_json)
+{
+    static int next_call; /* keys differ across every judgment of the process */
+    arb_judge_config jc;
+    memset(&jc, 0, sizeof jc);
+    jc.name = row->judge_name;
+    jc.base_url = "http://127.0.0.1:9/v1";
+    jc.model = row->judge_name;
+    jc.sampling = arb_sampling_default();
+    if (arb__store_put_judge(store, &jc) != ARB_OK) goto fail;
+
+    char key_src[64], key[33], content[16];
+    snprintf(key_src, sizeof key_src, "test call %d", next_call++);
+    arb__hash_hex(key_src, strlen(key_src), key);
+    snprintf(content, sizeof content, "[[%c]]", row->position_verdict);
+    arb__call_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.key = key;
+    rec.judge_name = row->judge_name;
+    rec.model = row->judge_name;
+    rec.request_json = request_json ? request_json : "{}";
+    rec.rep = row->rep;
+    rec.ok = 1;
+    rec.content = content;
+    rec.http_status = 200;
+    rec.attempts = 1;
+    rec.prompt_tokens = -1;
+    rec.completion_tokens = -1;
+    long long call_id = 0;
+    if (arb__store_put_call(store, &rec, &call_id) != ARB_OK) goto fail;
+
+    arb__pairwise_row r = *row;
+    r.protocol = "sbs";
+    r.model_verdict = arb_verdict_to_model(row->position_verdict, row->order);
+    r.call_id = call_id;
+    if (arb__store_put_pairwise(store, &r) != ARB_OK) goto fail;
+    return 0;
+fail:
+    fprintf(stderr, "arb_test_put_sbs_judgment: %s\n", arb_store_errmsg(store));
+    return -1;
 }

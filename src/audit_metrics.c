@@ -1,0 +1,584 @@
+/*
+** audit_metrics.c -- the formulas of the judge audit on one group of side-by-side judgment
+** pairs: verdict shares (METHODS §2.2), PBias@AB, Con@ABCD, PCon@AB and the window series
+** (§3, §3.1), agreement with expert labels (§4), repetition stability, position consistency,
+** preference fairness, win rate, quality gap and length factors (§5).
+**
+** Invariants: a metric with a zero denominator is NAN, never a guess; E (no valid verdict) never
+** equals anything; every function here is pure (no store, no globals), so the bootstrap can call
+** it on resampled groups.
+**
+** Not here: reading the store and forming groups (audit.c), rendering (audit_render.c).
+*/
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- verdict shares and the §3 metrics of a list of pairs --------------------------------- */
+
+static arb_verdict_shares shares_of(const size_t counts[5], size_t total)
+{
+    arb_verdict_shares s;
+    if (total == 0) {
+        s.a = s.b = s.c = s.d = s.e = NAN;
+        return s;
+    }
+    s.a = (double)counts[0] / (double)total;
+    s.b = (double)counts[1] / (double)total;
+    s.c = (double)counts[2] / (double)total;
+    s.d = (double)counts[3] / (double)total;
+    s.e = (double)counts[4] / (double)total;
+    return s;
+}
+
+/* Mean of the two runs' shares (§2.2: "averaged over the two runs"); a run without judgments
+** (all NAN) does not pull the mean to NAN, the other run stands alone. */
+static double mean_share(double x0, double x1)
+{
+    if (isnan(x0)) return x1;
+    if (isnan(x1)) return x0;
+    return (x0 + x1) / 2.0;
+}
+
+/* Index 0..4 of a model verdict a..e. */
+static int verdict_index(char model_verdict)
+{
+    return (model_verdict >= 'a' && model_verdict <= 'd') ? model_verdict - 'a' : 4;
+}
+
+/* Fills every field of out except n_items, which only the caller can know (pairs do not carry
+** item ids). pairs is borrowed. */
+void arb_sbs_metrics_compute(const arb_sbs_pair *pairs, size_t n, arb_sbs_metrics *out)
+{
+    size_t counts[2][5] = {{0}};
+    size_t present[2] = {0, 0};
+    size_t n_errors = 0;
+    size_t bm = 0;              /* |BM|: pairs with both runs */
+    size_t first[2] = {0, 0};   /* #(P_r = A) over BM */
+    size_t ab[2] = {0, 0};      /* #(P_r in {A,B}) over BM */
+    size_t same = 0;            /* #(J0 = J1, neither e) */
+    size_t same_ab = 0;         /* #(J0 = J1 in {a,b}) */
+    size_t either_ab = 0;       /* #(J0 in {a,b} or J1 in {a,b}) */
+
+    for (size_t i = 0; i < n; i++) {
+        char p[2] = {pairs[i].p0, pairs[i].p1};
+        char j[2] = {0, 0};
+        for (int r = 0; r < 2; r++) {
+            if (p[r] == 0) continue;
+            j[r] = arb_verdict_to_model(p[r], r); /* §2.2 */
+            counts[r][verdict_index(j[r])]++;
+            present[r]++;
+            if (j[r] == 'e') n_errors++;
+        }
+        if (p[0] == 0 || p[1] == 0) continue;
+        bm++;
+        for (int r = 0; r < 2; r++) {
+            if (p[r] == 'A') first[r]++;
+            if (p[r] == 'A' || p[r] == 'B') ab[r]++;
+        }
+        /* §3 Con@ABCD: E never equals anything, not even another E. */
+        if (j[0] == j[1] && j[0] != 'e') same++;
+        /* §3 PCon@AB */
+        int ab0 = j[0] == 'a' || j[0] == 'b';
+        int ab1 = j[1] == 'a' || j[1] == 'b';
+        if (ab0 || ab1) either_ab++;
+        if (ab0 && j[0] == j[1]) same_ab++;
+    }
+
+    out->n_pairs = bm;
+    out->n_judgments = present[0] + present[1];
+    out->run0 = shares_of(counts[0], present[0]);
+    out->run1 = shares_of(counts[1], present[1]);
+    out->mean.a = mean_share(out->run0.a, out->run1.a);
+    out->mean.b = mean_share(out->run0.b, out->run1.b);
+    out->mean.c = mean_share(out->run0.c, out->run1.c);
+    out->mean.d = mean_share(out->run0.d, out->run1.d);
+    out->mean.e = mean_share(out->run0.e, out->run1.e);
+
+    /* §3 PBias@AB = Σ_r #(P_r = A)/#(P_r ∈ {A,B}) − 1. Departure from the letter of §3, which
+    ** counts each run over all its judgments: we count over BM, so both runs cover the same
+    ** items and a run with extra items cannot fake a bias. */
+    if (ab[0] == 0 || ab[1] == 0)
+        out->pbias_ab = NAN;
+    else
+        out->pbias_ab = (double)first[0] / (double)ab[0] + (double)first[1] / (double)ab[1] - 1.0;
+    /* §3 Con@ABCD = #(J0 = J1) / |BM| */
+    out->con_abcd = bm ? (double)same / (double)bm : NAN;
+    /* §3 PCon@AB = #(J0 = J1 ∈ {a,b}) / #(J0 ∈ {a,b} or J1 ∈ {a,b}) */
+    out->pcon_ab = either_ab ? (double)same_ab / (double)either_ab : NAN;
+    /* §5 error rate = #E / all judgments (both runs, with or without their partner) */
+    out->error_rate = out->n_judgments ? (double)n_errors / (double)out->n_judgments : NAN;
+}
+
+/* ---- §5 on one pair ----------------------------------------------------------------------- */
+
+/* A pair is valid for §5 when it has both runs and neither is E. */
+static int pair_valid(const arb__sbs_pair *p)
+{
+    return p->p0 && p->p1 && p->p0 != 'E' && p->p1 != 'E';
+}
+
+/* §5 consistent position verdicts: (A,B), (B,A), (C,C), (D,D). */
+static int pair_consistent(const arb__sbs_pair *p)
+{
+    return (p->p0 == 'A' && p->p1 == 'B') || (p->p0 == 'B' && p->p1 == 'A') ||
+           (p->p0 == 'C' && p->p1 == 'C') || (p->p0 == 'D' && p->p1 == 'D');
+}
+
+/* §5 lean of a pair: +1 for A, −1 for B, 0 for C or D, summed over the two orders. */
+static int pair_lean(const arb__sbs_pair *p)
+{
+    int v = 0;
+    v += p->p0 == 'A' ? 1 : p->p0 == 'B' ? -1 : 0;
+    v += p->p1 == 'A' ? 1 : p->p1 == 'B' ? -1 : 0;
+    return v;
+}
+
+/* Consistency counts of a set of pairs, enough for PC, PF and the win rate. */
+typedef struct pair_tally {
+    size_t valid, consistent, pcn, rcn, neutral, wins, ties;
+} pair_tally;
+
+static void tally_add(pair_tally *t, const arb__sbs_pair *p)
+{
+    if (!pair_valid(p)) return;
+    t->valid++;
+    if (pair_consistent(p)) {
+        t->consistent++;
+        if (p->p0 == 'A') t->wins++;      /* (A,B): the candidate both times */
+        else if (p->p0 != 'B') t->ties++; /* (C,C) or (D,D) */
+        return;
+    }
+    int lean = pair_lean(p);
+    if (lean > 0) t->pcn++;
+    else if (lean < 0) t->rcn++;
+    else t->neutral++;
+}
+
+static double tally_pc(const pair_tally *t)
+{
+    return t->valid ? (double)t->consistent / (double)t->valid : NAN;
+}
+
+/* §5 PF = (rcn·irr − pcn·ipr) / n over the n valid pairs. */
+static double tally_pf(const pair_tally *t)
+{
+    if (!t->valid) return NAN;
+    size_t leaning = t->pcn + t->rcn;
+    if (leaning == 0) return 0.0; /* ipr = irr = 0 by §5 */
+    double ipr = (double)t->pcn / (double)leaning, irr = (double)t->rcn / (double)leaning;
+    return ((double)t->rcn * irr - (double)t->pcn * ipr) / (double)t->valid;
+}
+
+/* §5 owr = (C_w + ½(C_t + C_I)) / n. Departure: n counts the valid pairs only; a pair with E
+** has no direction to count, and §5 excludes such pairs from PC in the same way. */
+static double tally_owr(const pair_tally *t)
+{
+    if (!t->valid) return NAN;
+    size_t inconsistent = t->valid - t->consistent;
+    return ((double)t->wins + 0.5 * (double)(t->ties + inconsistent)) / (double)t->valid;
+}
+
+/* ---- §3.1 window series ------------------------------------------------------------------- */
+
+/* Model-verdict counts a, b, c of one item in one series (d and e are not in §3.1). */
+typedef struct item_counts {
+    double a, b, c;
+} item_counts;
+
+/* Fills series[] with the §3.1 window values over n items in benchmark order: windows of
+** `window` items starting every `stride` items; a window cut short by the end of the items is
+** kept only when it has at least `stride` items (§3.1 says 5 for its window 10 and stride 5).
+** Returns the number of values. */
+static size_t window_series(const item_counts *items, size_t n, size_t window, size_t stride,
+                            double *series)
+{
+    size_t k = 0;
+    if (window == 0 || stride == 0) return 0;
+    for (size_t start = 0; start < n; start += stride) {
+        size_t end = start + window < n ? start + window : n;
+        if (end - start < window && end - start < stride) break;
+        double a = 0, b = 0, c = 0;
+        for (size_t i = start; i < end; i++) {
+            a += items[i].a;
+            b += items[i].b;
+            c += items[i].c;
+        }
+        double denom = a + b + 2.0 * c;
+        series[k++] = denom > 0 ? (a + c) / denom : 0.5; /* §3.1 */
+    }
+    return k;
+}
+
+static void count_model_verdict(item_counts *ic, char model_verdict)
+{
+    if (model_verdict == 'a') ic->a += 1;
+    else if (model_verdict == 'b') ic->b += 1;
+    else if (model_verdict == 'c') ic->c += 1;
+}
+
+/* Pearson of two window series built from the same items (NAN when too short). */
+static double series_pearson(const item_counts *x, const item_counts *y, size_t n,
+                             const arb_audit_params *p, double *sx, double *sy)
+{
+    size_t kx = window_series(x, n, p->window, p->stride, sx);
+    size_t ky = window_series(y, n, p->window, p->stride, sy);
+    if (kx != ky) return NAN; /* cannot happen: same n */
+    return arb_stat_pearson(sx, sy, kx);
+}
+
+/* Mean of the defined values among n; NAN when none is. */
+static double mean_defined(const double *v, size_t n)
+{
+    double sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i])) {
+            sum += v[i];
+            k++;
+        }
+    return k ? sum / (double)k : NAN;
+}
+
+/* Accumulates the window-series metrics of one comparison (refs[0..n) all of one cmp, sorted
+** by benchmark order): MPCC-Consistency (§3) and MPCC per run (§4). Each "item" of a series is
+** one (item, copy): a bootstrap copy of an item is a separate item. Returns 0, -1 no memory. */
+static int comparison_series(const arb__pair_ref *refs, size_t n, const arb_audit_params *p,
+                             double *mpcc_consistency, double mpcc_run[2])
+{
+    int rc = -1;
+    /* at most n items; series are at most n values long */
+    item_counts *run[2] = {calloc(n + 1, sizeof(item_counts)), calloc(n + 1, sizeof(item_counts))};
+    item_counts *judge[2] = {calloc(n + 1, sizeof(item_counts)), calloc(n + 1, sizeof(item_counts))};
+    item_counts *expert[2] = {calloc(n + 1, sizeof(item_counts)), calloc(n + 1, sizeof(item_counts))};
+    double *sx = calloc(n + 1, sizeof(double)), *sy = calloc(n + 1, sizeof(double));
+    if (!run[0] || !run[1] || !judge[0] || !judge[1] || !expert[0] || !expert[1] || !sx || !sy)
+        goto done;
+
+    size_t n_both = 0, n_lab[2] = {0, 0};
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        item_counts r0 = {0, 0, 0}, r1 = {0, 0, 0};
+        int has[2] = {0, 0}, both = 0;
+        char expert_label = refs[i].p->expert;
+        while (j < n && refs[j].p->item == refs[i].p->item && refs[j].copy == refs[i].copy) {
+            const arb__sbs_pair *q = refs[j].p;
+            if (q->p0) {
+                count_model_verdict(&r0, arb_verdict_to_model(q->p0, 0));
+                has[0] = 1;
+            }
+            if (q->p1) {
+                count_model_verdict(&r1, arb_verdict_to_model(q->p1, 1));
+                has[1] = 1;
+            }
+            if (q->p0 && q->p1) both = 1;
+            j++;
+        }
+        /* MPCC-Consistency walks the items that have both runs (BM) */
+        if (both) {
+            run[0][n_both] = r0;
+            run[1][n_both] = r1;
+            n_both++;
+        }
+        /* MPCC per run walks the items with an expert majority label and that run */
+        if (expert_label >= 'a' && expert_label <= 'd') {
+            const item_counts rr[2] = {r0, r1};
+            for (int r = 0; r < 2; r++) {
+                if (!has[r]) continue;
+                judge[r][n_lab[r]] = rr[r];
+                item_counts e = {0, 0, 0};
+                count_model_verdict(&e, expert_label);
+                expert[r][n_lab[r]] = e;
+                n_lab[r]++;
+            }
+        }
+        i = j;
+    }
+    *mpcc_consistency = series_pearson(run[0], run[1], n_both, p, sx, sy);
+    for (int r = 0; r < 2; r++) mpcc_run[r] = series_pearson(judge[r], expert[r], n_lab[r], p, sx, sy);
+    rc = 0;
+done:
+    for (int r = 0; r < 2; r++) {
+        free(run[r]);
+        free(judge[r]);
+        free(expert[r]);
+    }
+    free(sx);
+    free(sy);
+    return rc;
+}
+
+/* ---- the whole group ---------------------------------------------------------------------- */
+
+typedef struct unit_gap {
+    uint32_t cmp, task;
+    const arb__sbs_pair *p;
+} unit_gap;
+
+static int cmp_unit_gap(const void *x, const void *y)
+{
+    const unit_gap *a = x, *b = y;
+    if (a->cmp != b->cmp) return a->cmp < b->cmp ? -1 : 1;
+    return (a->task > b->task) - (a->task < b->task);
+}
+
+/* §5 PC and PF per quality-gap bin: each (comparison, task) unit of the group gets its own
+** δq from its own pairs and goes into the bin of that δq. Returns 0, -1 when out of memory. */
+static int gap_bins(const arb__pair_ref *refs, size_t n, arb_gap_bin bins[ARB_GAP_BINS])
+{
+    pair_tally bin_tally[ARB_GAP_BINS];
+    memset(bin_tally, 0, sizeof bin_tally);
+    for (int b = 0; b < ARB_GAP_BINS; b++) {
+        bins[b].lo = 0.1 * b;
+        bins[b].hi = 0.1 * (b + 1);
+        bins[b].n_units = bins[b].n_pairs = 0;
+    }
+    unit_gap *u = malloc((n ? n : 1) * sizeof *u);
+    if (!u) return -1;
+    for (size_t i = 0; i < n; i++) {
+        u[i].cmp = refs[i].p->cmp;
+        u[i].task = refs[i].p->task;
+        u[i].p = refs[i].p;
+    }
+    qsort(u, n, sizeof *u, cmp_unit_gap);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        pair_tally t;
+        memset(&t, 0, sizeof t);
+        while (j < n && u[j].cmp == u[i].cmp && u[j].task == u[i].task) tally_add(&t, u[j++].p);
+        double gap = fabs(tally_owr(&t) - 0.5);
+        if (!isnan(gap)) {
+            int b = (int)(gap * 10.0);
+            if (b >= ARB_GAP_BINS) b = ARB_GAP_BINS - 1; /* δq = 0.5 joins the last bin */
+            bins[b].n_units++;
+            bin_tally[b].valid += t.valid;
+            bin_tally[b].consistent += t.consistent;
+            bin_tally[b].pcn += t.pcn;
+            bin_tally[b].rcn += t.rcn;
+        }
+        i = j;
+    }
+    for (int b = 0; b < ARB_GAP_BINS; b++) {
+        bins[b].n_pairs = bin_tally[b].valid;
+        bins[b].pc = tally_pc(&bin_tally[b]);
+        bins[b].pf = tally_pf(&bin_tally[b]);
+    }
+    free(u);
+    return 0;
+}
+
+/* §5 length factors over the valid pairs: mean, and Pearson with consistency (1/0) and with the
+** pair's lean as PF counts it (+1 recency, −1 primacy, 0 consistent or neutral). */
+static int length_factors(const arb__pair_ref *refs, size_t n, arb_length_factor out[ARB_LEN__COUNT])
+{
+    double *len = malloc((n ? n : 1) * sizeof *len);
+    double *cons = malloc((n ? n : 1) * sizeof *cons);
+    double *lean = malloc((n ? n : 1) * sizeof *lean);
+    if (!len || !cons || !lean) {
+        free(len);
+        free(cons);
+        free(lean);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const arb__sbs_pair *p = refs[i].p;
+        if (!pair_valid(p)) continue;
+        int consistent = pair_consistent(p);
+        int l = consistent ? 0 : pair_lean(p);
+        cons[k] = consistent;
+        lean[k] = l > 0 ? -1.0 : l < 0 ? 1.0 : 0.0;
+        k++;
+    }
+    for (int f = 0; f < ARB_LEN__COUNT; f++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (pair_valid(refs[i].p)) len[m++] = refs[i].p->len[f];
+        out[f].mean = mean_defined(len, m);
+        out[f].r_pc = arb_stat_pearson(len, cons, m);
+        out[f].r_pf = arb_stat_pearson(len, lean, m);
+    }
+    free(len);
+    free(cons);
+    free(lean);
+    return 0;
+}
+
+/* §5 repetition stability: over the prompts judged at least twice (same comparison, item and
+** order), the mean share of the most frequent verdict (E counts as a verdict). Prompts judged
+** once say nothing about stability, so they are left out; RS is NAN when there are none. */
+static double repetition_stability(const arb__pair_ref *refs, size_t n, size_t *n_queries)
+{
+    double sum = 0;
+    size_t queries = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        size_t counts[2][5] = {{0}}, trials[2] = {0, 0};
+        while (j < n && refs[j].p->cmp == refs[i].p->cmp && refs[j].p->item == refs[i].p->item &&
+               refs[j].copy == refs[i].copy) {
+            const char v[2] = {refs[j].p->p0, refs[j].p->p1};
+            for (int r = 0; r < 2; r++) {
+                if (!v[r]) continue;
+                counts[r][v[r] >= 'A' && v[r] <= 'D' ? v[r] - 'A' : 4]++;
+                trials[r]++;
+            }
+            j++;
+        }
+        for (int r = 0; r < 2; r++) {
+            if (trials[r] < 2) continue;
+            size_t top = 0;
+            for (int k = 0; k < 5; k++)
+                if (counts[r][k] > top) top = counts[r][k];
+            sum += (double)top / (double)trials[r];
+            queries++;
+        }
+        i = j;
+    }
+    *n_queries = queries;
+    return queries ? sum / (double)queries : NAN;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Distinct items; the copies of an item in a resample count as separate items. */
+static int count_items(const arb__pair_ref *refs, size_t n, size_t *out)
+{
+    uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys) return -1;
+    for (size_t i = 0; i < n; i++) keys[i] = (uint64_t)refs[i].p->item << 32 | refs[i].copy;
+    qsort(keys, n, sizeof *keys, cmp_u64);
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || keys[i] != keys[i - 1]) distinct++;
+    free(keys);
+    *out = distinct;
+    return 0;
+}
+
+/* Computes every metric of m except the intervals (left as they are) over refs[0..n), which
+** must be sorted by comparison, benchmark order, item, copy and repetition. Returns 0, or -1
+** when out of memory. */
+int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
+                       arb_audit_metrics *m)
+{
+    arb_sbs_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
+    if (!pairs) return -1;
+    for (size_t i = 0; i < n; i++) {
+        pairs[i].p0 = refs[i].p->p0;
+        pairs[i].p1 = refs[i].p->p1;
+    }
+    arb_sbs_metrics sm;
+    arb_sbs_metrics_compute(pairs, n, &sm);
+    free(pairs);
+    for (int k = 0; k < ARB_M__COUNT; k++) m->value[k] = NAN;
+    m->n_pairs = sm.n_pairs;
+    m->n_judgments = sm.n_judgments;
+    m->run0 = sm.run0;
+    m->run1 = sm.run1;
+    m->mean = sm.mean;
+    m->value[ARB_M_PBIAS_AB] = sm.pbias_ab;
+    m->value[ARB_M_CON_ABCD] = sm.con_abcd;
+    m->value[ARB_M_PCON_AB] = sm.pcon_ab;
+    m->value[ARB_M_ERROR_RATE] = sm.error_rate;
+
+    /* distinct items (an item judged in several comparisons of the group counts once) */
+    m->n_items = 0;
+    m->n_labelled_items = m->n_label_ties = m->n_labelled_judgments = 0;
+    memset(m->confusion, 0, sizeof m->confusion);
+    if (count_items(refs, n, &m->n_items)) return -1;
+
+    /* §5 consistency, fairness, win rate */
+    pair_tally t;
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; i < n; i++) tally_add(&t, refs[i].p);
+    m->n_valid_pairs = t.valid;
+    m->n_consistent = t.consistent;
+    m->pcn = t.pcn;
+    m->rcn = t.rcn;
+    m->n_neutral = t.neutral;
+    m->value[ARB_M_PC] = tally_pc(&t);
+    m->value[ARB_M_PF] = tally_pf(&t);
+    if (t.valid) {
+        size_t leaning = t.pcn + t.rcn; /* §5: both 0 when pcn + rcn = 0 */
+        m->value[ARB_M_IPR] = leaning ? (double)t.pcn / (double)leaning : 0.0;
+        m->value[ARB_M_IRR] = leaning ? (double)t.rcn / (double)leaning : 0.0;
+    }
+    m->value[ARB_M_OWR] = tally_owr(&t);
+    m->value[ARB_M_QUALITY_GAP] = fabs(m->value[ARB_M_OWR] - 0.5);
+    m->value[ARB_M_RS] = repetition_stability(refs, n, &m->n_rep_queries);
+
+    /* §4 against the expert majority, judgment by judgment */
+    double counts_judge[2][4] = {{0}}, counts_expert[2][4] = {{0}};
+    double kappa_table[5 * 5] = {0};
+    size_t correct = 0;
+    for (size_t i = 0; i < n; i++) {
+        const arb__sbs_pair *p = refs[i].p;
+        int new_unit = i == 0 || p->item != refs[i - 1].p->item || p->cmp != refs[i - 1].p->cmp ||
+                       refs[i].copy != refs[i - 1].copy;
+        if (p->expert == 'T' && new_unit) m->n_label_ties++;
+        if (!(p->expert >= 'a' && p->expert <= 'd')) continue;
+        if (new_unit) m->n_labelled_items++;
+        int e = p->expert - 'a';
+        const char v[2] = {p->p0, p->p1};
+        for (int r = 0; r < 2; r++) {
+            if (!v[r]) continue;
+            char j = arb_verdict_to_model(v[r], r);
+            int ji = verdict_index(j);
+            m->confusion[ji][e]++;
+            kappa_table[ji * 5 + e] += 1;
+            m->n_labelled_judgments++;
+            if (j == p->expert) correct++;
+            /* APCC: the experts' label counts once per judgment of the judge, so both vectors
+            ** weigh items alike; a judgment E adds to neither of the judge's four counts. */
+            if (ji < 4) counts_judge[r][ji] += 1;
+            counts_expert[r][e] += 1;
+        }
+    }
+    if (m->n_labelled_judgments) {
+        m->value[ARB_M_ACCURACY] = (double)correct / (double)m->n_labelled_judgments;
+        m->value[ARB_M_COHEN_KAPPA] = arb_stat_cohen_kappa(kappa_table, 5);
+    }
+    for (int r = 0; r < 2; r++) {
+        double total = 0;
+        for (int k = 0; k < 4; k++) total += counts_expert[r][k];
+        m->apcc_run[r] = total > 0 ? arb_stat_pearson(counts_judge[r], counts_expert[r], 4) : NAN;
+    }
+    m->value[ARB_M_APCC] = mean_defined(m->apcc_run, 2);
+
+    /* window series per comparison; a pooled row averages its comparisons */
+    size_t n_cmp = 0;
+    double *cons = malloc((n ? n : 1) * sizeof *cons);
+    double *mr[2] = {malloc((n ? n : 1) * sizeof(double)), malloc((n ? n : 1) * sizeof(double))};
+    int rc = -1;
+    if (!cons || !mr[0] || !mr[1]) goto done;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && refs[j].p->cmp == refs[i].p->cmp) j++;
+        double run_mpcc[2];
+        if (comparison_series(refs + i, j - i, params, &cons[n_cmp], run_mpcc)) goto done;
+        mr[0][n_cmp] = run_mpcc[0];
+        mr[1][n_cmp] = run_mpcc[1];
+        n_cmp++;
+        i = j;
+    }
+    m->value[ARB_M_MPCC_CONSISTENCY] = mean_defined(cons, n_cmp);
+    m->mpcc_run[0] = mean_defined(mr[0], n_cmp);
+    m->mpcc_run[1] = mean_defined(mr[1], n_cmp);
+    m->value[ARB_M_MPCC] = mean_defined(m->mpcc_run, 2);
+    /* §3 MPCC-Δ needs both runs */
+    m->value[ARB_M_MPCC_DELTA] = fabs(m->mpcc_run[0] - m->mpcc_run[1]);
+
+    if (gap_bins(refs, n, m->gap_bins) || length_factors(refs, n, m->length)) goto done;
+    rc = 0;
+done:
+    free(cons);
+    free(mr[0]);
+    free(mr[1]);
+    return rc;
+}

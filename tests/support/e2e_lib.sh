@@ -1,0 +1,29 @@
+# e2e_lib.sh -- what the end-to-end test scripts share (sourced, not run): a scratch directory
+# removed on exit, pass/fail counting, and the simulated judge server on a free port over the
+# demo benchmark. The caller sets ARB (the arbiter binary) before sourcing.
+set -euo pipefail
+SRC=${ARB_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+T=$(mktemp -d)
+SIM_PID=""
+cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+pass=0; fail=0
+ok()   { pass=$((pass+1)); echo "ok   - $1"; }
+bad()  { fail=$((fail+1)); echo "FAIL - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+# start_sim ARGS...: copies the demo benchmark into $T (n_items = its size) and starts
+# `arbiter sim-server` with ARGS (judges, seed) on a free port; sets PORT and URL.
+start_sim() {
+  cp "$SRC/demo/items.jsonl" "$SRC/demo/answers.jsonl" "$T/"
+  n_items=$(grep -c . "$T/items.jsonl")
+  "$ARB" sim-server --port 0 --port-file "$T/port" --items "$T/items.jsonl" \
+    --answers "$T/answers.jsonl" "$@" 2>"$T/sim.log" &
+  SIM_PID=$!
+  for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+  PORT=$(cat "$T/port")
+  URL="http://127.0.0.1:$PORT/v1"
+}
+
+# finish: prints the tally; the script's exit status is whether everything passed.
+finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; }
