@@ -316,6 +316,10 @@ struct arb_audit {
 ** call; nonzero from fn stops the walk. */
 typedef int (*arb__majority_fn)(void *ud, const char *item_id, const char *candidate,
                                 const char *baseline, char majority, int n_annotators);
+/* arb_labels_import on text already read (source names it in messages; format "jsonl" or
+** "csv"). text is borrowed. */
+arb_status arb__labels_import_text(arb_store *s, const char *source, const char *format,
+                                   const char *text, size_t len, arb_labels_import_stats *stats);
 /* Walks the majority labels ordered by candidate, baseline, item seq. */
 arb_status arb__labels_each_majority(arb_store *s, arb__majority_fn fn, void *ud);
 

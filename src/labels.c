@@ -732,6 +732,18 @@ arb_status arb_labels_import(arb_store *store, const char *path, const char *for
         free(err);
         return code;
     }
+    arb_status st = arb__labels_import_text(store, path, format, text, len, stats);
+    free(text);
+    return st;
+}
+
+/* Imports label text (JSONL or CSV, as format says) named source in messages; the work of
+** arb_labels_import once the file is read, and what the fuzz target drives. text is borrowed. */
+arb_status arb__labels_import_text(arb_store *store, const char *source, const char *format,
+                                   const char *text, size_t len, arb_labels_import_stats *stats)
+{
+    if (stats) memset(stats, 0, sizeof *stats);
+    const char *path = source;
     const char *body = text;
     if (len >= 3 && !memcmp(body, "\xEF\xBB\xBF", 3)) { /* UTF-8 byte order mark */
         body += 3;
@@ -779,7 +791,6 @@ arb_status arb_labels_import(arb_store *store, const char *path, const char *for
     for (int i = 0; i < 4; i++) sqlite3_finalize(*stmts[i]);
     seen_free(&im.seen);
     arb__buf_free(&im.key);
-    free(text);
     if (!st && stats) *stats = im.stats;
     return st;
 }

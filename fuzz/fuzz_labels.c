@@ -1,0 +1,63 @@
+/*
+** fuzz_labels.c -- libFuzzer target for the label importers of labels.c (JSONL and CSV).
+**
+** The input is imported twice into an in-memory store that holds items "q1" and "7": as JSONL
+** and as CSV. Whatever happens, an import is all or nothing: on failure the number of stored
+** labels is unchanged and the message names the source; on success every stored label has a
+** verdict a..d and the counts add up.
+*/
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char items[] = "{\"id\":\"q1\",\"question\":\"one?\"}\n"
+                            "{\"id\":7,\"question\":\"seven?\"}\n";
+
+static long long count_labels(arb_store *s, const char *where)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM human_labels%s", where);
+    sqlite3_stmt *q = NULL;
+    long long n = -1;
+    if (sqlite3_prepare_v2(arb__store_db(s), sql, -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        n = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static arb_store *store;
+    if (!store) {
+        arb_dataset *ds = arb_dataset_create();
+        if (arb_store_open(":memory:", &store) != ARB_OK || !ds ||
+            arb_dataset_add_items_jsonl(ds, "items", items, strlen(items)) != ARB_OK ||
+            arb__store_put_dataset(store, ds) != ARB_OK)
+            abort();
+        arb_dataset_destroy(ds);
+    }
+    static const char *const formats[] = {"jsonl", "csv"};
+    for (int f = 0; f < 2; f++) {
+        long long before = count_labels(store, "");
+        arb_labels_import_stats st;
+        arb_status rc = arb__labels_import_text(store, "fuzz", formats[f], (const char *)data,
+                                                size, &st);
+        long long after = count_labels(store, "");
+        if (rc != ARB_OK) {
+            if (after != before) abort();
+            if (rc == ARB_PARSE && strncmp(arb_store_errmsg(store), "fuzz", 4) != 0) abort();
+        } else {
+            if (after != before + (long long)st.inserted) abort();
+            if (st.inserted + st.updated + st.unchanged > st.rows) abort();
+        }
+        if (count_labels(store, " WHERE verdict NOT IN ('a','b','c','d')") != 0) abort();
+    }
+    /* keep the store small so every run starts alike */
+    sqlite3_exec(arb__store_db(store), "DELETE FROM human_labels", NULL, NULL, NULL);
+    return 0;
+}
