@@ -154,8 +154,12 @@ void arb__store_rollback(arb_store *s);
 /* Records (upserts) every item and answer of ds, keeping the dataset order in items.seq so
 ** window series (METHODS §3.1) can walk items in benchmark order. */
 arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds);
-/* Records the judge (name, base_url, model, sampling as JSON; never the key). */
+/* Records the judge (name, base_url, model, sampling as JSON; never the key). A name that
+** already has judgments made with another model or other sampling is refused (ARB_INVALID):
+** one name must not mix two configurations. */
 arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge);
+/* The same check alone, writing nothing (dry runs). */
+arb_status arb__store_check_judge(arb_store *s, const arb_judge_config *judge);
 
 /* One judge call, as stored in table calls (unique on key). */
 typedef struct arb__call_record {

@@ -207,6 +207,7 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
         goto done;
     }
     if ((st = validate(&r))) goto done;
+    if (params->dry_run && (st = arb__store_check_judge(store, &r.judge))) goto done;
 
     if (!params->dry_run) {
         if ((st = arb__store_put_dataset(store, ds))) goto done;

@@ -655,34 +655,87 @@ static int set_real_if_defined(json_t *obj, const char *key, double value)
 
 /* Records (upserts by name) the judge: base_url, model and the sampling parameters that are
 ** sent. The API key, and even the name of its variable, are not stored. */
-arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
+/* A judge's name keys its rows, so one name must not mix two configurations: when the name
+** already has judgments, the model and sampling must be the ones they were made with (a
+** temperature-1 rerun under the same name would silently replace the temperature-0 rows). */
+static arb_status check_judge_unchanged(arb_store *s, const char *name, const char *model,
+                                        const char *sampling)
 {
-    if (!judge || !judge->model)
-        return arb__store_fail(s, ARB_INVALID, "put_judge: the judge has no model");
-    const arb_sampling *sp = &judge->sampling;
-    json_t *obj = json_object();
-    char *sampling = NULL;
+    static const char sql[] =
+        "SELECT model, sampling FROM judges WHERE name = ?1"
+        " AND EXISTS (SELECT 1 FROM pairwise WHERE judge_name = ?1)";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return arb__store_fail(s, ARB_DB, "cannot read the judges: %s", sqlite3_errmsg(s->db));
+    bind_text(q, 1, name);
     arb_status st = ARB_OK;
-    if (!obj) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        const char *old_model = (const char *)sqlite3_column_text(q, 0);
+        const char *old_sampling = (const char *)sqlite3_column_text(q, 1);
+        if (strcmp(old_model ? old_model : "", model) || strcmp(old_sampling ? old_sampling : "", sampling))
+            st = arb__store_fail(s, ARB_INVALID,
+                                 "judge \"%s\" already has judgments made with model %s and "
+                                 "sampling %s; this run asks for model %s and sampling %s. Give "
+                                 "this configuration its own --judge-name (e.g. %s@t1) so the two "
+                                 "are not mixed",
+                                 name, old_model ? old_model : "?", old_sampling ? old_sampling : "?",
+                                 model, sampling, name);
+    } else if (rc != SQLITE_DONE) {
+        st = arb__store_fail(s, ARB_DB, "cannot read the judges: %s", sqlite3_errmsg(s->db));
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* The judge's sampling parameters as compact JSON with sorted keys (caller frees), or NULL when
+** out of memory. Only what is sent is listed (§2.6). */
+static char *sampling_json(const arb_sampling *sp)
+{
+    json_t *obj = json_object();
+    if (!obj) return NULL;
     int bad = 0;
-    if (sp->max_tokens > 0)
-        bad |= json_object_set_new(obj, "max_tokens", json_integer(sp->max_tokens));
+    if (sp->max_tokens > 0) bad |= json_object_set_new(obj, "max_tokens", json_integer(sp->max_tokens));
     bad |= set_real_if_defined(obj, "temperature", sp->temperature);
     bad |= set_real_if_defined(obj, "top_p", sp->top_p);
     bad |= set_real_if_defined(obj, "frequency_penalty", sp->frequency_penalty);
     if (sp->has_seed) bad |= json_object_set_new(obj, "seed", json_integer(sp->seed));
-    if (bad || !(sampling = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS))) {
-        st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-        goto done;
-    }
-    sqlite3_stmt *q = s->stmt[ST_PUT_JUDGE];
-    bind_text(q, 1, judge->name ? judge->name : judge->model);
-    bind_text(q, 2, judge->base_url);
-    bind_text(q, 3, judge->model);
-    bind_text(q, 4, sampling);
-    st = step_done(s, q, "cannot store the judge");
-done:
+    char *text = bad ? NULL : json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(obj);
+    return text;
+}
+
+/* Refuses (ARB_INVALID, with a message) a judge whose name already has judgments made with
+** another model or other sampling; see check_judge_unchanged. Writes nothing. */
+arb_status arb__store_check_judge(arb_store *s, const arb_judge_config *judge)
+{
+    if (!judge || !judge->model)
+        return arb__store_fail(s, ARB_INVALID, "check_judge: the judge has no model");
+    char *sampling = sampling_json(&judge->sampling);
+    if (!sampling) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    arb_status st = check_judge_unchanged(s, judge->name ? judge->name : judge->model,
+                                          judge->model, sampling);
+    free(sampling);
+    return st;
+}
+
+/* Records the judge (upsert by name) after check_judge_unchanged; never the API key. */
+arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
+{
+    if (!judge || !judge->model)
+        return arb__store_fail(s, ARB_INVALID, "put_judge: the judge has no model");
+    char *sampling = sampling_json(&judge->sampling);
+    if (!sampling) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    arb_status st = check_judge_unchanged(s, judge->name ? judge->name : judge->model,
+                                          judge->model, sampling);
+    if (!st) {
+        sqlite3_stmt *q = s->stmt[ST_PUT_JUDGE];
+        bind_text(q, 1, judge->name ? judge->name : judge->model);
+        bind_text(q, 2, judge->base_url);
+        bind_text(q, 3, judge->model);
+        bind_text(q, 4, sampling);
+        st = step_done(s, q, "cannot store the judge");
+    }
     free(sampling);
     return st;
 }

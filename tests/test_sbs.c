@@ -151,6 +151,34 @@ static void test_both_orders_reps_and_audit(void **state)
     assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise"), 12);
 }
 
+/* One judge name must not mix two configurations: a temperature-1 run under the name of a
+** temperature-0 run is refused before any request (dry run too), and runs under its own name. */
+static void test_judge_name_keeps_one_configuration(void **state)
+{
+    fixture *f = *state;
+    arb_sbs_params p = params(f);
+    arb_run_stats st;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(arb_test_server_requests(f->srv), 6);
+    p.judge.sampling.temperature = 1.0;
+    p.reps = 3;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    const char *msg = arb_store_errmsg(f->store);
+    assert_non_null(strstr(msg, "judge \"always-a\" already has judgments made with model judge-m"));
+    assert_non_null(strstr(msg, "\"temperature\":0"));
+    assert_non_null(strstr(msg, "\"temperature\":1"));
+    assert_non_null(strstr(msg, "--judge-name"));
+    p.dry_run = 1;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    assert_int_equal(arb_test_server_requests(f->srv), 6);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise"), 6);
+    p.dry_run = 0;
+    p.judge.name = "always-a@t1";
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise"), 6 + 18);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from judges"), 2);
+}
+
 static void test_invalid_output_is_e_with_text_kept(void **state)
 {
     fixture *f = *state;
@@ -171,6 +199,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_checks_before_any_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_both_orders_reps_and_audit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_output_is_e_with_text_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_judge_name_keeps_one_configuration, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);
