@@ -469,6 +469,191 @@ ARB_API char *arb_factors_to_text(const arb_factors *f);
 ARB_API char *arb_factors_to_json(const arb_factors *f);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Battles (METHODS §6): reviewer r compared contestant i (shown first) with j on question q;
+** s = -1 i better, 0 tie, +1 j better. Arena convention files, importers, the store.          */
+
+/* Style covariates of one answer (style control, arena style). NAN when unknown. */
+enum {
+    ARB_STYLE_LENGTH,  /* answer length (code points; tokens when the source gives tokens) */
+    ARB_STYLE_HEADERS, /* markdown headers */
+    ARB_STYLE_LISTS,   /* markdown list items */
+    ARB_STYLE_BOLD,    /* markdown bold spans */
+    ARB_STYLE__COUNT
+};
+
+typedef struct arb_battle {
+    const char *question;
+    const char *model_i;  /* shown first ("model_a" in arena files) */
+    const char *model_j;
+    const char *reviewer; /* judge, human, or "" when the source does not say */
+    int s;                /* -1 i better, 0 tie, +1 j better */
+    int both_bad;         /* a tie where both answers were bad (arena "tie (bothbad)") */
+    double style_i[ARB_STYLE__COUNT], style_j[ARB_STYLE__COUNT];
+} arb_battle;
+
+/* Returns a battle with every style covariate NAN and the rest zero. */
+ARB_API arb_battle arb_battle_init(void);
+
+typedef struct arb_battles arb_battles;
+
+/* An ordered set of battles (order matters to online Elo). Strings are copied and interned. */
+ARB_API arb_battles *arb_battles_create(void);
+ARB_API void arb_battles_destroy(arb_battles *b);
+ARB_API const char *arb_battles_errmsg(const arb_battles *b);
+/* Appends a copy of one battle. ARB_INVALID (with a message) when i == j or s is not -1/0/1. */
+ARB_API arb_status arb_battles_add(arb_battles *b, const arb_battle *battle);
+ARB_API size_t arb_battles_count(const arb_battles *b);
+/* Battle index as views into the set's strings (valid until the set changes). */
+ARB_API arb_battle arb_battles_at(const arb_battles *b, size_t index);
+
+/* Reads an arena-convention JSONL file: {"question_id", "model_a", "model_b", "judge",
+** "winner": "model_a"|"model_b"|"tie"|"tie (bothbad)"}, optional style fields. All or
+** nothing; errors say "path:line: field ...". */
+ARB_API arb_status arb_battles_read_jsonl(arb_battles *b, const char *path);
+/* Writes the battles in the same convention. */
+ARB_API arb_status arb_battles_write_jsonl(const arb_battles *b, FILE *out);
+
+/* Importers of existing judgment data (kind "prd", "arena" or "fastchat"; see README for the
+** layouts). Appends to b; all or nothing; errors name the file and line. */
+ARB_API arb_status arb_battles_import(arb_battles *b, const char *kind, const char *path);
+
+/* Stores the battles under source (a rerun with the same source replaces them) / appends
+** every stored battle (all sources, or those of source when not NULL), in stored order. */
+ARB_API arb_status arb_store_put_battles(arb_store *store, const char *source,
+                                         const arb_battles *b);
+ARB_API arb_status arb_store_get_battles(arb_store *store, const char *source, arb_battles *b);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Rankings (METHODS §6).                                                                    */
+
+typedef enum arb_rank_method {
+    ARB_RANK_WINRATE,      /* (wins + ½ ties) / battles, and the pairwise win-rate matrix */
+    ARB_RANK_ELO,          /* online Elo, mean over random permutations of the order */
+    ARB_RANK_BT,           /* Bradley-Terry MLE on the Elo scale */
+    ARB_RANK_PEER_WINRATE, /* peer rank: weighted win rate with learned reviewer weights */
+    ARB_RANK_PEER_ELO      /* peer rank: weighted Elo with learned reviewer weights */
+} arb_rank_method;
+
+/* A reviewer's identity for peer rank: which contestant it is, or a fixed weight. */
+typedef struct arb_reviewer_info {
+    const char *reviewer;
+    const char *model;   /* the contestant this reviewer is; NULL: not a contestant */
+    double fixed_weight; /* used when model is NULL (humans); NAN: 1 (the mean weight) */
+} arb_reviewer_info;
+
+typedef struct arb_rank_params {
+    arb_rank_method method;
+    double elo_k;               /* default 32 */
+    double elo_initial;         /* default 1000 */
+    size_t elo_permutations;    /* default 1000 (1: the given order only) */
+    const char *anchor;         /* BT/Elo: model held at elo_initial; NULL: the mean is */
+    size_t bootstrap;           /* resamples for intervals (default 0 = none) */
+    unsigned long long seed;    /* permutations and bootstrap (default 1) */
+    double ci_level;            /* default 0.95 */
+    const char *const *reviewers; /* only these reviewers' battles; NULL = all */
+    size_t n_reviewers;
+    size_t top_k_reviewers;     /* peer rank: only reviewers among the current top K, 0 = all */
+    int exclude_self;           /* drop reviews of pairs that contain the reviewer's own model */
+    const arb_reviewer_info *reviewer_info; /* NULL: a reviewer named like a model is it */
+    size_t n_reviewer_info;
+    int max_iterations;         /* peer rank (default 10) */
+    double tolerance;           /* peer rank weight change to stop (default 1e-9) */
+    size_t trend_every;         /* Elo after every k battles (0 = no trend) */
+    int length_control;         /* add the length-controlled win rate (BT with a length term) */
+    int style_control;          /* add style-controlled BT (length and markdown covariates) */
+    const char *human_prefix;   /* reviewers starting with this are humans: weighted majority
+                                   vote vs their majority, accuracy, Fleiss' kappa (default
+                                   "human") */
+} arb_rank_params;
+
+ARB_API arb_rank_params arb_rank_default_params(void);
+
+/* One contestant's result, best first. */
+typedef struct arb_rank_entry {
+    const char *model;
+    double score;         /* win rate (0..1) or rating (Elo scale) */
+    double ci_lo, ci_hi;  /* bootstrap percentile interval; NAN when not computed */
+    double sd;            /* Elo: spread over permutations; NAN otherwise */
+    double lc_win_rate, lc_ci_lo, lc_ci_hi; /* length-controlled win rate; NAN when not asked */
+    double style_rating, style_ci_lo, style_ci_hi; /* style-controlled BT; NAN when not asked */
+    size_t battles, wins, ties, losses;
+} arb_rank_entry;
+
+/* A reviewer's peer-rank result. */
+typedef struct arb_rank_reviewer {
+    const char *reviewer;
+    const char *model;     /* contestant it is, or NULL */
+    double weight;         /* final weight (sums to 1 over contestant reviewers) */
+    size_t reviews;
+    double self_enhancement;        /* own win rate by itself minus by the others; NAN n/a */
+    double self_ci_lo, self_ci_hi;
+} arb_rank_reviewer;
+
+typedef struct arb_rank arb_rank;
+
+/* Ranks the contestants of the battles. On bad parameters returns ARB_INVALID and *errmsg (if
+** not NULL) says why (free with arb_free). */
+ARB_API arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *params,
+                                    arb_rank **out, char **errmsg);
+ARB_API void arb_rank_destroy(arb_rank *rank);
+ARB_API size_t arb_rank_count(const arb_rank *rank);
+ARB_API const arb_rank_entry *arb_rank_entry_at(const arb_rank *rank, size_t index);
+/* Win rate of entry row over entry col from their direct battles; NAN when none. */
+ARB_API double arb_rank_pairwise(const arb_rank *rank, size_t row, size_t col);
+ARB_API size_t arb_rank_reviewer_count(const arb_rank *rank);
+ARB_API const arb_rank_reviewer *arb_rank_reviewer_at(const arb_rank *rank, size_t index);
+/* Peer rank iterations done, and whether the weights converged (1) or hit the limit (0). */
+ARB_API int arb_rank_iterations(const arb_rank *rank, int *converged);
+ARB_API char *arb_rank_to_text(const arb_rank *rank);
+ARB_API char *arb_rank_to_json(const arb_rank *rank);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Judges file (YAML) for tournaments: one entry per judge.                                  */
+
+typedef struct arb_judges_file arb_judges_file;
+
+/* Reads a judges file:
+**   judges:
+**     - name: gpt4-judge          # optional, default the model
+**       url: http://127.0.0.1:8000/v1
+**       model: gpt-4o
+**       api_key_env: OPENAI_API_KEY   # optional
+**       contestant: gpt4          # optional: the contestant model this judge is (peer rank)
+**       temperature: 0            # optional sampling: max_tokens, top_p, frequency_penalty, seed
+** Errors say "path:line:column: field ...". */
+ARB_API arb_status arb_judges_file_load(const char *path, arb_judges_file **out, char **errmsg);
+ARB_API void arb_judges_file_destroy(arb_judges_file *f);
+ARB_API size_t arb_judges_file_count(const arb_judges_file *f);
+ARB_API const arb_judge_config *arb_judges_file_judge(const arb_judges_file *f, size_t index);
+/* The contestant model judge index is, or NULL. */
+ARB_API const char *arb_judges_file_contestant(const arb_judges_file *f, size_t index);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tournament (METHODS §6): every unordered pair of models in both orders, by every reviewer. */
+
+typedef struct arb_tournament_params {
+    const char *const *models;  /* contestants; NULL = every model with answers */
+    size_t n_models;
+    const arb_judges_file *judges; /* the reviewers (borrowed) */
+    int exclude_self;           /* skip a reviewer's own pairs */
+    size_t random_k;            /* only K reviewers drawn at random per comparison, 0 = all */
+    unsigned long long seed;
+    const char *template_name;  /* default "II-reason"; judged in 3-option mode (C = tie) */
+    int reps;
+    int dry_run;
+    int progress;
+    arb_client_params client;
+} arb_tournament_params;
+
+ARB_API arb_tournament_params arb_tournament_default_params(void);
+
+/* Judges every pair and stores the judgments (pairwise, protocol "tournament") and battles
+** (source "tournament"). Resumes like arb_sbs_run. */
+ARB_API arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
+                                      const arb_tournament_params *params,
+                                      arb_run_stats *stats);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Statistics (METHODS §10). Undefined results (empty input, n < 2, zero variance, a zero
 ** denominator) are NAN, never 0 or inf. Where two series are paired, a pair with a NAN in
 ** either series is left out before anything is computed.                                   */

@@ -16,12 +16,15 @@ have_pc libmicrohttpd || need+=(libmicrohttpd-dev)
 have_pc libxxhash || need+=(libxxhash-dev)
 have_pc cmocka || need+=(libcmocka-dev)
 have_pc gsl || need+=(libgsl-dev)
+have_pc yaml-0.1 || need+=(libyaml-dev)
 [ -f /usr/include/csv.h ] || need+=(libcsv-dev)
 # libFuzzer and the sanitizer runtimes for clang.
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-dev)
 if [ "${ARB_BENCH_DEPS:-0}" = 1 ]; then
   /usr/bin/python3 -c 'import httpx' 2>/dev/null || need+=(python3-httpx)
   /usr/bin/python3 -c 'import requests' 2>/dev/null || need+=(python3-requests)
+  /usr/bin/python3 -c 'import pandas' 2>/dev/null || need+=(python3-pandas)
+  /usr/bin/python3 -c 'import sklearn' 2>/dev/null || need+=(python3-sklearn)
 fi
 command -v python3 >/dev/null || need+=(python3)
 command -v sqlite3 >/dev/null || need+=(sqlite3)

@@ -69,6 +69,20 @@ int arb__json_set(json_t *obj, const char *key, json_t *value);
 double arb__now_ms(void);           /* monotonic clock, milliseconds */
 char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
 
+/* Interned strings: each distinct string gets the next index (0, 1, ...). Open addressing on
+** xxh3; names[k] is the k-th string (owned). */
+typedef struct arb__strtab {
+    char **names;
+    size_t n, cap;
+    uint32_t *slots; /* index + 1 per slot, 0 = empty */
+    size_t n_slots;
+} arb__strtab;
+/* Returns the index of s, adding it when new; UINT32_MAX when out of memory. */
+uint32_t arb__strtab_intern(arb__strtab *t, const char *s);
+/* Returns the index of s, or UINT32_MAX when absent. */
+uint32_t arb__strtab_find(const arb__strtab *t, const char *s);
+void arb__strtab_free(arb__strtab *t);
+
 /* Stop flag set by arb_request_stop() (signal handlers). */
 extern volatile int arb__stop_requested;
 
@@ -395,5 +409,78 @@ typedef struct arb__factor_group {
 ** bad target, ARB_NOMEM. */
 arb_status arb__factors_from_groups(const arb__factor_group *groups, size_t n,
                                     const char *target, arb_factors **out);
+
+/* ---- battles.c: battle sets (METHODS §6) --------------------------------------------------- */
+
+struct arb_battles {
+    arb__strtab questions, models, reviewers;
+    uint32_t *q, *i, *j, *r; /* per battle: indices into the tables above */
+    int8_t *s;               /* -1 i better, 0 tie, +1 j better */
+    uint8_t *both_bad;
+    float *style;            /* n x 2 x ARB_STYLE__COUNT (i then j), NAN unknown; NULL while no
+                                battle has any style value */
+    size_t n, cap;
+    char *errmsg;            /* last error (owned) */
+};
+/* Sets b's message (printf-style) and returns code. */
+arb_status arb__battles_fail(arb_battles *b, arb_status code, const char *fmt, ...)
+    ARB__ATTR_PRINTF(3, 4);
+
+/* ---- rank.c, peer.c: rankings (METHODS §6) ------------------------------------------------ */
+
+/* Agreement of the reviewers' vote with the humans' majority per comparison (§6). */
+typedef struct arb__rank_human {
+    size_t n_comparisons;      /* (question, unordered pair) with a human majority and a vote */
+    double accuracy_weighted;  /* weighted majority vote (final peer-rank weights) */
+    double accuracy_all;       /* every reviewer with equal weight */
+    double fleiss_weighted;    /* Fleiss' kappa of {vote, human majority} */
+    double fleiss_all;
+} arb__rank_human;
+
+struct arb_rank {
+    arb_rank_params params;   /* as used; string pointers are not kept (NULL) */
+    char *anchor;             /* copy of params.anchor, or NULL */
+    arb_rank_entry *entries;  /* best first; model strings owned by names below */
+    size_t n_entries;
+    char **names;             /* owned copies of model and reviewer names */
+    size_t n_names;
+    double *pairwise;         /* n_entries x n_entries in entry order: row beats col, NAN none */
+    arb_rank_reviewer *reviewers; /* peer rank and self-enhancement; NULL when none */
+    size_t n_reviewers;
+    int iterations, converged;
+    double *all_scores;       /* peer rank: the same method with equal weights ("All"), per
+                                 entry; NULL otherwise */
+    double *trend;            /* n_trend x n_entries: Elo after every trend_every battles */
+    size_t n_trend;
+    arb__rank_human human;    /* n_comparisons 0 when there are no human reviewers */
+    size_t n_battles_used;
+};
+
+/* Marks the battles the parameters select (reviewer list, exclude_self, humans left out of
+** the contestant ranking): use[k] = 1. reviewer_model[r] gets the contestant index (into
+** b->models) reviewer r is, or UINT32_MAX. Returns 0, or -1 after setting *errmsg. */
+int arb__rank_select(const arb_battles *b, const arb_rank_params *p, uint8_t *use,
+                     uint32_t *reviewer_model, char **errmsg);
+/* Online Elo over the selected battles (§6): K and initial rating from p, each review moving
+** both ratings by weight[r]·K·(outcome − expected) (weight NULL: 1), averaged over
+** p->elo_permutations random orders (1: the given order). mean and sd per model index
+** (b->models.n each; sd may be NULL). Returns 0, or -1 when out of memory. */
+int arb__elo(const arb_battles *b, const uint8_t *use, const double *weight,
+             const arb_rank_params *p, double *mean, double *sd);
+/* Win rate per model index over the selected battles, each review counted with weight[r]
+** (NULL: 1): (weighted wins + ½ ties) / weighted battles. NAN for a model with no battle. */
+void arb__win_rate(const arb_battles *b, const uint8_t *use, const double *weight, double *out);
+
+/* peer.c: peer rank (PR weighted win rate, weighted Elo; METHODS §6). Fills out->entries
+** (score = the weighted result, plus all_scores), out->reviewers (weights), iterations and
+** converged. Returns 0, or -1 after setting *errmsg. */
+int arb__peer_rank(const arb_battles *b, const arb_rank_params *p, arb_rank *out, char **errmsg);
+/* Self-enhancement per reviewer that is a contestant, with bootstrap intervals over
+** questions (p->bootstrap, p->seed); fills out->reviewers (adding reviewers when absent). */
+int arb__rank_self_enhancement(const arb_battles *b, const arb_rank_params *p, arb_rank *out);
+/* Weighted majority vote per (question, unordered pair) vs the human majority (§6); weights
+** per reviewer index (NULL: equal). Fills out->human. */
+int arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
+                              const double *weight, arb_rank *out);
 
 #endif

@@ -28,7 +28,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -271,6 +271,17 @@ static const char *const schema_sql[] = {
     NULL,
 };
 
+/* Migrations: migrations[v - 1] takes a store from version v to v + 1. A new store is created
+** at version 1 and migrated like an old one, so there is one path to the current schema. */
+static const char *const migrations[] = {
+    /* 2: battles carry what ranking with style control needs (METHODS 6) */
+    "ALTER TABLE battles ADD COLUMN extra TEXT NOT NULL DEFAULT '{}'\n"
+    "  -- both_bad (arena 'tie (bothbad)'), style covariates of each answer:\n"
+    "  -- {\"both_bad\": true, \"style_i\": {\"length\": 812, \"headers\": 2, ...}, \"style_j\": ...}\n"
+    "  CONSTRAINT extra_is_json CHECK (json_valid(extra));\n"
+    "CREATE INDEX battles_by_reviewer ON battles(reviewer);\n",
+};
+
 /* Statements prepared once at open (the hot paths). */
 enum {
     ST_BEGIN,
@@ -468,16 +479,21 @@ static arb_status create_schema(arb_store *s)
         return fail_db(s, "cannot create the schema");
     long long version = 0;
     if (pragma_int(s, "PRAGMA user_version", &version)) goto fail;
-    if (version == 0) {
+    if (version < STORE_SCHEMA_VERSION) {
+        int rc = SQLITE_OK;
+        if (version == 0) {
+            for (size_t i = 0; schema_sql[i] && rc == SQLITE_OK; i++)
+                rc = sqlite3_exec(s->db, schema_sql[i], NULL, NULL, &err);
+            version = 1;
+        }
+        for (; version < STORE_SCHEMA_VERSION && rc == SQLITE_OK; version++)
+            rc = sqlite3_exec(s->db, migrations[version - 1], NULL, NULL, &err);
         char pragmas[128];
         snprintf(pragmas, sizeof pragmas, "PRAGMA user_version = %d; PRAGMA application_id = %d;",
                  STORE_SCHEMA_VERSION, STORE_APPLICATION_ID);
-        int rc = SQLITE_OK;
-        for (size_t i = 0; schema_sql[i] && rc == SQLITE_OK; i++)
-            rc = sqlite3_exec(s->db, schema_sql[i], NULL, NULL, &err);
         if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, pragmas, NULL, NULL, &err);
         if (rc != SQLITE_OK) {
-            arb__store_fail(s, ARB_DB, "%s: cannot create the schema: %s", s->path,
+            arb__store_fail(s, ARB_DB, "%s: cannot create or upgrade the schema: %s", s->path,
                             err ? err : sqlite3_errmsg(s->db));
             sqlite3_free(err);
             goto fail;
@@ -565,7 +581,7 @@ arb_status arb_store_open(const char *path, arb_store **out)
                      NULL, NULL, NULL) != SQLITE_OK)
         return fail_db(s, "cannot set pragmas");
 
-    if (version == 0 && (st = create_schema(s))) return st;
+    if (version < STORE_SCHEMA_VERSION && (st = create_schema(s))) return st;
 
     for (int i = 0; i < ST__COUNT; i++) {
         rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i],

@@ -314,3 +314,68 @@ int arb__json_set(json_t *obj, const char *key, json_t *value)
     if (!value) return -1;
     return json_object_set_new(obj, key, value) ? -1 : 0;
 }
+
+/* ---- interned strings --------------------------------------------------------------------- */
+
+static uint64_t strtab_hash(const char *s) { return XXH3_64bits(s, strlen(s)); }
+
+/* Returns the index of s in t, or UINT32_MAX when absent. */
+uint32_t arb__strtab_find(const arb__strtab *t, const char *s)
+{
+    if (!t->n_slots) return UINT32_MAX;
+    size_t mask = t->n_slots - 1;
+    for (size_t k = (size_t)strtab_hash(s) & mask;; k = (k + 1) & mask) {
+        uint32_t v = t->slots[k];
+        if (!v) return UINT32_MAX;
+        if (!strcmp(t->names[v - 1], s)) return v - 1;
+    }
+}
+
+/* Rebuilds the slots at twice the size (the load stays at most one half). 0, -1 no memory. */
+static int strtab_rehash(arb__strtab *t)
+{
+    size_t n_slots = t->n_slots ? t->n_slots * 2 : 64;
+    uint32_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t idx = 0; idx < t->n; idx++) {
+        size_t k = (size_t)strtab_hash(t->names[idx]) & (n_slots - 1);
+        while (slots[k]) k = (k + 1) & (n_slots - 1);
+        slots[k] = (uint32_t)idx + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->n_slots = n_slots;
+    return 0;
+}
+
+/* Returns the index of s, adding a copy when new; UINT32_MAX when out of memory. */
+uint32_t arb__strtab_intern(arb__strtab *t, const char *s)
+{
+    uint32_t found = arb__strtab_find(t, s);
+    if (found != UINT32_MAX) return found;
+    if (t->n >= UINT32_MAX - 1) return UINT32_MAX;
+    if ((t->n + 1) * 2 > t->n_slots && strtab_rehash(t)) return UINT32_MAX;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        char **names = realloc(t->names, cap * sizeof *names);
+        if (!names) return UINT32_MAX;
+        t->names = names;
+        t->cap = cap;
+    }
+    char *copy = arb__strdup(s);
+    if (!copy) return UINT32_MAX;
+    size_t k = (size_t)strtab_hash(s) & (t->n_slots - 1);
+    while (t->slots[k]) k = (k + 1) & (t->n_slots - 1);
+    t->names[t->n] = copy;
+    t->slots[k] = (uint32_t)t->n + 1;
+    return (uint32_t)t->n++;
+}
+
+/* Frees the strings and the table (not t itself); t is left empty and reusable. */
+void arb__strtab_free(arb__strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++) free(t->names[i]);
+    free(t->names);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
