@@ -516,6 +516,9 @@ ARB_API arb_status arb_battles_write_jsonl(const arb_battles *b, FILE *out);
 /* Importers of existing judgment data (kind "prd", "arena" or "fastchat"; see README for the
 ** layouts). Appends to b; all or nothing; errors name the file and line. */
 ARB_API arb_status arb_battles_import(arb_battles *b, const char *kind, const char *path);
+/* Reviews the importers left out of b because they carry no verdict (PRD score -1, FastChat
+** "error"), summed over the imports into b. */
+ARB_API size_t arb_battles_skipped(const arb_battles *b);
 
 /* Stores the battles under source (a rerun with the same source replaces them) / appends
 ** every stored battle (all sources, or those of source when not NULL), in stored order. */

@@ -420,11 +420,31 @@ struct arb_battles {
     float *style;            /* n x 2 x ARB_STYLE__COUNT (i then j), NAN unknown; NULL while no
                                 battle has any style value */
     size_t n, cap;
+    size_t skipped;          /* reviews importers left out (no verdict); arb_battles_skipped */
     char *errmsg;            /* last error (owned) */
 };
 /* Sets b's message (printf-style) and returns code. */
 arb_status arb__battles_fail(arb_battles *b, arb_status code, const char *fmt, ...)
     ARB__ATTR_PRINTF(3, 4);
+/* Appends one arena-convention object (borrowed; see arb_battles_read_jsonl) read from
+** path:line to b. ARB_PARSE with "path:line: field ..." in b's message when it is not one. */
+arb_status arb__battles_add_json(arb_battles *b, json_t *obj, const char *path, size_t line);
+/* Fails with "path:line: field \"field\": expected <expected>, got <a description of got>"
+** (got may be NULL: "missing"; strings are quoted, cut and made safe for a terminal) and
+** returns ARB_PARSE. */
+arb_status arb__battles_field_fail(arb_battles *b, const char *path, size_t line,
+                                   const char *field, const char *expected, const json_t *got);
+/* Called with each JSON object of a file (borrowed) and the line it starts on. */
+typedef arb_status (*arb__battles_json_fn)(void *ud, arb_battles *b, json_t *obj,
+                                           const char *path, size_t line);
+/* Reads path and calls fn for each object: JSONL (blank lines, CRLF and a byte order mark
+** are fine), or with allow_array also a JSON array of objects. Stops at the first error (fn's
+** status, or ARB_PARSE "path:line: ..." / ARB_NOTFOUND / ARB_IO with b's message set). */
+arb_status arb__battles_each_json(arb_battles *b, const char *path, int allow_array,
+                                  arb__battles_json_fn fn, void *ud);
+/* Appends every battle of src to dst, in order; adds src's skipped count. All or nothing
+** except that, out of memory, dst's string tables may keep names of no battle. */
+arb_status arb__battles_append(arb_battles *dst, const arb_battles *src);
 
 /* ---- rank.c, peer.c: rankings (METHODS §6) ------------------------------------------------ */
 
@@ -454,6 +474,14 @@ struct arb_rank {
     size_t n_trend;
     arb__rank_human human;    /* n_comparisons 0 when there are no human reviewers */
     size_t n_battles_used;
+    /* rank.c: how the Bradley-Terry and control fits went (see rank.c's file comment) */
+    int bt_ridge_bound;       /* 1: the BT MLE does not exist (a model or group never wins or
+                                 never loses against the rest); ratings bounded by the ridge */
+    size_t lc_rows, lc_left_out;       /* length control: battles fitted / left out (no
+                                          length for one of the answers) */
+    size_t style_rows, style_left_out; /* style control: the same (any feature unknown) */
+    double lc_coef;           /* length effect, Elo points per typical (rms) difference; NAN */
+    double style_coef[ARB_STYLE__COUNT]; /* style effects on the same scale; NAN */
 };
 
 /* Marks the battles the parameters select (reviewer list, exclude_self, humans left out of

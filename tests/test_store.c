@@ -727,8 +727,11 @@ static arb_store *export_fixture(const char *path)
 
 static char *export_to_string(arb_store *s, const char *format, arb_status *status)
 {
-    char *buf = NULL;
-    size_t len = 0;
+    /* static: gcc -O3 takes open_memstream keeping &buf for a dangling pointer */
+    static char *buf;
+    static size_t len;
+    buf = NULL;
+    len = 0;
     FILE *out = open_memstream(&buf, &len);
     assert_non_null(out);
     *status = arb_store_export(s, format, out);

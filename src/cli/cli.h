@@ -20,11 +20,14 @@ extern const arb_cli_embedded_file arb_cli_demo_files[]; /* the demo JSONL files
 int cmd_sbs(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_rank(int argc, char **argv);
 int cmd_sim_server(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_labels(int argc, char **argv);
 int cmd_agreement(int argc, char **argv);
 int cmd_factors(int argc, char **argv);
+int cmd_tournament(int argc, char **argv);
 
 /* Parses a whole number / a real in [lo, hi] for option name; prints an error and returns -1
 ** when the text is not one. */

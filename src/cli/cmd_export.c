@@ -1,5 +1,6 @@
 /*
-** cmd_export.c -- `arbiter export`: the stored judgments as JSONL or CSV.
+** cmd_export.c -- `arbiter export`: the stored judgments as JSONL or CSV, or the stored
+** battles as arena-convention JSONL.
 */
 #include "cli.h"
 
@@ -9,20 +10,28 @@
 #include <string.h>
 
 static const char export_help[] =
-    "usage: arbiter export --db FILE [--format jsonl|csv] [--output FILE]\n"
+    "usage: arbiter export --db FILE [--format jsonl|csv|battles] [--source NAME]\n"
+    "                      [--output FILE]\n"
     "\n"
     "One row per pairwise judgment with its call: protocol, judge, item, candidate, baseline,\n"
     "template, options, order, rep, position and model verdicts, the judge's raw output,\n"
-    "the error (if any), tokens, latency and attempts. Default format jsonl, to stdout.\n";
+    "the error (if any), tokens, latency and attempts. Default format jsonl, to stdout.\n"
+    "\n"
+    "--format battles writes the stored battles instead (arbiter import, tournaments), one\n"
+    "JSON object per line in the arena convention: question_id, model_a (shown first),\n"
+    "model_b, judge, winner (model_a|model_b|tie|tie (bothbad)) and the known style counts\n"
+    "(length_a, length_b, headers_a, ...); ordered by source, then as imported. --source NAME\n"
+    "keeps one source only. The file reads back with 'arbiter import arena'.\n";
 
 int cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {{"db", required_argument, 0, 'd'},
                                          {"format", required_argument, 0, 'f'},
+                                         {"source", required_argument, 0, 's'},
                                          {"output", required_argument, 0, 'o'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *db = NULL, *format = "jsonl", *output = NULL;
+    const char *db = NULL, *format = "jsonl", *output = NULL, *source = NULL;
     int c;
     optind = 1;
     opterr = 0;
@@ -30,6 +39,7 @@ int cmd_export(int argc, char **argv)
         switch (c) {
         case 'd': db = optarg; break;
         case 'f': format = optarg; break;
+        case 's': source = optarg; break;
         case 'o': output = optarg; break;
         case 'h': fputs(export_help, stdout); return EXIT_OK;
         default: return cli_usage_error("export", "unknown or incomplete option \"%s\"", argv[optind - 1]);
@@ -37,8 +47,12 @@ int cmd_export(int argc, char **argv)
     }
     if (optind < argc) return cli_usage_error("export", "unexpected argument \"%s\"", argv[optind]);
     if (!db) return cli_usage_error("export", "missing --db");
-    if (strcmp(format, "jsonl") && strcmp(format, "csv"))
-        return cli_usage_error("export", "--format must be jsonl or csv, got \"%s\"", format);
+    int battles = !strcmp(format, "battles");
+    if (strcmp(format, "jsonl") && strcmp(format, "csv") && !battles)
+        return cli_usage_error("export", "--format must be jsonl, csv or battles, got \"%s\"",
+                               format);
+    if (source && !battles)
+        return cli_usage_error("export", "--source goes with --format battles");
 
     arb_store *store = NULL;
     int rc = cli_open_existing_store("export", db, &store);
@@ -50,8 +64,21 @@ int cmd_export(int argc, char **argv)
         arb_store_close(store);
         return EXIT_FAIL;
     }
-    st = arb_store_export(store, format, out);
-    if (st) fprintf(stderr, "arbiter export: %s\n", arb_store_errmsg(store));
+    if (battles) {
+        arb_battles *set = arb_battles_create();
+        if (!set) {
+            st = ARB_NOMEM;
+            fputs("arbiter export: out of memory\n", stderr);
+        } else if ((st = arb_store_get_battles(store, source, set))) {
+            fprintf(stderr, "arbiter export: %s\n", arb_store_errmsg(store));
+        } else if ((st = arb_battles_write_jsonl(set, out))) {
+            fprintf(stderr, "arbiter export: %s\n", arb_battles_errmsg(set));
+        }
+        arb_battles_destroy(set);
+    } else {
+        st = arb_store_export(store, format, out);
+        if (st) fprintf(stderr, "arbiter export: %s\n", arb_store_errmsg(store));
+    }
     if (out != stdout && fclose(out)) {
         fprintf(stderr, "arbiter export: cannot write %s: %s\n", output, strerror(errno));
         st = ARB_IO;

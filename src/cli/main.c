@@ -24,6 +24,9 @@ static const char usage_text[] =
     "  agreement    judge x judge agreement and disagreement\n"
     "  factors      which factors drive position consistency (stepwise AIC regression)\n"
     "  export       write the stored judgments as JSONL or CSV\n"
+    "  import       import battles: PRD Vicuna80 reviews, Chatbot Arena, FastChat MT-Bench\n"
+    "  rank         rank models from battles: win rate, Elo, Bradley-Terry, peer rank\n"
+    "  tournament   every pair of models, both orders, judged by every judge of a judges file\n"
     "  sim-server   run the SIMULATED judge server (a simulator, not a language model)\n"
     "  demo         judge the built-in demo benchmark with two simulated judges\n"
     "\n"
@@ -196,11 +199,14 @@ int main(int argc, char **argv)
     } commands[] = {{"sbs", cmd_sbs},
                     {"audit", cmd_audit},
                     {"export", cmd_export},
+                    {"import", cmd_import},
+                    {"rank", cmd_rank},
                     {"sim-server", cmd_sim_server},
                     {"demo", cmd_demo},
                     {"labels", cmd_labels},
                     {"agreement", cmd_agreement},
-                    {"factors", cmd_factors}};
+                    {"factors", cmd_factors},
+                    {"tournament", cmd_tournament}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "arbiter: unknown command \"%s\"\n(see 'arbiter --help')\n", cmd);

@@ -1,0 +1,251 @@
+/*
+** cmd_tournament.c -- `arbiter tournament`: every pair of models judged in both orders by every
+** judge of a judges file; the judgments are stored and turned into battles for `arbiter rank`.
+*/
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char tournament_help[] =
+    "usage: arbiter tournament --items FILE --answers FILE --judges FILE --db FILE [options]\n"
+    "\n"
+    "Judges every unordered pair of models on every item both answered, in both orders, by\n"
+    "every judge of the judges file (METHODS §6), in 3-option mode (A first better, B second\n"
+    "better, C tie). Every judgment is stored (protocol \"tournament\"), and the battles of\n"
+    "source \"tournament\" are rebuilt from all stored tournament judgments for 'arbiter rank'.\n"
+    "Each finished call is committed at once; a rerun sends nothing and an interrupted run\n"
+    "resumes where it stopped. Model names never reach the judges.\n"
+    "\n"
+    "input:\n"
+    "  --items FILE            JSONL: {\"id\", \"question\", \"reference\"?, \"category\"?, ...}\n"
+    "  --answers FILE          JSONL: {\"item\", \"model\", \"answer\"}\n"
+    "  --judges FILE           YAML list of judges (format in README):\n"
+    "                            judges:\n"
+    "                              - name: judge-a        # optional, default the model\n"
+    "                                url: http://127.0.0.1:8000/v1\n"
+    "                                model: qwen2.5-7b-instruct\n"
+    "                                api_key_env: VAR     # optional; the key is never stored\n"
+    "                                contestant: model-a  # optional: the model it is\n"
+    "                                temperature: 0       # optional: top_p, max_tokens,\n"
+    "                                                     #   frequency_penalty, seed\n"
+    "  --models all|A,B,...    contestants (default all: every model with answers)\n"
+    "judging:\n"
+    "  --exclude-self          a judge does not review pairs that contain its contestant\n"
+    "  --random-k K            only K judges, drawn at random per (item, pair), review it\n"
+    "                          (default 0: all)\n"
+    "  --seed N                seed of the --random-k draw (default 1); the same seed draws the\n"
+    "                          same judges, so a rerun plans the same calls\n"
+    "  --prompt NAME|FILE      template: I, II, II-fact, II-reason (default), II-fact-reason,\n"
+    "                          or a template file\n"
+    "  --reps N                repetitions of every judgment (default 1)\n"
+    "transport:\n"
+    "  --jobs N                requests in flight (default 32; lowered while a server says 429)\n"
+    "  --connect-timeout S     seconds (default 10)\n"
+    "  --timeout S             seconds per attempt (default 300)\n"
+    "  --retries N             retries on 429/5xx/timeouts/connection errors (default 6)\n"
+    "output:\n"
+    "  --db FILE               SQLite database (created if missing)\n"
+    "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n"
+    "                          send nothing\n"
+    "  --progress / --no-progress   progress line on stderr (default: when it is a terminal)\n"
+    "\n"
+    "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n"
+    "2 usage or bad input, 130 interrupted\n";
+
+enum {
+    OPT_ITEMS = 256, OPT_ANSWERS, OPT_JUDGES, OPT_MODELS, OPT_EXCLUDE_SELF, OPT_RANDOM_K,
+    OPT_SEED, OPT_PROMPT, OPT_REPS, OPT_JOBS, OPT_CONNECT_TIMEOUT, OPT_TIMEOUT, OPT_RETRIES,
+    OPT_DB, OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_HELP
+};
+
+static const struct option tournament_options[] = {
+    {"items", required_argument, 0, OPT_ITEMS},
+    {"answers", required_argument, 0, OPT_ANSWERS},
+    {"judges", required_argument, 0, OPT_JUDGES},
+    {"models", required_argument, 0, OPT_MODELS},
+    {"exclude-self", no_argument, 0, OPT_EXCLUDE_SELF},
+    {"random-k", required_argument, 0, OPT_RANDOM_K},
+    {"seed", required_argument, 0, OPT_SEED},
+    {"prompt", required_argument, 0, OPT_PROMPT},
+    {"reps", required_argument, 0, OPT_REPS},
+    {"jobs", required_argument, 0, OPT_JOBS},
+    {"connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT},
+    {"timeout", required_argument, 0, OPT_TIMEOUT},
+    {"retries", required_argument, 0, OPT_RETRIES},
+    {"db", required_argument, 0, OPT_DB},
+    {"dry-run", no_argument, 0, OPT_DRY_RUN},
+    {"progress", no_argument, 0, OPT_PROGRESS},
+    {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
+    {"help", no_argument, 0, OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+/* Splits "A,B,C" in place into *names (caller frees the array). Returns the count, or -1 after
+** printing why (an empty name). */
+static long split_models(char *list, const char ***names)
+{
+    size_t n = 1;
+    for (const char *c = list; *c; c++) n += *c == ',';
+    *names = malloc(n * sizeof **names);
+    if (!*names) {
+        fprintf(stderr, "arbiter tournament: out of memory\n");
+        return -1;
+    }
+    size_t k = 0;
+    for (char *tok = list;; k++) {
+        char *comma = strchr(tok, ',');
+        if (comma) *comma = '\0';
+        if (!*tok) {
+            free(*names);
+            *names = NULL;
+            return cli_usage_error("tournament", "--models: empty model name in the list"), -1;
+        }
+        (*names)[k] = tok;
+        if (!comma) break;
+        tok = comma + 1;
+    }
+    return (long)(k + 1);
+}
+
+int cmd_tournament(int argc, char **argv)
+{
+    arb_tournament_params p = arb_tournament_default_params();
+    const char *items = NULL, *answers = NULL, *judges_path = NULL, *db = NULL;
+    char *models_arg = NULL;
+    long n;
+    double x;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", tournament_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_ITEMS: items = optarg; break;
+        case OPT_ANSWERS: answers = optarg; break;
+        case OPT_JUDGES: judges_path = optarg; break;
+        case OPT_MODELS: models_arg = optarg; break;
+        case OPT_EXCLUDE_SELF: p.exclude_self = 1; break;
+        case OPT_RANDOM_K:
+            if (cli_parse_int("--random-k", optarg, 1, 1000000, &n)) return EXIT_USAGE;
+            p.random_k = (size_t)n;
+            break;
+        case OPT_SEED:
+            if (cli_parse_int("--seed", optarg, 0, 2147483647L, &n)) return EXIT_USAGE;
+            p.seed = (unsigned long long)n;
+            break;
+        case OPT_PROMPT: p.template_name = optarg; break;
+        case OPT_REPS:
+            if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
+            p.reps = (int)n;
+            break;
+        case OPT_JOBS:
+            if (cli_parse_int("--jobs", optarg, 1, 4096, &n)) return EXIT_USAGE;
+            p.client.jobs = (int)n;
+            break;
+        case OPT_CONNECT_TIMEOUT:
+            if (cli_parse_double("--connect-timeout", optarg, 0.001, 3600, &x)) return EXIT_USAGE;
+            p.client.connect_timeout_ms = (long)(x * 1000);
+            break;
+        case OPT_TIMEOUT:
+            if (cli_parse_double("--timeout", optarg, 0.001, 86400, &x)) return EXIT_USAGE;
+            p.client.total_timeout_ms = (long)(x * 1000);
+            break;
+        case OPT_RETRIES:
+            if (cli_parse_int("--retries", optarg, 0, 100, &n)) return EXIT_USAGE;
+            p.client.max_retries = (int)n;
+            break;
+        case OPT_DB: db = optarg; break;
+        case OPT_DRY_RUN: p.dry_run = 1; break;
+        case OPT_PROGRESS: p.progress = 1; break;
+        case OPT_NO_PROGRESS: p.progress = 0; break;
+        case OPT_HELP: fputs(tournament_help, stdout); return EXIT_OK;
+        default:
+            return cli_usage_error("tournament", "unknown or incomplete option \"%s\"",
+                                   argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("tournament", "unexpected argument \"%s\"", argv[optind]);
+    const char *missing = !items ? "--items" : !answers ? "--answers" : !judges_path ? "--judges"
+                        : !db ? "--db" : NULL;
+    if (missing) return cli_usage_error("tournament", "missing %s", missing);
+
+    const char **models = NULL;
+    if (models_arg && strcmp(models_arg, "all") != 0) {
+        long m = split_models(models_arg, &models);
+        if (m < 0) return EXIT_USAGE;
+        p.models = models;
+        p.n_models = (size_t)m;
+    }
+
+    int rc = EXIT_FAIL;
+    arb_store *store = NULL;
+    arb_judges_file *judges = NULL;
+    arb_battles *battles = NULL;
+    arb_dataset *ds = arb_dataset_create();
+    if (!ds) {
+        fprintf(stderr, "arbiter tournament: out of memory\n");
+        goto done;
+    }
+    char *err = NULL;
+    arb_status st = arb_judges_file_load(judges_path, &judges, &err);
+    if (st) {
+        fprintf(stderr, "arbiter tournament: %s\n", err ? err : arb_strerror(st));
+        arb_free(err);
+        rc = st == ARB_NOMEM ? EXIT_FAIL : EXIT_USAGE;
+        goto done;
+    }
+    p.judges = judges;
+    st = arb_dataset_load(ds, items, answers);
+    if (st) {
+        fprintf(stderr, "arbiter tournament: %s\n", arb_dataset_errmsg(ds));
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    st = arb_store_open(db, &store);
+    if (st) {
+        fprintf(stderr, "arbiter tournament: %s\n",
+                store ? arb_store_errmsg(store) : arb_strerror(st));
+        goto done;
+    }
+    cli_install_signal_handlers();
+    arb_run_stats stats;
+    st = arb_tournament_run(store, ds, &p, &stats);
+    if (st && st != ARB_INTERRUPTED) {
+        rc = cli_store_failure("tournament", store, st);
+        goto done;
+    }
+    cli_print_run_stats("tournament", &stats, p.dry_run);
+    if (!p.dry_run) {
+        battles = arb_battles_create();
+        arb_status bst = battles ? arb_store_get_battles(store, "tournament", battles) : ARB_NOMEM;
+        if (bst) {
+            rc = battles ? cli_store_failure("tournament", store, bst) : EXIT_FAIL;
+            if (!battles) fprintf(stderr, "arbiter tournament: out of memory\n");
+            goto done;
+        }
+        fprintf(stderr, "stored %zu battles (source tournament)\n", arb_battles_count(battles));
+    }
+    if (st == ARB_INTERRUPTED) {
+        fprintf(stderr, "arbiter tournament: %s\n", arb_store_errmsg(store));
+        rc = EXIT_INTERRUPTED;
+    } else if (stats.failed) {
+        fprintf(stderr,
+                "arbiter tournament: %zu calls failed after retries and count as verdict E (no "
+                "battle; reasons in the store, 'arbiter export' shows them); run the same command "
+                "again to retry them\n",
+                stats.failed);
+        rc = EXIT_FAIL;
+    } else {
+        rc = EXIT_OK;
+    }
+done:
+    arb_battles_destroy(battles);
+    arb_store_close(store);
+    arb_judges_file_destroy(judges);
+    arb_dataset_destroy(ds);
+    free(models);
+    return rc;
+}

@@ -1,0 +1,417 @@
+/*
+** import.c -- importers of existing judgment data into battle sets (METHODS §6): the review
+** folders of the PRD study's Vicuna80 data ("prd"), Chatbot Arena battle dumps ("arena") and
+** FastChat MT-Bench pairwise judgments ("fastchat"). Each maps its source's coding to battles
+** (q, i shown first, j, reviewer, s = -1 i better / 0 tie / +1 j better).
+**
+** Invariants:
+**   - An import is all or nothing: battles are read into a scratch set and appended to the
+**     caller's set only when the whole source is good. Errors name the file, the line and the
+**     field ("path:line: field \"score\": expected ..., got ...").
+**   - A review without a verdict (PRD score -1, FastChat "error") is never turned into one: it
+**     is left out and counted (arb_battles_skipped).
+**   - Files are read in a fixed order (folder and file names sorted bytewise, lines in file
+**     order), so the same folder always gives the same battle order (online Elo depends on it).
+**
+** What the sources say, as verified on the data (details in the README):
+**   - PRD: ratings-<reviewer>/answer_<X>-vs-answer_<Y>-<reviewer>-reviewer[_-]threeclass.jsonl
+**     (the vicuna-13b reviewer's files have no "threeclass" suffix), one review per question,
+**     X shown first as "Assistant 1". score 1 = X better, 2 = Y better, 3 = tie, -1 =
+**     unparseable. Checked on /work/shared/data/prd-vicuna80: in every LLM file answer1_id is
+**     X's answer to that question in generations/answer_X.jsonl and answer2_id is Y's (8000 of
+**     8000 reviews); the review texts end in the digit of the score (e.g. "...\n\n2" with score
+**     2: 1473, 1569 and 402 reviews for 1, 2, 3), and where GPT-4 writes "Assistant 1: 9/10,
+**     Assistant 2: 8/10" the higher mark agrees with the score (31 of 32); in the human files
+**     (question_id, text = the question, score; one line per annotator) the majority vote
+**     agrees with GPT-4's review of the same ordered pair in 511 of 800 comparisons under this
+**     coding against 159 with the sides swapped. The data holds no -1 scores, so nothing is
+**     skipped there; the importer still skips and counts them.
+**   - PRD files spelled with hyphens (answer-gpt35-vs-answer-gpt4-...) are a second GPT-3.5
+**     run that the published analysis leaves out: they are ignored, as are files not ending in
+**     .jsonl. The human files also compare guanaco-7b/13b/33b/65b, which no LLM reviewed: their
+**     battles are kept (they are real human judgments); the rankings leave humans out of the
+**     contestant ranking and compare them only on comparisons the LLM reviewers also made.
+**   - FastChat (fastchat/llm_judge/common.py, play_a_match_pair): game 1 shows model_1 first
+**     as "A"; game 2 shows model_2 first, and its verdict is mapped back to model names before
+**     it is written, so g2_winner "model_1" means model_1 won (not the first-shown answer).
+**
+** Not here: the arena convention itself (battles.c) and storing the battles (battles.c).
+*/
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- shared helpers -------------------------------------------------------------------------- */
+
+/* The text of a question id given as a string or an integer: written into buf for an
+** integer. NULL when v is neither, an empty string or a string with a NUL byte. */
+static const char *question_text(const json_t *v, char *buf, size_t size)
+{
+    if (json_is_integer(v)) {
+        snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return buf;
+    }
+    if (json_is_string(v) && json_string_length(v) > 0 &&
+        strlen(json_string_value(v)) == json_string_length(v))
+        return json_string_value(v);
+    return NULL;
+}
+
+/* A non-empty string without NUL bytes, or NULL. */
+static const char *name_text(const json_t *v)
+{
+    if (!json_is_string(v) || json_string_length(v) == 0) return NULL;
+    const char *s = json_string_value(v);
+    return strlen(s) == json_string_length(v) ? s : NULL;
+}
+
+/* Adds a battle the importer built; a refusal (which the checks before should prevent) still
+** names the place. */
+static arb_status add_at(arb_battles *b, const arb_battle *battle, const char *path, size_t line)
+{
+    arb_status st = arb_battles_add(b, battle);
+    if (st == ARB_INVALID)
+        return arb__battles_fail(b, ARB_PARSE, "%s:%zu: %s", path, line, arb_battles_errmsg(b));
+    return st;
+}
+
+static int cmp_names(const void *pa, const void *pb)
+{
+    return strcmp(*(char *const *)pa, *(char *const *)pb);
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t k = 0; k < n; k++) free(names[k]);
+    free(names);
+}
+
+/* The entries of folder except "." and "..", sorted bytewise (readdir's order is the file
+** system's). *names and each name are the caller's (free_names). */
+static arb_status list_folder(arb_battles *b, const char *folder, char ***names, size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    DIR *dir = opendir(folder);
+    if (!dir)
+        return arb__battles_fail(b, errno == ENOENT ? ARB_NOTFOUND : ARB_IO,
+                                 "%s: cannot open the folder: %s", folder, strerror(errno));
+    size_t cap = 0;
+    arb_status st = ARB_OK;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (*n == cap) {
+            size_t grown = cap ? cap * 2 : 32;
+            char **more = realloc(*names, grown * sizeof *more);
+            if (!more) {
+                st = ARB_NOMEM;
+                break;
+            }
+            *names = more;
+            cap = grown;
+        }
+        if (!((*names)[*n] = arb__strdup(e->d_name))) {
+            st = ARB_NOMEM;
+            break;
+        }
+        (*n)++;
+    }
+    closedir(dir);
+    if (st) {
+        free_names(*names, *n);
+        *names = NULL;
+        *n = 0;
+        return arb__battles_fail(b, st, "%s: out of memory", folder);
+    }
+    if (*n) qsort(*names, *n, sizeof **names, cmp_names);
+    return ARB_OK;
+}
+
+/* 1 when path is a folder / a regular file. */
+static int is_kind(const char *path, int folder)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) return 0;
+    return folder ? S_ISDIR(sb.st_mode) : S_ISREG(sb.st_mode);
+}
+
+/* ---- PRD Vicuna80 ---------------------------------------------------------------------------- */
+
+/* One review file: the contestants from its name and the reviewer from its folder. */
+typedef struct prd_file {
+    const char *first, *second, *reviewer;
+} prd_file;
+
+/* Splits a review file name "answer_<X>-vs-answer_<Y>-<reviewer>-reviewer<suffix>" with
+** suffix "_threeclass.jsonl", "-threeclass.jsonl" or ".jsonl" into X and Y (caller frees).
+** 0, -1 when the name is not of that form, -2 when out of memory. */
+static int prd_split_name(const char *name, const char *reviewer, char **x, char **y)
+{
+    static const char *const suffixes[] = {"_threeclass.jsonl", "-threeclass.jsonl", ".jsonl"};
+    static const char prefix[] = "answer_", middle[] = "-vs-answer_";
+    *x = *y = NULL;
+    if (strncmp(name, prefix, sizeof prefix - 1)) return -1;
+    const char *first = name + sizeof prefix - 1;
+    const char *vs = strstr(first, middle);
+    if (!vs || vs == first) return -1;
+    const char *rest = vs + sizeof middle - 1;
+    size_t rest_len = strlen(rest);
+    for (size_t k = 0; k < sizeof suffixes / sizeof suffixes[0]; k++) {
+        char *tail = arb__sprintf("-%s-reviewer%s", reviewer, suffixes[k]);
+        if (!tail) return -2;
+        size_t tail_len = strlen(tail);
+        int match = rest_len > tail_len && !strcmp(rest + rest_len - tail_len, tail);
+        free(tail);
+        if (!match) continue;
+        *x = arb__strndup(first, (size_t)(vs - first));
+        *y = arb__strndup(rest, rest_len - tail_len);
+        if (*x && *y) return 0;
+        free(*x);
+        free(*y);
+        *x = *y = NULL;
+        return -2;
+    }
+    return -1;
+}
+
+/* One PRD review line: question_id (integer or string) and score (1, 2, 3 or -1). */
+static arb_status prd_review(void *ud, arb_battles *b, json_t *obj, const char *path,
+                             size_t line)
+{
+    const prd_file *f = ud;
+    char qbuf[32];
+    arb_battle battle = arb_battle_init();
+    json_t *v = json_object_get(obj, "question_id");
+    if (!(battle.question = question_text(v, qbuf, sizeof qbuf)))
+        return arb__battles_field_fail(b, path, line, "question_id",
+                                       "an integer or a non-empty string", v);
+    v = json_object_get(obj, "score");
+    json_int_t score = json_is_integer(v) ? json_integer_value(v) : 0;
+    switch (score) {
+    case 1: battle.s = -1; break; /* the first answer (X, "Assistant 1") is better */
+    case 2: battle.s = 1; break;  /* the second (Y) is better */
+    case 3: battle.s = 0; break;  /* tie */
+    case -1: b->skipped++; return ARB_OK; /* the reviewer's verdict could not be read */
+    default:
+        return arb__battles_field_fail(b, path, line, "score",
+                                       "1 (first answer better), 2 (second better), 3 (tie) "
+                                       "or -1 (unparseable)", v);
+    }
+    battle.model_i = f->first;
+    battle.model_j = f->second;
+    battle.reviewer = f->reviewer;
+    return add_at(b, &battle, path, line);
+}
+
+/* The review files of one ratings-<reviewer> folder, in name order. */
+static arb_status prd_folder(arb_battles *b, const char *folder, const char *reviewer)
+{
+    char **names = NULL;
+    size_t n = 0;
+    arb_status st = list_folder(b, folder, &names, &n);
+    for (size_t k = 0; k < n && !st; k++) {
+        const char *name = names[k];
+        size_t len = strlen(name);
+        /* not reviews (LICENSE, notes), or the second GPT-3.5 run spelled with hyphens */
+        if (len < 6 || strcmp(name + len - 6, ".jsonl") || !strncmp(name, "answer-", 7))
+            continue;
+        char *path = arb__sprintf("%s/%s", folder, name);
+        char *x = NULL, *y = NULL;
+        if (!path) {
+            st = arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", folder);
+            break;
+        }
+        if (is_kind(path, 0)) {
+            int rc = prd_split_name(name, reviewer, &x, &y);
+            if (rc == -2)
+                st = arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", path);
+            else if (rc)
+                st = arb__battles_fail(b, ARB_PARSE, "%s: file name: expected "
+                                       "answer_<X>-vs-answer_<Y>-%s-reviewer_threeclass.jsonl "
+                                       "(or -threeclass.jsonl, or .jsonl), the reviewer being "
+                                       "the folder's", path, reviewer);
+            else if (!strcmp(x, y))
+                st = arb__battles_fail(b, ARB_PARSE, "%s: file name: both answers are \"%s\"",
+                                       path, x);
+            else {
+                prd_file f = {.first = x, .second = y, .reviewer = reviewer};
+                st = arb__battles_each_json(b, path, 0, prd_review, &f);
+            }
+        }
+        free(x);
+        free(y);
+        free(path);
+    }
+    free_names(names, n);
+    return st;
+}
+
+/* A PRD Vicuna80 root: every ratings-<reviewer> folder in name order. */
+static arb_status import_prd(arb_battles *b, const char *root)
+{
+    struct stat sb;
+    if (stat(root, &sb) != 0)
+        return arb__battles_fail(b, errno == ENOENT || errno == ENOTDIR ? ARB_NOTFOUND : ARB_IO,
+                                 "%s: cannot open: %s", root, strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return arb__battles_fail(b, ARB_INVALID, "%s: expected the PRD Vicuna80 folder (the one "
+                                 "holding ratings-<reviewer> folders), got a file", root);
+    char **names = NULL;
+    size_t n = 0, folders = 0;
+    arb_status st = list_folder(b, root, &names, &n);
+    for (size_t k = 0; k < n && !st; k++) {
+        static const char prefix[] = "ratings-";
+        if (strncmp(names[k], prefix, sizeof prefix - 1) || !names[k][sizeof prefix - 1])
+            continue;
+        char *folder = arb__sprintf("%s/%s", root, names[k]);
+        if (!folder) st = arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", root);
+        else if (is_kind(folder, 1)) {
+            folders++;
+            st = prd_folder(b, folder, names[k] + sizeof prefix - 1);
+        }
+        free(folder);
+    }
+    free_names(names, n);
+    if (!st && !folders)
+        st = arb__battles_fail(b, ARB_NOTFOUND, "%s: no ratings-<reviewer> folders: expected "
+                               "the PRD Vicuna80 folder", root);
+    return st;
+}
+
+/* ---- Chatbot Arena --------------------------------------------------------------------------- */
+
+static arb_status arena_battle(void *ud, arb_battles *b, json_t *obj, const char *path,
+                               size_t line)
+{
+    (void)ud;
+    return arb__battles_add_json(b, obj, path, line);
+}
+
+/* ---- FastChat MT-Bench pairwise judgments ---------------------------------------------------- */
+
+/* The s of a FastChat winner for a game that showed `first` first: "model_1"/"model_2" name
+** the model (already mapped back by FastChat), "tie"; 2 for "error"; 3 for anything else. */
+static int fastchat_s(const char *winner, const char *first)
+{
+    if (!winner) return 3;
+    if (!strcmp(winner, "tie")) return 0;
+    if (!strcmp(winner, "error")) return 2;
+    if (strcmp(winner, "model_1") && strcmp(winner, "model_2")) return 3;
+    return !strcmp(winner, first) ? -1 : 1;
+}
+
+/* Adds the two games of one judgment (models and verdicts already checked). */
+static arb_status fastchat_games(arb_battles *b, arb_battle *battle, const char *m1,
+                                 const char *m2, int s1, int s2, int single, const char *path,
+                                 size_t line)
+{
+    arb_status st;
+    /* game 1: model_1 shown first */
+    battle->model_i = m1;
+    battle->model_j = m2;
+    battle->s = s1;
+    if (s1 == 2) b->skipped++;
+    else if ((st = add_at(b, battle, path, line))) return st;
+    /* Pairs graded by single-answer scores (m1_score, m2_score) carry one verdict written
+    ** twice and no shown order: one battle, not two. */
+    if (single) return ARB_OK;
+    /* game 2: model_2 shown first; g2_winner names the model, so model_2 winning is i better */
+    battle->model_i = m2;
+    battle->model_j = m1;
+    battle->s = s2;
+    if (s2 == 2) {
+        b->skipped++;
+        return ARB_OK;
+    }
+    return add_at(b, battle, path, line);
+}
+
+/* One judgment line (fastchat/llm_judge, model_judgment/<judge>_pair.jsonl): two games. */
+static arb_status fastchat_judgment(void *ud, arb_battles *b, json_t *obj, const char *path,
+                                    size_t line)
+{
+    (void)ud;
+    char qbuf[32];
+    arb_battle battle = arb_battle_init();
+    json_t *v = json_object_get(obj, "question_id");
+    const char *qid = question_text(v, qbuf, sizeof qbuf);
+    if (!qid)
+        return arb__battles_field_fail(b, path, line, "question_id",
+                                       "an integer or a non-empty string", v);
+    v = json_object_get(obj, "turn");
+    json_int_t turn = 1;
+    if (v && !json_is_null(v)) {
+        turn = json_is_integer(v) ? json_integer_value(v) : 0;
+        if (turn < 1) return arb__battles_field_fail(b, path, line, "turn", "an integer >= 1", v);
+    }
+    static const char hint[] = "a non-empty string (a pairwise judgment; single-answer grading "
+                               "files have \"model\" and \"score\" instead)";
+    const char *m1 = name_text(v = json_object_get(obj, "model_1"));
+    if (!m1) return arb__battles_field_fail(b, path, line, "model_1", hint, v);
+    const char *m2 = name_text(v = json_object_get(obj, "model_2"));
+    if (!m2) return arb__battles_field_fail(b, path, line, "model_2", hint, v);
+    if (!strcmp(m1, m2))
+        return arb__battles_field_fail(b, path, line, "model_2", "a model other than model_1", v);
+    v = json_object_get(obj, "judge");
+    battle.reviewer = "";
+    if (json_is_array(v)) { /* [judge model, prompt name]: the model is the reviewer */
+        json_t *model = json_array_get(v, 0);
+        if (!(battle.reviewer = name_text(model)))
+            return arb__battles_field_fail(b, path, line, "judge",
+                                           "an array starting with the judge model's name",
+                                           model ? model : v);
+    } else if (v && !json_is_null(v)) {
+        if (!(battle.reviewer = name_text(v)))
+            return arb__battles_field_fail(b, path, line, "judge",
+                                           "an array [judge model, prompt name] or a string", v);
+    }
+    static const char winners[] = "\"model_1\", \"model_2\", \"tie\" or \"error\"";
+    json_t *g1 = json_object_get(obj, "g1_winner"), *g2 = json_object_get(obj, "g2_winner");
+    int s1 = fastchat_s(json_string_value(g1), "model_1");
+    int s2 = fastchat_s(json_string_value(g2), "model_2");
+    if (s1 == 3) return arb__battles_field_fail(b, path, line, "g1_winner", winners, g1);
+    if (s2 == 3) return arb__battles_field_fail(b, path, line, "g2_winner", winners, g2);
+    /* the second turn of a question is a comparison of its own: "<question_id>#<turn>" */
+    char *owned = turn == 1 ? NULL : arb__sprintf("%s#%" JSON_INTEGER_FORMAT, qid, turn);
+    if (turn != 1 && !owned) return arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", path);
+    battle.question = owned ? owned : qid;
+    arb_status st = fastchat_games(b, &battle, m1, m2, s1, s2,
+                                   json_object_get(obj, "m1_score") != NULL, path, line);
+    free(owned);
+    return st;
+}
+
+/* ---- entry point ----------------------------------------------------------------------------- */
+
+/* Imports path as kind ("prd": the PRD Vicuna80 folder; "arena": a JSON array or JSONL of
+** arena battles; "fastchat": a FastChat pairwise judgment JSONL file) and appends the battles
+** to b, all or nothing. ARB_INVALID for an unknown kind, ARB_PARSE / ARB_NOTFOUND / ARB_IO
+** with "path:line: ..." in b's message. */
+arb_status arb_battles_import(arb_battles *b, const char *kind, const char *path)
+{
+    if (!b) return ARB_INVALID;
+    if (!kind || !path) return arb__battles_fail(b, ARB_INVALID, "import: no kind or no path");
+    int which = !strcmp(kind, "prd") ? 0 : !strcmp(kind, "arena") ? 1
+                                         : !strcmp(kind, "fastchat") ? 2 : -1;
+    if (which < 0)
+        return arb__battles_fail(b, ARB_INVALID, "import: unknown kind \"%s\": expected prd, "
+                                 "arena or fastchat", kind);
+    arb_battles *scratch = arb_battles_create();
+    if (!scratch) return arb__battles_fail(b, ARB_NOMEM, "import: out of memory");
+    arb_status st;
+    if (which == 0) st = import_prd(scratch, path);
+    else if (which == 1) st = arb__battles_each_json(scratch, path, 1, arena_battle, NULL);
+    else st = arb__battles_each_json(scratch, path, 0, fastchat_judgment, NULL);
+    if (st)
+        arb__battles_fail(b, st, "%s", arb_battles_errmsg(scratch));
+    else
+        st = arb__battles_append(b, scratch);
+    arb_battles_destroy(scratch);
+    return st;
+}

@@ -1,0 +1,570 @@
+/*
+** judges_file.c -- the judges file of a tournament (METHODS §6): a YAML document listing the
+** reviewers, each an OpenAI-compatible endpoint with a model and sampling parameters.
+**
+**   judges:
+**     - name: gpt4-judge            # optional, default the model
+**       url: http://127.0.0.1:8000/v1
+**       model: gpt-4o
+**       api_key_env: OPENAI_API_KEY # optional: the variable that holds the key
+**       contestant: gpt4            # optional: the contestant this judge is (peer rank)
+**       temperature: 0              # optional sampling, defaults arb_sampling_default():
+**       top_p: 0.1                  #   temperature, top_p, max_tokens, frequency_penalty,
+**       max_tokens: 1024            #   seed; null = not sent
+**
+** The file is parsed by libyaml's document loader; scalars are typed by the YAML 1.2 core
+** schema (plain 0.5 is a number, "0.5" quoted is a string). Everything is checked and the first
+** problem is reported as "path:line:column: judge N: field \"f\": expected ..., got ...":
+** unknown fields, fields given twice, wrong types or ranges, missing url/model, an entry that
+** is not a mapping, two judges with the same name. Nothing is half loaded.
+** Secrets: the file names the environment variable of a key, never the key; values of url and
+** api_key_env are never echoed in messages (a URL may carry credentials, and a key pasted into
+** api_key_env by mistake must not reach a terminal or a log). It does not read the variables.
+*/
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+struct arb_judges_file {
+    arb_judge_config *judges; /* string fields owned (freed through a cast) */
+    char **contestants;       /* per judge, owned, NULL when none */
+    size_t n;
+};
+
+typedef struct loader {
+    const char *path;
+    yaml_document_t *doc;
+    char *errmsg; /* first error (owned) */
+} loader;
+
+/* The fields of a judge, in the order the messages list them. */
+enum { F_NAME, F_URL, F_MODEL, F_API_KEY_ENV, F_CONTESTANT, F_TEMPERATURE, F_TOP_P,
+       F_MAX_TOKENS, F_FREQUENCY_PENALTY, F_SEED, F__COUNT };
+static const char *const field_names[F__COUNT] = {
+    "name", "url", "model", "api_key_env", "contestant", "temperature", "top_p",
+    "max_tokens", "frequency_penalty", "seed",
+};
+#define FIELD_LIST "name, url, model, api_key_env, contestant, temperature, top_p, " \
+                   "max_tokens, frequency_penalty, seed"
+
+/* ---- messages ------------------------------------------------------------------------------ */
+
+/* Writes s[0..n) quoted for a message: at most about 40 bytes (cut at a code point), control
+** characters, NUL and invalid UTF-8 shown as '?', so a value from the file cannot drive the
+** terminal that prints the message. */
+static void excerpt(char *out, size_t size, const char *s, size_t n)
+{
+    size_t cut = n;
+    int more = 0;
+    if (cut > 40) {
+        cut = 40;
+        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+        more = 1;
+    }
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    char *prefix = arb__strndup(s, cut);
+    if (!prefix || arb__buf_put_safe(&b, prefix)) {
+        snprintf(out, size, "(value)");
+    } else {
+        if (strlen(prefix) < cut) arb__buf_puts(&b, "?"); /* an embedded NUL */
+        snprintf(out, size, "\"%s\"%s", b.data ? b.data : "", more ? "..." : "");
+    }
+    free(prefix);
+    arb__buf_free(&b);
+}
+
+/* Records the first error: "path:line:column: <judge N: ><field "f": >message". at may be NULL
+** (no position). Returns ARB_PARSE. */
+static arb_status fail_at(loader *L, const yaml_node_t *at, size_t judge_no, const char *field,
+                          const char *fmt, ...) ARB__ATTR_PRINTF(5, 6);
+static arb_status fail_at(loader *L, const yaml_node_t *at, size_t judge_no, const char *field,
+                          const char *fmt, ...)
+{
+    if (L->errmsg) return ARB_PARSE;
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    arb__buf_puts(&b, L->path);
+    if (at)
+        arb__buf_printf(&b, ":%lu:%lu", (unsigned long)at->start_mark.line + 1,
+                        (unsigned long)at->start_mark.column + 1);
+    arb__buf_puts(&b, ": ");
+    if (judge_no) arb__buf_printf(&b, "judge %zu: ", judge_no);
+    if (field) arb__buf_printf(&b, "field \"%s\": ", field);
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = arb__vsprintf(fmt, ap);
+    va_end(ap);
+    arb__buf_puts(&b, msg ? msg : "out of memory");
+    free(msg);
+    L->errmsg = arb__buf_steal(&b);
+    return ARB_PARSE;
+}
+
+/* Records "path: out of memory"; returns ARB_NOMEM. */
+static arb_status out_of_memory(loader *L)
+{
+    fail_at(L, NULL, 0, NULL, "out of memory");
+    return ARB_NOMEM;
+}
+
+/* ---- scalars (YAML 1.2 core schema) -------------------------------------------------------- */
+
+typedef enum scalar_kind { K_STRING, K_NULL, K_BOOL, K_INT, K_FLOAT } scalar_kind;
+
+static const char *scalar_text(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+
+static int is_one_of(const char *s, const char *const *words)
+{
+    for (; *words; words++)
+        if (!strcmp(s, *words)) return 1;
+    return 0;
+}
+
+/* The type of a scalar: quoted and block scalars are strings; a plain one is null, a boolean,
+** an integer or a float when it reads as one (YAML 1.2 core schema), else a string. */
+static scalar_kind classify(const yaml_node_t *n)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+    static const char *const bools[] = {"true", "True", "TRUE", "false", "False", "FALSE", NULL};
+    static const char *const specials[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
+                                           "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN",
+                                           NULL};
+    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return K_STRING;
+    const char *s = scalar_text(n);
+    if (strlen(s) != n->data.scalar.length) return K_STRING;
+    if (is_one_of(s, nulls)) return K_NULL;
+    if (is_one_of(s, bools)) return K_BOOL;
+    if (is_one_of(s, specials)) return K_FLOAT;
+    const char *p = s + (*s == '+' || *s == '-');
+    if ((p[0] == '0' && (p[1] == 'x' || p[1] == 'o')) && p == s) {
+        const char *digits = p + 2;
+        size_t ok = strspn(digits, p[1] == 'x' ? "0123456789abcdefABCDEF" : "01234567");
+        return *digits && !digits[ok] ? K_INT : K_STRING;
+    }
+    if (*p >= '0' && *p <= '9' && !p[strspn(p, "0123456789")]) return K_INT;
+    /* [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
+    size_t int_digits = strspn(p, "0123456789");
+    const char *q = p + int_digits;
+    size_t frac_digits = 0;
+    if (*q == '.') {
+        frac_digits = strspn(q + 1, "0123456789");
+        q += 1 + frac_digits;
+    }
+    if (!int_digits && !frac_digits) return K_STRING;
+    if (*q == 'e' || *q == 'E') {
+        q++;
+        if (*q == '+' || *q == '-') q++;
+        size_t exp_digits = strspn(q, "0123456789");
+        if (!exp_digits) return K_STRING;
+        q += exp_digits;
+    }
+    return *q ? K_STRING : K_FLOAT;
+}
+
+/* Describes a value of the wrong type: "a mapping", "a list", "null", "boolean true",
+** "number 1.5", "string \"x\"". With show_value = 0 a string or number is only named. */
+static void describe(char *out, size_t size, const yaml_node_t *n, int show_value)
+{
+    if (!n) {
+        snprintf(out, size, "nothing");
+        return;
+    }
+    if (n->type == YAML_MAPPING_NODE) {
+        snprintf(out, size, "a mapping");
+        return;
+    }
+    if (n->type == YAML_SEQUENCE_NODE) {
+        snprintf(out, size, "a list");
+        return;
+    }
+    char shown[96];
+    switch (classify(n)) {
+    case K_NULL: snprintf(out, size, "null"); return;
+    case K_BOOL:
+        excerpt(shown, sizeof shown, scalar_text(n), n->data.scalar.length);
+        snprintf(out, size, "boolean %s", shown);
+        return;
+    case K_INT:
+    case K_FLOAT:
+        if (!show_value) {
+            snprintf(out, size, "a number");
+            return;
+        }
+        excerpt(shown, sizeof shown, scalar_text(n), n->data.scalar.length);
+        snprintf(out, size, "number %s", shown);
+        return;
+    case K_STRING:
+        if (!show_value) {
+            snprintf(out, size, n->data.scalar.length ? "a string" : "an empty string");
+            return;
+        }
+        excerpt(shown, sizeof shown, scalar_text(n), n->data.scalar.length);
+        snprintf(out, size, "string %s", shown);
+        return;
+    }
+}
+
+/* ---- one judge ----------------------------------------------------------------------------- */
+
+typedef struct judge_fields {
+    const yaml_node_t *value[F__COUNT]; /* NULL when absent */
+    const yaml_node_t *key[F__COUNT];
+} judge_fields;
+
+/* A text field: a non-empty scalar that is not null or a boolean (numbers count as their
+** text: a model may be called 7). *out gets an owned copy. */
+static arb_status read_text(loader *L, size_t judge_no, int f, const yaml_node_t *v,
+                            int show_value, char **out)
+{
+    char got[160];
+    if (v->type != YAML_SCALAR_NODE || classify(v) == K_NULL || classify(v) == K_BOOL ||
+        !v->data.scalar.length) {
+        describe(got, sizeof got, v, show_value);
+        return fail_at(L, v, judge_no, field_names[f], "expected a non-empty string, got %s",
+                       got);
+    }
+    if (strlen(scalar_text(v)) != v->data.scalar.length)
+        return fail_at(L, v, judge_no, field_names[f], "expected a string without NUL bytes");
+    *out = arb__strdup(scalar_text(v));
+    if (!*out) return out_of_memory(L);
+    return ARB_OK;
+}
+
+/* A number field in [lo, hi]; null leaves *out NAN (not sent). whole: integers only. */
+static arb_status read_number(loader *L, size_t judge_no, int f, const yaml_node_t *v,
+                              double lo, double hi, int whole, double *out)
+{
+    char got[160];
+    scalar_kind k = v->type == YAML_SCALAR_NODE ? classify(v) : K_STRING;
+    if (v->type == YAML_SCALAR_NODE && k == K_NULL) {
+        *out = NAN;
+        return ARB_OK;
+    }
+    double x = NAN;
+    if (v->type == YAML_SCALAR_NODE && k == K_INT) {
+        /* 1.2 core: decimal (leading zeros too), 0x hexadecimal, 0o octal. */
+        const char *s = scalar_text(v);
+        errno = 0;
+        long long i = s[0] == '0' && s[1] == 'x'   ? strtoll(s + 2, NULL, 16)
+                      : s[0] == '0' && s[1] == 'o' ? strtoll(s + 2, NULL, 8)
+                                                   : strtoll(s, NULL, 10);
+        x = errno ? NAN : (double)i;
+    } else if (v->type == YAML_SCALAR_NODE && k == K_FLOAT) {
+        const char *s = scalar_text(v);
+        x = strchr(s, 'n') || strchr(s, 'N') ? NAN : strchr(s, 'i') || strchr(s, 'I')
+                                                          ? (s[0] == '-' ? -INFINITY : INFINITY)
+                                                          : strtod(s, NULL);
+    }
+    int type_ok = v->type == YAML_SCALAR_NODE && (k == K_INT || (k == K_FLOAT && !whole));
+    if (!type_ok || !isfinite(x) || x < lo || x > hi) {
+        describe(got, sizeof got, v, 1);
+        if (whole)
+            return fail_at(L, v, judge_no, field_names[f],
+                           "expected a whole number from %.0f to %.0f (or null: not sent), got %s",
+                           lo, hi, got);
+        return fail_at(L, v, judge_no, field_names[f],
+                       "expected a number from %g to %g (or null: not sent), got %s", lo, hi, got);
+    }
+    *out = x;
+    return ARB_OK;
+}
+
+/* Nonzero when s is a plausible environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
+static int env_name_ok(const char *s)
+{
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return 0;
+    return !s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")];
+}
+
+static void free_config(arb_judge_config *c)
+{
+    free((void *)(uintptr_t)c->name);
+    free((void *)(uintptr_t)c->base_url);
+    free((void *)(uintptr_t)c->model);
+    free((void *)(uintptr_t)c->api_key_env);
+    memset(c, 0, sizeof *c);
+}
+
+/* Reads judge number judge_no (1-based) from node into *cfg and *contestant (owned on
+** success; nothing is left allocated on failure). */
+static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no,
+                             arb_judge_config *cfg, char **contestant)
+{
+    char got[160];
+    memset(cfg, 0, sizeof *cfg);
+    *contestant = NULL;
+    if (node->type != YAML_MAPPING_NODE) {
+        describe(got, sizeof got, node, 1);
+        return fail_at(L, node, judge_no, NULL,
+                       "expected a mapping of fields (" FIELD_LIST "), got %s", got);
+    }
+    judge_fields jf;
+    memset(&jf, 0, sizeof jf);
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+        const yaml_node_t *v = yaml_document_get_node(L->doc, p->value);
+        if (!k || !v) return fail_at(L, node, judge_no, NULL, "malformed mapping");
+        if (k->type != YAML_SCALAR_NODE) {
+            describe(got, sizeof got, k, 1);
+            return fail_at(L, k, judge_no, NULL, "expected a field name, got %s", got);
+        }
+        int f = 0;
+        while (f < F__COUNT && strcmp(scalar_text(k), field_names[f])) f++;
+        if (f == F__COUNT) {
+            excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
+            const char *hint = strstr(scalar_text(k), "key") || strstr(scalar_text(k), "token")
+                                   ? " (a judges file never holds a key: put it in an "
+                                     "environment variable and name the variable in api_key_env)"
+                                   : "";
+            return fail_at(L, k, judge_no, NULL, "unknown field %s; expected one of " FIELD_LIST
+                           "%s", got, hint);
+        }
+        if (jf.value[f])
+            return fail_at(L, k, judge_no, field_names[f], "given twice (first at line %lu)",
+                           (unsigned long)jf.key[f]->start_mark.line + 1);
+        jf.key[f] = k;
+        jf.value[f] = v;
+    }
+    if (!jf.value[F_URL])
+        return fail_at(L, node, judge_no, field_names[F_URL],
+                       "missing; expected the endpoint's base URL, e.g. http://127.0.0.1:8000/v1");
+    if (!jf.value[F_MODEL])
+        return fail_at(L, node, judge_no, field_names[F_MODEL],
+                       "missing; expected the model name the endpoint serves");
+
+    arb_status st;
+    char *name = NULL, *url = NULL, *model = NULL, *key_env = NULL;
+    arb_sampling sp = arb_sampling_default();
+    if ((st = read_text(L, judge_no, F_URL, jf.value[F_URL], 0, &url))) goto fail;
+    if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+        st = fail_at(L, jf.value[F_URL], judge_no, field_names[F_URL],
+                     "expected an http:// or https:// URL");
+        goto fail;
+    }
+    if ((st = read_text(L, judge_no, F_MODEL, jf.value[F_MODEL], 1, &model))) goto fail;
+    if (jf.value[F_NAME] && (st = read_text(L, judge_no, F_NAME, jf.value[F_NAME], 1, &name)))
+        goto fail;
+    if (!name && !(name = arb__strdup(model))) {
+        st = out_of_memory(L);
+        goto fail;
+    }
+    if (jf.value[F_API_KEY_ENV]) {
+        if ((st = read_text(L, judge_no, F_API_KEY_ENV, jf.value[F_API_KEY_ENV], 0, &key_env)))
+            goto fail;
+        if (!env_name_ok(key_env)) {
+            memset(key_env, 0, strlen(key_env)); /* it may be a key pasted by mistake */
+            st = fail_at(L, jf.value[F_API_KEY_ENV], judge_no, field_names[F_API_KEY_ENV],
+                         "expected the name of an environment variable (letters, digits and _, "
+                         "e.g. OPENAI_API_KEY), not the key itself (value not shown)");
+            goto fail;
+        }
+    }
+    if (jf.value[F_CONTESTANT] &&
+        (st = read_text(L, judge_no, F_CONTESTANT, jf.value[F_CONTESTANT], 1, contestant)))
+        goto fail;
+    /* Ranges as accepted by `arbiter sbs` (METHODS §2.6). */
+    if (jf.value[F_TEMPERATURE] &&
+        (st = read_number(L, judge_no, F_TEMPERATURE, jf.value[F_TEMPERATURE], 0, 10, 0,
+                          &sp.temperature)))
+        goto fail;
+    if (jf.value[F_TOP_P] &&
+        (st = read_number(L, judge_no, F_TOP_P, jf.value[F_TOP_P], 0, 1, 0, &sp.top_p)))
+        goto fail;
+    if (jf.value[F_FREQUENCY_PENALTY] &&
+        (st = read_number(L, judge_no, F_FREQUENCY_PENALTY, jf.value[F_FREQUENCY_PENALTY], -2, 2,
+                          0, &sp.frequency_penalty)))
+        goto fail;
+    double x;
+    if (jf.value[F_MAX_TOKENS]) {
+        if ((st = read_number(L, judge_no, F_MAX_TOKENS, jf.value[F_MAX_TOKENS], 1, 10000000, 1,
+                              &x)))
+            goto fail;
+        sp.max_tokens = isnan(x) ? 0 : (int)x;
+    }
+    if (jf.value[F_SEED]) {
+        if ((st = read_number(L, judge_no, F_SEED, jf.value[F_SEED], 0, 2147483647.0, 1, &x)))
+            goto fail;
+        sp.has_seed = !isnan(x);
+        sp.seed = isnan(x) ? 0 : (long long)x;
+    }
+    cfg->name = name;
+    cfg->base_url = url;
+    cfg->model = model;
+    cfg->api_key_env = key_env;
+    cfg->sampling = sp;
+    return ARB_OK;
+fail:
+    free(name);
+    free(url);
+    free(model);
+    free(key_env);
+    free(*contestant);
+    *contestant = NULL;
+    return st;
+}
+
+/* ---- the file ------------------------------------------------------------------------------ */
+
+void arb_judges_file_destroy(arb_judges_file *f)
+{
+    if (!f) return;
+    for (size_t i = 0; i < f->n; i++) {
+        free_config(&f->judges[i]);
+        free(f->contestants[i]);
+    }
+    free(f->judges);
+    free(f->contestants);
+    free(f);
+}
+
+/* Reads the judges list of the loaded document into f. */
+static arb_status read_document(loader *L, arb_judges_file *f)
+{
+    char got[160];
+    const yaml_node_t *root = yaml_document_get_root_node(L->doc);
+    if (!root)
+        return fail_at(L, NULL, 0, NULL, "no judges (expected \"judges:\" with a list of judges)");
+    if (root->type != YAML_MAPPING_NODE) {
+        describe(got, sizeof got, root, 1);
+        return fail_at(L, root, 0, NULL, "expected a mapping with a \"judges\" list, got %s", got);
+    }
+    const yaml_node_t *list = NULL, *list_key = NULL;
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+        if (!k || k->type != YAML_SCALAR_NODE || strcmp(scalar_text(k), "judges")) {
+            if (k && k->type == YAML_SCALAR_NODE)
+                excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
+            else
+                describe(got, sizeof got, k, 1);
+            return fail_at(L, k ? k : root, 0, NULL,
+                           "unknown top-level field %s; expected \"judges\"", got);
+        }
+        if (list)
+            return fail_at(L, k, 0, "judges", "given twice (first at line %lu)",
+                           (unsigned long)list_key->start_mark.line + 1);
+        list_key = k;
+        list = yaml_document_get_node(L->doc, p->value);
+    }
+    if (!list)
+        return fail_at(L, root, 0, "judges", "missing; expected a list of judges");
+    if (list->type != YAML_SEQUENCE_NODE || list->data.sequence.items.top ==
+                                                list->data.sequence.items.start) {
+        if (list->type == YAML_SEQUENCE_NODE) snprintf(got, sizeof got, "an empty list");
+        else describe(got, sizeof got, list, 1);
+        return fail_at(L, list, 0, "judges", "expected a list of at least one judge, got %s",
+                       got);
+    }
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    f->judges = calloc(n, sizeof *f->judges);
+    f->contestants = calloc(n, sizeof *f->contestants);
+    if (!f->judges || !f->contestants) return out_of_memory(L);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *node = yaml_document_get_node(L->doc,
+                                                         list->data.sequence.items.start[i]);
+        if (!node) return fail_at(L, list, i + 1, NULL, "malformed list");
+        arb_status st = read_judge(L, node, i + 1, &f->judges[i], &f->contestants[i]);
+        if (st) return st;
+        f->n = i + 1;
+        /* One name, one configuration: rows are stored under the name (store.c). */
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(f->judges[j].name, f->judges[i].name)) continue;
+            const yaml_node_t *at = NULL;
+            for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+                 p < node->data.mapping.pairs.top; p++) {
+                const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+                if (!strcmp(scalar_text(k), "name")) at = yaml_document_get_node(L->doc, p->value);
+            }
+            excerpt(got, sizeof got, f->judges[i].name, strlen(f->judges[i].name));
+            return fail_at(L, at ? at : node, i + 1, "name",
+                           "expected a name of its own, got %s, the name of judge %zu%s", got,
+                           j + 1, at ? "" : " (the name defaults to the model: add a name)");
+        }
+    }
+    return ARB_OK;
+}
+
+arb_status arb_judges_file_load(const char *path, arb_judges_file **out, char **errmsg)
+{
+    if (errmsg) *errmsg = NULL;
+    if (!out) return ARB_INVALID;
+    *out = NULL;
+    if (!path) {
+        if (errmsg) *errmsg = arb__strdup("no judges file given");
+        return ARB_INVALID;
+    }
+    size_t len = 0;
+    char *read_err = NULL;
+    char *text = arb__read_file(path, &len, &read_err);
+    if (!text) {
+        if (errmsg) *errmsg = read_err;
+        else free(read_err);
+        return ARB_IO;
+    }
+    loader L = {.path = path};
+    yaml_parser_t parser;
+    yaml_document_t doc, extra;
+    int have_doc = 0, have_parser = 0;
+    arb_status st = ARB_OK;
+    arb_judges_file *f = calloc(1, sizeof *f);
+    if (!f || !yaml_parser_initialize(&parser)) {
+        st = out_of_memory(&L);
+        goto done;
+    }
+    have_parser = 1;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) goto syntax;
+    have_doc = 1;
+    L.doc = &doc;
+    if ((st = read_document(&L, f))) goto done;
+    /* A second document would be ignored silently: refuse it. */
+    if (!yaml_parser_load(&parser, &extra)) goto syntax;
+    int more = yaml_document_get_root_node(&extra) != NULL;
+    yaml_mark_t mark = extra.start_mark;
+    yaml_document_delete(&extra);
+    if (more) {
+        yaml_node_t at = {.start_mark = mark};
+        st = fail_at(&L, &at, 0, NULL, "a second YAML document; a judges file holds one");
+    }
+    goto done;
+syntax:
+    if (parser.error == YAML_MEMORY_ERROR) {
+        st = out_of_memory(&L);
+    } else {
+        yaml_node_t at = {.start_mark = parser.problem_mark};
+        st = fail_at(&L, &at, 0, NULL, "YAML: %s%s%s", parser.problem ? parser.problem : "error",
+                     parser.context ? " " : "", parser.context ? parser.context : "");
+    }
+done:
+    if (have_doc) yaml_document_delete(&doc);
+    if (have_parser) yaml_parser_delete(&parser);
+    memset(text, 0, len); /* a key pasted into the file by mistake should not linger */
+    free(text);
+    if (st) {
+        arb_judges_file_destroy(f);
+        if (errmsg) *errmsg = L.errmsg;
+        else free(L.errmsg);
+        return st;
+    }
+    free(L.errmsg);
+    *out = f;
+    return ARB_OK;
+}
+
+size_t arb_judges_file_count(const arb_judges_file *f) { return f ? f->n : 0; }
+
+const arb_judge_config *arb_judges_file_judge(const arb_judges_file *f, size_t index)
+{
+    return f && index < f->n ? &f->judges[index] : NULL;
+}
+
+const char *arb_judges_file_contestant(const arb_judges_file *f, size_t index)
+{
+    return f && index < f->n ? f->contestants[index] : NULL;
+}

@@ -1,0 +1,604 @@
+/*
+** tournament.c -- the tournament protocol (METHODS §6): every unordered pair {X, Y} of the
+** selected models on every item where both answered, shown in both orders, judged by every
+** reviewer of a judges file (or a random K of them per comparison), reps times; the judgments
+** become battle reviews for the rankings.
+**
+** Orientation: for a pair the model first by name (strcmp) is X, the candidate, and the other
+** Y, the baseline; order 0 shows X first, order 1 Y first. Each judgment is a pairwise row of
+** protocol "tournament" (3-option mode: A first better, B second better, C tie). After the run
+** the battles of source "tournament" are rebuilt from every stored tournament row: i = the
+** model shown first, j = the second, reviewer = the judge's name, s = -1 (A), +1 (B), 0 (C);
+** a judgment without a valid verdict (E) gives no battle. So battles are a function of the
+** stored judgments, and a resumed or repeated run leaves exactly one battle per judgment.
+**
+** Like sbs.c, everything is checked before the first request (models, answers, the template
+** against every item judged, the judges' names against the store); model names never reach a
+** judge; calls already stored are not sent again. random_k draws, for each (item, pair), K of
+** the eligible reviewers with GSL's MT19937 seeded from a hash of (seed, item id, X, Y): the
+** draw does not depend on the other items or models, so a rerun plans the same calls.
+** It does not rank (rank.c, peer.c) nor talk HTTP (exec.c).
+*/
+#include "internal.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define TOURNAMENT_OPTIONS 3 /* A, B, C = tie (METHODS §2.1) */
+
+arb_tournament_params arb_tournament_default_params(void)
+{
+    arb_tournament_params p;
+    memset(&p, 0, sizeof p);
+    p.seed = 1;
+    p.template_name = "II-reason";
+    p.reps = 1;
+    p.progress = -1;
+    p.client = arb_client_default_params();
+    return p;
+}
+
+/* One comparison: an item, a pair of models and a reviewer; it has reps x 2 judge calls. */
+typedef struct tour_cmp {
+    uint32_t item;  /* index into the dataset */
+    uint32_t pair;  /* index into run.pairs */
+    uint32_t judge; /* index into the judges file */
+} tour_cmp;
+
+typedef struct tour_run {
+    arb_store *store;
+    const arb_dataset *ds;
+    const arb_tournament_params *params;
+    arb_template *tpl;
+    const char **models;  /* sorted by name; borrowed from params or the dataset */
+    size_t n_models;
+    uint32_t (*pairs)[2]; /* model indices, [0] < [1] */
+    size_t n_pairs;
+    tour_cmp *cmps;
+    size_t n_cmps, cap_cmps;
+    size_t n_items;       /* items with at least one comparison */
+    size_t invalid;       /* written by the done callback only */
+} tour_run;
+
+/* Node layout: (cmp * reps + rep) * 2 + order. */
+static void node_coords(const tour_run *r, size_t node, const tour_cmp **cmp, int *rep,
+                        int *order)
+{
+    *order = (int)(node % 2);
+    *rep = (int)((node / 2) % (size_t)r->params->reps);
+    *cmp = &r->cmps[node / 2 / (size_t)r->params->reps];
+}
+
+static int build_call(void *ud, size_t node, const arb__call_outcome *const *deps,
+                      size_t n_deps, arb__exec_request *req)
+{
+    tour_run *r = ud;
+    const tour_cmp *c;
+    int rep, order;
+    node_coords(r, node, &c, &rep, &order);
+    const arb_item *item = arb_dataset_item(r->ds, c->item);
+    const arb_answer *x = arb_dataset_find_answer(r->ds, item->id, r->models[r->pairs[c->pair][0]]);
+    const arb_answer *y = arb_dataset_find_answer(r->ds, item->id, r->models[r->pairs[c->pair][1]]);
+    arb_prompt_vars vars = {
+        .question = item->question,
+        .answer1 = order == 0 ? x->answer : y->answer,
+        .answer2 = order == 0 ? y->answer : x->answer,
+        .reference = item->reference,
+        .language = item->language,
+        .options = TOURNAMENT_OPTIONS,
+    };
+    arb_status st = arb_template_render(r->tpl, &vars, &req->system, &req->user);
+    if (st) {
+        arb__store_fail(r->store, st, "%s: cannot render template %s for item \"%s\": %s",
+                        item->source, arb_template_name(r->tpl), item->id, arb_strerror(st));
+        return -1;
+    }
+    req->judge = arb_judges_file_judge(r->params->judges, c->judge);
+    req->rep = rep;
+    return 0;
+}
+
+/* Runs on the executor's writer thread: reads the run's fixed data, writes through s, counts
+** invalid verdicts (read by the caller after the run). */
+static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
+{
+    tour_run *r = ud;
+    const tour_cmp *c;
+    int rep, order;
+    node_coords(r, node, &c, &rep, &order);
+    char verdict = 'E';
+    if (out->ok && out->content)
+        verdict = arb_verdict_extract(out->content, strlen(out->content), TOURNAMENT_OPTIONS,
+                                      arb_template_json_field(r->tpl));
+    if (out->ok && verdict == 'E') r->invalid++;
+    arb__pairwise_row row = {
+        .protocol = "tournament",
+        .judge_name = arb_judges_file_judge(r->params->judges, c->judge)->name,
+        .item_id = arb_dataset_item(r->ds, c->item)->id,
+        .candidate = r->models[r->pairs[c->pair][0]],
+        .baseline = r->models[r->pairs[c->pair][1]],
+        .template_name = arb_template_name(r->tpl),
+        .options = TOURNAMENT_OPTIONS,
+        .order = order,
+        .rep = rep,
+        .position_verdict = verdict,
+        .model_verdict = arb_verdict_to_model(verdict, order),
+        .call_id = out->call_id,
+    };
+    return arb__store_put_pairwise(s, &row) ? -1 : 0;
+}
+
+/* ---- planning ------------------------------------------------------------------------------ */
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Fills r->models: the given models, or every model with an answer; sorted by name. */
+static arb_status select_models(tour_run *r)
+{
+    const arb_tournament_params *p = r->params;
+    arb_store *s = r->store;
+    if (p->models && p->n_models) {
+        r->models = malloc(p->n_models * sizeof *r->models);
+        if (!r->models) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+        for (size_t k = 0; k < p->n_models; k++) {
+            if (!p->models[k] || !*p->models[k])
+                return arb__store_fail(s, ARB_INVALID, "model %zu of the list has no name", k + 1);
+            r->models[r->n_models++] = p->models[k];
+        }
+    } else {
+        arb__strtab seen = {0};
+        size_t n = arb_dataset_answer_count(r->ds);
+        r->models = malloc((n ? n : 1) * sizeof *r->models);
+        if (!r->models) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+        for (size_t k = 0; k < n; k++) {
+            const arb_answer *a = arb_dataset_answer(r->ds, k);
+            size_t before = seen.n;
+            if (arb__strtab_intern(&seen, a->model) == UINT32_MAX) {
+                arb__strtab_free(&seen);
+                return arb__store_fail(s, ARB_NOMEM, "out of memory");
+            }
+            if (seen.n > before) r->models[r->n_models++] = a->model;
+        }
+        arb__strtab_free(&seen);
+    }
+    qsort(r->models, r->n_models, sizeof *r->models, cmp_names);
+    for (size_t k = 1; k < r->n_models; k++)
+        if (!strcmp(r->models[k - 1], r->models[k]))
+            return arb__store_fail(s, ARB_INVALID, "model \"%s\" is listed twice", r->models[k]);
+    if (r->n_models < 2)
+        return arb__store_fail(s, ARB_INVALID,
+                               "a tournament needs at least two models, got %zu%s", r->n_models,
+                               p->models && p->n_models ? "" : " in the answers file");
+    if (r->n_models > 100000)
+        return arb__store_fail(s, ARB_INVALID, "too many models (%zu)", r->n_models);
+    /* Every model named must have answered something: a typo should not silently drop it. */
+    size_t n_items = arb_dataset_item_count(r->ds);
+    for (size_t k = 0; k < r->n_models; k++) {
+        size_t found = 0;
+        for (size_t i = 0; i < n_items && !found; i++)
+            found = arb_dataset_find_answer(r->ds, arb_dataset_item(r->ds, i)->id,
+                                            r->models[k]) != NULL;
+        if (!found)
+            return arb__store_fail(s, ARB_PARSE, "no answers from model \"%s\" in the answers file",
+                                   r->models[k]);
+    }
+    size_t m = r->n_models;
+    r->n_pairs = m * (m - 1) / 2;
+    r->pairs = malloc(r->n_pairs * sizeof *r->pairs);
+    if (!r->pairs) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    size_t k = 0;
+    for (uint32_t a = 0; a < m; a++)
+        for (uint32_t b = a + 1; b < m; b++) {
+            r->pairs[k][0] = a;
+            r->pairs[k][1] = b;
+            k++;
+        }
+    return ARB_OK;
+}
+
+/* The MT19937 seed of the reviewer draw of one comparison: xxh3-64 of "item\0X\0Y" keyed by
+** the run's seed, folded to the 32 bits MT19937 uses. */
+static unsigned long draw_seed(arb__buf *scratch, unsigned long long seed, const char *item,
+                               const char *x, const char *y)
+{
+    arb__buf_reset(scratch);
+    if (arb__buf_append(scratch, item, strlen(item) + 1) ||
+        arb__buf_append(scratch, x, strlen(x) + 1) || arb__buf_append(scratch, y, strlen(y) + 1))
+        return 0; /* out of memory: still a valid (if shared) seed; the plan stays consistent */
+    uint64_t h = XXH3_64bits_withSeed(scratch->data, scratch->len, (XXH64_hash_t)seed);
+    return (unsigned long)((h ^ (h >> 32)) & 0xffffffffu);
+}
+
+static int add_cmp(tour_run *r, uint32_t item, uint32_t pair, uint32_t judge)
+{
+    if (r->n_cmps == r->cap_cmps) {
+        size_t cap = r->cap_cmps ? r->cap_cmps * 2 : 1024;
+        tour_cmp *c = realloc(r->cmps, cap * sizeof *c);
+        if (!c) return -1;
+        r->cmps = c;
+        r->cap_cmps = cap;
+    }
+    r->cmps[r->n_cmps++] = (tour_cmp){.item = item, .pair = pair, .judge = judge};
+    return 0;
+}
+
+/* Plans the comparisons in the order item, pair, reviewer (so consecutive calls go to
+** different endpoints and several servers share the load), checking the template against
+** every item judged. */
+static arb_status plan(tour_run *r)
+{
+    const arb_tournament_params *p = r->params;
+    arb_store *s = r->store;
+    size_t n_judges = arb_judges_file_count(p->judges);
+    size_t n_items = arb_dataset_item_count(r->ds);
+    if (n_items == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
+    if (n_items > UINT32_MAX || r->n_pairs > UINT32_MAX || n_judges > UINT32_MAX)
+        return arb__store_fail(s, ARB_INVALID, "the tournament is too large");
+    uint32_t *eligible = malloc(n_judges * sizeof *eligible);
+    uint32_t *drawn = malloc(n_judges * sizeof *drawn);
+    gsl_rng *rng = p->random_k ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
+    arb__buf scratch;
+    arb__buf_init(&scratch, 0);
+    arb_status st = ARB_OK;
+    if (!eligible || !drawn || (p->random_k && !rng)) {
+        st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+        goto done;
+    }
+    int needs_reference = arb_template_uses(r->tpl, "reference");
+    for (uint32_t i = 0; i < n_items; i++) {
+        const arb_item *it = arb_dataset_item(r->ds, i);
+        size_t before = r->n_cmps;
+        for (uint32_t k = 0; k < r->n_pairs; k++) {
+            const char *x = r->models[r->pairs[k][0]], *y = r->models[r->pairs[k][1]];
+            if (!arb_dataset_find_answer(r->ds, it->id, x) ||
+                !arb_dataset_find_answer(r->ds, it->id, y))
+                continue;
+            size_t n_eligible = 0;
+            for (uint32_t j = 0; j < n_judges; j++) {
+                const char *own = arb_judges_file_contestant(p->judges, j);
+                if (p->exclude_self && own && (!strcmp(own, x) || !strcmp(own, y))) continue;
+                eligible[n_eligible++] = j;
+            }
+            const uint32_t *chosen = eligible;
+            size_t n_chosen = n_eligible;
+            if (p->random_k && p->random_k < n_eligible) {
+                gsl_rng_set(rng, draw_seed(&scratch, p->seed, it->id, x, y));
+                /* gsl_ran_choose keeps the file order of the reviewers it picks. */
+                gsl_ran_choose(rng, drawn, p->random_k, eligible, n_eligible, sizeof *eligible);
+                chosen = drawn;
+                n_chosen = p->random_k;
+            }
+            for (size_t c = 0; c < n_chosen; c++)
+                if (add_cmp(r, i, k, chosen[c])) {
+                    st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+                    goto done;
+                }
+        }
+        if (r->n_cmps == before) continue;
+        r->n_items++;
+        if (needs_reference && (!it->reference || !*it->reference)) {
+            st = arb__store_fail(s, ARB_PARSE,
+                                 "%s: item \"%s\" has no \"reference\", which template %s needs",
+                                 it->source, it->id, arb_template_name(r->tpl));
+            goto done;
+        }
+    }
+    if (r->n_cmps == 0)
+        st = arb__store_fail(s, ARB_INVALID, "nothing to judge: no item has answers from two of "
+                             "the models%s", p->exclude_self ? " with a reviewer left after "
+                                                               "excluding its own pairs" : "");
+done:
+    free(eligible);
+    free(drawn);
+    gsl_rng_free(rng);
+    arb__buf_free(&scratch);
+    return st;
+}
+
+/* Checks the parameters and plans the calls. Returns ARB_OK or ARB_INVALID/ARB_PARSE with the
+** message in the store. */
+static arb_status validate(tour_run *r)
+{
+    const arb_tournament_params *p = r->params;
+    arb_store *s = r->store;
+    if (!p->judges || arb_judges_file_count(p->judges) == 0)
+        return arb__store_fail(s, ARB_INVALID, "no judges (a judges file lists the reviewers)");
+    if (p->reps < 1 || p->reps > 1000)
+        return arb__store_fail(s, ARB_INVALID, "reps must be between 1 and 1000, got %d", p->reps);
+    if (p->client.jobs < 1)
+        return arb__store_fail(s, ARB_INVALID, "jobs must be at least 1, got %d", p->client.jobs);
+    size_t n_judges = arb_judges_file_count(p->judges);
+    int any_contestant = 0;
+    for (size_t j = 0; j < n_judges; j++) {
+        const arb_judge_config *jc = arb_judges_file_judge(p->judges, j);
+        if (!jc->name || !*jc->name || !jc->model || !*jc->model || !jc->base_url)
+            return arb__store_fail(s, ARB_INVALID, "judge %zu has no name, model or URL", j + 1);
+        for (size_t k = 0; k < j; k++)
+            if (!strcmp(arb_judges_file_judge(p->judges, k)->name, jc->name))
+                return arb__store_fail(s, ARB_INVALID, "two judges are named \"%s\"", jc->name);
+        any_contestant |= arb_judges_file_contestant(p->judges, j) != NULL;
+    }
+    if (p->exclude_self && !any_contestant)
+        return arb__store_fail(s, ARB_INVALID,
+                               "exclude_self needs to know which contestant each judge is: no "
+                               "judge in the judges file has a \"contestant\" field");
+    arb_status st = select_models(r);
+    return st ? st : plan(r);
+}
+
+/* The run's parameters as JSON for the runs table: everything that shapes the judgments and
+** nothing secret (a key's variable name is recorded, never its value). NULL out of memory. */
+static char *params_json(const tour_run *r)
+{
+    const arb_tournament_params *p = r->params;
+    json_t *o = json_object(), *models = json_array(), *judges = json_array();
+    int bad = !o || !models || !judges;
+    for (size_t k = 0; !bad && k < r->n_models; k++)
+        bad = json_array_append_new(models, arb__json_name(r->models[k]));
+    for (size_t j = 0; !bad && j < arb_judges_file_count(p->judges); j++) {
+        const arb_judge_config *jc = arb_judges_file_judge(p->judges, j);
+        const arb_sampling *sp = &jc->sampling;
+        const char *own = arb_judges_file_contestant(p->judges, j);
+        json_t *jo = json_object();
+        bad = !jo || arb__json_set(jo, "name", arb__json_name(jc->name)) ||
+              arb__json_set(jo, "model", arb__json_name(jc->model)) ||
+              arb__json_set(jo, "url", arb__json_name(jc->base_url)) ||
+              (jc->api_key_env && arb__json_set(jo, "api_key_env", arb__json_name(jc->api_key_env))) ||
+              (own && arb__json_set(jo, "contestant", arb__json_name(own))) ||
+              (sp->max_tokens > 0 && arb__json_set(jo, "max_tokens", json_integer(sp->max_tokens))) ||
+              (!isnan(sp->temperature) && arb__json_set(jo, "temperature", json_real(sp->temperature))) ||
+              (!isnan(sp->top_p) && arb__json_set(jo, "top_p", json_real(sp->top_p))) ||
+              (!isnan(sp->frequency_penalty) &&
+               arb__json_set(jo, "frequency_penalty", json_real(sp->frequency_penalty))) ||
+              (sp->has_seed && arb__json_set(jo, "seed", json_integer(sp->seed)));
+        if (json_array_append_new(judges, jo)) bad = 1;
+    }
+    if (!bad)
+        bad = arb__json_set(o, "models", json_incref(models)) ||
+              arb__json_set(o, "judges", json_incref(judges)) ||
+              arb__json_set(o, "template", arb__json_name(arb_template_name(r->tpl))) ||
+              arb__json_set(o, "options", json_integer(TOURNAMENT_OPTIONS)) ||
+              arb__json_set(o, "reps", json_integer(p->reps)) ||
+              arb__json_set(o, "exclude_self", json_boolean(p->exclude_self)) ||
+              arb__json_set(o, "random_k", json_integer((json_int_t)p->random_k)) ||
+              arb__json_set(o, "seed", json_integer((json_int_t)p->seed)) ||
+              arb__json_set(o, "n_items", json_integer((json_int_t)r->n_items)) ||
+              arb__json_set(o, "n_comparisons", json_integer((json_int_t)r->n_cmps));
+    char *s = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(models);
+    json_decref(judges);
+    json_decref(o);
+    return s;
+}
+
+/* ---- battles from the stored judgments ----------------------------------------------------- */
+
+/* Style covariates of an answer (arb_battle): length in code points and the markdown counts
+** of the arena's style control -- header lines (^#{1,6}\s), list items (^\s*[-*+]\s and
+** ^\s*\d+\.\s) and bold spans (\*\*[^*\n]+\*\* and __[^_\n]+__, not overlapping). */
+static void style_of(const char *text, double style[ARB_STYLE__COUNT])
+{
+    size_t n = strlen(text);
+    size_t headers = 0, lists = 0, bold = 0;
+    for (size_t at = 0; at < n;) {
+        const char *line = text + at;
+        size_t len = strcspn(line, "\n");
+        size_t h = 0;
+        while (h < len && line[h] == '#') h++;
+        if (h >= 1 && h <= 6 && h < len && (line[h] == ' ' || line[h] == '\t')) headers++;
+        size_t i = strspn(line, " \t");
+        if (i < len && strchr("-*+", line[i]) && i + 1 < len && (line[i + 1] == ' ' || line[i + 1] == '\t')) {
+            lists++;
+        } else {
+            size_t d = i;
+            while (d < len && line[d] >= '0' && line[d] <= '9') d++;
+            if (d > i && d + 1 < len && line[d] == '.' && (line[d + 1] == ' ' || line[d + 1] == '\t'))
+                lists++;
+        }
+        at += len + (at + len < n);
+    }
+    for (size_t i = 0; i + 1 < n;) {
+        char m = text[i];
+        if ((m == '*' || m == '_') && text[i + 1] == m) {
+            size_t j = i + 2;
+            while (j < n && text[j] != m && text[j] != '\n') j++;
+            if (j > i + 2 && j + 1 < n && text[j] == m && text[j + 1] == m) {
+                bold++;
+                i = j + 2;
+                continue;
+            }
+        }
+        i++;
+    }
+    style[ARB_STYLE_LENGTH] = (double)arb__utf8_codepoints(text, n);
+    style[ARB_STYLE_HEADERS] = (double)headers;
+    style[ARB_STYLE_LISTS] = (double)lists;
+    style[ARB_STYLE_BOLD] = (double)bold;
+}
+
+typedef struct battle_walk {
+    arb_battles *b;
+    arb__strtab answer_keys; /* "item\x1fmodel" of every stored answer */
+    double (*styles)[ARB_STYLE__COUNT];
+    size_t skipped;          /* judgments with verdict E (or not 3-option) */
+    arb_status status;
+} battle_walk;
+
+static uint32_t answer_key(arb__strtab *t, const char *item, const char *model, int add)
+{
+    char *key = arb__sprintf("%s\x1f%s", item, model);
+    if (!key) return UINT32_MAX;
+    uint32_t k = add ? arb__strtab_intern(t, key) : arb__strtab_find(t, key);
+    free(key);
+    return k;
+}
+
+/* Computes the style of every stored answer. */
+static arb_status load_styles(arb_store *s, battle_walk *w)
+{
+    sqlite3 *db = arb__store_db(s);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT item_id, model, answer FROM answers", -1, &q, NULL))
+        return arb__store_fail(s, ARB_DB, "cannot read answers: %s", sqlite3_errmsg(db));
+    arb_status st = ARB_OK;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *item = (const char *)sqlite3_column_text(q, 0);
+        const char *model = (const char *)sqlite3_column_text(q, 1);
+        const char *answer = (const char *)sqlite3_column_text(q, 2);
+        if (!item || !model || !answer) continue;
+        uint32_t k = answer_key(&w->answer_keys, item, model, 1);
+        if (k == UINT32_MAX) {
+            st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+            break;
+        }
+        if (k >= cap) {
+            size_t ncap = cap ? cap * 2 : 256;
+            while (ncap <= k) ncap *= 2;
+            double (*grown)[ARB_STYLE__COUNT] = realloc(w->styles, ncap * sizeof *grown);
+            if (!grown) {
+                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+                break;
+            }
+            w->styles = grown;
+            cap = ncap;
+        }
+        style_of(answer, w->styles[k]);
+    }
+    if (!st && rc != SQLITE_DONE)
+        st = arb__store_fail(s, ARB_DB, "cannot read answers: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return st;
+}
+
+static void copy_style(battle_walk *w, const char *item, const char *model, double *out)
+{
+    uint32_t k = answer_key(&w->answer_keys, item, model, 0);
+    for (int c = 0; c < ARB_STYLE__COUNT; c++)
+        out[c] = k == UINT32_MAX ? NAN : w->styles[k][c];
+}
+
+static int on_judgment(void *ud, const arb__pairwise_row *row)
+{
+    battle_walk *w = ud;
+    int s = row->position_verdict == 'A' ? -1 : row->position_verdict == 'B' ? 1
+          : row->position_verdict == 'C' ? 0 : 2;
+    if (s == 2 || row->options != TOURNAMENT_OPTIONS) {
+        w->skipped++;
+        return 0;
+    }
+    arb_battle battle = arb_battle_init();
+    battle.question = row->item_id;
+    battle.model_i = row->order == 0 ? row->candidate : row->baseline;
+    battle.model_j = row->order == 0 ? row->baseline : row->candidate;
+    battle.reviewer = row->judge_name;
+    battle.s = s;
+    copy_style(w, row->item_id, battle.model_i, battle.style_i);
+    copy_style(w, row->item_id, battle.model_j, battle.style_j);
+    w->status = arb_battles_add(w->b, &battle);
+    return w->status != ARB_OK;
+}
+
+/* Rebuilds the battles of source "tournament" from every stored tournament judgment. */
+static arb_status store_battles(arb_store *s)
+{
+    battle_walk w;
+    memset(&w, 0, sizeof w);
+    w.b = arb_battles_create();
+    if (!w.b) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    arb_status st = load_styles(s, &w);
+    if (!st) st = arb__store_each_pairwise(s, "tournament", on_judgment, &w);
+    if (!st && w.status)
+        st = arb__store_fail(s, w.status, "cannot build the tournament's battles: %s",
+                             arb_battles_errmsg(w.b));
+    if (!st) st = arb_store_put_battles(s, "tournament", w.b);
+    arb_battles_destroy(w.b);
+    arb__strtab_free(&w.answer_keys);
+    free(w.styles);
+    return st;
+}
+
+/* ---- the run ------------------------------------------------------------------------------- */
+
+arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
+                              const arb_tournament_params *params, arb_run_stats *stats)
+{
+    arb_run_stats local_stats;
+    if (!stats) stats = &local_stats;
+    memset(stats, 0, sizeof *stats);
+    if (!store) return ARB_INVALID;
+    if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
+
+    tour_run r = {.store = store, .ds = ds, .params = params};
+    arb__exec *ex = NULL;
+    char *pjson = NULL;
+    long long run_id = 0;
+    char *tpl_err = NULL;
+    arb_status st = arb_template_load(params->template_name ? params->template_name : "II-reason",
+                                      &r.tpl, &tpl_err);
+    if (st) {
+        arb__store_fail(store, st, "%s", tpl_err ? tpl_err : arb_strerror(st));
+        goto done;
+    }
+    if ((st = validate(&r))) goto done;
+    size_t n_judges = arb_judges_file_count(params->judges);
+    for (size_t j = 0; j < n_judges; j++) {
+        const arb_judge_config *jc = arb_judges_file_judge(params->judges, j);
+        if ((st = params->dry_run ? arb__store_check_judge(store, jc)
+                                  : arb__store_put_judge(store, jc)))
+            goto done;
+    }
+    if (!params->dry_run) {
+        if ((st = arb__store_put_dataset(store, ds))) goto done;
+        pjson = params_json(&r);
+        if (!pjson) {
+            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+            goto done;
+        }
+        if ((st = arb__store_run_begin(store, "tournament", pjson, &run_id))) goto done;
+    }
+
+    arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
+                           .progress = params->progress};
+    ex = arb__exec_create(store, &ep, build_call, call_done, &r);
+    if (!ex) {
+        st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+        goto done;
+    }
+    size_t total = r.n_cmps * (size_t)params->reps * 2;
+    for (size_t i = 0; i < total; i++)
+        if (arb__exec_add(ex, NULL, 0) == (size_t)-1) {
+            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+            goto done;
+        }
+    st = arb__exec_run(ex, stats);
+    stats->invalid = r.invalid;
+    /* What was judged is stored even when interrupted: keep the battles in step with it. */
+    if (!params->dry_run && (st == ARB_OK || st == ARB_INTERRUPTED)) {
+        arb_status bst = store_battles(store);
+        if (bst) st = bst;
+    }
+    if (run_id) {
+        arb_status end = arb__store_run_end(store, run_id, stats,
+                                            st == ARB_OK ? "finished"
+                                            : st == ARB_INTERRUPTED ? "interrupted" : "failed");
+        if (st == ARB_OK) st = end;
+    }
+done:
+    arb__exec_destroy(ex);
+    arb_template_destroy(r.tpl);
+    free(r.models);
+    free(r.pairs);
+    free(r.cmps);
+    free(tpl_err);
+    free(pjson);
+    return st;
+}

@@ -1,0 +1,332 @@
+/*
+** test_judges_file.c -- the judges file of a tournament (judges_file.c): a file with every
+** field, the defaults (name = model, the published sampling settings, nulls not sent), and
+** every refusal with its path:line:column: judge N: field message -- unknown and repeated
+** fields, wrong types and ranges, missing url/model, entries that are not mappings, two judges
+** with one name, bad top levels, YAML syntax errors -- and that a key never shows in a message.
+** Run one test alone with ARB_TEST=<name>.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    char dir[64];
+    char path[128];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f || arb_test_make_dir("judges", f->dir, sizeof f->dir)) return -1;
+    snprintf(f->path, sizeof f->path, "%s/judges.yaml", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    arb_test_remove_dir(f->dir);
+    free(f);
+    return 0;
+}
+
+static const char *data_path(const char *name)
+{
+    static char path[512];
+    const char *src = getenv("ARB_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/tests/data/tournament/%s", src ? src : ".", name);
+    return path;
+}
+
+/* Writes text to the fixture's file and loads it; returns the status, *msg the message. */
+static arb_status load_text(fixture *f, const char *text, arb_judges_file **out, char **msg)
+{
+    FILE *fp = fopen(f->path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+    return arb_judges_file_load(f->path, out, msg);
+}
+
+/* Loading text must fail with ARB_PARSE and the message "<path>:<expected>". */
+static void expect_error(fixture *f, const char *text, const char *expected)
+{
+    arb_judges_file *jf = (arb_judges_file *)(uintptr_t)1;
+    char *msg = NULL;
+    assert_int_equal(load_text(f, text, &jf, &msg), ARB_PARSE);
+    assert_null(jf);
+    assert_non_null(msg);
+    char want[1024];
+    snprintf(want, sizeof want, "%s:%s", f->path, expected);
+    if (strcmp(msg, want)) fail_msg("for:\n%s\ngot:  %s\nwant: %s", text, msg, want);
+    arb_free(msg);
+}
+
+static void full_file_and_defaults(void **state)
+{
+    (void)state;
+    arb_judges_file *jf = NULL;
+    char *msg = NULL;
+    assert_int_equal(arb_judges_file_load(data_path("judges_full.yaml"), &jf, &msg), ARB_OK);
+    assert_null(msg);
+    assert_int_equal(arb_judges_file_count(jf), 2);
+
+    const arb_judge_config *a = arb_judges_file_judge(jf, 0);
+    assert_string_equal(a->name, "judge-a");
+    assert_string_equal(a->base_url, "http://127.0.0.1:8000/v1");
+    assert_string_equal(a->model, "qwen2.5-7b-instruct");
+    assert_string_equal(a->api_key_env, "ARB_TEST_KEY");
+    assert_string_equal(arb_judges_file_contestant(jf, 0), "model-a");
+    assert_true(a->sampling.temperature == 0.7);
+    assert_true(a->sampling.top_p == 1.0);
+    assert_int_equal(a->sampling.max_tokens, 256);
+    assert_true(a->sampling.frequency_penalty == -0.5);
+    assert_int_equal(a->sampling.has_seed, 1);
+    assert_int_equal(a->sampling.seed, 42);
+
+    /* Only url and model: the name is the model, sampling the published defaults (§2.6). */
+    const arb_judge_config *b = arb_judges_file_judge(jf, 1);
+    arb_sampling d = arb_sampling_default();
+    assert_string_equal(b->name, "gpt-4o");
+    assert_string_equal(b->base_url, "https://api.example.com/v1");
+    assert_null(b->api_key_env);
+    assert_null(arb_judges_file_contestant(jf, 1));
+    assert_true(b->sampling.temperature == d.temperature);
+    assert_true(b->sampling.top_p == d.top_p);
+    assert_int_equal(b->sampling.max_tokens, d.max_tokens);
+    assert_true(b->sampling.frequency_penalty == d.frequency_penalty);
+    assert_int_equal(b->sampling.has_seed, 0);
+
+    /* Out of range and NULL. */
+    assert_null(arb_judges_file_judge(jf, 2));
+    assert_null(arb_judges_file_contestant(jf, 2));
+    assert_null(arb_judges_file_judge(NULL, 0));
+    assert_int_equal(arb_judges_file_count(NULL), 0);
+    arb_judges_file_destroy(jf);
+    arb_judges_file_destroy(NULL);
+}
+
+static void nulls_are_not_sent(void **state)
+{
+    (void)state;
+    arb_judges_file *jf = NULL;
+    assert_int_equal(arb_judges_file_load(data_path("judges_nulls.yaml"), &jf, NULL), ARB_OK);
+    const arb_judge_config *j = arb_judges_file_judge(jf, 0);
+    assert_string_equal(j->name, "7");
+    assert_string_equal(j->model, "3.5"); /* a number where text is expected: its text */
+    assert_true(isnan(j->sampling.temperature));
+    assert_true(isnan(j->sampling.top_p));
+    assert_true(isnan(j->sampling.frequency_penalty));
+    assert_int_equal(j->sampling.max_tokens, 0);
+    assert_int_equal(j->sampling.has_seed, 0);
+    arb_judges_file_destroy(jf);
+}
+
+static void yaml_numbers(void **state)
+{
+    fixture *f = *state;
+    arb_judges_file *jf = NULL;
+    assert_int_equal(load_text(f, "judges:\n- url: http://h/v1\n  model: m\n  temperature: 1e-1\n"
+                                  "  max_tokens: 0x10\n  seed: 0o17\n  top_p: .5\n"
+                                  "  frequency_penalty: +1\n", &jf, NULL), ARB_OK);
+    const arb_judge_config *j = arb_judges_file_judge(jf, 0);
+    assert_true(j->sampling.temperature == 0.1);
+    assert_int_equal(j->sampling.max_tokens, 16);
+    assert_int_equal(j->sampling.seed, 15);
+    assert_true(j->sampling.top_p == 0.5);
+    assert_true(j->sampling.frequency_penalty == 1.0);
+    arb_judges_file_destroy(jf);
+    /* Leading zeros are decimal in YAML 1.2. */
+    assert_int_equal(load_text(f, "judges:\n- {url: http://h/v1, model: m, max_tokens: 017}\n",
+                               &jf, NULL), ARB_OK);
+    assert_int_equal(arb_judges_file_judge(jf, 0)->sampling.max_tokens, 17);
+    arb_judges_file_destroy(jf);
+}
+
+static void field_errors(void **state)
+{
+    fixture *f = *state;
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    colour: red\n",
+                 "4:5: judge 1: unknown field \"colour\"; expected one of name, url, model, "
+                 "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
+                 "seed");
+    expect_error(f, "judges:\n  - url: [http://h/v1]\n    model: m\n",
+                 "2:10: judge 1: field \"url\": expected a non-empty string, got a list");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    model: n\n",
+                 "4:5: judge 1: field \"model\": given twice (first at line 3)");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n  - model: m2\n    name: x\n",
+                 "4:5: judge 2: field \"url\": missing; expected the endpoint's base URL, e.g. "
+                 "http://127.0.0.1:8000/v1");
+    expect_error(f, "judges:\n  - url: http://h/v1\n",
+                 "2:5: judge 1: field \"model\": missing; expected the model name the endpoint "
+                 "serves");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n  - just-a-name\n",
+                 "4:5: judge 2: expected a mapping of fields (name, url, model, api_key_env, "
+                 "contestant, temperature, top_p, max_tokens, frequency_penalty, seed), got "
+                 "string \"just-a-name\"");
+    expect_error(f, "judges:\n  - url: ftp://h/\n    model: m\n",
+                 "2:10: judge 1: field \"url\": expected an http:// or https:// URL");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: \"\"\n",
+                 "3:12: judge 1: field \"model\": expected a non-empty string, got string \"\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    name: null\n",
+                 "4:11: judge 1: field \"name\": expected a non-empty string, got null");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    contestant: true\n",
+                 "4:17: judge 1: field \"contestant\": expected a non-empty string, got boolean "
+                 "\"true\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    temperature: \"0.5\"\n",
+                 "4:18: judge 1: field \"temperature\": expected a number from 0 to 10 (or null: "
+                 "not sent), got string \"0.5\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    temperature: 11\n",
+                 "4:18: judge 1: field \"temperature\": expected a number from 0 to 10 (or null: "
+                 "not sent), got number \"11\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    top_p: .nan\n",
+                 "4:12: judge 1: field \"top_p\": expected a number from 0 to 1 (or null: not "
+                 "sent), got number \".nan\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    max_tokens: 1.5\n",
+                 "4:17: judge 1: field \"max_tokens\": expected a whole number from 1 to 10000000 "
+                 "(or null: not sent), got number \"1.5\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    seed: -1\n",
+                 "4:11: judge 1: field \"seed\": expected a whole number from 0 to 2147483647 (or "
+                 "null: not sent), got number \"-1\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    frequency_penalty: {a: 1}\n",
+                 "4:24: judge 1: field \"frequency_penalty\": expected a number from -2 to 2 (or "
+                 "null: not sent), got a mapping");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    ? [a]\n    : 1\n",
+                 "4:7: judge 1: expected a field name, got a list");
+}
+
+static void duplicate_names(void **state)
+{
+    fixture *f = *state;
+    expect_error(f, "judges:\n  - {name: j, url: http://h/v1, model: m}\n"
+                    "  - {name: j, url: http://h/v1, model: n}\n",
+                 "3:12: judge 2: field \"name\": expected a name of its own, got \"j\", the name "
+                 "of judge 1");
+    /* The name defaults to the model: two judges of one model need names. */
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m, temperature: 0}\n"
+                    "  - {url: http://h/v1, model: m, temperature: 1}\n",
+                 "3:5: judge 2: field \"name\": expected a name of its own, got \"m\", the name "
+                 "of judge 1 (the name defaults to the model: add a name)");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\n  - {name: m, url: http://h/v1, "
+                    "model: n}\n",
+                 "3:12: judge 2: field \"name\": expected a name of its own, got \"m\", the name "
+                 "of judge 1");
+}
+
+static void top_level_errors(void **state)
+{
+    fixture *f = *state;
+    expect_error(f, "", " no judges (expected \"judges:\" with a list of judges)");
+    expect_error(f, "# only a comment\n", " no judges (expected \"judges:\" with a list of judges)");
+    expect_error(f, "- url: http://h/v1\n  model: m\n",
+                 "1:1: expected a mapping with a \"judges\" list, got a list");
+    expect_error(f, "judge:\n  - {url: http://h/v1, model: m}\n",
+                 "1:1: unknown top-level field \"judge\"; expected \"judges\"");
+    expect_error(f, "judges: []\n", "1:9: field \"judges\": expected a list of at least one "
+                                    "judge, got an empty list");
+    expect_error(f, "judges:\n", "1:8: field \"judges\": expected a list of at least one judge, "
+                                 "got null");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\njudges:\n  - {url: http://h/v1, "
+                    "model: n}\n",
+                 "3:1: field \"judges\": given twice (first at line 1)");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\n---\njudges: []\n",
+                 "3:1: a second YAML document; a judges file holds one");
+    expect_error(f, "judges:\n  - url: http://h/v1\n   model: m\n",
+                 "3:4: YAML: did not find expected '-' indicator while parsing a block "
+                 "collection");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: \"m}\n",
+                 "3:1: YAML: found unexpected end of stream while scanning a quoted scalar");
+}
+
+/* A key pasted where its variable's name belongs, or under a field of its own, never shows. */
+static void secrets_stay_out_of_messages(void **state)
+{
+    fixture *f = *state;
+    arb_judges_file *jf = NULL;
+    char *msg = NULL;
+    assert_int_equal(load_text(f, "judges:\n  - url: http://h/v1\n    model: m\n"
+                                  "    api_key_env: sk-proj-SECRET123\n", &jf, &msg), ARB_PARSE);
+    assert_null(strstr(msg, "SECRET"));
+    assert_non_null(strstr(msg, ":4:18: judge 1: field \"api_key_env\": expected the name of an "
+                                "environment variable"));
+    arb_free(msg);
+    assert_int_equal(load_text(f, "judges:\n  - url: http://user:SECRET@h/v1\n    model: m\n"
+                                  "    api_key: sk-SECRET\n", &jf, &msg), ARB_PARSE);
+    assert_null(strstr(msg, "SECRET"));
+    assert_non_null(strstr(msg, "unknown field \"api_key\""));
+    assert_non_null(strstr(msg, "never holds a key"));
+    arb_free(msg);
+    assert_int_equal(load_text(f, "judges:\n  - url: {u: SECRET}\n    model: m\n", &jf, &msg),
+                     ARB_PARSE);
+    assert_null(strstr(msg, "SECRET"));
+    arb_free(msg);
+    assert_int_equal(load_text(f, "judges:\n  - url: 'SECRET'\n    model: m\n", &jf, &msg),
+                     ARB_PARSE);
+    assert_null(strstr(msg, "SECRET"));
+    arb_free(msg);
+}
+
+/* A field name from the file is shown cut and without control characters. */
+static void names_are_made_safe(void **state)
+{
+    fixture *f = *state;
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    \"\\e[2Jx\": 1\n",
+                 "4:5: judge 1: unknown field \"?[2Jx\"; expected one of name, url, model, "
+                 "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
+                 "seed");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    "
+                    "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij: 1\n",
+                 "4:5: judge 1: unknown field \"abcdefghijabcdefghijabcdefghijabcdefghij\"...; "
+                 "expected one of name, url, model, api_key_env, contestant, temperature, top_p, "
+                 "max_tokens, frequency_penalty, seed");
+}
+
+static void bad_arguments_and_missing_file(void **state)
+{
+    fixture *f = *state;
+    arb_judges_file *jf = NULL;
+    char *msg = NULL;
+    assert_int_equal(arb_judges_file_load(NULL, &jf, &msg), ARB_INVALID);
+    arb_free(msg);
+    assert_int_equal(arb_judges_file_load(f->path, NULL, NULL), ARB_INVALID);
+    char missing[160];
+    snprintf(missing, sizeof missing, "%s/none.yaml", f->dir);
+    msg = NULL;
+    assert_int_equal(arb_judges_file_load(missing, &jf, &msg), ARB_IO);
+    assert_null(jf);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "none.yaml: cannot open"));
+    arb_free(msg);
+    /* Without an errmsg pointer an error is still reported by status alone. */
+    assert_int_equal(load_text(f, "judges: []\n", &jf, NULL), ARB_PARSE);
+    assert_null(jf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(full_file_and_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(nulls_are_not_sent, setup, teardown),
+        cmocka_unit_test_setup_teardown(yaml_numbers, setup, teardown),
+        cmocka_unit_test_setup_teardown(field_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(duplicate_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(top_level_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(secrets_stay_out_of_messages, setup, teardown),
+        cmocka_unit_test_setup_teardown(names_are_made_safe, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_arguments_and_missing_file, setup, teardown),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,442 @@
+/*
+** test_tournament.c -- the tournament protocol (tournament.c, METHODS §6) over real HTTP against
+** the in-process simulated judge server: the plan (items x pairs x 2 orders x reviewers x
+** reps, pairs without both answers left out), checks before any request, the orientation of
+** stored judgments and battles (a judge that always picks the first answer gives s = -1 on
+** every battle, one that always picks the second s = +1), reruns that send nothing and keep
+** one battle per judgment, verdict E giving no battle, exclude_self, random_k (count per
+** comparison, and a draw that depends only on seed, item and pair), style covariates, and
+** model names kept out of the prompts.
+**
+** Data: items q1..q3; models MODEL-ALPHA, MODEL-BETA, MODEL-GAMMA; MODEL-GAMMA did not answer
+** q3, so q1 and q2 have 3 pairs and q3 one pair: 7 (item, pair) comparisons per reviewer.
+** Run one test alone with ARB_TEST=<name>.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+#define N_CMP 7 /* (item, pair) comparisons with both answers */
+
+static const char items_jsonl[] =
+    "{\"id\":\"q1\",\"question\":\"What is 2+2?\",\"reference\":\"4\"}\n"
+    "{\"id\":\"q2\",\"question\":\"Capital of France?\"}\n"
+    "{\"id\":\"q3\",\"question\":\"Name a prime.\",\"reference\":\"7\"}\n";
+static const char answers_jsonl[] =
+    "{\"item\":\"q1\",\"model\":\"MODEL-ALPHA\",\"answer\":\"four\",\"quality\":0.9}\n"
+    "{\"item\":\"q1\",\"model\":\"MODEL-BETA\",\"answer\":\"five\",\"quality\":0.2}\n"
+    "{\"item\":\"q1\",\"model\":\"MODEL-GAMMA\",\"answer\":\"**Four**, as\\n- 2+2 = 4\\n# Done\","
+    "\"quality\":0.5}\n"
+    "{\"item\":\"q2\",\"model\":\"MODEL-ALPHA\",\"answer\":\"Paris\",\"quality\":0.9}\n"
+    "{\"item\":\"q2\",\"model\":\"MODEL-BETA\",\"answer\":\"Lyon\",\"quality\":0.2}\n"
+    "{\"item\":\"q2\",\"model\":\"MODEL-GAMMA\",\"answer\":\"Paris, France\",\"quality\":0.6}\n"
+    "{\"item\":\"q3\",\"model\":\"MODEL-ALPHA\",\"answer\":\"7\",\"quality\":0.9}\n"
+    "{\"item\":\"q3\",\"model\":\"MODEL-BETA\",\"answer\":\"9\",\"quality\":0.1}\n";
+
+typedef struct fixture {
+    char dir[64];
+    char db[128];
+    arb_store *store;
+    arb_dataset *ds;
+    arb_sim_server *srv;
+    arb_sim_judge judges[4];
+    char url[64];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_int_equal(arb_test_make_dir("tournament", f->dir, sizeof f->dir), 0);
+    snprintf(f->db, sizeof f->db, "%s/t.db", f->dir);
+    f->ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(f->ds, "items.jsonl", items_jsonl,
+                                                 strlen(items_jsonl)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(f->ds, "answers.jsonl", answers_jsonl,
+                                                   strlen(answers_jsonl)), ARB_OK);
+    /* first: always A; second: always B; fair: judges by quality; mute: never a verdict. */
+    const char *specs[] = {"sim-first:skill=0,bias=100,tie=0,latency=0",
+                           "sim-second:skill=0,bias=-100,tie=0,latency=0",
+                           "sim-fair:skill=4,bias=0,tie=0.3,latency=0",
+                           "sim-mute:invalid=1,latency=0"};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(arb_sim_judge_parse(specs[i], &f->judges[i], NULL), ARB_OK);
+    arb_sim_params sp = arb_sim_default_params();
+    sp.seed = 3;
+    sp.judges = f->judges;
+    sp.n_judges = 4;
+    sp.answers_oracle = f->ds;
+    assert_int_equal(arb_sim_server_start(&sp, &f->srv, NULL), ARB_OK);
+    snprintf(f->url, sizeof f->url, "http://127.0.0.1:%d/v1", arb_sim_server_port(f->srv));
+    assert_int_equal(arb_store_open(f->db, &f->store), ARB_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    arb_store_close(f->store);
+    arb_sim_server_stop(f->srv);
+    arb_dataset_destroy(f->ds);
+    arb_test_remove_dir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Writes a judges file with the given judges, "name:sim-model[:contestant]" each, and loads
+** it. */
+static arb_judges_file *judges(fixture *f, const char *const *specs, size_t n)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/judges.yaml", f->dir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("judges:\n", fp);
+    for (size_t i = 0; i < n; i++) {
+        char name[64], model[64], own[64] = "";
+        assert_true(sscanf(specs[i], "%63[^:]:%63[^:]:%63s", name, model, own) >= 2);
+        fprintf(fp, "  - name: %s\n    url: %s\n    model: %s\n", name, f->url, model);
+        if (*own) fprintf(fp, "    contestant: %s\n", own);
+    }
+    fclose(fp);
+    arb_judges_file *jf = NULL;
+    char *msg = NULL;
+    if (arb_judges_file_load(path, &jf, &msg)) fail_msg("judges file: %s", msg);
+    return jf;
+}
+
+static arb_tournament_params params(const arb_judges_file *jf)
+{
+    arb_tournament_params p = arb_tournament_default_params();
+    p.judges = jf;
+    p.template_name = "II";
+    p.progress = 0;
+    return p;
+}
+
+static void run_ok(fixture *f, const arb_tournament_params *p, arb_run_stats *st)
+{
+    if (arb_tournament_run(f->store, f->ds, p, st) != ARB_OK)
+        fail_msg("tournament: %s", arb_store_errmsg(f->store));
+}
+
+static long long q(fixture *f, const char *sql) { return arb_test_query_int(f->store, sql); }
+
+static void defaults(void **state)
+{
+    (void)state;
+    arb_tournament_params p = arb_tournament_default_params();
+    assert_null(p.models);
+    assert_null(p.judges);
+    assert_string_equal(p.template_name, "II-reason");
+    assert_int_equal(p.reps, 1);
+    assert_int_equal(p.random_k, 0);
+    assert_int_equal(p.exclude_self, 0);
+    assert_int_equal(p.seed, 1);
+    assert_int_equal(p.progress, -1);
+    assert_int_equal(p.client.jobs, arb_client_default_params().jobs);
+}
+
+static void dry_run_plans_every_call(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first", "second:sim-second"};
+    arb_judges_file *jf = judges(f, specs, 2);
+    arb_tournament_params p = params(jf);
+    p.reps = 2;
+    p.dry_run = 1;
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    assert_int_equal(st.planned, N_CMP * 2 * 2 * 2);
+    assert_int_equal(st.cached, 0);
+    assert_int_equal(st.sent, 0);
+    assert_true(st.est_prompt_tokens > 0);
+    assert_int_equal(arb_sim_server_requests(f->srv), 0);
+    assert_int_equal(q(f, "select count(*) from pairwise"), 0);
+    assert_int_equal(q(f, "select count(*) from battles"), 0);
+    assert_int_equal(q(f, "select count(*) from runs"), 0);
+    /* Two of the three models: q1, q2, q3 all have ALPHA and BETA. */
+    const char *two[] = {"MODEL-BETA", "MODEL-ALPHA"};
+    p.models = two;
+    p.n_models = 2;
+    run_ok(f, &p, &st);
+    assert_int_equal(st.planned, 3 * 2 * 2 * 2);
+    arb_judges_file_destroy(jf);
+}
+
+static void checks_before_any_request(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first:MODEL-ALPHA"};
+    arb_judges_file *jf = judges(f, specs, 1);
+    arb_tournament_params p = params(jf);
+    arb_run_stats st;
+    const char *one[] = {"MODEL-ALPHA"};
+    p.models = one;
+    p.n_models = 1;
+    assert_int_equal(arb_tournament_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    assert_string_equal(arb_store_errmsg(f->store), "a tournament needs at least two models, got 1");
+    const char *typo[] = {"MODEL-ALPHA", "MODEL-DELTA"};
+    p.models = typo;
+    p.n_models = 2;
+    assert_int_equal(arb_tournament_run(f->store, f->ds, &p, &st), ARB_PARSE);
+    assert_string_equal(arb_store_errmsg(f->store),
+                        "no answers from model \"MODEL-DELTA\" in the answers file");
+    const char *twice[] = {"MODEL-ALPHA", "MODEL-BETA", "MODEL-ALPHA"};
+    p.models = twice;
+    p.n_models = 3;
+    assert_int_equal(arb_tournament_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    assert_string_equal(arb_store_errmsg(f->store), "model \"MODEL-ALPHA\" is listed twice");
+    p = params(jf);
+    p.template_name = "II-fact"; /* needs a reference; q2 has none */
+    assert_int_equal(arb_tournament_run(f->store, f->ds, &p, &st), ARB_PARSE);
+    assert_string_equal(arb_store_errmsg(f->store),
+                        "items.jsonl:2: item \"q2\" has no \"reference\", which template II-fact needs");
+    p = params(jf);
+    p.reps = 0;
+    assert_int_equal(arb_tournament_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    p = params(NULL);
+    assert_int_equal(arb_tournament_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "no judges"));
+    p = params(jf);
+    p.template_name = "no-such-template";
+    assert_int_not_equal(arb_tournament_run(f->store, f->ds, &p, &st), ARB_OK);
+    /* exclude_self with ALPHA's own judge and only ALPHA and BETA: nothing left to judge. */
+    p = params(jf);
+    p.exclude_self = 1;
+    const char *ab[] = {"MODEL-ALPHA", "MODEL-BETA"};
+    p.models = ab;
+    p.n_models = 2;
+    assert_int_equal(arb_tournament_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "nothing to judge"));
+    assert_int_equal(arb_sim_server_requests(f->srv), 0);
+    assert_int_equal(q(f, "select count(*) from pairwise"), 0);
+    arb_judges_file_destroy(jf);
+}
+
+/* Always-first gives s = -1 on every battle, always-second s = +1; both orders of every pair;
+** candidate = the model first by name; a rerun sends nothing and keeps one battle each. */
+static void orientation_and_rerun(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first", "second:sim-second"};
+    arb_judges_file *jf = judges(f, specs, 2);
+    arb_tournament_params p = params(jf);
+    p.reps = 2;
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    size_t calls = N_CMP * 2 * 2 * 2;
+    assert_int_equal(st.planned, calls);
+    assert_int_equal(st.sent, calls);
+    assert_int_equal(st.failed, 0);
+    assert_int_equal(st.invalid, 0);
+    assert_int_equal(arb_sim_server_requests(f->srv), calls);
+
+    assert_int_equal(q(f, "select count(*) from pairwise where protocol = 'tournament'"), calls);
+    assert_int_equal(q(f, "select count(*) from pairwise where candidate >= baseline"), 0);
+    assert_int_equal(q(f, "select count(*) from pairwise where options <> 3"), 0);
+    assert_int_equal(q(f, "select count(*) from pairwise where judge_name = 'first' and "
+                          "(position_verdict <> 'A' or model_verdict <> "
+                          "case ord when 0 then 'a' else 'b' end)"), 0);
+    assert_int_equal(q(f, "select count(*) from pairwise where judge_name = 'second' and "
+                          "position_verdict <> 'B'"), 0);
+    /* Model names never reach a judge. */
+    assert_int_equal(q(f, "select count(*) from calls where request like '%MODEL-%'"), 0);
+    assert_int_equal(q(f, "select count(*) from runs where protocol = 'tournament' and "
+                          "status = 'finished'"), 1);
+
+    arb_battles *b = arb_battles_create();
+    assert_int_equal(arb_store_get_battles(f->store, "tournament", b), ARB_OK);
+    assert_int_equal(arb_battles_count(b), calls);
+    size_t ab = 0, ba = 0;
+    for (size_t k = 0; k < arb_battles_count(b); k++) {
+        arb_battle x = arb_battles_at(b, k);
+        if (!strcmp(x.reviewer, "first")) assert_int_equal(x.s, -1);
+        else if (!strcmp(x.reviewer, "second")) assert_int_equal(x.s, 1);
+        else fail_msg("unexpected reviewer %s", x.reviewer);
+        ab += !strcmp(x.model_i, "MODEL-ALPHA") && !strcmp(x.model_j, "MODEL-BETA");
+        ba += !strcmp(x.model_i, "MODEL-BETA") && !strcmp(x.model_j, "MODEL-ALPHA");
+        assert_int_equal(x.both_bad, 0);
+    }
+    /* ALPHA vs BETA on 3 items, 2 reviewers, 2 reps, in each order. */
+    assert_int_equal(ab, 3 * 2 * 2);
+    assert_int_equal(ba, 3 * 2 * 2);
+    arb_battles_destroy(b);
+
+    /* Rerun: nothing sent, every judgment still one row and one battle. */
+    run_ok(f, &p, &st);
+    assert_int_equal(st.cached, calls);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(arb_sim_server_requests(f->srv), calls);
+    assert_int_equal(q(f, "select count(*) from pairwise"), calls);
+    assert_int_equal(q(f, "select count(*) from battles where source = 'tournament'"), calls);
+    assert_int_equal(q(f, "select count(*) from battles where reviewer = 'first' and s <> -1"), 0);
+    arb_judges_file_destroy(jf);
+}
+
+/* Style covariates of the battles come from the stored answers (METHODS §6 style control). */
+static void battles_carry_style(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first"};
+    arb_judges_file *jf = judges(f, specs, 1);
+    arb_tournament_params p = params(jf);
+    const char *ag[] = {"MODEL-ALPHA", "MODEL-GAMMA"};
+    p.models = ag;
+    p.n_models = 2;
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    assert_int_equal(st.sent, 2 * 2); /* q1, q2 in both orders */
+    arb_battles *b = arb_battles_create();
+    assert_int_equal(arb_store_get_battles(f->store, "tournament", b), ARB_OK);
+    assert_int_equal(arb_battles_count(b), 4);
+    int seen = 0;
+    for (size_t k = 0; k < arb_battles_count(b); k++) {
+        arb_battle x = arb_battles_at(b, k);
+        if (strcmp(x.question, "q1")) continue;
+        const double *gamma = !strcmp(x.model_i, "MODEL-GAMMA") ? x.style_i : x.style_j;
+        const double *alpha = !strcmp(x.model_i, "MODEL-GAMMA") ? x.style_j : x.style_i;
+        /* "**Four**, as\n- 2+2 = 4\n# Done": 29 code points, a header, a list item, bold. */
+        assert_true(gamma[ARB_STYLE_LENGTH] == 29);
+        assert_true(gamma[ARB_STYLE_HEADERS] == 1);
+        assert_true(gamma[ARB_STYLE_LISTS] == 1);
+        assert_true(gamma[ARB_STYLE_BOLD] == 1);
+        assert_true(alpha[ARB_STYLE_LENGTH] == 4); /* "four" */
+        assert_true(alpha[ARB_STYLE_HEADERS] == 0 && alpha[ARB_STYLE_LISTS] == 0 &&
+                    alpha[ARB_STYLE_BOLD] == 0);
+        seen++;
+    }
+    assert_int_equal(seen, 2);
+    arb_battles_destroy(b);
+    arb_judges_file_destroy(jf);
+}
+
+/* A judge without a valid verdict: its judgments are stored as E, counted, and give no battle. */
+static void verdict_e_gives_no_battle(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first", "mute:sim-mute"};
+    arb_judges_file *jf = judges(f, specs, 2);
+    arb_tournament_params p = params(jf);
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    assert_int_equal(st.sent, N_CMP * 2 * 2);
+    assert_int_equal(st.invalid, N_CMP * 2);
+    assert_int_equal(q(f, "select count(*) from pairwise where judge_name = 'mute' and "
+                          "position_verdict = 'E' and model_verdict = 'e'"), N_CMP * 2);
+    assert_int_equal(q(f, "select count(*) from battles"), N_CMP * 2);
+    assert_int_equal(q(f, "select count(*) from battles where reviewer = 'mute'"), 0);
+    arb_judges_file_destroy(jf);
+}
+
+/* exclude_self: a judge never reviews a pair containing its contestant. */
+static void exclude_self(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first:MODEL-ALPHA", "second:sim-second:MODEL-BETA",
+                           "fair:sim-fair"};
+    arb_judges_file *jf = judges(f, specs, 3);
+    arb_tournament_params p = params(jf);
+    p.exclude_self = 1;
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    /* first: BETA-GAMMA on q1, q2; second: ALPHA-GAMMA on q1, q2; fair: all 7. */
+    assert_int_equal(st.planned, (2 + 2 + N_CMP) * 2);
+    assert_int_equal(st.sent, st.planned);
+    assert_int_equal(q(f, "select count(*) from pairwise where judge_name = 'first' and "
+                          "(candidate = 'MODEL-ALPHA' or baseline = 'MODEL-ALPHA')"), 0);
+    assert_int_equal(q(f, "select count(*) from pairwise where judge_name = 'second' and "
+                          "(candidate = 'MODEL-BETA' or baseline = 'MODEL-BETA')"), 0);
+    assert_int_equal(q(f, "select count(*) from pairwise where judge_name = 'first'"), 4);
+    assert_int_equal(q(f, "select count(*) from pairwise where judge_name = 'fair'"), N_CMP * 2);
+    assert_int_equal(q(f, "select json_extract(params, '$.exclude_self') from runs"), 1);
+    /* Recorded without secrets, with each judge's contestant. */
+    assert_int_equal(q(f, "select count(*) from runs, json_each(runs.params, '$.judges') j "
+                          "where json_extract(j.value, '$.contestant') = 'MODEL-ALPHA'"), 1);
+    /* Without contestants in the file exclude_self cannot work: refused. */
+    const char *plain[] = {"fair:sim-fair"};
+    arb_judges_file *jf2 = judges(f, plain, 1);
+    p = params(jf2);
+    p.exclude_self = 1;
+    assert_int_equal(arb_tournament_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "\"contestant\""));
+    arb_judges_file_destroy(jf2);
+    arb_judges_file_destroy(jf);
+}
+
+/* random_k: K reviewers per (item, pair), the same K in both orders and every repetition; the
+** draw depends only on the seed, the item and the pair. */
+static void random_k(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first", "second:sim-second", "fair:sim-fair"};
+    arb_judges_file *jf = judges(f, specs, 3);
+    arb_tournament_params p = params(jf);
+    p.random_k = 2;
+    p.seed = 5;
+    p.reps = 2;
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    assert_int_equal(st.planned, N_CMP * 2 * 2 * 2);
+    assert_int_equal(st.sent, st.planned);
+    assert_int_equal(q(f, "select count(*) from (select item_id, candidate, baseline from pairwise "
+                          "group by 1, 2, 3 having count(distinct judge_name) = 2 and count(*) = 8)"),
+                     N_CMP);
+    /* The same seed plans the same calls: a rerun sends nothing... */
+    run_ok(f, &p, &st);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.cached, N_CMP * 8);
+    /* ...also with fewer models: (q, ALPHA, BETA) draws the same reviewers as before. */
+    const char *ab[] = {"MODEL-ALPHA", "MODEL-BETA"};
+    p.models = ab;
+    p.n_models = 2;
+    run_ok(f, &p, &st);
+    assert_int_equal(st.planned, 3 * 8);
+    assert_int_equal(st.sent, 0);
+    /* K at least the number of reviewers: all of them. */
+    p = params(jf);
+    p.random_k = 3;
+    p.dry_run = 1;
+    run_ok(f, &p, &st);
+    assert_int_equal(st.planned, N_CMP * 3 * 2);
+    /* Another seed draws differently somewhere (fixed data: a fixed outcome). */
+    p = params(jf);
+    p.random_k = 2;
+    p.reps = 2;
+    p.seed = 6;
+    p.dry_run = 1;
+    run_ok(f, &p, &st);
+    assert_int_equal(st.planned, N_CMP * 8);
+    assert_true(st.cached < st.planned);
+    /* random_k 1 with exclude_self-free judges: exactly one reviewer each. */
+    p.random_k = 1;
+    run_ok(f, &p, &st);
+    assert_int_equal(st.planned, N_CMP * 2 * 2);
+    arb_judges_file_destroy(jf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults),
+        cmocka_unit_test_setup_teardown(dry_run_plans_every_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(checks_before_any_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(orientation_and_rerun, setup, teardown),
+        cmocka_unit_test_setup_teardown(battles_carry_style, setup, teardown),
+        cmocka_unit_test_setup_teardown(verdict_e_gives_no_battle, setup, teardown),
+        cmocka_unit_test_setup_teardown(exclude_self, setup, teardown),
+        cmocka_unit_test_setup_teardown(random_k, setup, teardown),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,83 @@
+/*
+** test_util.c -- the shared helpers of util.c that several modules lean on: interned string
+** tables, terminal-safe names, and JSON metrics that are never NaN.
+*/
+#include "internal.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* Indices are dense and stable; equal strings share one index; a table survives many rehashes
+** and can be reused after being freed. */
+static void strtab_interns(void **state)
+{
+    (void)state;
+    arb__strtab t;
+    memset(&t, 0, sizeof t);
+    assert_int_equal(arb__strtab_find(&t, "x"), UINT32_MAX);
+    assert_int_equal(arb__strtab_intern(&t, "gpt4"), 0);
+    assert_int_equal(arb__strtab_intern(&t, "claude"), 1);
+    assert_int_equal(arb__strtab_intern(&t, "gpt4"), 0);
+    assert_int_equal(arb__strtab_intern(&t, ""), 2);
+    assert_int_equal(t.n, 3);
+    char name[32];
+    for (int k = 0; k < 5000; k++) {
+        snprintf(name, sizeof name, "model-%d", k);
+        assert_int_equal(arb__strtab_intern(&t, name), (uint32_t)(3 + k));
+    }
+    for (int k = 0; k < 5000; k += 7) {
+        snprintf(name, sizeof name, "model-%d", k);
+        assert_int_equal(arb__strtab_find(&t, name), (uint32_t)(3 + k));
+        assert_string_equal(t.names[3 + k], name);
+    }
+    assert_int_equal(arb__strtab_find(&t, "claude"), 1);
+    assert_int_equal(arb__strtab_find(&t, "model-5000"), UINT32_MAX);
+    arb__strtab_free(&t);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(arb__strtab_intern(&t, "again"), 0);
+    arb__strtab_free(&t);
+}
+
+/* Control characters (C0, DEL, C1) and invalid UTF-8 become '?'; other text is kept. */
+static void put_safe_neutralises_controls(void **state)
+{
+    (void)state;
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    assert_int_equal(arb__buf_put_safe(&b, "a\x1b[2Jb\x07\x7f\xc2\x9b\xff\xc3\xa9"), 0);
+    assert_string_equal(b.data, "a?[2Jb????\xc3\xa9");
+    arb__buf_free(&b);
+}
+
+/* Undefined metrics are JSON null; arb__json_set fails on a NULL value without leaking. */
+static void json_metric_and_set(void **state)
+{
+    (void)state;
+    json_t *o = json_object();
+    assert_int_equal(arb__json_set(o, "a", arb__json_metric(0.25)), 0);
+    assert_int_equal(arb__json_set(o, "b", arb__json_metric(NAN)), 0);
+    assert_int_equal(arb__json_set(o, "c", arb__json_metric(INFINITY)), 0);
+    assert_int_equal(arb__json_set(o, "d", NULL), -1);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(s, "{\"a\":0.25,\"b\":null,\"c\":null}");
+    free(s);
+    json_decref(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(strtab_interns),
+        cmocka_unit_test(put_safe_neutralises_controls),
+        cmocka_unit_test(json_metric_and_set),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
