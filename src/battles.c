@@ -276,9 +276,8 @@ arb_status arb__battles_field_fail(arb_battles *b, const char *path, size_t line
                              line, field, expected, shown);
 }
 
-/* The text of a question id that may be a string or an integer (arena and PRD files use
-** both); integers are written in decimal into buf. NULL when v is neither or empty. */
-static const char *question_text(const json_t *v, char *buf, size_t size)
+/* See internal.h. */
+const char *arb__battles_question_text(const json_t *v, char *buf, size_t size)
 {
     if (json_is_integer(v)) {
         snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -290,8 +289,8 @@ static const char *question_text(const json_t *v, char *buf, size_t size)
     return NULL;
 }
 
-/* A non-empty string without NUL bytes, or NULL. */
-static const char *name_text(const json_t *v)
+/* See internal.h. */
+const char *arb__battles_name_text(const json_t *v)
 {
     if (!json_is_string(v) || json_string_length(v) == 0) return NULL;
     const char *s = json_string_value(v);
@@ -371,14 +370,14 @@ arb_status arb__battles_add_json(arb_battles *b, json_t *obj, const char *path, 
     char qbuf[32];
     arb_battle battle = arb_battle_init();
     json_t *v = json_object_get(obj, "question_id");
-    if (!(battle.question = question_text(v, qbuf, sizeof qbuf)))
+    if (!(battle.question = arb__battles_question_text(v, qbuf, sizeof qbuf)))
         return arb__battles_field_fail(b, path, line, "question_id",
                                        "a non-empty string or an integer", v);
     v = json_object_get(obj, "model_a");
-    if (!(battle.model_i = name_text(v)))
+    if (!(battle.model_i = arb__battles_name_text(v)))
         return arb__battles_field_fail(b, path, line, "model_a", "a non-empty string", v);
     v = json_object_get(obj, "model_b");
-    if (!(battle.model_j = name_text(v)))
+    if (!(battle.model_j = arb__battles_name_text(v)))
         return arb__battles_field_fail(b, path, line, "model_b", "a non-empty string", v);
     if (!strcmp(battle.model_i, battle.model_j))
         return arb__battles_field_fail(b, path, line, "model_b",

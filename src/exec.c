@@ -747,3 +747,34 @@ done:
     stats->seconds += (arb__now_ms() - t0) / 1000.0;
     return st;
 }
+
+/* See internal.h. */
+arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *params_json,
+                              const arb__exec_params *params, size_t n_calls,
+                              arb__exec_build_fn build, arb__exec_done_fn done,
+                              arb__exec_finish_fn finish, void *ud, arb_run_stats *stats)
+{
+    long long run_id = 0;
+    arb_status st;
+    if (!params->dry_run && (st = arb__store_run_begin(s, protocol, params_json, &run_id)))
+        return st;
+    arb__exec *ex = arb__exec_create(s, params, build, done, ud);
+    if (!ex) {
+        st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+    } else {
+        st = ARB_OK;
+        for (size_t i = 0; i < n_calls && !st; i++)
+            if (arb__exec_add(ex, NULL, 0) == (size_t)-1)
+                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+        if (!st) st = arb__exec_run(ex, stats);
+        if (finish) st = finish(ud, s, st, stats);
+    }
+    if (run_id) {
+        arb_status end = arb__store_run_end(s, run_id, stats,
+                                            st == ARB_OK ? "finished"
+                                            : st == ARB_INTERRUPTED ? "interrupted" : "failed");
+        if (st == ARB_OK) st = end;
+    }
+    arb__exec_destroy(ex);
+    return st;
+}

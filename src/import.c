@@ -48,28 +48,6 @@
 
 /* ---- shared helpers -------------------------------------------------------------------------- */
 
-/* The text of a question id given as a string or an integer: written into buf for an
-** integer. NULL when v is neither, an empty string or a string with a NUL byte. */
-static const char *question_text(const json_t *v, char *buf, size_t size)
-{
-    if (json_is_integer(v)) {
-        snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return buf;
-    }
-    if (json_is_string(v) && json_string_length(v) > 0 &&
-        strlen(json_string_value(v)) == json_string_length(v))
-        return json_string_value(v);
-    return NULL;
-}
-
-/* A non-empty string without NUL bytes, or NULL. */
-static const char *name_text(const json_t *v)
-{
-    if (!json_is_string(v) || json_string_length(v) == 0) return NULL;
-    const char *s = json_string_value(v);
-    return strlen(s) == json_string_length(v) ? s : NULL;
-}
-
 /* Adds a battle the importer built; a refusal (which the checks before should prevent) still
 ** names the place. */
 static arb_status add_at(arb_battles *b, const arb_battle *battle, const char *path, size_t line)
@@ -188,7 +166,7 @@ static arb_status prd_review(void *ud, arb_battles *b, json_t *obj, const char *
     char qbuf[32];
     arb_battle battle = arb_battle_init();
     json_t *v = json_object_get(obj, "question_id");
-    if (!(battle.question = question_text(v, qbuf, sizeof qbuf)))
+    if (!(battle.question = arb__battles_question_text(v, qbuf, sizeof qbuf)))
         return arb__battles_field_fail(b, path, line, "question_id",
                                        "an integer or a non-empty string", v);
     v = json_object_get(obj, "score");
@@ -340,7 +318,7 @@ static arb_status fastchat_judgment(void *ud, arb_battles *b, json_t *obj, const
     char qbuf[32];
     arb_battle battle = arb_battle_init();
     json_t *v = json_object_get(obj, "question_id");
-    const char *qid = question_text(v, qbuf, sizeof qbuf);
+    const char *qid = arb__battles_question_text(v, qbuf, sizeof qbuf);
     if (!qid)
         return arb__battles_field_fail(b, path, line, "question_id",
                                        "an integer or a non-empty string", v);
@@ -352,9 +330,9 @@ static arb_status fastchat_judgment(void *ud, arb_battles *b, json_t *obj, const
     }
     static const char hint[] = "a non-empty string (a pairwise judgment; single-answer grading "
                                "files have \"model\" and \"score\" instead)";
-    const char *m1 = name_text(v = json_object_get(obj, "model_1"));
+    const char *m1 = arb__battles_name_text(v = json_object_get(obj, "model_1"));
     if (!m1) return arb__battles_field_fail(b, path, line, "model_1", hint, v);
-    const char *m2 = name_text(v = json_object_get(obj, "model_2"));
+    const char *m2 = arb__battles_name_text(v = json_object_get(obj, "model_2"));
     if (!m2) return arb__battles_field_fail(b, path, line, "model_2", hint, v);
     if (!strcmp(m1, m2))
         return arb__battles_field_fail(b, path, line, "model_2", "a model other than model_1", v);
@@ -362,12 +340,12 @@ static arb_status fastchat_judgment(void *ud, arb_battles *b, json_t *obj, const
     battle.reviewer = "";
     if (json_is_array(v)) { /* [judge model, prompt name]: the model is the reviewer */
         json_t *model = json_array_get(v, 0);
-        if (!(battle.reviewer = name_text(model)))
+        if (!(battle.reviewer = arb__battles_name_text(model)))
             return arb__battles_field_fail(b, path, line, "judge",
                                            "an array starting with the judge model's name",
                                            model ? model : v);
     } else if (v && !json_is_null(v)) {
-        if (!(battle.reviewer = name_text(v)))
+        if (!(battle.reviewer = arb__battles_name_text(v)))
             return arb__battles_field_fail(b, path, line, "judge",
                                            "an array [judge model, prompt name] or a string", v);
     }

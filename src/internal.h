@@ -292,6 +292,18 @@ void arb__exec_destroy(arb__exec *ex);
 size_t arb__exec_add(arb__exec *ex, const size_t *deps, size_t n_deps);
 arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats);
 
+/* Called after a protocol's calls ran (also when interrupted), before the run is closed;
+** returns the status to keep (st, or a new failure). */
+typedef arb_status (*arb__exec_finish_fn)(void *ud, arb_store *s, arb_status st,
+                                          arb_run_stats *stats);
+/* Runs n_calls independent calls of a protocol as one recorded run: a runs row with
+** params_json (not in dry runs), the executor, finish (may be NULL), and the run's end status
+** (finished, interrupted or failed). The whole shared shape of sbs.c and tournament.c. */
+arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *params_json,
+                              const arb__exec_params *params, size_t n_calls,
+                              arb__exec_build_fn build, arb__exec_done_fn done,
+                              arb__exec_finish_fn finish, void *ud, arb_run_stats *stats);
+
 /* ---- audit.c, audit_metrics.c, audit_render.c: the judge audit (METHODS §3-§5) ------------ */
 
 /* One judgment pair (METHODS §1): a comparison's verdicts on one item and repetition in both
@@ -426,6 +438,11 @@ struct arb_battles {
 /* Sets b's message (printf-style) and returns code. */
 arb_status arb__battles_fail(arb_battles *b, arb_status code, const char *fmt, ...)
     ARB__ATTR_PRINTF(3, 4);
+/* The text of a question id given as a string or an integer (arena and PRD files use both):
+** integers are written in decimal into buf. NULL when v is neither, empty, or holds a NUL. */
+const char *arb__battles_question_text(const json_t *v, char *buf, size_t size);
+/* A non-empty JSON string without NUL bytes, or NULL. */
+const char *arb__battles_name_text(const json_t *v);
 /* Appends one arena-convention object (borrowed; see arb_battles_read_jsonl) read from
 ** path:line to b. ARB_PARSE with "path:line: field ..." in b's message when it is not one. */
 arb_status arb__battles_add_json(arb_battles *b, json_t *obj, const char *path, size_t line);

@@ -157,6 +157,14 @@ static arb_status validate(sbs_run *r)
     return ARB_OK;
 }
 
+/* The run's stats count the replies without a valid verdict, which only call_done sees. */
+static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
+{
+    (void)s;
+    stats->invalid = ((const sbs_run *)ud)->invalid;
+    return st;
+}
+
 /* The run's parameters as JSON for the runs table: everything that shapes the judgments and
 ** nothing secret (the key's variable name is recorded, never its value). */
 static char *params_json(const sbs_run *r)
@@ -196,9 +204,7 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
 
     sbs_run r = {.store = store, .ds = ds, .params = params, .judge = params->judge};
     if (!r.judge.name || !*r.judge.name) r.judge.name = params->judge.model;
-    arb__exec *ex = NULL;
     char *pjson = NULL;
-    long long run_id = 0;
     char *tpl_err = NULL;
     arb_status st = arb_template_load(params->template_name ? params->template_name : "II-reason",
                                       &r.tpl, &tpl_err);
@@ -217,32 +223,12 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
             st = arb__store_fail(store, ARB_NOMEM, "out of memory");
             goto done;
         }
-        if ((st = arb__store_run_begin(store, "sbs", pjson, &run_id))) goto done;
     }
-
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress};
-    ex = arb__exec_create(store, &ep, build_call, call_done, &r);
-    if (!ex) {
-        st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-        goto done;
-    }
-    size_t total = r.n_items * (size_t)params->reps * 2;
-    for (size_t i = 0; i < total; i++)
-        if (arb__exec_add(ex, NULL, 0) == (size_t)-1) {
-            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-            goto done;
-        }
-    st = arb__exec_run(ex, stats);
-    stats->invalid = r.invalid;
-    if (run_id) {
-        arb_status end = arb__store_run_end(store, run_id, stats,
-                                            st == ARB_OK ? "finished"
-                                            : st == ARB_INTERRUPTED ? "interrupted" : "failed");
-        if (st == ARB_OK) st = end;
-    }
+    st = arb__exec_protocol(store, "sbs", pjson, &ep, r.n_items * (size_t)params->reps * 2,
+                            build_call, call_done, count_invalid, &r, stats);
 done:
-    arb__exec_destroy(ex);
     arb_template_destroy(r.tpl);
     free(r.items);
     free(pjson);

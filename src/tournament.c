@@ -526,6 +526,19 @@ static arb_status store_battles(arb_store *s)
     return st;
 }
 
+/* After the calls: the invalid count, and the battles rebuilt from what is stored, even when
+** interrupted (what was judged is stored: keep the battles in step with it). */
+static arb_status finish_run(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
+{
+    const tour_run *r = ud;
+    stats->invalid = r->invalid;
+    if (!r->params->dry_run && (st == ARB_OK || st == ARB_INTERRUPTED)) {
+        arb_status bst = store_battles(s);
+        if (bst) st = bst;
+    }
+    return st;
+}
+
 /* ---- the run ------------------------------------------------------------------------------- */
 
 arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
@@ -538,9 +551,7 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
     if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
 
     tour_run r = {.store = store, .ds = ds, .params = params};
-    arb__exec *ex = NULL;
     char *pjson = NULL;
-    long long run_id = 0;
     char *tpl_err = NULL;
     arb_status st = arb_template_load(params->template_name ? params->template_name : "II-reason",
                                       &r.tpl, &tpl_err);
@@ -563,37 +574,12 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
             st = arb__store_fail(store, ARB_NOMEM, "out of memory");
             goto done;
         }
-        if ((st = arb__store_run_begin(store, "tournament", pjson, &run_id))) goto done;
     }
-
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress};
-    ex = arb__exec_create(store, &ep, build_call, call_done, &r);
-    if (!ex) {
-        st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-        goto done;
-    }
-    size_t total = r.n_cmps * (size_t)params->reps * 2;
-    for (size_t i = 0; i < total; i++)
-        if (arb__exec_add(ex, NULL, 0) == (size_t)-1) {
-            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-            goto done;
-        }
-    st = arb__exec_run(ex, stats);
-    stats->invalid = r.invalid;
-    /* What was judged is stored even when interrupted: keep the battles in step with it. */
-    if (!params->dry_run && (st == ARB_OK || st == ARB_INTERRUPTED)) {
-        arb_status bst = store_battles(store);
-        if (bst) st = bst;
-    }
-    if (run_id) {
-        arb_status end = arb__store_run_end(store, run_id, stats,
-                                            st == ARB_OK ? "finished"
-                                            : st == ARB_INTERRUPTED ? "interrupted" : "failed");
-        if (st == ARB_OK) st = end;
-    }
+    st = arb__exec_protocol(store, "tournament", pjson, &ep, r.n_cmps * (size_t)params->reps * 2,
+                            build_call, call_done, finish_run, &r, stats);
 done:
-    arb__exec_destroy(ex);
     arb_template_destroy(r.tpl);
     free(r.models);
     free(r.pairs);

@@ -29,6 +29,24 @@ int cmd_agreement(int argc, char **argv);
 int cmd_factors(int argc, char **argv);
 int cmd_tournament(int argc, char **argv);
 
+/* The transport options every judging command shares (sbs, tournament): help text, getopt
+** entries (values CLI_OPT_JOBS...), and their parsing into the client parameters. */
+#define CLI_TRANSPORT_HELP                                                                       \
+    "transport:\n"                                                                                \
+    "  --jobs N                requests in flight (default 32; lowered while a server says 429)\n" \
+    "  --connect-timeout S     seconds (default 10)\n"                                            \
+    "  --timeout S             seconds per attempt (default 300)\n"                               \
+    "  --retries N             retries on 429/5xx/timeouts/connection errors (default 6)\n"
+enum { CLI_OPT_JOBS = 0x1000, CLI_OPT_CONNECT_TIMEOUT, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES };
+#define CLI_TRANSPORT_OPTIONS                                                                    \
+    {"jobs", required_argument, 0, CLI_OPT_JOBS},                                                \
+        {"connect-timeout", required_argument, 0, CLI_OPT_CONNECT_TIMEOUT},                      \
+        {"timeout", required_argument, 0, CLI_OPT_TIMEOUT},                                      \
+        {"retries", required_argument, 0, CLI_OPT_RETRIES}
+/* Applies transport option c with its argument: 1 when applied, 0 when c is not a transport
+** option, -1 after printing why the value is bad. */
+int cli_transport_option(int c, const char *arg, arb_client_params *client);
+
 /* Parses a whole number / a real in [lo, hi] for option name; prints an error and returns -1
 ** when the text is not one. */
 int cli_parse_int(const char *opt, const char *text, long lo, long hi, long *out);

@@ -39,11 +39,7 @@ static const char sbs_help[] =
     "  --max-tokens N          default 1024\n"
     "  --frequency-penalty X   default 1.0\n"
     "  --seed N                sent as seed + repetition index (default: no seed)\n"
-    "transport:\n"
-    "  --jobs N                requests in flight (default 32; lowered while the server says 429)\n"
-    "  --connect-timeout S     seconds (default 10)\n"
-    "  --timeout S             seconds per attempt (default 300)\n"
-    "  --retries N             retries on 429/5xx/timeouts/connection errors (default 6)\n"
+    CLI_TRANSPORT_HELP
     "output:\n"
     "  --db FILE               SQLite database (created if missing)\n"
     "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n"
@@ -55,9 +51,9 @@ static const char sbs_help[] =
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE, OPT_JUDGE_URL, OPT_JUDGE_MODEL,
-    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_JOBS, OPT_DB,
-    OPT_TEMPERATURE, OPT_TOP_P, OPT_MAX_TOKENS, OPT_FREQ, OPT_SEED, OPT_CONNECT_TIMEOUT,
-    OPT_TIMEOUT, OPT_RETRIES, OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_HELP
+    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_DB,
+    OPT_TEMPERATURE, OPT_TOP_P, OPT_MAX_TOKENS, OPT_FREQ, OPT_SEED,
+    OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_HELP
 };
 
 static const struct option sbs_options[] = {
@@ -72,16 +68,13 @@ static const struct option sbs_options[] = {
     {"prompt", required_argument, 0, OPT_PROMPT},
     {"options", required_argument, 0, OPT_OPTIONS},
     {"reps", required_argument, 0, OPT_REPS},
-    {"jobs", required_argument, 0, OPT_JOBS},
     {"db", required_argument, 0, OPT_DB},
     {"temperature", required_argument, 0, OPT_TEMPERATURE},
     {"top-p", required_argument, 0, OPT_TOP_P},
     {"max-tokens", required_argument, 0, OPT_MAX_TOKENS},
     {"frequency-penalty", required_argument, 0, OPT_FREQ},
     {"seed", required_argument, 0, OPT_SEED},
-    {"connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT},
-    {"timeout", required_argument, 0, OPT_TIMEOUT},
-    {"retries", required_argument, 0, OPT_RETRIES},
+    CLI_TRANSPORT_OPTIONS,
     {"dry-run", no_argument, 0, OPT_DRY_RUN},
     {"progress", no_argument, 0, OPT_PROGRESS},
     {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
@@ -117,10 +110,6 @@ int cmd_sbs(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
-        case OPT_JOBS:
-            if (cli_parse_int("--jobs", optarg, 1, 4096, &n)) return EXIT_USAGE;
-            p.client.jobs = (int)n;
-            break;
         case OPT_DB: db = optarg; break;
         case OPT_TEMPERATURE:
             if (cli_parse_double("--temperature", optarg, 0, 10, &x)) return EXIT_USAGE;
@@ -143,24 +132,16 @@ int cmd_sbs(int argc, char **argv)
             p.judge.sampling.has_seed = 1;
             p.judge.sampling.seed = n;
             break;
-        case OPT_CONNECT_TIMEOUT:
-            if (cli_parse_double("--connect-timeout", optarg, 0.001, 3600, &x)) return EXIT_USAGE;
-            p.client.connect_timeout_ms = (long)(x * 1000);
-            break;
-        case OPT_TIMEOUT:
-            if (cli_parse_double("--timeout", optarg, 0.001, 86400, &x)) return EXIT_USAGE;
-            p.client.total_timeout_ms = (long)(x * 1000);
-            break;
-        case OPT_RETRIES:
-            if (cli_parse_int("--retries", optarg, 0, 100, &n)) return EXIT_USAGE;
-            p.client.max_retries = (int)n;
-            break;
         case OPT_DRY_RUN: p.dry_run = 1; break;
         case OPT_PROGRESS: p.progress = 1; break;
         case OPT_NO_PROGRESS: p.progress = 0; break;
         case OPT_HELP: fputs(sbs_help, stdout); return EXIT_OK;
-        default:
+        default: {
+            int t = cli_transport_option(c, optarg, &p.client);
+            if (t < 0) return EXIT_USAGE;
+            if (t > 0) break;
             return cli_usage_error("sbs", "unknown or incomplete option \"%s\"", argv[optind - 1]);
+        }
         }
     }
     if (optind < argc) return cli_usage_error("sbs", "unexpected argument \"%s\"", argv[optind]);

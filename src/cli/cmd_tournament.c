@@ -41,11 +41,7 @@ static const char tournament_help[] =
     "  --prompt NAME|FILE      template: I, II, II-fact, II-reason (default), II-fact-reason,\n"
     "                          or a template file\n"
     "  --reps N                repetitions of every judgment (default 1)\n"
-    "transport:\n"
-    "  --jobs N                requests in flight (default 32; lowered while a server says 429)\n"
-    "  --connect-timeout S     seconds (default 10)\n"
-    "  --timeout S             seconds per attempt (default 300)\n"
-    "  --retries N             retries on 429/5xx/timeouts/connection errors (default 6)\n"
+    CLI_TRANSPORT_HELP
     "output:\n"
     "  --db FILE               SQLite database (created if missing)\n"
     "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n"
@@ -57,7 +53,7 @@ static const char tournament_help[] =
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_JUDGES, OPT_MODELS, OPT_EXCLUDE_SELF, OPT_RANDOM_K,
-    OPT_SEED, OPT_PROMPT, OPT_REPS, OPT_JOBS, OPT_CONNECT_TIMEOUT, OPT_TIMEOUT, OPT_RETRIES,
+    OPT_SEED, OPT_PROMPT, OPT_REPS,
     OPT_DB, OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_HELP
 };
 
@@ -71,10 +67,7 @@ static const struct option tournament_options[] = {
     {"seed", required_argument, 0, OPT_SEED},
     {"prompt", required_argument, 0, OPT_PROMPT},
     {"reps", required_argument, 0, OPT_REPS},
-    {"jobs", required_argument, 0, OPT_JOBS},
-    {"connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT},
-    {"timeout", required_argument, 0, OPT_TIMEOUT},
-    {"retries", required_argument, 0, OPT_RETRIES},
+    CLI_TRANSPORT_OPTIONS,
     {"db", required_argument, 0, OPT_DB},
     {"dry-run", no_argument, 0, OPT_DRY_RUN},
     {"progress", no_argument, 0, OPT_PROGRESS},
@@ -116,7 +109,6 @@ int cmd_tournament(int argc, char **argv)
     const char *items = NULL, *answers = NULL, *judges_path = NULL, *db = NULL;
     char *models_arg = NULL;
     long n;
-    double x;
     int c;
     optind = 1;
     opterr = 0;
@@ -140,30 +132,18 @@ int cmd_tournament(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
-        case OPT_JOBS:
-            if (cli_parse_int("--jobs", optarg, 1, 4096, &n)) return EXIT_USAGE;
-            p.client.jobs = (int)n;
-            break;
-        case OPT_CONNECT_TIMEOUT:
-            if (cli_parse_double("--connect-timeout", optarg, 0.001, 3600, &x)) return EXIT_USAGE;
-            p.client.connect_timeout_ms = (long)(x * 1000);
-            break;
-        case OPT_TIMEOUT:
-            if (cli_parse_double("--timeout", optarg, 0.001, 86400, &x)) return EXIT_USAGE;
-            p.client.total_timeout_ms = (long)(x * 1000);
-            break;
-        case OPT_RETRIES:
-            if (cli_parse_int("--retries", optarg, 0, 100, &n)) return EXIT_USAGE;
-            p.client.max_retries = (int)n;
-            break;
         case OPT_DB: db = optarg; break;
         case OPT_DRY_RUN: p.dry_run = 1; break;
         case OPT_PROGRESS: p.progress = 1; break;
         case OPT_NO_PROGRESS: p.progress = 0; break;
         case OPT_HELP: fputs(tournament_help, stdout); return EXIT_OK;
-        default:
+        default: {
+            int t = cli_transport_option(c, optarg, &p.client);
+            if (t < 0) return EXIT_USAGE;
+            if (t > 0) break;
             return cli_usage_error("tournament", "unknown or incomplete option \"%s\"",
                                    argv[optind - 1]);
+        }
         }
     }
     if (optind < argc)

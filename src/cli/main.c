@@ -70,6 +70,31 @@ int cli_parse_double(const char *opt, const char *text, double lo, double hi, do
     return 0;
 }
 
+int cli_transport_option(int c, const char *arg, arb_client_params *client)
+{
+    long n;
+    double x;
+    switch (c) {
+    case CLI_OPT_JOBS:
+        if (cli_parse_int("--jobs", arg, 1, 4096, &n)) return -1;
+        client->jobs = (int)n;
+        return 1;
+    case CLI_OPT_CONNECT_TIMEOUT:
+        if (cli_parse_double("--connect-timeout", arg, 0.001, 3600, &x)) return -1;
+        client->connect_timeout_ms = (long)(x * 1000);
+        return 1;
+    case CLI_OPT_TIMEOUT:
+        if (cli_parse_double("--timeout", arg, 0.001, 86400, &x)) return -1;
+        client->total_timeout_ms = (long)(x * 1000);
+        return 1;
+    case CLI_OPT_RETRIES:
+        if (cli_parse_int("--retries", arg, 0, 100, &n)) return -1;
+        client->max_retries = (int)n;
+        return 1;
+    default: return 0;
+    }
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
