@@ -4,11 +4,12 @@
 #   make fuzz   longer fuzzing runs (FUZZ_SECONDS each, default 300)
 #   make valgrind  unit tests and the demo under valgrind (leaks, invalid accesses)
 #   make bench  throughput benchmark against the Python way (see bench/README.md)
+#   make bench-rank  Bradley-Terry with bootstrap on 2M battles against the arena notebooks
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 SHORT_FUZZ_SECONDS ?= 15
 
-.PHONY: valgrind all deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench clean
+.PHONY: valgrind all deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench bench-rank clean
 
 all: build
 
@@ -56,6 +57,10 @@ demo: build
 bench: build
 	ARB_BENCH_DEPS=1 bash scripts/install-deps.sh
 	bash bench/run.sh
+
+bench-rank: build
+	ARB_BENCH_DEPS=1 bash scripts/install-deps.sh
+	bash bench/run_rank.sh
 
 clean:
 	rm -rf build build-asan build-fuzz arbiter-demo

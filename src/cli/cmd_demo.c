@@ -24,7 +24,10 @@ static const char demo_help[] =
     "  items.jsonl, answers.jsonl   the benchmark, to try the other commands on\n"
     "  labels.jsonl  SYNTHETIC expert labels (3 made-up annotators), imported into demo.db\n"
     "  report.txt    the run summary and audit;  audit.json  the audit as JSON\n"
-    "Exits 1 if the audit does not recover the injected biases.\n";
+    "  judges.yaml   the tournament's judges file (the format 'arbiter tournament' reads)\n"
+    "Then runs a tournament of the four models (every pair, both orders, both judges) and\n"
+    "ranks them by Bradley-Terry with bootstrap intervals.\n"
+    "Exits 1 if the audit does not recover the injected biases or the ranking the known order.\n";
 
 /* The two judges of the demo, with the bias each is given (simulator spec syntax). */
 static const struct {
@@ -122,6 +125,10 @@ int cmd_demo(int argc, char **argv)
     arb_agreement *agreement = NULL;
     arb_factors *factors = NULL;
     arb_labels_report *labels = NULL;
+    arb_judges_file *judges_file = NULL;
+    arb_battles *battles = NULL;
+    arb_rank *rank = NULL;
+    char *rank_text = NULL;
     char *agreement_text = NULL, *factors_text = NULL, *labels_report_text = NULL;
     char *text = NULL, *json = NULL, *path = NULL, *url = NULL;
     arb_sim_judge judges[N_JUDGES];
@@ -307,9 +314,70 @@ int cmd_demo(int argc, char **argv)
                                     : "NOT RECOVERED: the audit did not separate the biased judge from the fair one.\n";
     printf("%s", verdict);
     fprintf(report, "%s", verdict);
-    printf("\nWrote %s/report.txt (full audit per comparison, agreement, factors, labels), "
-           "%s/audit.json and %s/demo.db\n(try: arbiter audit --db %s/demo.db --by task --bootstrap 1000)\n",
-           out, out, out, out);
+
+    /* Rankings (§6): a tournament of all four models, both orders, both judges (named in a
+    ** judges file the user can copy), ranked by Bradley-Terry with bootstrap intervals; the
+    ** known order of quality must come back. */
+    snprintf(path, plen, "%s/judges.yaml", out);
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "# the demo's SIMULATED judges (arbiter's simulator, not language models)\n"
+             "judges:\n  - name: %.127s\n    url: %s\n    model: %.127s\n"
+             "  - name: %.127s\n    url: %s\n    model: %.127s\n",
+             judges[0].model, url, judges[0].model, judges[1].model, url, judges[1].model);
+    if (cli_write_file("demo", path, yaml)) goto done;
+    char *jerr = NULL;
+    if (arb_judges_file_load(path, &judges_file, &jerr)) {
+        fprintf(stderr, "arbiter demo: %s\n", jerr ? jerr : "cannot read the judges file");
+        arb_free(jerr);
+        goto done;
+    }
+    arb_tournament_params tp = arb_tournament_default_params();
+    tp.judges = judges_file;
+    tp.client.jobs = (int)jobs;
+    tp.progress = 0;
+    arb_run_stats ts;
+    arb_status tst = arb_tournament_run(store, ds, &tp, &ts);
+    if (tst) {
+        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+        rc = cli_exit_code(tst);
+        goto done;
+    }
+    printf("\nTournament (METHODS §6): 4 models, every pair in both orders, 2 judges: %zu calls "
+           "(%zu sent, %zu stored before)\n", ts.planned, ts.sent, ts.cached);
+    battles = arb_battles_create();
+    if (!battles || arb_store_get_battles(store, "tournament", battles)) {
+        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+        goto done;
+    }
+    arb_rank_params rp = arb_rank_default_params();
+    rp.method = ARB_RANK_BT;
+    rp.bootstrap = 1000;
+    char *rerr = NULL;
+    if (arb_rank_compute(battles, &rp, &rank, &rerr) || !(rank_text = arb_rank_to_text(rank))) {
+        fprintf(stderr, "arbiter demo: %s\n", rerr ? rerr : "ranking failed");
+        arb_free(rerr);
+        goto done;
+    }
+    printf("%s", rank_text);
+    fprintf(report, "\nTournament ranking:\n%s", rank_text);
+    static const char *const quality_order[] = {"atlas-large", "birch-medium", "cedar-small",
+                                                "drift-tiny"};
+    int ranked = arb_rank_count(rank) == 4;
+    for (size_t k = 0; ranked && k < 4; k++)
+        if (strcmp(arb_rank_entry_at(rank, k)->model, quality_order[k])) ranked = 0;
+    const char *rverdict = ranked ? "RANKING RECOVERED: the known order of quality, atlas-large > "
+                                    "birch-medium > cedar-small > drift-tiny.\n"
+                                  : "RANKING NOT RECOVERED: the ratings do not follow the known "
+                                    "order of quality.\n";
+    printf("%s", rverdict);
+    fprintf(report, "%s", rverdict);
+    recovered = recovered && ranked;
+
+    printf("\nWrote %s/report.txt (full audit per comparison, agreement, factors, labels, "
+           "ranking), %s/audit.json, %s/judges.yaml and %s/demo.db\n(try: arbiter audit --db "
+           "%s/demo.db --by task --bootstrap 1000; arbiter rank --db %s/demo.db --method "
+           "elo --bootstrap 200)\n", out, out, out, out, out, out);
     rc = recovered ? EXIT_OK : EXIT_FAIL;
 done:
     if (report) fclose(report);
@@ -317,6 +385,10 @@ done:
     arb_free(json);
     arb_audit_destroy(audit);
     arb_audit_destroy(by_judge);
+    arb_judges_file_destroy(judges_file);
+    arb_battles_destroy(battles);
+    arb_rank_destroy(rank);
+    arb_free(rank_text);
     arb_agreement_destroy(agreement);
     arb_factors_destroy(factors);
     arb_labels_report_destroy(labels);
