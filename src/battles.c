@@ -36,6 +36,49 @@
 ** keys of style_i/style_j in the store's extra JSON. */
 static const char *const style_names[ARB_STYLE__COUNT] = {"length", "headers", "lists", "bold"};
 
+/* See internal.h. Style covariates of an answer (arb_battle): length in code points and the markdown counts
+** of the arena's style control -- header lines (^#{1,6}\s), list items (^\s*[-*+]\s and
+** ^\s*\d+\.\s) and bold spans (\*\*[^*\n]+\*\* and __[^_\n]+__, not overlapping). */
+void arb__answer_style(const char *text, double style[ARB_STYLE__COUNT])
+{
+    size_t n = strlen(text);
+    size_t headers = 0, lists = 0, bold = 0;
+    for (size_t at = 0; at < n;) {
+        const char *line = text + at;
+        size_t len = strcspn(line, "\n");
+        size_t h = 0;
+        while (h < len && line[h] == '#') h++;
+        if (h >= 1 && h <= 6 && h < len && (line[h] == ' ' || line[h] == '\t')) headers++;
+        size_t i = strspn(line, " \t");
+        if (i < len && strchr("-*+", line[i]) && i + 1 < len && (line[i + 1] == ' ' || line[i + 1] == '\t')) {
+            lists++;
+        } else {
+            size_t d = i;
+            while (d < len && line[d] >= '0' && line[d] <= '9') d++;
+            if (d > i && d + 1 < len && line[d] == '.' && (line[d + 1] == ' ' || line[d + 1] == '\t'))
+                lists++;
+        }
+        at += len + (at + len < n);
+    }
+    for (size_t i = 0; i + 1 < n;) {
+        char m = text[i];
+        if ((m == '*' || m == '_') && text[i + 1] == m) {
+            size_t j = i + 2;
+            while (j < n && text[j] != m && text[j] != '\n') j++;
+            if (j > i + 2 && j + 1 < n && text[j] == m && text[j + 1] == m) {
+                bold++;
+                i = j + 2;
+                continue;
+            }
+        }
+        i++;
+    }
+    style[ARB_STYLE_LENGTH] = (double)arb__utf8_codepoints(text, n);
+    style[ARB_STYLE_HEADERS] = (double)headers;
+    style[ARB_STYLE_LISTS] = (double)lists;
+    style[ARB_STYLE_BOLD] = (double)bold;
+}
+
 /* ---- the set --------------------------------------------------------------------------------- */
 
 /* Returns a battle with NULL strings, s = 0, no both_bad and every style covariate NAN. */

@@ -121,10 +121,95 @@ static int is_kind(const char *path, int folder)
 
 /* ---- PRD Vicuna80 ---------------------------------------------------------------------------- */
 
+/* The style of every answer in generations/answer_<model>.jsonl, keyed "model\tquestion". */
+typedef struct prd_styles {
+    arb__strtab keys;
+    double (*style)[ARB_STYLE__COUNT]; /* parallel to keys */
+    size_t cap;
+} prd_styles;
+
 /* One review file: the contestants from its name and the reviewer from its folder. */
 typedef struct prd_file {
     const char *first, *second, *reviewer;
+    const prd_styles *styles; /* may be empty */
 } prd_file;
+
+/* Copies the style of model's answer to question into out (left NAN when unknown). */
+static void prd_style(const prd_styles *ps, const char *model, const char *question, double *out)
+{
+    char key[512];
+    if (!ps->keys.n || snprintf(key, sizeof key, "%s\t%s", model, question) >= (int)sizeof key)
+        return;
+    uint32_t k = arb__strtab_find(&ps->keys, key);
+    if (k != UINT32_MAX) memcpy(out, ps->style[k], sizeof ps->style[k]);
+}
+
+/* The model and file of one generations/answer_<model>.jsonl, while it is read. */
+typedef struct prd_gen {
+    prd_styles *styles;
+    const char *model;
+} prd_gen;
+
+/* One answer line: question_id and text. */
+static arb_status prd_answer(void *ud, arb_battles *b, json_t *obj, const char *path,
+                             size_t line)
+{
+    prd_gen *g = ud;
+    char qbuf[32];
+    json_t *v = json_object_get(obj, "question_id");
+    const char *q = arb__battles_question_text(v, qbuf, sizeof qbuf);
+    if (!q)
+        return arb__battles_field_fail(b, path, line, "question_id",
+                                       "an integer or a non-empty string", v);
+    v = json_object_get(obj, "text");
+    if (!json_is_string(v))
+        return arb__battles_field_fail(b, path, line, "text", "a string (the answer)", v);
+    char *key = arb__sprintf("%s\t%s", g->model, q);
+    uint32_t k = key ? arb__strtab_intern(&g->styles->keys, key) : UINT32_MAX;
+    free(key);
+    if (k == UINT32_MAX) return arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", path);
+    if (k >= g->styles->cap) {
+        size_t cap = g->styles->cap ? g->styles->cap * 2 : 256;
+        double (*grown)[ARB_STYLE__COUNT] = realloc(g->styles->style, cap * sizeof *grown);
+        if (!grown) return arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", path);
+        g->styles->style = grown;
+        g->styles->cap = cap;
+    }
+    arb__answer_style(json_string_value(v), g->styles->style[k]);
+    return ARB_OK;
+}
+
+/* Reads root/generations/answer_<model>.jsonl when present: the answers' lengths and markdown
+** counts become the battles' style covariates (length-controlled and style-controlled
+** rankings need them). A root without the folder imports without styles. */
+static arb_status prd_load_styles(arb_battles *b, const char *root, prd_styles *ps)
+{
+    char *folder = arb__sprintf("%s/generations", root);
+    if (!folder) return arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", root);
+    arb_status st = ARB_OK;
+    char **names = NULL;
+    size_t n = 0;
+    if (is_kind(folder, 1)) st = list_folder(b, folder, &names, &n);
+    for (size_t k = 0; k < n && !st; k++) {
+        static const char prefix[] = "answer_";
+        size_t len = strlen(names[k]);
+        if (strncmp(names[k], prefix, sizeof prefix - 1) || len <= sizeof prefix - 1 + 6 ||
+            strcmp(names[k] + len - 6, ".jsonl"))
+            continue;
+        char *model = arb__strndup(names[k] + sizeof prefix - 1, len - (sizeof prefix - 1) - 6);
+        char *path = arb__sprintf("%s/%s", folder, names[k]);
+        if (!model || !path) st = arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", folder);
+        else if (is_kind(path, 0)) {
+            prd_gen g = {ps, model};
+            st = arb__battles_each_json(b, path, 0, prd_answer, &g);
+        }
+        free(model);
+        free(path);
+    }
+    free_names(names, n);
+    free(folder);
+    return st;
+}
 
 /* Splits a review file name "answer_<X>-vs-answer_<Y>-<reviewer>-reviewer<suffix>" with
 ** suffix "_threeclass.jsonl", "-threeclass.jsonl" or ".jsonl" into X and Y (caller frees).
@@ -184,11 +269,14 @@ static arb_status prd_review(void *ud, arb_battles *b, json_t *obj, const char *
     battle.model_i = f->first;
     battle.model_j = f->second;
     battle.reviewer = f->reviewer;
+    prd_style(f->styles, f->first, battle.question, battle.style_i);
+    prd_style(f->styles, f->second, battle.question, battle.style_j);
     return add_at(b, &battle, path, line);
 }
 
 /* The review files of one ratings-<reviewer> folder, in name order. */
-static arb_status prd_folder(arb_battles *b, const char *folder, const char *reviewer)
+static arb_status prd_folder(arb_battles *b, const char *folder, const char *reviewer,
+                             const prd_styles *styles)
 {
     char **names = NULL;
     size_t n = 0;
@@ -218,7 +306,7 @@ static arb_status prd_folder(arb_battles *b, const char *folder, const char *rev
                 st = arb__battles_fail(b, ARB_PARSE, "%s: file name: both answers are \"%s\"",
                                        path, x);
             else {
-                prd_file f = {.first = x, .second = y, .reviewer = reviewer};
+                prd_file f = {.first = x, .second = y, .reviewer = reviewer, .styles = styles};
                 st = arb__battles_each_json(b, path, 0, prd_review, &f);
             }
         }
@@ -242,7 +330,10 @@ static arb_status import_prd(arb_battles *b, const char *root)
                                  "holding ratings-<reviewer> folders), got a file", root);
     char **names = NULL;
     size_t n = 0, folders = 0;
-    arb_status st = list_folder(b, root, &names, &n);
+    prd_styles styles;
+    memset(&styles, 0, sizeof styles);
+    arb_status st = prd_load_styles(b, root, &styles);
+    if (!st) st = list_folder(b, root, &names, &n);
     for (size_t k = 0; k < n && !st; k++) {
         static const char prefix[] = "ratings-";
         if (strncmp(names[k], prefix, sizeof prefix - 1) || !names[k][sizeof prefix - 1])
@@ -251,11 +342,13 @@ static arb_status import_prd(arb_battles *b, const char *root)
         if (!folder) st = arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", root);
         else if (is_kind(folder, 1)) {
             folders++;
-            st = prd_folder(b, folder, names[k] + sizeof prefix - 1);
+            st = prd_folder(b, folder, names[k] + sizeof prefix - 1, &styles);
         }
         free(folder);
     }
     free_names(names, n);
+    arb__strtab_free(&styles.keys);
+    free(styles.style);
     if (!st && !folders)
         st = arb__battles_fail(b, ARB_NOTFOUND, "%s: no ratings-<reviewer> folders: expected "
                                "the PRD Vicuna80 folder", root);

@@ -438,6 +438,9 @@ struct arb_battles {
 /* Sets b's message (printf-style) and returns code. */
 arb_status arb__battles_fail(arb_battles *b, arb_status code, const char *fmt, ...)
     ARB__ATTR_PRINTF(3, 4);
+/* The style covariates of an answer's text (length in code points, markdown headers, list
+** items, bold spans; counted as the Chatbot Arena's style control does). */
+void arb__answer_style(const char *text, double style[ARB_STYLE__COUNT]);
 /* The text of a question id given as a string or an integer (arena and PRD files use both):
 ** integers are written in decimal into buf. NULL when v is neither, empty, or holds a NUL. */
 const char *arb__battles_question_text(const json_t *v, char *buf, size_t size);

@@ -380,48 +380,6 @@ static char *params_json(const tour_run *r)
 
 /* ---- battles from the stored judgments ----------------------------------------------------- */
 
-/* Style covariates of an answer (arb_battle): length in code points and the markdown counts
-** of the arena's style control -- header lines (^#{1,6}\s), list items (^\s*[-*+]\s and
-** ^\s*\d+\.\s) and bold spans (\*\*[^*\n]+\*\* and __[^_\n]+__, not overlapping). */
-static void style_of(const char *text, double style[ARB_STYLE__COUNT])
-{
-    size_t n = strlen(text);
-    size_t headers = 0, lists = 0, bold = 0;
-    for (size_t at = 0; at < n;) {
-        const char *line = text + at;
-        size_t len = strcspn(line, "\n");
-        size_t h = 0;
-        while (h < len && line[h] == '#') h++;
-        if (h >= 1 && h <= 6 && h < len && (line[h] == ' ' || line[h] == '\t')) headers++;
-        size_t i = strspn(line, " \t");
-        if (i < len && strchr("-*+", line[i]) && i + 1 < len && (line[i + 1] == ' ' || line[i + 1] == '\t')) {
-            lists++;
-        } else {
-            size_t d = i;
-            while (d < len && line[d] >= '0' && line[d] <= '9') d++;
-            if (d > i && d + 1 < len && line[d] == '.' && (line[d + 1] == ' ' || line[d + 1] == '\t'))
-                lists++;
-        }
-        at += len + (at + len < n);
-    }
-    for (size_t i = 0; i + 1 < n;) {
-        char m = text[i];
-        if ((m == '*' || m == '_') && text[i + 1] == m) {
-            size_t j = i + 2;
-            while (j < n && text[j] != m && text[j] != '\n') j++;
-            if (j > i + 2 && j + 1 < n && text[j] == m && text[j + 1] == m) {
-                bold++;
-                i = j + 2;
-                continue;
-            }
-        }
-        i++;
-    }
-    style[ARB_STYLE_LENGTH] = (double)arb__utf8_codepoints(text, n);
-    style[ARB_STYLE_HEADERS] = (double)headers;
-    style[ARB_STYLE_LISTS] = (double)lists;
-    style[ARB_STYLE_BOLD] = (double)bold;
-}
 
 typedef struct battle_walk {
     arb_battles *b;
@@ -471,7 +429,7 @@ static arb_status load_styles(arb_store *s, battle_walk *w)
             w->styles = grown;
             cap = ncap;
         }
-        style_of(answer, w->styles[k]);
+        arb__answer_style(answer, w->styles[k]);
     }
     if (!st && rc != SQLITE_DONE)
         st = arb__store_fail(s, ARB_DB, "cannot read answers: %s", sqlite3_errmsg(db));

@@ -110,7 +110,16 @@ static void prd_fixture(void **state)
     expect(f->b, 10, "1", "bard", "vicuna-13b", "vicuna-13b", 0); /* no threeclass suffix */
     expect(f->b, 11, "2", "bard", "vicuna-13b", "vicuna-13b", -1);
     assert_int_equal(f->b->reviewers.n, 3);
-    assert_null(f->b->style);
+    /* styles from generations/answer_<model>.jsonl: bard's answer to 1 is "## Plan\n- one\n
+    ** - two\n**bold** héllo" (34 code points, 1 header, 2 list items, 1 bold span); gpt4's is
+    ** "short"; answers that are not there (gpt4 on 2, vicuna-13b) stay unknown */
+    arb_battle b0 = arb_battles_at(f->b, 0);
+    assert_true(b0.style_i[ARB_STYLE_LENGTH] == 34 && b0.style_i[ARB_STYLE_HEADERS] == 1 &&
+                b0.style_i[ARB_STYLE_LISTS] == 2 && b0.style_i[ARB_STYLE_BOLD] == 1);
+    assert_true(b0.style_j[ARB_STYLE_LENGTH] == 5 && b0.style_j[ARB_STYLE_LISTS] == 0);
+    arb_battle b1 = arb_battles_at(f->b, 1);
+    assert_true(b1.style_i[ARB_STYLE_LISTS] == 2 && isnan(b1.style_j[ARB_STYLE_LENGTH]));
+    assert_true(isnan(arb_battles_at(f->b, 10).style_j[ARB_STYLE_LENGTH]));
     /* a trailing slash is the same folder; importing appends and adds the skipped count */
     strcat(path, "/");
     assert_int_equal(arb_battles_import(f->b, "prd", path), ARB_OK);
