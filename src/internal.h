@@ -58,6 +58,10 @@ const char *arb__json_kind(const json_t *v);
 /* Appends an untrusted name (model, judge, annotator) for a terminal: control characters (C0,
 ** DEL, C1) and bytes that are not valid UTF-8 become '?'. Returns 0, or -1 when out of memory. */
 int arb__buf_put_safe(arb__buf *b, const char *name);
+/* Writes s[0..n) for an error message into out (size bytes): quoted, at most about 40 bytes
+** (cut at a code point, "..." after), control characters, NUL and invalid UTF-8 shown as '?',
+** so a value from an input file cannot drive the terminal that prints the message. */
+void arb__excerpt(char *out, size_t size, const char *s, size_t n);
 /* An untrusted name as a JSON string; invalid UTF-8 bytes become U+FFFD. NULL when out of
 ** memory. */
 json_t *arb__json_name(const char *name);

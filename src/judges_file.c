@@ -53,30 +53,6 @@ static const char *const field_names[F__COUNT] = {
 
 /* ---- messages ------------------------------------------------------------------------------ */
 
-/* Writes s[0..n) quoted for a message: at most about 40 bytes (cut at a code point), control
-** characters, NUL and invalid UTF-8 shown as '?', so a value from the file cannot drive the
-** terminal that prints the message. */
-static void excerpt(char *out, size_t size, const char *s, size_t n)
-{
-    size_t cut = n;
-    int more = 0;
-    if (cut > 40) {
-        cut = 40;
-        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
-        more = 1;
-    }
-    arb__buf b;
-    arb__buf_init(&b, 0);
-    char *prefix = arb__strndup(s, cut);
-    if (!prefix || arb__buf_put_safe(&b, prefix)) {
-        snprintf(out, size, "(value)");
-    } else {
-        if (strlen(prefix) < cut) arb__buf_puts(&b, "?"); /* an embedded NUL */
-        snprintf(out, size, "\"%s\"%s", b.data ? b.data : "", more ? "..." : "");
-    }
-    free(prefix);
-    arb__buf_free(&b);
-}
 
 /* Records the first error: "path:line:column: <judge N: ><field "f": >message". at may be NULL
 ** (no position). Returns ARB_PARSE. */
@@ -186,7 +162,7 @@ static void describe(char *out, size_t size, const yaml_node_t *n, int show_valu
     switch (classify(n)) {
     case K_NULL: snprintf(out, size, "null"); return;
     case K_BOOL:
-        excerpt(shown, sizeof shown, scalar_text(n), n->data.scalar.length);
+        arb__excerpt(shown, sizeof shown, scalar_text(n), n->data.scalar.length);
         snprintf(out, size, "boolean %s", shown);
         return;
     case K_INT:
@@ -195,7 +171,7 @@ static void describe(char *out, size_t size, const yaml_node_t *n, int show_valu
             snprintf(out, size, "a number");
             return;
         }
-        excerpt(shown, sizeof shown, scalar_text(n), n->data.scalar.length);
+        arb__excerpt(shown, sizeof shown, scalar_text(n), n->data.scalar.length);
         snprintf(out, size, "number %s", shown);
         return;
     case K_STRING:
@@ -203,7 +179,7 @@ static void describe(char *out, size_t size, const yaml_node_t *n, int show_valu
             snprintf(out, size, n->data.scalar.length ? "a string" : "an empty string");
             return;
         }
-        excerpt(shown, sizeof shown, scalar_text(n), n->data.scalar.length);
+        arb__excerpt(shown, sizeof shown, scalar_text(n), n->data.scalar.length);
         snprintf(out, size, "string %s", shown);
         return;
     }
@@ -317,7 +293,7 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
         int f = 0;
         while (f < F__COUNT && strcmp(scalar_text(k), field_names[f])) f++;
         if (f == F__COUNT) {
-            excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
+            arb__excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
             const char *hint = strstr(scalar_text(k), "key") || strstr(scalar_text(k), "token")
                                    ? " (a judges file never holds a key: put it in an "
                                      "environment variable and name the variable in api_key_env)"
@@ -440,7 +416,7 @@ static arb_status read_document(loader *L, arb_judges_file *f)
         const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
         if (!k || k->type != YAML_SCALAR_NODE || strcmp(scalar_text(k), "judges")) {
             if (k && k->type == YAML_SCALAR_NODE)
-                excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
+                arb__excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
             else
                 describe(got, sizeof got, k, 1);
             return fail_at(L, k ? k : root, 0, NULL,
@@ -481,7 +457,7 @@ static arb_status read_document(loader *L, arb_judges_file *f)
                 const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
                 if (!strcmp(scalar_text(k), "name")) at = yaml_document_get_node(L->doc, p->value);
             }
-            excerpt(got, sizeof got, f->judges[i].name, strlen(f->judges[i].name));
+            arb__excerpt(got, sizeof got, f->judges[i].name, strlen(f->judges[i].name));
             return fail_at(L, at ? at : node, i + 1, "name",
                            "expected a name of its own, got %s, the name of judge %zu%s", got,
                            j + 1, at ? "" : " (the name defaults to the model: add a name)");

@@ -64,31 +64,6 @@ static int grow(void *pp, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-/* Writes s[0..n) for an error message into out: quoted, at most about 40 bytes (cut at a code
-** point), control characters and invalid UTF-8 shown as '?', so an untrusted value cannot
-** drive the terminal that prints the message. */
-static void excerpt(char *out, size_t size, const char *s, size_t n)
-{
-    size_t cut = n;
-    int more = 0;
-    if (cut > 40) {
-        cut = 40;
-        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
-        more = 1;
-    }
-    arb__buf b;
-    arb__buf_init(&b, 0);
-    char *prefix = arb__strndup(s, cut);
-    /* an embedded NUL ends the prefix early; the '?' below stands for it */
-    if (!prefix || arb__buf_put_safe(&b, prefix)) {
-        snprintf(out, size, "(value)");
-    } else {
-        if (strlen(prefix) < cut) arb__buf_puts(&b, "?");
-        snprintf(out, size, "\"%s\"%s", b.data ? b.data : "", more ? "..." : "");
-    }
-    free(prefix);
-    arb__buf_free(&b);
-}
 
 /* ---- import: one label row ----------------------------------------------------------------- */
 
@@ -213,7 +188,7 @@ static arb_status check_verdict(importer *im, size_t line, const char *s, size_t
 {
     char shown[96];
     if (n == 1 && s[0] >= 'a' && s[0] <= 'd') return ARB_OK;
-    excerpt(shown, sizeof shown, s, n);
+    arb__excerpt(shown, sizeof shown, s, n);
     if (n == 1 && s[0] >= 'A' && s[0] <= 'D')
         return field_fail(im, line, "verdict",
                           "got %s: verdict must be a model verdict a/b/c/d (candidate better, "
@@ -245,7 +220,7 @@ static arb_status store_row(importer *im, const label_row *r)
                *baseline = r->text[COL_BASELINE], *annotator = r->text[COL_ANNOTATOR];
     char shown[96], shown2[96], shown3[96], shown4[96];
     if (!strcmp(candidate, baseline)) {
-        excerpt(shown, sizeof shown, candidate, strlen(candidate));
+        arb__excerpt(shown, sizeof shown, candidate, strlen(candidate));
         return field_fail(im, r->line, "baseline",
                           "expected a model other than the candidate, got %s for both", shown);
     }
@@ -259,10 +234,10 @@ static arb_status store_row(importer *im, const label_row *r)
     long long first = seen_check(&im->seen, im->key.data, im->key.len, r->line);
     if (first < 0) return arb__store_fail(im->store, ARB_NOMEM, "%s: out of memory", im->path);
     if (first > 0) {
-        excerpt(shown, sizeof shown, item, strlen(item));
-        excerpt(shown2, sizeof shown2, candidate, strlen(candidate));
-        excerpt(shown3, sizeof shown3, baseline, strlen(baseline));
-        excerpt(shown4, sizeof shown4, annotator, strlen(annotator));
+        arb__excerpt(shown, sizeof shown, item, strlen(item));
+        arb__excerpt(shown2, sizeof shown2, candidate, strlen(candidate));
+        arb__excerpt(shown3, sizeof shown3, baseline, strlen(baseline));
+        arb__excerpt(shown4, sizeof shown4, annotator, strlen(annotator));
         return arb__store_fail(im->store, ARB_PARSE,
                                "%s:%zu: duplicate label: item %s, candidate %s, baseline %s, "
                                "annotator %s was already given at line %lld of the same file",
@@ -275,7 +250,7 @@ static arb_status store_row(importer *im, const label_row *r)
     int rc = sqlite3_step(q);
     sqlite3_reset(q);
     if (rc == SQLITE_DONE) {
-        excerpt(shown, sizeof shown, item, strlen(item));
+        arb__excerpt(shown, sizeof shown, item, strlen(item));
         return field_fail(im, r->line, "item",
                           "item %s is not in the store; judge it first (arbiter sbs stores the "
                           "items)", shown);
@@ -352,7 +327,7 @@ static void describe_json(char *out, size_t size, const json_t *v)
     }
     if (json_is_string(v)) {
         char shown[96];
-        excerpt(shown, sizeof shown, json_string_value(v), json_string_length(v));
+        arb__excerpt(shown, sizeof shown, json_string_value(v), json_string_length(v));
         snprintf(out, size, "string %s", shown);
         return;
     }
@@ -580,7 +555,7 @@ static arb_status csv_record(csv_reader *cr, size_t line)
         size_t n = cr->fields[i].len;
         if (n) { /* empty = unknown */
             if (n != 1 || (s[0] != '0' && s[0] != '1')) {
-                excerpt(shown, sizeof shown, s, n);
+                arb__excerpt(shown, sizeof shown, s, n);
                 return field_fail(im, line, "shown_order",
                                   "expected 0 (candidate shown first), 1 (baseline shown first) "
                                   "or empty, got %s", shown);
@@ -595,7 +570,7 @@ static arb_status csv_record(csv_reader *cr, size_t line)
         size_t n = cr->fields[i].len;
         if (n) {
             if (parse_count(s, n, &r.time_ms)) {
-                excerpt(shown, sizeof shown, s, n);
+                arb__excerpt(shown, sizeof shown, s, n);
                 return field_fail(im, line, "time_ms",
                                   "expected a whole number of milliseconds >= 0 or empty, got %s",
                                   shown);

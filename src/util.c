@@ -379,3 +379,27 @@ void arb__strtab_free(arb__strtab *t)
     free(t->slots);
     memset(t, 0, sizeof *t);
 }
+
+/* See internal.h. */
+void arb__excerpt(char *out, size_t size, const char *s, size_t n)
+{
+    size_t cut = n;
+    int more = 0;
+    if (cut > 40) {
+        cut = 40;
+        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+        more = 1;
+    }
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    char *prefix = arb__strndup(s, cut);
+    /* an embedded NUL ends the prefix early; the '?' below stands for it */
+    if (!prefix || arb__buf_put_safe(&b, prefix)) {
+        snprintf(out, size, "(value)");
+    } else {
+        if (strlen(prefix) < cut) arb__buf_puts(&b, "?");
+        snprintf(out, size, "\"%s\"%s", b.data ? b.data : "", more ? "..." : "");
+    }
+    free(prefix);
+    arb__buf_free(&b);
+}
