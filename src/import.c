@@ -21,11 +21,13 @@
 **     X's answer to that question in generations/answer_X.jsonl and answer2_id is Y's (8000 of
 **     8000 reviews); the review texts end in the digit of the score (e.g. "...\n\n2" with score
 **     2: 1473, 1569 and 402 reviews for 1, 2, 3), and where GPT-4 writes "Assistant 1: 9/10,
-**     Assistant 2: 8/10" the higher mark agrees with the score (31 of 32); in the human files
+**     Assistant 2: 8/10" the higher mark agrees with the score (32 of 32); in the human files
 **     (question_id, text = the question, score; one line per annotator) the majority vote
 **     agrees with GPT-4's review of the same ordered pair in 511 of 800 comparisons under this
 **     coding against 159 with the sides swapped. The data holds no -1 scores, so nothing is
 **     skipped there; the importer still skips and counts them.
+**   - PRD generations/answer_<model>.jsonl, when present, give each battle both answers'
+**     style covariates (arb__answer_style), for length- and style-controlled rankings.
 **   - PRD files spelled with hyphens (answer-gpt35-vs-answer-gpt4-...) are a second GPT-3.5
 **     run that the published analysis leaves out: they are ignored, as are files not ending in
 **     .jsonl. The human files also compare guanaco-7b/13b/33b/65b, which no LLM reviewed: their
