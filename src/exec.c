@@ -756,6 +756,7 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
 {
     long long run_id = 0;
     arb_status st;
+    if (!params->dry_run && !params_json) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!params->dry_run && (st = arb__store_run_begin(s, protocol, params_json, &run_id)))
         return st;
     arb__exec *ex = arb__exec_create(s, params, build, done, ud);

@@ -301,7 +301,7 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats);
 typedef arb_status (*arb__exec_finish_fn)(void *ud, arb_store *s, arb_status st,
                                           arb_run_stats *stats);
 /* Runs n_calls independent calls of a protocol as one recorded run: a runs row with
-** params_json (not in dry runs), the executor, finish (may be NULL), and the run's end status
+** params_json (not in dry runs; NULL there means building it ran out of memory), the executor, finish (may be NULL), and the run's end status
 ** (finished, interrupted or failed). The whole shared shape of sbs.c and tournament.c. */
 arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *params_json,
                               const arb__exec_params *params, size_t n_calls,

@@ -528,10 +528,6 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
     if (!params->dry_run) {
         if ((st = arb__store_put_dataset(store, ds))) goto done;
         pjson = params_json(&r);
-        if (!pjson) {
-            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-            goto done;
-        }
     }
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress};

@@ -28,9 +28,7 @@ static void assert_near(double got, double want)
 
 typedef struct fixture {
     char dir[64];
-    char path[128];
     arb_store *store;
-    arb_dataset *ds;
 } fixture;
 
 static const char items_jsonl[] = "{\"id\":\"q1\",\"question\":\"one?\"}\n"
@@ -42,16 +40,8 @@ static int setup_store(void **state)
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
     *state = f;
-    if (arb_test_make_dir("test_agreement", f->dir, sizeof f->dir)) return -1;
-    snprintf(f->path, sizeof f->path, "%s/arbiter.db", f->dir);
-    if (arb_store_open(f->path, &f->store) != ARB_OK) {
-        fprintf(stderr, "arb_store_open: %s\n", arb_store_errmsg(f->store));
-        return -1;
-    }
-    f->ds = arb_dataset_create();
-    if (!f->ds ||
-        arb_dataset_add_items_jsonl(f->ds, "items.jsonl", items_jsonl, strlen(items_jsonl)) ||
-        arb__store_put_dataset(f->store, f->ds) != ARB_OK)
+    if (arb_test_store_with_items("test_agreement", items_jsonl, f->dir, sizeof f->dir,
+                                  &f->store))
         return -1;
     return 0;
 }
@@ -61,7 +51,6 @@ static int teardown_store(void **state)
     fixture *f = *state;
     if (!f) return 0;
     arb_store_close(f->store);
-    arb_dataset_destroy(f->ds);
     if (f->dir[0]) arb_test_remove_dir(f->dir);
     free(f);
     return 0;

@@ -5,7 +5,6 @@
 */
 #include "internal.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -224,9 +222,7 @@ static void metrics_one_run_only(void **state)
 
 typedef struct fixture {
     char dir[64];
-    char path[96];
     arb_store *store;
-    arb_dataset *ds;
 } fixture;
 
 static const char items_jsonl[] = "{\"id\":\"q1\",\"question\":\"one?\"}\n"
@@ -237,28 +233,9 @@ static int setup_store(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/arb_test_audit_XXXXXX");
-    if (!mkdtemp(f->dir)) {
-        free(f);
+    *state = f; /* teardown frees what setup made, even when setup fails */
+    if (arb_test_store_with_items("test_audit", items_jsonl, f->dir, sizeof f->dir, &f->store))
         return -1;
-    }
-    snprintf(f->path, sizeof f->path, "%s/arbiter.db", f->dir);
-    if (arb_store_open(f->path, &f->store) != ARB_OK) {
-        fprintf(stderr, "arb_store_open: %s\n", arb_store_errmsg(f->store));
-        return -1;
-    }
-    f->ds = arb_dataset_create();
-    if (!f->ds) return -1;
-    if (arb_dataset_add_items_jsonl(f->ds, "items.jsonl", items_jsonl, strlen(items_jsonl)) !=
-        ARB_OK) {
-        fprintf(stderr, "items: %s\n", arb_dataset_errmsg(f->ds));
-        return -1;
-    }
-    if (arb__store_put_dataset(f->store, f->ds) != ARB_OK) {
-        fprintf(stderr, "put_dataset: %s\n", arb_store_errmsg(f->store));
-        return -1;
-    }
-    *state = f;
     return 0;
 }
 
@@ -267,19 +244,7 @@ static int teardown_store(void **state)
     fixture *f = *state;
     if (!f) return 0;
     arb_store_close(f->store);
-    arb_dataset_destroy(f->ds);
-    DIR *d = opendir(f->dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(f->dir);
+    if (f->dir[0]) arb_test_remove_dir(f->dir);
     free(f);
     return 0;
 }

@@ -59,10 +59,7 @@ static int teardown(void **state)
 static const char *write_file(fixture *f, const char *name, const char *text)
 {
     snprintf(f->file, sizeof f->file, "%s/%s", f->dir, name);
-    FILE *out = fopen(f->file, "wb");
-    assert_non_null(out);
-    assert_int_equal(fwrite(text, 1, strlen(text), out), strlen(text));
-    assert_int_equal(fclose(out), 0);
+    assert_int_equal(arb_test_write_file(f->file, text, strlen(text)), 0);
     return f->file;
 }
 

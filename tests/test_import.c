@@ -63,12 +63,7 @@ static const char *scratch(fixture *f, const char *name, const char *text)
         mkdir(f->path, 0700);
         *p = '/';
     }
-    if (text) {
-        FILE *out = fopen(f->path, "wb");
-        assert_non_null(out);
-        fputs(text, out);
-        assert_int_equal(fclose(out), 0);
-    }
+    if (text) assert_int_equal(arb_test_write_file(f->path, text, strlen(text)), 0);
     return f->path;
 }
 

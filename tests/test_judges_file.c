@@ -53,10 +53,7 @@ static const char *data_path(const char *name)
 /* Writes text to the fixture's file and loads it; returns the status, *msg the message. */
 static arb_status load_text(fixture *f, const char *text, arb_judges_file **out, char **msg)
 {
-    FILE *fp = fopen(f->path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
+    assert_int_equal(arb_test_write_file(f->path, text, strlen(text)), 0);
     return arb_judges_file_load(f->path, out, msg);
 }
 

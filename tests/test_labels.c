@@ -26,7 +26,6 @@
 
 typedef struct fixture {
     char dir[128];
-    char path[192]; /* the database */
     char file[192]; /* the last label file written */
     arb_store *store;
 } fixture;
@@ -41,25 +40,9 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
-    if (arb_test_make_dir("test_labels", f->dir, sizeof f->dir)) {
-        free(f);
+    *state = f; /* teardown frees what setup made, even when setup fails */
+    if (arb_test_store_with_items("test_labels", items_jsonl, f->dir, sizeof f->dir, &f->store))
         return -1;
-    }
-    snprintf(f->path, sizeof f->path, "%s/arbiter.db", f->dir);
-    if (arb_store_open(f->path, &f->store) != ARB_OK) {
-        fprintf(stderr, "arb_store_open: %s\n", arb_store_errmsg(f->store));
-        return -1;
-    }
-    arb_dataset *ds = arb_dataset_create();
-    if (!ds || arb_dataset_add_items_jsonl(ds, "items.jsonl", items_jsonl,
-                                           strlen(items_jsonl)) != ARB_OK ||
-        arb__store_put_dataset(f->store, ds) != ARB_OK) {
-        fprintf(stderr, "fixture items: %s\n", arb_store_errmsg(f->store));
-        arb_dataset_destroy(ds);
-        return -1;
-    }
-    arb_dataset_destroy(ds);
-    *state = f;
     return 0;
 }
 
@@ -77,10 +60,7 @@ static int teardown(void **state)
 static void write_file(fixture *f, const char *name, const char *content, size_t n)
 {
     snprintf(f->file, sizeof f->file, "%s/%s", f->dir, name);
-    FILE *out = fopen(f->file, "wb");
-    assert_non_null(out);
-    assert_int_equal(fwrite(content, 1, n, out), n);
-    assert_int_equal(fclose(out), 0);
+    assert_int_equal(arb_test_write_file(f->file, content, n), 0);
 }
 
 /* Writes content to name and imports it (format from the extension). */

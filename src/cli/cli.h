@@ -37,6 +37,16 @@ int cmd_tournament(int argc, char **argv);
     "  --connect-timeout S     seconds (default 10)\n"                                            \
     "  --timeout S             seconds per attempt (default 300)\n"                               \
     "  --retries N             retries on 429/5xx/timeouts/connection errors (default 6)\n"
+/* The output section and exit codes of the judging commands' help. */
+#define CLI_RUN_OUTPUT_HELP                                                                      \
+    "output:\n"                                                                                   \
+    "  --db FILE               SQLite database (created if missing)\n"                            \
+    "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n" \
+    "                          send nothing\n"                                                    \
+    "  --progress / --no-progress   progress line on stderr (default: when it is a terminal)\n"   \
+    "\n"                                                                                          \
+    "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n" \
+    "2 usage or bad input, 130 interrupted\n"
 enum { CLI_OPT_JOBS = 0x1000, CLI_OPT_CONNECT_TIMEOUT, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES };
 #define CLI_TRANSPORT_OPTIONS                                                                    \
     {"jobs", required_argument, 0, CLI_OPT_JOBS},                                                \

@@ -40,14 +40,7 @@ static const char sbs_help[] =
     "  --frequency-penalty X   default 1.0\n"
     "  --seed N                sent as seed + repetition index (default: no seed)\n"
     CLI_TRANSPORT_HELP
-    "output:\n"
-    "  --db FILE               SQLite database (created if missing)\n"
-    "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n"
-    "                          send nothing\n"
-    "  --progress / --no-progress   progress line on stderr (default: when it is a terminal)\n"
-    "\n"
-    "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n"
-    "2 usage or bad input, 130 interrupted\n";
+    CLI_RUN_OUTPUT_HELP;
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE, OPT_JUDGE_URL, OPT_JUDGE_MODEL,

@@ -42,14 +42,7 @@ static const char tournament_help[] =
     "                          or a template file\n"
     "  --reps N                repetitions of every judgment (default 1)\n"
     CLI_TRANSPORT_HELP
-    "output:\n"
-    "  --db FILE               SQLite database (created if missing)\n"
-    "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n"
-    "                          send nothing\n"
-    "  --progress / --no-progress   progress line on stderr (default: when it is a terminal)\n"
-    "\n"
-    "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n"
-    "2 usage or bad input, 130 interrupted\n";
+    CLI_RUN_OUTPUT_HELP;
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_JUDGES, OPT_MODELS, OPT_EXCLUDE_SELF, OPT_RANDOM_K,

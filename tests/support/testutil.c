@@ -18,6 +18,41 @@ int arb_test_make_dir(const char *prefix, char *dir, size_t size)
     return mkdtemp(dir) ? 0 : -1;
 }
 
+int arb_test_store_with_items(const char *prefix, const char *items_jsonl, char *dir,
+                              size_t dir_size, arb_store **out)
+{
+    char path[256];
+    *out = NULL;
+    if (arb_test_make_dir(prefix, dir, dir_size)) return -1;
+    snprintf(path, sizeof path, "%s/arbiter.db", dir);
+    if (arb_store_open(path, out) != ARB_OK) {
+        fprintf(stderr, "arb_store_open: %s\n", arb_store_errmsg(*out));
+        return -1;
+    }
+    arb_dataset *ds = arb_dataset_create();
+    int rc = -1;
+    if (!ds || arb_dataset_add_items_jsonl(ds, "items.jsonl", items_jsonl,
+                                           strlen(items_jsonl)) != ARB_OK)
+        fprintf(stderr, "items: %s\n", ds ? arb_dataset_errmsg(ds) : "out of memory");
+    else if (arb__store_put_dataset(*out, ds) != ARB_OK)
+        fprintf(stderr, "put_dataset: %s\n", arb_store_errmsg(*out));
+    else
+        rc = 0;
+    arb_dataset_destroy(ds);
+    return rc;
+}
+
+int arb_test_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *out = fopen(path, "wb");
+    if (!out || fwrite(data, 1, n, out) != n || fclose(out) != 0) {
+        fprintf(stderr, "arb_test_write_file: cannot write %s\n", path);
+        if (out) fclose(out);
+        return -1;
+    }
+    return 0;
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;

@@ -10,6 +10,13 @@
 /* Creates a fresh directory /tmp/arb_<prefix>_XXXXXX and writes its path to dir (size bytes).
 ** Returns 0, or -1 when it cannot. */
 int arb_test_make_dir(const char *prefix, char *dir, size_t size);
+/* Makes a scratch directory (as arb_test_make_dir), opens <dir>/arbiter.db in it and stores
+** the items of items_jsonl there. Returns 0, or -1 after printing why (*out may then be set:
+** close it). */
+int arb_test_store_with_items(const char *prefix, const char *items_jsonl, char *dir,
+                              size_t dir_size, arb_store **out);
+/* Writes n bytes of data to path (created or truncated). Returns 0, or -1 after printing why. */
+int arb_test_write_file(const char *path, const void *data, size_t n);
 /* Removes the directory and everything in it. */
 void arb_test_remove_dir(const char *dir);
 /* The integer in the first column of the first row of sql run on the store's database, or
