@@ -146,6 +146,13 @@ typedef struct arb_prompt_vars {
     const char *reference;
     const char *language;
     int options; /* 2, 3 or 4: selects {option_list} and {option_rules} */
+    /* Multi-agent templates (METHODS §2.5, §7): */
+    const char *agent1;     /* {agent1}: agent 1's review (debate) */
+    const char *agent2;     /* {agent2}: agent 2's reply (debate judge) */
+    const char *self;       /* {self}: "Reviewer A" or "Reviewer B" (discussion) */
+    const char *other;      /* {other}: the other reviewer */
+    const char *reviews;    /* {reviews}: both initial reviews, leader first, delimited */
+    const char *discussion; /* {discussion}: the turns so far, delimited */
 } arb_prompt_vars;
 
 /* Renders the template. *system_out may be set to NULL when the template has no system part.
@@ -216,7 +223,9 @@ ARB_API arb_status arb_store_open(const char *path, arb_store **out);
 ARB_API void arb_store_close(arb_store *store);
 ARB_API const char *arb_store_errmsg(const arb_store *store);
 
-/* Writes the pairwise judgments (joined with their calls) as "jsonl" or "csv" to out. */
+/* Writes the pairwise judgments (joined with their calls) as "jsonl" or "csv" to out, or with
+** "transcripts" every dialogue (debate, discussion) as one JSON line with its turns: speaker,
+** role, verdict, the messages sent and the reply. */
 ARB_API arb_status arb_store_export(arb_store *store, const char *format, FILE *out);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -247,6 +256,8 @@ typedef struct arb_run_stats {
     long long est_prompt_tokens; /* estimate for the calls not yet stored (≈ chars/4) */
     size_t retries;
     double seconds;
+    size_t skipped;          /* calls of the plan not needed (a dialogue ended early or an
+                                earlier turn failed) */
 } arb_run_stats;
 
 /* Runs (or with dry_run, plans) candidate vs baseline over every item of ds that has both
@@ -701,6 +712,106 @@ ARB_API arb_status arb_stat_bootstrap(size_t n, size_t n_stats, arb_stat_resampl
                                       double level, double *lo, double *hi);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Multi-agent debate (METHODS §2.5): agent 1 judges the pair, agent 2 reads agent 1's review
+** and agrees or disagrees (hard: is told to disagree), a judge agent reads both and gives the
+** final verdict. Side-by-side shape (§2.2): both orders, reps repetitions. Each finished
+** debate is a dialogue (three turns, every prompt and output kept as calls) and a pairwise row
+** of protocol "soft" or "hard" under the judge name "<mode>(<agent1>,<agent2>,<judge>)", so the
+** audit reports every SbS metric for it beside the plain judges.                            */
+
+typedef enum arb_debate_mode { ARB_DEBATE_SOFT = 0, ARB_DEBATE_HARD = 1 } arb_debate_mode;
+
+typedef struct arb_debate_params {
+    arb_debate_mode mode;
+    const char *candidate;
+    const char *baseline;
+    arb_judge_config agents[3];   /* agent 1, agent 2, judge agent; names must be set */
+    const char *template_name;    /* agent 1's SbS template (default "II-reason"): with the
+                                     same judge and template as an `arbiter sbs` run, agent 1's
+                                     calls are that run's, reused from the store */
+    const char *agent2_template;  /* default "debate-soft" or "debate-hard" by mode */
+    const char *judge_template;   /* default "debate-judge" */
+    int options;                  /* 2, 3 or 4 (default 4) */
+    int reps;                     /* default 1 */
+    int dry_run;
+    int progress;                 /* 1 on, 0 off, -1 when stderr is a terminal (default) */
+    arb_client_params client;
+} arb_debate_params;
+
+ARB_API arb_debate_params arb_debate_default_params(void);
+/* Runs (or plans) the debates; like arb_sbs_run, an interrupted run resumes where it stopped.
+** stats->skipped counts later turns not sent because an earlier turn's call failed. */
+ARB_API arb_status arb_debate_run(arb_store *store, const arb_dataset *ds,
+                                  const arb_debate_params *params, arb_run_stats *stats);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Peer discussion (METHODS §7): two reviewers each review a pair of answers (explicit aspects,
+** last line 1 or 2), then speak in turns, the leader first, for at most max_turns turns,
+** each turn seeing both initial reviews (leader first) and the discussion so far. With the
+** same model as both reviewers at two temperatures it is a self-discussion.                */
+
+typedef enum arb_leader_mode {
+    ARB_LEADER_FIRST = 0,  /* reviewers[0] leads every discussion */
+    ARB_LEADER_SECOND = 1, /* reviewers[1] leads */
+    ARB_LEADER_RANDOM = 2  /* drawn per discussion from the seed (the same on every rerun) */
+} arb_leader_mode;
+
+typedef struct arb_model_pair {
+    const char *first;  /* shown as answer 1 in order 0 */
+    const char *second;
+} arb_model_pair;
+
+typedef struct arb_discuss_params {
+    arb_judge_config reviewers[2]; /* names must be set and differ */
+    const arb_model_pair *pairs;   /* models compared; both must have answered every item */
+    size_t n_pairs;
+    arb_leader_mode leader;
+    int max_turns;                 /* T, default 4 (1..20) */
+    int stop_on_agreement;         /* stop once the last two statements (initial reviews
+                                      included) agree; default 0 */
+    int both_orders;               /* also discuss each pair with the second model shown first
+                                      (default 1) */
+    unsigned long long seed;       /* random leader (default 20261123) */
+    const char *initial_template;  /* default "discuss-initial" */
+    const char *turn_template;     /* default "discuss-turn" */
+    int reps;                      /* default 1 */
+    int dry_run;
+    int progress;
+    arb_client_params client;
+} arb_discuss_params;
+
+ARB_API arb_discuss_params arb_discuss_default_params(void);
+/* Runs (or plans) every discussion. Turns not needed after an early agreement, or after a
+** failed call, are counted in stats->skipped; a rerun sends only what is missing. */
+ARB_API arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
+                                   const arb_discuss_params *params, arb_run_stats *stats);
+
+/* What the stored discussions and debates show (METHODS §7): per discussion set-up the peer
+** discussion accuracy PDA against the experts' majority (with a bootstrap interval over items),
+** each reviewer's accuracy before discussion, opinion altering / holding per reviewer as
+** leader and as follower, the first-position win share before and after discussion, and the
+** turn at which agreement was reached; per debate set-up how agent 2 and the judge agent
+** related to agent 1. */
+typedef struct arb_discussion_stats_params {
+    int use_labels;             /* 1 (default): PDA and accuracies from the human labels */
+    size_t bootstrap;           /* resamples for the PDA interval (default 1000; 0 none) */
+    unsigned long long seed;    /* default 20261123 */
+    double ci_level;            /* default 0.95 */
+} arb_discussion_stats_params;
+
+typedef struct arb_discussion_stats arb_discussion_stats;
+
+ARB_API arb_discussion_stats_params arb_discussion_stats_default_params(void);
+ARB_API arb_status arb_discussion_stats_compute(arb_store *store,
+                                                const arb_discussion_stats_params *params,
+                                                arb_discussion_stats **out);
+ARB_API void arb_discussion_stats_destroy(arb_discussion_stats *st);
+/* Discussion set-ups plus debate set-ups found (0: nothing to report). */
+ARB_API size_t arb_discussion_stats_count(const arb_discussion_stats *st);
+ARB_API char *arb_discussion_stats_to_text(const arb_discussion_stats *st);
+ARB_API char *arb_discussion_stats_to_json(const arb_discussion_stats *st);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Simulated judge server (a SIMULATOR, not a language model): an OpenAI-compatible HTTP
 ** server on loopback whose replies come from a documented model of a biased judge. Used by the
 ** tests, the demo and the benchmarks in place of a real LLM.                                */
@@ -713,6 +824,8 @@ typedef struct arb_sim_judge {
     double bothbad_propensity; /* chance to call two poor answers both bad */
     double invalid_rate;   /* share of replies with no verdict */
     double latency_ms;     /* mean reply delay */
+    double conformity;     /* in a debate or discussion: chance to take the other's verdict
+                              when it differs (0 always holds, 1 always yields; default 0.5) */
 } arb_sim_judge;
 
 typedef struct arb_sim_params {
@@ -729,7 +842,7 @@ typedef struct arb_sim_params {
 typedef struct arb_sim_server arb_sim_server;
 
 ARB_API arb_sim_params arb_sim_default_params(void);
-/* Parses "model:skill=2,bias=0.3,tie=0.2,bothbad=0.5,invalid=0.02,latency=5". */
+/* Parses "model:skill=2,bias=0.3,tie=0.2,bothbad=0.5,invalid=0.02,latency=5,conformity=0.5". */
 ARB_API arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg);
 ARB_API arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **out,
                                         char **errmsg);

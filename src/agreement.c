@@ -1,7 +1,8 @@
 /*
 ** agreement.c -- judges compared with each other (METHODS §5): the mutual agreement of every
 ** pair of judges on the side-by-side instances they share, with ties included and excluded,
-** and the disagreement histogram over the instances that every judge judged.
+** and the disagreement histogram over the instances that every judge judged. A debate's final
+** verdicts (METHODS §2.5, protocols "soft"/"hard") take part as one more judge.
 **
 ** An instance is one (item, candidate, baseline, template, option mode, order, repetition):
 ** the same prompt shown to different judges. Two judges agree on an instance when they gave
@@ -293,9 +294,14 @@ arb_status arb_agreement_compute(arb_store *store, arb_agreement **out)
     arb_agreement *ag = calloc(1, sizeof *ag);
     if (!ag) goto nomem;
 
-    st = arb__store_each_pairwise(store, "sbs", on_row, &w);
-    if (w.nomem) goto nomem;
-    if (st != ARB_OK) goto done;
+    /* A debate's final verdicts (§2.5) count as one more judge, "soft(a1,a2,j)" or
+    ** "hard(...)", on the same instances (agent 1's template). */
+    static const char *const protocols[] = {"sbs", "soft", "hard"};
+    for (size_t i = 0; i < sizeof protocols / sizeof *protocols; i++) {
+        st = arb__store_each_pairwise(store, protocols[i], on_row, &w);
+        if (w.nomem) goto nomem;
+        if (st != ARB_OK) goto done;
+    }
 
     size_t k = w.judges.n;
     if (alloc_result(ag, k)) goto nomem;

@@ -4,6 +4,10 @@
 ** one group per row (a comparison by default, or per judge, task or candidate), computes each
 ** group's metrics (audit_metrics.c) and, when asked, bootstrap intervals that resample items.
 **
+** Debates (§2.5) are audited like judges: their final verdicts are pairwise rows of protocol
+** "soft"/"hard" under the judge name "<mode>(<agent1>,<agent2>,<judge>)". The discussions'
+** own metrics (§7) come from discussion_stats.c and are carried along for the renderers.
+**
 ** Invariants: a judgment pair is (comparison, item, repetition) with the position verdicts of
 ** run 0 and run 1 (METHODS §1, §2.2); rows come out sorted by judge, candidate, baseline,
 ** template, options, task; the bootstrap resamples whole items, so an item's two orders and
@@ -58,19 +62,6 @@ arb_audit_params arb_audit_default_params(void)
     return p;
 }
 
-/* Grows *arr (of elem bytes each) so it holds at least need elements. 0 ok, -1 no memory. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t new_cap = *cap ? *cap * 2 : 16;
-    while (new_cap < need) new_cap *= 2;
-    void *p = realloc(*arr, new_cap * elem);
-    if (!p) return -1;
-    *arr = p;
-    *cap = new_cap;
-    return 0;
-}
-
 static void data_free(audit_data *d)
 {
     for (size_t i = 0; i < d->n_cmps; i++) {
@@ -101,7 +92,7 @@ static const char load_sql[] =
     "  FROM pairwise p JOIN items i ON i.id = p.item_id\n"
     "  LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate\n"
     "  LEFT JOIN answers ab ON ab.item_id = p.item_id AND ab.model = p.baseline\n"
-    " WHERE p.protocol = 'sbs'\n"
+    " WHERE p.protocol IN ('sbs', 'soft', 'hard')\n"
     " ORDER BY p.judge_name, p.candidate, p.baseline, p.template_name, p.options, i.seq,\n"
     "          i.rowid, p.rep, p.ord";
 
@@ -129,7 +120,7 @@ static size_t cmp_index(audit_data *d, sqlite3_stmt *st)
             !strcmp(c->baseline, base) && !strcmp(c->template_name, tpl))
             return d->n_cmps - 1;
     }
-    if (grow((void **)&d->cmps, &d->cap_cmps, d->n_cmps + 1, sizeof *d->cmps)) return SIZE_MAX;
+    if (arb__grow(&d->cmps, &d->cap_cmps, d->n_cmps + 1, sizeof *d->cmps)) return SIZE_MAX;
     audit_cmp *c = &d->cmps[d->n_cmps];
     c->judge = arb__strdup(judge);
     c->candidate = arb__strdup(cand);
@@ -148,7 +139,7 @@ static size_t task_index(audit_data *d, const char *task, size_t *last)
     if (*last < d->n_tasks && !strcmp(d->tasks[*last], task)) return *last;
     for (size_t i = 0; i < d->n_tasks; i++)
         if (!strcmp(d->tasks[i], task)) return *last = i;
-    if (grow((void **)&d->tasks, &d->cap_tasks, d->n_tasks + 1, sizeof *d->tasks)) return SIZE_MAX;
+    if (arb__grow(&d->tasks, &d->cap_tasks, d->n_tasks + 1, sizeof *d->tasks)) return SIZE_MAX;
     if (!(d->tasks[d->n_tasks] = arb__strdup(task))) return SIZE_MAX;
     return *last = d->n_tasks++;
 }
@@ -173,7 +164,7 @@ static arb_status load_pairs(arb_store *s, audit_data *d)
         if (!p || p->cmp != cmp || p->item != (uint32_t)item || p->rep != rep) {
             size_t task = task_index(d, column_text(st, 8), &last_task);
             if (task == SIZE_MAX) goto nomem;
-            if (grow((void **)&d->pairs, &d->cap_pairs, d->n_pairs + 1, sizeof *d->pairs))
+            if (arb__grow(&d->pairs, &d->cap_pairs, d->n_pairs + 1, sizeof *d->pairs))
                 goto nomem;
             p = &d->pairs[d->n_pairs];
             memset(p, 0, sizeof *p);
@@ -230,7 +221,7 @@ static int on_majority(void *ud, const char *item_id, const char *candidate,
 {
     label_list *l = ud;
     (void)n_annotators;
-    if (grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) goto nomem;
+    if (arb__grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) goto nomem;
     label_entry *e = &l->v[l->n];
     e->item_id = arb__strdup(item_id);
     e->candidate = arb__strdup(candidate);
@@ -363,7 +354,7 @@ static int boot_replicate(void *ud, const size_t *indices, size_t n, double *out
         size_t len = b->unit_start[u + 1] - b->unit_start[u];
         if (k + len > b->scratch_cap) {
             size_t cap = b->scratch_cap;
-            if (grow((void **)&b->scratch, &cap, k + len, sizeof *b->scratch)) return 1;
+            if (arb__grow(&b->scratch, &cap, k + len, sizeof *b->scratch)) return 1;
             b->scratch_cap = cap;
         }
         for (size_t j = 0; j < len; j++) {
@@ -426,6 +417,7 @@ void arb_audit_destroy(arb_audit *audit)
     if (!audit) return;
     for (size_t i = 0; i < audit->n_rows; i++) row_free(&audit->rows[i]);
     free(audit->rows);
+    arb_discussion_stats_destroy(audit->multi_agent);
     free(audit);
 }
 
@@ -510,7 +502,7 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         size_t j = i + 1;
         while (j < d.n_pairs && group_key_cmp(refs[i].p, refs[j].p) == 0) j++;
         size_t cap = audit->cap_rows;
-        if (grow((void **)&audit->rows, &cap, audit->n_rows + 1, sizeof *audit->rows)) goto nomem;
+        if (arb__grow(&audit->rows, &cap, audit->n_rows + 1, sizeof *audit->rows)) goto nomem;
         audit->cap_rows = cap;
         arb_audit_row *r = &audit->rows[audit->n_rows++];
         if (row_names(r, &d, refs[i].p, p.by)) goto nomem;
@@ -524,6 +516,13 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         }
         i = j;
     }
+    /* Debates are rows above (judge "soft(...)", "hard(...)"); discussions have their own
+    ** metrics (§7), shown after the rows. */
+    arb_discussion_stats_params dp = arb_discussion_stats_default_params();
+    dp.bootstrap = p.bootstrap;
+    dp.seed = p.seed;
+    dp.ci_level = p.ci_level;
+    if ((st = arb_discussion_stats_compute(store, &dp, &audit->multi_agent))) goto done;
     st = ARB_OK;
     goto done;
 nomem:

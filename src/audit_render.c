@@ -227,6 +227,13 @@ char *arb_audit_to_text(const arb_audit *audit)
         arb__buf_printf(&b, "\nintervals: percentile bootstrap, %zu resamples of items, seed %llu\n",
                         audit->params.bootstrap, audit->params.seed))
         goto fail;
+    if (arb_discussion_stats_count(audit->multi_agent)) {
+        char *text = arb_discussion_stats_to_text(audit->multi_agent);
+        int bad = !text || arb__buf_puts(&b, "\npeer discussions and debates (METHODS 7, 2.5)\n") ||
+                  arb__buf_puts(&b, text);
+        free(text);
+        if (bad) goto fail;
+    }
     return arb__buf_steal(&b);
 fail:
     arb__buf_free(&b);
@@ -433,6 +440,13 @@ char *arb_audit_to_json(const arb_audit *audit)
         goto done;
     }
     rows = NULL;
+    if (audit->multi_agent) {
+        /* {"discussions": [...], "debates": [...]} as discussion-stats writes it */
+        char *ma = arb_discussion_stats_to_json(audit->multi_agent);
+        json_t *v = ma ? json_loads(ma, 0, NULL) : NULL;
+        free(ma);
+        if (arb__json_set(root, "multi_agent", v)) goto done;
+    }
     /* 15 significant digits: 0.1 prints as 0.1, not 0.10000000000000001 */
     text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 done:

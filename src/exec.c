@@ -19,6 +19,9 @@
 ** lookups go on meanwhile), so transfers and storage use both cores; a node counts as done,
 ** and releases its dependents, only once the writer has committed it. An in-memory store,
 ** which a second connection cannot share, is written on the main thread.
+** A build callback may also decide that a node needs no call (a discussion that already
+** ended, a turn after a failed one): the node then finishes at once as skipped, nothing is
+** sent or stored for it, and its dependents are released as usual.
 ** It does not parse verdicts or know any protocol: that is the build/done callbacks' job.
 */
 #include "internal.h"
@@ -49,7 +52,7 @@ typedef struct exec_node {
 /* What the writer reports of a committed call, for the main thread's accounting. */
 typedef struct committed_call {
     size_t node;
-    int cached, ok;
+    int cached, ok, skipped;
     long long prompt_tokens, completion_tokens;
 } committed_call;
 
@@ -74,6 +77,7 @@ typedef struct exec_writer {
 typedef struct finished_call {
     size_t node;
     int cached;
+    int skipped;           /* the protocol asked for no call */
     int ok;                /* a usable reply arrived */
     char *content;
     char *raw_reply;
@@ -172,22 +176,10 @@ void arb__exec_destroy(arb__exec *ex)
     free(ex);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 size_t arb__exec_add(arb__exec *ex, const size_t *deps, size_t n_deps)
 {
-    if (grow((void **)&ex->nodes, &ex->cap_nodes, ex->n_nodes + 1, sizeof *ex->nodes) ||
-        grow((void **)&ex->deps, &ex->cap_deps, ex->n_deps_total + n_deps, sizeof *ex->deps))
+    if (arb__grow(&ex->nodes, &ex->cap_nodes, ex->n_nodes + 1, sizeof *ex->nodes) ||
+        arb__grow(&ex->deps, &ex->cap_deps, ex->n_deps_total + n_deps, sizeof *ex->deps))
         return (size_t)-1;
     for (size_t i = 0; i < n_deps; i++) {
         if (deps[i] >= ex->n_nodes) return (size_t)-1; /* only earlier nodes: no cycles */
@@ -254,7 +246,7 @@ static int link_dependents(arb__exec *ex)
 
 static int queue_finished(arb__exec *ex, const finished_call *fc)
 {
-    if (grow((void **)&ex->finished, &ex->cap_finished, ex->n_finished + 1,
+    if (arb__grow(&ex->finished, &ex->cap_finished, ex->n_finished + 1,
              sizeof *ex->finished))
         return -1;
     ex->finished[ex->n_finished++] = *fc;
@@ -302,6 +294,11 @@ static arb_status start_node(arb__exec *ex, size_t idx)
     arb_status st = ARB_OK;
     if (rc) {
         st = ARB_INVALID;
+        goto done;
+    }
+    if (req.skip) {
+        finished_call fc = {.node = idx, .skipped = 1};
+        if (queue_finished(ex, &fc)) st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;
     }
     n->judge = req.judge;
@@ -419,7 +416,7 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
     for (size_t i = 0; i < n; i++) {
         finished_call *fc = &batch[i];
         exec_node *node = &ex->nodes[fc->node];
-        if (!dry && !fc->cached) {
+        if (!dry && !fc->cached && !fc->skipped) {
             arb__call_record rec = {
                 .key = node->key,
                 .judge_name = node->judge->name ? node->judge->name : node->judge->model,
@@ -439,6 +436,7 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
             if ((st = arb__store_put_call(store, &rec, &node->out.call_id))) goto done;
         }
         node->out.cached = fc->cached;
+        node->out.skipped = fc->skipped;
         node->out.ok = fc->ok;
         node->out.content = fc->content;
         node->out.error = fc->error;
@@ -455,6 +453,7 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
         finished_call *fc = &batch[i];
         exec_node *node = &ex->nodes[fc->node];
         report[i] = (committed_call){.node = fc->node, .cached = fc->cached, .ok = fc->ok,
+                                     .skipped = fc->skipped,
                                      .prompt_tokens = fc->prompt_tokens,
                                      .completion_tokens = fc->completion_tokens};
         node_free_request(node);
@@ -483,7 +482,8 @@ static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         exec_node *node = &ex->nodes[c[i].node];
-        if (c[i].cached) ex->stats->cached++;
+        if (c[i].skipped) ex->stats->skipped++;
+        else if (c[i].cached) ex->stats->cached++;
         else if (!ex->params.dry_run) {
             if (c[i].ok) ex->stats->sent++;
             else ex->stats->failed++;
@@ -506,7 +506,7 @@ static arb_status commit_finished(arb__exec *ex)
     if (!ex->n_finished) return ARB_OK;
     size_t n = ex->n_finished;
     ex->n_finished = 0;
-    if (grow((void **)&ex->accounted, &ex->cap_accounted, n, sizeof *ex->accounted)) {
+    if (arb__grow(&ex->accounted, &ex->cap_accounted, n, sizeof *ex->accounted)) {
         for (size_t i = 0; i < n; i++) finished_free(&ex->finished[i]);
         return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     }
@@ -535,7 +535,7 @@ static void *writer_main(void *arg)
         cap_batch = cap;
         pthread_mutex_unlock(&w->mu);
 
-        arb_status st = grow((void **)&report, &cap_report, n, sizeof *report)
+        arb_status st = arb__grow(&report, &cap_report, n, sizeof *report)
                             ? arb__store_fail(w->store, ARB_NOMEM, "out of memory")
                             : ARB_OK;
         if (st) {
@@ -544,7 +544,7 @@ static void *writer_main(void *arg)
             st = store_batch(ex, w->store, batch, n, report);
         }
         pthread_mutex_lock(&w->mu);
-        if (!st && grow((void **)&w->done, &w->cap_done, w->n_done + n, sizeof *w->done))
+        if (!st && arb__grow(&w->done, &w->cap_done, w->n_done + n, sizeof *w->done))
             st = arb__store_fail(w->store, ARB_NOMEM, "out of memory");
         if (st) {
             w->status = st;
@@ -593,7 +593,7 @@ static arb_status hand_over(arb__exec *ex)
     if (!ex->n_finished) return ARB_OK;
     exec_writer *w = &ex->writer;
     pthread_mutex_lock(&w->mu);
-    int failed = grow((void **)&w->queue, &w->cap_queue, w->n_queue + ex->n_finished,
+    int failed = arb__grow(&w->queue, &w->cap_queue, w->n_queue + ex->n_finished,
                       sizeof *w->queue);
     if (!failed) {
         memcpy(w->queue + w->n_queue, ex->finished, ex->n_finished * sizeof *ex->finished);
@@ -751,8 +751,9 @@ done:
 /* See internal.h. */
 arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *params_json,
                               const arb__exec_params *params, size_t n_calls,
-                              arb__exec_build_fn build, arb__exec_done_fn done,
-                              arb__exec_finish_fn finish, void *ud, arb_run_stats *stats)
+                              arb__exec_deps_fn deps_of, arb__exec_build_fn build,
+                              arb__exec_done_fn done, arb__exec_finish_fn finish, void *ud,
+                              arb_run_stats *stats)
 {
     long long run_id = 0;
     arb_status st;
@@ -764,9 +765,12 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
         st = arb__store_fail(s, ARB_NOMEM, "out of memory");
     } else {
         st = ARB_OK;
-        for (size_t i = 0; i < n_calls && !st; i++)
-            if (arb__exec_add(ex, NULL, 0) == (size_t)-1)
+        size_t deps[ARB__EXEC_MAX_DEPS];
+        for (size_t i = 0; i < n_calls && !st; i++) {
+            size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
+            if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
                 st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+        }
         if (!st) st = arb__exec_run(ex, stats);
         if (finish) st = finish(ud, s, st, stats);
     }

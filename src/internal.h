@@ -70,6 +70,11 @@ json_t *arb__json_metric(double x);
 /* obj[key] = value (value is taken over even on failure); -1 when value is NULL or on failure. */
 int arb__json_set(json_t *obj, const char *key, json_t *value);
 
+/* Makes room for need elements of size bytes in the array whose pointer is at pp (a T **)
+** with capacity *cap (doubling from 16). Returns 0, or -1 when out of memory (the array is left
+** as it was). */
+int arb__grow(void *pp, size_t *cap, size_t need, size_t size);
+
 double arb__now_ms(void);           /* monotonic clock, milliseconds */
 char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
 
@@ -230,6 +235,34 @@ typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonz
 arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pairwise_fn fn,
                                     void *ud);
 
+/* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key (hash of kind,
+** config, item, answers shown, repetition): every turn's done callback upserts it (turns may
+** finish in any order) and gets its id; the text fields are written on insert and refreshed on
+** conflict, status and final verdict are left alone until arb__store_end_dialogue. */
+typedef struct arb__dialogue_ref {
+    const char *key;               /* 32 hex */
+    const char *kind;              /* "soft", "hard", "discussion", "self-discussion" */
+    const char *item_id;
+    const char *answer1, *answer2; /* models shown as answer 1 and 2 */
+    const char *participants_json; /* JSON array of judge names: leader first, or agent 1,
+                                      agent 2, judge agent */
+    const char *config_json;       /* canonical JSON (sorted keys): the set-up's settings, the
+                                      same for every dialogue of the set-up */
+    int rep;
+} arb__dialogue_ref;
+arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, long long *id);
+/* Upserts turn `turn` of a dialogue. call_id 0 stores NULL; verdict may be NULL. */
+arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
+                               const char *speaker, const char *role, long long call_id,
+                               const char *verdict);
+/* Sets the final verdict and status ("done" or "failed") and drops turns after last_turn (a
+** rerun that ended earlier than a previous attempt). */
+arb_status arb__store_end_dialogue(arb_store *s, long long dialogue_id, const char *final_verdict,
+                                   const char *status, int last_turn);
+
+/* transcripts.c: every dialogue with its turns as JSONL (arb_store_export "transcripts"). */
+arb_status arb__store_export_transcripts(arb_store *s, FILE *out);
+
 /* The path the store was opened with, and whether it names an in-memory database (which a
 ** second connection could not share). */
 const char *arb__store_path(const arb_store *s);
@@ -258,6 +291,8 @@ typedef struct arb__call_outcome {
     long long call_id;
     int cached;             /* 1: taken from the store, not sent */
     int ok;                 /* 0: failed after retries (verdict E) */
+    int skipped;            /* 1: the build callback asked for no call (nothing sent or
+                               stored; ok 0, call_id 0) */
     const char *content;    /* reply text or NULL */
     const char *error;      /* reason or NULL */
 } arb__call_outcome;
@@ -268,6 +303,9 @@ typedef struct arb__exec_request {
     char *system;                  /* may be NULL */
     char *user;
     int rep;
+    int skip;                      /* 1: no call is needed (a dialogue ended early, or an
+                                      earlier turn failed): the node finishes at once, done is
+                                      called with out->skipped, dependents are released */
 } arb__exec_request;
 
 /* Builds node's request once its dependencies have finished (deps in the order given to
@@ -300,13 +338,44 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats);
 ** returns the status to keep (st, or a new failure). */
 typedef arb_status (*arb__exec_finish_fn)(void *ud, arb_store *s, arb_status st,
                                           arb_run_stats *stats);
-/* Runs n_calls independent calls of a protocol as one recorded run: a runs row with
-** params_json (not in dry runs; NULL there means building it ran out of memory), the executor, finish (may be NULL), and the run's end status
-** (finished, interrupted or failed). The whole shared shape of sbs.c and tournament.c. */
+/* The dependencies of a protocol's node: writes at most ARB__EXEC_MAX_DEPS earlier node
+** indices to deps and returns how many. */
+#define ARB__EXEC_MAX_DEPS 64
+typedef size_t (*arb__exec_deps_fn)(void *ud, size_t node, size_t *deps);
+/* Runs n_calls calls of a protocol as one recorded run: a runs row with params_json (not in
+** dry runs; NULL there means building it ran out of memory), the executor, finish (may be
+** NULL), and the run's end status (finished, interrupted or failed). deps_of (NULL: the calls
+** are independent) gives each node's dependencies. The whole shared shape of sbs.c,
+** tournament.c, debate.c and discuss.c. */
 arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *params_json,
                               const arb__exec_params *params, size_t n_calls,
-                              arb__exec_build_fn build, arb__exec_done_fn done,
-                              arb__exec_finish_fn finish, void *ud, arb_run_stats *stats);
+                              arb__exec_deps_fn deps_of, arb__exec_build_fn build,
+                              arb__exec_done_fn done, arb__exec_finish_fn finish, void *ud,
+                              arb_run_stats *stats);
+
+/* ---- sbs.c: what the pairwise protocols (sbs, debate, discussion) share -------------------- */
+
+/* Checks that models first and second answered every item of ds and that every item has a
+** reference when one of the templates uses {reference}; *items_out gets all items in dataset
+** order (caller frees the array). ARB_INVALID/ARB_PARSE/ARB_NOMEM with the store's message
+** ("file:line: ...") otherwise. */
+arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const char *first,
+                                  const char *second, arb_template *const *tpls, size_t n_tpls,
+                                  const arb_item ***items_out, size_t *n_out);
+
+/* The checks every candidate-vs-baseline protocol makes of its parameters: two different
+** models, options 2..4, reps 1..1000, jobs >= 1. ARB_INVALID with the store's message. */
+arb_status arb__sbs_check_params(arb_store *s, const char *candidate, const char *baseline,
+                                 int options, int reps, int jobs);
+/* Renders tpl for item into req->system and req->user, with model first's answer shown as
+** answer 1 and second's as answer 2 (both must exist); vars supplies the option mode and any
+** multi-agent fields, the item fills the rest. Returns 0, or -1 after setting s's error. */
+int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, const char *first,
+                    const char *second, const arb_template *tpl, arb_prompt_vars vars,
+                    arb__exec_request *req);
+/* ARB_INVALID (with the store's message) when tpl uses a multi-agent placeholder ({agent1},
+** {reviews}, ...), which a judge alone has nothing to fill with. */
+arb_status arb__sbs_check_single_judge(arb_store *s, const arb_template *tpl);
 
 /* ---- audit.c, audit_metrics.c, audit_render.c: the judge audit (METHODS §3-§5) ------------ */
 
@@ -340,6 +409,7 @@ struct arb_audit {
     arb_audit_row *rows; /* strings owned by the audit */
     size_t n_rows, cap_rows;
     arb_audit_params params; /* as used: by includes ARB_BY_JUDGE */
+    arb_discussion_stats *multi_agent; /* discussions and debates of the store (§7) */
 };
 
 /* ---- labels.c: expert labels (METHODS §4) ------------------------------------------------ */

@@ -43,27 +43,6 @@
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
-/* Makes room for need elements of size bytes in the array whose pointer is at pp (a T **),
-** with capacity *cap. The pointer is read and written through memcpy, so one helper serves
-** arrays of every type without type punning. Returns 0, or -1 when out of memory (the array
-** is left as it was). */
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / size) return -1;
-        n *= 2;
-    }
-    void *p;
-    memcpy(&p, pp, sizeof p);
-    void *q = realloc(p, n * size);
-    if (!q) return -1;
-    memcpy(pp, &q, sizeof q);
-    *cap = n;
-    return 0;
-}
-
 
 /* ---- import: one label row ----------------------------------------------------------------- */
 
@@ -475,7 +454,7 @@ static void csv_on_field(void *s, size_t len, void *data)
     csv_reader *cr = data;
     if (cr->status) return;
     const char *text = s ? s : "";
-    if (grow(&cr->fields, &cr->cap_fields, cr->n_fields + 1, sizeof *cr->fields) ||
+    if (arb__grow(&cr->fields, &cr->cap_fields, cr->n_fields + 1, sizeof *cr->fields) ||
         arb__buf_reserve(&cr->values, len + 1)) {
         cr->status = arb__store_fail(cr->im->store, ARB_NOMEM, "%s: out of memory", cr->im->path);
         return;
@@ -921,7 +900,7 @@ static int finish_split(report_walk *w)
 {
     labels_set *set = w->set;
     if (w->split_index < 0 || w->split_items == 0) return 0;
-    if (grow(&set->splits, &set->cap_splits, set->n_splits + 1, sizeof *set->splits)) return -1;
+    if (arb__grow(&set->splits, &set->cap_splits, set->n_splits + 1, sizeof *set->splits)) return -1;
     labels_split *sp = &set->splits[set->n_splits++];
     memset(sp, 0, sizeof *sp);
     long long size = (long long)w->report->split_size;
@@ -944,7 +923,7 @@ static int finish_split(report_walk *w)
             b++;
         }
         if (b - a >= 2) {
-            if (grow(&sp->pairs, &cap_pairs, sp->n_pairs + 1, sizeof *sp->pairs)) return -1;
+            if (arb__grow(&sp->pairs, &cap_pairs, sp->n_pairs + 1, sizeof *sp->pairs)) return -1;
             labels_pair *pr = &sp->pairs[sp->n_pairs++];
             double x[4] = {0}, y[4] = {0};
             for (int r = 0; r < 4; r++)
@@ -1022,14 +1001,14 @@ static int finish_item(report_walk *w)
     w->split_items++;
     if (w->n_item >= 2) {
         set->n_multi++;
-        if (grow(&w->multi, &w->cap_multi, w->n_multi + 1, sizeof *w->multi)) return -1;
+        if (arb__grow(&w->multi, &w->cap_multi, w->n_multi + 1, sizeof *w->multi)) return -1;
         multi_item *mi = &w->multi[w->n_multi++];
         for (int v = 0; v < 4; v++) mi->counts[v] = (double)counts[v];
         mi->raters = w->n_item;
         /* annotators arrive sorted by name, which is their index order */
         for (size_t a = 0; a < w->n_item; a++)
             for (size_t b = a + 1; b < w->n_item; b++) {
-                if (grow(&w->obs, &w->cap_obs, w->n_obs + 1, sizeof *w->obs)) return -1;
+                if (arb__grow(&w->obs, &w->cap_obs, w->n_obs + 1, sizeof *w->obs)) return -1;
                 w->obs[w->n_obs++] = (pair_obs){w->item_ann[a], w->item_ann[b],
                                                 w->item_verdict[a], w->item_verdict[b]};
             }
@@ -1076,7 +1055,7 @@ static int read_sets(arb_labels_report *rep, sqlite3 *db)
         }
         labels_set *set = rep->n_sets ? &rep->sets[rep->n_sets - 1] : NULL;
         if (!set || strcmp(set->candidate, cand) || strcmp(set->baseline, base)) {
-            if (grow(&rep->sets, &rep->cap_sets, rep->n_sets + 1, sizeof *rep->sets)) {
+            if (arb__grow(&rep->sets, &rep->cap_sets, rep->n_sets + 1, sizeof *rep->sets)) {
                 result = -1;
                 break;
             }
@@ -1089,7 +1068,7 @@ static int read_sets(arb_labels_report *rep, sqlite3 *db)
                 break;
             }
         }
-        if (grow(&set->annotators, &set->cap_annotators, set->n_annotators + 1,
+        if (arb__grow(&set->annotators, &set->cap_annotators, set->n_annotators + 1,
                  sizeof *set->annotators)) {
             result = -1;
             break;
@@ -1164,8 +1143,8 @@ static int walk_labels(report_walk *w, sqlite3 *db)
             result = -2;
             break;
         }
-        if (grow(&w->item_ann, &w->cap_item, w->n_item + 1, sizeof *w->item_ann) ||
-            grow(&w->item_verdict, &w->cap_item_v, w->n_item + 1, 1)) {
+        if (arb__grow(&w->item_ann, &w->cap_item, w->n_item + 1, sizeof *w->item_ann) ||
+            arb__grow(&w->item_verdict, &w->cap_item_v, w->n_item + 1, 1)) {
             result = -1;
             break;
         }

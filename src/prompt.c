@@ -7,7 +7,8 @@
 ** lines the whole body is the user message. Blank lines at the start of a section and white
 ** space at its end are dropped. {name} is a placeholder; "{{" and "}}" are literal braces.
 ** Known placeholders: question, answer1, answer2, reference, language, option_list,
-** option_letters, option_rules. Anything else (an unknown name or setting, an unbalanced
+** option_letters, option_rules, and for multi-agent templates agent1, agent2 (debate: the
+** earlier agents' replies), self, other, reviews, discussion (peer discussion). Anything else (an unknown name or setting, an unbalanced
 ** brace, text before the first section line, an empty user message) is an error reported as
 ** "path:line: ...", so a typo fails at load time instead of sending a broken prompt.
 **
@@ -42,15 +43,24 @@ enum {
     PH_OPTION_LIST,
     PH_OPTION_LETTERS,
     PH_OPTION_RULES,
+    PH_AGENT1,
+    PH_AGENT2,
+    PH_SELF,
+    PH_OTHER,
+    PH_REVIEWS,
+    PH_DISCUSSION,
     PH_COUNT
 };
 
 static const char *const placeholder_names[PH_COUNT] = {
     "question",       "answer1",     "answer2",     "reference",
     "language",       "option_list", "option_letters", "option_rules",
+    "agent1",         "agent2",      "self",           "other",
+    "reviews",        "discussion",
 };
 #define KNOWN_PLACEHOLDERS                                                                      \
-    "question, answer1, answer2, reference, language, option_list, option_letters, option_rules"
+    "question, answer1, answer2, reference, language, option_list, option_letters, option_rules, " \
+    "agent1, agent2, self, other, reviews, discussion"
 
 /* What the option placeholders render to in 2-, 3- and 4-option mode (§2.1). The rules speak
 ** of "answer 1" and "answer 2" as the delimiters do; D carries the strictness of Prompt I:
@@ -566,6 +576,12 @@ arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *v
         [PH_OPTION_LIST] = option_lists[vars->options - 2],
         [PH_OPTION_LETTERS] = option_letters[vars->options - 2],
         [PH_OPTION_RULES] = option_rules[vars->options - 2],
+        [PH_AGENT1] = vars->agent1,
+        [PH_AGENT2] = vars->agent2,
+        [PH_SELF] = vars->self,
+        [PH_OTHER] = vars->other,
+        [PH_REVIEWS] = vars->reviews,
+        [PH_DISCUSSION] = vars->discussion,
     };
     value values[PH_COUNT];
     for (int k = 0; k < PH_COUNT; k++) {

@@ -54,22 +54,10 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     int rep, order;
     node_coords(r, node, &item_index, &rep, &order);
     const arb_item *item = r->items[item_index];
-    const arb_answer *cand = arb_dataset_find_answer(r->ds, item->id, r->params->candidate);
-    const arb_answer *base = arb_dataset_find_answer(r->ds, item->id, r->params->baseline);
-    arb_prompt_vars vars = {
-        .question = item->question,
-        .answer1 = order == 0 ? cand->answer : base->answer,
-        .answer2 = order == 0 ? base->answer : cand->answer,
-        .reference = item->reference,
-        .language = item->language,
-        .options = r->params->options,
-    };
-    arb_status st = arb_template_render(r->tpl, &vars, &req->system, &req->user);
-    if (st) {
-        arb__store_fail(r->store, st, "%s: cannot render template %s for item \"%s\": %s",
-                        item->source, arb_template_name(r->tpl), item->id, arb_strerror(st));
-        return -1;
-    }
+    const char *first = order == 0 ? r->params->candidate : r->params->baseline;
+    const char *second = order == 0 ? r->params->baseline : r->params->candidate;
+    arb_prompt_vars vars = {.options = r->params->options};
+    if (arb__sbs_render(r->store, r->ds, item, first, second, r->tpl, vars, req)) return -1;
     req->judge = &r->judge;
     req->rep = rep;
     return 0;
@@ -105,56 +93,124 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
     return arb__store_put_pairwise(s, &row) ? -1 : 0;
 }
 
+/* See internal.h. */
+arb_status arb__sbs_check_params(arb_store *s, const char *candidate, const char *baseline,
+                                 int options, int reps, int jobs)
+{
+    if (!candidate || !*candidate || !baseline || !*baseline)
+        return arb__store_fail(s, ARB_INVALID, "both a candidate and a baseline model are needed");
+    if (!strcmp(candidate, baseline))
+        return arb__store_fail(s, ARB_INVALID, "candidate and baseline are the same model \"%s\"",
+                               candidate);
+    if (options < 2 || options > 4)
+        return arb__store_fail(s, ARB_INVALID, "options must be 2, 3 or 4, got %d", options);
+    if (reps < 1 || reps > 1000)
+        return arb__store_fail(s, ARB_INVALID, "reps must be between 1 and 1000, got %d", reps);
+    if (jobs < 1) return arb__store_fail(s, ARB_INVALID, "jobs must be at least 1, got %d", jobs);
+    return ARB_OK;
+}
+
+/* See internal.h. */
+int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, const char *first,
+                    const char *second, const arb_template *tpl, arb_prompt_vars vars,
+                    arb__exec_request *req)
+{
+    vars.question = item->question;
+    vars.answer1 = arb_dataset_find_answer(ds, item->id, first)->answer;
+    vars.answer2 = arb_dataset_find_answer(ds, item->id, second)->answer;
+    vars.reference = item->reference;
+    vars.language = item->language;
+    arb_status st = arb_template_render(tpl, &vars, &req->system, &req->user);
+    if (st) {
+        arb__store_fail(s, st, "%s: cannot render template %s for item \"%s\": %s", item->source,
+                        arb_template_name(tpl), item->id, arb_strerror(st));
+        return -1;
+    }
+    return 0;
+}
+
+/* See internal.h. */
+arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const char *first,
+                                  const char *second, arb_template *const *tpls, size_t n_tpls,
+                                  const arb_item ***items_out, size_t *n_out)
+{
+    *items_out = NULL;
+    *n_out = 0;
+    size_t n = arb_dataset_item_count(ds);
+    if (n == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
+    const arb_item **items = malloc(n * sizeof *items);
+    if (!items) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    size_t first_answers = 0, second_answers = 0;
+    for (size_t i = 0; i < n; i++) {
+        const arb_item *it = arb_dataset_item(ds, i);
+        first_answers += arb_dataset_find_answer(ds, it->id, first) != NULL;
+        second_answers += arb_dataset_find_answer(ds, it->id, second) != NULL;
+    }
+    arb_status st = ARB_OK;
+    if (!first_answers || !second_answers) {
+        st = arb__store_fail(s, ARB_PARSE, "no answers from model \"%s\" in the answers file",
+                             !first_answers ? first : second);
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const arb_item *it = arb_dataset_item(ds, i);
+        const char *missing = !arb_dataset_find_answer(ds, it->id, first)    ? first
+                            : !arb_dataset_find_answer(ds, it->id, second) ? second
+                                                                            : NULL;
+        if (missing) {
+            st = arb__store_fail(s, ARB_PARSE, "%s: model \"%s\" has no answer to item \"%s\"",
+                                 it->source, missing, it->id);
+            goto fail;
+        }
+        for (size_t t = 0; t < n_tpls; t++)
+            if (arb_template_uses(tpls[t], "reference") && (!it->reference || !*it->reference)) {
+                st = arb__store_fail(s, ARB_PARSE,
+                                     "%s: item \"%s\" has no \"reference\", which template %s "
+                                     "needs",
+                                     it->source, it->id, arb_template_name(tpls[t]));
+                goto fail;
+            }
+        items[i] = it;
+    }
+    *items_out = items;
+    *n_out = n;
+    return ARB_OK;
+fail:
+    free(items);
+    return st;
+}
+
+/* See internal.h. */
+arb_status arb__sbs_check_single_judge(arb_store *s, const arb_template *tpl)
+{
+    static const char *const multi_agent[] = {"agent1", "agent2", "self", "other", "reviews",
+                                              "discussion"};
+    for (size_t i = 0; i < sizeof multi_agent / sizeof *multi_agent; i++)
+        if (arb_template_uses(tpl, multi_agent[i]))
+            return arb__store_fail(s, ARB_INVALID,
+                                   "template %s uses {%s}: it is for 'arbiter debate' or "
+                                   "'arbiter discuss', not for a judge alone",
+                                   arb_template_name(tpl), multi_agent[i]);
+    return ARB_OK;
+}
+
 /* Checks the parameters and the data; fills r->items. Returns ARB_OK or ARB_INVALID/ARB_PARSE
 ** with the message in the store. */
 static arb_status validate(sbs_run *r)
 {
     const arb_sbs_params *p = r->params;
     arb_store *s = r->store;
-    if (!p->candidate || !*p->candidate || !p->baseline || !*p->baseline)
-        return arb__store_fail(s, ARB_INVALID, "both a candidate and a baseline model are needed");
-    if (!strcmp(p->candidate, p->baseline))
-        return arb__store_fail(s, ARB_INVALID, "candidate and baseline are the same model \"%s\"",
-                               p->candidate);
-    if (p->options < 2 || p->options > 4)
-        return arb__store_fail(s, ARB_INVALID, "options must be 2, 3 or 4, got %d", p->options);
-    if (p->reps < 1 || p->reps > 1000)
-        return arb__store_fail(s, ARB_INVALID, "reps must be between 1 and 1000, got %d", p->reps);
+    arb_status st =
+        arb__sbs_check_params(s, p->candidate, p->baseline, p->options, p->reps, p->client.jobs);
+    if (st) return st;
     if (!p->judge.model || !*p->judge.model)
         return arb__store_fail(s, ARB_INVALID, "no judge model given");
     if (!p->dry_run && (!p->judge.base_url || !*p->judge.base_url))
         return arb__store_fail(s, ARB_INVALID, "no judge URL given");
-    if (p->client.jobs < 1)
-        return arb__store_fail(s, ARB_INVALID, "jobs must be at least 1, got %d", p->client.jobs);
-
-    size_t n = arb_dataset_item_count(r->ds);
-    if (n == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
-    r->items = malloc(n * sizeof *r->items);
-    if (!r->items) return arb__store_fail(s, ARB_NOMEM, "out of memory");
-    size_t cand_answers = 0, base_answers = 0;
-    for (size_t i = 0; i < n; i++) {
-        const arb_item *it = arb_dataset_item(r->ds, i);
-        cand_answers += arb_dataset_find_answer(r->ds, it->id, p->candidate) != NULL;
-        base_answers += arb_dataset_find_answer(r->ds, it->id, p->baseline) != NULL;
-    }
-    if (!cand_answers || !base_answers)
-        return arb__store_fail(s, ARB_PARSE, "no answers from model \"%s\" in the answers file",
-                               !cand_answers ? p->candidate : p->baseline);
-    for (size_t i = 0; i < n; i++) {
-        const arb_item *it = arb_dataset_item(r->ds, i);
-        const char *missing = !arb_dataset_find_answer(r->ds, it->id, p->candidate) ? p->candidate
-                            : !arb_dataset_find_answer(r->ds, it->id, p->baseline) ? p->baseline
-                                                                                    : NULL;
-        if (missing)
-            return arb__store_fail(s, ARB_PARSE, "%s: model \"%s\" has no answer to item \"%s\"",
-                                   it->source, missing, it->id);
-        if (arb_template_uses(r->tpl, "reference") && (!it->reference || !*it->reference))
-            return arb__store_fail(s, ARB_PARSE,
-                                   "%s: item \"%s\" has no \"reference\", which template %s needs",
-                                   it->source, it->id, arb_template_name(r->tpl));
-        r->items[r->n_items++] = it;
-    }
-    return ARB_OK;
+    st = arb__sbs_check_single_judge(s, r->tpl);
+    if (st) return st;
+    return arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, &r->tpl, 1, &r->items,
+                                  &r->n_items);
 }
 
 /* The run's stats count the replies without a valid verdict, which only call_done sees. */
@@ -223,7 +279,7 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress};
     st = arb__exec_protocol(store, "sbs", pjson, &ep, r.n_items * (size_t)params->reps * 2,
-                            build_call, call_done, count_invalid, &r, stats);
+                            NULL, build_call, call_done, count_invalid, &r, stats);
 done:
     arb_template_destroy(r.tpl);
     free(r.items);

@@ -16,9 +16,13 @@
 ** prompt_tokens = ceil(code points of all message contents / 4), completion_tokens likewise
 ** for the reply. arb_sim_server_requests() counts every reply queued, errors included.
 **
-** The simulated judge (METHODS §2.1 option modes, §2.3 template conventions, §2.4 formats).
-** A judge profile has skill s, position_bias β, tie_propensity τ, bothbad_propensity ρ,
-** invalid_rate ι and latency_ms λ.
+** The simulated judge (METHODS §2.1 option modes, §2.3 template conventions, §2.4 formats,
+** §2.5 multi-agent debate, §7 peer discussion). A judge profile has skill s, position_bias β,
+** tie_propensity τ, bothbad_propensity ρ, invalid_rate ι, latency_ms λ and conformity κ.
+**   0. The prompt is the content of every system, developer and user message, joined with a
+**      newline in message order. Its "instructions" are the prompt with the bodies of the
+**      quoted blocks of step 5 blanked out, so that nothing a quoted review says is read as an
+**      instruction (a prompt without such blocks is its own instructions).
 **   1. Answers. In the last user message, answer 1 is the text between a line
 **      "[ANSWER 1 START]" and the next line "[ANSWER 1 END]", answer 2 likewise with
 **      "[ANSWER 2 START]"/"[ANSWER 2 END]" (the delimiters of arbiter's built-in templates;
@@ -26,22 +30,66 @@
 **      "quality" field (in extra_json) of the oracle answer with the same text, compared with
 **      leading and trailing white space removed; when several oracle answers share a text the
 **      first in dataset order wins. No oracle, no delimiters or no match: q = 0.5.
-**   2. Option mode m (the text searched is every system, developer and user message): 4 if it
-**      contains "[[D]]" or "C or D"; else 3 if it contains "[[C]]" or "B or C"; else 2.
-**      Format: if it contains "[[", the reply is one short reasoning sentence and then a last
-**      line "[[X]]"; otherwise the reply is the bare letter X.
+**   2. Option mode m (searched in the instructions): 4 if they contain "[[D]]" or "C or D";
+**      else 3 if they contain "[[C]]" or "B or C"; else 2.
+**      Format: if they contain "[[", the reply is one short reasoning sentence and then a last
+**      line "[[X]]"; otherwise the reply is the bare letter X. A discussion reviewer (step 5a)
+**      always has m = 2 and the numeric format: one short sentence, then a last line "1" for A
+**      or "2" for B.
 **   3. Draws, always all of them and in this order, from the request's random stream:
-**      u1, u2 ~ U[0,1), ε ~ N(0,1) (Box–Muller from two more uniforms), u3, u4 ~ U[0,1).
-**      If u1 < ι the reply holds no valid verdict; u2 picks one of four kinds, each with
-**      chance 1/4: a refusal sentence, reasoning without a verdict, a letter outside the mode
-**      ("[[C]]"/"C" in 2-option mode, "[[D]]"/"D" in 3-option, "[[Z]]"/"Z" in 4-option), or
-**      the empty string. Otherwise, with z = s·(q1 − q2) + β + ε:
+**      u1, u2 ~ U[0,1), ε ~ N(0,1) (Box–Muller from two more uniforms), u3, u4, u5 ~ U[0,1)
+**      (u5 is used only by the roles of step 5).
+**      If u1 < ι the reply holds no valid verdict, in every role; u2 picks one of four kinds,
+**      each with chance 1/4: a refusal sentence, reasoning without a verdict, a letter outside
+**      the mode ("[[C]]"/"C" in 2-option mode, "[[D]]"/"D" in 3-option, "[[Z]]"/"Z" in
+**      4-option; in the numeric format a sentence and a last line "3"), or the empty string.
+**      Otherwise, with z = s·(q1 − q2) + β + ε, the judge's own verdict V is
 **        m = 4: C if q1 ≥ 0.6 and q2 ≥ 0.6 and |z| < τ; else D if q1 < 0.4 and q2 < 0.4
 **               and u3 < ρ; else A if z > 0, else B;
 **        m = 3: C if |z| < τ, else A if z > 0, else B;
 **        m = 2: A if z > 0, else B.
 **      So β > 0 is primacy bias, β < 0 recency bias, and s = 0 is a judge that ignores quality.
+**      A plain judge replies V; the roles of step 5 start from it.
 **   4. Latency: the reply is sent λ·(0.5 + u4) ms after the request arrived (errors at once).
+**   5. Roles. Blocks are found in the prompt; a block is the text between a line START and the
+**      next line END (lines compared with surrounding white space removed).
+**      Debate blocks: the first "[AGENT 1 REVIEW START]" ... "[AGENT 1 REVIEW END]" and the
+**      first "[AGENT 2 REVIEW START]" ... "[AGENT 2 REVIEW END]". The verdict V1 (V2) of
+**      one is decided by its last "[[X]]" with X one ASCII letter or digit, as in arbiter's
+**      extraction: X in upper case when that is a letter of mode m, else none; none as well
+**      without such a bracket.
+**      Discussion statements: "[INITIAL REVIEW BY REVIEWER R START]" ... "[INITIAL REVIEW BY
+**      REVIEWER R END]" and "[TURN n BY REVIEWER R START]" ... "[TURN n BY REVIEWER R END]"
+**      (R = A or B; n a positive integer of at most 9 digits, no leading zero; the closing
+**      line repeats n and R). Its verdict is its last non-blank line, trimmed, when that is
+**      exactly "1" or "2", else none. Statements are ordered by where they appear; a
+**      reviewer's latest verdict is that of its last statement with a verdict.
+**      The role is the first that applies (phrases are matched in the instructions, ignoring
+**      ASCII case); each reply is one "Simulated review: ..." sentence (the judge agent's:
+**      "Simulated judgment: ...") saying what it did, then the verdict line of the format
+**      (the bare-letter format keeps only the letter):
+**      a. Discussion reviewer: the instructions contain "only 1 or 2". Self is R of the first
+**         "You are Reviewer R" (R = A or B, not followed by a letter or digit), the other
+**         reviewer is the other letter. Without statements this is the initial review: V.
+**         Else own = self's latest verdict and other = the other's latest: own none (or no
+**         self) -> V ("in my own judgment"); other none -> own ("I keep my preference");
+**         other = own -> own ("I agree with Reviewer O"); they differ: if u5 < κ -> other
+**         ("I now agree with Reviewer O"), else own ("I disagree with Reviewer O and keep my
+**         preference").
+**      b. Judge agent: an agent-2 block (normally after an agent-1 block; without one V1 is
+**         none). If V1 = V2, not none, and u5 < κ -> V1 ("both agents agree, and I follow
+**         them"); else V ("I judge for myself").
+**      c. Agent 2: an agent-1 block. V1 none -> V ("the first reviewer gave no clear
+**         verdict"). Hard, the instructions contain "must disagree": V if V ≠ V1, else the
+**         opposite of V1 (A <-> B, C <-> D; in 3-option mode C -> A if z > 0, else B); the
+**         sentence says it disagrees with the first reviewer. Soft: if u5 < κ -> V1 ("I agree
+**         with the first reviewer and take its verdict"); else V, the sentence saying it agrees
+**         when V = V1 and disagrees otherwise.
+**      d. None of these: the plain judge.
+**      So κ = 0 never defers (a reviewer always holds its own latest verdict, a soft agent 2
+**      and the judge agent always give V) and κ = 1 always does (a reviewer always yields to a
+**      differing verdict, a soft agent 2 always repeats V1, the judge agent always follows
+**      agreeing agents). No reply contains a block's marker line.
 **   Random stream: splitmix64 seeded with xxh3-64, keyed by the server seed, of the model, the
 **   role, name and content of every message, the request's "seed" and its "temperature". When
 **   temperature > 0 and no "seed" is given, the number of times this exact request was seen
@@ -182,6 +230,7 @@ static arb_sim_judge judge_defaults(void)
     j.bothbad_propensity = 0.5;
     j.invalid_rate = 0.0;
     j.latency_ms = 0.0;
+    j.conformity = 0.5;
     return j;
 }
 
@@ -203,6 +252,7 @@ static arb_status judge_check(const arb_sim_judge *j, const char *what, char **e
         {"bothbad", j->bothbad_propensity, 0.0, 1.0},
         {"invalid", j->invalid_rate, 0.0, 1.0},
         {"latency", j->latency_ms, 0.0, SIM_MAX_LATENCY_MS},
+        {"conformity", j->conformity, 0.0, 1.0},
     };
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         double v = ranges[i].value;
@@ -266,16 +316,17 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
         }
         size_t key_len = (size_t)(eq - p);
         double *slot = NULL;
-        static const char *const keys[] = {"skill", "bias", "tie", "bothbad", "invalid",
-                                           "latency"};
-        double *const slots[] = {&j.skill, &j.position_bias, &j.tie_propensity,
-                                 &j.bothbad_propensity, &j.invalid_rate, &j.latency_ms};
+        static const char *const keys[] = {"skill",   "bias",    "tie",       "bothbad",
+                                           "invalid", "latency", "conformity"};
+        double *const slots[] = {&j.skill,        &j.position_bias, &j.tie_propensity,
+                                 &j.bothbad_propensity, &j.invalid_rate, &j.latency_ms,
+                                 &j.conformity};
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
             if (strlen(keys[k]) == key_len && !memcmp(keys[k], p, key_len)) slot = slots[k];
         if (!slot) {
             set_err(errmsg,
                     "judge spec \"%s\": unknown key \"%.*s\" (known: skill, bias, tie, bothbad, "
-                    "invalid, latency)",
+                    "invalid, latency, conformity)",
                     spec, (int)key_len, p);
             return ARB_INVALID;
         }
@@ -573,28 +624,209 @@ static enum MHD_Result send_instant(arb_sim_server *srv, struct MHD_Connection *
 
 /* ---- the simulated judge ----------------------------------------------------------------- */
 
+/* Finds the first line of s[0, n) equal to want once trimmed of white space. Returns 1 with
+** *at = the start of that line, or 0. */
+static int find_line(const char *s, size_t n, const char *want, const char **at)
+{
+    const char *end = s + n;
+    size_t want_len = strlen(want);
+    for (const char *line = s; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *t = line;
+        size_t t_len = (size_t)((nl ? nl : end) - line);
+        trim(&t, &t_len);
+        if (t_len == want_len && !memcmp(t, want, want_len)) {
+            *at = line;
+            return 1;
+        }
+        line = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
 /* Finds the text between the line `open` and the next line `close` (lines compared without
 ** surrounding white space). Returns 1 and the span, or 0 when either line is missing. */
 static int find_delimited(const char *s, size_t n, const char *open, const char *close,
                           const char **out, size_t *out_len)
 {
-    const char *end = s + n, *body = NULL;
-    size_t open_len = strlen(open), close_len = strlen(close);
-    for (const char *line = s; line < end;) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        const char *line_end = nl ? nl : end;
-        const char *t = line;
-        size_t t_len = (size_t)(line_end - line);
-        trim(&t, &t_len);
-        if (!body) {
-            if (t_len == open_len && !memcmp(t, open, open_len)) body = nl ? nl + 1 : end;
-        } else if (t_len == close_len && !memcmp(t, close, close_len)) {
-            *out = body;
-            *out_len = (size_t)(line - body); /* the newline before `close` is trimmed later */
-            return 1;
-        }
-        line = nl ? nl + 1 : end;
+    const char *end = s + n, *open_at, *close_at;
+    if (!find_line(s, n, open, &open_at)) return 0;
+    const char *nl = memchr(open_at, '\n', (size_t)(end - open_at));
+    const char *body = nl ? nl + 1 : end;
+    if (!find_line(body, (size_t)(end - body), close, &close_at)) return 0;
+    *out = body;
+    *out_len = (size_t)(close_at - body); /* the newline before `close` is trimmed later */
+    return 1;
+}
+
+static char to_lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+static int is_alnum(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* The first place needle (lower case) occurs in s[0, n) ignoring ASCII case, or NULL. */
+static const char *find_ci(const char *s, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++) {
+        size_t m = 0;
+        while (m < k && to_lower(s[i + m]) == needle[m]) m++;
+        if (m == k) return s + i;
     }
+    return NULL;
+}
+
+/* The verdict of a quoted debate review (step 5): its last "[[X]]" with X one ASCII letter or
+** digit decides, as in arbiter's own extraction (§2.4); it is X in upper case when that is a
+** letter of the mode, else 0. No such bracket: 0. */
+static char bracket_verdict(const char *s, size_t n, int options)
+{
+    for (size_t i = n >= 5 ? n - 4 : 0; i-- > 0;) {
+        if (s[i] == '[' && s[i + 1] == '[' && is_alnum(s[i + 2]) && s[i + 3] == ']' &&
+            s[i + 4] == ']') {
+            char v = to_lower(s[i + 2]);
+            return v >= 'a' && v < 'a' + options ? (char)(v - 'a' + 'A') : 0;
+        }
+    }
+    return 0;
+}
+
+/* The verdict of a discussion statement: 1 or 2 when its last non-blank line, trimmed, is
+** exactly that digit, else 0. */
+static int numeric_verdict(const char *s, size_t n)
+{
+    trim(&s, &n);
+    size_t start = n;
+    while (start > 0 && s[start - 1] != '\n') start--;
+    const char *last = s + start;
+    size_t last_len = n - start;
+    trim(&last, &last_len);
+    return last_len == 1 && (last[0] == '1' || last[0] == '2') ? last[0] - '0' : 0;
+}
+
+/* Recognises the opening line (trimmed) of a discussion statement: "[INITIAL REVIEW BY
+** REVIEWER X START]" or "[TURN n BY REVIEWER X START]", n a positive integer of at most 9
+** digits, X = A or B. On a match sets *reviewer (0 = A, 1 = B), writes the matching closing
+** line ("... END]") to close and returns 1. */
+static int statement_open(const char *t, size_t n, int *reviewer, char close[64])
+{
+    static const char initial[] = "[INITIAL REVIEW BY REVIEWER ", turn[] = "[TURN ",
+                      by[] = " BY REVIEWER ", start[] = " START]";
+    size_t head; /* bytes before the reviewer letter */
+    if (n > sizeof initial - 1 && !memcmp(t, initial, sizeof initial - 1)) {
+        head = sizeof initial - 1;
+    } else if (n > sizeof turn && !memcmp(t, turn, sizeof turn - 1)) {
+        size_t d = sizeof turn - 1;
+        if (t[d] < '1' || t[d] > '9') return 0;
+        while (d < n && t[d] >= '0' && t[d] <= '9') d++;
+        if (d - (sizeof turn - 1) > 9 || n - d < sizeof by - 1 || memcmp(t + d, by, sizeof by - 1))
+            return 0;
+        head = d + sizeof by - 1;
+    } else {
+        return 0;
+    }
+    if (n != head + 1 + sizeof start - 1 || (t[head] != 'A' && t[head] != 'B') ||
+        memcmp(t + head + 1, start, sizeof start - 1))
+        return 0;
+    *reviewer = t[head] - 'A';
+    snprintf(close, 64, "%.*s END]", (int)(head + 1), t); /* head + 1 <= 29 */
+    return 1;
+}
+
+/* What the simulator reads from a prompt (header, steps 2 and 5). */
+typedef struct sim_prompt {
+    const char *last_user; /* the answers are looked for here */
+    size_t last_user_len;
+    int options;           /* 2, 3 or 4; 2 in a discussion */
+    int bracketed;         /* the reply ends with "[[X]]" rather than being the bare letter */
+    int discussion;        /* a peer-discussion reviewer: reply ends with a line 1 or 2 */
+    int must_disagree;     /* hard debate */
+    int has_agent1, has_agent2;
+    char agent1, agent2;   /* the verdicts in those blocks, 0 = none */
+    int statements;        /* discussion statements found */
+    int self;              /* 0 = Reviewer A, 1 = Reviewer B, -1 = not said */
+    int latest[2];         /* latest verdict (1 or 2, 0 = none) of Reviewer A and of B */
+} sim_prompt;
+
+/* Reads the prompt (header, steps 2 and 5). text receives the system, developer and user
+** contents joined by '\n' and masked the same with the bodies of the quoted blocks blanked, so
+** that nothing a quoted review says is taken for the template's instructions.
+** Returns 0, or -1 when out of memory. */
+static int prompt_read(json_t *messages, arb__buf *text, arb__buf *masked, sim_prompt *p)
+{
+    memset(p, 0, sizeof *p);
+    p->self = -1;
+    size_t i;
+    json_t *msg;
+    json_array_foreach(messages, i, msg) {
+        const char *role = json_string_value(json_object_get(msg, "role"));
+        json_t *content = json_object_get(msg, "content");
+        const char *s = json_string_value(content);
+        if (!s) continue;
+        if (strcmp(role, "system") && strcmp(role, "developer") && strcmp(role, "user"))
+            continue;
+        if (!strcmp(role, "user")) {
+            p->last_user = s;
+            p->last_user_len = json_string_length(content);
+        }
+        if ((text->len && arb__buf_append(text, "\n", 1)) ||
+            arb__buf_append(text, s, json_string_length(content)))
+            return -1;
+    }
+    if (arb__buf_append(text, "", 0) || arb__buf_append(masked, text->data, text->len))
+        return -1;
+    const char *t = text->data, *end = t + text->len;
+    char *m = masked->data;
+
+    const char *a1 = NULL, *a2 = NULL;
+    size_t a1_len = 0, a2_len = 0;
+    p->has_agent1 = find_delimited(t, text->len, "[AGENT 1 REVIEW START]",
+                                   "[AGENT 1 REVIEW END]", &a1, &a1_len);
+    p->has_agent2 = find_delimited(t, text->len, "[AGENT 2 REVIEW START]",
+                                   "[AGENT 2 REVIEW END]", &a2, &a2_len);
+    if (p->has_agent1) memset(m + (a1 - t), ' ', a1_len);
+    if (p->has_agent2) memset(m + (a2 - t), ' ', a2_len);
+
+    /* Statements in text order, so the last verdict seen per reviewer is its latest. */
+    for (const char *line = t; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *next = nl ? nl + 1 : end, *l = line, *close_at;
+        size_t l_len = (size_t)((nl ? nl : end) - line);
+        trim(&l, &l_len);
+        char close[64];
+        int who;
+        if (l_len < 64 && statement_open(l, l_len, &who, close) &&
+            find_line(next, (size_t)(end - next), close, &close_at)) {
+            int v = numeric_verdict(next, (size_t)(close_at - next));
+            if (v) p->latest[who] = v;
+            p->statements++;
+            memset(m + (next - t), ' ', (size_t)(close_at - next));
+            next = close_at;
+        }
+        line = next;
+    }
+
+    /* Instructions, read outside the quoted blocks. */
+    size_t n = masked->len;
+    p->bracketed = strstr(m, "[[") != NULL;
+    p->options = strstr(m, "[[D]]") || strstr(m, "C or D")   ? 4
+                 : strstr(m, "[[C]]") || strstr(m, "B or C") ? 3
+                                                              : 2;
+    p->must_disagree = find_ci(m, n, "must disagree") != NULL;
+    p->discussion = find_ci(m, n, "only 1 or 2") != NULL;
+    if (p->discussion) p->options = 2;
+    for (const char *s = m; (s = find_ci(s, (size_t)(m + n - s), "you are reviewer "));) {
+        s += sizeof "you are reviewer " - 1;
+        char who = to_lower(*s);
+        if ((who == 'a' || who == 'b') && !is_alnum(s[1])) {
+            p->self = who - 'a';
+            break;
+        }
+    }
+    if (p->has_agent1) p->agent1 = bracket_verdict(a1, a1_len, p->options);
+    if (p->has_agent2) p->agent2 = bracket_verdict(a2, a2_len, p->options);
     return 0;
 }
 
@@ -608,41 +840,112 @@ static const char *const reason_text[4] = {
     "Simulated judgment: both answers contain errors or miss what was asked, so both are bad.",
 };
 
-/* Writes the reply of judge j to the parsed request into out (see the header, steps 2-3);
+/* What verdict v says, for the sentences of the debate and discussion roles. */
+static const char *verdict_phrase(char v, int options)
+{
+    switch (v) {
+    case 'A': return "the first answer is better";
+    case 'B': return "the second answer is better";
+    case 'C': return options == 4 ? "both answers are good" : "neither answer is clearly better";
+    default: return "both answers are bad";
+    }
+}
+
+/* Writes a reply of the debate and discussion roles: lead (the sentence up to the verdict's
+** description), what the verdict says, and the verdict in the prompt's format. */
+static int put_reply(arb__buf *out, const sim_prompt *p, const char *lead, char verdict)
+{
+    if (p->discussion)
+        return arb__buf_printf(out, "%s%s.\n%c", lead, verdict_phrase(verdict, p->options),
+                               verdict == 'A' ? '1' : '2');
+    if (p->bracketed)
+        return arb__buf_printf(out, "%s%s.\n[[%c]]", lead, verdict_phrase(verdict, p->options),
+                               verdict);
+    return arb__buf_printf(out, "%c", verdict);
+}
+
+/* The verdict a hard agent 2 gives when its own equals agent 1's (header, step 5). */
+static char opposite(char v, int options, double z)
+{
+    switch (v) {
+    case 'A': return 'B';
+    case 'B': return 'A';
+    case 'C': return options == 4 ? 'D' : z > 0 ? 'A' : 'B';
+    default: return 'C';
+    }
+}
+
+/* Writes the reply of a debate's agent 2 or judge agent, or of a discussion reviewer, given the
+** judge's own verdict (header, step 5). Returns 0, or -1 when out of memory. */
+static int role_reply(const arb_sim_judge *j, const sim_prompt *p, char own, double z, double u5,
+                      arb__buf *out)
+{
+    char lead[96];
+    if (p->discussion) {
+        if (!p->statements) return put_reply(out, p, "Simulated review: ", own);
+        int mine = p->self >= 0 ? p->latest[p->self] : 0;
+        int theirs = p->self >= 0 ? p->latest[1 - p->self] : 0;
+        char other = p->self == 0 ? 'B' : 'A';
+        if (!mine) return put_reply(out, p, "Simulated review: in my own judgment ", own);
+        char held = mine == 1 ? 'A' : 'B';
+        if (!theirs) return put_reply(out, p, "Simulated review: I keep my preference: ", held);
+        if (theirs == mine) {
+            snprintf(lead, sizeof lead, "Simulated review: I agree with Reviewer %c: ", other);
+            return put_reply(out, p, lead, held);
+        }
+        if (u5 < j->conformity) {
+            snprintf(lead, sizeof lead, "Simulated review: I now agree with Reviewer %c: ", other);
+            return put_reply(out, p, lead, theirs == 1 ? 'A' : 'B');
+        }
+        snprintf(lead, sizeof lead,
+                 "Simulated review: I disagree with Reviewer %c and keep my preference: ", other);
+        return put_reply(out, p, lead, held);
+    }
+    if (p->has_agent2) { /* the judge agent */
+        if (p->agent1 && p->agent1 == p->agent2 && u5 < j->conformity)
+            return put_reply(out, p, "Simulated judgment: both agents agree, and I follow them: ",
+                             p->agent1);
+        return put_reply(out, p, "Simulated judgment: having read both agents, I judge for "
+                                 "myself: ", own);
+    }
+    /* agent 2 */
+    char v1 = p->agent1;
+    if (!v1)
+        return put_reply(out, p, "Simulated review: the first reviewer gave no clear verdict; in "
+                                 "my own judgment ", own);
+    if (p->must_disagree)
+        return put_reply(out, p, "Simulated review: I disagree with the first reviewer: ",
+                         own != v1 ? own : opposite(v1, p->options, z));
+    if (u5 < j->conformity)
+        return put_reply(out, p, "Simulated review: I agree with the first reviewer and take its "
+                                 "verdict: ", v1);
+    return put_reply(out, p, own == v1 ? "Simulated review: I agree with the first reviewer: "
+                                       : "Simulated review: I disagree with the first reviewer: ",
+                     own);
+}
+
+/* Writes the reply of judge j to the parsed request into out (see the header, steps 1-5);
 ** *latency_ms receives the delay before sending. Returns 0, or -1 when out of memory. */
 static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t *messages,
                        uint64_t stream, arb__buf *out, double *latency_ms)
 {
-    const char *last_user = NULL;
-    size_t last_user_len = 0;
-    int options = 2, bracketed = 0, has_c = 0, has_d = 0;
-    size_t i;
-    json_t *msg;
-    json_array_foreach(messages, i, msg) {
-        const char *role = json_string_value(json_object_get(msg, "role"));
-        json_t *content = json_object_get(msg, "content");
-        const char *text = json_string_value(content);
-        if (!text) continue;
-        if (strcmp(role, "system") && strcmp(role, "developer") && strcmp(role, "user"))
-            continue;
-        if (!strcmp(role, "user")) {
-            last_user = text;
-            last_user_len = json_string_length(content);
-        }
-        if (strstr(text, "[[")) bracketed = 1;
-        if (strstr(text, "[[D]]") || strstr(text, "C or D")) has_d = 1;
-        if (strstr(text, "[[C]]") || strstr(text, "B or C")) has_c = 1;
-    }
-    options = has_d ? 4 : has_c ? 3 : 2;
+    arb__buf text, masked;
+    arb__buf_init(&text, 0);
+    arb__buf_init(&masked, 0);
+    sim_prompt p;
+    int rc = prompt_read(messages, &text, &masked, &p);
+    arb__buf_free(&text); /* p keeps nothing that points into them */
+    arb__buf_free(&masked);
+    if (rc) return -1;
 
     double q1 = 0.5, q2 = 0.5;
     const char *a;
     size_t a_len;
-    if (last_user &&
-        find_delimited(last_user, last_user_len, "[ANSWER 1 START]", "[ANSWER 1 END]", &a, &a_len))
+    if (p.last_user && find_delimited(p.last_user, p.last_user_len, "[ANSWER 1 START]",
+                                      "[ANSWER 1 END]", &a, &a_len))
         q1 = oracle_quality(srv, a, a_len);
-    if (last_user &&
-        find_delimited(last_user, last_user_len, "[ANSWER 2 START]", "[ANSWER 2 END]", &a, &a_len))
+    if (p.last_user && find_delimited(p.last_user, p.last_user_len, "[ANSWER 2 START]",
+                                      "[ANSWER 2 END]", &a, &a_len))
         q2 = oracle_quality(srv, a, a_len);
 
     /* The draws, always all and in the documented order. */
@@ -651,7 +954,10 @@ static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t
     double eps = normal01(&stream);
     double u3 = uniform01(&stream);
     double u4 = uniform01(&stream);
+    double u5 = uniform01(&stream);
     *latency_ms = j->latency_ms * (0.5 + u4);
+    int options = p.options;
+    int role = p.discussion || p.has_agent1 || p.has_agent2;
 
     if (u1 < j->invalid_rate) {
         static const char out_of_mode[5] = {0, 0, 'C', 'D', 'Z'};
@@ -664,7 +970,10 @@ static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t
                                  "second is more concise; both address the question, and weighing "
                                  "accuracy against completeness needs more context than I have.");
         case 2:
-            if (bracketed)
+            if (p.discussion)
+                return arb__buf_puts(out, "Simulated review: neither answer fits the offered "
+                                          "options.\n3");
+            if (p.bracketed)
                 return arb__buf_printf(out,
                                        "Simulated judgment: neither answer fits the offered "
                                        "options.\n[[%c]]",
@@ -683,7 +992,8 @@ static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t
     } else if (options == 3 && fabs(z) < j->tie_propensity) {
         verdict = 'C';
     }
-    if (bracketed)
+    if (role) return role_reply(j, &p, verdict, z, u5, out);
+    if (p.bracketed)
         return arb__buf_printf(out, "%s\n[[%c]]", reason_text[verdict - 'A'], verdict);
     return arb__buf_printf(out, "%c", verdict);
 }

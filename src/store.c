@@ -296,6 +296,10 @@ enum {
     ST_PUT_PAIRWISE,
     ST_RUN_BEGIN,
     ST_RUN_END,
+    ST_PUT_DIALOGUE,
+    ST_PUT_TURN,
+    ST_END_DIALOGUE,
+    ST_DROP_TURNS,
     ST__COUNT
 };
 
@@ -356,6 +360,19 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params) VALUES (?1, ?2) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
+    [ST_PUT_DIALOGUE] =
+        "INSERT INTO dialogues(key, kind, item_id, answer1, answer2, participants, config, rep)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        " ON CONFLICT(key) DO UPDATE SET participants = excluded.participants,"
+        " config = excluded.config"
+        " RETURNING id",
+    [ST_PUT_TURN] =
+        "INSERT INTO dialogue_turns(dialogue_id, turn, speaker, role, call_id, verdict)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        " ON CONFLICT(dialogue_id, turn) DO UPDATE SET speaker = excluded.speaker,"
+        " role = excluded.role, call_id = excluded.call_id, verdict = excluded.verdict",
+    [ST_END_DIALOGUE] = "UPDATE dialogues SET final_verdict = ?2, status = ?3 WHERE id = ?1",
+    [ST_DROP_TURNS] = "DELETE FROM dialogue_turns WHERE dialogue_id = ?1 AND turn > ?2",
 };
 
 struct arb_store {
@@ -880,6 +897,71 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
     return st;
 }
 
+/* See internal.h. */
+arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, long long *id)
+{
+    sqlite3_stmt *q = s->stmt[ST_PUT_DIALOGUE];
+    bind_text(q, 1, d->key);
+    bind_text(q, 2, d->kind);
+    bind_text(q, 3, d->item_id);
+    bind_text(q, 4, d->answer1);
+    bind_text(q, 5, d->answer2);
+    bind_text(q, 6, d->participants_json);
+    bind_text(q, 7, d->config_json);
+    sqlite3_bind_int(q, 8, d->rep);
+    arb_status st = ARB_OK;
+    if (sqlite3_step(q) == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
+    else
+        st = arb__store_fail(s, ARB_DB, "cannot store the %s dialogue on item \"%s\": %s",
+                             d->kind, d->item_id, sqlite3_errmsg(s->db));
+    sqlite3_reset(q);
+    return st;
+}
+
+/* See internal.h. */
+arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
+                               const char *speaker, const char *role, long long call_id,
+                               const char *verdict)
+{
+    sqlite3_stmt *q = s->stmt[ST_PUT_TURN];
+    sqlite3_bind_int64(q, 1, dialogue_id);
+    sqlite3_bind_int(q, 2, turn);
+    bind_text(q, 3, speaker);
+    bind_text(q, 4, role);
+    if (call_id > 0) sqlite3_bind_int64(q, 5, call_id);
+    else sqlite3_bind_null(q, 5);
+    bind_text(q, 6, verdict);
+    arb_status st = ARB_OK;
+    if (sqlite3_step(q) != SQLITE_DONE)
+        st = arb__store_fail(s, ARB_DB, "cannot store turn %d of dialogue %lld: %s", turn,
+                             dialogue_id, sqlite3_errmsg(s->db));
+    sqlite3_reset(q);
+    return st;
+}
+
+/* See internal.h. */
+arb_status arb__store_end_dialogue(arb_store *s, long long dialogue_id, const char *final_verdict,
+                                   const char *status, int last_turn)
+{
+    sqlite3_stmt *q = s->stmt[ST_END_DIALOGUE];
+    sqlite3_bind_int64(q, 1, dialogue_id);
+    bind_text(q, 2, final_verdict);
+    bind_text(q, 3, status);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc == SQLITE_DONE) {
+        q = s->stmt[ST_DROP_TURNS];
+        sqlite3_bind_int64(q, 1, dialogue_id);
+        sqlite3_bind_int(q, 2, last_turn);
+        rc = sqlite3_step(q);
+        sqlite3_reset(q);
+    }
+    if (rc != SQLITE_DONE)
+        return arb__store_fail(s, ARB_DB, "cannot finish dialogue %lld: %s", dialogue_id,
+                               sqlite3_errmsg(s->db));
+    return ARB_OK;
+}
+
 /* Calls fn for each pairwise row of protocol in the documented order. Prepared per call, not
 ** cached: it runs once per audit, and fn may itself use the store. Returns ARB_OK also when fn
 ** stops the walk. */
@@ -1052,10 +1134,12 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
     if (!store) return ARB_INVALID;
     if (!format || !out)
         return arb__store_fail(store, ARB_INVALID, "export: no format or output given");
+    if (!strcmp(format, "transcripts")) return arb__store_export_transcripts(store, out);
     int jsonl = !strcmp(format, "jsonl"), csv = !strcmp(format, "csv");
     if (!jsonl && !csv)
         return arb__store_fail(store, ARB_INVALID,
-                               "export: unknown format \"%s\" (accepted: jsonl, csv)", format);
+                               "export: unknown format \"%s\" (accepted: jsonl, csv, "
+                               "transcripts)", format);
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(store->db, sql, -1, &q, NULL) != SQLITE_OK)
         return fail_db(store, "export");

@@ -81,22 +81,11 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     int rep, order;
     node_coords(r, node, &c, &rep, &order);
     const arb_item *item = arb_dataset_item(r->ds, c->item);
-    const arb_answer *x = arb_dataset_find_answer(r->ds, item->id, r->models[r->pairs[c->pair][0]]);
-    const arb_answer *y = arb_dataset_find_answer(r->ds, item->id, r->models[r->pairs[c->pair][1]]);
-    arb_prompt_vars vars = {
-        .question = item->question,
-        .answer1 = order == 0 ? x->answer : y->answer,
-        .answer2 = order == 0 ? y->answer : x->answer,
-        .reference = item->reference,
-        .language = item->language,
-        .options = TOURNAMENT_OPTIONS,
-    };
-    arb_status st = arb_template_render(r->tpl, &vars, &req->system, &req->user);
-    if (st) {
-        arb__store_fail(r->store, st, "%s: cannot render template %s for item \"%s\": %s",
-                        item->source, arb_template_name(r->tpl), item->id, arb_strerror(st));
+    const char *x = r->models[r->pairs[c->pair][0]], *y = r->models[r->pairs[c->pair][1]];
+    arb_prompt_vars vars = {.options = TOURNAMENT_OPTIONS};
+    if (arb__sbs_render(r->store, r->ds, item, order == 0 ? x : y, order == 0 ? y : x, r->tpl,
+                        vars, req))
         return -1;
-    }
     req->judge = arb_judges_file_judge(r->params->judges, c->judge);
     req->rep = rep;
     return 0;
@@ -314,6 +303,8 @@ static arb_status validate(tour_run *r)
         return arb__store_fail(s, ARB_INVALID, "reps must be between 1 and 1000, got %d", p->reps);
     if (p->client.jobs < 1)
         return arb__store_fail(s, ARB_INVALID, "jobs must be at least 1, got %d", p->client.jobs);
+    arb_status st = arb__sbs_check_single_judge(s, r->tpl);
+    if (st) return st;
     size_t n_judges = arb_judges_file_count(p->judges);
     int any_contestant = 0;
     for (size_t j = 0; j < n_judges; j++) {
@@ -329,7 +320,7 @@ static arb_status validate(tour_run *r)
         return arb__store_fail(s, ARB_INVALID,
                                "exclude_self needs to know which contestant each judge is: no "
                                "judge in the judges file has a \"contestant\" field");
-    arb_status st = select_models(r);
+    st = select_models(r);
     return st ? st : plan(r);
 }
 
@@ -532,7 +523,7 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress};
     st = arb__exec_protocol(store, "tournament", pjson, &ep, r.n_cmps * (size_t)params->reps * 2,
-                            build_call, call_done, finish_run, &r, stats);
+                            NULL, build_call, call_done, finish_run, &r, stats);
 done:
     arb_template_destroy(r.tpl);
     free(r.models);

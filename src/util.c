@@ -403,3 +403,22 @@ void arb__excerpt(char *out, size_t size, const char *s, size_t n)
     free(prefix);
     arb__buf_free(&b);
 }
+
+/* See internal.h. The pointer goes through memcpy, so one helper serves arrays of every type
+** without type punning. */
+int arb__grow(void *pp, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need) {
+        if (n > SIZE_MAX / 2 / size) return -1;
+        n *= 2;
+    }
+    void *p;
+    memcpy(&p, pp, sizeof p);
+    void *q = realloc(p, n * size);
+    if (!q) return -1;
+    memcpy(pp, &q, sizeof q);
+    *cap = n;
+    return 0;
+}

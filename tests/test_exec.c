@@ -25,6 +25,8 @@ typedef struct graph {
     char *contents[8];
     int cached[8];
     int ok[8];
+    int skipped[8];
+    int skip_node;  /* build asks for no call for this node (-1: none) */
     size_t n_done;
 } graph;
 
@@ -34,6 +36,10 @@ static int build(void *ud, size_t node, const arb__call_outcome *const *deps, si
 {
     graph *g = ud;
     g->built_order[g->n_built++] = node;
+    if ((int)node == g->skip_node) {
+        req->skip = 1;
+        return 0;
+    }
     req->judge = &g->judge;
     req->rep = 0;
     req->system = NULL;
@@ -52,6 +58,7 @@ static int done(void *ud, arb_store *s, size_t node, const arb__call_outcome *ou
     g->contents[node] = out->content ? arb__strdup(out->content) : NULL;
     g->cached[node] = out->cached;
     g->ok[node] = out->ok;
+    g->skipped[node] = out->skipped;
     g->n_done++;
     return 0;
 }
@@ -90,6 +97,7 @@ static int setup(void **state)
     f->g.judge.sampling = arb_sampling_default();
     f->g.users[0] = "first";
     f->g.users[1] = "second";
+    f->g.skip_node = -1;
     *state = f;
     return 0;
 }
@@ -137,6 +145,28 @@ static void test_dependent_call_sees_outputs(void **state)
     assert_string_equal(f->g.contents[1], "R(second)");
     assert_string_equal(f->g.contents[2], "R(combine <R(first)> and <R(second)>)");
     assert_int_equal(arb_test_server_requests(f->srv), 3);
+}
+
+/* A node the protocol skips sends and stores nothing, is reported to done as skipped, counts
+** in stats.skipped, and still releases its dependent. */
+static void test_skipped_node_releases_dependents(void **state)
+{
+    fixture *f = *state;
+    arb_run_stats st;
+    f->g.skip_node = 1;
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(st.planned, 3);
+    assert_int_equal(st.sent, 2);
+    assert_int_equal(st.skipped, 1);
+    assert_int_equal(st.cached, 0);
+    assert_int_equal(arb_test_server_requests(f->srv), 2);
+    assert_int_equal(f->g.n_done, 3);
+    assert_true(f->g.skipped[1]);
+    assert_false(f->g.ok[1]);
+    assert_null(f->g.contents[1]);
+    assert_false(f->g.skipped[2]);
+    assert_string_equal(f->g.contents[2], "R(combine <R(first)> and <->)");
+    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM calls"), 2);
 }
 
 static void test_rerun_sends_nothing(void **state)
@@ -219,6 +249,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dry_run_sends_and_stores_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dependent_call_sees_outputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rerun_sends_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_skipped_node_releases_dependents, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_call_retried_next_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_reply_is_failure_with_raw_text, setup, teardown),
     };

@@ -234,6 +234,7 @@ static void test_judge_parse_defaults(void **state)
     assert_true(j.bothbad_propensity == 0.5);
     assert_true(j.invalid_rate == 0.0);
     assert_true(j.latency_ms == 0.0);
+    assert_true(j.conformity == 0.5);
     j = judge("org/model-1:");
     assert_string_equal(j.model, "org/model-1");
     assert_true(j.skill == 4.0);
@@ -242,7 +243,8 @@ static void test_judge_parse_defaults(void **state)
 static void test_judge_parse_all_keys(void **state)
 {
     (void)state;
-    arb_sim_judge j = judge("m:skill=2,bias=-0.3,tie=0.2,bothbad=0.75,invalid=0.02,latency=5");
+    arb_sim_judge j =
+        judge("m:skill=2,bias=-0.3,tie=0.2,bothbad=0.75,invalid=0.02,latency=5,conformity=0.25");
     assert_string_equal(j.model, "m");
     assert_true(j.skill == 2.0);
     assert_true(j.position_bias == -0.3);
@@ -250,6 +252,10 @@ static void test_judge_parse_all_keys(void **state)
     assert_true(j.bothbad_propensity == 0.75);
     assert_true(j.invalid_rate == 0.02);
     assert_true(j.latency_ms == 5.0);
+    assert_true(j.conformity == 0.25);
+    /* The ends of the range are allowed. */
+    assert_true(judge("m:conformity=0").conformity == 0.0);
+    assert_true(judge("m:conformity=1").conformity == 1.0);
 }
 
 static void expect_parse_error(const char *spec, const char *needle)
@@ -281,6 +287,11 @@ static void test_judge_parse_errors(void **state)
     expect_parse_error("m:bothbad=-0.1", "bothbad must be");
     expect_parse_error("m:skill=-1", "skill must be");
     expect_parse_error("m:latency=-5", "latency must be");
+    expect_parse_error("m:conformity=1.5", "conformity must be a finite number in [0, 1], got 1.5");
+    expect_parse_error("m:conformity=-0.1", "conformity must be");
+    expect_parse_error("m:conformity=x", "conformity must be a number");
+    expect_parse_error("m:speed=1", "(known: skill, bias, tie, bothbad, invalid, latency, "
+                                    "conformity)");
     char long_name[200];
     memset(long_name, 'x', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = '\0';
@@ -334,6 +345,9 @@ static void test_start_errors(void **state)
     js[0].invalid_rate = 2;
     expect_start_error(&p, ARB_INVALID, "invalid must be");
     js[0].invalid_rate = 0;
+    js[0].conformity = 2;
+    expect_start_error(&p, ARB_INVALID, "conformity must be");
+    js[0].conformity = 0.5;
 
     /* An oracle quality outside [0, 1] names its line. */
     arb_dataset *ds = arb_dataset_create();
@@ -824,6 +838,424 @@ static void test_instant(void **state)
     arb_sim_server_stop(srv);
 }
 
+/* ---- debate and discussion roles (METHODS §2.5, §7) -------------------------------------- */
+
+/* Box–Muller with 53-bit uniforms gives |ε| <= sqrt(-2 ln 2^-53) = sqrt(106 ln 2) ≈ 8.57. So a
+** judge with skill 20 on GOOD (0.9) vs BAD (0.1) has z = 20 * 0.8 + ε >= 16 - 8.57 > 0: its own
+** verdict is A on every request (4-option too: q2 < 0.6 rules out C, q1 >= 0.4 rules out D),
+** and B with the answers swapped. The role tests below lean on this certainty. */
+#define STRONG "skill=20"
+
+#define SOFT_TASK "Say whether you agree with agent 1, and why."
+#define HARD_TASK "You must disagree with agent 1; say why."
+#define JUDGE_TASK "Read both agents and give the final verdict."
+#define DISCUSS                                                                                \
+    "Decide whether to change your preference. End with a last line that holds only 1 or 2."
+#define INITIAL(r, body)                                                                       \
+    "[INITIAL REVIEW BY REVIEWER " r " START]\n" body "\n[INITIAL REVIEW BY REVIEWER " r " END]\n"
+#define TURN(n, r, body)                                                                       \
+    "[TURN " n " BY REVIEWER " r " START]\n" body "\n[TURN " n " BY REVIEWER " r " END]\n"
+
+/* Concatenates the strings up to a NULL (caller frees). */
+static char *concat(const char *first, ...)
+{
+    va_list ap;
+    size_t n = 0;
+    va_start(ap, first);
+    for (const char *s = first; s; s = va_arg(ap, const char *)) n += strlen(s);
+    va_end(ap);
+    char *out = malloc(n + 1);
+    assert_non_null(out);
+    out[0] = '\0';
+    va_start(ap, first);
+    for (const char *s = first; s; s = va_arg(ap, const char *)) strcat(out, s);
+    va_end(ap);
+    return out;
+}
+
+/* A debate turn's user message: the pair under the rules, agent 1's review and (agent2 not
+** NULL: the judge agent's turn) agent 2's between their marker lines, then the task. */
+static char *debate_prompt(const char *rules, const char *answer1, const char *answer2,
+                           const char *agent1, const char *agent2, const char *task)
+{
+    char *pair = user_prompt(rules, answer1, answer2, 0);
+    char *s = concat(pair, "\n[AGENT 1 REVIEW START]\n", agent1, "\n[AGENT 1 REVIEW END]\n",
+                     agent2 ? "[AGENT 2 REVIEW START]\n" : "", agent2 ? agent2 : "",
+                     agent2 ? "\n[AGENT 2 REVIEW END]\n" : "", task, (const char *)NULL);
+    free(pair);
+    return s;
+}
+
+/* A discussion turn's user message: the pair, the statements so far, the task. */
+static char *discussion_prompt(const char *answer1, const char *answer2, const char *statements)
+{
+    char *pair = user_prompt("", answer1, answer2, 0);
+    char *s = concat(pair, "\n", statements, DISCUSS, (const char *)NULL);
+    free(pair);
+    return s;
+}
+
+/* chat() for the roles: also asserts that the reply quotes no marker line. */
+static char *role_chat(const arb_sim_server *srv, const char *model, const char *system,
+                       const char *user, long long seed)
+{
+    char *c = chat(srv, model, system, user, 0, seed);
+    assert_null(strstr(c, "REVIEW START]"));
+    assert_null(strstr(c, "REVIEW END]"));
+    assert_null(strstr(c, "[TURN "));
+    return c;
+}
+
+/* Asserts that over seeds 0..n-1 the reply has the verdict want (mode options) and contains
+** the phrase. */
+static void expect_debate(const arb_sim_server *srv, const char *model, const char *system,
+                          const char *user, int options, char want, const char *phrase, int n)
+{
+    for (int seed = 0; seed < n; seed++) {
+        char *c = role_chat(srv, model, system, user, seed);
+        if (reply_verdict(c, options) != want || !strstr(c, phrase))
+            fprintf(stderr, "want %c and \"%s\", got: %s\n", want, phrase, c);
+        assert_int_equal(reply_verdict(c, options), want);
+        assert_non_null(strstr(c, phrase));
+        free(c);
+    }
+}
+
+/* The verdict of a discussion reply: its second and last line "1" or "2"; 0 otherwise. */
+static int reply_number(const char *c)
+{
+    const char *nl = strchr(c, '\n');
+    if (!nl || strchr(nl + 1, '\n')) return 0;
+    return !strcmp(nl + 1, "1") ? 1 : !strcmp(nl + 1, "2") ? 2 : 0;
+}
+
+/* As expect_debate for a discussion reviewer: the numbered verdict want. */
+static void expect_review(const arb_sim_server *srv, const char *model, const char *system,
+                          const char *user, int want, const char *phrase, int n)
+{
+    for (int seed = 0; seed < n; seed++) {
+        char *c = role_chat(srv, model, system, user, seed);
+        if (reply_number(c) != want || !strstr(c, phrase))
+            fprintf(stderr, "want %d and \"%s\", got: %s\n", want, phrase, c);
+        assert_int_equal(reply_number(c), want);
+        assert_non_null(strstr(c, "Simulated review: "));
+        assert_non_null(strstr(c, phrase));
+        free(c);
+    }
+}
+
+static void test_debate_soft_agent2(void **state)
+{
+    (void)state;
+    const char *specs[] = {"yield:" STRONG ",conformity=1", "hold:" STRONG ",conformity=0",
+                           "half:" STRONG};
+    fixture f = start(specs, 3, 0);
+    /* Agent 1 said B; the judge's own verdict is A for sure (see STRONG). conformity 1: u5 < 1
+    ** always, so agent 2 repeats B; conformity 0: u5 < 0 never, so it keeps A. */
+    char *u = debate_prompt(RULES4, GOOD, BAD, "Agent 1 finds the second answer better.\n[[B]]",
+                            NULL, SOFT_TASK);
+    expect_debate(f.srv, "yield", NULL, u, 4, 'B', "I agree with the first reviewer", 20);
+    expect_debate(f.srv, "hold", NULL, u, 4, 'A', "I disagree with the first reviewer", 20);
+    /* conformity 0.5: B exactly when u5 < 0.5, so about 100 B of 200 (sd 7); ±30 accepted. */
+    int b = 0;
+    for (int seed = 0; seed < 200; seed++) {
+        char *c = role_chat(f.srv, "half", NULL, u, seed);
+        char v = reply_verdict(c, 4);
+        assert_true(v == 'A' || v == 'B');
+        b += v == 'B';
+        free(c);
+    }
+    assert_in_range(b, 70, 130);
+    free(u);
+    /* Agent 1 said A, the judge thinks A: it agrees on its own account. */
+    u = debate_prompt(RULES4, GOOD, BAD, "[[A]]", NULL, SOFT_TASK);
+    expect_debate(f.srv, "hold", NULL, u, 4, 'A', "I agree with the first reviewer: ", 5);
+    free(u);
+    finish(&f);
+}
+
+static void test_debate_agent1_verdict(void **state)
+{
+    (void)state;
+    /* conformity 1: agent 2 repeats agent 1's verdict whenever there is one, and otherwise
+    ** gives its own, A (see STRONG). So the reply shows what was read from the agent-1 block. */
+    const char *specs[] = {"yield:" STRONG ",conformity=1", "hold:" STRONG ",conformity=0"};
+    fixture f = start(specs, 2, 0);
+    struct {
+        const char *rules, *agent1;
+        int options;
+        char want;
+    } const cases[] = {
+        {RULES4, "lower case counts\n[[b]]", 4, 'B'},
+        {RULES4, "First [[B]], but on reflection both are good: [[C]]", 4, 'C'},
+        {RULES4, "[[B]] or rather [[Z]]", 4, 'A'},   /* the last bracket is out of mode: none */
+        {RULES4, "No bracketed verdict.\nB", 4, 'A'}, /* only brackets count */
+        {RULES3, "[[D]]", 3, 'A'},                    /* D is not a 3-option verdict */
+        /* A quoted "[[D]]" neither makes the mode 4-option nor counts: none, so A. */
+        {RULES2, "Both are bad.\n[[D]]", 2, 'A'},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *u = debate_prompt(cases[i].rules, GOOD, BAD, cases[i].agent1, NULL, SOFT_TASK);
+        expect_debate(f.srv, "yield", NULL, u, cases[i].options, cases[i].want,
+                      "Simulated review: ", 3);
+        free(u);
+    }
+    char *u = debate_prompt(RULES4, GOOD, BAD, "[[Z]]", NULL, SOFT_TASK);
+    expect_debate(f.srv, "yield", NULL, u, 4, 'A', "the first reviewer gave no clear verdict", 3);
+    free(u);
+    /* "must disagree" quoted from agent 1 is not an instruction: still soft, and with
+    ** conformity 0 the judge's A equals agent 1's A, so it agrees (hard would say B). */
+    u = debate_prompt(RULES4, GOOD, BAD, "I must disagree with the premise.\n[[A]]", NULL,
+                      SOFT_TASK);
+    expect_debate(f.srv, "hold", NULL, u, 4, 'A', "I agree with the first reviewer", 5);
+    free(u);
+    finish(&f);
+}
+
+static void test_debate_hard_agent2(void **state)
+{
+    (void)state;
+    /* Hard: never agent 1's verdict, whatever the conformity (all 1 here). The own verdicts:
+    ** strong: A on GOOD vs BAD (STRONG);
+    ** good4: skill 0, GOOD (0.9) vs GOOD2 (0.8), |z| = |ε| <= 8.57 < tie 100: C;
+    ** bad4: BAD (0.1) vs BAD2 (0.2), tie 0 (|z| < 0 never), u3 < bothbad 1 always: D;
+    ** tie3p / tie3n: 3-option, z = ±20 + ε, so 11.4 <= |z| <= 28.6 < 100: C, with z > 0 / < 0. */
+    const char *specs[] = {"strong:" STRONG ",conformity=1", "good4:skill=0,tie=100,conformity=1",
+                           "bad4:skill=0,tie=0,bothbad=1,conformity=1",
+                           "tie3p:skill=0,bias=20,tie=100,conformity=1",
+                           "tie3n:skill=0,bias=-20,tie=100,conformity=1"};
+    fixture f = start(specs, 5, 0);
+    struct {
+        const char *model, *rules, *answer1, *answer2, *agent1;
+        int options;
+        char want;
+    } const cases[] = {
+        {"strong", RULES4, GOOD, BAD, "[[B]]", 4, 'A'},   /* own A differs from B: own */
+        {"strong", RULES4, GOOD, BAD, "[[A]]", 4, 'B'},   /* own A = agent 1's: the opposite */
+        {"strong", RULES2, BAD, GOOD, "[[B]]", 2, 'A'},   /* own B = agent 1's: the opposite */
+        {"good4", RULES4, GOOD, GOOD2, "[[C]]", 4, 'D'},  /* C <-> D */
+        {"bad4", RULES4, BAD, BAD2, "[[D]]", 4, 'C'},     /* D <-> C */
+        {"bad4", RULES4, BAD, BAD2, "[[B]]", 4, 'D'},     /* own D differs from B: own */
+        {"tie3p", RULES3, GOOD, GOOD2, "[[C]]", 3, 'A'},  /* 3-option C: A as z > 0 */
+        {"tie3n", RULES3, GOOD, GOOD2, "[[C]]", 3, 'B'},  /* ... B as z < 0 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *u = debate_prompt(cases[i].rules, cases[i].answer1, cases[i].answer2,
+                                cases[i].agent1, NULL, HARD_TASK);
+        expect_debate(f.srv, cases[i].model, NULL, u, cases[i].options, cases[i].want,
+                      "I disagree with the first reviewer", 10);
+        free(u);
+    }
+    /* The phrase may be in the system message (and in any case). */
+    char *u = debate_prompt(RULES4, GOOD, BAD, "[[A]]", NULL, SOFT_TASK);
+    expect_debate(f.srv, "strong", "Agent 2 MUST DISAGREE with agent 1.", u, 4, 'B',
+                  "I disagree with the first reviewer", 5);
+    free(u);
+    /* No verdict from agent 1: the own verdict, as in the soft case. */
+    u = debate_prompt(RULES4, GOOD, BAD, "I cannot decide.", NULL, HARD_TASK);
+    expect_debate(f.srv, "strong", NULL, u, 4, 'A', "gave no clear verdict", 5);
+    free(u);
+    finish(&f);
+}
+
+static void test_debate_judge_agent(void **state)
+{
+    (void)state;
+    const char *specs[] = {"yield:" STRONG ",conformity=1", "hold:" STRONG ",conformity=0",
+                           "half:" STRONG};
+    fixture f = start(specs, 3, 0);
+    /* Both agents say B, the judge's own verdict is A (STRONG). */
+    char *u = debate_prompt(RULES4, GOOD, BAD, "The second is better.\n[[B]]",
+                            "I agree with agent 1.\n[[B]]", JUDGE_TASK);
+    expect_debate(f.srv, "yield", NULL, u, 4, 'B', "both agents agree, and I follow them", 20);
+    expect_debate(f.srv, "hold", NULL, u, 4, 'A', "I judge for myself", 20);
+    /* conformity 0.5: about 100 B of 200 (sd 7); ±30 accepted. */
+    int b = 0;
+    for (int seed = 0; seed < 200; seed++) {
+        char *c = role_chat(f.srv, "half", NULL, u, seed);
+        b += reply_verdict(c, 4) == 'B';
+        free(c);
+    }
+    assert_in_range(b, 70, 130);
+    free(u);
+    /* Agents that differ, or one without a verdict: the own verdict, even at conformity 1. */
+    u = debate_prompt(RULES4, GOOD, BAD, "[[B]]", "[[C]]", JUDGE_TASK);
+    expect_debate(f.srv, "yield", NULL, u, 4, 'A', "I judge for myself", 10);
+    free(u);
+    u = debate_prompt(RULES4, GOOD, BAD, "[[B]]", "No idea.", JUDGE_TASK);
+    expect_debate(f.srv, "yield", NULL, u, 4, 'A', "I judge for myself", 10);
+    free(u);
+    finish(&f);
+}
+
+#define ROLE_A "You are Reviewer A, discussing with Reviewer B."
+#define ROLE_B "You are Reviewer B, discussing with Reviewer A."
+
+static void test_discussion_initial_review(void **state)
+{
+    (void)state;
+    const char *specs[] = {"r:" STRONG, "flaky:invalid=1"};
+    fixture f = start(specs, 2, 0);
+    /* No statements yet: the own verdict in numbers, 1 for GOOD first, 2 for GOOD second, for
+    ** either reviewer, even though the template mentions "[[" (the format is numeric). */
+    char *u = discussion_prompt(GOOD, BAD, "");
+    expect_review(f.srv, "r", ROLE_A, u, 1, "the first answer is better", 10);
+    expect_review(f.srv, "r", ROLE_B " Never write [[A]].", u, 1, "Simulated review:", 10);
+    free(u);
+    u = discussion_prompt(BAD, GOOD, "");
+    expect_review(f.srv, "r", ROLE_B, u, 2, "the second answer is better", 10);
+    free(u);
+    /* invalid 1: no reply has a verdict line; the out-of-mode kind (chance 1/4 each) ends with
+    ** "3" (none in 40 has probability 0.75^40 ≈ 1e-5). */
+    u = discussion_prompt(GOOD, BAD, INITIAL("A", "x\n1") INITIAL("B", "y\n2"));
+    int threes = 0;
+    for (int seed = 0; seed < 40; seed++) {
+        char *c = role_chat(f.srv, "flaky", ROLE_A, u, seed);
+        assert_int_equal(reply_number(c), 0);
+        size_t n = strlen(c);
+        threes += n > 2 && !strcmp(c + n - 2, "\n3");
+        free(c);
+    }
+    assert_true(threes > 0);
+    free(u);
+    finish(&f);
+}
+
+static void test_discussion_hold_and_yield(void **state)
+{
+    (void)state;
+    const char *specs[] = {"holder:" STRONG ",conformity=0", "yielder:" STRONG ",conformity=1",
+                           "half:" STRONG};
+    fixture f = start(specs, 3, 0);
+    static const char split[] = INITIAL("A", "Reviewer A prefers the first answer.\n1")
+        INITIAL("B", "Reviewer B prefers the second answer.\n2");
+    /* A holder keeps its latest verdict, not its own fresh one: the answers make it 2 (BAD
+    ** first), its review said 1. */
+    char *u = discussion_prompt(BAD, GOOD, split);
+    expect_review(f.srv, "holder", ROLE_A, u, 1,
+                  "I disagree with Reviewer B and keep my preference", 10);
+    free(u);
+    u = discussion_prompt(GOOD, BAD, split);
+    expect_review(f.srv, "holder", ROLE_B, u, 2,
+                  "I disagree with Reviewer A and keep my preference", 10);
+    /* A yielder takes the other's latest verdict, though its own says 1 here. */
+    expect_review(f.srv, "yielder", ROLE_A, u, 2, "I now agree with Reviewer B", 10);
+    expect_review(f.srv, "yielder", ROLE_B, u, 1, "I now agree with Reviewer A", 10);
+    /* conformity 0.5: yields exactly when u5 < 0.5: about 100 of 200 (sd 7); ±30 accepted. */
+    int yields = 0;
+    for (int seed = 0; seed < 200; seed++) {
+        char *c = role_chat(f.srv, "half", ROLE_A, u, seed);
+        int v = reply_number(c);
+        assert_true(v == 1 || v == 2);
+        yields += v == 2;
+        free(c);
+    }
+    assert_in_range(yields, 70, 130);
+    free(u);
+    /* Agreeing reviewers: the yielder keeps the shared verdict (its own would be 1). */
+    u = discussion_prompt(GOOD, BAD, INITIAL("A", "x\n2") INITIAL("B", "y\n2"));
+    expect_review(f.srv, "yielder", ROLE_A, u, 2, "I agree with Reviewer B", 5);
+    free(u);
+    /* The other has no verdict: keep one's own latest. */
+    u = discussion_prompt(BAD, GOOD, INITIAL("A", "x\n1") INITIAL("B", "I cannot tell."));
+    expect_review(f.srv, "yielder", ROLE_A, u, 1, "I keep my preference", 5);
+    free(u);
+    /* No verdict of one's own: the fresh own verdict, 1, whatever the other said. */
+    u = discussion_prompt(GOOD, BAD, INITIAL("A", "I cannot tell.") INITIAL("B", "y\n2"));
+    expect_review(f.srv, "yielder", ROLE_A, u, 1, "in my own judgment", 5);
+    free(u);
+    /* No "You are Reviewer" line: no self, so the fresh own verdict too. */
+    u = discussion_prompt(GOOD, BAD, split);
+    expect_review(f.srv, "yielder", "Discuss the answers.", u, 1, "in my own judgment", 5);
+    free(u);
+    finish(&f);
+}
+
+static void test_discussion_latest_verdicts(void **state)
+{
+    (void)state;
+    const char *specs[] = {"holder:" STRONG ",conformity=0", "yielder:" STRONG ",conformity=1"};
+    fixture f = start(specs, 2, 0);
+    /* B leads. Latest verdicts: A's is 2 (turn 1, white space around it ignored; turn 3 has
+    ** none; "TURN 0" is no statement, or its 1 would be A's latest); B's is 1 (turn 2; turn
+    ** 12's last line is not a verdict, nor is "1."). */
+    static const char talk[] =
+        INITIAL("B", "B: the second.\n2")
+        INITIAL("A", "A: the first.\n1")
+        "  [TURN 1 BY REVIEWER A START]  \nYou convinced me.\n  2  \n"
+        "[TURN 1 BY REVIEWER A END]\n"
+        TURN("2", "B", "Then again, the first.\n1")
+        TURN("3", "A", "I am not sure any more.")
+        TURN("12", "B", "1.\nStill thinking")
+        "[TURN 0 BY REVIEWER A START]\nnot a turn\n1\n[TURN 0 BY REVIEWER A END]\n";
+    /* Holders keep their own latest; the answers' fresh verdict is the other one each time. */
+    char *u = discussion_prompt(GOOD, BAD, talk);
+    expect_review(f.srv, "holder", ROLE_A, u, 2, "keep my preference", 5);
+    free(u);
+    u = discussion_prompt(BAD, GOOD, talk);
+    expect_review(f.srv, "holder", ROLE_B, u, 1, "keep my preference", 5);
+    /* Yielders take the other's latest; the role line may be in any case. */
+    expect_review(f.srv, "yielder", "you are reviewer a.", u, 1, "I now agree with Reviewer B", 5);
+    expect_review(f.srv, "yielder", ROLE_B, u, 2, "I now agree with Reviewer A", 5);
+    free(u);
+    /* Order is by place in the text, not by turn number: A's turn 4 comes last, so A's latest
+    ** is 1. */
+    u = discussion_prompt(BAD, GOOD,
+                          INITIAL("A", "x\n2") INITIAL("B", "y\n2") TURN("5", "A", "z\n2")
+                          TURN("4", "A", "w\n1"));
+    expect_review(f.srv, "holder", ROLE_A, u, 1, "I disagree with Reviewer B", 5);
+    free(u);
+    finish(&f);
+}
+
+/* A one-letter summary of a plain reply: the verdict, or e(mpty), r(efusal), o(ut of mode),
+** n(o verdict). */
+static char reply_kind(const char *c, int options)
+{
+    char v = reply_verdict(c, options);
+    if (v != 'E') return v;
+    return !*c ? 'e' : strstr(c, "sorry") ? 'r' : strstr(c, "[[") ? 'o' : 'n';
+}
+
+static void test_sbs_replies_unchanged(void **state)
+{
+    (void)state;
+    /* The roles added a sixth draw, u5, after the others, so plain SbS replies must stay byte
+    ** for byte what they were. These strings were recorded with the simulator of commit 86474d7
+    ** (before u5) for seeds 0..31 at server seed 42: a regression pin of the draws' order, not a
+    ** hand computation (the hand-checked statistics are in the tests above). */
+    const char *specs[] = {"pin:tie=1,bothbad=0.5", "pinflaky:invalid=0.5"};
+    fixture f = start(specs, 2, 0);
+    char *mid = user_prompt(RULES4, MID, MID, 0);
+    char *flaky = user_prompt(RULES2, GOOD, BAD, 0);
+    char *bad = user_prompt(RULES4, BAD, BAD2, 0);
+    char got_mid[33] = {0}, got_flaky[33] = {0}, got_bad[33] = {0};
+    for (int seed = 0; seed < 32; seed++) {
+        char *c = chat(f.srv, "pin", NULL, mid, 0, seed);
+        got_mid[seed] = reply_kind(c, 4);
+        free(c);
+        c = chat(f.srv, "pinflaky", NULL, flaky, 0, seed);
+        got_flaky[seed] = reply_kind(c, 2);
+        free(c);
+        c = chat(f.srv, "pin", NULL, bad, 0, seed);
+        got_bad[seed] = reply_kind(c, 4);
+        free(c);
+    }
+    assert_string_equal(got_mid, "BBABBBBABBBAABBAAAABAAAABABBABAA");
+    assert_string_equal(got_flaky, "AArAAAAAAAAAoAnAArerrAAArArAnAAA");
+    assert_string_equal(got_bad, "DBBDBBDBBDBDBADDBADDDDBDADBBBBAB");
+    free(mid);
+    free(flaky);
+    free(bad);
+    char *u = user_prompt(RULES4, GOOD, GOOD2, 0);
+    char *c = chat(f.srv, "pin", NULL, u, 0, 0);
+    assert_string_equal(c, "Simulated judgment: both answers are accurate, relevant and complete, "
+                           "and neither is clearly better, so both are good.\n[[C]]");
+    free(c);
+    free(u);
+    finish(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -844,6 +1276,14 @@ int main(void)
         cmocka_unit_test(test_fail_rate),
         cmocka_unit_test(test_latency_concurrent),
         cmocka_unit_test(test_instant),
+        cmocka_unit_test(test_debate_soft_agent2),
+        cmocka_unit_test(test_debate_agent1_verdict),
+        cmocka_unit_test(test_debate_hard_agent2),
+        cmocka_unit_test(test_debate_judge_agent),
+        cmocka_unit_test(test_discussion_initial_review),
+        cmocka_unit_test(test_discussion_hold_and_yield),
+        cmocka_unit_test(test_discussion_latest_verdicts),
+        cmocka_unit_test(test_sbs_replies_unchanged),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     curl_global_init(CURL_GLOBAL_DEFAULT);

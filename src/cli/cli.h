@@ -28,6 +28,9 @@ int cmd_labels(int argc, char **argv);
 int cmd_agreement(int argc, char **argv);
 int cmd_factors(int argc, char **argv);
 int cmd_tournament(int argc, char **argv);
+int cmd_debate(int argc, char **argv);
+int cmd_discuss(int argc, char **argv);
+int cmd_discussion_stats(int argc, char **argv);
 
 /* The transport options every judging command shares (sbs, tournament): help text, getopt
 ** entries (values CLI_OPT_JOBS...), and their parsing into the client parameters. */
@@ -56,6 +59,16 @@ enum { CLI_OPT_JOBS = 0x1000, CLI_OPT_CONNECT_TIMEOUT, CLI_OPT_TIMEOUT, CLI_OPT_
 /* Applies transport option c with its argument: 1 when applied, 0 when c is not a transport
 ** option, -1 after printing why the value is bad. */
 int cli_transport_option(int c, const char *arg, arb_client_params *client);
+/* The options every judging run shares: transport, --db, --dry-run, --progress/--no-progress
+** (getopt entries and their parsing, which returns as cli_transport_option does). */
+enum { CLI_OPT_DB = 0x1100, CLI_OPT_DRY_RUN, CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRESS };
+#define CLI_RUN_OPTIONS                                                                          \
+    CLI_TRANSPORT_OPTIONS, {"db", required_argument, 0, CLI_OPT_DB},                             \
+        {"dry-run", no_argument, 0, CLI_OPT_DRY_RUN},                                            \
+        {"progress", no_argument, 0, CLI_OPT_PROGRESS},                                          \
+        {"no-progress", no_argument, 0, CLI_OPT_NO_PROGRESS}
+int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
+                   int *dry_run, int *progress);
 
 /* Parses a whole number / a real in [lo, hi] for option name; prints an error and returns -1
 ** when the text is not one. */
@@ -69,6 +82,21 @@ void cli_install_signal_handlers(void);
 int cli_exit_code(arb_status st);
 /* Prints the summary of a run to stderr. */
 void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run);
+/* The exit code of a judging run that returned st: prints the store's message on failure, else
+** the run's summary and, when interrupted or some calls failed, what to do next. */
+int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_run_stats *stats,
+                   int dry_run);
+/* What every judging command does before its run: loads the items and answers (bad input:
+** exit 2), opens (creating) the store, installs the signal handlers. Returns 0 or the exit code
+** after printing why; the caller destroys *ds and closes *store either way. */
+int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
+                        const char *db, arb_dataset **ds, arb_store **store);
+/* Looks up judges by name in a judges file: spec is "FILE:name,name,..." or, when file is not
+** NULL, "name,name,...". Exactly n names must be given; out[i] gets a copy of each config
+** (strings borrowed from *loaded, which the caller destroys). Returns 0 or the exit code after
+** printing why. */
+int cli_pick_judges(const char *cmd, const char *option, const char *spec, const char *file,
+                    size_t n, arb_judge_config *out, arb_judges_file **loaded);
 /* Writes text to path ("-" = stdout). Returns 0 or -1 after printing an error. */
 int cli_write_file(const char *cmd, const char *path, const char *text);
 /* Opens the database of a command that only reads one: a path that does not exist is an error

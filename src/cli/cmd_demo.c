@@ -25,8 +25,11 @@ static const char demo_help[] =
     "  labels.jsonl  SYNTHETIC expert labels (3 made-up annotators), imported into demo.db\n"
     "  report.txt    the run summary and audit;  audit.json  the audit as JSON\n"
     "  judges.yaml   the tournament's judges file (the format 'arbiter tournament' reads)\n"
-    "Then runs a tournament of the four models (every pair, both orders, both judges) and\n"
-    "ranks them by Bradley-Terry with bootstrap intervals.\n"
+    "Debates (METHODS §2.5): sim-primacy as agent 1, sim-fair as agent 2 and judge agent, soft\n"
+    "and hard, audited beside the judges. Then runs a tournament of the four models (every\n"
+    "pair, both orders, both judges) and ranks them by Bradley-Terry with bootstrap intervals,\n"
+    "and a peer discussion (§7) between the two judges with its statistics (PDA, opinion\n"
+    "altering/holding, first-position share before and after).\n"
     "Exits 1 if the audit does not recover the injected biases or the ranking the known order.\n";
 
 /* The two judges of the demo, with the bias each is given (simulator spec syntax). */
@@ -54,17 +57,17 @@ static void print_judge_table(FILE *f, const arb_audit *a, size_t resamples)
 {
     fprintf(f, "\nAudit per judge (METHODS §3-§5; [95%% interval], %zu bootstrap resamples of items):\n",
             resamples);
-    fprintf(f, "  %-15s %-24s %-24s %7s %6s %7s %7s %7s %7s\n", "judge", "PBias@AB", "PF", "PC",
+    fprintf(f, "  %-36s %-24s %-24s %7s %6s %7s %7s %7s %7s\n", "judge", "PBias@AB", "PF", "PC",
             "RS", "acc", "kappa", "APCC", "MPCC");
     for (size_t i = 0; i < arb_audit_count(a); i++) {
         const arb_audit_row *r = arb_audit_row_at(a, i);
         const arb_audit_metrics *m = &r->m;
         /* judge names come from this demo's own table, but stay untrusted in principle */
-        char name[16];
+        char name[37];
         snprintf(name, sizeof name, "%s", r->judge);
         for (char *c = name; *c; c++)
             if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-        fprintf(f, "  %-15s ", name);
+        fprintf(f, "  %-36s ", name);
         const arb_audit_metric with_ci[] = {ARB_M_PBIAS_AB, ARB_M_PF};
         for (int k = 0; k < 2; k++) {
             put_num(f, 1, m->value[with_ci[k]], 6);
@@ -82,8 +85,98 @@ static void print_judge_table(FILE *f, const arb_audit *a, size_t resamples)
         put_num(f, 1, m->value[ARB_M_MPCC], 8);
         fputc('\n', f);
     }
-    fputs("  PC position consistency, RS repetition stability (only the @t1 judges repeat),\n"
+    fputs("  soft(...)/hard(...): debates (METHODS §2.5) of agent 1, agent 2 and the judge agent\n"
+          "  PC position consistency, RS repetition stability (only the @t1 judges repeat),\n"
           "  acc/kappa/APCC/MPCC agreement with the SYNTHETIC expert labels (METHODS §4)\n", f);
+}
+
+/* A judge of the demo as a client configuration: the same as 'arbiter sbs' uses, so agent 1
+** of a debate reuses the judge's stored calls. */
+static arb_judge_config demo_judge(const char *url, const char *model)
+{
+    arb_judge_config j = arb_sbs_default_params().judge;
+    j.base_url = url;
+    j.model = model;
+    j.name = model;
+    return j;
+}
+
+/* Multi-agent verdicts (§2.5): the biased judge as agent 1, the fair one as agent 2 and judge
+** agent, soft and hard, on every candidate; the audit then shows them beside the judges. */
+static int run_debates(arb_store *store, const arb_dataset *ds, const char *url,
+                       const arb_sim_judge *judges, int jobs, FILE *report)
+{
+    for (int hard = 0; hard <= 1; hard++) {
+        for (size_t k = 0; k < N_CANDIDATES; k++) {
+            arb_debate_params p = arb_debate_default_params();
+            p.mode = hard ? ARB_DEBATE_HARD : ARB_DEBATE_SOFT;
+            p.candidate = demo_candidates[k];
+            p.baseline = demo_baseline;
+            p.agents[0] = demo_judge(url, judges[1].model);
+            p.agents[1] = demo_judge(url, judges[0].model);
+            p.agents[2] = demo_judge(url, judges[0].model);
+            p.client.jobs = jobs;
+            p.progress = 0;
+            arb_run_stats stats;
+            arb_status st = arb_debate_run(store, ds, &p, &stats);
+            if (st) {
+                fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+                return cli_exit_code(st);
+            }
+            fprintf(report, "%s debate (%s, %s, %s): %s vs %s: %zu calls (%zu stored before, %zu "
+                    "sent, %zu failed, %zu invalid) in %.2f s\n", hard ? "hard" : "soft",
+                    judges[1].model, judges[0].model, judges[0].model, p.candidate, p.baseline,
+                    stats.planned, stats.cached, stats.sent, stats.failed, stats.invalid,
+                    stats.seconds);
+            printf("  %-15s %-12s vs %-12s    %3zu calls: %3zu sent, %3zu stored before, %zu failed, %zu invalid\n",
+                   hard ? "hard debate" : "soft debate", p.candidate, p.baseline, stats.planned,
+                   stats.sent, stats.cached, stats.failed, stats.invalid);
+        }
+    }
+    return EXIT_OK;
+}
+
+/* Peer discussion (§7) between the two judges on two pairs, leader drawn per discussion, at most
+** 4 turns, stopping once they agree; then the discussion and debate statistics. */
+static int run_discussion(arb_store *store, const arb_dataset *ds, const char *url,
+                          const arb_sim_judge *judges, int jobs, FILE *report)
+{
+    static const arb_model_pair pairs[] = {{"atlas-large", "birch-medium"},
+                                           {"cedar-small", "birch-medium"}};
+    arb_discuss_params p = arb_discuss_default_params();
+    p.reviewers[0] = demo_judge(url, judges[0].model);
+    p.reviewers[1] = demo_judge(url, judges[1].model);
+    p.pairs = pairs;
+    p.n_pairs = sizeof pairs / sizeof *pairs;
+    p.leader = ARB_LEADER_RANDOM;
+    p.max_turns = 4;
+    p.stop_on_agreement = 1;
+    p.client.jobs = jobs;
+    p.progress = 0;
+    arb_run_stats stats;
+    arb_status st = arb_discuss_run(store, ds, &p, &stats);
+    if (st) {
+        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+        return cli_exit_code(st);
+    }
+    printf("\nPeer discussion (METHODS §7): %s and %s on 2 pairs, both orders, leader drawn per "
+           "discussion, at most 4 turns, stop on agreement: %zu calls planned, %zu sent, %zu "
+           "stored before, %zu not needed\n", judges[0].model, judges[1].model, stats.planned,
+           stats.sent, stats.cached, stats.skipped);
+    arb_discussion_stats_params sp = arb_discussion_stats_default_params();
+    arb_discussion_stats *ds_stats = NULL;
+    char *text = NULL;
+    if (arb_discussion_stats_compute(store, &sp, &ds_stats) ||
+        !(text = arb_discussion_stats_to_text(ds_stats))) {
+        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+        arb_discussion_stats_destroy(ds_stats);
+        return EXIT_FAIL;
+    }
+    printf("%s", text);
+    fprintf(report, "\nPeer discussions and debates:\n%s", text);
+    arb_free(text);
+    arb_discussion_stats_destroy(ds_stats);
+    return EXIT_OK;
 }
 
 static const char *embedded(const char *name)
@@ -233,6 +326,9 @@ int cmd_demo(int argc, char **argv)
         }
     }
 
+    if ((rc = run_debates(store, ds, url, judges, (int)jobs, report)) != EXIT_OK) goto done;
+    rc = EXIT_FAIL;
+
     /* Expert labels: SYNTHETIC annotators (scripts/gen_demo_labels.py), imported as a user
     ** would import real ones. */
     snprintf(path, plen, "%s/labels.jsonl", out);
@@ -373,9 +469,10 @@ int cmd_demo(int argc, char **argv)
     printf("%s", rverdict);
     fprintf(report, "%s", rverdict);
     recovered = recovered && ranked;
+    if ((rc = run_discussion(store, ds, url, judges, (int)jobs, report)) != EXIT_OK) goto done;
 
-    printf("\nWrote %s/report.txt (full audit per comparison, agreement, factors, labels, "
-           "ranking), %s/audit.json, %s/judges.yaml and %s/demo.db\n(try: arbiter audit --db "
+    printf("\nWrote %s/report.txt (full audit per comparison and debate, agreement, factors, labels, "
+           "ranking, discussions), %s/audit.json, %s/judges.yaml and %s/demo.db\n(try: arbiter audit --db "
            "%s/demo.db --by task --bootstrap 1000; arbiter rank --db %s/demo.db --method "
            "elo --bootstrap 200)\n", out, out, out, out, out, out);
     rc = recovered ? EXIT_OK : EXIT_FAIL;

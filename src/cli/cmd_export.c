@@ -1,6 +1,6 @@
 /*
-** cmd_export.c -- `arbiter export`: the stored judgments as JSONL or CSV, or the stored
-** battles as arena-convention JSONL.
+** cmd_export.c -- `arbiter export`: the stored judgments as JSONL or CSV, the stored battles
+** as arena-convention JSONL, or the dialogues' transcripts.
 */
 #include "cli.h"
 
@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char export_help[] =
-    "usage: arbiter export --db FILE [--format jsonl|csv|battles] [--source NAME]\n"
+    "usage: arbiter export --db FILE [--format jsonl|csv|battles|transcripts] [--source NAME]\n"
     "                      [--output FILE]\n"
     "\n"
     "One row per pairwise judgment with its call: protocol, judge, item, candidate, baseline,\n"
@@ -21,7 +21,12 @@ static const char export_help[] =
     "JSON object per line in the arena convention: question_id, model_a (shown first),\n"
     "model_b, judge, winner (model_a|model_b|tie|tie (bothbad)) and the known style counts\n"
     "(length_a, length_b, headers_a, ...); ordered by source, then as imported. --source NAME\n"
-    "keeps one source only. The file reads back with 'arbiter import arena'.\n";
+    "keeps one source only. The file reads back with 'arbiter import arena'.\n"
+    "\n"
+    "--format transcripts writes every debate and discussion (METHODS 2.5, 7) as one JSON line:\n"
+    "dialogue, kind, item, answer1, answer2, participants, config, rep, status, final_verdict and\n"
+    "turns, each with turn, speaker, role, verdict, call_id, model, the messages sent, the reply\n"
+    "and the error (if any).\n";
 
 int cmd_export(int argc, char **argv)
 {
@@ -48,8 +53,10 @@ int cmd_export(int argc, char **argv)
     if (optind < argc) return cli_usage_error("export", "unexpected argument \"%s\"", argv[optind]);
     if (!db) return cli_usage_error("export", "missing --db");
     int battles = !strcmp(format, "battles");
-    if (strcmp(format, "jsonl") && strcmp(format, "csv") && !battles)
-        return cli_usage_error("export", "--format must be jsonl, csv or battles, got \"%s\"",
+    if (strcmp(format, "jsonl") && strcmp(format, "csv") && strcmp(format, "transcripts") &&
+        !battles)
+        return cli_usage_error("export",
+                               "--format must be jsonl, csv, battles or transcripts, got \"%s\"",
                                format);
     if (source && !battles)
         return cli_usage_error("export", "--source goes with --format battles");

@@ -44,9 +44,8 @@ static const char sbs_help[] =
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE, OPT_JUDGE_URL, OPT_JUDGE_MODEL,
-    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_DB,
-    OPT_TEMPERATURE, OPT_TOP_P, OPT_MAX_TOKENS, OPT_FREQ, OPT_SEED,
-    OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_HELP
+    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_TEMPERATURE,
+    OPT_TOP_P, OPT_MAX_TOKENS, OPT_FREQ, OPT_SEED, OPT_HELP
 };
 
 static const struct option sbs_options[] = {
@@ -61,16 +60,12 @@ static const struct option sbs_options[] = {
     {"prompt", required_argument, 0, OPT_PROMPT},
     {"options", required_argument, 0, OPT_OPTIONS},
     {"reps", required_argument, 0, OPT_REPS},
-    {"db", required_argument, 0, OPT_DB},
     {"temperature", required_argument, 0, OPT_TEMPERATURE},
     {"top-p", required_argument, 0, OPT_TOP_P},
     {"max-tokens", required_argument, 0, OPT_MAX_TOKENS},
     {"frequency-penalty", required_argument, 0, OPT_FREQ},
     {"seed", required_argument, 0, OPT_SEED},
-    CLI_TRANSPORT_OPTIONS,
-    {"dry-run", no_argument, 0, OPT_DRY_RUN},
-    {"progress", no_argument, 0, OPT_PROGRESS},
-    {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
+    CLI_RUN_OPTIONS,
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
 };
@@ -103,7 +98,6 @@ int cmd_sbs(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
-        case OPT_DB: db = optarg; break;
         case OPT_TEMPERATURE:
             if (cli_parse_double("--temperature", optarg, 0, 10, &x)) return EXIT_USAGE;
             p.judge.sampling.temperature = x;
@@ -125,12 +119,9 @@ int cmd_sbs(int argc, char **argv)
             p.judge.sampling.has_seed = 1;
             p.judge.sampling.seed = n;
             break;
-        case OPT_DRY_RUN: p.dry_run = 1; break;
-        case OPT_PROGRESS: p.progress = 1; break;
-        case OPT_NO_PROGRESS: p.progress = 0; break;
         case OPT_HELP: fputs(sbs_help, stdout); return EXIT_OK;
         default: {
-            int t = cli_transport_option(c, optarg, &p.client);
+            int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
             if (t < 0) return EXIT_USAGE;
             if (t > 0) break;
             return cli_usage_error("sbs", "unknown or incomplete option \"%s\"", argv[optind - 1]);
@@ -143,46 +134,13 @@ int cmd_sbs(int argc, char **argv)
                         : !p.judge.base_url && !p.dry_run ? "--judge-url" : !db ? "--db" : NULL;
     if (missing) return cli_usage_error("sbs", "missing %s", missing);
 
-    int rc = EXIT_FAIL;
     arb_store *store = NULL;
-    arb_dataset *ds = arb_dataset_create();
-    if (!ds) {
-        fprintf(stderr, "arbiter sbs: out of memory\n");
-        return EXIT_FAIL;
-    }
-    arb_status st = arb_dataset_load(ds, items, answers);
-    if (st) {
-        fprintf(stderr, "arbiter sbs: %s\n", arb_dataset_errmsg(ds));
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    st = arb_store_open(db, &store);
-    if (st) {
-        fprintf(stderr, "arbiter sbs: %s\n", store ? arb_store_errmsg(store) : arb_strerror(st));
-        goto done;
-    }
-    cli_install_signal_handlers();
+    arb_dataset *ds = NULL;
+    int rc = cli_open_run_inputs("sbs", items, answers, db, &ds, &store);
+    if (rc) goto done;
     arb_run_stats stats;
-    st = arb_sbs_run(store, ds, &p, &stats);
-    if (st && st != ARB_INTERRUPTED) {
-        fprintf(stderr, "arbiter sbs: %s\n", arb_store_errmsg(store));
-        rc = cli_exit_code(st);
-        goto done;
-    }
-    cli_print_run_stats("sbs", &stats, p.dry_run);
-    if (st == ARB_INTERRUPTED) {
-        fprintf(stderr, "arbiter sbs: %s\n", arb_store_errmsg(store));
-        rc = EXIT_INTERRUPTED;
-    } else if (stats.failed) {
-        fprintf(stderr,
-                "arbiter sbs: %zu calls failed after retries and count as verdict E (reasons in "
-                "the store; 'arbiter export' shows them); run the same command again to retry "
-                "them\n",
-                stats.failed);
-        rc = EXIT_FAIL;
-    } else {
-        rc = EXIT_OK;
-    }
+    arb_status st = arb_sbs_run(store, ds, &p, &stats);
+    rc = cli_run_result("sbs", store, st, &stats, p.dry_run);
 done:
     arb_store_close(store);
     arb_dataset_destroy(ds);

@@ -47,7 +47,7 @@ static const char tournament_help[] =
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_JUDGES, OPT_MODELS, OPT_EXCLUDE_SELF, OPT_RANDOM_K,
     OPT_SEED, OPT_PROMPT, OPT_REPS,
-    OPT_DB, OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_HELP
+    OPT_HELP
 };
 
 static const struct option tournament_options[] = {
@@ -60,11 +60,7 @@ static const struct option tournament_options[] = {
     {"seed", required_argument, 0, OPT_SEED},
     {"prompt", required_argument, 0, OPT_PROMPT},
     {"reps", required_argument, 0, OPT_REPS},
-    CLI_TRANSPORT_OPTIONS,
-    {"db", required_argument, 0, OPT_DB},
-    {"dry-run", no_argument, 0, OPT_DRY_RUN},
-    {"progress", no_argument, 0, OPT_PROGRESS},
-    {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
+    CLI_RUN_OPTIONS,
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
 };
@@ -125,13 +121,9 @@ int cmd_tournament(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
-        case OPT_DB: db = optarg; break;
-        case OPT_DRY_RUN: p.dry_run = 1; break;
-        case OPT_PROGRESS: p.progress = 1; break;
-        case OPT_NO_PROGRESS: p.progress = 0; break;
         case OPT_HELP: fputs(tournament_help, stdout); return EXIT_OK;
         default: {
-            int t = cli_transport_option(c, optarg, &p.client);
+            int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
             if (t < 0) return EXIT_USAGE;
             if (t > 0) break;
             return cli_usage_error("tournament", "unknown or incomplete option \"%s\"",
@@ -157,11 +149,7 @@ int cmd_tournament(int argc, char **argv)
     arb_store *store = NULL;
     arb_judges_file *judges = NULL;
     arb_battles *battles = NULL;
-    arb_dataset *ds = arb_dataset_create();
-    if (!ds) {
-        fprintf(stderr, "arbiter tournament: out of memory\n");
-        goto done;
-    }
+    arb_dataset *ds = NULL;
     char *err = NULL;
     arb_status st = arb_judges_file_load(judges_path, &judges, &err);
     if (st) {
@@ -171,19 +159,8 @@ int cmd_tournament(int argc, char **argv)
         goto done;
     }
     p.judges = judges;
-    st = arb_dataset_load(ds, items, answers);
-    if (st) {
-        fprintf(stderr, "arbiter tournament: %s\n", arb_dataset_errmsg(ds));
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    st = arb_store_open(db, &store);
-    if (st) {
-        fprintf(stderr, "arbiter tournament: %s\n",
-                store ? arb_store_errmsg(store) : arb_strerror(st));
-        goto done;
-    }
-    cli_install_signal_handlers();
+    if ((rc = cli_open_run_inputs("tournament", items, answers, db, &ds, &store))) goto done;
+    rc = EXIT_FAIL;
     arb_run_stats stats;
     st = arb_tournament_run(store, ds, &p, &stats);
     if (st && st != ARB_INTERRUPTED) {

@@ -23,10 +23,13 @@ static const char usage_text[] =
     "  labels       import human (expert) labels; inter-annotator agreement\n"
     "  agreement    judge x judge agreement and disagreement\n"
     "  factors      which factors drive position consistency (stepwise AIC regression)\n"
-    "  export       write the stored judgments as JSONL or CSV\n"
+    "  export       write the stored judgments (JSONL, CSV), battles or transcripts\n"
     "  import       import battles: PRD Vicuna80 reviews, Chatbot Arena, FastChat MT-Bench\n"
     "  rank         rank models from battles: win rate, Elo, Bradley-Terry, peer rank\n"
     "  tournament   every pair of models, both orders, judged by every judge of a judges file\n"
+    "  debate       soft/hard multi-agent verdicts: agent 1, agent 2, judge agent (§2.5)\n"
+    "  discuss      peer discussion between two reviewers, or a self-discussion (§7)\n"
+    "  discussion-stats  PDA, opinion altering/holding, position shares of discussions\n"
     "  sim-server   run the SIMULATED judge server (a simulator, not a language model)\n"
     "  demo         judge the built-in demo benchmark with two simulated judges\n"
     "\n"
@@ -38,6 +41,11 @@ static const char usage_text[] =
     "  arbiter audit --db eval.db [--by judge|task|candidate] [--bootstrap 1000] [--json]\n"
     "  arbiter agreement --db eval.db [--json]\n"
     "  arbiter factors --db eval.db [--target pc|pf] [--json]\n"
+    "  arbiter debate --mode soft --agents judges.yaml:a1,a2,judge --items items.jsonl \\\n"
+    "      --answers answers.jsonl --candidate M1 --baseline M2 --db eval.db\n"
+    "  arbiter discuss --reviewers judges.yaml:r1,r2 --leader random --turns 4 \\\n"
+    "      --stop-on-agreement --items items.jsonl --answers answers.jsonl --pairs M1:M2 --db eval.db\n"
+    "  arbiter discussion-stats --db eval.db [--json]\n"
     "\n"
     "'arbiter <command> --help' describes a command.\n"
     "exit codes: 0 ok, 1 failure, 2 usage or bad input, 130 interrupted\n";
@@ -150,7 +158,40 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
             what, st->planned, st->cached, st->sent, st->failed, st->invalid, st->retries,
             st->prompt_tokens, st->completion_tokens, st->seconds);
     if (st->sent && st->seconds > 0) fprintf(stderr, " (%.0f calls/s)", (double)st->sent / st->seconds);
+    if (st->skipped) fprintf(stderr, "; %zu not needed (dialogues ended earlier)", st->skipped);
     fputc('\n', stderr);
+}
+
+int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
+                   int *dry_run, int *progress)
+{
+    switch (c) {
+    case CLI_OPT_DB: *db = arg; return 1;
+    case CLI_OPT_DRY_RUN: *dry_run = 1; return 1;
+    case CLI_OPT_PROGRESS: *progress = 1; return 1;
+    case CLI_OPT_NO_PROGRESS: *progress = 0; return 1;
+    default: return cli_transport_option(c, arg, client);
+    }
+}
+
+int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_run_stats *stats,
+                   int dry_run)
+{
+    if (st && st != ARB_INTERRUPTED) return cli_store_failure(cmd, store, st);
+    cli_print_run_stats(cmd, stats, dry_run);
+    if (st == ARB_INTERRUPTED) {
+        fprintf(stderr, "arbiter %s: %s\n", cmd, arb_store_errmsg(store));
+        return EXIT_INTERRUPTED;
+    }
+    if (stats->failed) {
+        fprintf(stderr,
+                "arbiter %s: %zu calls failed after retries and count as verdict E (reasons in "
+                "the store; 'arbiter export' shows them); run the same command again to retry "
+                "them\n",
+                cmd, stats->failed);
+        return EXIT_FAIL;
+    }
+    return EXIT_OK;
 }
 
 int cli_write_file(const char *cmd, const char *path, const char *text)
@@ -184,6 +225,88 @@ int cli_open_existing_store(const char *cmd, const char *path, arb_store **out)
         return cli_exit_code(st) == EXIT_OK ? EXIT_FAIL : cli_exit_code(st);
     }
     return 0;
+}
+
+int cli_pick_judges(const char *cmd, const char *option, const char *spec, const char *file,
+                    size_t n, arb_judge_config *out, arb_judges_file **loaded)
+{
+    *loaded = NULL;
+    char *path = NULL;
+    const char *names = spec;
+    if (!file) {
+        const char *colon = strchr(spec, ':');
+        if (!colon || colon == spec)
+            return cli_usage_error(cmd, "%s expects FILE:name,... (a judges file and the judges' "
+                                        "names in it), or give the file with --judges; got \"%s\"",
+                                   option, spec);
+        path = strndup(spec, (size_t)(colon - spec));
+        if (!path) {
+            fprintf(stderr, "arbiter %s: out of memory\n", cmd);
+            return EXIT_FAIL;
+        }
+        file = path;
+        names = colon + 1;
+    }
+    char *err = NULL;
+    arb_status st = arb_judges_file_load(file, loaded, &err);
+    if (st) {
+        fprintf(stderr, "arbiter %s: %s\n", cmd, err ? err : arb_strerror(st));
+        arb_free(err);
+        free(path);
+        return st == ARB_NOMEM ? EXIT_FAIL : EXIT_USAGE;
+    }
+    size_t count = 0, n_judges = arb_judges_file_count(*loaded);
+    int rc = EXIT_OK;
+    for (const char *p = names; rc == EXIT_OK; p++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || count == n) {
+            rc = cli_usage_error(cmd, "%s expects exactly %zu judge names separated by commas, "
+                                      "got \"%s\"", option, n, names);
+            break;
+        }
+        size_t i;
+        for (i = 0; i < n_judges; i++) {
+            const arb_judge_config *j = arb_judges_file_judge(*loaded, i);
+            const char *name = j->name ? j->name : j->model;
+            if (strlen(name) == len && !strncmp(name, p, len)) break;
+        }
+        if (i == n_judges) {
+            rc = cli_usage_error(cmd, "%s: no judge named \"%.*s\" in %s", option, (int)len, p,
+                                 file);
+            break;
+        }
+        out[count] = *arb_judges_file_judge(*loaded, i);
+        if (!out[count].name) out[count].name = out[count].model;
+        count++;
+        p += len;
+        if (!*p) break;
+    }
+    if (rc == EXIT_OK && count != n)
+        rc = cli_usage_error(cmd, "%s expects exactly %zu judge names separated by commas, got "
+                                  "\"%s\"", option, n, names);
+    free(path);
+    return rc;
+}
+
+int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
+                        const char *db, arb_dataset **ds, arb_store **store)
+{
+    *store = NULL;
+    if (!(*ds = arb_dataset_create())) {
+        fprintf(stderr, "arbiter %s: out of memory\n", cmd);
+        return EXIT_FAIL;
+    }
+    if (arb_dataset_load(*ds, items, answers)) {
+        fprintf(stderr, "arbiter %s: %s\n", cmd, arb_dataset_errmsg(*ds));
+        return EXIT_USAGE;
+    }
+    arb_status st = arb_store_open(db, store);
+    if (st) {
+        fprintf(stderr, "arbiter %s: %s\n", cmd, *store ? arb_store_errmsg(*store) : arb_strerror(st));
+        return EXIT_FAIL;
+    }
+    cli_install_signal_handlers();
+    return EXIT_OK;
 }
 
 int cli_store_failure(const char *cmd, arb_store *store, arb_status st)
@@ -231,7 +354,10 @@ int main(int argc, char **argv)
                     {"labels", cmd_labels},
                     {"agreement", cmd_agreement},
                     {"factors", cmd_factors},
-                    {"tournament", cmd_tournament}};
+                    {"tournament", cmd_tournament},
+                    {"debate", cmd_debate},
+                    {"discuss", cmd_discuss},
+                    {"discussion-stats", cmd_discussion_stats}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "arbiter: unknown command \"%s\"\n(see 'arbiter --help')\n", cmd);
