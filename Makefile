@@ -1,6 +1,7 @@
 # Convenience wrapper around CMake for people who just want it to work.
 #   make demo   install dependencies, build, run the demo (writes arbiter-demo/report.txt)
-#   make test   install dependencies, build normal + sanitizer builds, run all tests + short fuzz
+#   make test   install dependencies, build normal + sanitizer builds, run all tests (unit, e2e,
+#               browser tests in headless Chromium) + short fuzz
 #   make fuzz   longer fuzzing runs (FUZZ_SECONDS each, default 300)
 #   make valgrind  unit tests and the demo under valgrind (leaks, invalid accesses)
 #   make bench  throughput benchmark against the Python way (see bench/README.md)
@@ -9,12 +10,16 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 SHORT_FUZZ_SECONDS ?= 15
 
-.PHONY: valgrind all deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench bench-rank clean
+.PHONY: valgrind all deps browser-deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench bench-rank clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+# Chromium, Node.js and playwright-core for tests/browser (not needed by `make demo`).
+browser-deps: deps
+	@ARB_BROWSER_DEPS=1 bash scripts/install-deps.sh
 
 build: deps
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -28,11 +33,12 @@ build-fuzz: deps
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DARB_FUZZ=ON -DARB_TESTS=OFF >/dev/null
 	cmake --build build-fuzz -j $(JOBS)
 
-test-release: build
-	cd build && ctest --output-on-failure -j $(JOBS)
+# ARB_BROWSER_REQUIRED=1: the browser tests fail, rather than skip, if their dependencies are missing.
+test-release: build browser-deps
+	cd build && ARB_BROWSER_REQUIRED=1 ctest --output-on-failure -j $(JOBS)
 
-test-asan: build-asan
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+test-asan: build-asan browser-deps
+	cd build-asan && ARB_BROWSER_REQUIRED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
 fuzz-short: build-fuzz

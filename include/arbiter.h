@@ -812,6 +812,58 @@ ARB_API char *arb_discussion_stats_to_text(const arb_discussion_stats *st);
 ARB_API char *arb_discussion_stats_to_json(const arb_discussion_stats *st);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Reports: everything the store knows, as one self-contained HTML file (inline CSS and SVG
+** charts drawn by arbiter, no scripts, works offline, prints well) or as Markdown with the same
+** tables. Every string from the store (answers, questions, names) is escaped.               */
+
+typedef struct arb_report_params {
+    const char *title;          /* default "arbiter report" */
+    size_t bootstrap;           /* resamples for audit and rating intervals (default 1000) */
+    unsigned long long seed;    /* default 20261123 */
+    size_t worst_cases;         /* most inconsistent items shown with both answers (default 8) */
+    size_t transcripts;         /* discussion/debate transcripts shown in full (default 3) */
+} arb_report_params;
+
+ARB_API arb_report_params arb_report_default_params(void);
+/* Writes the report of the store as format "html" or "markdown" to out. ARB_INVALID for
+** another format; store errors as usual (arb_store_errmsg). */
+ARB_API arb_status arb_report_write(arb_store *store, const arb_report_params *params,
+                                    const char *format, FILE *out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Annotation web app (METHODS §4): blind side-by-side labelling by human experts in a
+** browser, served over HTTP by libmicrohttpd. Labels go to the store's human_labels (source
+** "ui", with annotator, shown order and time taken) as soon as they are given.             */
+
+typedef struct arb_annotate_params {
+    const char *bind_address;     /* default "127.0.0.1" */
+    int port;                     /* default 8765; 0 picks a free port */
+    const char *token;            /* required: requests carry it (header or cookie); never
+                                     logged or stored */
+    const char *annotator;        /* name used when the login gives none; NULL: must be given */
+    int overlap;                  /* each (item, candidate, baseline) is shown to at most this
+                                     many annotators (default 1) */
+    const arb_model_pair *pairs;  /* first = candidate, second = baseline; NULL: every pair of
+                                     the stored side-by-side judgments */
+    size_t n_pairs;
+    unsigned long long seed;      /* which answer is shown first (default 20261123) */
+    int lease_minutes;            /* an unanswered task is given to others after this long
+                                     (default 30) */
+} arb_annotate_params;
+
+typedef struct arb_annotate_server arb_annotate_server;
+
+ARB_API arb_annotate_params arb_annotate_default_params(void);
+/* Opens the store at db_path (its own connections) and starts serving. On failure *errmsg
+** (free with arb_free) says why. */
+ARB_API arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *params,
+                                      arb_annotate_server **out, char **errmsg);
+ARB_API int arb_annotate_port(const arb_annotate_server *srv);
+/* The (candidate, baseline) pairs being served (given, or found in the store). */
+ARB_API size_t arb_annotate_pair_count(const arb_annotate_server *srv);
+ARB_API void arb_annotate_stop(arb_annotate_server *srv);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Simulated judge server (a SIMULATOR, not a language model): an OpenAI-compatible HTTP
 ** server on loopback whose replies come from a documented model of a biased judge. Used by the
 ** tests, the demo and the benchmarks in place of a real LLM.                                */

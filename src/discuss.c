@@ -127,15 +127,11 @@ static int leader_of(const discuss_run *r, const coords *c)
     const char *first, *second;
     shown(r, c, &first, &second);
     const char *item = r->items[c->item]->id;
-    XXH3_state_t *h = XXH3_createState();
-    if (!h) return 0; /* out of memory: any fixed choice keeps reruns consistent enough */
-    XXH3_64bits_reset_withSeed(h, r->params->seed);
-    XXH3_64bits_update(h, item, strlen(item) + 1);
-    XXH3_64bits_update(h, first, strlen(first) + 1);
-    XXH3_64bits_update(h, second, strlen(second) + 1);
-    XXH3_64bits_update(h, &c->rep, sizeof c->rep);
-    uint64_t x = XXH3_64bits_digest(h);
-    XXH3_freeState(h);
+    /* chained seeds: no allocation, so build and done always agree */
+    uint64_t x = XXH3_64bits_withSeed(item, strlen(item), r->params->seed);
+    x = XXH3_64bits_withSeed(first, strlen(first), x);
+    x = XXH3_64bits_withSeed(second, strlen(second), x);
+    x = XXH3_64bits_withSeed(&c->rep, sizeof c->rep, x);
     return (int)(x >> 63);
 }
 

@@ -75,6 +75,19 @@ int arb__json_set(json_t *obj, const char *key, json_t *value);
 ** as it was). */
 int arb__grow(void *pp, size_t *cap, size_t need, size_t size);
 
+/* A request body as libmicrohttpd hands it over, in pieces (sim.c, annotate.c). */
+typedef struct arb__upload {
+    arb__buf body;  /* capped at the max given to arb__upload_step */
+    int too_big;    /* the body went over the cap (the rest was dropped) */
+} arb__upload;
+/* One call of an MHD access handler: makes the upload state on the first call (headers only)
+** and appends each piece of the body. Returns 1 when the handler should return MHD_YES and wait
+** for more, 0 when the body is complete (*up is the upload), -1 when out of memory (MHD_NO). */
+int arb__upload_step(void **req_cls, size_t max, const char *data, size_t *size,
+                     arb__upload **up);
+/* Frees the upload state of a finished request (MHD_OPTION_NOTIFY_COMPLETED). */
+void arb__upload_free(void **req_cls);
+
 double arb__now_ms(void);           /* monotonic clock, milliseconds */
 char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
 
@@ -604,5 +617,45 @@ int arb__rank_self_enhancement(const arb_battles *b, const arb_rank_params *p, a
 ** per reviewer index (NULL: equal). Fills out->human. */
 int arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
                               const double *weight, arb_rank *out);
+
+/* ---- html.c: escaping for HTML and Markdown, and SVG charts drawn by arbiter ------------- */
+
+/* Each appends to b and returns 0, or -1 when out of memory. Untrusted text is written with
+** &, <, >, " and ' escaped, invalid UTF-8 bytes as U+FFFD and control characters other than
+** tab and newline dropped, so no input can open a tag, end an attribute or drive a terminal. */
+int arb__html_text(arb__buf *b, const char *s);  /* element content; NULL writes nothing */
+int arb__html_attr(arb__buf *b, const char *s);  /* an attribute value inside double quotes */
+/* A Markdown table cell or inline text: as arb__html_text, and also | \ ` * _ [ ] # ~ $ escaped
+** with a backslash and newlines as <br>, so a value cannot break the table or add markup. */
+int arb__md_text(arb__buf *b, const char *s);
+
+/* Charts: each writes one <svg role="img" aria-labelledby=...> with a <title> (title) and a
+** <desc> (what is drawn, in words), axis labels, a legend where there is more than one colour,
+** colour-blind-safe colours (Okabe-Ito), values as text where they fit, and undefined values
+** (NAN) drawn as empty/grey marks labelled "n/a"; width 100% of the page, fixed viewBox. All
+** strings are escaped. Arrays are borrowed. */
+
+/* One horizontal bar per row, split into n_cats segments (shares 0..1, row-major n_rows x
+** n_cats; a row's shares may sum to less than 1); e.g. verdict shares a/b/c/d/e per run. */
+int arb__svg_stacked_bars(arb__buf *b, const char *title, const char *const *rows, size_t n_rows,
+                          const char *const *cats, size_t n_cats, const double *shares);
+/* A heat map (row-major n_rows x n_cols) coloured from lo to hi, each cell printed with
+** printf-style cell_format applied to value * scale (e.g. "%.0f%%" with scale 100). */
+int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, size_t n_rows,
+                     const char *const *cols, size_t n_cols, const double *values, double lo,
+                     double hi, const char *cell_format, double scale);
+/* One row per label: a point at value with a whisker from lo to hi (NAN: no whisker) on a
+** shared horizontal axis named axis_label, and a vertical reference line at ref (NAN: none). */
+int arb__svg_intervals(arb__buf *b, const char *title, const char *axis_label,
+                       const char *const *labels, size_t n, const double *value,
+                       const double *lo, const double *hi, double ref);
+/* Horizontal bars from 0 (e.g. reviewer weights), the value printed at each bar's end. */
+int arb__svg_bars(arb__buf *b, const char *title, const char *axis_label,
+                  const char *const *labels, size_t n, const double *values);
+/* Lines: n_series series (row-major n_series x n_points) over x = 1..n_points, x_label and
+** y_label on the axes, a legend naming the series. */
+int arb__svg_lines(arb__buf *b, const char *title, const char *x_label, const char *y_label,
+                   const char *const *series, size_t n_series, const double *values,
+                   size_t n_points);
 
 #endif

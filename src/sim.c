@@ -169,12 +169,6 @@ struct arb_sim_server {
     atomic_ullong arrivals; /* chat requests received */
 };
 
-/* Per-request state: the body gathered from MHD's upload callbacks. */
-typedef struct sim_request {
-    arb__buf body;
-    int too_big;
-} sim_request;
-
 /* ---- small helpers ----------------------------------------------------------------------- */
 
 static void set_err(char **errmsg, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
@@ -1042,7 +1036,7 @@ static int request_key(arb__buf *key, const char *model, json_t *messages, json_
 }
 
 static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *conn,
-                                   sim_request *rq)
+                                   arb__upload *rq)
 {
     unsigned long long arrival = atomic_fetch_add(&srv->arrivals, 1);
     if (srv->fail_rate > 0) {
@@ -1155,20 +1149,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   void **req_cls)
 {
     arb_sim_server *srv = cls;
-    sim_request *rq = *req_cls;
-    if (!rq) { /* first call: headers only */
-        rq = calloc(1, sizeof *rq);
-        if (!rq) return MHD_NO;
-        arb__buf_init(&rq->body, SIM_MAX_BODY);
-        *req_cls = rq;
-        return MHD_YES;
-    }
-    if (*upload_data_size) {
-        if (!rq->too_big && arb__buf_append(&rq->body, upload_data, *upload_data_size))
-            rq->too_big = 1;
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
+    arb__upload *rq = NULL;
+    int more = arb__upload_step(req_cls, SIM_MAX_BODY, upload_data, upload_data_size, &rq);
+    if (more) return more > 0 ? MHD_YES : MHD_NO;
     int is_chat = !strcmp(url, "/v1/chat/completions") || !strcmp(url, "/chat/completions");
     int is_models = !strcmp(url, "/v1/models") || !strcmp(url, "/models");
     if (is_chat) {
@@ -1191,11 +1174,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    sim_request *rq = *req_cls;
-    if (!rq) return;
-    arb__buf_free(&rq->body);
-    free(rq);
-    *req_cls = NULL;
+    arb__upload_free(req_cls);
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */

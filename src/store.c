@@ -28,7 +28,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -280,6 +280,23 @@ static const char *const migrations[] = {
     "  -- {\"both_bad\": true, \"style_i\": {\"length\": 812, \"headers\": 2, ...}, \"style_j\": ...}\n"
     "  CONSTRAINT extra_is_json CHECK (json_valid(extra));\n"
     "CREATE INDEX battles_by_reviewer ON battles(reviewer);\n",
+    /* 3: the annotation web app's assignments (arbiter annotate, METHODS 4) */
+    "CREATE TABLE annotation_tasks (\n"
+    "  -- A side-by-side pair shown to one annotator: which answer was shown first, when, and\n"
+    "  -- how it ended. Open tasks count towards the overlap limit until they expire, so two\n"
+    "  -- annotators working at once never push an item past it.\n"
+    "  id            INTEGER PRIMARY KEY,\n"
+    "  item_id       TEXT NOT NULL REFERENCES items(id),\n"
+    "  candidate     TEXT NOT NULL,\n"
+    "  baseline      TEXT NOT NULL,\n"
+    "  annotator     TEXT NOT NULL,\n"
+    "  shown_order   INTEGER NOT NULL CHECK (shown_order IN (0, 1)), -- 0: candidate first\n"
+    "  assigned_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),\n"
+    "  finished_at   TEXT,                        -- NULL while open\n"
+    "  outcome       TEXT CHECK (outcome IN ('label', 'skip')), -- NULL while open\n"
+    "  UNIQUE (item_id, candidate, baseline, annotator)\n"
+    ");\n"
+    "CREATE INDEX annotation_tasks_by_pair ON annotation_tasks(candidate, baseline, item_id);\n",
 };
 
 /* Statements prepared once at open (the hot paths). */

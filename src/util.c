@@ -422,3 +422,32 @@ int arb__grow(void *pp, size_t *cap, size_t need, size_t size)
     *cap = n;
     return 0;
 }
+
+/* See internal.h. */
+int arb__upload_step(void **req_cls, size_t max, const char *data, size_t *size, arb__upload **up)
+{
+    arb__upload *u = *req_cls;
+    if (!u) { /* the first call brings the headers only */
+        if (!(u = calloc(1, sizeof *u))) return -1;
+        arb__buf_init(&u->body, max);
+        *req_cls = u;
+        return 1;
+    }
+    *up = u;
+    if (*size) {
+        if (!u->too_big && arb__buf_append(&u->body, data, *size)) u->too_big = 1;
+        *size = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* See internal.h. */
+void arb__upload_free(void **req_cls)
+{
+    arb__upload *u = *req_cls;
+    if (!u) return;
+    arb__buf_free(&u->body);
+    free(u);
+    *req_cls = NULL;
+}

@@ -261,22 +261,22 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 2);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 3);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 3", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 4", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 3"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 4"));
     arb_store_close(s);
 }
 
-/* A version-1 store (before battles had "extra") is upgraded in place on open, keeping its
-** rows. */
+/* A version-1 store (before battles had "extra" and before the annotation tasks) is upgraded
+** in place on open, keeping its rows. */
 static void test_schema_migration_from_1(void **state)
 {
     fixture *f = *state;
@@ -284,6 +284,7 @@ static void test_schema_migration_from_1(void **state)
     sqlite3 *db = arb__store_db(s);
     assert_int_equal(sqlite3_exec(db,
                                   "DROP INDEX battles_by_reviewer;"
+                                  "DROP TABLE annotation_tasks;"
                                   "ALTER TABLE battles DROP COLUMN extra;"
                                   "INSERT INTO battles (source, seq, q, i, j, reviewer, s) "
                                   "VALUES ('old', 0, 'q1', 'm1', 'm2', 'r', -1);"
@@ -292,9 +293,10 @@ static void test_schema_migration_from_1(void **state)
                      SQLITE_OK);
     arb_store_close(s);
     s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 2);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 3);
     assert_int_equal(query_int(s, "SELECT count(*) FROM battles WHERE extra = '{}' AND s = -1"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'battles_by_reviewer'"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'annotation_tasks'"), 1);
     arb_store_close(s);
 }
 
@@ -359,7 +361,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 2);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 3);
     arb_store_close(s);
 }
 

@@ -31,6 +31,8 @@ int cmd_tournament(int argc, char **argv);
 int cmd_debate(int argc, char **argv);
 int cmd_discuss(int argc, char **argv);
 int cmd_discussion_stats(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 
 /* The transport options every judging command shares (sbs, tournament): help text, getopt
 ** entries (values CLI_OPT_JOBS...), and their parsing into the client parameters. */
@@ -91,6 +93,9 @@ int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_r
 ** after printing why; the caller destroys *ds and closes *store either way. */
 int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
                         const char *db, arb_dataset **ds, arb_store **store);
+/* Splits "X:Y,X2:Y2" (option's value) in place into pairs (caller frees *out). Returns the
+** count, or -1 after printing why. */
+long cli_parse_pairs(const char *cmd, const char *option, char *text, arb_model_pair **out);
 /* Looks up judges by name in a judges file: spec is "FILE:name,name,..." or, when file is not
 ** NULL, "name,name,...". Exactly n names must be given; out[i] gets a copy of each config
 ** (strings borrowed from *loaded, which the caller destroys). Returns 0 or the exit code after

@@ -23,6 +23,7 @@ static const char demo_help[] =
     "  demo.db       the SQLite store (run again: nothing is sent twice)\n"
     "  items.jsonl, answers.jsonl   the benchmark, to try the other commands on\n"
     "  labels.jsonl  SYNTHETIC expert labels (3 made-up annotators), imported into demo.db\n"
+    "  report.html   the report with charts (one file, opens offline); report.md the same tables\n"
     "  report.txt    the run summary and audit;  audit.json  the audit as JSON\n"
     "  judges.yaml   the tournament's judges file (the format 'arbiter tournament' reads)\n"
     "Debates (METHODS §2.5): sim-primacy as agent 1, sim-fair as agent 2 and judge agent, soft\n"
@@ -88,6 +89,26 @@ static void print_judge_table(FILE *f, const arb_audit *a, size_t resamples)
     fputs("  soft(...)/hard(...): debates (METHODS §2.5) of agent 1, agent 2 and the judge agent\n"
           "  PC position consistency, RS repetition stability (only the @t1 judges repeat),\n"
           "  acc/kappa/APCC/MPCC agreement with the SYNTHETIC expert labels (METHODS §4)\n", f);
+}
+
+/* Writes the store's report as format to dir/name (arb_report_write). Returns 0 or -1 after
+** printing why. */
+static int write_report(arb_store *store, const char *dir, const char *name, const char *format)
+{
+    size_t len = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(len);
+    if (!path) return -1;
+    snprintf(path, len, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    arb_report_params rp = arb_report_default_params();
+    rp.title = "arbiter demo report (SIMULATED judges)";
+    arb_status st = f ? arb_report_write(store, &rp, format, f) : ARB_IO;
+    int closed = f ? fclose(f) : 0;
+    if (st || closed)
+        fprintf(stderr, "arbiter demo: cannot write %s: %s\n", path,
+                f ? arb_store_errmsg(store) : strerror(errno));
+    free(path);
+    return st || closed ? -1 : 0;
 }
 
 /* A judge of the demo as a client configuration: the same as 'arbiter sbs' uses, so agent 1
@@ -470,11 +491,16 @@ int cmd_demo(int argc, char **argv)
     fprintf(report, "%s", rverdict);
     recovered = recovered && ranked;
     if ((rc = run_discussion(store, ds, url, judges, (int)jobs, report)) != EXIT_OK) goto done;
+    rc = EXIT_FAIL;
+    if (write_report(store, out, "report.html", "html") ||
+        write_report(store, out, "report.md", "markdown"))
+        goto done;
 
-    printf("\nWrote %s/report.txt (full audit per comparison and debate, agreement, factors, labels, "
+    printf("\nWrote %s/report.html (open it in a browser: charts of every result), %s/report.md,\n"
+           "%s/report.txt (full audit per comparison and debate, agreement, factors, labels, "
            "ranking, discussions), %s/audit.json, %s/judges.yaml and %s/demo.db\n(try: arbiter audit --db "
            "%s/demo.db --by task --bootstrap 1000; arbiter rank --db %s/demo.db --method "
-           "elo --bootstrap 200)\n", out, out, out, out, out, out);
+           "elo --bootstrap 200)\n", out, out, out, out, out, out, out, out);
     rc = recovered ? EXIT_OK : EXIT_FAIL;
 done:
     if (report) fclose(report);

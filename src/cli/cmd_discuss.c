@@ -73,36 +73,6 @@ static const struct option discuss_options[] = {
     {0, 0, 0, 0},
 };
 
-/* Splits "X:Y,X2:Y2" in place into pairs (caller frees *out). Returns the count, or -1 after
-** printing why. */
-static long parse_pairs(char *text, arb_model_pair **out)
-{
-    size_t n = 1;
-    for (const char *c = text; *c; c++) n += *c == ',';
-    *out = calloc(n, sizeof **out);
-    if (!*out) {
-        fprintf(stderr, "arbiter discuss: out of memory\n");
-        return -1;
-    }
-    size_t k = 0;
-    for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        char *colon = strchr(tok, ':');
-        if (!colon || colon == tok || !colon[1] || strchr(colon + 1, ':')) {
-            cli_usage_error("discuss", "--pairs expects X:Y[,X:Y...] (two model names per pair), "
-                                       "got \"%s\"", tok);
-            return -1;
-        }
-        *colon = '\0';
-        (*out)[k++] = (arb_model_pair){.first = tok, .second = colon + 1};
-    }
-    if (k == 0) {
-        cli_usage_error("discuss", "--pairs names no pair");
-        return -1;
-    }
-    return (long)k;
-}
-
 int cmd_discuss(int argc, char **argv)
 {
     arb_discuss_params p = arb_discuss_default_params();
@@ -189,7 +159,7 @@ int cmd_discuss(int argc, char **argv)
     arb_store *store = NULL;
     arb_dataset *ds = NULL;
     char self_names[2][160];
-    long n_pairs = parse_pairs(pairs_text, &pairs);
+    long n_pairs = cli_parse_pairs("discuss", "--pairs", pairs_text, &pairs);
     int rc = n_pairs < 0 ? EXIT_USAGE : EXIT_OK;
     if (!rc && self) {
         rc = cli_pick_judges("discuss", "--self", self, judges_path, 1, p.reviewers, &judges);

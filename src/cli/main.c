@@ -30,6 +30,8 @@ static const char usage_text[] =
     "  debate       soft/hard multi-agent verdicts: agent 1, agent 2, judge agent (§2.5)\n"
     "  discuss      peer discussion between two reviewers, or a self-discussion (§7)\n"
     "  discussion-stats  PDA, opinion altering/holding, position shares of discussions\n"
+    "  report       everything in a database as one HTML file (charts) and/or Markdown\n"
+    "  annotate     web page where experts label pairs blind (human labels, §4)\n"
     "  sim-server   run the SIMULATED judge server (a simulator, not a language model)\n"
     "  demo         judge the built-in demo benchmark with two simulated judges\n"
     "\n"
@@ -309,6 +311,34 @@ int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
     return EXIT_OK;
 }
 
+long cli_parse_pairs(const char *cmd, const char *option, char *text, arb_model_pair **out)
+{
+    size_t n = 1;
+    for (const char *c = text; *c; c++) n += *c == ',';
+    *out = calloc(n, sizeof **out);
+    if (!*out) {
+        fprintf(stderr, "arbiter %s: out of memory\n", cmd);
+        return -1;
+    }
+    size_t k = 0;
+    for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        if (!colon || colon == tok || !colon[1] || strchr(colon + 1, ':')) {
+            cli_usage_error(cmd, "%s expects X:Y[,X:Y...] (two model names per pair), got \"%s\"",
+                            option, tok);
+            return -1;
+        }
+        *colon = '\0';
+        (*out)[k++] = (arb_model_pair){.first = tok, .second = colon + 1};
+    }
+    if (k == 0) {
+        cli_usage_error(cmd, "%s names no pair", option);
+        return -1;
+    }
+    return (long)k;
+}
+
 int cli_store_failure(const char *cmd, arb_store *store, arb_status st)
 {
     fprintf(stderr, "arbiter %s: %s\n", cmd, arb_store_errmsg(store));
@@ -357,7 +387,9 @@ int main(int argc, char **argv)
                     {"tournament", cmd_tournament},
                     {"debate", cmd_debate},
                     {"discuss", cmd_discuss},
-                    {"discussion-stats", cmd_discussion_stats}};
+                    {"discussion-stats", cmd_discussion_stats},
+                    {"report", cmd_report},
+                    {"annotate", cmd_annotate}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "arbiter: unknown command \"%s\"\n(see 'arbiter --help')\n", cmd);

@@ -1,0 +1,142 @@
+/*
+** cmd_report.c -- `arbiter report`: everything a database knows as one self-contained HTML
+** file and/or Markdown (arb_report_write). Read-only: the database must exist. Each output is
+** written to FILE.tmp and renamed over FILE once complete, so a failure never leaves a half
+** report where a reader expects a whole one.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char report_help[] =
+    "usage: arbiter report --db FILE [--html FILE] [--markdown FILE] [--title TEXT]\n"
+    "                      [--bootstrap N] [--seed N] [--worst N] [--transcripts N]\n"
+    "\n"
+    "Writes a report of everything in the database: a run summary (judges, calls, tokens,\n"
+    "invalid verdicts, wall time per protocol), verdict shares per comparison and run,\n"
+    "position bias per judge with bootstrap intervals, agreement with the human experts and\n"
+    "between judges, win rates, Bradley-Terry ratings, the Elo trend and peer-rank weights of\n"
+    "stored battles, debate and discussion statistics with a few transcripts in full, and the\n"
+    "items whose verdicts depended most on the order of the answers.\n"
+    "\n"
+    "The HTML is one file with inline CSS and SVG charts, no scripts, nothing loaded from the\n"
+    "network; it prints well. The Markdown has the same sections and tables, without charts.\n"
+    "Give --html, --markdown or both; '-' writes to stdout.\n"
+    "\n"
+    "  --db FILE          the database (it is only read)\n"
+    "  --html FILE        write the HTML report there\n"
+    "  --markdown FILE    write the Markdown report there\n"
+    "  --title TEXT       the report's title (default \"arbiter report\")\n"
+    "  --bootstrap N      resamples for the intervals of the audit and the ratings\n"
+    "                     (default 1000; 0 = no intervals)\n"
+    "  --seed N           bootstrap seed (default 20261123)\n"
+    "  --worst N          most order-dependent items shown with both answers (default 8)\n"
+    "  --transcripts N    debates and discussions shown in full (default 3)\n"
+    "\n"
+    "exit codes: 0 ok, 1 failure, 2 usage or bad input (e.g. no such database)\n";
+
+/* Writes the report in format to path: stdout for "-", else path.tmp renamed to path. Returns
+** the exit code after printing why on failure. */
+static int write_report(arb_store *store, const arb_report_params *params, const char *format,
+                        const char *path)
+{
+    if (!strcmp(path, "-")) {
+        arb_status st = arb_report_write(store, params, format, stdout);
+        return st ? cli_store_failure("report", store, st) : EXIT_OK;
+    }
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 5);
+    if (!tmp) {
+        fprintf(stderr, "arbiter report: out of memory\n");
+        return EXIT_FAIL;
+    }
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    int rc = EXIT_OK;
+    FILE *out = fopen(tmp, "w");
+    if (!out) {
+        fprintf(stderr, "arbiter report: cannot write %s: %s\n", tmp, strerror(errno));
+        free(tmp);
+        return EXIT_FAIL;
+    }
+    arb_status st = arb_report_write(store, params, format, out);
+    if (st) rc = cli_store_failure("report", store, st);
+    if (fclose(out) != 0 && rc == EXIT_OK) {
+        fprintf(stderr, "arbiter report: cannot write %s: %s\n", tmp, strerror(errno));
+        rc = EXIT_FAIL;
+    }
+    if (rc == EXIT_OK && rename(tmp, path) != 0) {
+        fprintf(stderr, "arbiter report: cannot rename %s to %s: %s\n", tmp, path,
+                strerror(errno));
+        rc = EXIT_FAIL;
+    }
+    if (rc != EXIT_OK) unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
+                                         {"html", required_argument, 0, 'H'},
+                                         {"markdown", required_argument, 0, 'm'},
+                                         {"title", required_argument, 0, 't'},
+                                         {"bootstrap", required_argument, 0, 'n'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"worst", required_argument, 0, 'w'},
+                                         {"transcripts", required_argument, 0, 'T'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *db = NULL, *html = NULL, *markdown = NULL;
+    arb_report_params params = arb_report_default_params();
+    int c;
+    long n;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'H': html = optarg; break;
+        case 'm': markdown = optarg; break;
+        case 't': params.title = optarg; break;
+        case 'n':
+            if (cli_parse_int("--bootstrap", optarg, 0, 1000000, &n)) return EXIT_USAGE;
+            params.bootstrap = (size_t)n;
+            break;
+        case 's':
+            if (cli_parse_int("--seed", optarg, 0, 2147483647L, &n)) return EXIT_USAGE;
+            params.seed = (unsigned long long)n;
+            break;
+        case 'w':
+            if (cli_parse_int("--worst", optarg, 0, 10000, &n)) return EXIT_USAGE;
+            params.worst_cases = (size_t)n;
+            break;
+        case 'T':
+            if (cli_parse_int("--transcripts", optarg, 0, 10000, &n)) return EXIT_USAGE;
+            params.transcripts = (size_t)n;
+            break;
+        case 'h': fputs(report_help, stdout); return EXIT_OK;
+        default:
+            return cli_usage_error("report", "unknown or incomplete option \"%s\"",
+                                   argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cli_usage_error("report", "unexpected argument \"%s\"", argv[optind]);
+    if (!db) return cli_usage_error("report", "missing --db");
+    if (!html && !markdown) return cli_usage_error("report", "give --html FILE, --markdown FILE or both");
+    if (html && markdown && !strcmp(html, markdown))
+        return cli_usage_error("report", "--html and --markdown name the same file \"%s\"", html);
+
+    arb_store *store = NULL;
+    int rc = cli_open_existing_store("report", db, &store);
+    if (rc) return rc;
+    if (html) rc = write_report(store, &params, "html", html);
+    if (rc == EXIT_OK && markdown) rc = write_report(store, &params, "markdown", markdown);
+    arb_store_close(store);
+    return rc;
+}
