@@ -75,8 +75,10 @@ static const char *replacement(uint32_t cp, esc_mode mode)
     case '&': return "&amp;";
     case '<': return "&lt;";
     case '>': return "&gt;";
-    case '"': return "&quot;";
-    case '\'': return "&#39;";
+    /* Quotes only matter inside a tag; Markdown text has none (< and > are escaped), so
+    ** there they stay readable. */
+    case '"': return mode == ESC_MD ? NULL : "&quot;";
+    case '\'': return mode == ESC_MD ? NULL : "&#39;";
     case '\n': return mode == ESC_ATTR ? "&#10;" : mode == ESC_MD ? "<br>" : NULL;
     case '\t': return mode == ESC_ATTR ? "&#9;" : NULL; /* attributes would fold them */
     /* U+FFFD is also what an invalid byte decodes to: its bytes must not be copied. U+FFFE

@@ -625,8 +625,9 @@ int arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
 ** tab and newline dropped, so no input can open a tag, end an attribute or drive a terminal. */
 int arb__html_text(arb__buf *b, const char *s);  /* element content; NULL writes nothing */
 int arb__html_attr(arb__buf *b, const char *s);  /* an attribute value inside double quotes */
-/* A Markdown table cell or inline text: as arb__html_text, and also | \ ` * _ [ ] # ~ $ escaped
-** with a backslash and newlines as <br>, so a value cannot break the table or add markup. */
+/* A Markdown table cell or inline text: as arb__html_text except that quotes stay (no tag can
+** open), and also | \ ` * _ [ ] # ~ $ escaped with a backslash and newlines as <br>, so a value
+** cannot break the table or add markup. */
 int arb__md_text(arb__buf *b, const char *s);
 
 /* Charts: each writes one <svg role="img" aria-labelledby=...> with a <title> (title) and a

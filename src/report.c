@@ -1381,6 +1381,147 @@ static arb_status section_worst_cases(report_ctx *c)
     return ARB_OK;
 }
 
+/* ---- what drives consistency (METHODS §5 factor analysis) ---------------------------------- */
+
+/* The stepwise regression of one target ("pc" or "pf") as its steps and final coefficients,
+** read from arb_factors_to_json (the factors' only accessor). */
+static arb_status factors_tables(report_ctx *c, const char *target, const char *what)
+{
+    arb__report_doc *d = c->doc;
+    arb_factors_params fp = {target};
+    arb_factors *f = NULL;
+    arb_status st = arb_factors_compute(c->store, &fp, &f);
+    if (st) return st;
+    char *text = arb_factors_to_json(f);
+    arb_factors_destroy(f);
+    json_t *root = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    if (!root) return nomem(c);
+    const json_t *model = json_object_get(root, "model");
+    const char *message = json_string_value(json_object_get(root, "message"));
+    arb__report_subheading(d, "%s", what);
+    if (!json_is_object(model)) {
+        arb__report_note(d, "%s", message ? message : "Too few groups to fit a model.");
+        json_decref(root);
+        return ARB_OK;
+    }
+    arb__report_para(d, "%s (judge, candidate, task) groups; R² of the final model %s; AIC %s "
+                        "(intercept only %s).",
+                     json_count(c, root, "n_used"),
+                     arb__report_value(d, ARB__FMT_PLAIN, json_num(model, "r_squared")),
+                     arb__report_value(d, ARB__FMT_PLAIN, json_num(model, "aic")),
+                     arb__report_value(d, ARB__FMT_PLAIN, json_num(root, "aic_intercept_only")));
+    arb__report_table *t = arb__report_table_new(
+        d, arb__report_printf(d, "Variables kept for %s (AIC lost without each: larger = matters "
+                                 "more)", target),
+        "Variable|Kind|Reference level|#ΔAIC without it");
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(model, "variables"), i, v) {
+        const char **row = arb__report_table_row(d, t);
+        if (!row) break;
+        row[0] = json_text(c, v, "variable");
+        row[1] = json_text(c, v, "kind");
+        row[2] = json_is_string(json_object_get(v, "reference")) ? json_text(c, v, "reference")
+                                                                  : "";
+        row[3] = arb__report_value(d, ARB__FMT_PLAIN, json_num(v, "delta_aic"));
+    }
+    t = arb__report_table_new(d, arb__report_printf(d, "Coefficients of the model for %s", target),
+                              "Term|Level|#Estimate|#Std. error|#t|#p");
+    json_array_foreach(json_object_get(model, "coefficients"), i, v) {
+        const char **row = arb__report_table_row(d, t);
+        if (!row) break;
+        row[0] = json_text(c, v, "variable");
+        row[1] = json_is_string(json_object_get(v, "level")) ? json_text(c, v, "level") : "";
+        int aliased = json_is_true(json_object_get(v, "aliased"));
+        row[2] = aliased ? "aliased" : arb__report_value(d, ARB__FMT_SIGNED, json_num(v, "estimate"));
+        row[3] = arb__report_value(d, ARB__FMT_PLAIN, json_num(v, "std_error"));
+        row[4] = arb__report_value(d, ARB__FMT_PLAIN, json_num(v, "t"));
+        double pv = json_num(v, "p_value");
+        row[5] = isnan(pv) ? "n/a" : pv < 0.001 ? "< 0.001" : arb__report_value(d, ARB__FMT_PLAIN, pv);
+    }
+    json_decref(root);
+    return d->nomem ? nomem(c) : ARB_OK;
+}
+
+static arb_status section_factors(report_ctx *c)
+{
+    arb__report_doc *d = c->doc;
+    arb__report_begin_section(d, "factors", "What drives consistency and fairness");
+    if (!arb_audit_count(c->by_judge)) {
+        arb__report_note(d, "No side-by-side judgments in the store: nothing to explain.");
+        return ARB_OK;
+    }
+    arb__report_para(d, "Bidirectional stepwise linear regression by AIC (METHODS §5) of position "
+                        "consistency PC and preference fairness PF over (judge, candidate, task) "
+                        "groups, on the quality gap, the lengths of question, answers and prompt, "
+                        "the judge, the candidate and the task. A variable stays only when it "
+                        "lowers AIC. The same numbers: arbiter factors --target pc|pf.");
+    arb_status st = factors_tables(c, "pc", "Position consistency (PC)");
+    return st ? st : factors_tables(c, "pf", "Preference fairness (PF)");
+}
+
+/* ---- agreement among annotators (METHODS §4) ----------------------------------------------- */
+
+static arb_status section_annotators(report_ctx *c)
+{
+    arb__report_doc *d = c->doc;
+    arb__report_begin_section(d, "annotators", "Agreement among human annotators");
+    arb_labels_report *lr = NULL;
+    arb_status st = arb_labels_report_compute(c->store, 0, &lr);
+    if (st) return st;
+    char *text = arb_labels_report_to_json(lr);
+    arb_labels_report_destroy(lr);
+    json_t *root = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    if (!root) return nomem(c);
+    const json_t *sets = json_object_get(root, "label_sets");
+    if (!json_array_size(sets)) {
+        arb__report_note(d, "No expert labels in the store (import them with arbiter labels "
+                            "import, or collect them with arbiter annotate).");
+        json_decref(root);
+        return ARB_OK;
+    }
+    arb__report_para(d, "Per candidate and baseline: the labels, the items labelled by two or more "
+                        "annotators, the items whose annotators tied (no majority; left out of "
+                        "every comparison with the experts), and per benchmark split of %s items "
+                        "the mean Pearson correlation between annotator pairs and Fleiss' κ "
+                        "(METHODS §4, §10).",
+                     json_count(c, root, "split_size"));
+    arb__report_table *t = arb__report_table_new(
+        d, "Expert label sets",
+        "Candidate|Baseline|#Items|#Labels|#Annotators|#Multi-annotated|#Ties");
+    arb__report_table *ts = arb__report_table_new(
+        d, "Agreement per benchmark split",
+        "Candidate vs baseline|#First item|#Last item|#Items|#Mean Pearson|#Fleiss κ");
+    size_t i, k;
+    const json_t *set, *split;
+    json_array_foreach(sets, i, set) {
+        const char **row = arb__report_table_row(d, t);
+        if (!row) break;
+        row[0] = json_text(c, set, "candidate");
+        row[1] = json_text(c, set, "baseline");
+        row[2] = json_count(c, set, "n_items");
+        row[3] = json_count(c, set, "n_labels");
+        size_t n_annotators = json_array_size(json_object_get(set, "annotators"));
+        row[4] = arb__report_count(d, (long long)n_annotators);
+        row[5] = json_count(c, set, "n_multi_annotated");
+        row[6] = json_count(c, set, "n_annotator_ties");
+        json_array_foreach(json_object_get(set, "splits"), k, split) {
+            const char **srow = arb__report_table_row(d, ts);
+            if (!srow) break;
+            srow[0] = arb__report_printf(d, "%s vs %s", row[0], row[1]);
+            srow[1] = json_count(c, split, "first_seq");
+            srow[2] = json_count(c, split, "last_seq");
+            srow[3] = json_count(c, split, "n_items");
+            srow[4] = arb__report_value(d, ARB__FMT_PLAIN, json_num(split, "mean_pearson"));
+            srow[5] = arb__report_value(d, ARB__FMT_PLAIN, json_num(split, "fleiss_kappa"));
+        }
+    }
+    json_decref(root);
+    return d->nomem ? nomem(c) : ARB_OK;
+}
+
 /* ---- the report ------------------------------------------------------------------------- */
 
 arb_report_params arb_report_default_params(void)
@@ -1406,7 +1547,8 @@ static arb_status gather(report_ctx *c)
     if ((st = arb_audit_compute(c->store, &ap, &c->by_judge)) || (st = load_battles(c)))
         return st;
     arb_status (*const sections[])(report_ctx *) = {
-        section_at_a_glance, section_summary,     section_verdicts,  section_position_bias, section_human_agreement,
+        section_at_a_glance, section_summary,     section_verdicts,  section_position_bias,
+        section_factors,     section_human_agreement, section_annotators,
         section_judge_agreement, section_win_rates, section_ratings,   section_elo_trend,
         section_peer_weights, section_discussions, section_worst_cases};
     for (size_t k = 0; k < sizeof sections / sizeof sections[0]; k++)

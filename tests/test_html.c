@@ -327,7 +327,8 @@ static void md_text_escapes_markdown(void **state)
     expect_escape(arb__md_text, "\\", "\\\\");
     expect_escape(arb__md_text, "|\\`*_[]#", "\\|\\\\\\`\\*\\_\\[\\]\\#");
     expect_escape(arb__md_text, "line 1\nline 2", "line 1<br>line 2");
-    expect_escape(arb__md_text, "<b>&\"'", "&lt;b&gt;&amp;&quot;&#39;");
+    /* quotes stay as they are in Markdown text: with < and > escaped no tag can open */
+    expect_escape(arb__md_text, "<b>&\"'", "&lt;b&gt;&amp;\"'");
     expect_escape(arb__md_text, "[x](javascript:alert(1))", "\\[x\\](javascript:alert(1))");
     expect_escape(arb__md_text, "# h\r\n**b**", "\\# h<br>\\*\\*b\\*\\*");
     /* GitHub renders $...$ as maths and ~~...~~ as strikethrough */
