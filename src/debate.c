@@ -231,6 +231,38 @@ static arb_status describe(debate_run *r, char **params_out)
     return ARB_OK;
 }
 
+/* The audit knows a debate by its label and agent 1's template and option mode: a set-up
+** that differs only in agent 2's or the judge's template would overwrite the other's verdicts
+** under the same name, so it is refused. */
+static arb_status check_label_free(debate_run *r)
+{
+    sqlite3 *db = arb__store_db(r->store);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT config FROM dialogues WHERE kind = ?1 AND participants = ?2"
+                           " AND config <> ?3 AND json_extract(config, '$.agent1_template') = ?4"
+                           " AND json_extract(config, '$.options') = ?5 LIMIT 1",
+                           -1, &q, NULL) != SQLITE_OK)
+        return arb__store_fail(r->store, ARB_DB, "debate: %s", sqlite3_errmsg(db));
+    sqlite3_bind_text(q, 1, r->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, r->participants_json, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, r->config_json, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, arb_template_name(r->tpl[AGENT1]), -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 5, r->params->options);
+    int rc = sqlite3_step(q);
+    arb_status st = ARB_OK;
+    if (rc == SQLITE_ROW)
+        st = arb__store_fail(r->store, ARB_INVALID,
+                             "the store already has %s debates with other templates (%s); their "
+                             "verdicts share the name %s in the audit, so this run would mix "
+                             "them: give the agents other names, or use another database",
+                             r->kind, (const char *)sqlite3_column_text(q, 0), r->label);
+    else if (rc != SQLITE_DONE)
+        st = arb__store_fail(r->store, ARB_DB, "debate: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return st;
+}
+
 /* Checks the parameters, loads the templates and collects the items. */
 static arb_status prepare(debate_run *r)
 {
@@ -291,6 +323,7 @@ arb_status arb_debate_run(arb_store *store, const arb_dataset *ds,
     char *pjson = NULL;
     arb_status st = prepare(&r);
     if (!st) st = describe(&r, &pjson);
+    if (!st) st = check_label_free(&r);
     for (int i = 0; i < N_ROLES && !st; i++)
         st = params->dry_run ? arb__store_check_judge(store, &r.agents[i])
                              : arb__store_put_judge(store, &r.agents[i]);

@@ -428,6 +428,16 @@ static arb_status prepare(discuss_run *r)
         if (!strcmp(mp->first, mp->second))
             return arb__store_fail(s, ARB_INVALID, "pair %zu compares model \"%s\" with itself",
                                    i + 1, mp->first);
+        /* the same discussions twice would only be planned twice */
+        for (size_t j = 0; j < i; j++) {
+            const arb_model_pair *q = &p->pairs[j];
+            int same = !strcmp(q->first, mp->first) && !strcmp(q->second, mp->second);
+            int swapped = !strcmp(q->first, mp->second) && !strcmp(q->second, mp->first);
+            if (same || (swapped && p->both_orders))
+                return arb__store_fail(s, ARB_INVALID,
+                                       "pairs %zu and %zu are the same pair of models%s", j + 1,
+                                       i + 1, same ? "" : " (both orders are discussed anyway)");
+        }
         free(r->items);
         r->items = NULL;
         if ((st = arb__sbs_collect_items(s, r->ds, mp->first, mp->second, tpls, 2, &r->items,
@@ -466,7 +476,7 @@ arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
     if (!st) {
         arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                                .progress = params->progress};
-        st = arb__exec_protocol(store, "discussion", pjson, &ep, n_nodes, deps_of, build_call,
+        st = arb__exec_protocol(store, r.kind, pjson, &ep, n_nodes, deps_of, build_call,
                                 call_done, count_invalid, &r, stats);
     }
     arb_template_destroy(r.initial_tpl);

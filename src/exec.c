@@ -38,6 +38,11 @@ typedef struct exec_node {
     size_t dependents_start; /* into ex->dependents (filled at run start) */
     size_t n_dependents;
     size_t unmet;          /* dependencies not yet finished */
+    size_t unbuilt;        /* dependents whose request is not built yet: the outcome's text is
+                              kept until this reaches 0 */
+    size_t next_waiter;    /* next node parked behind the same in-flight key, or NO_NODE */
+    size_t waiters;        /* first node parked behind this one's key, or NO_NODE */
+    int keyed;             /* 1 while in ex->keys (sent, not yet committed) */
     /* While in flight / finishing: */
     const arb_judge_config *judge;
     char *body;            /* canonical request JSON */
@@ -48,6 +53,8 @@ typedef struct exec_node {
     char *content;
     char *error;
 } exec_node;
+
+#define NO_NODE ((size_t)-1)
 
 /* What the writer reports of a committed call, for the main thread's accounting. */
 typedef struct committed_call {
@@ -116,6 +123,12 @@ struct arb__exec {
     size_t pending_commit; /* handed to the writer, not yet reported back */
     committed_call *accounted; /* scratch for reports taken from the writer */
     size_t cap_accounted;
+    /* Keys of the calls sent and not yet committed (open addressing on the key's first 64
+    ** bits, node index + 1 per slot, 0 empty): a node whose identical request is already on its
+    ** way waits for it and then takes it from the store, so no call is sent twice even when
+    ** one run holds the same request twice. */
+    size_t *keys;
+    size_t n_keys, cap_keys;
     const arb_judge_config *endpoint_judge; /* whose URL and auth header are cached */
     char *endpoint_url;
     char *endpoint_auth;
@@ -171,6 +184,7 @@ void arb__exec_destroy(arb__exec *ex)
     free(ex->nodes);
     free(ex->deps);
     free(ex->dependents);
+    free(ex->keys);
     free(ex->ready);
     arb__http_destroy(ex->http);
     free(ex);
@@ -234,7 +248,9 @@ static int link_dependents(arb__exec *ex)
     for (size_t i = 0; i < ex->n_nodes; i++) {
         ex->nodes[i].dependents_start = offset;
         offset += ex->nodes[i].n_dependents;
+        ex->nodes[i].unbuilt = ex->nodes[i].n_dependents;
         ex->nodes[i].n_dependents = 0;
+        ex->nodes[i].waiters = ex->nodes[i].next_waiter = NO_NODE;
     }
     for (size_t i = 0; i < ex->n_nodes; i++)
         for (size_t k = 0; k < ex->nodes[i].n_deps; k++) {
@@ -275,6 +291,88 @@ static arb_status set_endpoint(arb__exec *ex, const arb_judge_config *judge)
     return ARB_OK;
 }
 
+/* ---- the keys of calls in flight ---------------------------------------------------------- */
+
+static size_t key_slot(const char *key, size_t mask)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < 16; i++) /* hex of a hash: its first 64 bits are already uniform */
+        h = h << 4 | (uint64_t)(key[i] <= '9' ? key[i] - '0' : key[i] - 'a' + 10);
+    return (size_t)h & mask;
+}
+
+/* The node in flight with this key, or NO_NODE. */
+static size_t keys_find(const arb__exec *ex, const char *key)
+{
+    if (!ex->cap_keys) return NO_NODE;
+    size_t mask = ex->cap_keys - 1;
+    for (size_t i = key_slot(key, mask);; i = (i + 1) & mask) {
+        size_t v = ex->keys[i];
+        if (!v) return NO_NODE;
+        if (!memcmp(ex->nodes[v - 1].key, key, 32)) return v - 1;
+    }
+}
+
+static void keys_put(size_t *slots, size_t cap, const arb__exec *ex, size_t node)
+{
+    size_t mask = cap - 1;
+    size_t i = key_slot(ex->nodes[node].key, mask);
+    while (slots[i]) i = (i + 1) & mask;
+    slots[i] = node + 1;
+}
+
+static int keys_add(arb__exec *ex, size_t node)
+{
+    if (2 * (ex->n_keys + 1) > ex->cap_keys) {
+        size_t cap = ex->cap_keys ? ex->cap_keys * 2 : 256;
+        size_t *slots = calloc(cap, sizeof *slots);
+        if (!slots) return -1;
+        for (size_t i = 0; i < ex->cap_keys; i++)
+            if (ex->keys[i]) keys_put(slots, cap, ex, ex->keys[i] - 1);
+        free(ex->keys);
+        ex->keys = slots;
+        ex->cap_keys = cap;
+    }
+    keys_put(ex->keys, ex->cap_keys, ex, node);
+    ex->n_keys++;
+    ex->nodes[node].keyed = 1;
+    return 0;
+}
+
+/* Removes node's key (linear probing: the entries after it shift back to stay reachable). */
+static void keys_remove(arb__exec *ex, size_t node)
+{
+    size_t mask = ex->cap_keys - 1;
+    size_t i = key_slot(ex->nodes[node].key, mask);
+    while (ex->keys[i] != node + 1) i = (i + 1) & mask;
+    for (size_t j = (i + 1) & mask; ex->keys[j]; j = (j + 1) & mask) {
+        size_t home = key_slot(ex->nodes[ex->keys[j] - 1].key, mask);
+        /* move j's entry into the hole at i when its home is not in (i, j] */
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            ex->keys[i] = ex->keys[j];
+            i = j;
+        }
+    }
+    ex->keys[i] = 0;
+    ex->n_keys--;
+    ex->nodes[node].keyed = 0;
+}
+
+/* A node's request is built for good: its dependencies have one dependent less to wait for,
+** and the text of one with none left is freed (main thread; the writer is done with it). */
+static void release_dependencies(arb__exec *ex, const exec_node *n)
+{
+    for (size_t k = 0; k < n->n_deps; k++) {
+        exec_node *d = &ex->nodes[ex->deps[n->dep_start + k]];
+        if (--d->unbuilt == 0) {
+            free(d->content);
+            free(d->error);
+            d->content = d->error = NULL;
+            d->out.content = d->out.error = NULL;
+        }
+    }
+}
+
 /* Asks the protocol for node's request, then either reuses a stored call, plans it (dry run)
 ** or submits it. Returns 0, or an arb_status on failure (message in the store). */
 static arb_status start_node(arb__exec *ex, size_t idx)
@@ -299,6 +397,7 @@ static arb_status start_node(arb__exec *ex, size_t idx)
     if (req.skip) {
         finished_call fc = {.node = idx, .skipped = 1};
         if (queue_finished(ex, &fc)) st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+        release_dependencies(ex, n);
         goto done;
     }
     n->judge = req.judge;
@@ -309,6 +408,14 @@ static arb_status start_node(arb__exec *ex, size_t idx)
         goto done;
     }
     arb__judge_call_key(n->body, req.rep, n->key);
+    size_t owner = keys_find(ex, n->key);
+    if (owner != NO_NODE) { /* the same request is on its way: wait for it, then reuse it */
+        node_free_request(n);
+        n->next_waiter = ex->nodes[owner].waiters;
+        ex->nodes[owner].waiters = idx;
+        goto done;
+    }
+    release_dependencies(ex, n);
 
     int found = 0;
     long long call_id = 0;
@@ -336,7 +443,8 @@ static arb_status start_node(arb__exec *ex, size_t idx)
         goto done;
     }
     if (req.judge != ex->endpoint_judge && (st = set_endpoint(ex, req.judge))) goto done;
-    if (arb__http_submit(ex->http, idx, ex->endpoint_url, ex->endpoint_auth, n->body,
+    if (keys_add(ex, idx) ||
+        arb__http_submit(ex->http, idx, ex->endpoint_url, ex->endpoint_auth, n->body,
                          strlen(n->body))) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;
@@ -491,6 +599,13 @@ static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
             if (c[i].completion_tokens > 0) ex->stats->completion_tokens += c[i].completion_tokens;
         }
         ex->n_done++;
+        if (node->keyed) {
+            keys_remove(ex, c[i].node);
+            /* the waiters now find the call in the store (or, if it failed, send it again) */
+            for (size_t w = node->waiters; w != NO_NODE; w = ex->nodes[w].next_waiter)
+                if (ready_push(ex, w)) return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+            node->waiters = NO_NODE;
+        }
         for (size_t k = 0; k < node->n_dependents; k++) {
             size_t d = ex->dependents[node->dependents_start + k];
             if (--ex->nodes[d].unmet == 0 && ready_push(ex, d))

@@ -251,7 +251,8 @@ arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pai
 /* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key (hash of kind,
 ** config, item, answers shown, repetition): every turn's done callback upserts it (turns may
 ** finish in any order) and gets its id; the text fields are written on insert and refreshed on
-** conflict, status and final verdict are left alone until arb__store_end_dialogue. */
+** conflict, and the dialogue is open again (status "open", no final verdict) until
+** arb__store_end_dialogue: a rerun that stops half-way leaves it open, not as it was. */
 typedef struct arb__dialogue_ref {
     const char *key;               /* 32 hex */
     const char *kind;              /* "soft", "hard", "discussion", "self-discussion" */

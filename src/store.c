@@ -381,7 +381,7 @@ static const char *const stmt_sql[ST__COUNT] = {
         "INSERT INTO dialogues(key, kind, item_id, answer1, answer2, participants, config, rep)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         " ON CONFLICT(key) DO UPDATE SET participants = excluded.participants,"
-        " config = excluded.config"
+        " config = excluded.config, status = 'open', final_verdict = NULL"
         " RETURNING id",
     [ST_PUT_TURN] =
         "INSERT INTO dialogue_turns(dialogue_id, turn, speaker, role, call_id, verdict)"

@@ -70,6 +70,7 @@ expect_usage "discuss with a bad pair" "--pairs expects X:Y" "$ARB" discuss "${I
 expect_usage "discuss with one reviewer twice" "same name" discuss --reviewers "$T/judges.yaml:holder,holder" --db "$DB"
 expect_usage "discuss with an unknown model" 'no answers from model \"nobody\"' "$ARB" discuss "${IN[@]}" --pairs atlas-large:nobody --reviewers "$T/judges.yaml:holder,yielder" --db "$DB"
 expect_usage "discuss --turns 0" "--turns" discuss --reviewers "$T/judges.yaml:holder,yielder" --turns 0 --db "$DB"
+expect_usage "discuss with a pair given twice" "same pair" "$ARB" discuss "${IN[@]}" --pairs atlas-large:birch-medium,birch-medium:atlas-large --reviewers "$T/judges.yaml:holder,yielder" --db "$DB"
 expect_usage "sbs with a debate template" "it is for 'arbiter debate'" "$ARB" sbs "${IN[@]}" --candidate atlas-large --baseline birch-medium --judge-url "$URL" --judge-model sim-fair --prompt debate-soft --db "$DB"
 check "bad input sent no request and made no dialogue" "[ ! -e '$DB' ] || [ \$(q 'select count(*) from calls') = 0 ]"
 
@@ -89,6 +90,8 @@ debate --mode hard --agents "$T/judges.yaml:fair,primacy,fair" 2>"$T/err"
 check "hard agent 2 disagrees with agent 1 every time" "[ \$(q \"select count(*) from dialogue_turns a join dialogue_turns b on a.dialogue_id = b.dialogue_id and a.turn = 0 and b.turn = 1 join dialogues d on d.id = a.dialogue_id where d.kind = 'hard' and a.verdict = b.verdict\") = 0 ] && [ \$(q \"select count(*) from dialogues where kind = 'hard' and status = 'done'\") = $n_judgments ]"
 debate --mode hard --agents "$T/judges.yaml:fair,primacy,fair" 2>"$T/err"
 check "a debate rerun sends nothing" "grep -q ' 0 sent' '$T/err'"
+sed 's/You chair a panel/You lead a panel/' "$SRC/templates/debate-judge.txt" > "$T/judge2.txt"
+expect_usage "a debate whose judge template differs under the same names" "other templates" debate --mode hard --agents "$T/judges.yaml:fair,primacy,fair" --judge-prompt "$T/judge2.txt"
 "$ARB" audit --db "$DB" > "$T/audit.txt"
 check "the audit shows base, soft and hard side by side" "grep -q 'soft(fair,yielder,fair)' '$T/audit.txt' && grep -q 'hard(fair,primacy,fair)' '$T/audit.txt' && grep -q 'judge fair' '$T/audit.txt'"
 "$ARB" audit --db "$DB" --json > "$T/audit.json"
@@ -185,6 +188,7 @@ PY"
 
 # ---- self-discussion ---------------------------------------------------------------------------
 discuss --self "$T/judges.yaml:fair" --temperatures 0.2,0.8 --turns 2 --one-order --db "$DB" 2>"$T/err"
+check "the self-discussion's run is recorded under its kind" "[ \$(q \"select count(*) from runs where protocol = 'self-discussion'\") = 1 ]"
 check "self-discussion: one model, two temperatures, two reviewer names" "[ \$(q \"select count(*) from dialogues where kind = 'self-discussion'\") = $n_items ] && [ \$(q \"select count(distinct json_extract(c.request, '$.temperature')) from calls c join dialogue_turns t on t.call_id = c.id join dialogues d on d.id = t.dialogue_id where d.kind = 'self-discussion'\") = 2 ] && [ \$(q \"select count(*) from dialogues where kind = 'self-discussion' and participants like '%fair@t0.2%' and participants like '%fair@t0.8%'\") = $n_items ]"
 
 # ---- a discussion killed mid-way resumes at the turn it reached ---------------------------------

@@ -169,6 +169,25 @@ static void test_skipped_node_releases_dependents(void **state)
     assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM calls"), 2);
 }
 
+/* Two nodes of one run with the same request: the call goes out once, the second node waits
+** for it and takes it from the store, and both see the same reply. */
+static void test_identical_requests_sent_once(void **state)
+{
+    fixture *f = *state;
+    arb_run_stats st;
+    f->g.users[1] = "first";
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(st.planned, 3);
+    assert_int_equal(st.sent, 2);
+    assert_int_equal(st.cached, 1);
+    assert_int_equal(arb_test_server_requests(f->srv), 2);
+    assert_string_equal(f->g.contents[0], "R(first)");
+    assert_string_equal(f->g.contents[1], "R(first)");
+    assert_true(f->g.cached[0] != f->g.cached[1]);
+    assert_string_equal(f->g.contents[2], "R(combine <R(first)> and <R(first)>)");
+    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM calls"), 2);
+}
+
 static void test_rerun_sends_nothing(void **state)
 {
     fixture *f = *state;
@@ -250,6 +269,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dependent_call_sees_outputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rerun_sends_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_skipped_node_releases_dependents, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_identical_requests_sent_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_call_retried_next_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_reply_is_failure_with_raw_text, setup, teardown),
     };
