@@ -13,29 +13,38 @@
 ** candidate's): bit 0 of xxh3-64, seeded with the seed, of item, candidate, baseline and
 ** annotator, so the orders are balanced over tasks and the same on every rerun. An own open
 ** task whose lease expired while others filled the item up is released (its row deleted) and
-** the next task chosen; a verdict on an expired task that is still there is accepted.
+** the next task chosen; a verdict on such a task is refused the same way (row deleted, 409),
+** and a verdict on an expired task the others have not filled up is accepted.
 ** Labels store the MODEL verdict (arb_verdict_to_model of the choice and the shown order),
 ** source "ui", the annotator, the shown order and the time taken.
 **
 ** HTTP: GET / (also /index.html), /app.css, /app.js without the token; POST /api/login;
 ** GET /api/next, POST /api/label, GET /api/progress with the token (cookie arbiter_token,
 ** "Authorization: Bearer", or X-Arbiter-Token) and an annotator (header X-Arbiter-Annotator,
-** cookie arbiter_annotator, or the server's default). Replies are JSON, errors
-** {"error": "..."}: 400 bad input, 401 no or wrong token, 403 another annotator's task, 404
-** unknown path or task, 405 wrong method, 409 task already answered, 413 body over 64 KiB,
-** 500 database error, 503 database busy.
+** cookie arbiter_annotator, or the server's default). Anyone with the token may name any
+** annotator: names tell honest people apart, they do not authenticate. Every /api request
+** from another site (Origin not this server, Sec-Fetch-Site not same-origin or none) is
+** refused, and every POST must be Content-Type: application/json, since SameSite cookies do
+** not stop a page on another port of the same host. Replies are JSON, errors {"error": "..."}:
+** 400 bad input, 401 no or wrong token, 403 another annotator's task or another site, 404
+** unknown path or task, 405 wrong method, 409 task already answered or expired and taken, 413
+** body over 64 KiB, 415 body not JSON, 500 database error, 503 database busy (for longer than
+** 2 s).
 **
 ** Invariants:
-**   - Choosing and creating a task is one BEGIN IMMEDIATE transaction, so two servers (two
-**     processes) on one database never push an item past the overlap limit.
+**   - Choosing and creating a task is one BEGIN IMMEDIATE transaction, and so is storing a
+**     verdict (with the recount of an expired task), so two servers (two processes) on one
+**     database never push an item past the overlap limit.
 **   - A label is committed before its reply is sent: a killed server loses no given label.
 **   - The browser never receives a model name: replies carry a task id, texts and counts.
 **   - The token is compared in constant time and is never logged or stored.
 **   - Every reply carries the security headers (a CSP without inline code, nosniff, no
 **     referrer, no framing) and Cache-Control: no-store.
 **
-** Threads: one thread per connection; the server's single store connection (opened with
-** SQLite's locking off) is only used under srv->lock.
+** Threads: one thread per connection, at most 256 connections and 16 from one IP address,
+** idle ones closed after 15 s; the server's single store connection (opened with SQLite's
+** locking off) is only used under srv->lock, and waits at most 2 s for a database locked by
+** another program, so one busy database does not queue every request for long.
 **
 ** Not done here: TLS (bind to loopback, or put a TLS proxy in front), accounts (one shared
 ** token; annotators name themselves), agreement metrics (labels.c, audit.c).
@@ -67,11 +76,16 @@ extern const arb__webapp_file arb__webapp_js[];
 
 #define ANNOTATE_MAX_BODY ((size_t)64 << 10)
 #define ANNOTATE_MAX_NAME 64            /* code points of an annotator name */
+#define ANNOTATE_MAX_NAME_BYTES (4 * ANNOTATE_MAX_NAME) /* UTF-8: at most 4 bytes a code point */
 #define ANNOTATE_MIN_TOKEN 16
 #define ANNOTATE_MAX_TOKEN 4096
 #define ANNOTATE_MAX_TIME_MS 86400000LL /* one day */
 #define ANNOTATE_MAX_OVERLAP 1000
 #define ANNOTATE_MAX_LEASE 525600       /* a year, in minutes */
+#define ANNOTATE_BUSY_TIMEOUT_MS 2000   /* a request waits this long for a locked database */
+#define ANNOTATE_CONNECTION_TIMEOUT 15  /* seconds an idle connection is kept */
+#define ANNOTATE_MAX_CONNECTIONS 256
+#define ANNOTATE_MAX_PER_ADDRESS 16     /* connections from one IP address */
 
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 /* Open tasks assigned after this moment hold their item (?2 is "-N minutes"). */
@@ -136,8 +150,8 @@ static const char *const query_sql[Q__COUNT] = {
     [Q_CONTENT] = "SELECT i.question, i.reference, c.answer, b.answer FROM items i"
                   " JOIN answers c ON c.item_id = i.id AND c.model = ?5"
                   " JOIN answers b ON b.item_id = i.id AND b.model = ?6 WHERE i.id = ?4",
-    [Q_GET_TASK] = "SELECT item_id, candidate, baseline, annotator, shown_order, outcome"
-                   " FROM annotation_tasks WHERE id = ?7",
+    [Q_GET_TASK] = "SELECT item_id, candidate, baseline, annotator, shown_order, outcome,"
+                   " assigned_at > " CUTOFF_SQL " FROM annotation_tasks WHERE id = ?7",
     [Q_FINISH_TASK] = "UPDATE annotation_tasks SET finished_at = " NOW_SQL ", outcome = ?1"
                       " WHERE id = ?7 AND outcome IS NULL",
     /* ?1 annotator, ?2 verdict, ?3 shown order, ?4..?6 the pair, ?7 time_ms */
@@ -167,6 +181,7 @@ struct arb_annotate_server {
     int overlap;
     unsigned long long seed;
     char lease[32];       /* SQLite time modifier, "-30 minutes" */
+    int lease_minutes;
     size_t n_pairs;       /* (candidate, baseline) pairs served */
 };
 
@@ -199,25 +214,53 @@ static unsigned long next_code_point(const unsigned char *s, size_t *i)
     return cp;
 }
 
+/* Nonzero when cp is in Unicode's general category Cf (format characters: zero-width spaces
+** and joiners, bidirectional controls, soft hyphen, tags, ...), as of Unicode 15. */
+static int is_format_char(unsigned long cp)
+{
+    static const unsigned long ranges[][2] = {
+        {0x00AD, 0x00AD},   {0x0600, 0x0605},   {0x061C, 0x061C},   {0x06DD, 0x06DD},
+        {0x070F, 0x070F},   {0x0890, 0x0891},   {0x08E2, 0x08E2},   {0x180E, 0x180E},
+        {0x200B, 0x200F},   {0x202A, 0x202E},   {0x2060, 0x2064},   {0x2066, 0x206F},
+        {0xFEFF, 0xFEFF},   {0xFFF9, 0xFFFB},   {0x110BD, 0x110BD}, {0x110CD, 0x110CD},
+        {0x13430, 0x1343F}, {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0001, 0xE0001},
+        {0xE0020, 0xE007F},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (cp >= ranges[i][0] && cp <= ranges[i][1]) return 1;
+    return 0;
+}
+
+/* Nonzero when cp is in Unicode's general category Zs (space separators). */
+static int is_space_char(unsigned long cp)
+{
+    return cp == 0x20 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+           cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
 /* Returns NULL when name[0..len) is acceptable as an annotator name, else why not (a static
-** phrase). Names are stored and shown in reports and terminals, so they must be printable:
-** no control characters (C0, DEL, C1), no line or paragraph separators, no bidirectional
-** overrides, no white space at either end, valid UTF-8, 1 to 64 code points. */
+** phrase). Names are stored and shown in reports and terminals, and told apart by eye, so
+** they must be printable and visible: no control characters (C0, DEL, C1), no line or
+** paragraph separators, no format characters (Cf: zero-width spaces and joiners, bidirectional
+** overrides, soft hyphen, ...), no space separator (Zs) at either end, valid UTF-8, 1 to 64
+** code points. */
 static const char *annotator_problem(const char *name, size_t len)
 {
     if (len == 0) return "is empty";
     if (memchr(name, '\0', len)) return "contains a NUL character";
     if (!arb__utf8_valid(name, len, NULL)) return "is not valid UTF-8";
     if (arb__utf8_codepoints(name, len) > ANNOTATE_MAX_NAME) return "is longer than 64 characters";
-    if (name[0] == ' ' || name[len - 1] == ' ') return "starts or ends with a space";
     const unsigned char *s = (const unsigned char *)name;
+    unsigned long cp = 0;
     for (size_t i = 0; i < len;) {
-        unsigned long cp = next_code_point(s, &i);
+        cp = next_code_point(s, &i); /* after the loop: the last one */
         if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return "contains a control character";
-        if (cp == 0x2028 || cp == 0x2029 || (cp >= 0x202A && cp <= 0x202E) ||
-            (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F || cp == 0xFEFF)
-            return "contains an invisible formatting character";
+        if (cp == 0x2028 || cp == 0x2029) return "contains a line or paragraph separator";
+        if (is_format_char(cp)) return "contains an invisible formatting character";
     }
+    size_t first_end = 0;
+    if (is_space_char(next_code_point(s, &first_end)) || is_space_char(cp))
+        return "starts or ends with a space";
     return NULL;
 }
 
@@ -410,21 +453,28 @@ static int request_authorized(const arb_annotate_server *srv, struct MHD_Connect
 
 /* The annotator of a request: header X-Arbiter-Annotator, else the arbiter_annotator cookie
 ** (percent-decoded), else the server's default. On success *name is a copy (caller frees);
-** otherwise *bad is the 400 reply. */
+** otherwise *bad is the 400 reply (500 when out of memory). */
 static int request_annotator(const arb_annotate_server *srv, struct MHD_Connection *conn,
                              char **name, reply *bad)
 {
     *name = NULL;
     const char *header = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Arbiter-Annotator");
     const char *cookie = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "arbiter_annotator");
+    /* Longer than any name could be (64 code points of 4 bytes, each byte %XX in the cookie):
+    ** refused before copying, so a huge value is bad input and not an out-of-memory. */
+    size_t max_len = header ? ANNOTATE_MAX_NAME_BYTES : 3 * ANNOTATE_MAX_NAME_BYTES;
+    const char *given = header ? header : cookie;
+    const char *source = header ? "the X-Arbiter-Annotator header" : "the arbiter_annotator cookie";
+    if (given && strlen(given) > max_len) {
+        *bad = reply_error(400, "the annotator name in %s is longer than %d characters", source,
+                           ANNOTATE_MAX_NAME);
+        return -1;
+    }
     arb__buf b;
-    arb__buf_init(&b, 4096);
-    const char *source = NULL;
+    arb__buf_init(&b, 0);
     if (header) {
-        source = "the X-Arbiter-Annotator header";
         if (arb__buf_append(&b, header, strlen(header)) || arb__buf_append(&b, "", 0)) goto nomem;
     } else if (cookie) {
-        source = "the arbiter_annotator cookie";
         if (percent_decode(&b, cookie)) {
             arb__buf_free(&b);
             *bad = reply_error(400, "the arbiter_annotator cookie is not percent-encoded text; "
@@ -451,6 +501,50 @@ nomem:
     arb__buf_free(&b);
     *bad = reply_error(500, "out of memory");
     return -1;
+}
+
+/* Nonzero when origin is scheme followed by host, ignoring case (RFC 6454 origins and Host
+** headers are compared as ASCII; a browser sends both lower case). */
+static int origin_is(const char *origin, const char *scheme, const char *host)
+{
+    size_t n = strlen(scheme);
+    return !strncasecmp(origin, scheme, n) && !strcasecmp(origin + n, host);
+}
+
+/* Returns NULL when the request may come from this server's own page, else why not (for a
+** 403). SameSite cookies do not stop a page of another port on the same host, so: a browser's
+** Sec-Fetch-Site must be same-origin or none (typed in), and an Origin header must be this
+** server: http://<Host>, or https://<Host> behind a TLS proxy that sends
+** X-Forwarded-Proto: https (a page cannot add that header to a cross-site request without a
+** CORS preflight, which this server never approves). Requests without these headers (curl,
+** scripts) pass: they need the token anyway. */
+static const char *cross_site_problem(struct MHD_Connection *conn)
+{
+    const char *site = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-Fetch-Site");
+    if (site && strcasecmp(site, "same-origin") && strcasecmp(site, "none"))
+        return "requests from other sites are refused (Sec-Fetch-Site is not same-origin)";
+    const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+    if (!origin) return NULL;
+    const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+    const char *proto = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Proto");
+    if (host && (origin_is(origin, "http://", host) ||
+                 (proto && !strcasecmp(proto, "https") && origin_is(origin, "https://", host))))
+        return NULL;
+    return "requests from other sites are refused (the Origin header is not this server)";
+}
+
+/* Nonzero when the request's Content-Type is application/json, parameters (charset) allowed.
+** An HTML form or a cross-site "simple" request cannot send that type. */
+static int body_is_json(struct MHD_Connection *conn)
+{
+    const char *type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    if (!type) return 0;
+    while (*type == ' ' || *type == '\t') type++;
+    static const char want[] = "application/json";
+    if (strncasecmp(type, want, sizeof want - 1)) return 0;
+    const char *rest = type + sizeof want - 1;
+    while (*rest == ' ' || *rest == '\t') rest++;
+    return *rest == '\0' || *rest == ';';
 }
 
 /* ---- tasks ------------------------------------------------------------------------------- */
@@ -792,12 +886,32 @@ static reply do_label(arb_annotate_server *srv, const char *annotator, const lab
         r = reply_error(409, "task %lld is already answered", lr->task);
         goto refuse;
     }
-    int order = sqlite3_column_int(q, 4);
+    int order = sqlite3_column_int(q, 4), live = sqlite3_column_int(q, 6);
     if (task_ref_fill(&t, q, 0)) {
         code = TASK_NOMEM;
         goto fail;
     }
     sqlite3_reset(q);
+    if (!live) {
+        /* Expired: others may have been given the item meanwhile (as find_or_assign counts
+        ** them). When they fill it, this verdict would push the item past the overlap. */
+        q = query(srv, Q_HELD_BY_OTHERS, annotator);
+        bind_task(q, t.item, t.candidate, t.baseline);
+        if (sqlite3_step(q) != SQLITE_ROW) goto fail;
+        long long held = sqlite3_column_int64(q, 0);
+        sqlite3_reset(q);
+        if (held >= srv->overlap) {
+            q = query(srv, Q_RELEASE, annotator);
+            sqlite3_bind_int64(q, 7, lr->task);
+            if (sqlite3_step(q) != SQLITE_DONE) goto fail;
+            sqlite3_reset(q);
+            if (arb__store_commit(srv->store)) goto fail;
+            task_ref_free(&t);
+            return reply_error(409, "task %lld expired (no answer within %d minutes) and went to "
+                                    "someone else; your verdict was not stored", lr->task,
+                               srv->lease_minutes);
+        }
+    }
     if (lr->choice != 'S') {
         char verdict[2] = {arb_verdict_to_model(lr->choice, order), 0};
         q = query(srv, Q_PUT_LABEL, annotator);
@@ -950,10 +1064,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                {"/api/progress", API_PROGRESS, 0}};
     for (size_t i = 0; i < sizeof api / sizeof api[0]; i++) {
         if (strcmp(url, api[i].path)) continue;
+        const char *foreign = cross_site_problem(conn);
+        if (foreign) return send_reply(conn, reply_error(403, "%s", foreign), NULL, NULL);
         if (api[i].post ? !post : !get)
             return send_reply(conn, reply_error(405, "use %s for %s", api[i].post ? "POST" : "GET",
                                                 url),
                               api[i].post ? "POST" : "GET", NULL);
+        if (post && !body_is_json(conn))
+            return send_reply(conn, reply_error(415, "the body must be sent as Content-Type: "
+                                                     "application/json"), NULL, NULL);
         if (rq->too_big)
             return send_reply(conn, reply_error(413, "the body is larger than %zu bytes",
                                                 ANNOTATE_MAX_BODY), NULL, NULL);
@@ -1211,6 +1330,7 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
     if (params->annotator && !(srv->annotator = arb__strdup(params->annotator))) goto nomem;
     srv->overlap = params->overlap;
     srv->seed = params->seed;
+    srv->lease_minutes = params->lease_minutes;
     snprintf(srv->lease, sizeof srv->lease, "-%d minutes", params->lease_minutes);
 
     st = arb_store_open(db_path, &srv->store);
@@ -1220,6 +1340,9 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
         goto fail;
     }
     srv->db = arb__store_db(srv->store);
+    /* Requests queue behind srv->lock: a database locked by another program must answer 503
+    ** soon, not hold everyone up for the store's default wait. */
+    sqlite3_busy_timeout(srv->db, ANNOTATE_BUSY_TIMEOUT_MS);
     if ((st = load_pairs(srv, params, errmsg))) goto fail;
     for (int i = 0; i < Q__COUNT; i++)
         if (sqlite3_prepare_v2(srv->db, query_sql[i], -1, &srv->stmt[i], NULL) != SQLITE_OK) {
@@ -1234,15 +1357,18 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
         st = ARB_IO;
         goto fail;
     }
-    /* A thread per connection: a request waiting for the database (another process holding
-    ** the write lock) must not hold up the others. */
+    /* A thread per connection: a slow client (reading or sending slowly) must not hold up the
+    ** others. Idle connections are closed after 15 s, and one address may hold 16 of the 256,
+    ** so a few slow or hostile clients cannot lock everyone out (a browser opens at most 6). */
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                          MHD_USE_AUTO | MHD_USE_ITC;
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned int)60, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)256, MHD_OPTION_END);
+        (unsigned int)ANNOTATE_CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned int)ANNOTATE_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned int)ANNOTATE_MAX_PER_ADDRESS, MHD_OPTION_END);
     if (!srv->daemon) {
         set_err(errmsg, "annotate: cannot start the HTTP daemon on %s port %d", address,
                 srv->port);

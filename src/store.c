@@ -296,7 +296,8 @@ static const char *const migrations[] = {
     "  outcome       TEXT CHECK (outcome IN ('label', 'skip')), -- NULL while open\n"
     "  UNIQUE (item_id, candidate, baseline, annotator)\n"
     ");\n"
-    "CREATE INDEX annotation_tasks_by_pair ON annotation_tasks(candidate, baseline, item_id);\n",
+    "CREATE INDEX annotation_tasks_by_pair ON annotation_tasks(candidate, baseline, item_id);\n"
+    "CREATE INDEX annotation_tasks_by_annotator ON annotation_tasks(annotator, outcome);\n",
 };
 
 /* Statements prepared once at open (the hot paths). */

@@ -3,8 +3,11 @@
 ** static page and its security headers, the token (login, cookie, header), blind tasks in the
 ** recorded shown order, the stored MODEL verdicts for both orders, skip, double answers,
 ** another annotator's task, bad input, the overlap limit (one server and two servers on one
-** database), lease expiry, restart, progress, hostile names and paths, the audit reading the
-** labels, and the `arbiter annotate` command (token file, SIGTERM).
+** database), lease expiry (also a verdict on an expired task someone else took), restart,
+** progress, requests from other sites and POSTs that are not JSON, the per-address connection
+** limit, a busy database answering 503 quickly, hostile, long and invisible names, hostile
+** paths, the audit reading the labels, and the `arbiter annotate` command (token file,
+** SIGTERM).
 **
 ** The store is built in a temporary directory: items i1..i5 in that benchmark order; models
 ** cand-M and other-M answered all five, base-M only i1..i4; judge-1 judged cand-M vs base-M
@@ -20,13 +23,17 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,6 +87,9 @@ typedef struct http_auth {
     const char *x_token;   /* X-Arbiter-Token */
     const char *cookie;    /* Cookie header value */
     const char *annotator; /* X-Arbiter-Annotator */
+    const char *const *extra; /* more header lines (NULL-terminated); "Content-Type: x"
+                                 replaces the default, "Content-Type:" sends none */
+    const char *from;         /* source address of the connection (default 127.0.0.1) */
 } http_auth;
 
 static size_t append(char **buf, size_t *len, const char *p, size_t n)
@@ -116,7 +126,12 @@ static CURLcode http_try(int port, const char *method, const char *path, const c
     CURL *c = curl_easy_init();
     if (!c) return CURLE_OUT_OF_MEMORY;
     struct curl_slist *headers = NULL;
-    if (body) headers = curl_slist_append(headers, "Content-Type: application/json");
+    int own_type = 0;
+    for (size_t i = 0; auth && auth->extra && auth->extra[i]; i++) {
+        headers = curl_slist_append(headers, auth->extra[i]);
+        own_type |= !strncasecmp(auth->extra[i], "Content-Type:", 13);
+    }
+    if (body && !own_type) headers = curl_slist_append(headers, "Content-Type: application/json");
     if (auth && auth->bearer) {
         snprintf(line, sizeof line, "Authorization: Bearer %s", auth->bearer);
         headers = curl_slist_append(headers, line);
@@ -125,9 +140,18 @@ static CURLcode http_try(int port, const char *method, const char *path, const c
         snprintf(line, sizeof line, "X-Arbiter-Token: %s", auth->x_token);
         headers = curl_slist_append(headers, line);
     }
-    if (auth && auth->annotator) {
-        snprintf(line, sizeof line, "X-Arbiter-Annotator: %s", auth->annotator);
-        headers = curl_slist_append(headers, line);
+    if (auth && auth->annotator) { /* any length: some tests send 5000 characters */
+        size_t n = strlen(auth->annotator) + 32;
+        char *long_line = malloc(n);
+        if (long_line) {
+            snprintf(long_line, n, "X-Arbiter-Annotator: %s", auth->annotator);
+            headers = curl_slist_append(headers, long_line);
+            free(long_line);
+        }
+    }
+    if (auth && auth->from) {
+        snprintf(line, sizeof line, "host!%s", auth->from);
+        curl_easy_setopt(c, CURLOPT_INTERFACE, line);
     }
     if (auth && auth->cookie) curl_easy_setopt(c, CURLOPT_COOKIE, auth->cookie);
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -387,6 +411,7 @@ static void static_files_without_token(void **state)
         "id=\"question\"", "id=\"reference\"", "id=\"answer-1\"", "id=\"answer-2\"",
         "data-choice=\"A\"", "data-choice=\"B\"", "data-choice=\"C\"", "data-choice=\"D\"",
         "data-choice=\"skip\"", "id=\"progress\"", "id=\"done\"", "id=\"error\"",
+        "id=\"retry\"",
         "app.css", "app.js"};
     for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
         if (!strstr(r.body, needles[i])) fail_msg("index.html lacks %s", needles[i]);
@@ -977,6 +1002,62 @@ static void lease_expiry_frees_the_task(void **state)
     assert_int_equal(task_item(f, next_task(f, "dave", NULL)), 3);
 }
 
+/* Sets the assigned_at of task to now + modifier ("-31 minutes"). */
+static void backdate(const fixture *f, long long task, const char *modifier)
+{
+    query_int(f, "UPDATE annotation_tasks SET assigned_at = strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ',"
+                 " 'now', '%s') WHERE id = %lld", modifier, task);
+}
+
+static void expired_task_taken_meanwhile(void **state)
+{
+    fixture *f = *state;
+    arb_annotate_params p = params_with(2);
+    restart(f, &p);
+    /* carol labels i1: one of its two places is taken */
+    long long c1 = next_task(f, "carol", NULL);
+    assert_int_equal(task_item(f, c1), 1);
+    assert_int_equal(post_label(f, "carol", c1, "A", 10, NULL), 200);
+    /* alice gets i1 (carol's label 1 + 0 open tasks = 1 < 2) and walks away for 31 minutes */
+    long long a1 = next_task(f, "alice", NULL);
+    assert_int_equal(task_item(f, a1), 1);
+    backdate(f, a1, "-31 minutes");
+    /* bob gets i1 too (carol 1 + alice's expired task 0 = 1 < 2) and labels it */
+    long long b1 = next_task(f, "bob", NULL);
+    assert_int_equal(task_item(f, b1), 1);
+    assert_int_equal(post_label(f, "bob", b1, "B", 10, NULL), 200);
+    /* alice comes back and answers: the others hold i1 twice (carol's and bob's labels), which
+    ** is the overlap, so her verdict is refused and her task deleted: still 2 labels on i1 */
+    char *body = NULL;
+    assert_int_equal(post_label(f, "alice", a1, "A", 10, &body), 409);
+    assert_non_null(strstr(body, "went to someone else"));
+    free(body);
+    assert_int_equal(query_int(f, "SELECT count(*) FROM human_labels WHERE item_id = 'i1'"), 2);
+    assert_int_equal(query_int(f, "SELECT count(*) FROM annotation_tasks WHERE id = %lld", a1),
+                     0);
+
+    /* the same when the others hold open, unexpired tasks instead of labels: alice gets i2 (i1
+    ** is full) and lets it expire; dave and erin both get i2 (0 + 1 open < 2) */
+    long long a2 = next_task(f, "alice", NULL);
+    assert_int_equal(task_item(f, a2), 2);
+    backdate(f, a2, "-31 minutes");
+    assert_int_equal(task_item(f, next_task(f, "dave", NULL)), 2);
+    assert_int_equal(task_item(f, next_task(f, "erin", NULL)), 2);
+    assert_int_equal(post_label(f, "alice", a2, "C", 10, NULL), 409);
+    assert_int_equal(query_int(f, "SELECT count(*) FROM human_labels WHERE item_id = 'i2'"), 0);
+
+    /* an expired task of which only one other place is taken is still accepted: alice gets i3,
+    ** lets it expire, frank gets i3 (i1 and i2 are full; 0 + 1 < 2); alice's verdict makes
+    ** frank's open task + her label = 2 holders, within the overlap */
+    long long a3 = next_task(f, "alice", NULL);
+    assert_int_equal(task_item(f, a3), 3);
+    backdate(f, a3, "-31 minutes");
+    assert_int_equal(task_item(f, next_task(f, "frank", NULL)), 3);
+    assert_int_equal(post_label(f, "alice", a3, "D", 10, NULL), 200);
+    assert_int_equal(query_int(f, "SELECT count(*) FROM human_labels WHERE item_id = 'i3' AND "
+                                  "annotator = 'alice'"), 1);
+}
+
 static void labels_survive_restart(void **state)
 {
     fixture *f = *state;
@@ -1045,7 +1126,245 @@ static void progress_counts(void **state)
     json_decref(o);
 }
 
+/* ---- requests from other sites ----------------------------------------------------------- */
+
+static void other_sites_are_refused(void **state)
+{
+    fixture *f = *state;
+    char same[64], other_port[64], https_same[64];
+    snprintf(same, sizeof same, "Origin: http://127.0.0.1:%d", f->port);
+    /* a page of another server on the same host: same site for the cookie, other origin */
+    snprintf(other_port, sizeof other_port, "Origin: http://127.0.0.1:%d",
+             f->port == 65535 ? 1 : f->port + 1);
+    snprintf(https_same, sizeof https_same, "Origin: https://127.0.0.1:%d", f->port);
+    const char *const refused[][3] = {
+        {other_port, NULL},
+        {"Origin: null", NULL},
+        {https_same, NULL}, /* https only counts behind a proxy that says so */
+        {"Origin: http://evil.example", NULL},
+        {"Sec-Fetch-Site: same-site", NULL},
+        {"Sec-Fetch-Site: cross-site", NULL},
+        {same, "Sec-Fetch-Site: same-site"},
+    };
+    char label_body[] = "{\"task\": 1, \"choice\": \"A\"}";
+    char login_body[] = "{\"token\": \"" TOKEN "\", \"annotator\": \"alice\"}";
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        http_auth a = {.bearer = TOKEN, .annotator = "alice", .extra = refused[i]};
+        http_reply r = http(f->port, "GET", "/api/next", NULL, &a);
+        if (r.status != 403) fail_msg("case %zu: GET /api/next got %ld", i, r.status);
+        assert_security_headers(&r);
+        reply_free(&r);
+        r = http(f->port, "GET", "/api/progress", NULL, &a);
+        assert_int_equal(r.status, 403);
+        reply_free(&r);
+        r = http(f->port, "POST", "/api/label", label_body, &a);
+        assert_int_equal(r.status, 403);
+        reply_free(&r);
+        http_auth anon = {.extra = refused[i]};
+        r = http(f->port, "POST", "/api/login", login_body, &anon);
+        if (r.status != 403) fail_msg("case %zu: POST /api/login got %ld", i, r.status);
+        char v[256];
+        assert_null(header(&r, "Set-Cookie", v, sizeof v));
+        reply_free(&r);
+    }
+    assert_int_equal(query_int(f, "SELECT count(*) FROM annotation_tasks"), 0);
+
+    /* this page itself: its origin (any case), same-origin, a typed address (none), nothing */
+    char same_upper[64];
+    snprintf(same_upper, sizeof same_upper, "Origin: HTTP://127.0.0.1:%d", f->port);
+    const char *const accepted[][4] = {
+        {same, NULL},
+        {same_upper, NULL},
+        {same, "Sec-Fetch-Site: same-origin", NULL},
+        {"Sec-Fetch-Site: none", NULL},
+        {NULL},
+        /* behind a TLS proxy that passes the Host header and says the scheme was https */
+        {https_same, "X-Forwarded-Proto: https", NULL},
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+        http_auth a = {.bearer = TOKEN, .annotator = "alice", .extra = accepted[i]};
+        http_reply r = http(f->port, "GET", "/api/next", NULL, &a);
+        if (r.status != 200) fail_msg("case %zu: GET /api/next got %ld %s", i, r.status, r.body);
+        reply_free(&r);
+        http_auth anon = {.extra = accepted[i]};
+        r = http(f->port, "POST", "/api/login", login_body, &anon);
+        if (r.status != 200) fail_msg("case %zu: POST /api/login got %ld", i, r.status);
+        reply_free(&r);
+    }
+    /* the page's own files need no such check */
+    http_auth other = {.extra = (const char *const[]){other_port, NULL}};
+    http_reply r = http(f->port, "GET", "/app.js", NULL, &other);
+    assert_int_equal(r.status, 200);
+    reply_free(&r);
+}
+
+static void posts_must_be_json(void **state)
+{
+    fixture *f = *state;
+    long long t = next_task(f, "alice", NULL);
+    char label_body[128];
+    snprintf(label_body, sizeof label_body, "{\"task\": %lld, \"choice\": \"A\"}", t);
+    char login_body[] = "{\"token\": \"" TOKEN "\", \"annotator\": \"alice\"}";
+    /* what a form or a "simple" cross-site fetch can send, and near misses */
+    static const char *const types[] = {"Content-Type: text/plain",
+                                        "Content-Type: application/x-www-form-urlencoded",
+                                        "Content-Type: multipart/form-data; boundary=x",
+                                        "Content-Type: application/jsonp",
+                                        "Content-Type: application/json-seq",
+                                        "Content-Type: text/json",
+                                        "Content-Type:"}; /* none at all */
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        const char *extra[] = {types[i], NULL};
+        http_auth a = {.bearer = TOKEN, .annotator = "alice", .extra = extra};
+        http_reply r = http(f->port, "POST", "/api/label", label_body, &a);
+        if (r.status != 415) fail_msg("%s: POST /api/label got %ld", types[i], r.status);
+        assert_security_headers(&r);
+        json_t *o = json_of(&r);
+        assert_non_null(strstr(json_string_value(json_object_get(o, "error")),
+                               "application/json"));
+        json_decref(o);
+        reply_free(&r);
+        http_auth anon = {.extra = extra};
+        r = http(f->port, "POST", "/api/login", login_body, &anon);
+        if (r.status != 415) fail_msg("%s: POST /api/login got %ld", types[i], r.status);
+        char v[256];
+        assert_null(header(&r, "Set-Cookie", v, sizeof v));
+        reply_free(&r);
+    }
+    assert_int_equal(query_int(f, "SELECT count(*) FROM human_labels"), 0);
+    /* parameters and any case are fine */
+    const char *with_charset[] = {"Content-Type: Application/JSON ; charset=UTF-8", NULL};
+    http_auth a = {.bearer = TOKEN, .annotator = "alice", .extra = with_charset};
+    http_reply r = http(f->port, "POST", "/api/label", label_body, &a);
+    assert_int_equal(r.status, 200);
+    reply_free(&r);
+    const char *plain[] = {"Content-Type: application/json", NULL};
+    http_auth anon = {.extra = plain};
+    r = http(f->port, "POST", "/api/login", login_body, &anon);
+    assert_int_equal(r.status, 200);
+    reply_free(&r);
+}
+
+/* ---- load -------------------------------------------------------------------------------- */
+
+/* A TCP connection from address from (127.0.0.x) to 127.0.0.1:port; the socket, or -1. */
+static int connect_from(const char *from, int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_in src, dst;
+    memset(&src, 0, sizeof src);
+    src.sin_family = AF_INET;
+    inet_pton(AF_INET, from, &src.sin_addr);
+    memset(&dst, 0, sizeof dst);
+    dst.sin_family = AF_INET;
+    dst.sin_port = htons((uint16_t)port);
+    inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+    if (bind(fd, (struct sockaddr *)&src, sizeof src) ||
+        connect(fd, (struct sockaddr *)&dst, sizeof dst)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Sends a GET / on fd and returns what comes back within ms milliseconds: 1 when the server
+** answered, 0 when it closed the connection, -1 when nothing came. */
+static int answered_within(int fd, int ms)
+{
+    static const char request[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    if (send(fd, request, sizeof request - 1, MSG_NOSIGNAL) < 0) return 0;
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    if (poll(&pfd, 1, ms) <= 0) return -1;
+    char buf[64];
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    return n > 0 ? 1 : 0;
+}
+
+static void one_address_cannot_take_every_connection(void **state)
+{
+    fixture *f = *state;
+    /* 16 idle connections from 127.0.0.1 (a slow or hostile client) */
+    enum { PER_ADDRESS = 16 };
+    int idle[PER_ADDRESS];
+    for (int i = 0; i < PER_ADDRESS; i++) {
+        idle[i] = connect_from("127.0.0.1", f->port);
+        assert_true(idle[i] >= 0);
+    }
+    /* the 17th from that address is closed at once, without an answer (before the limit it
+    ** was served) */
+    int extra = connect_from("127.0.0.1", f->port);
+    assert_true(extra >= 0);
+    assert_int_equal(answered_within(extra, 5000), 0);
+    close(extra);
+    /* another address is still served */
+    http_auth other = {.bearer = TOKEN, .annotator = "alice", .from = "127.0.0.2"};
+    http_reply r = http(f->port, "GET", "/api/next", NULL, &other);
+    assert_int_equal(r.status, 200);
+    reply_free(&r);
+    /* when the idle ones go, 127.0.0.1 is served again (the server notices within moments) */
+    for (int i = 0; i < PER_ADDRESS; i++) close(idle[i]);
+    int served = 0;
+    for (int tries = 0; tries < 100 && !served; tries++) {
+        int fd = connect_from("127.0.0.1", f->port);
+        served = fd >= 0 && answered_within(fd, 2000) == 1;
+        if (fd >= 0) close(fd);
+        if (!served) usleep(20 * 1000);
+    }
+    assert_true(served);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void busy_database_answers_503_quickly(void **state)
+{
+    fixture *f = *state;
+    long long t = next_task(f, "alice", NULL);
+    /* another program holds the write lock */
+    sqlite3 *db = arb__store_db(f->store);
+    assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    http_auth a = as("alice");
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    http_reply r = http(f->port, "GET", "/api/next", NULL, &a);
+    double waited = ms_since(&t0);
+    assert_int_equal(r.status, 503);
+    json_t *o = json_of(&r);
+    assert_non_null(strstr(json_string_value(json_object_get(o, "error")), "busy"));
+    json_decref(o);
+    reply_free(&r);
+    /* the server's busy timeout is 2 s; the store's default of 10 s would take longer than 5 */
+    if (waited > 5000) fail_msg("GET /api/next on a busy database took %.0f ms", waited);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(post_label(f, "alice", t, "A", 10, NULL), 503);
+    waited = ms_since(&t0);
+    if (waited > 5000) fail_msg("POST /api/label on a busy database took %.0f ms", waited);
+    assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    /* the task is still alice's and open, and the verdict can be given again */
+    assert_int_equal(post_label(f, "alice", t, "A", 10, NULL), 200);
+    assert_int_equal(query_int(f, "SELECT count(*) FROM human_labels"), 1);
+}
+
 /* ---- hostile input ----------------------------------------------------------------------- */
+
+
+/* Each name (as JSON string content) is refused at login with 400. */
+static void expect_logins_refused(const fixture *f, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char body[256];
+        snprintf(body, sizeof body, "{\"token\": \"%s\", \"annotator\": \"%s\"}", TOKEN,
+                 names[i]);
+        http_reply r = http(f->port, "POST", "/api/login", body, NULL);
+        if (r.status != 400) fail_msg("login name %s: got %ld", names[i], r.status);
+        reply_free(&r);
+    }
+}
 
 static void hostile_annotator_names(void **state)
 {
@@ -1067,14 +1386,7 @@ static void hostile_annotator_names(void **state)
     /* the same through login (JSON escapes) and the cookie (percent-encoded) */
     static const char *const bad_json[] = {"bob\\u0007", "a\\nb", "\\u001b[31mred", "\\u202e",
                                            " bob", "bob "};
-    for (size_t i = 0; i < sizeof bad_json / sizeof bad_json[0]; i++) {
-        char body[256];
-        snprintf(body, sizeof body, "{\"token\": \"%s\", \"annotator\": \"%s\"}", TOKEN,
-                 bad_json[i]);
-        http_reply r = http(f->port, "POST", "/api/login", body, NULL);
-        if (r.status != 400) fail_msg("login name %s: got %ld", bad_json[i], r.status);
-        reply_free(&r);
-    }
+    expect_logins_refused(f, bad_json, sizeof bad_json / sizeof bad_json[0]);
     char body[256];
     snprintf(body, sizeof body, "{\"token\": \"%s\", \"annotator\": \"%s\"}", TOKEN, name65);
     http_reply r = http(f->port, "POST", "/api/login", body, NULL);
@@ -1094,6 +1406,104 @@ static void hostile_annotator_names(void **state)
     r = http(f->port, "GET", "/api/next", NULL, &ok);
     assert_int_equal(r.status, 200);
     reply_free(&r);
+}
+
+static void long_annotator_names(void **state)
+{
+    fixture *f = *state;
+    char *huge = malloc(5001);
+    assert_non_null(huge);
+    memset(huge, 'x', 5000);
+    huge[5000] = '\0';
+    http_auth a = as(huge);
+    http_reply r = http(f->port, "GET", "/api/next", NULL, &a);
+    assert_int_equal(r.status, 400);
+    json_t *o = json_of(&r);
+    assert_non_null(strstr(json_string_value(json_object_get(o, "error")),
+                           "longer than 64 characters"));
+    json_decref(o);
+    reply_free(&r);
+    /* the same in the cookie */
+    char *cookie = malloc(5100);
+    assert_non_null(cookie);
+    snprintf(cookie, 5100, "arbiter_token=%s; arbiter_annotator=%s", TOKEN, huge);
+    http_auth c = {.cookie = cookie};
+    r = http(f->port, "GET", "/api/next", NULL, &c);
+    assert_int_equal(r.status, 400);
+    o = json_of(&r);
+    assert_non_null(strstr(json_string_value(json_object_get(o, "error")),
+                           "longer than 64 characters"));
+    json_decref(o);
+    reply_free(&r);
+    free(huge);
+    /* the longest name in bytes: 64 four-byte characters (U+1F600, F0 9F 98 80) = 256 bytes,
+    ** or 64 * 12 = 768 characters percent-encoded in the cookie; one more is too long */
+    char emoji[65 * 4 + 1], encoded[64 * 12 + 1];
+    for (int i = 0; i < 65; i++) memcpy(emoji + 4 * i, "\xf0\x9f\x98\x80", 4);
+    for (int i = 0; i < 64; i++) memcpy(encoded + 12 * i, "%F0%9F%98%80", 12);
+    encoded[64 * 12] = '\0';
+    emoji[64 * 4] = '\0';
+    a = as(emoji);
+    r = http(f->port, "GET", "/api/next", NULL, &a);
+    assert_int_equal(r.status, 200);
+    reply_free(&r);
+    snprintf(cookie, 5100, "arbiter_token=%s; arbiter_annotator=%s", TOKEN, encoded);
+    r = http(f->port, "GET", "/api/progress", NULL, &c);
+    assert_int_equal(r.status, 200);
+    o = json_of(&r);
+    assert_string_equal(json_string_value(json_object_get(o, "annotator")), emoji);
+    json_decref(o);
+    reply_free(&r);
+    memcpy(emoji + 64 * 4, "\xf0\x9f\x98\x80", 5); /* 65 characters, NUL included */
+    r = http(f->port, "GET", "/api/next", NULL, &a);
+    assert_int_equal(r.status, 400);
+    reply_free(&r);
+    free(cookie);
+}
+
+static void invisible_characters_in_names(void **state)
+{
+    fixture *f = *state;
+    /* Unicode category Cf anywhere; Zs at either end */
+    static const char *const bad[] = {
+        "a\xe2\x80\x8b" "b",         /* U+200B zero width space */
+        "a\xe2\x80\x8c" "b",         /* U+200C zero width non-joiner */
+        "a\xe2\x80\x8d" "b",         /* U+200D zero width joiner */
+        "\xe2\x81\xa0" "bob",        /* U+2060 word joiner */
+        "bob\xe2\x81\xa4",           /* U+2064 invisible plus */
+        "bo\xc2\xad" "b",            /* U+00AD soft hyphen */
+        "bo\xe1\xa0\x8e" "b",        /* U+180E Mongolian vowel separator */
+        "bob\xef\xbb\xbf",           /* U+FEFF byte order mark */
+        "bob\xf3\xa0\x80\x81",       /* U+E0001 language tag */
+        "\xc2\xa0" "bob",            /* U+00A0 no-break space first */
+        "bob\xe3\x80\x80",           /* U+3000 ideographic space last */
+        "bob\xe2\x80\x83",           /* U+2003 em space last */
+        "\xe2\x80\xaf" "bob",        /* U+202F narrow no-break space first */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        http_auth a = as(bad[i]);
+        http_reply r = http(f->port, "GET", "/api/next", NULL, &a);
+        if (r.status != 400) fail_msg("name %zu: got %ld", i, r.status);
+        reply_free(&r);
+    }
+    static const char *const bad_json[] = {"bob\\u200b", "\\u00a0bob", "bob\\u3000",
+                                           "\\ufeffbob", "b\\u2062ob"};
+    expect_logins_refused(f, bad_json, sizeof bad_json / sizeof bad_json[0]);
+    assert_int_equal(query_int(f, "SELECT count(*) FROM annotation_tasks"), 0);
+    /* a no-break space inside a name is visible enough: it is kept */
+    http_auth ok = as("Ann\xc2\xa0" "Lee");
+    http_reply r = http(f->port, "GET", "/api/next", NULL, &ok);
+    assert_int_equal(r.status, 200);
+    reply_free(&r);
+    /* and the default name is held to the same rules */
+    arb_annotate_server *srv = NULL;
+    char *err = NULL;
+    arb_annotate_params p = params_with(1);
+    p.annotator = "bob\xe2\x80\x8b";
+    assert_int_equal(arb_annotate_start(f->db, &p, &srv, &err), ARB_INVALID);
+    assert_null(srv);
+    assert_non_null(strstr(err, "invisible"));
+    arb_free(err);
 }
 
 static void unknown_paths(void **state)
@@ -1314,9 +1724,17 @@ int main(void)
         cmocka_unit_test_setup_teardown(two_servers_share_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_annotators, setup, teardown),
         cmocka_unit_test_setup_teardown(lease_expiry_frees_the_task, setup, teardown),
+        cmocka_unit_test_setup_teardown(expired_task_taken_meanwhile, setup, teardown),
         cmocka_unit_test_setup_teardown(labels_survive_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(progress_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(other_sites_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(posts_must_be_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(one_address_cannot_take_every_connection, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(busy_database_answers_503_quickly, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_annotator_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(long_annotator_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(invisible_characters_in_names, setup, teardown),
         cmocka_unit_test_setup_teardown(unknown_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(audit_sees_the_labels, setup, teardown),
         cmocka_unit_test_setup_teardown(given_pairs, setup, teardown),

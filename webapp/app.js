@@ -4,12 +4,17 @@
 ** Asks the server for the next task (GET /api/next), shows the question, the reference when
 ** there is one, and the two answers in the order the server recorded, and sends the verdict
 ** (POST /api/label) with the time from showing the task to the click. A 401 shows the sign-in
-** form (POST /api/login sets the cookies). Keyboard: 1/a, 2/b, 3/c, 4/d, s.
+** form (POST /api/login sets the cookies). Keyboard: 1/a, 2/b, 3/c, 4/d, s. Every POST is sent
+** as Content-Type: application/json (the server refuses anything else).
 **
 ** Invariants: model outputs and questions are untrusted text and are only ever written with
 ** textContent, never as HTML; the page never learns which model wrote which answer; one
 ** verdict is in flight at a time (buttons disabled, key repeat ignored), so a double press
-** cannot label the next task by accident. No external resources, no inline code.
+** cannot label the next task by accident; verdict buttons are only on screen with the task they
+** answer: when the next task cannot be loaded (server busy or unreachable) the task view is
+** hidden and the error shows with a #retry button. A verdict the server did not store (busy,
+** unreachable) leaves its task on screen to be given again. No external resources, no inline
+** code.
 */
 'use strict';
 
@@ -27,6 +32,7 @@
     answer1: byId('answer-1'),
     answer2: byId('answer-2'),
     done: byId('done'),
+    retry: byId('retry'),
     buttons: Array.from(document.querySelectorAll('button[data-choice]')),
   };
 
@@ -42,6 +48,7 @@
 
   let task = null; /* {id, shownAt} of the task on screen */
   let busy = false;
+  let loadError = ''; /* why the last loadNext failed */
 
   function showError(message) {
     el.error.textContent = message || '';
@@ -52,6 +59,7 @@
     el.loginForm.hidden = view !== 'login';
     el.taskView.hidden = view !== 'task';
     el.done.hidden = view !== 'done';
+    el.retry.hidden = view !== 'failed';
   }
 
   function setBusy(on) {
@@ -98,21 +106,31 @@
     el.token.focus();
   }
 
-  /* Fetches and shows the next task (or the sign-in form, or the end). */
+  /* No task on screen: the error and a button to try loading again. */
+  function showFailure(message) {
+    task = null;
+    showView('failed');
+    showError(message);
+  }
+
+  /* Fetches and shows the next task (or the sign-in form, or the end). Returns what is on
+  ** screen then: 'task', 'done', 'login', or 'failed' (the error and #retry; why in loadError). */
   async function loadNext() {
     const r = await api('GET', '/api/next');
-    if (r.status === 401) return showLogin('');
-    if (r.status === 400) return showLogin(errorText(r)); /* no annotator name yet */
-    if (r.status !== 200) {
-      showError(errorText(r));
-      return;
+    if (r.status === 401) { showLogin(''); return 'login'; }
+    if (r.status === 400) { showLogin(errorText(r)); return 'login'; } /* no annotator name yet */
+    const d = r.data;
+    if (r.status !== 200 || !(d.done || (Number.isInteger(d.task) && Array.isArray(d.answers)))) {
+      loadError = errorText(r);
+      showFailure(`The next task could not be loaded: ${loadError}`);
+      return 'failed';
     }
     showError('');
     setProgress(r.data.progress);
     if (r.data.done) {
       task = null;
       showView('done');
-      return;
+      return 'done';
     }
     el.question.textContent = r.data.question;
     const ref = r.data.reference;
@@ -125,6 +143,7 @@
     window.scrollTo(0, 0);
     setBusy(false);
     task = { id: r.data.task, shownAt: performance.now() };
+    return 'task';
   }
 
   /* Sends the verdict for the task on screen, then shows the next one. */
@@ -141,7 +160,7 @@
     if (r.status === 200) {
       setProgress(r.data.progress);
       task = null;
-      await loadNext();
+      await loadNext(); /* a failure shows itself, with #retry */
       setBusy(false);
       return;
     }
@@ -149,13 +168,15 @@
       /* The task is gone (lease given to someone else) or was answered in another tab. */
       const message = errorText(r);
       task = null;
-      await loadNext();
+      const next = await loadNext();
       setBusy(false);
-      showError(`${message}; this is the next task.`);
+      if (next === 'task') showError(`${message}; this is the next task.`);
+      else if (next === 'done') showError(`${message}.`);
+      else if (next === 'failed') showFailure(`${message}. The next task could not be loaded: ${loadError}`);
       return;
     }
     setBusy(false); /* keep the task on screen so the verdict can be given again */
-    showError(errorText(r));
+    showError(`${errorText(r)} (your answer was not saved: give it again)`);
   }
 
   el.loginForm.addEventListener('submit', async (ev) => {
@@ -176,6 +197,13 @@
   for (const b of el.buttons) {
     b.addEventListener('click', () => answer(b.getAttribute('data-choice')));
   }
+
+  el.retry.addEventListener('click', async () => {
+    if (el.retry.disabled) return;
+    el.retry.disabled = true;
+    await loadNext();
+    el.retry.disabled = false;
+  });
 
   document.addEventListener('keydown', (ev) => {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing || ev.repeat) return;
