@@ -1104,46 +1104,6 @@ arb_annotate_params arb_annotate_default_params(void)
     return p;
 }
 
-/* Binds and listens on address:port; returns the socket or -1 with *errmsg set. */
-static int open_listener(const char *address, int port, int *family, int *bound_port,
-                         char **errmsg)
-{
-    char port_text[16];
-    snprintf(port_text, sizeof port_text, "%d", port);
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    int gai = getaddrinfo(address, port_text, &hints, &res);
-    if (gai) {
-        set_err(errmsg, "annotate: cannot listen on %s port %d: %s", address, port,
-                gai_strerror(gai));
-        return -1;
-    }
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
-        bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, SOMAXCONN)) {
-        set_err(errmsg, "annotate: cannot listen on %s port %d: %s", address, port,
-                strerror(errno));
-        if (fd >= 0) close(fd);
-        freeaddrinfo(res);
-        return -1;
-    }
-    *family = res->ai_family;
-    freeaddrinfo(res);
-    struct sockaddr_storage ss;
-    socklen_t ss_len = sizeof ss;
-    if (getsockname(fd, (struct sockaddr *)&ss, &ss_len)) {
-        set_err(errmsg, "annotate: cannot read the port of %s: %s", address, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    *bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                                           : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    return fd;
-}
 
 /* Checks the parameters; on failure sets *errmsg and returns ARB_INVALID. */
 static arb_status check_params(const arb_annotate_params *p, char **errmsg)
@@ -1352,7 +1312,7 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
         }
 
     const char *address = params->bind_address ? params->bind_address : "127.0.0.1";
-    fd = open_listener(address, params->port, &family, &srv->port, errmsg);
+    fd = arb__listen(address, params->port, "annotate: ", &family, &srv->port, errmsg);
     if (fd < 0) {
         st = ARB_IO;
         goto fail;

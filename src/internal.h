@@ -88,6 +88,12 @@ int arb__upload_step(void **req_cls, size_t max, const char *data, size_t *size,
 /* Frees the upload state of a finished request (MHD_OPTION_NOTIFY_COMPLETED). */
 void arb__upload_free(void **req_cls);
 
+/* A listening TCP socket on address:port (port 0: a free one), SO_REUSEADDR, close-on-exec,
+** for a libmicrohttpd daemon (MHD_OPTION_LISTEN_SOCKET). Returns the socket with *family and
+** *bound_port set, or -1 with *errmsg (caller frees; may be NULL) starting with who. */
+int arb__listen(const char *address, int port, const char *who, int *family, int *bound_port,
+                char **errmsg);
+
 double arb__now_ms(void);           /* monotonic clock, milliseconds */
 char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
 

@@ -1,15 +1,20 @@
 /*
 ** util.c -- small shared helpers: status strings, allocation that reports failure, a capped
-** growing buffer, UTF-8 validation and counting, hashing, clocks and file reading.
+** growing buffer, UTF-8 validation and counting, hashing, clocks, file reading, and the
+** listening socket and request-body upload of the two HTTP servers (sim.c, annotate.c).
 ** Nothing here knows about judges, prompts or the store.
 */
 #include "internal.h"
 
 #include <errno.h>
 #include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <xxhash.h>
 
@@ -450,4 +455,55 @@ void arb__upload_free(void **req_cls)
     arb__buf_free(&u->body);
     free(u);
     *req_cls = NULL;
+}
+
+/* ---- listening sockets (the simulator and the annotation app) ------------------------------ */
+
+static void listen_err(char **errmsg, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
+static void listen_err(char **errmsg, const char *fmt, ...)
+{
+    if (!errmsg) return;
+    va_list ap;
+    va_start(ap, fmt);
+    *errmsg = arb__vsprintf(fmt, ap);
+    va_end(ap);
+}
+
+/* See internal.h. */
+int arb__listen(const char *address, int port, const char *who, int *family, int *bound_port,
+                char **errmsg)
+{
+    char port_text[16];
+    snprintf(port_text, sizeof port_text, "%d", port);
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int gai = getaddrinfo(address, port_text, &hints, &res);
+    if (gai) {
+        listen_err(errmsg, "%scannot listen on %s port %d: %s", who, address, port, gai_strerror(gai));
+        return -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, SOMAXCONN)) {
+        listen_err(errmsg, "%scannot listen on %s port %d: %s", who, address, port, strerror(errno));
+        if (fd >= 0) close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    *family = res->ai_family;
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t ss_len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &ss_len)) {
+        listen_err(errmsg, "%scannot read the port of %s: %s", who, address, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                           : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    return fd;
 }

@@ -84,6 +84,11 @@ void cli_install_signal_handlers(void);
 int cli_exit_code(arb_status st);
 /* Prints the summary of a run to stderr. */
 void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run);
+/* The interval options of the reading commands, as getopt values 'n' (--bootstrap N), 's'
+** (--seed N) and 'l' (--level X; only when level is not NULL): 1 when c was one and is
+** applied, 0 when not, -1 after printing why the value is bad. */
+int cli_interval_option(int c, const char *arg, size_t *bootstrap, unsigned long long *seed,
+                        double *level);
 /* The exit code of a judging run that returned st: prints the store's message on failure, else
 ** the run's summary and, when interrupted or some calls failed, what to do next. */
 int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_run_stats *stats,

@@ -74,7 +74,6 @@ int cmd_audit(int argc, char **argv)
     const char *db = NULL, *output = "-";
     arb_audit_params params = arb_audit_default_params();
     int json = 0, c;
-    long n;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -83,21 +82,16 @@ int cmd_audit(int argc, char **argv)
         case 'b':
             if (!(params.by = parse_by(optarg))) return EXIT_USAGE;
             break;
-        case 'n':
-            if (cli_parse_int("--bootstrap", optarg, 0, 1000000, &n)) return EXIT_USAGE;
-            params.bootstrap = (size_t)n;
-            break;
-        case 's':
-            if (cli_parse_int("--seed", optarg, 0, 2147483647L, &n)) return EXIT_USAGE;
-            params.seed = (unsigned long long)n;
-            break;
-        case 'l':
-            if (cli_parse_double("--level", optarg, 0.5, 0.999, &params.ci_level)) return EXIT_USAGE;
-            break;
         case 'j': json = 1; break;
         case 'o': output = optarg; break;
         case 'h': fputs(audit_help, stdout); return EXIT_OK;
-        default: return cli_usage_error("audit", "unknown or incomplete option \"%s\"", argv[optind - 1]);
+        default: {
+            int t = cli_interval_option(c, optarg, &params.bootstrap, &params.seed,
+                                        &params.ci_level);
+            if (t < 0) return EXIT_USAGE;
+            if (t > 0) break;
+            return cli_usage_error("audit", "unknown or incomplete option \"%s\"", argv[optind - 1]);
+        }
         }
     }
     if (optind < argc) return cli_usage_error("audit", "unexpected argument \"%s\"", argv[optind]);

@@ -104,14 +104,6 @@ int cmd_report(int argc, char **argv)
         case 'H': html = optarg; break;
         case 'm': markdown = optarg; break;
         case 't': params.title = optarg; break;
-        case 'n':
-            if (cli_parse_int("--bootstrap", optarg, 0, 1000000, &n)) return EXIT_USAGE;
-            params.bootstrap = (size_t)n;
-            break;
-        case 's':
-            if (cli_parse_int("--seed", optarg, 0, 2147483647L, &n)) return EXIT_USAGE;
-            params.seed = (unsigned long long)n;
-            break;
         case 'w':
             if (cli_parse_int("--worst", optarg, 0, 10000, &n)) return EXIT_USAGE;
             params.worst_cases = (size_t)n;
@@ -121,9 +113,13 @@ int cmd_report(int argc, char **argv)
             params.transcripts = (size_t)n;
             break;
         case 'h': fputs(report_help, stdout); return EXIT_OK;
-        default:
+        default: {
+            int t = cli_interval_option(c, optarg, &params.bootstrap, &params.seed, NULL);
+            if (t < 0) return EXIT_USAGE;
+            if (t > 0) break;
             return cli_usage_error("report", "unknown or incomplete option \"%s\"",
                                    argv[optind - 1]);
+        }
         }
     }
     if (optind < argc) return cli_usage_error("report", "unexpected argument \"%s\"", argv[optind]);

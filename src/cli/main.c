@@ -176,6 +176,26 @@ int cli_run_option(int c, const char *arg, arb_client_params *client, const char
     }
 }
 
+int cli_interval_option(int c, const char *arg, size_t *bootstrap, unsigned long long *seed,
+                        double *level)
+{
+    long n;
+    switch (c) {
+    case 'n':
+        if (cli_parse_int("--bootstrap", arg, 0, 1000000, &n)) return -1;
+        *bootstrap = (size_t)n;
+        return 1;
+    case 's':
+        if (cli_parse_int("--seed", arg, 0, 2147483647L, &n)) return -1;
+        *seed = (unsigned long long)n;
+        return 1;
+    case 'l':
+        if (!level) return 0;
+        return cli_parse_double("--level", arg, 0.5, 0.999, level) ? -1 : 1;
+    default: return 0;
+    }
+}
+
 int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_run_stats *stats,
                    int dry_run)
 {
