@@ -193,16 +193,6 @@ typedef struct reply {
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
-static void set_err(char **errmsg, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
-static void set_err(char **errmsg, const char *fmt, ...)
-{
-    if (!errmsg) return;
-    va_list ap;
-    va_start(ap, fmt);
-    *errmsg = arb__vsprintf(fmt, ap);
-    va_end(ap);
-}
-
 /* Decodes the code point at s[*i] of valid UTF-8 and advances *i. */
 static unsigned long next_code_point(const unsigned char *s, size_t *i)
 {
@@ -1110,47 +1100,47 @@ static arb_status check_params(const arb_annotate_params *p, char **errmsg)
 {
     size_t token_len = p->token ? strlen(p->token) : 0;
     if (token_len < ANNOTATE_MIN_TOKEN || token_len > ANNOTATE_MAX_TOKEN) {
-        set_err(errmsg, "annotate: the token must be %d to %d characters long (got %zu)",
+        arb__set_err(errmsg, "annotate: the token must be %d to %d characters long (got %zu)",
                 ANNOTATE_MIN_TOKEN, ANNOTATE_MAX_TOKEN, token_len);
         return ARB_INVALID;
     }
     for (size_t i = 0; i < token_len; i++) {
         unsigned char c = (unsigned char)p->token[i];
         if (c < 0x21 || c == 0x7F) { /* it travels in headers and cookies */
-            set_err(errmsg, "annotate: the token must not contain spaces or control characters");
+            arb__set_err(errmsg, "annotate: the token must not contain spaces or control characters");
             return ARB_INVALID;
         }
     }
     if (p->annotator) {
         const char *problem = annotator_problem(p->annotator, strlen(p->annotator));
         if (problem) {
-            set_err(errmsg, "annotate: the default annotator name %s", problem);
+            arb__set_err(errmsg, "annotate: the default annotator name %s", problem);
             return ARB_INVALID;
         }
     }
     if (p->overlap < 1 || p->overlap > ANNOTATE_MAX_OVERLAP) {
-        set_err(errmsg, "annotate: overlap must be from 1 to %d, got %d", ANNOTATE_MAX_OVERLAP,
+        arb__set_err(errmsg, "annotate: overlap must be from 1 to %d, got %d", ANNOTATE_MAX_OVERLAP,
                 p->overlap);
         return ARB_INVALID;
     }
     if (p->lease_minutes < 1 || p->lease_minutes > ANNOTATE_MAX_LEASE) {
-        set_err(errmsg, "annotate: lease_minutes must be from 1 to %d, got %d",
+        arb__set_err(errmsg, "annotate: lease_minutes must be from 1 to %d, got %d",
                 ANNOTATE_MAX_LEASE, p->lease_minutes);
         return ARB_INVALID;
     }
     if (p->port < 0 || p->port > 65535) {
-        set_err(errmsg, "annotate: port must be from 0 to 65535, got %d", p->port);
+        arb__set_err(errmsg, "annotate: port must be from 0 to 65535, got %d", p->port);
         return ARB_INVALID;
     }
     if (p->n_pairs && !p->pairs) {
-        set_err(errmsg, "annotate: n_pairs is %zu but no pairs are given", p->n_pairs);
+        arb__set_err(errmsg, "annotate: n_pairs is %zu but no pairs are given", p->n_pairs);
         return ARB_INVALID;
     }
     for (size_t i = 0; i < p->n_pairs; i++) {
         const arb_model_pair *mp = &p->pairs[i];
         if (!mp->first || !*mp->first || !mp->second || !*mp->second ||
             !strcmp(mp->first, mp->second)) {
-            set_err(errmsg, "annotate: pair %zu must name two different models (candidate and "
+            arb__set_err(errmsg, "annotate: pair %zu must name two different models (candidate and "
                             "baseline)", i + 1);
             return ARB_INVALID;
         }
@@ -1168,7 +1158,7 @@ static void set_pair_err(char **errmsg, const char *what, const char *candidate,
         arb__buf_puts(&b, "\" vs \"") || arb__buf_put_safe(&b, baseline) ||
         arb__buf_printf(&b, "\" %s", why)) {
         arb__buf_free(&b);
-        set_err(errmsg, "annotate: out of memory");
+        arb__set_err(errmsg, "annotate: out of memory");
         return;
     }
     if (errmsg) *errmsg = arb__buf_steal(&b);
@@ -1201,7 +1191,7 @@ static arb_status load_pairs(arb_annotate_server *srv, const arb_annotate_params
         if (sqlite3_exec(srv->db, discover_sql, NULL, NULL, NULL) != SQLITE_OK) goto db_error;
         srv->n_pairs = (size_t)sqlite3_changes(srv->db);
         if (srv->n_pairs == 0) {
-            set_err(errmsg, "annotate: nothing to annotate: the store has no side-by-side "
+            arb__set_err(errmsg, "annotate: nothing to annotate: the store has no side-by-side "
                             "judgments, and no pairs were given (give them as candidate:baseline)");
             return ARB_INVALID;
         }
@@ -1221,7 +1211,7 @@ static arb_status load_pairs(arb_annotate_server *srv, const arb_annotate_params
         bind_text(answered, 2, base);
         int rc = sqlite3_step(answered);
         if (rc != SQLITE_ROW) {
-            set_err(errmsg, "annotate: cannot read the answers: %s", sqlite3_errmsg(srv->db));
+            arb__set_err(errmsg, "annotate: cannot read the answers: %s", sqlite3_errmsg(srv->db));
             st = ARB_DB;
         } else if (!sqlite3_column_int(answered, 0)) {
             set_pair_err(errmsg, "pair", cand, base,
@@ -1238,7 +1228,7 @@ static arb_status load_pairs(arb_annotate_server *srv, const arb_annotate_params
             set_pair_err(errmsg, "pair", cand, base, "is given twice");
             st = ARB_INVALID;
         } else if (rc != SQLITE_DONE) {
-            set_err(errmsg, "annotate: cannot record the pairs: %s", sqlite3_errmsg(srv->db));
+            arb__set_err(errmsg, "annotate: cannot record the pairs: %s", sqlite3_errmsg(srv->db));
             st = ARB_DB;
         }
     }
@@ -1247,7 +1237,7 @@ static arb_status load_pairs(arb_annotate_server *srv, const arb_annotate_params
     sqlite3_finalize(answered);
     return st;
 db_error:
-    set_err(errmsg, "annotate: cannot list the pairs to annotate: %s", sqlite3_errmsg(srv->db));
+    arb__set_err(errmsg, "annotate: cannot list the pairs to annotate: %s", sqlite3_errmsg(srv->db));
     return ARB_DB;
 }
 
@@ -1274,7 +1264,7 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
     if (errmsg) *errmsg = NULL;
     if (out) *out = NULL;
     if (!db_path || !params || !out) {
-        set_err(errmsg, "annotate: missing database path or parameters");
+        arb__set_err(errmsg, "annotate: missing database path or parameters");
         return ARB_INVALID;
     }
     arb_status st = check_params(params, errmsg);
@@ -1295,7 +1285,7 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
 
     st = arb_store_open(db_path, &srv->store);
     if (st) {
-        set_err(errmsg, "annotate: %s", srv->store ? arb_store_errmsg(srv->store)
+        arb__set_err(errmsg, "annotate: %s", srv->store ? arb_store_errmsg(srv->store)
                                                    : arb_strerror(st));
         goto fail;
     }
@@ -1306,7 +1296,7 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
     if ((st = load_pairs(srv, params, errmsg))) goto fail;
     for (int i = 0; i < Q__COUNT; i++)
         if (sqlite3_prepare_v2(srv->db, query_sql[i], -1, &srv->stmt[i], NULL) != SQLITE_OK) {
-            set_err(errmsg, "annotate: cannot prepare query %d: %s", i, sqlite3_errmsg(srv->db));
+            arb__set_err(errmsg, "annotate: cannot prepare query %d: %s", i, sqlite3_errmsg(srv->db));
             st = ARB_DB;
             goto fail;
         }
@@ -1330,7 +1320,7 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
         (unsigned int)ANNOTATE_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         (unsigned int)ANNOTATE_MAX_PER_ADDRESS, MHD_OPTION_END);
     if (!srv->daemon) {
-        set_err(errmsg, "annotate: cannot start the HTTP daemon on %s port %d", address,
+        arb__set_err(errmsg, "annotate: cannot start the HTTP daemon on %s port %d", address,
                 srv->port);
         st = ARB_IO;
         goto fail;
@@ -1339,7 +1329,7 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
     return ARB_OK;
 
 nomem:
-    set_err(errmsg, "annotate: out of memory");
+    arb__set_err(errmsg, "annotate: out of memory");
     st = ARB_NOMEM;
 fail:
     if (fd >= 0) close(fd);

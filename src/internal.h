@@ -88,6 +88,8 @@ int arb__upload_step(void **req_cls, size_t max, const char *data, size_t *size,
 /* Frees the upload state of a finished request (MHD_OPTION_NOTIFY_COMPLETED). */
 void arb__upload_free(void **req_cls);
 
+/* *errmsg = a new printf-style message (caller frees), when errmsg is not NULL. */
+void arb__set_err(char **errmsg, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
 /* A listening TCP socket on address:port (port 0: a free one), SO_REUSEADDR, close-on-exec,
 ** for a libmicrohttpd daemon (MHD_OPTION_LISTEN_SOCKET). Returns the socket with *family and
 ** *bound_port set, or -1 with *errmsg (caller frees; may be NULL) starting with who. */

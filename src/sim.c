@@ -171,16 +171,6 @@ struct arb_sim_server {
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
-static void set_err(char **errmsg, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
-static void set_err(char **errmsg, const char *fmt, ...)
-{
-    if (!errmsg) return;
-    va_list ap;
-    va_start(ap, fmt);
-    *errmsg = arb__vsprintf(fmt, ap);
-    va_end(ap);
-}
-
 static int is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -233,7 +223,7 @@ static arb_status judge_check(const arb_sim_judge *j, const char *what, char **e
 {
     size_t name_len = strnlen(j->model, sizeof j->model);
     if (name_len == 0 || name_len == sizeof j->model) {
-        set_err(errmsg, "%s: model name must be 1 to %zu bytes", what, sizeof j->model - 1);
+        arb__set_err(errmsg, "%s: model name must be 1 to %zu bytes", what, sizeof j->model - 1);
         return ARB_INVALID;
     }
     struct {
@@ -251,7 +241,7 @@ static arb_status judge_check(const arb_sim_judge *j, const char *what, char **e
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         double v = ranges[i].value;
         if (!isfinite(v) || v < ranges[i].lo || v > ranges[i].hi) {
-            set_err(errmsg, "%s: %s must be a finite number in [%g, %g], got %g", what,
+            arb__set_err(errmsg, "%s: %s must be a finite number in [%g, %g], got %g", what,
                     ranges[i].key, ranges[i].lo, ranges[i].hi, v);
             return ARB_INVALID;
         }
@@ -280,18 +270,18 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
 {
     if (errmsg) *errmsg = NULL;
     if (!spec || !out) {
-        set_err(errmsg, "judge spec is missing");
+        arb__set_err(errmsg, "judge spec is missing");
         return ARB_INVALID;
     }
     arb_sim_judge j = judge_defaults();
     const char *colon = strchr(spec, ':');
     size_t name_len = colon ? (size_t)(colon - spec) : strlen(spec);
     if (name_len == 0) {
-        set_err(errmsg, "judge spec \"%s\": the model name before ':' is empty", spec);
+        arb__set_err(errmsg, "judge spec \"%s\": the model name before ':' is empty", spec);
         return ARB_INVALID;
     }
     if (name_len >= sizeof j.model) {
-        set_err(errmsg, "judge spec \"%s\": model name is longer than %zu bytes", spec,
+        arb__set_err(errmsg, "judge spec \"%s\": model name is longer than %zu bytes", spec,
                 sizeof j.model - 1);
         return ARB_INVALID;
     }
@@ -304,7 +294,7 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
         size_t item_len = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', item_len);
         if (!eq) {
-            set_err(errmsg, "judge spec \"%s\": setting \"%.*s\" must be key=value", spec,
+            arb__set_err(errmsg, "judge spec \"%s\": setting \"%.*s\" must be key=value", spec,
                     (int)item_len, p);
             return ARB_INVALID;
         }
@@ -318,7 +308,7 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
             if (strlen(keys[k]) == key_len && !memcmp(keys[k], p, key_len)) slot = slots[k];
         if (!slot) {
-            set_err(errmsg,
+            arb__set_err(errmsg,
                     "judge spec \"%s\": unknown key \"%.*s\" (known: skill, bias, tie, bothbad, "
                     "invalid, latency, conformity)",
                     spec, (int)key_len, p);
@@ -336,7 +326,7 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
             if (*num_end != '\0' || errno == ERANGE) v = NAN;
         }
         if (!isfinite(v)) {
-            set_err(errmsg, "judge spec \"%s\": %.*s must be a number, got \"%.*s\"", spec,
+            arb__set_err(errmsg, "judge spec \"%s\": %.*s must be a number, got \"%.*s\"", spec,
                     (int)key_len, p, (int)value_len, eq + 1);
             return ARB_INVALID;
         }
@@ -345,14 +335,14 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
         if (*p == ',') {
             p++;
             if (!*p) {
-                set_err(errmsg, "judge spec \"%s\": empty setting after the last ','", spec);
+                arb__set_err(errmsg, "judge spec \"%s\": empty setting after the last ','", spec);
                 return ARB_INVALID;
             }
         }
     }
     char *what = arb__sprintf("judge spec \"%s\"", spec);
     if (!what) {
-        set_err(errmsg, "out of memory");
+        arb__set_err(errmsg, "out of memory");
         return ARB_NOMEM;
     }
     arb_status st = judge_check(&j, what, errmsg);
@@ -391,7 +381,7 @@ static arb_status oracle_build(arb_sim_server *srv, const arb_dataset *ds, char 
     while (cap < 2 * n) cap *= 2;
     srv->oracle = calloc(cap, sizeof *srv->oracle);
     if (!srv->oracle) {
-        set_err(errmsg, "out of memory");
+        arb__set_err(errmsg, "out of memory");
         return ARB_NOMEM;
     }
     srv->oracle_mask = cap - 1;
@@ -400,7 +390,7 @@ static arb_status oracle_build(arb_sim_server *srv, const arb_dataset *ds, char 
         json_error_t jerr;
         json_t *extra = json_loads(a->extra_json ? a->extra_json : "{}", 0, &jerr);
         if (!extra) {
-            set_err(errmsg, "%s: extra fields are not valid JSON: %s", a->source, jerr.text);
+            arb__set_err(errmsg, "%s: extra fields are not valid JSON: %s", a->source, jerr.text);
             return ARB_INVALID;
         }
         json_t *q = json_object_get(extra, "quality");
@@ -416,10 +406,10 @@ static arb_status oracle_build(arb_sim_server *srv, const arb_dataset *ds, char 
         if (!q) continue;
         if (!(quality >= 0.0 && quality <= 1.0)) {
             if (strcmp(type, "number") != 0)
-                set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %s",
+                arb__set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %s",
                         a->source, type);
             else
-                set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %g",
+                arb__set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %g",
                         a->source, quality);
             return ARB_INVALID;
         }
@@ -1190,19 +1180,19 @@ arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **o
     if (errmsg) *errmsg = NULL;
     if (out) *out = NULL;
     if (!params || !out) {
-        set_err(errmsg, "simulator: missing parameters");
+        arb__set_err(errmsg, "simulator: missing parameters");
         return ARB_INVALID;
     }
     if (!(params->fail_rate >= 0.0 && params->fail_rate <= 1.0)) {
-        set_err(errmsg, "simulator: fail_rate must be in [0, 1], got %g", params->fail_rate);
+        arb__set_err(errmsg, "simulator: fail_rate must be in [0, 1], got %g", params->fail_rate);
         return ARB_INVALID;
     }
     if (params->port < 0 || params->port > 65535) {
-        set_err(errmsg, "simulator: port must be in [0, 65535], got %d", params->port);
+        arb__set_err(errmsg, "simulator: port must be in [0, 65535], got %d", params->port);
         return ARB_INVALID;
     }
     if ((params->n_judges && !params->judges) || (!params->instant && !params->n_judges)) {
-        set_err(errmsg, "simulator: no judges given (give at least one, or use instant mode)");
+        arb__set_err(errmsg, "simulator: no judges given (give at least one, or use instant mode)");
         return ARB_INVALID;
     }
     for (size_t i = 0; i < params->n_judges; i++) {
@@ -1211,7 +1201,7 @@ arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **o
         if (judge_check(&params->judges[i], what, errmsg)) return ARB_INVALID;
         for (size_t k = 0; k < i; k++)
             if (!strcmp(params->judges[k].model, params->judges[i].model)) {
-                set_err(errmsg, "simulator: model \"%s\" is given twice", params->judges[i].model);
+                arb__set_err(errmsg, "simulator: model \"%s\" is given twice", params->judges[i].model);
                 return ARB_INVALID;
             }
     }
@@ -1261,7 +1251,7 @@ arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **o
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned int)120, MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_END);
     if (!srv->daemon) {
-        set_err(errmsg, "simulator: cannot start the HTTP daemon on %s port %d", address,
+        arb__set_err(errmsg, "simulator: cannot start the HTTP daemon on %s port %d", address,
                 srv->port);
         st = ARB_IO;
         goto fail;
@@ -1270,7 +1260,7 @@ arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **o
     return ARB_OK;
 
 nomem:
-    set_err(errmsg, "simulator: out of memory");
+    arb__set_err(errmsg, "simulator: out of memory");
     st = ARB_NOMEM;
 fail:
     if (fd >= 0) close(fd);

@@ -459,8 +459,8 @@ void arb__upload_free(void **req_cls)
 
 /* ---- listening sockets (the simulator and the annotation app) ------------------------------ */
 
-static void listen_err(char **errmsg, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
-static void listen_err(char **errmsg, const char *fmt, ...)
+/* See internal.h. */
+void arb__set_err(char **errmsg, const char *fmt, ...)
 {
     if (!errmsg) return;
     va_list ap;
@@ -482,14 +482,14 @@ int arb__listen(const char *address, int port, const char *who, int *family, int
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int gai = getaddrinfo(address, port_text, &hints, &res);
     if (gai) {
-        listen_err(errmsg, "%scannot listen on %s port %d: %s", who, address, port, gai_strerror(gai));
+        arb__set_err(errmsg, "%scannot listen on %s port %d: %s", who, address, port, gai_strerror(gai));
         return -1;
     }
     int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
         bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, SOMAXCONN)) {
-        listen_err(errmsg, "%scannot listen on %s port %d: %s", who, address, port, strerror(errno));
+        arb__set_err(errmsg, "%scannot listen on %s port %d: %s", who, address, port, strerror(errno));
         if (fd >= 0) close(fd);
         freeaddrinfo(res);
         return -1;
@@ -499,7 +499,7 @@ int arb__listen(const char *address, int port, const char *who, int *family, int
     struct sockaddr_storage ss;
     socklen_t ss_len = sizeof ss;
     if (getsockname(fd, (struct sockaddr *)&ss, &ss_len)) {
-        listen_err(errmsg, "%scannot read the port of %s: %s", who, address, strerror(errno));
+        arb__set_err(errmsg, "%scannot read the port of %s: %s", who, address, strerror(errno));
         close(fd);
         return -1;
     }
