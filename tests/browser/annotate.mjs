@@ -2,8 +2,10 @@
 // the form, labelling by clicks and by keys, the progress line and the done state, blind
 // labelling (no model name in the page or in the API's answers), answers rendered as text, what
 // lands in human_labels and annotation_tasks (verdicts mapped through the shown order), a wrong
-// token, two annotators with --overlap 1, `arbiter audit` seeing the labels at once, and a label
-// surviving SIGKILL of the server.
+// token, two annotators with --overlap 1, `arbiter audit` seeing the labels at once, a label
+// surviving SIGKILL of the server, and the page when the server fails it (a 503 or no answer to
+// GET /api/next shows the error and #retry instead of a task; a 503 to a verdict leaves the task
+// to be answered again; a 409 says "this is the next task" only when one loaded).
 // Invariants: every server runs on a copy of a store made for it, on 127.0.0.1 and a free port,
 // and is killed at the end of its group; the token is random and only in a 0600 file.
 // It does NOT test the label statistics: tests/test_labels.c and the audit tests do.
@@ -74,6 +76,10 @@ function view(page) {
       progress: $('#progress')?.textContent ?? '',
       done: shown($('#done')),
       loginShown: shown($('#login-form')),
+      taskViewShown: shown($('#task-view')),
+      retryShown: shown($('#retry')),
+      buttonsShown: [...document.querySelectorAll('button[data-choice]')].filter(shown).length,
+      buttonsEnabled: [...document.querySelectorAll('button[data-choice]')].every((b) => !b.disabled),
       error: shown($('#error')) ? $('#error').textContent.trim() : '',
       text: document.body.innerText,
       html: document.documentElement.outerHTML,
@@ -101,6 +107,7 @@ async function waitForTask(page) {
 // again (the progress line alone changes before the next task arrives). Returns the new view.
 async function act(page, action, before) {
   const posted = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/api/label'));
+  posted.catch(() => {}); // when the click itself fails, that is the error to report, not this
   await sleep(30); // a person takes time: time_ms must be > 0
   if (action.kind === 'click') await page.click(`button[data-choice="${action.choice}"]`);
   else await page.keyboard.press(action.key);
@@ -115,6 +122,19 @@ async function act(page, action, before) {
     return shown($('#question')) && moved && ready;
   }, { question: before.question, a1: before.a1, a2: before.a2 });
   return { resp, after: await view(page) };
+}
+
+// until(page, fn, arg, ms): page.waitForFunction, but a time-out answers false instead of
+// throwing, so a page that never gets there is one FAIL line (with its view), not an exception
+// that ends the group.
+async function until(page, fn, arg, ms = 5000) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout: ms });
+    return true;
+  } catch (e) {
+    if (e && e.name === 'TimeoutError') return false;
+    throw e;
+  }
 }
 
 // The page's own script and form, which the injection checks must not count.
@@ -145,6 +165,16 @@ function itemOf(items, question) {
   return m ? items[Number(m[1]) - 1] : null;
 }
 
+// shownOrderOf(hostile, item, v): which answer the page shows first, from their texts: 0 the
+// candidate's, 1 the baseline's, null when the two shown are not the pair's.
+function shownOrderOf({ answers }, item, v) {
+  const answerOf = (model) => answers.find((a) => a.item === item.id && a.model === model).answer.trim();
+  const cand = answerOf(MODELS.cand), base = answerOf(MODELS.base);
+  if (v.a1.trim() === cand && v.a2.trim() === base) return 0;
+  if (v.a1.trim() === base && v.a2.trim() === cand) return 1;
+  return null;
+}
+
 function auditRow(arb, db, judge) {
   const r = run(arb, ['audit', '--db', db, '--json']);
   if (r.code !== 0) throw new Error(`arbiter audit exited ${r.code}: ${r.stderr}`);
@@ -153,8 +183,7 @@ function auditRow(arb, db, judge) {
 
 // ---- the main flow on the hostile store -------------------------------------------------------
 export async function annotateFlowTests({ arb, browser, artifacts, hostile, dir }) {
-  const { items, answers } = hostile;
-  const answerOf = (itemId, model) => answers.find((a) => a.item === itemId && a.model === model).answer;
+  const { items } = hostile;
   const db = copyStore(hostile.sbsDb, dir, 'flow');
   const before = auditRow(arb, db, JUDGES.sbs);
   check('annotate: the store has no labels before (audit n_labelled_items 0)',
@@ -210,9 +239,7 @@ export async function annotateFlowTests({ arb, browser, artifacts, hostile, dir 
       if (v.done) break;
       const item = itemOf(items, v.question);
       if (!item) { bad(`annotate: the question shown is one of the store's (${action.name})`, v.question); break; }
-      const cand = answerOf(item.id, MODELS.cand), base = answerOf(item.id, MODELS.base);
-      const shownOrder = v.a1.trim() === cand.trim() && v.a2.trim() === base.trim() ? 0
-        : v.a1.trim() === base.trim() && v.a2.trim() === cand.trim() ? 1 : null;
+      const shownOrder = shownOrderOf(hostile, item, v);
       if (shownOrder === null) problems.answers.push(`${item.id}: #answer-1 ${JSON.stringify(v.a1)} / #answer-2 ${JSON.stringify(v.a2)}`);
       if (v.question.trim() !== item.question) problems.text.push(`question ${JSON.stringify(v.question)}`);
       if (item.reference ? !(v.referenceShown && v.reference.includes(item.reference)) : v.referenceShown) {
@@ -337,6 +364,182 @@ export async function annotateTokenAndKillTests({ arb, browser, artifacts, hosti
       () => JSON.stringify(rows));
     check('annotate: no console errors', seen.consoleErrors.filter((e) => !/status of 40[13]/.test(e)).length === 0,
       () => seen.consoleErrors.join('\n'));
+  } finally {
+    await context.close();
+    await srv.kill('SIGKILL');
+  }
+}
+
+// ---- a busy or unreachable server: #retry, and no verdict lost ---------------------------------
+// page.route stands in for the server's failures: a 503 (database busy) or a dropped connection
+// (route.abort) on GET /api/next, a 503 on POST /api/label. A real 409 comes from answering the
+// task on screen in a second tab of the same annotator. Five tasks of the 14 are used.
+const BUSY = { status: 503, contentType: 'application/json', body: JSON.stringify({ error: 'database busy (injected by the test)' }) };
+const isLabelPost = (r) => r.method() === 'POST' && r.url().endsWith('/api/label');
+
+export async function annotateRecoveryTests({ arb, browser, artifacts, hostile, dir }) {
+  const db = copyStore(hostile.sbsDb, dir, 'recovery');
+  const srv = await startAnnotate(arb, db, dir, 'annotate-recovery');
+  const { context, page, seen } = await newPage(browser);
+  const itemIdOf = (v) => itemOf(hostile.items, v.question)?.id ?? null;
+  const labelsOf = (itemId) => sql(db, `select verdict, annotator, shown_order, time_ms from human_labels where item_id = '${itemId.replace(/'/g, "''")}'`);
+  const nLabels = () => sql(db, 'select count(*) n from human_labels')[0].n;
+  let labelPosts = 0; // every POST /api/label the page sends, answered by the server or by a route
+  page.on('request', (r) => { if (isLabelPost(r)) labelPosts++; });
+  // failNext(how): only the next GET /api/next fails: '503', or 'abort' (no answer at all).
+  const failNext = (how) => page.route('**/api/next', (route) => (how === 'abort' ? route.abort() : route.fulfill(BUSY)), { times: 1 });
+  // click(choice): a verdict button, as a person (time_ms > 0); resolves to the POST's answer.
+  const click = async (choice) => {
+    const posted = page.waitForResponse((r) => isLabelPost(r.request()));
+    posted.catch(() => {}); // when the click itself fails, that is the error to report
+    await sleep(30);
+    await page.click(`button[data-choice="${choice}"]`);
+    return posted;
+  };
+  // answerInOtherTab(choice, v): the same annotator answers the task on screen (v) in a second
+  // tab, so the page's own verdict on it gets the server's 409.
+  const answerInOtherTab = async (choice, v) => {
+    const tab = await context.newPage();
+    try {
+      await tab.goto(srv.url + '/');
+      const tv = await waitForTask(tab);
+      const { resp } = await act(tab, { kind: 'click', choice }, tv);
+      return { same: tv.question === v.question, status: resp.status() };
+    } finally {
+      await tab.close();
+    }
+  };
+  // checkFailed(name, cause): the page shows the failure (#error with CAUSE in it, #retry ready)
+  // and no task: no verdict button on screen, and neither key 1 nor a script's click on the
+  // hidden button A sends a label.
+  const checkFailed = async (name, cause) => {
+    const came = await until(page, (c) => {
+      const retry = document.querySelector('#retry'), error = document.querySelector('#error');
+      return retry.getClientRects().length > 0 && !retry.disabled && !error.hidden && error.textContent.includes(c);
+    }, cause);
+    const v = await view(page);
+    check(`annotate (${name}): the error ("${cause}") and #retry show`, came && v.retryShown && v.error.includes(cause),
+      () => `error "${v.error}", #retry ${v.retryShown ? 'shown' : 'hidden'}`);
+    check(`annotate (${name}): no task and no verdict button on screen`,
+      !v.taskViewShown && !v.questionShown && v.buttonsShown === 0,
+      () => `#task-view ${v.taskViewShown ? 'shown' : 'hidden'}, ${v.buttonsShown} verdict buttons shown`);
+    const posts = labelPosts, rows = nLabels();
+    await page.keyboard.press('1');
+    await page.evaluate(() => document.querySelector('button[data-choice="A"]').click());
+    await sleep(300);
+    check(`annotate (${name}): key 1 and a click on the hidden button A send no label`,
+      labelPosts === posts && nLabels() === rows, () => `${labelPosts - posts} POST /api/label sent, ${nLabels() - rows} rows stored`);
+    return v;
+  };
+  // retryShowsTask(name): clicks #retry (the server answers again) and checks that a task shows,
+  // with its verdict buttons usable and no error left.
+  const retryShowsTask = async (name) => {
+    await page.click('#retry');
+    const came = await until(page, () => {
+      const q = document.querySelector('#question');
+      return q.getClientRects().length > 0 && q.textContent.trim() !== '' &&
+        [...document.querySelectorAll('button[data-choice]')].every((b) => !b.disabled);
+    });
+    const v = await view(page);
+    check(`annotate (${name}): #retry shows a task, its 5 verdict buttons usable, #retry and the error gone`,
+      came && v.questionShown && itemIdOf(v) !== null && v.buttonsShown === 5 && v.buttonsEnabled && !v.retryShown && v.error === '',
+      () => `question ${JSON.stringify((v.question ?? '').slice(0, 60))}, ${v.buttonsShown} buttons, #retry ${v.retryShown ? 'shown' : 'hidden'}, error "${v.error}"`);
+    return v;
+  };
+
+  try {
+    // 1. The first task after logging in cannot be loaded: 503, then a dropped connection on
+    //    the first #retry; the second #retry gets it. (The route goes in after the form shows,
+    //    so the page's first GET /api/next, the 401 that shows the form, is the server's.)
+    await page.goto(srv.url + '/');
+    await page.locator('#login-form').waitFor({ state: 'visible' });
+    await failNext('503');
+    await page.fill('#token', srv.token);
+    await page.fill('#annotator', 'erin');
+    await page.click('#login');
+    await checkFailed('GET /api/next answers 503 after logging in', 'database busy (injected by the test)');
+    await page.screenshot({ path: path.join(artifacts, 'annotate-retry.png'), fullPage: true });
+    await failNext('abort');
+    await page.click('#retry');
+    await checkFailed('#retry, and GET /api/next gets no answer', 'cannot reach the server');
+    let v = await retryShowsTask('#retry, and the server answers');
+
+    // 2. A verdict is stored, then the next task cannot be loaded: the answered task must leave
+    //    the screen with its buttons.
+    const first = itemIdOf(v);
+    await failNext('503');
+    const r1 = await click('A');
+    check(`annotate (503 on the task after a verdict): the verdict is stored (${r1.status()})`,
+      r1.status() === 200 && labelsOf(first).length === 1, () => JSON.stringify(labelsOf(first)));
+    await checkFailed('503 on the task after a verdict', 'database busy (injected by the test)');
+    v = await retryShowsTask('503 on the task after a verdict');
+    check('annotate (503 on the task after a verdict): #retry brings the next task, not the one answered',
+      itemIdOf(v) !== first, () => `${first} again`);
+
+    // 3. POST /api/label answers 503: the task stays to be answered again, and the second click
+    //    stores it, once.
+    const second = itemIdOf(v), shownOrder = shownOrderOf(hostile, itemOf(hostile.items, v.question), v);
+    await page.route('**/api/label', (route) => route.fulfill(BUSY), { times: 1 });
+    const rows = nLabels();
+    const r2 = await click('B');
+    const settled = await until(page, () => !document.querySelector('#error').hidden &&
+      [...document.querySelectorAll('button[data-choice]')].every((b) => !b.disabled));
+    const kept = await view(page);
+    check(`annotate (POST /api/label answers ${r2.status()}): the same task stays, its verdict buttons usable`,
+      r2.status() === 503 && settled && kept.question === v.question && kept.a1 === v.a1 && kept.a2 === v.a2 &&
+        kept.buttonsShown === 5 && kept.buttonsEnabled && !kept.retryShown,
+      () => `question now ${JSON.stringify((kept.question ?? '').slice(0, 60))}, ${kept.buttonsShown} buttons shown, enabled ${kept.buttonsEnabled}, #retry ${kept.retryShown ? 'shown' : 'hidden'}`);
+    check('annotate (POST /api/label answers 503): the error says the verdict was not saved',
+      /not saved/.test(kept.error) && kept.error.includes('database busy'), () => `error "${kept.error}"`);
+    check('annotate (POST /api/label answers 503): nothing stored', nLabels() === rows);
+    // A page that cannot take the verdict again is one FAIL line here, not a time-out later.
+    const again = await act(page, { kind: 'click', choice: 'B' }, kept).catch((e) => {
+      if (e && e.name === 'TimeoutError') return null;
+      throw e;
+    });
+    v = again ? again.after : await view(page);
+    const stored = labelsOf(second);
+    check(`annotate (POST /api/label answers 503): the second click is stored (${again?.resp.status() ?? 'no answer'}) and the next task shows`,
+      again && again.resp.status() === 200 && v.questionShown && itemIdOf(v) !== second && v.error === '',
+      () => `error "${v.error}"`);
+    check('annotate (POST /api/label answers 503): one row for the task, by erin, the verdict mapped through its shown_order, time_ms > 0',
+      shownOrder !== null && stored.length === 1 && stored[0].annotator === 'erin' && stored[0].shown_order === shownOrder &&
+        stored[0].verdict === modelVerdict('B', shownOrder) && stored[0].time_ms > 0 && nLabels() === rows + 1,
+      () => `shown order ${shownOrder}: ${JSON.stringify(stored)}`);
+
+    // 4. A 409 (answered in another tab) and the next task loads: the page says so.
+    const third = itemIdOf(v);
+    const o3 = await answerInOtherTab('C', v);
+    check(`annotate (409 on a verdict): the other tab answered the same task (${o3.status})`, o3.same && o3.status === 200);
+    const { resp: r3, after } = await act(page, { kind: 'click', choice: 'A' }, v);
+    v = after;
+    check(`annotate (409 on a verdict): the answer is ${r3.status()}, the next task shows and the error says "this is the next task"`,
+      r3.status() === 409 && v.questionShown && itemIdOf(v) !== third && v.buttonsEnabled &&
+        v.error.includes('already answered') && v.error.includes('this is the next task'),
+      () => `error "${v.error}"`);
+    const answered = labelsOf(third);
+    check('annotate (409 on a verdict): only the other tab\'s verdict is stored',
+      answered.length === 1 && answered[0].verdict === 'c', () => JSON.stringify(answered));
+
+    // 5. A 409, and then the next task cannot be loaded: no "this is the next task", but #retry.
+    const fourth = itemIdOf(v);
+    const o4 = await answerInOtherTab('D', v);
+    check(`annotate (409, then 503 on the next task): the other tab answered the same task (${o4.status})`, o4.same && o4.status === 200);
+    await failNext('503');
+    const r4 = await click('A');
+    check(`annotate (409, then 503 on the next task): the verdict is refused (${r4.status()})`, r4.status() === 409);
+    const failed = await checkFailed('409, then 503 on the next task', 'already answered');
+    check('annotate (409, then 503 on the next task): the error gives both causes and does not say "this is the next task"',
+      !failed.error.includes('this is the next task') && failed.error.includes('could not be loaded') && failed.error.includes('database busy'),
+      () => `error "${failed.error}"`);
+    v = await retryShowsTask('409, then 503 on the next task');
+    check('annotate (409, then 503 on the next task): #retry brings a task not yet answered',
+      itemIdOf(v) !== fourth && labelsOf(itemIdOf(v) ?? '').length === 0, () => `${itemIdOf(v)}`);
+
+    // The failures above are logged by Chromium as failed resources; nothing else may be.
+    const errors = seen.consoleErrors.filter((e) => !/status of (401|409|503)|net::ERR_FAILED/.test(e));
+    check('annotate (server failures): no console errors but the failed requests', errors.length === 0, () => errors.join('\n'));
+    check('annotate (server failures): no uncaught page errors', seen.pageErrors.length === 0, () => seen.pageErrors.join('\n'));
   } finally {
     await context.close();
     await srv.kill('SIGKILL');

@@ -13,7 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { bad, closeAll, launchBrowser, mustRun, section, tally, tempDir } from './lib.mjs';
 import { buildHostileStores } from './hostile.mjs';
 import { demoReportTests, hostileReportTests } from './report.mjs';
-import { annotateFlowTests, annotateTokenAndKillTests, annotateOverlapTests, annotateDemoTests } from './annotate.mjs';
+import {
+  annotateFlowTests, annotateTokenAndKillTests, annotateRecoveryTests, annotateOverlapTests,
+  annotateDemoTests,
+} from './annotate.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const started = Date.now();
@@ -60,6 +63,7 @@ async function main() {
     ['report: a hostile store', hostileReportTests],
     ['annotate: labelling a hostile store', annotateFlowTests],
     ['annotate: tokens and SIGKILL', annotateTokenAndKillTests],
+    ['annotate: a busy or unreachable server (#retry)', annotateRecoveryTests],
     ['annotate: two annotators, --overlap 1', annotateOverlapTests],
     ['annotate: the demo store', annotateDemoTests],
   ];
