@@ -103,24 +103,6 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     return 0;
 }
 
-/* The dialogue's key: its kind, set-up, item, answers shown and repetition. Returns 0, or -1
-** when out of memory. */
-static int dialogue_key(const debate_run *r, const char *item_id, const char *answer1,
-                        const char *answer2, int rep, char out[33])
-{
-    arb__buf b;
-    arb__buf_init(&b, 0);
-    const char *parts[] = {r->kind, r->participants_json, r->config_json, item_id, answer1,
-                           answer2};
-    int rc = 0;
-    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
-        rc |= arb__buf_append(&b, parts[i], strlen(parts[i]) + 1);
-    rc |= arb__buf_printf(&b, "%d", rep);
-    if (!rc) arb__hash_hex(b.data, b.len, out);
-    arb__buf_free(&b);
-    return rc ? -1 : 0;
-}
-
 /* Runs on the executor's writer thread: reads only the run's fixed data, writes through s. */
 static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
 {
@@ -132,12 +114,7 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
     const arb_item *item = r->items[item_index];
     const char *first = order == 0 ? r->params->candidate : r->params->baseline;
     const char *second = order == 0 ? r->params->baseline : r->params->candidate;
-    char key[33];
-    if (dialogue_key(r, item->id, first, second, rep, key)) {
-        arb__store_fail(s, ARB_NOMEM, "out of memory");
-        return -1;
-    }
-    arb__dialogue_ref ref = {.key = key, .kind = r->kind, .item_id = item->id,
+    arb__dialogue_ref ref = {.kind = r->kind, .item_id = item->id,
                              .answer1 = first, .answer2 = second,
                              .participants_json = r->participants_json,
                              .config_json = r->config_json, .rep = rep};

@@ -245,22 +245,11 @@ static int put_dialogue(discuss_run *r, arb_store *s, const coords *c, long long
               json_array_append_new(names, arb__json_name(r->reviewers[!leader].name));
     char *participants_json = bad ? NULL : json_dumps(names, JSON_COMPACT);
     json_decref(names);
-    arb__buf key;
-    arb__buf_init(&key, 0);
-    const char *parts[] = {r->kind, r->config_json, item, first, second};
-    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
-        bad |= arb__buf_append(&key, parts[i], strlen(parts[i]) + 1);
-    bad |= arb__buf_printf(&key, "%d", c->rep);
-    if (bad || !participants_json) {
-        free(participants_json);
-        arb__buf_free(&key);
+    if (!participants_json) {
         arb__store_fail(s, ARB_NOMEM, "out of memory");
         return -1;
     }
-    char hex[33];
-    arb__hash_hex(key.data, key.len, hex);
-    arb__buf_free(&key);
-    arb__dialogue_ref ref = {.key = hex, .kind = r->kind, .item_id = item, .answer1 = first,
+    arb__dialogue_ref ref = {.kind = r->kind, .item_id = item, .answer1 = first,
                              .answer2 = second, .participants_json = participants_json,
                              .config_json = r->config_json, .rep = c->rep};
     arb_status st = arb__store_put_dialogue(s, &ref, id);

@@ -256,13 +256,11 @@ typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonz
 arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pairwise_fn fn,
                                     void *ud);
 
-/* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key (hash of kind,
-** config, item, answers shown, repetition): every turn's done callback upserts it (turns may
-** finish in any order) and gets its id; the text fields are written on insert and refreshed on
-** conflict, and the dialogue is open again (status "open", no final verdict) until
-** arb__store_end_dialogue: a rerun that stops half-way leaves it open, not as it was. */
+/* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key, a hash of all the
+** fields below: every turn's done callback upserts it (turns may finish in any order) and gets
+** its id. An existing dialogue is open again (status "open", no final verdict) until
+** arb__store_end_dialogue, so a rerun that stops half-way leaves it open, not as it was. */
 typedef struct arb__dialogue_ref {
-    const char *key;               /* 32 hex */
     const char *kind;              /* "soft", "hard", "discussion", "self-discussion" */
     const char *item_id;
     const char *answer1, *answer2; /* models shown as answer 1 and 2 */

@@ -205,7 +205,8 @@ static const char *const schema_sql[] = {
     "  -- A multi-turn exchange about one pair of answers: soft/hard multi-agent verdicts\n"
     "  -- (METHODS 2.5), peer discussion and self-discussion (METHODS 7), panel discussion.\n"
     "  id            INTEGER PRIMARY KEY,\n"
-    "  key           TEXT NOT NULL UNIQUE,        -- hash of kind, config, item, pair, rep:\n"
+    "  key           TEXT NOT NULL UNIQUE,        -- hash of kind, participants, config,\n"
+    "                                             -- item, pair, rep:\n"
     "                                             -- a rerun finds its dialogue\n"
     "  kind          TEXT NOT NULL,               -- 'soft', 'hard', 'discussion', ...\n"
     "  item_id       TEXT NOT NULL REFERENCES items(id),\n"
@@ -381,8 +382,7 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_PUT_DIALOGUE] =
         "INSERT INTO dialogues(key, kind, item_id, answer1, answer2, participants, config, rep)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-        " ON CONFLICT(key) DO UPDATE SET participants = excluded.participants,"
-        " config = excluded.config, status = 'open', final_verdict = NULL"
+        " ON CONFLICT(key) DO UPDATE SET status = 'open', final_verdict = NULL"
         " RETURNING id",
     [ST_PUT_TURN] =
         "INSERT INTO dialogue_turns(dialogue_id, turn, speaker, role, call_id, verdict)"
@@ -918,8 +918,21 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
 /* See internal.h. */
 arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, long long *id)
 {
+    /* the key: every field, each NUL-terminated, then the repetition */
+    const char *parts[] = {d->kind, d->participants_json, d->config_json, d->item_id,
+                           d->answer1, d->answer2};
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    int bad = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        bad |= arb__buf_append(&b, parts[i], strlen(parts[i]) + 1);
+    bad |= arb__buf_printf(&b, "%d", d->rep);
+    char key[33];
+    if (!bad) arb__hash_hex(b.data, b.len, key);
+    arb__buf_free(&b);
+    if (bad) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     sqlite3_stmt *q = s->stmt[ST_PUT_DIALOGUE];
-    bind_text(q, 1, d->key);
+    bind_text(q, 1, key);
     bind_text(q, 2, d->kind);
     bind_text(q, 3, d->item_id);
     bind_text(q, 4, d->answer1);

@@ -70,18 +70,7 @@ static int teardown(void **state)
 }
 
 /* Runs SQL built with sqlite3's printf (%Q quotes a string or writes NULL). */
-static void exec_sql(fixture *f, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *sql = sqlite3_vmprintf(fmt, ap);
-    va_end(ap);
-    assert_non_null(sql);
-    char *err = NULL;
-    int rc = sqlite3_exec(arb__store_db(f->store), sql, NULL, NULL, &err);
-    if (rc != SQLITE_OK) fail_msg("%s: %s", sql, err ? err : "?");
-    sqlite3_free(sql);
-}
+#define exec_sql(f, ...) assert_int_equal(arb_test_exec_sql((f)->store, __VA_ARGS__), 0)
 
 static long long put_dialogue(fixture *f, const char *kind, const char *config,
                               const char *item, const char *answer1, const char *answer2,

@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <ftw.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,24 @@ long long arb_test_query_int(arb_store *store, const char *sql)
         v = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
     return v;
+}
+
+int arb_test_exec_sql(arb_store *store, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *sql = sqlite3_vmprintf(fmt, ap);
+    va_end(ap);
+    if (!sql) {
+        fprintf(stderr, "arb_test_exec_sql: out of memory\n");
+        return -1;
+    }
+    char *err = NULL;
+    int rc = sqlite3_exec(arb__store_db(store), sql, NULL, NULL, &err);
+    if (rc != SQLITE_OK) fprintf(stderr, "%s: %s\n", sql, err ? err : "?");
+    sqlite3_free(err);
+    sqlite3_free(sql);
+    return rc == SQLITE_OK ? 0 : -1;
 }
 
 int arb_test_put_sbs_judgment(arb_store *store, const arb__pairwise_row *row,

@@ -1,6 +1,6 @@
 /*
 ** testutil.h -- small helpers the test files share: scratch directories and one-number SQL
-** queries against a store.
+** queries and statements against a store.
 */
 #ifndef ARB_TESTUTIL_H
 #define ARB_TESTUTIL_H
@@ -22,6 +22,10 @@ void arb_test_remove_dir(const char *dir);
 /* The integer in the first column of the first row of sql run on the store's database, or
 ** -1 when the query fails or returns no row. */
 long long arb_test_query_int(arb_store *store, const char *sql);
+
+/* Runs SQL built with sqlite3's printf (%Q quotes a string or writes NULL) on the store's
+** database. Returns 0, or -1 after printing the SQL and SQLite's message. */
+int arb_test_exec_sql(arb_store *store, const char *fmt, ...); /* %Q: not a printf format */
 
 struct arb__pairwise_row;
 /* Stores one side-by-side judgment as sbs.c would: the judge (named row->judge_name, its model
