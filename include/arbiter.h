@@ -399,6 +399,9 @@ typedef struct arb_audit_params {
     double ci_level;         /* default 0.95 */
     size_t window;           /* window series (§3.1): size 10 and stride 5 by default */
     size_t stride;
+    int multi_agent;         /* 1 (default): also the discussions' and debates' statistics (§7),
+                                shown after the rows; 0 leaves them out (callers that only need
+                                the rows, or compute them themselves) */
 } arb_audit_params;
 
 ARB_API arb_audit_params arb_audit_default_params(void);

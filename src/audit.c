@@ -59,6 +59,7 @@ arb_audit_params arb_audit_default_params(void)
     p.ci_level = 0.95;
     p.window = 10;
     p.stride = 5;
+    p.multi_agent = 1;
     return p;
 }
 
@@ -518,11 +519,13 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
     }
     /* Debates are rows above (judge "soft(...)", "hard(...)"); discussions have their own
     ** metrics (§7), shown after the rows. */
-    arb_discussion_stats_params dp = arb_discussion_stats_default_params();
-    dp.bootstrap = p.bootstrap;
-    dp.seed = p.seed;
-    dp.ci_level = p.ci_level;
-    if ((st = arb_discussion_stats_compute(store, &dp, &audit->multi_agent))) goto done;
+    if (p.multi_agent) {
+        arb_discussion_stats_params dp = arb_discussion_stats_default_params();
+        dp.bootstrap = p.bootstrap;
+        dp.seed = p.seed;
+        dp.ci_level = p.ci_level;
+        if ((st = arb_discussion_stats_compute(store, &dp, &audit->multi_agent))) goto done;
+    }
     st = ARB_OK;
     goto done;
 nomem:

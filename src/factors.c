@@ -645,6 +645,7 @@ arb_status arb_factors_compute(arb_store *store, const arb_factors_params *param
 
     arb_audit_params ap = arb_audit_default_params();
     ap.by = ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_TASK;
+    ap.multi_agent = 0; /* only the rows are regressed */
     arb_audit *audit = NULL;
     arb_status st = arb_audit_compute(store, &ap, &audit);
     if (st != ARB_OK) return st; /* the audit set the message */

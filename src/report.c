@@ -1539,6 +1539,7 @@ arb_report_params arb_report_default_params(void)
 static arb_status gather(report_ctx *c)
 {
     arb_audit_params ap = arb_audit_default_params();
+    ap.multi_agent = 0; /* the discussions section computes them once */
     arb_status st = arb_audit_compute(c->store, &ap, &c->by_comparison);
     if (st) return st;
     ap.by = ARB_BY_JUDGE;

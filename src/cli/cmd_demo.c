@@ -378,6 +378,7 @@ int cmd_demo(int argc, char **argv)
     arb_audit_params ap = arb_audit_default_params();
     ap.by = ARB_BY_JUDGE;
     ap.bootstrap = 500;
+    ap.multi_agent = 0; /* shown once, after the discussions */
     if (arb_audit_compute(store, &ap, &by_judge)) {
         fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
         goto done;
