@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ static const struct {
     {"sim-fair:skill=4,bias=0,tie=0.4,bothbad=0.5,invalid=0.01,latency=2", 0.0},
     {"sim-primacy:skill=4,bias=0.9,tie=0.3,bothbad=0.5,invalid=0.04,latency=2", 0.9},
 };
+enum { N_JUDGES = sizeof demo_judges / sizeof demo_judges[0] };
 static const char *const demo_candidates[] = {"atlas-large", "cedar-small", "drift-tiny"};
 static const char demo_baseline[] = "birch-medium";
 enum { N_CANDIDATES = sizeof demo_candidates / sizeof demo_candidates[0] };
@@ -91,113 +93,83 @@ static void print_judge_table(FILE *f, const arb_audit *a, size_t resamples)
           "  acc/kappa/APCC/MPCC agreement with the SYNTHETIC expert labels (METHODS §4)\n", f);
 }
 
-/* Writes the store's report as format to dir/name (arb_report_write). Returns 0 or -1 after
-** printing why. */
-static int write_report(arb_store *store, const char *dir, const char *name, const char *format)
+/* What the demo's stages share: the benchmark, the simulator, the store and report.txt. */
+typedef struct demo {
+    const char *out;      /* the output directory */
+    int jobs;
+    arb_dataset *ds;
+    arb_sim_judge judges[N_JUDGES];
+    arb_sim_server *srv;
+    char url[64];         /* the simulator's base URL */
+    arb_store *store;
+    FILE *report;         /* report.txt */
+} demo;
+
+/* Prints the same line on the screen and in report.txt. */
+static void say_both(demo *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say_both(demo *d, const char *fmt, ...)
 {
-    size_t len = strlen(dir) + strlen(name) + 2;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    vfprintf(d->report, fmt, ap);
+    va_end(ap);
+}
+
+/* Prints the store's last error and returns the exit code for st (EXIT_FAIL when st is ok but
+** a renderer ran out of memory). */
+static int store_failed(demo *d, arb_status st)
+{
+    fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(d->store));
+    return st ? cli_exit_code(st) : EXIT_FAIL;
+}
+
+/* d->out/name in a new string (caller frees), or NULL when out of memory. */
+static char *out_path(const demo *d, const char *name)
+{
+    size_t len = strlen(d->out) + strlen(name) + 2;
     char *path = malloc(len);
-    if (!path) return -1;
-    snprintf(path, len, "%s/%s", dir, name);
+    if (path) snprintf(path, len, "%s/%s", d->out, name);
+    return path;
+}
+
+/* Writes text to d->out/name. Returns 0 or the exit code after printing why. */
+static int write_out(const demo *d, const char *name, const char *text)
+{
+    char *path = out_path(d, name);
+    int rc = !path || cli_write_file("demo", path, text) ? EXIT_FAIL : EXIT_OK;
+    free(path);
+    return rc;
+}
+
+/* Writes the store's report as format to d->out/name (arb_report_write). */
+static int write_report(demo *d, const char *name, const char *format)
+{
+    char *path = out_path(d, name);
+    if (!path) return EXIT_FAIL;
     FILE *f = fopen(path, "w");
     arb_report_params rp = arb_report_default_params();
     rp.title = "arbiter demo report (SIMULATED judges)";
-    arb_status st = f ? arb_report_write(store, &rp, format, f) : ARB_IO;
+    arb_status st = f ? arb_report_write(d->store, &rp, format, f) : ARB_IO;
     int closed = f ? fclose(f) : 0;
     if (st || closed)
         fprintf(stderr, "arbiter demo: cannot write %s: %s\n", path,
-                f ? arb_store_errmsg(store) : strerror(errno));
+                f ? arb_store_errmsg(d->store) : strerror(errno));
     free(path);
-    return st || closed ? -1 : 0;
+    return st || closed ? EXIT_FAIL : EXIT_OK;
 }
 
 /* A judge of the demo as a client configuration: the same as 'arbiter sbs' uses, so agent 1
 ** of a debate reuses the judge's stored calls. */
-static arb_judge_config demo_judge(const char *url, const char *model)
+static arb_judge_config demo_judge(const demo *d, size_t j)
 {
-    arb_judge_config j = arb_sbs_default_params().judge;
-    j.base_url = url;
-    j.model = model;
-    j.name = model;
-    return j;
-}
-
-/* Multi-agent verdicts (§2.5): the biased judge as agent 1, the fair one as agent 2 and judge
-** agent, soft and hard, on every candidate; the audit then shows them beside the judges. */
-static int run_debates(arb_store *store, const arb_dataset *ds, const char *url,
-                       const arb_sim_judge *judges, int jobs, FILE *report)
-{
-    for (int hard = 0; hard <= 1; hard++) {
-        for (size_t k = 0; k < N_CANDIDATES; k++) {
-            arb_debate_params p = arb_debate_default_params();
-            p.mode = hard ? ARB_DEBATE_HARD : ARB_DEBATE_SOFT;
-            p.candidate = demo_candidates[k];
-            p.baseline = demo_baseline;
-            p.agents[0] = demo_judge(url, judges[1].model);
-            p.agents[1] = demo_judge(url, judges[0].model);
-            p.agents[2] = demo_judge(url, judges[0].model);
-            p.client.jobs = jobs;
-            p.progress = 0;
-            arb_run_stats stats;
-            arb_status st = arb_debate_run(store, ds, &p, &stats);
-            if (st) {
-                fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
-                return cli_exit_code(st);
-            }
-            fprintf(report, "%s debate (%s, %s, %s): %s vs %s: %zu calls (%zu stored before, %zu "
-                    "sent, %zu failed, %zu invalid) in %.2f s\n", hard ? "hard" : "soft",
-                    judges[1].model, judges[0].model, judges[0].model, p.candidate, p.baseline,
-                    stats.planned, stats.cached, stats.sent, stats.failed, stats.invalid,
-                    stats.seconds);
-            printf("  %-15s %-12s vs %-12s    %3zu calls: %3zu sent, %3zu stored before, %zu failed, %zu invalid\n",
-                   hard ? "hard debate" : "soft debate", p.candidate, p.baseline, stats.planned,
-                   stats.sent, stats.cached, stats.failed, stats.invalid);
-        }
-    }
-    return EXIT_OK;
-}
-
-/* Peer discussion (§7) between the two judges on two pairs, leader drawn per discussion, at most
-** 4 turns, stopping once they agree; then the discussion and debate statistics. */
-static int run_discussion(arb_store *store, const arb_dataset *ds, const char *url,
-                          const arb_sim_judge *judges, int jobs, FILE *report)
-{
-    static const arb_model_pair pairs[] = {{"atlas-large", "birch-medium"},
-                                           {"cedar-small", "birch-medium"}};
-    arb_discuss_params p = arb_discuss_default_params();
-    p.reviewers[0] = demo_judge(url, judges[0].model);
-    p.reviewers[1] = demo_judge(url, judges[1].model);
-    p.pairs = pairs;
-    p.n_pairs = sizeof pairs / sizeof *pairs;
-    p.leader = ARB_LEADER_RANDOM;
-    p.max_turns = 4;
-    p.stop_on_agreement = 1;
-    p.client.jobs = jobs;
-    p.progress = 0;
-    arb_run_stats stats;
-    arb_status st = arb_discuss_run(store, ds, &p, &stats);
-    if (st) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
-        return cli_exit_code(st);
-    }
-    printf("\nPeer discussion (METHODS §7): %s and %s on 2 pairs, both orders, leader drawn per "
-           "discussion, at most 4 turns, stop on agreement: %zu calls planned, %zu sent, %zu "
-           "stored before, %zu not needed\n", judges[0].model, judges[1].model, stats.planned,
-           stats.sent, stats.cached, stats.skipped);
-    arb_discussion_stats_params sp = arb_discussion_stats_default_params();
-    arb_discussion_stats *ds_stats = NULL;
-    char *text = NULL;
-    if (arb_discussion_stats_compute(store, &sp, &ds_stats) ||
-        !(text = arb_discussion_stats_to_text(ds_stats))) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
-        arb_discussion_stats_destroy(ds_stats);
-        return EXIT_FAIL;
-    }
-    printf("%s", text);
-    fprintf(report, "\nPeer discussions and debates:\n%s", text);
-    arb_free(text);
-    arb_discussion_stats_destroy(ds_stats);
-    return EXIT_OK;
+    arb_judge_config c = arb_sbs_default_params().judge;
+    c.base_url = d->url;
+    c.model = d->judges[j].model;
+    c.name = c.model;
+    return c;
 }
 
 static const char *embedded(const char *name)
@@ -207,211 +179,201 @@ static const char *embedded(const char *name)
     return NULL;
 }
 
-int cmd_demo(int argc, char **argv)
+/* Loads the embedded benchmark, writes it to d->out and starts the simulator serving its two
+** judges on 127.0.0.1; then opens demo.db and report.txt. */
+static int set_up(demo *d)
 {
-    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
-                                         {"jobs", required_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *out = "arbiter-demo";
-    long jobs = 16;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'j':
-            if (cli_parse_int("--jobs", optarg, 1, 4096, &jobs)) return EXIT_USAGE;
-            break;
-        case 'h': fputs(demo_help, stdout); return EXIT_OK;
-        default: return cli_usage_error("demo", "unknown or incomplete option \"%s\"", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return cli_usage_error("demo", "unexpected argument \"%s\"", argv[optind]);
-
-    enum { N_JUDGES = sizeof demo_judges / sizeof demo_judges[0] };
-    int rc = EXIT_FAIL;
-    arb_dataset *ds = NULL;
-    arb_sim_server *srv = NULL;
-    arb_store *store = NULL;
-    arb_audit *audit = NULL, *by_judge = NULL;
-    arb_agreement *agreement = NULL;
-    arb_factors *factors = NULL;
-    arb_labels_report *labels = NULL;
-    arb_judges_file *judges_file = NULL;
-    arb_battles *battles = NULL;
-    arb_rank *rank = NULL;
-    char *rank_text = NULL;
-    char *agreement_text = NULL, *factors_text = NULL, *labels_report_text = NULL;
-    char *text = NULL, *json = NULL, *path = NULL, *url = NULL;
-    arb_sim_judge judges[N_JUDGES];
-    FILE *report = NULL;
-
     const char *items_text = embedded("items"), *answers_text = embedded("answers");
-    const char *labels_text = embedded("labels");
-    if (!items_text || !answers_text || !labels_text) {
+    if (!items_text || !answers_text || !embedded("labels")) {
         fprintf(stderr, "arbiter demo: the demo benchmark is missing from this build\n");
         return EXIT_FAIL;
     }
-    if (mkdir(out, 0755) && errno != EEXIST) {
-        fprintf(stderr, "arbiter demo: cannot create %s: %s\n", out, strerror(errno));
+    if (mkdir(d->out, 0755) && errno != EEXIST) {
+        fprintf(stderr, "arbiter demo: cannot create %s: %s\n", d->out, strerror(errno));
         return EXIT_FAIL;
     }
-    ds = arb_dataset_create();
-    if (!ds || arb_dataset_add_items_jsonl(ds, "demo/items.jsonl", items_text, strlen(items_text)) ||
-        arb_dataset_add_answers_jsonl(ds, "demo/answers.jsonl", answers_text, strlen(answers_text))) {
-        fprintf(stderr, "arbiter demo: %s\n", ds ? arb_dataset_errmsg(ds) : "out of memory");
-        goto done;
+    d->ds = arb_dataset_create();
+    if (!d->ds ||
+        arb_dataset_add_items_jsonl(d->ds, "demo/items.jsonl", items_text, strlen(items_text)) ||
+        arb_dataset_add_answers_jsonl(d->ds, "demo/answers.jsonl", answers_text,
+                                      strlen(answers_text))) {
+        fprintf(stderr, "arbiter demo: %s\n", d->ds ? arb_dataset_errmsg(d->ds) : "out of memory");
+        return EXIT_FAIL;
     }
-    size_t plen = strlen(out) + 32;
-    path = malloc(plen);
-    if (!path) goto done;
-    snprintf(path, plen, "%s/items.jsonl", out);
-    if (cli_write_file("demo", path, items_text)) goto done;
-    snprintf(path, plen, "%s/answers.jsonl", out);
-    if (cli_write_file("demo", path, answers_text)) goto done;
-
+    if (write_out(d, "items.jsonl", items_text) || write_out(d, "answers.jsonl", answers_text))
+        return EXIT_FAIL;
     for (size_t j = 0; j < N_JUDGES; j++) {
         char *err = NULL;
-        if (arb_sim_judge_parse(demo_judges[j].spec, &judges[j], &err)) {
+        if (arb_sim_judge_parse(demo_judges[j].spec, &d->judges[j], &err)) {
             fprintf(stderr, "arbiter demo: %s\n", err ? err : "bad judge");
             arb_free(err);
-            goto done;
+            return EXIT_FAIL;
         }
     }
     arb_sim_params sp = arb_sim_default_params();
     sp.seed = 7;
-    sp.judges = judges;
+    sp.judges = d->judges;
     sp.n_judges = N_JUDGES;
-    sp.answers_oracle = ds;
+    sp.answers_oracle = d->ds;
     char *err = NULL;
-    if (arb_sim_server_start(&sp, &srv, &err)) {
+    if (arb_sim_server_start(&sp, &d->srv, &err)) {
         fprintf(stderr, "arbiter demo: cannot start the simulator: %s\n", err ? err : "?");
         arb_free(err);
-        goto done;
+        return EXIT_FAIL;
     }
-    size_t ulen = 64;
-    url = malloc(ulen);
-    if (!url) goto done;
-    snprintf(url, ulen, "http://127.0.0.1:%d/v1", arb_sim_server_port(srv));
+    snprintf(d->url, sizeof d->url, "http://127.0.0.1:%d/v1", arb_sim_server_port(d->srv));
     printf("arbiter demo: judging %zu items with 2 SIMULATED judges (arbiter's simulator, not "
-           "language models) at %s\n\n", arb_dataset_item_count(ds), url);
+           "language models) at %s\n\n", arb_dataset_item_count(d->ds), d->url);
 
-    snprintf(path, plen, "%s/demo.db", out);
-    if (arb_store_open(path, &store)) {
-        fprintf(stderr, "arbiter demo: %s\n", store ? arb_store_errmsg(store) : "cannot open store");
-        goto done;
-    }
+    char *path = out_path(d, "demo.db");
+    arb_status st = path ? arb_store_open(path, &d->store) : ARB_NOMEM;
+    if (st) fprintf(stderr, "arbiter demo: %s\n", d->store ? arb_store_errmsg(d->store) : arb_strerror(st));
+    free(path);
+    if (st) return EXIT_FAIL;
     cli_install_signal_handlers();
-    snprintf(path, plen, "%s/report.txt", out);
-    if (!(report = fopen(path, "w"))) {
+    if (!(path = out_path(d, "report.txt"))) return EXIT_FAIL;
+    if (!(d->report = fopen(path, "w")))
         fprintf(stderr, "arbiter demo: cannot write %s: %s\n", path, strerror(errno));
-        goto done;
-    }
-    fprintf(report, "arbiter demo report -- judges are SIMULATED (arbiter's simulator, not language models)\n\n");
-    /* Every judge on every candidate at temperature 0; then each judge again as "<judge>@t1"
-    ** at temperature 1 with 3 repetitions on one candidate, for repetition stability (§5). */
+    free(path);
+    if (!d->report) return EXIT_FAIL;
+    fprintf(d->report, "arbiter demo report -- judges are SIMULATED (arbiter's simulator, not "
+                       "language models)\n\n");
+    return EXIT_OK;
+}
+
+/* Every judge on every candidate at temperature 0; then each judge again as "<judge>@t1" at
+** temperature 1 with 3 repetitions on one candidate, for repetition stability (§5). */
+static int judge_side_by_side(demo *d)
+{
     for (size_t j = 0; j < N_JUDGES; j++) {
         for (size_t k = 0; k <= N_CANDIDATES; k++) {
             int repeated = k == N_CANDIDATES;
-            char name[sizeof judges[j].model + 8];
-            snprintf(name, sizeof name, "%.127s@t1", judges[j].model);
+            char name[sizeof d->judges[j].model + 8];
+            snprintf(name, sizeof name, "%.127s@t1", d->judges[j].model);
             arb_sbs_params p = arb_sbs_default_params();
             p.candidate = demo_candidates[repeated ? 0 : k];
             p.baseline = demo_baseline;
-            p.judge.base_url = url;
-            p.judge.model = judges[j].model;
+            p.judge = demo_judge(d, j);
             if (repeated) {
                 p.judge.name = name;
                 p.judge.sampling.temperature = 1.0;
                 p.judge.sampling.top_p = 1.0;
                 p.reps = 3;
             }
-            p.client.jobs = (int)jobs;
+            p.client.jobs = d->jobs;
             p.progress = 0;
             arb_run_stats stats;
-            arb_status st = arb_sbs_run(store, ds, &p, &stats);
-            if (st) {
-                fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
-                rc = cli_exit_code(st);
-                goto done;
-            }
-            const char *who = repeated ? name : judges[j].model;
-            fprintf(report, "%s: %s vs %s x%d: %zu calls (%zu stored before, %zu sent, %zu failed, "
-                    "%zu invalid) in %.2f s\n", who, p.candidate, p.baseline, p.reps,
-                    stats.planned, stats.cached, stats.sent, stats.failed, stats.invalid, stats.seconds);
-            printf("  %-15s %-12s vs %-12s x%d %3zu calls: %3zu sent, %3zu stored before, %zu failed, %zu invalid\n",
-                   who, p.candidate, p.baseline, p.reps, stats.planned, stats.sent,
-                   stats.cached, stats.failed, stats.invalid);
+            arb_status st = arb_sbs_run(d->store, d->ds, &p, &stats);
+            if (st) return store_failed(d, st);
+            fprintf(d->report, "%s: %s vs %s x%d: %zu calls (%zu stored before, %zu sent, %zu "
+                    "failed, %zu invalid) in %.2f s\n", p.judge.name, p.candidate, p.baseline,
+                    p.reps, stats.planned, stats.cached, stats.sent, stats.failed, stats.invalid,
+                    stats.seconds);
+            printf("  %-15s %-12s vs %-12s x%d %3zu calls: %3zu sent, %3zu stored before, %zu "
+                   "failed, %zu invalid\n", p.judge.name, p.candidate, p.baseline, p.reps,
+                   stats.planned, stats.sent, stats.cached, stats.failed, stats.invalid);
         }
     }
+    return EXIT_OK;
+}
 
-    if ((rc = run_debates(store, ds, url, judges, (int)jobs, report)) != EXIT_OK) goto done;
-    rc = EXIT_FAIL;
+/* Multi-agent verdicts (§2.5): the biased judge as agent 1, the fair one as agent 2 and judge
+** agent, soft and hard, on every candidate; the audit then shows them beside the judges. */
+static int run_debates(demo *d)
+{
+    for (int hard = 0; hard <= 1; hard++) {
+        for (size_t k = 0; k < N_CANDIDATES; k++) {
+            arb_debate_params p = arb_debate_default_params();
+            p.mode = hard ? ARB_DEBATE_HARD : ARB_DEBATE_SOFT;
+            p.candidate = demo_candidates[k];
+            p.baseline = demo_baseline;
+            p.agents[0] = demo_judge(d, 1);
+            p.agents[1] = demo_judge(d, 0);
+            p.agents[2] = demo_judge(d, 0);
+            p.client.jobs = d->jobs;
+            p.progress = 0;
+            arb_run_stats stats;
+            arb_status st = arb_debate_run(d->store, d->ds, &p, &stats);
+            if (st) return store_failed(d, st);
+            fprintf(d->report, "%s debate (%s, %s, %s): %s vs %s: %zu calls (%zu stored before, "
+                    "%zu sent, %zu failed, %zu invalid) in %.2f s\n", hard ? "hard" : "soft",
+                    d->judges[1].model, d->judges[0].model, d->judges[0].model, p.candidate,
+                    p.baseline, stats.planned, stats.cached, stats.sent, stats.failed,
+                    stats.invalid, stats.seconds);
+            printf("  %-15s %-12s vs %-12s    %3zu calls: %3zu sent, %3zu stored before, %zu "
+                   "failed, %zu invalid\n", hard ? "hard debate" : "soft debate", p.candidate,
+                   p.baseline, stats.planned, stats.sent, stats.cached, stats.failed,
+                   stats.invalid);
+        }
+    }
+    return EXIT_OK;
+}
 
-    /* Expert labels: SYNTHETIC annotators (scripts/gen_demo_labels.py), imported as a user
-    ** would import real ones. */
-    snprintf(path, plen, "%s/labels.jsonl", out);
-    if (cli_write_file("demo", path, labels_text)) goto done;
+/* Expert labels: SYNTHETIC annotators (scripts/gen_demo_labels.py), imported as a user would
+** import real ones. */
+static int import_labels(demo *d)
+{
+    char *path = out_path(d, "labels.jsonl");
+    if (!path || cli_write_file("demo", path, embedded("labels"))) {
+        free(path);
+        return EXIT_FAIL;
+    }
     arb_labels_import_stats ls;
-    if (arb_labels_import(store, path, "jsonl", &ls)) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
-        goto done;
-    }
-    printf("\n  imported %zu SYNTHETIC expert labels (3 made-up annotators; %zu new) from %s\n",
-           ls.rows, ls.inserted, path);
+    arb_status st = arb_labels_import(d->store, path, "jsonl", &ls);
+    if (!st)
+        printf("\n  imported %zu SYNTHETIC expert labels (3 made-up annotators; %zu new) from %s\n",
+               ls.rows, ls.inserted, path);
+    free(path);
+    return st ? store_failed(d, st) : EXIT_OK;
+}
 
-    /* The full audit per comparison goes to the report and audit.json; the screen gets one
-    ** line per judge with bootstrap intervals. */
-    if (arb_audit_compute(store, NULL, &audit)) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
-        goto done;
-    }
-    text = arb_audit_to_text(audit);
-    json = arb_audit_to_json(audit);
-    if (!text || !json) goto done;
-    fprintf(report, "\n%s\n", text);
-    snprintf(path, plen, "%s/audit.json", out);
-    if (cli_write_file("demo", path, json)) goto done;
-
+/* The full audit per comparison goes to report.txt and audit.json, agreement, factors and the
+** labels' report to report.txt; the screen gets one line per judge with bootstrap intervals and
+** whether PBias@AB and PF recover the injected biases (*recovered cleared when not). */
+static int audit_judges(demo *d, int *recovered)
+{
+    arb_audit *audit = NULL, *by_judge = NULL;
+    arb_agreement *agreement = NULL;
+    arb_factors *factors = NULL;
+    arb_labels_report *labels = NULL;
+    char *text = NULL, *json = NULL, *agreement_text = NULL, *factors_text = NULL,
+         *labels_text = NULL;
     arb_audit_params ap = arb_audit_default_params();
     ap.by = ARB_BY_JUDGE;
     ap.bootstrap = 500;
     ap.multi_agent = 0; /* shown once, after the discussions */
-    if (arb_audit_compute(store, &ap, &by_judge)) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
-        goto done;
-    }
-    print_judge_table(stdout, by_judge, ap.bootstrap);
-    print_judge_table(report, by_judge, ap.bootstrap);
-
-    if (arb_agreement_compute(store, &agreement) || !(agreement_text = arb_agreement_to_text(agreement))) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
-        goto done;
-    }
-    printf("\nJudges compared (METHODS §5):\n%s", agreement_text);
-    fprintf(report, "\nJudges compared (METHODS §5):\n%s", agreement_text);
     arb_factors_params fp = {"pc"};
-    if (arb_factors_compute(store, &fp, &factors) || !(factors_text = arb_factors_to_text(factors))) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+    arb_status st;
+    int rc = EXIT_FAIL;
+    if ((st = arb_audit_compute(d->store, NULL, &audit)) ||
+        (st = arb_audit_compute(d->store, &ap, &by_judge)) ||
+        (st = arb_agreement_compute(d->store, &agreement)) ||
+        (st = arb_factors_compute(d->store, &fp, &factors)) ||
+        (st = arb_labels_report_compute(d->store, 0, &labels))) {
+        rc = store_failed(d, st);
         goto done;
     }
-    fprintf(report, "\nFactor analysis of position consistency (METHODS §5):\n%s", factors_text);
-    if (arb_labels_report_compute(store, 0, &labels) || !(labels_report_text = arb_labels_report_to_text(labels))) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+    if (!(text = arb_audit_to_text(audit)) || !(json = arb_audit_to_json(audit)) ||
+        !(agreement_text = arb_agreement_to_text(agreement)) ||
+        !(factors_text = arb_factors_to_text(factors)) ||
+        !(labels_text = arb_labels_report_to_text(labels))) {
+        fprintf(stderr, "arbiter demo: out of memory\n");
         goto done;
     }
-    fprintf(report, "\nExpert labels (SYNTHETIC annotators):\n%s", labels_report_text);
+    fprintf(d->report, "\n%s\n", text);
+    if (write_out(d, "audit.json", json)) goto done;
+    print_judge_table(stdout, by_judge, ap.bootstrap);
+    print_judge_table(d->report, by_judge, ap.bootstrap);
+    say_both(d, "\nJudges compared (METHODS §5):\n%s", agreement_text);
+    fprintf(d->report, "\nFactor analysis of position consistency (METHODS §5):\n%s", factors_text);
+    fprintf(d->report, "\nExpert labels (SYNTHETIC annotators):\n%s", labels_text);
 
     /* Do the metrics recover the injected biases? PBias@AB and PF of each judge's own row. */
-    int recovered = 1;
-    printf("\nInjected position bias vs measured (judges at temperature 0):\n");
-    fprintf(report, "\nInjected position bias vs measured:\n");
+    say_both(d, "\nInjected position bias vs measured (judges at temperature 0):\n");
     for (size_t j = 0; j < N_JUDGES; j++) {
         const arb_audit_row *row = NULL;
         for (size_t i = 0; i < arb_audit_count(by_judge); i++)
-            if (!strcmp(arb_audit_row_at(by_judge, i)->judge, judges[j].model))
+            if (!strcmp(arb_audit_row_at(by_judge, i)->judge, d->judges[j].model))
                 row = arb_audit_row_at(by_judge, i);
         double pbias = row ? row->m.value[ARB_M_PBIAS_AB] : NAN;
         double pf = row ? row->m.value[ARB_M_PF] : NAN;
@@ -419,110 +381,180 @@ int cmd_demo(int argc, char **argv)
                               : fabs(pbias) < 0.1 ? "no positional preference"
                               : pbias > 0         ? "favours the first position"
                                                   : "favours the second position";
-#define DEMO_BIAS_LINE "  %-12s injected bias %+.2f  ->  PBias@AB %+.3f, PF %+.3f  (%s)\n"
-        printf(DEMO_BIAS_LINE, judges[j].model, demo_judges[j].injected_bias, pbias, pf, meaning);
-        fprintf(report, DEMO_BIAS_LINE, judges[j].model, demo_judges[j].injected_bias, pbias, pf,
-                meaning);
+        say_both(d, "  %-12s injected bias %+.2f  ->  PBias@AB %+.3f, PF %+.3f  (%s)\n",
+                 d->judges[j].model, demo_judges[j].injected_bias, pbias, pf, meaning);
         /* sim-fair must look fair, sim-primacy clearly first-position biased and
         ** primacy-leaning in its inconsistent pairs */
-        if (j == 0 && !(fabs(pbias) < 0.15 && fabs(pf) < 0.15)) recovered = 0;
-        if (j == 1 && !(pbias > 0.15 && pf < -0.1)) recovered = 0;
+        if (j == 0 && !(fabs(pbias) < 0.15 && fabs(pf) < 0.15)) *recovered = 0;
+        if (j == 1 && !(pbias > 0.15 && pf < -0.1)) *recovered = 0;
     }
-    const char *verdict = recovered ? "RECOVERED: the audit finds the bias that was injected, and only there.\n"
-                                    : "NOT RECOVERED: the audit did not separate the biased judge from the fair one.\n";
-    printf("%s", verdict);
-    fprintf(report, "%s", verdict);
+    say_both(d, "%s", *recovered ? "RECOVERED: the audit finds the bias that was injected, and "
+                                   "only there.\n"
+                                 : "NOT RECOVERED: the audit did not separate the biased judge "
+                                   "from the fair one.\n");
+    rc = EXIT_OK;
+done:
+    arb_free(text);
+    arb_free(json);
+    arb_free(agreement_text);
+    arb_free(factors_text);
+    arb_free(labels_text);
+    arb_audit_destroy(audit);
+    arb_audit_destroy(by_judge);
+    arb_agreement_destroy(agreement);
+    arb_factors_destroy(factors);
+    arb_labels_report_destroy(labels);
+    return rc;
+}
 
-    /* Rankings (§6): a tournament of all four models, both orders, both judges (named in a
-    ** judges file the user can copy), ranked by Bradley-Terry with bootstrap intervals; the
-    ** known order of quality must come back. */
-    snprintf(path, plen, "%s/judges.yaml", out);
+/* Rankings (§6): a tournament of all four models, both orders, both judges (named in a judges
+** file the user can copy), ranked by Bradley-Terry with bootstrap intervals; the known order of
+** quality must come back (*recovered cleared when not). */
+static int rank_tournament(demo *d, int *recovered)
+{
+    static const char *const quality_order[] = {"atlas-large", "birch-medium", "cedar-small",
+                                                "drift-tiny"};
+    arb_judges_file *judges_file = NULL;
+    arb_battles *battles = NULL;
+    arb_rank *rank = NULL;
+    char *rank_text = NULL, *path = NULL, *err = NULL;
+    int rc = EXIT_FAIL;
     char yaml[1024];
     snprintf(yaml, sizeof yaml,
              "# the demo's SIMULATED judges (arbiter's simulator, not language models)\n"
              "judges:\n  - name: %.127s\n    url: %s\n    model: %.127s\n"
              "  - name: %.127s\n    url: %s\n    model: %.127s\n",
-             judges[0].model, url, judges[0].model, judges[1].model, url, judges[1].model);
-    if (cli_write_file("demo", path, yaml)) goto done;
-    char *jerr = NULL;
-    if (arb_judges_file_load(path, &judges_file, &jerr)) {
-        fprintf(stderr, "arbiter demo: %s\n", jerr ? jerr : "cannot read the judges file");
-        arb_free(jerr);
+             d->judges[0].model, d->url, d->judges[0].model, d->judges[1].model, d->url,
+             d->judges[1].model);
+    if (!(path = out_path(d, "judges.yaml")) || cli_write_file("demo", path, yaml)) goto done;
+    if (arb_judges_file_load(path, &judges_file, &err)) {
+        fprintf(stderr, "arbiter demo: %s\n", err ? err : "cannot read the judges file");
         goto done;
     }
     arb_tournament_params tp = arb_tournament_default_params();
     tp.judges = judges_file;
-    tp.client.jobs = (int)jobs;
+    tp.client.jobs = d->jobs;
     tp.progress = 0;
     arb_run_stats ts;
-    arb_status tst = arb_tournament_run(store, ds, &tp, &ts);
-    if (tst) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
-        rc = cli_exit_code(tst);
+    arb_status st = arb_tournament_run(d->store, d->ds, &tp, &ts);
+    if (st) {
+        rc = store_failed(d, st);
         goto done;
     }
     printf("\nTournament (METHODS §6): 4 models, every pair in both orders, 2 judges: %zu calls "
            "(%zu sent, %zu stored before)\n", ts.planned, ts.sent, ts.cached);
     battles = arb_battles_create();
-    if (!battles || arb_store_get_battles(store, "tournament", battles)) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_store_errmsg(store));
+    if (!battles || (st = arb_store_get_battles(d->store, "tournament", battles))) {
+        rc = store_failed(d, st);
         goto done;
     }
     arb_rank_params rp = arb_rank_default_params();
     rp.method = ARB_RANK_BT;
     rp.bootstrap = 1000;
-    char *rerr = NULL;
-    if (arb_rank_compute(battles, &rp, &rank, &rerr) || !(rank_text = arb_rank_to_text(rank))) {
-        fprintf(stderr, "arbiter demo: %s\n", rerr ? rerr : "ranking failed");
-        arb_free(rerr);
+    if (arb_rank_compute(battles, &rp, &rank, &err) || !(rank_text = arb_rank_to_text(rank))) {
+        fprintf(stderr, "arbiter demo: %s\n", err ? err : "ranking failed");
         goto done;
     }
     printf("%s", rank_text);
-    fprintf(report, "\nTournament ranking:\n%s", rank_text);
-    static const char *const quality_order[] = {"atlas-large", "birch-medium", "cedar-small",
-                                                "drift-tiny"};
+    fprintf(d->report, "\nTournament ranking:\n%s", rank_text);
     int ranked = arb_rank_count(rank) == 4;
     for (size_t k = 0; ranked && k < 4; k++)
         if (strcmp(arb_rank_entry_at(rank, k)->model, quality_order[k])) ranked = 0;
-    const char *rverdict = ranked ? "RANKING RECOVERED: the known order of quality, atlas-large > "
-                                    "birch-medium > cedar-small > drift-tiny.\n"
-                                  : "RANKING NOT RECOVERED: the ratings do not follow the known "
-                                    "order of quality.\n";
-    printf("%s", rverdict);
-    fprintf(report, "%s", rverdict);
-    recovered = recovered && ranked;
-    if ((rc = run_discussion(store, ds, url, judges, (int)jobs, report)) != EXIT_OK) goto done;
-    rc = EXIT_FAIL;
-    if (write_report(store, out, "report.html", "html") ||
-        write_report(store, out, "report.md", "markdown"))
-        goto done;
-
-    printf("\nWrote %s/report.html (open it in a browser: charts of every result), %s/report.md,\n"
-           "%s/report.txt (full audit per comparison and debate, agreement, factors, labels, "
-           "ranking, discussions), %s/audit.json, %s/judges.yaml and %s/demo.db\n(try: arbiter audit --db "
-           "%s/demo.db --by task --bootstrap 1000; arbiter rank --db %s/demo.db --method "
-           "elo --bootstrap 200)\n", out, out, out, out, out, out, out, out);
-    rc = recovered ? EXIT_OK : EXIT_FAIL;
+    say_both(d, "%s", ranked ? "RANKING RECOVERED: the known order of quality, atlas-large > "
+                               "birch-medium > cedar-small > drift-tiny.\n"
+                             : "RANKING NOT RECOVERED: the ratings do not follow the known order "
+                               "of quality.\n");
+    if (!ranked) *recovered = 0;
+    rc = EXIT_OK;
 done:
-    if (report) fclose(report);
-    arb_free(text);
-    arb_free(json);
-    arb_audit_destroy(audit);
-    arb_audit_destroy(by_judge);
+    arb_free(err);
+    free(path);
     arb_judges_file_destroy(judges_file);
     arb_battles_destroy(battles);
     arb_rank_destroy(rank);
     arb_free(rank_text);
-    arb_agreement_destroy(agreement);
-    arb_factors_destroy(factors);
-    arb_labels_report_destroy(labels);
-    arb_free(agreement_text);
-    arb_free(factors_text);
-    arb_free(labels_report_text);
-    arb_store_close(store);
-    arb_sim_server_stop(srv);
-    arb_dataset_destroy(ds);
-    free(path);
-    free(url);
+    return rc;
+}
+
+/* Peer discussion (§7) between the two judges on two pairs, leader drawn per discussion, at most
+** 4 turns, stopping once they agree; then the discussion and debate statistics. */
+static int run_discussion(demo *d)
+{
+    static const arb_model_pair pairs[] = {{"atlas-large", "birch-medium"},
+                                           {"cedar-small", "birch-medium"}};
+    arb_discuss_params p = arb_discuss_default_params();
+    p.reviewers[0] = demo_judge(d, 0);
+    p.reviewers[1] = demo_judge(d, 1);
+    p.pairs = pairs;
+    p.n_pairs = sizeof pairs / sizeof *pairs;
+    p.leader = ARB_LEADER_RANDOM;
+    p.max_turns = 4;
+    p.stop_on_agreement = 1;
+    p.client.jobs = d->jobs;
+    p.progress = 0;
+    arb_run_stats stats;
+    arb_status st = arb_discuss_run(d->store, d->ds, &p, &stats);
+    if (st) return store_failed(d, st);
+    printf("\nPeer discussion (METHODS §7): %s and %s on 2 pairs, both orders, leader drawn per "
+           "discussion, at most 4 turns, stop on agreement: %zu calls planned, %zu sent, %zu "
+           "stored before, %zu not needed\n", d->judges[0].model, d->judges[1].model,
+           stats.planned, stats.sent, stats.cached, stats.skipped);
+    arb_discussion_stats_params sp = arb_discussion_stats_default_params();
+    arb_discussion_stats *ds_stats = NULL;
+    char *text = NULL;
+    if ((st = arb_discussion_stats_compute(d->store, &sp, &ds_stats)) ||
+        !(text = arb_discussion_stats_to_text(ds_stats))) {
+        arb_discussion_stats_destroy(ds_stats);
+        return store_failed(d, st);
+    }
+    printf("%s", text);
+    fprintf(d->report, "\nPeer discussions and debates:\n%s", text);
+    arb_free(text);
+    arb_discussion_stats_destroy(ds_stats);
+    return EXIT_OK;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
+                                         {"jobs", required_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    demo d = {.out = "arbiter-demo", .jobs = 16};
+    long jobs;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': d.out = optarg; break;
+        case 'j':
+            if (cli_parse_int("--jobs", optarg, 1, 4096, &jobs)) return EXIT_USAGE;
+            d.jobs = (int)jobs;
+            break;
+        case 'h': fputs(demo_help, stdout); return EXIT_OK;
+        default: return cli_usage_error("demo", "unknown or incomplete option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cli_usage_error("demo", "unexpected argument \"%s\"", argv[optind]);
+
+    int recovered = 1, rc;
+    if ((rc = set_up(&d)) || (rc = judge_side_by_side(&d)) || (rc = run_debates(&d)) ||
+        (rc = import_labels(&d)) || (rc = audit_judges(&d, &recovered)) ||
+        (rc = rank_tournament(&d, &recovered)) || (rc = run_discussion(&d)) ||
+        (rc = write_report(&d, "report.html", "html")) ||
+        (rc = write_report(&d, "report.md", "markdown")))
+        goto done;
+    printf("\nWrote %s/report.html (open it in a browser: charts of every result), %s/report.md,\n"
+           "%s/report.txt (full audit per comparison and debate, agreement, factors, labels, "
+           "ranking, discussions), %s/audit.json, %s/judges.yaml and %s/demo.db\n(try: arbiter audit --db "
+           "%s/demo.db --by task --bootstrap 1000; arbiter rank --db %s/demo.db --method "
+           "elo --bootstrap 200)\n", d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out);
+    rc = recovered ? EXIT_OK : EXIT_FAIL;
+done:
+    if (d.report) fclose(d.report);
+    arb_store_close(d.store);
+    arb_sim_server_stop(d.srv);
+    arb_dataset_destroy(d.ds);
     return rc;
 }
