@@ -27,6 +27,9 @@ set +e; "$ARB" sbs --items "$T/utf.jsonl" --answers "$T/answers.jsonl" --candida
 check "invalid UTF-8 exits 2 with file:line" "[ $rc = 2 ] && grep -q 'utf.jsonl:1:' '$T/err'"
 set +e; sbs --options 5 2>"$T/err"; rc=$?; set -e
 check "bad --options exits 2" "[ $rc = 2 ]"
+check "a bad number names the command" "grep -q '^arbiter sbs: --options expects a whole number' '$T/err'"
+set +e; "$ARB" rank --db "$T/none.db" --bootstrap many 2>"$T/err"; rc=$?; set -e
+check "a bad number in a shared option names the command" "[ $rc = 2 ] && grep -q '^arbiter rank: --bootstrap expects' '$T/err'"
 set +e; sbs --candidate nobody 2>"$T/err"; rc=$?; set -e
 check "unknown candidate exits 2" "[ $rc = 2 ] && grep -q nobody '$T/err'"
 

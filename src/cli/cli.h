@@ -72,8 +72,8 @@ enum { CLI_OPT_DB = 0x1100, CLI_OPT_DRY_RUN, CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRE
 int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
                    int *dry_run, int *progress);
 
-/* Parses a whole number / a real in [lo, hi] for option name; prints an error and returns -1
-** when the text is not one. */
+/* Parses a whole number / a real in [lo, hi] for option name; prints an error naming the running
+** subcommand (as cli_usage_error does) and returns -1 when the text is not one. */
 int cli_parse_int(const char *opt, const char *text, long lo, long hi, long *out);
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
 /* Prints "arbiter <cmd>: <message>" and a hint to --help; returns EXIT_USAGE. */

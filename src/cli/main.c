@@ -52,14 +52,18 @@ static const char usage_text[] =
     "'arbiter <command> --help' describes a command.\n"
     "exit codes: 0 ok, 1 failure, 2 usage or bad input, 130 interrupted\n";
 
+/* The running subcommand, set once by main(), so that value errors found deep in shared option
+** parsing still name it. */
+static const char *cli_command = "";
+
 int cli_parse_int(const char *opt, const char *text, long lo, long hi, long *out)
 {
     char *end;
     errno = 0;
     long v = strtol(text, &end, 10);
     if (errno || end == text || *end || v < lo || v > hi) {
-        fprintf(stderr, "arbiter: %s expects a whole number from %ld to %ld, got \"%s\"\n", opt,
-                lo, hi, text);
+        cli_usage_error(cli_command, "%s expects a whole number from %ld to %ld, got \"%s\"", opt,
+                        lo, hi, text);
         return -1;
     }
     *out = v;
@@ -72,8 +76,8 @@ int cli_parse_double(const char *opt, const char *text, double lo, double hi, do
     errno = 0;
     double v = strtod(text, &end);
     if (errno || end == text || *end || !isfinite(v) || v < lo || v > hi) {
-        fprintf(stderr, "arbiter: %s expects a number from %g to %g, got \"%s\"\n", opt, lo, hi,
-                text);
+        cli_usage_error(cli_command, "%s expects a number from %g to %g, got \"%s\"", opt, lo, hi,
+                        text);
         return -1;
     }
     *out = v;
@@ -411,7 +415,10 @@ int main(int argc, char **argv)
                     {"report", cmd_report},
                     {"annotate", cmd_annotate}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(cmd, commands[i].name)) {
+            cli_command = commands[i].name;
+            return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "arbiter: unknown command \"%s\"\n(see 'arbiter --help')\n", cmd);
     return EXIT_USAGE;
 }
