@@ -313,6 +313,13 @@ enum {
 };
 #define ARB_BY_COMPARISON (ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_BASELINE | ARB_BY_TEMPLATE | ARB_BY_OPTIONS)
 
+/* Which judgments the audit reads. ARB_AUDIT_SBS: side-by-side runs and the debates' final
+** verdicts (protocols "sbs", "soft", "hard"). ARB_AUDIT_TOURNAMENT: the tournament's judgments,
+** each model pair {X, Y} read as a comparison with candidate X = the model first by name
+** (strcmp) and baseline Y, run 0 = X shown first, as the tournament stores them; a = X better.
+** The protocol is always part of a row's key: a judge's tournament and SbS judgments never pool. */
+enum { ARB_AUDIT_SBS = 1, ARB_AUDIT_TOURNAMENT = 2 };
+
 /* The scalar metrics of an audit row, each with an optional bootstrap interval. The second
 ** name is the JSON key (its interval is "<key>_ci"). */
 #define ARB_AUDIT_METRIC_MAP(X)                                                                \
@@ -332,7 +339,12 @@ enum {
     X(MPCC, mpcc)                         /* §4 Pearson of window series, mean of runs */      \
     X(MPCC_DELTA, mpcc_delta)             /* §3 |MPCC run 0 - MPCC run 1| */                   \
     X(ACCURACY, accuracy)                 /* §4 judge model verdict = expert majority */       \
-    X(COHEN_KAPPA, cohen_kappa)           /* §4 judge vs expert majority, categories a..e */
+    X(COHEN_KAPPA, cohen_kappa)           /* §4 judge vs expert majority, categories a..e */\
+    X(ACCURACY_DELTA, accuracy_delta)     /* §4 |accuracy run 0 - accuracy run 1| */           \
+    X(PC_UNIT_MEAN, pc_unit_mean)         /* §5 mean of PC over the (comparison, task) units */ \
+    X(PC_UNIT_SD, pc_unit_sd)             /* §5 their sample sd (n - 1), NAN under 2 units */  \
+    X(PF_UNIT_MEAN, pf_unit_mean)         /* §5 mean of PF over the units */                   \
+    X(PF_UNIT_SD, pf_unit_sd)             /* §5 their sample sd */
 
 typedef enum arb_audit_metric {
 #define ARB__METRIC_ENUM(id, key) ARB_M_##id,
@@ -361,6 +373,15 @@ typedef struct arb_gap_bin {
     double pc, pf;
 } arb_gap_bin;
 
+/* The window series (§3.1) behind a row's MPCC figures, summed over the row's comparisons
+** (a pooled row averages one series per comparison). */
+typedef struct arb_window_info {
+    size_t n_windows;    /* values in the series */
+    size_t n_series;     /* series with at least one window */
+    size_t n_short_kept; /* series whose last window is shorter than the window size, kept
+                            because it has at least `stride` items (§3.1) */
+} arb_window_info;
+
 typedef struct arb_audit_metrics {
     size_t n_items;          /* distinct items with at least one judgment */
     size_t n_pairs;          /* judgment pairs with both runs (|BM| summed over repetitions) */
@@ -380,10 +401,18 @@ typedef struct arb_audit_metrics {
     size_t confusion[5][4];   /* judge model verdict a..e x expert majority a..d */
     arb_length_factor length[ARB_LEN__COUNT];
     arb_gap_bin gap_bins[ARB_GAP_BINS];
+    size_t apcc_n_dropped;    /* labelled judgments with verdict E: left out of the judge's AND
+                                 the experts' APCC vectors, so both count the same items (§4) */
+    double accuracy_run[2];   /* §4 accuracy of run 0 and run 1 (Accuracy-Δ is their |difference|) */
+    size_t n_units;           /* (comparison, task) units with valid pairs: what the pc_unit_* and
+                                 pf_unit_* figures average (§5; the study's (candidate, task)) */
+    arb_window_info windows;        /* the MPCC-Consistency series (run 0 vs run 1, §3) */
+    arb_window_info mpcc_windows[2]; /* the judge-vs-experts series of run 0 and run 1 (§4) */
 } arb_audit_metrics;
 
 typedef struct arb_audit_row {
     const char *judge;
+    const char *protocol;      /* "sbs", "soft", "hard" (debates) or "tournament"; always a key */
     const char *candidate;     /* NULL when the row pools candidates */
     const char *baseline;      /* NULL when pooled */
     const char *template_name; /* NULL when pooled */
@@ -402,6 +431,8 @@ typedef struct arb_audit_params {
     int multi_agent;         /* 1 (default): also the discussions' and debates' statistics (§7),
                                 shown after the rows; 0 leaves them out (callers that only need
                                 the rows, or compute them themselves) */
+    unsigned protocols;      /* which judgments: ARB_AUDIT_SBS (default) and/or
+                                ARB_AUDIT_TOURNAMENT */
 } arb_audit_params;
 
 ARB_API arb_audit_params arb_audit_default_params(void);
@@ -410,7 +441,10 @@ typedef struct arb_audit arb_audit;
 
 /* Computes one row per group of side-by-side judgments in the store (params NULL: defaults).
 ** Expert labels (arb_labels_import) are used when present. Bootstrap resamples items within
-** each row, so an item's two orders and repetitions stay together. */
+** each row, so an item's two orders and repetitions stay together; the window-series metrics
+** (MPCC-Consistency, MPCC, MPCC-Δ) use a block bootstrap instead: the row's items in benchmark
+** order are cut into consecutive blocks of `window` items, and a resample lays as many blocks,
+** drawn with replacement, end to end in the order drawn (§3.1, §10). */
 ARB_API arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params,
                                      arb_audit **out);
 ARB_API void arb_audit_destroy(arb_audit *audit);

@@ -7,11 +7,16 @@
 ** Debates (§2.5) are audited like judges: their final verdicts are pairwise rows of protocol
 ** "soft"/"hard" under the judge name "<mode>(<agent1>,<agent2>,<judge>)". The discussions'
 ** own metrics (§7) come from discussion_stats.c and are carried along for the renderers.
+** Tournament judgments (§6) are audited on request (ARB_AUDIT_TOURNAMENT): the tournament stores
+** each pair {X, Y} with candidate X = the model first by name and order 0 = X shown first, which
+** is exactly a side-by-side comparison, so every metric applies unchanged; the protocol is part
+** of every row's key, so a judge's tournament and SbS judgments are never pooled.
 **
 ** Invariants: a judgment pair is (comparison, item, repetition) with the position verdicts of
 ** run 0 and run 1 (METHODS §1, §2.2); rows come out sorted by judge, candidate, baseline,
 ** template, options, task; the bootstrap resamples whole items, so an item's two orders and
-** its repetitions stay together, and the same seed gives the same intervals.
+** its repetitions stay together, and the same seed gives the same intervals. The window-series
+** metrics are bootstrapped over blocks of consecutive items instead (bootstrap_windows).
 **
 ** Not here: the formulas (audit_metrics.c), text and JSON (audit_render.c).
 */
@@ -21,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One (judge, candidate, baseline, template, options) set-up. */
+/* One (judge, protocol, candidate, baseline, template, options) set-up. */
 typedef struct audit_cmp {
-    char *judge, *candidate, *baseline, *template_name;
+    char *judge, *protocol, *candidate, *baseline, *template_name;
     int options;
 } audit_cmp;
 
@@ -60,6 +65,7 @@ arb_audit_params arb_audit_default_params(void)
     p.window = 10;
     p.stride = 5;
     p.multi_agent = 1;
+    p.protocols = ARB_AUDIT_SBS;
     return p;
 }
 
@@ -67,6 +73,7 @@ static void data_free(audit_data *d)
 {
     for (size_t i = 0; i < d->n_cmps; i++) {
         free(d->cmps[i].judge);
+        free(d->cmps[i].protocol);
         free(d->cmps[i].candidate);
         free(d->cmps[i].baseline);
         free(d->cmps[i].template_name);
@@ -80,56 +87,28 @@ static void data_free(audit_data *d)
 
 /* ---- reading the store -------------------------------------------------------------------- */
 
-/* Lengths in code points come from SQLite's length(), which counts characters of TEXT (§5:
-** code points, not bytes; the store holds valid UTF-8 only). The prompt length sums the
-** messages of the call as sent. Rows come grouped by comparison, then benchmark order. */
-static const char load_sql[] =
-    "SELECT p.judge_name, p.candidate, p.baseline, p.template_name, p.options,\n"
-    "       p.item_id, i.rowid, i.seq, coalesce(i.category, ''), p.rep, p.ord,\n"
-    "       p.position_verdict, length(i.question), length(ac.answer), length(ab.answer),\n"
-    "       (SELECT total(length(json_extract(m.value, '$.content')))\n"
-    "          FROM calls c, json_each(c.request, '$.messages') m\n"
-    "         WHERE c.id = p.call_id AND json_valid(c.request))\n"
-    "  FROM pairwise p JOIN items i ON i.id = p.item_id\n"
-    "  LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate\n"
-    "  LEFT JOIN answers ab ON ab.item_id = p.item_id AND ab.model = p.baseline\n"
-    " WHERE p.protocol IN ('sbs', 'soft', 'hard')\n"
-    " ORDER BY p.judge_name, p.candidate, p.baseline, p.template_name, p.options, i.seq,\n"
-    "          i.rowid, p.rep, p.ord";
-
-static const char *column_text(sqlite3_stmt *st, int col)
-{
-    const unsigned char *t = sqlite3_column_text(st, col);
-    return t ? (const char *)t : "";
-}
-
-static double column_length(sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
-}
-
-/* Index of the comparison of the current row, appending it when new (rows are grouped by
+/* Index of the comparison of judgment j, appending it when new (judgments come grouped by
 ** comparison, so only the last one can match). SIZE_MAX when out of memory. */
-static size_t cmp_index(audit_data *d, sqlite3_stmt *st)
+static size_t cmp_index(audit_data *d, const arb__audit_judgment *j)
 {
-    const char *judge = column_text(st, 0), *cand = column_text(st, 1);
-    const char *base = column_text(st, 2), *tpl = column_text(st, 3);
-    int options = sqlite3_column_int(st, 4);
     if (d->n_cmps > 0) {
         const audit_cmp *c = &d->cmps[d->n_cmps - 1];
-        if (c->options == options && !strcmp(c->judge, judge) && !strcmp(c->candidate, cand) &&
-            !strcmp(c->baseline, base) && !strcmp(c->template_name, tpl))
+        if (c->options == j->options && !strcmp(c->judge, j->judge_name) &&
+            !strcmp(c->protocol, j->protocol) && !strcmp(c->candidate, j->candidate) &&
+            !strcmp(c->baseline, j->baseline) && !strcmp(c->template_name, j->template_name))
             return d->n_cmps - 1;
     }
     if (arb__grow(&d->cmps, &d->cap_cmps, d->n_cmps + 1, sizeof *d->cmps)) return SIZE_MAX;
     audit_cmp *c = &d->cmps[d->n_cmps];
-    c->judge = arb__strdup(judge);
-    c->candidate = arb__strdup(cand);
-    c->baseline = arb__strdup(base);
-    c->template_name = arb__strdup(tpl);
-    c->options = options;
+    c->judge = arb__strdup(j->judge_name);
+    c->protocol = arb__strdup(j->protocol);
+    c->candidate = arb__strdup(j->candidate);
+    c->baseline = arb__strdup(j->baseline);
+    c->template_name = arb__strdup(j->template_name);
+    c->options = j->options;
     d->n_cmps++; /* counted now so data_free releases whatever was copied */
-    if (!c->judge || !c->candidate || !c->baseline || !c->template_name) return SIZE_MAX;
+    if (!c->judge || !c->protocol || !c->candidate || !c->baseline || !c->template_name)
+        return SIZE_MAX;
     return d->n_cmps - 1;
 }
 
@@ -145,63 +124,65 @@ static size_t task_index(audit_data *d, const char *task, size_t *last)
     return *last = d->n_tasks++;
 }
 
-static arb_status load_pairs(arb_store *s, audit_data *d)
+/* The loader's state between judgments: the pair being filled and its prompt lengths. */
+typedef struct load_ctx {
+    audit_data *d;
+    size_t last_task;
+    double prompt_sum;
+    int prompt_n;
+    int nomem;
+} load_ctx;
+
+/* Adds one stored judgment to its pair, opening a new pair for a new (comparison, item,
+** repetition). Nonzero (out of memory) stops the walk. */
+static int on_judgment(void *ud, const arb__audit_judgment *j)
 {
-    sqlite3 *db = arb__store_db(s);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, load_sql, -1, &st, NULL) != SQLITE_OK)
-        return arb__store_fail(s, ARB_DB, "audit: cannot read judgments: %s", sqlite3_errmsg(db));
-    arb_status rc = ARB_OK;
-    size_t last_task = 0;
-    double prompt_sum = 0;
-    int prompt_n = 0;
-    int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t cmp = cmp_index(d, st);
-        if (cmp == SIZE_MAX) goto nomem;
-        long long item = sqlite3_column_int64(st, 6);
-        int rep = sqlite3_column_int(st, 9), order = sqlite3_column_int(st, 10);
-        arb__sbs_pair *p = d->n_pairs ? &d->pairs[d->n_pairs - 1] : NULL;
-        if (!p || p->cmp != cmp || p->item != (uint32_t)item || p->rep != rep) {
-            size_t task = task_index(d, column_text(st, 8), &last_task);
-            if (task == SIZE_MAX) goto nomem;
-            if (arb__grow(&d->pairs, &d->cap_pairs, d->n_pairs + 1, sizeof *d->pairs))
-                goto nomem;
-            p = &d->pairs[d->n_pairs];
-            memset(p, 0, sizeof *p);
-            if (!(p->item_id = arb__strdup(column_text(st, 5)))) goto nomem;
-            d->n_pairs++;
-            p->cmp = (uint32_t)cmp;
-            p->item = (uint32_t)item; /* items.rowid: one per item id */
-            p->seq = sqlite3_column_int64(st, 7);
-            p->task = (uint32_t)task;
-            p->rep = rep;
-            p->len[ARB_LEN_QUESTION] = column_length(st, 12);
-            p->len[ARB_LEN_CANDIDATE] = column_length(st, 13);
-            p->len[ARB_LEN_BASELINE] = column_length(st, 14);
-            p->len[ARB_LEN_PROMPT] = NAN;
-            prompt_sum = 0;
-            prompt_n = 0;
-        }
-        const char *v = column_text(st, 11);
-        char verdict = (v[0] >= 'A' && v[0] <= 'D') ? v[0] : 'E';
-        /* order is 0 or 1 by the schema's CHECK */
-        if (order == 0) p->p0 = verdict;
-        else p->p1 = verdict;
-        /* the prompt length of a pair is the mean over its two prompts */
-        if (sqlite3_column_type(st, 15) != SQLITE_NULL && sqlite3_column_double(st, 15) > 0) {
-            prompt_sum += sqlite3_column_double(st, 15);
-            prompt_n++;
-            p->len[ARB_LEN_PROMPT] = prompt_sum / prompt_n;
-        }
+    load_ctx *L = ud;
+    audit_data *d = L->d;
+    size_t cmp = cmp_index(d, j);
+    if (cmp == SIZE_MAX) goto nomem;
+    arb__sbs_pair *p = d->n_pairs ? &d->pairs[d->n_pairs - 1] : NULL;
+    if (!p || p->cmp != cmp || p->item != (uint32_t)j->item_rowid || p->rep != j->rep) {
+        size_t task = task_index(d, j->category, &L->last_task);
+        if (task == SIZE_MAX) goto nomem;
+        if (arb__grow(&d->pairs, &d->cap_pairs, d->n_pairs + 1, sizeof *d->pairs)) goto nomem;
+        p = &d->pairs[d->n_pairs];
+        memset(p, 0, sizeof *p);
+        if (!(p->item_id = arb__strdup(j->item_id))) goto nomem;
+        d->n_pairs++;
+        p->cmp = (uint32_t)cmp;
+        p->item = (uint32_t)j->item_rowid; /* items.rowid: one per item id */
+        p->seq = j->item_seq;
+        p->task = (uint32_t)task;
+        p->rep = j->rep;
+        p->len[ARB_LEN_QUESTION] = j->len_question;
+        p->len[ARB_LEN_CANDIDATE] = j->len_candidate;
+        p->len[ARB_LEN_BASELINE] = j->len_baseline;
+        p->len[ARB_LEN_PROMPT] = NAN;
+        L->prompt_sum = 0;
+        L->prompt_n = 0;
     }
-    if (step != SQLITE_DONE)
-        rc = arb__store_fail(s, ARB_DB, "audit: cannot read judgments: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    return rc;
+    /* order is 0 or 1 by the schema's CHECK */
+    if (j->order == 0) p->p0 = j->position_verdict;
+    else p->p1 = j->position_verdict;
+    /* the prompt length of a pair is the mean over its two prompts */
+    if (!isnan(j->len_prompt)) {
+        L->prompt_sum += j->len_prompt;
+        L->prompt_n++;
+        p->len[ARB_LEN_PROMPT] = L->prompt_sum / L->prompt_n;
+    }
+    return 0;
 nomem:
-    sqlite3_finalize(st);
-    return arb__store_fail(s, ARB_NOMEM, "audit: out of memory");
+    L->nomem = 1;
+    return 1;
+}
+
+static arb_status load_pairs(arb_store *s, unsigned protocols, audit_data *d)
+{
+    load_ctx L = {d, 0, 0, 0, 0};
+    arb_status st = arb__store_judgments_for_audit(s, protocols, on_judgment, &L);
+    if (st == ARB_OK && L.nomem) st = arb__store_fail(s, ARB_NOMEM, "audit: out of memory");
+    return st;
 }
 
 /* ---- expert labels ------------------------------------------------------------------------ */
@@ -299,6 +280,7 @@ static int group_key_cmp(const arb__sbs_pair *a, const arb__sbs_pair *b)
     unsigned by = sort_ctx.by;
     int c = strcmp(x->judge, y->judge);
     if (c) return c;
+    if ((c = strcmp(x->protocol, y->protocol))) return c; /* always a key */
     if ((by & ARB_BY_CANDIDATE) && (c = strcmp(x->candidate, y->candidate))) return c;
     if ((by & ARB_BY_BASELINE) && (c = strcmp(x->baseline, y->baseline))) return c;
     if ((by & ARB_BY_TEMPLATE) && (c = strcmp(x->template_name, y->template_name))) return c;
@@ -337,15 +319,44 @@ static int cmp_ref_item(const void *x, const void *y)
 
 /* ---- bootstrap ---------------------------------------------------------------------------- */
 
+/* The window-series metrics, whose intervals come from the block bootstrap. */
+static const arb_audit_metric window_metrics[] = {ARB_M_MPCC_CONSISTENCY, ARB_M_MPCC,
+                                                  ARB_M_MPCC_DELTA};
+enum { N_WINDOW_METRICS = sizeof window_metrics / sizeof window_metrics[0] };
+
 typedef struct boot_ctx {
-    const arb__pair_ref *by_item; /* the group's pairs sorted by item */
-    const size_t *unit_start;     /* unit u = by_item[unit_start[u] .. unit_start[u + 1]) */
+    const arb__pair_ref *by_unit; /* the group's pairs, grouped by unit (item or block) */
+    const size_t *unit_start;     /* unit u = by_unit[unit_start[u] .. unit_start[u + 1]) */
     arb__pair_ref *scratch;       /* room for the largest resample */
     size_t scratch_cap;
     const arb_audit_params *params;
+    int blocks;                   /* 1: units are blocks, only the window metrics are measured */
 } boot_ctx;
 
-/* One bootstrap replicate: the drawn items (with their copy number), sorted, measured. */
+/* The order of a block resample: comparison, then the blocks in the order drawn (copy = draw
+** number), benchmark order within a block. */
+static int cmp_ref_block_order(const void *x, const void *y)
+{
+    const arb__pair_ref *a = x, *b = y;
+    const arb__sbs_pair *p = a->p, *q = b->p;
+    if (p->cmp != q->cmp) return p->cmp < q->cmp ? -1 : 1;
+    if (a->copy != b->copy) return a->copy < b->copy ? -1 : 1;
+    if (p->seq != q->seq) return p->seq < q->seq ? -1 : 1;
+    if (p->item != q->item) return p->item < q->item ? -1 : 1;
+    return (p->rep > q->rep) - (p->rep < q->rep);
+}
+
+static int cmp_ref_seq(const void *x, const void *y)
+{
+    const arb__pair_ref *a = x, *b = y;
+    if (a->p->seq != b->p->seq) return a->p->seq < b->p->seq ? -1 : 1;
+    if (a->p->item != b->p->item) return a->p->item < b->p->item ? -1 : 1;
+    return ref_order_cmp(a, b);
+}
+
+/* One bootstrap replicate: the pairs of the drawn units, each marked with its draw number
+** (copy) so copies stay apart, sorted as the metrics need them (items: benchmark order; blocks:
+** in the order drawn), measured. Nonzero when out of memory. */
 static int boot_replicate(void *ud, const size_t *indices, size_t n, double *out)
 {
     boot_ctx *b = ud;
@@ -359,43 +370,66 @@ static int boot_replicate(void *ud, const size_t *indices, size_t n, double *out
             b->scratch_cap = cap;
         }
         for (size_t j = 0; j < len; j++) {
-            b->scratch[k].p = b->by_item[b->unit_start[u] + j].p;
+            b->scratch[k].p = b->by_unit[b->unit_start[u] + j].p;
             b->scratch[k].copy = (uint32_t)i;
             k++;
         }
     }
-    qsort(b->scratch, k, sizeof *b->scratch, cmp_ref_order);
+    qsort(b->scratch, k, sizeof *b->scratch, b->blocks ? cmp_ref_block_order : cmp_ref_order);
     arb_audit_metrics m;
     memset(&m, 0, sizeof m);
-    if (arb__audit_metrics(b->scratch, k, b->params, &m)) return 1;
-    memcpy(out, m.value, sizeof m.value);
+    if (!b->blocks) {
+        if (arb__audit_metrics(b->scratch, k, b->params, &m)) return 1;
+        memcpy(out, m.value, sizeof m.value);
+        return 0;
+    }
+    if (arb__audit_window_metrics(b->scratch, k, b->params, &m)) return 1;
+    for (size_t w = 0; w < N_WINDOW_METRICS; w++) out[w] = m.value[window_metrics[w]];
     return 0;
 }
 
-/* Percentile intervals for every metric of one group (METHODS §10), resampling items. */
+/* Percentile intervals for the metrics of one group (METHODS §10).
+** blocks = 0: every metric, resampling whole items (an item's orders and repetitions together).
+** blocks = 1: the window-series metrics (§3, §3.1, §4), replacing the item intervals. An item
+** resample sorted back into benchmark order puts an item's copies side by side, so windows fill
+** with duplicates and the series no longer resembles the benchmark's. A moving series keeps its
+** local structure under a block bootstrap instead: the group's distinct items in benchmark
+** order are cut into consecutive blocks of `window` items (the last may be shorter), and each
+** resample draws as many blocks with replacement and lays them end to end in the order drawn. */
 static arb_status bootstrap_group(const arb__pair_ref *refs, size_t n,
-                                  const arb_audit_params *params, arb_audit_metrics *m)
+                                  const arb_audit_params *params, int blocks, arb_audit_metrics *m)
 {
     arb_status st = ARB_NOMEM;
-    arb__pair_ref *by_item = malloc((n ? n : 1) * sizeof *by_item);
+    arb__pair_ref *by_unit = malloc((n ? n : 1) * sizeof *by_unit);
     size_t *unit_start = malloc((n + 1) * sizeof *unit_start);
-    boot_ctx b = {by_item, unit_start, NULL, 0, params};
-    if (!by_item || !unit_start) goto done;
-    memcpy(by_item, refs, n * sizeof *refs);
-    qsort(by_item, n, sizeof *by_item, cmp_ref_item);
-    size_t units = 0;
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || by_item[i].p->item != by_item[i - 1].p->item) unit_start[units++] = i;
+    boot_ctx b = {by_unit, unit_start, NULL, 0, params, blocks};
+    double lo[ARB_M__COUNT], hi[ARB_M__COUNT];
+    if (!by_unit || !unit_start) goto done;
+    memcpy(by_unit, refs, n * sizeof *refs);
+    qsort(by_unit, n, sizeof *by_unit, blocks ? cmp_ref_seq : cmp_ref_item);
+    size_t units = 0, items = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && by_unit[i].p->item == by_unit[i - 1].p->item) continue;
+        if (!blocks || items % params->window == 0) unit_start[units++] = i;
+        items++;
+    }
     unit_start[units] = n;
     if (units == 0) {
         st = ARB_OK; /* nothing to resample: intervals stay undefined */
         goto done;
     }
-    st = arb_stat_bootstrap(units, ARB_M__COUNT, boot_replicate, &b, params->bootstrap,
-                            params->seed, params->ci_level, m->ci_lo, m->ci_hi);
+    size_t n_stats = blocks ? (size_t)N_WINDOW_METRICS : (size_t)ARB_M__COUNT;
+    st = arb_stat_bootstrap(units, n_stats, boot_replicate, &b, params->bootstrap, params->seed,
+                            params->ci_level, lo, hi);
     if (st == ARB_INTERRUPTED) st = ARB_NOMEM; /* the replicate only aborts when out of memory */
+    if (st != ARB_OK) goto done;
+    for (size_t k = 0; k < n_stats; k++) {
+        size_t id = blocks ? (size_t)window_metrics[k] : k;
+        m->ci_lo[id] = lo[k];
+        m->ci_hi[id] = hi[k];
+    }
 done:
-    free(by_item);
+    free(by_unit);
     free(unit_start);
     free(b.scratch);
     return st;
@@ -406,6 +440,7 @@ done:
 static void row_free(arb_audit_row *r)
 {
     free((char *)r->judge);
+    free((char *)r->protocol);
     free((char *)r->candidate);
     free((char *)r->baseline);
     free((char *)r->template_name);
@@ -438,12 +473,13 @@ static int row_names(arb_audit_row *r, const audit_data *d, const arb__sbs_pair 
     const audit_cmp *c = &d->cmps[p->cmp];
     memset(r, 0, sizeof *r);
     r->judge = arb__strdup(c->judge);
+    r->protocol = arb__strdup(c->protocol);
     if (by & ARB_BY_CANDIDATE) r->candidate = arb__strdup(c->candidate);
     if (by & ARB_BY_BASELINE) r->baseline = arb__strdup(c->baseline);
     if (by & ARB_BY_TEMPLATE) r->template_name = arb__strdup(c->template_name);
     if (by & ARB_BY_OPTIONS) r->options = c->options;
     if (by & ARB_BY_TASK) r->task = arb__strdup(d->tasks[p->task]);
-    if (!r->judge || ((by & ARB_BY_CANDIDATE) && !r->candidate) ||
+    if (!r->judge || !r->protocol || ((by & ARB_BY_CANDIDATE) && !r->candidate) ||
         ((by & ARB_BY_BASELINE) && !r->baseline) ||
         ((by & ARB_BY_TEMPLATE) && !r->template_name) || ((by & ARB_BY_TASK) && !r->task))
         return -1;
@@ -457,6 +493,9 @@ static arb_status check_params(arb_store *s, const arb_audit_params *p)
     if (!(p->ci_level > 0 && p->ci_level < 1))
         return arb__store_fail(s, ARB_INVALID, "audit: the interval level must be in (0, 1), got %g",
                                p->ci_level);
+    if (p->protocols == 0 || (p->protocols & ~(unsigned)(ARB_AUDIT_SBS | ARB_AUDIT_TOURNAMENT)))
+        return arb__store_fail(s, ARB_INVALID, "audit: protocols must be ARB_AUDIT_SBS and/or "
+                                               "ARB_AUDIT_TOURNAMENT, got 0x%x", p->protocols);
     if (p->window == 0 || p->stride == 0)
         return arb__store_fail(s, ARB_INVALID, "audit: window and stride must be at least 1");
     if (p->bootstrap > 1000000)
@@ -487,7 +526,7 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         goto done;
     }
     audit->params = p;
-    if ((st = load_pairs(store, &d)) || (st = attach_labels(store, &d))) goto done;
+    if ((st = load_pairs(store, p.protocols, &d)) || (st = attach_labels(store, &d))) goto done;
 
     refs = malloc((d.n_pairs ? d.n_pairs : 1) * sizeof *refs);
     if (!refs) goto nomem;
@@ -510,7 +549,8 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         /* within the group, refs are in comparison then benchmark order already */
         if (arb__audit_metrics(refs + i, j - i, &p, &r->m)) goto nomem;
         for (int k = 0; k < ARB_M__COUNT; k++) r->m.ci_lo[k] = r->m.ci_hi[k] = NAN;
-        if (p.bootstrap > 0 && (st = bootstrap_group(refs + i, j - i, &p, &r->m))) {
+        if (p.bootstrap > 0 && ((st = bootstrap_group(refs + i, j - i, &p, 0, &r->m)) ||
+                                (st = bootstrap_group(refs + i, j - i, &p, 1, &r->m)))) {
             if (st == ARB_NOMEM) goto nomem;
             arb__store_fail(store, st, "audit: bootstrap failed: %s", arb_strerror(st));
             goto done;

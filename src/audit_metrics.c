@@ -12,6 +12,7 @@
 */
 #include "internal.h"
 
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,15 +192,18 @@ typedef struct item_counts {
 /* Fills series[] with the §3.1 window values over n items in benchmark order: windows of
 ** `window` items starting every `stride` items; a window cut short by the end of the items is
 ** kept only when it has at least `stride` items (§3.1 says 5 for its window 10 and stride 5).
-** Returns the number of values. */
+** Returns the number of values; *short_kept says whether the last one is such a short window
+** (with the default window 10 and stride 5 it always is once there are 5 items or more). */
 static size_t window_series(const item_counts *items, size_t n, size_t window, size_t stride,
-                            double *series)
+                            double *series, int *short_kept)
 {
     size_t k = 0;
+    *short_kept = 0;
     if (window == 0 || stride == 0) return 0;
     for (size_t start = 0; start < n; start += stride) {
         size_t end = start + window < n ? start + window : n;
         if (end - start < window && end - start < stride) break;
+        *short_kept = end - start < window;
         double a = 0, b = 0, c = 0;
         for (size_t i = start; i < end; i++) {
             a += items[i].a;
@@ -219,13 +223,19 @@ static void count_model_verdict(item_counts *ic, char model_verdict)
     else if (model_verdict == 'c') ic->c += 1;
 }
 
-/* Pearson of two window series built from the same items (NAN when too short). */
+/* Pearson of two window series built from the same items (NAN when too short); the series'
+** windows are added to *info. */
 static double series_pearson(const item_counts *x, const item_counts *y, size_t n,
-                             const arb_audit_params *p, double *sx, double *sy)
+                             const arb_audit_params *p, double *sx, double *sy,
+                             arb_window_info *info)
 {
-    size_t kx = window_series(x, n, p->window, p->stride, sx);
-    size_t ky = window_series(y, n, p->window, p->stride, sy);
+    int short_kept;
+    size_t kx = window_series(x, n, p->window, p->stride, sx, &short_kept);
+    size_t ky = window_series(y, n, p->window, p->stride, sy, &short_kept);
     if (kx != ky) return NAN; /* cannot happen: same n */
+    info->n_windows += kx;
+    if (kx) info->n_series++;
+    if (short_kept) info->n_short_kept++;
     return arb_stat_pearson(sx, sy, kx);
 }
 
@@ -246,7 +256,7 @@ static double mean_defined(const double *v, size_t n)
 ** by benchmark order): MPCC-Consistency (§3) and MPCC per run (§4). Each "item" of a series is
 ** one (item, copy): a bootstrap copy of an item is a separate item. Returns 0, -1 no memory. */
 static int comparison_series(const arb__pair_ref *refs, size_t n, const arb_audit_params *p,
-                             double *mpcc_consistency, double mpcc_run[2])
+                             double *mpcc_consistency, double mpcc_run[2], arb_audit_metrics *m)
 {
     int rc = -1;
     /* at most n items; series are at most n values long */
@@ -296,8 +306,9 @@ static int comparison_series(const arb__pair_ref *refs, size_t n, const arb_audi
         }
         i = j;
     }
-    *mpcc_consistency = series_pearson(run[0], run[1], n_both, p, sx, sy);
-    for (int r = 0; r < 2; r++) mpcc_run[r] = series_pearson(judge[r], expert[r], n_lab[r], p, sx, sy);
+    *mpcc_consistency = series_pearson(run[0], run[1], n_both, p, sx, sy, &m->windows);
+    for (int r = 0; r < 2; r++)
+        mpcc_run[r] = series_pearson(judge[r], expert[r], n_lab[r], p, sx, sy, &m->mpcc_windows[r]);
     rc = 0;
 done:
     for (int r = 0; r < 2; r++) {
@@ -324,10 +335,26 @@ static int cmp_unit_gap(const void *x, const void *y)
     return (a->task > b->task) - (a->task < b->task);
 }
 
-/* §5 PC and PF per quality-gap bin: each (comparison, task) unit of the group gets its own
-** δq from its own pairs and goes into the bin of that δq. Returns 0, -1 when out of memory. */
-static int gap_bins(const arb__pair_ref *refs, size_t n, arb_gap_bin bins[ARB_GAP_BINS])
+/* Mean and sample standard deviation (n − 1) of v[0..k) into m's value[mean_id], value[sd_id];
+** NAN where undefined (no unit; one unit for the sd). */
+static void unit_mean_sd(const double *v, size_t k, arb_audit_metrics *m, arb_audit_metric mean_id,
+                         arb_audit_metric sd_id)
 {
+    double mean = k ? gsl_stats_mean(v, 1, k) : NAN;
+    m->value[mean_id] = mean;
+    m->value[sd_id] = k >= 2 ? gsl_stats_sd_m(v, 1, k, mean) : NAN;
+}
+
+/* The group's (comparison, task) units (§5), each measured on its own pairs:
+** - PC and PF per quality-gap bin: a unit gets its own δq and goes into the bin of that δq;
+** - the mean ± sd of PC and of PF over the units with valid pairs, as the position-bias study
+**   prints a judge's figures beside the pooled ones. Its unit is (candidate, task) with one
+**   baseline, template and option mode; ours is the comparison's, which is the same there and
+**   never mixes set-ups elsewhere.
+** Returns 0, -1 when out of memory. */
+static int unit_figures(const arb__pair_ref *refs, size_t n, arb_audit_metrics *m)
+{
+    arb_gap_bin *bins = m->gap_bins;
     pair_tally bin_tally[ARB_GAP_BINS];
     memset(bin_tally, 0, sizeof bin_tally);
     for (int b = 0; b < ARB_GAP_BINS; b++) {
@@ -336,7 +363,15 @@ static int gap_bins(const arb__pair_ref *refs, size_t n, arb_gap_bin bins[ARB_GA
         bins[b].n_units = bins[b].n_pairs = 0;
     }
     unit_gap *u = malloc((n ? n : 1) * sizeof *u);
-    if (!u) return -1;
+    double *unit_pc = malloc((n ? n : 1) * sizeof *unit_pc);
+    double *unit_pf = malloc((n ? n : 1) * sizeof *unit_pf);
+    if (!u || !unit_pc || !unit_pf) {
+        free(u);
+        free(unit_pc);
+        free(unit_pf);
+        return -1;
+    }
+    size_t n_units = 0;
     for (size_t i = 0; i < n; i++) {
         u[i].cmp = refs[i].p->cmp;
         u[i].task = refs[i].p->task;
@@ -348,6 +383,11 @@ static int gap_bins(const arb__pair_ref *refs, size_t n, arb_gap_bin bins[ARB_GA
         pair_tally t;
         memset(&t, 0, sizeof t);
         while (j < n && u[j].cmp == u[i].cmp && u[j].task == u[i].task) tally_add(&t, u[j++].p);
+        if (t.valid) {
+            unit_pc[n_units] = tally_pc(&t);
+            unit_pf[n_units] = tally_pf(&t);
+            n_units++;
+        }
         double gap = fabs(tally_owr(&t) - 0.5);
         if (!isnan(gap)) {
             int b = (int)(gap * 10.0);
@@ -365,7 +405,12 @@ static int gap_bins(const arb__pair_ref *refs, size_t n, arb_gap_bin bins[ARB_GA
         bins[b].pc = tally_pc(&bin_tally[b]);
         bins[b].pf = tally_pf(&bin_tally[b]);
     }
+    m->n_units = n_units;
+    unit_mean_sd(unit_pc, n_units, m, ARB_M_PC_UNIT_MEAN, ARB_M_PC_UNIT_SD);
+    unit_mean_sd(unit_pf, n_units, m, ARB_M_PF_UNIT_MEAN, ARB_M_PF_UNIT_SD);
     free(u);
+    free(unit_pc);
+    free(unit_pf);
     return 0;
 }
 
@@ -516,7 +561,8 @@ int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_para
     /* §4 against the expert majority, judgment by judgment */
     double counts_judge[2][4] = {{0}}, counts_expert[2][4] = {{0}};
     double kappa_table[5 * 5] = {0};
-    size_t correct = 0;
+    size_t correct = 0, correct_run[2] = {0, 0}, labelled_run[2] = {0, 0};
+    m->apcc_n_dropped = 0;
     for (size_t i = 0; i < n; i++) {
         const arb__sbs_pair *p = refs[i].p;
         int new_unit = i == 0 || p->item != refs[i - 1].p->item || p->cmp != refs[i - 1].p->cmp ||
@@ -533,10 +579,19 @@ int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_para
             m->confusion[ji][e]++;
             kappa_table[ji * 5 + e] += 1;
             m->n_labelled_judgments++;
-            if (j == p->expert) correct++;
-            /* APCC: the experts' label counts once per judgment of the judge, so both vectors
-            ** weigh items alike; a judgment E adds to neither of the judge's four counts. */
-            if (ji < 4) counts_judge[r][ji] += 1;
+            labelled_run[r]++;
+            if (j == p->expert) {
+                correct++;
+                correct_run[r]++;
+            }
+            /* APCC (§4) compares the same items in both vectors: the experts' label counts once
+            ** per judgment of the judge, and a judgment E, which has no place among the judge's
+            ** four counts, takes its item out of the experts' vector too (counted). */
+            if (ji == 4) {
+                m->apcc_n_dropped++;
+                continue;
+            }
+            counts_judge[r][ji] += 1;
             counts_expert[r][e] += 1;
         }
     }
@@ -544,6 +599,11 @@ int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_para
         m->value[ARB_M_ACCURACY] = (double)correct / (double)m->n_labelled_judgments;
         m->value[ARB_M_COHEN_KAPPA] = arb_stat_cohen_kappa(kappa_table, 5);
     }
+    /* §4 accuracy per run (E wrong, as pooled) and Accuracy-Δ, absolute like MPCC-Δ (§3): how
+    ** much the judge's agreement with the experts depends on which answer it saw first */
+    for (int r = 0; r < 2; r++)
+        m->accuracy_run[r] = labelled_run[r] ? (double)correct_run[r] / (double)labelled_run[r] : NAN;
+    m->value[ARB_M_ACCURACY_DELTA] = fabs(m->accuracy_run[0] - m->accuracy_run[1]);
     for (int r = 0; r < 2; r++) {
         double total = 0;
         for (int k = 0; k < 4; k++) total += counts_expert[r][k];
@@ -551,17 +611,31 @@ int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_para
     }
     m->value[ARB_M_APCC] = mean_defined(m->apcc_run, 2);
 
-    /* window series per comparison; a pooled row averages its comparisons */
+    if (arb__audit_window_metrics(refs, n, params, m) || unit_figures(refs, n, m) ||
+        length_factors(refs, n, m->length))
+        return -1;
+    return 0;
+}
+
+/* Fills the window-series figures of m: MPCC-Consistency (§3), MPCC per run and their mean
+** (§4), MPCC-Δ (§3) and the windows behind them, over refs[0..n) sorted by comparison, then in
+** series order with the refs of one (item, copy) together. A pooled row averages one series per
+** comparison. Returns 0, or -1 when out of memory. */
+int arb__audit_window_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
+                              arb_audit_metrics *m)
+{
     size_t n_cmp = 0;
     double *cons = malloc((n ? n : 1) * sizeof *cons);
     double *mr[2] = {malloc((n ? n : 1) * sizeof(double)), malloc((n ? n : 1) * sizeof(double))};
     int rc = -1;
+    memset(&m->windows, 0, sizeof m->windows);
+    memset(m->mpcc_windows, 0, sizeof m->mpcc_windows);
     if (!cons || !mr[0] || !mr[1]) goto done;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && refs[j].p->cmp == refs[i].p->cmp) j++;
         double run_mpcc[2];
-        if (comparison_series(refs + i, j - i, params, &cons[n_cmp], run_mpcc)) goto done;
+        if (comparison_series(refs + i, j - i, params, &cons[n_cmp], run_mpcc, m)) goto done;
         mr[0][n_cmp] = run_mpcc[0];
         mr[1][n_cmp] = run_mpcc[1];
         n_cmp++;
@@ -573,8 +647,6 @@ int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_para
     m->value[ARB_M_MPCC] = mean_defined(m->mpcc_run, 2);
     /* §3 MPCC-Δ needs both runs */
     m->value[ARB_M_MPCC_DELTA] = fabs(m->mpcc_run[0] - m->mpcc_run[1]);
-
-    if (gap_bins(refs, n, m->gap_bins) || length_factors(refs, n, m->length)) goto done;
     rc = 0;
 done:
     free(cons);

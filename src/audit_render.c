@@ -33,6 +33,10 @@ static const metric_text bias_metrics[] = {
     {ARB_M_IPR, "ipr", FMT_PLAIN, "primacy share of the leaning inconsistent pairs (§5)"},
     {ARB_M_IRR, "irr", FMT_PLAIN, "recency share (§5)"},
     {ARB_M_PF, "PF", FMT_SIGNED, "preference fairness: < 0 primacy, > 0 recency (§5)"},
+    {ARB_M_PC_UNIT_MEAN, "PC unit mean", FMT_PERCENT, "mean of PC over (comparison, task) units (§5)"},
+    {ARB_M_PC_UNIT_SD, "PC unit sd", FMT_PERCENT, "their sample sd (n-1), n/a under 2 units"},
+    {ARB_M_PF_UNIT_MEAN, "PF unit mean", FMT_SIGNED, "mean of PF over the units (§5)"},
+    {ARB_M_PF_UNIT_SD, "PF unit sd", FMT_PLAIN, "their sample sd (n-1)"},
     {ARB_M_OWR, "owr", FMT_PLAIN, "win rate of the candidate, inconsistent = tie (§5)"},
     {ARB_M_QUALITY_GAP, "quality gap", FMT_PLAIN, "|owr - 0.5| (§5)"},
 };
@@ -43,6 +47,7 @@ static const metric_text human_metrics[] = {
     {ARB_M_MPCC_DELTA, "MPCC-Δ", FMT_PLAIN, "|MPCC run 0 - MPCC run 1| (§3)"},
     {ARB_M_ACCURACY, "accuracy", FMT_PERCENT, "judge verdict = expert majority, E wrong (§4)"},
     {ARB_M_COHEN_KAPPA, "Cohen's κ", FMT_SIGNED, "judge vs expert majority, a..e (§4, §10)"},
+    {ARB_M_ACCURACY_DELTA, "accuracy-Δ", FMT_PLAIN, "|accuracy run 0 - accuracy run 1| (§4)"},
 };
 
 static int put_value(arb__buf *b, double x, value_format fmt, int width)
@@ -95,6 +100,11 @@ static int put_shares_line(arb__buf *b, const char *label, const arb_verdict_sha
     return arb__buf_puts(b, "\n");
 }
 
+static int is_tournament(const arb_audit_row *r)
+{
+    return r->protocol && !strcmp(r->protocol, "tournament");
+}
+
 static int put_title(arb__buf *b, const arb_audit_row *r)
 {
     if (arb__buf_puts(b, "judge ") || arb__buf_put_safe(b, r->judge)) return -1;
@@ -111,6 +121,9 @@ static int put_title(arb__buf *b, const arb_audit_row *r)
                     arb__buf_put_safe(b, r->task[0] ? r->task : "(none)")))
         return -1;
     if (!r->candidate && arb__buf_puts(b, " \xc2\xb7 all candidates")) return -1;
+    if (is_tournament(r))
+        return arb__buf_puts(b, " \xc2\xb7 tournament\n  tournament pair: candidate = the model "
+                                "first by name, shown first in run 0; a = it won\n\n");
     return arb__buf_puts(b, "\n\n");
 }
 
@@ -124,12 +137,17 @@ static int put_human(arb__buf *b, const arb_audit_metrics *m, int with_ci)
     if (arb__buf_printf(b, "  agreement with experts (§4): %zu labelled items, %zu skipped as "
                            "annotator ties, %zu judgments\n",
                         m->n_labelled_items, m->n_label_ties, m->n_labelled_judgments) ||
+        arb__buf_printf(b, "  APCC compares the same items in both vectors: %zu judgments with "
+                           "verdict E left out, with their expert labels\n",
+                        m->apcc_n_dropped) ||
         put_metric_lines(b, m, human_metrics, sizeof human_metrics / sizeof *human_metrics, with_ci))
         return -1;
     if (arb__buf_puts(b, "  per run       APCC ") || put_value(b, m->apcc_run[0], FMT_SIGNED, 7) ||
         arb__buf_puts(b, " /") || put_value(b, m->apcc_run[1], FMT_SIGNED, 7) ||
         arb__buf_puts(b, "   MPCC ") || put_value(b, m->mpcc_run[0], FMT_SIGNED, 7) ||
         arb__buf_puts(b, " /") || put_value(b, m->mpcc_run[1], FMT_SIGNED, 7) ||
+        arb__buf_puts(b, "   accuracy ") || put_value(b, m->accuracy_run[0], FMT_PERCENT, 7) ||
+        arb__buf_puts(b, " /") || put_value(b, m->accuracy_run[1], FMT_PERCENT, 7) ||
         arb__buf_puts(b, "   (run 0 / run 1)\n"))
         return -1;
     if (arb__buf_printf(b, "  confusion     judge \\ experts%7s%7s%7s%7s\n", "a", "b", "c", "d"))
@@ -177,8 +195,30 @@ static int put_gap_bins(arb__buf *b, const arb_audit_metrics *m)
     return arb__buf_puts(b, "  units = (comparison, task) groups, binned by their own δq\n");
 }
 
-static int put_row_text(arb__buf *b, const arb_audit_row *r, int with_ci, double level)
+/* "4 windows, the last one short (kept)" for one kind of series of a row. */
+static int put_windows(arb__buf *b, const arb_window_info *w)
 {
+    if (arb__buf_printf(b, "%zu window%s", w->n_windows, w->n_windows == 1 ? "" : "s")) return -1;
+    if (w->n_series > 1 && arb__buf_printf(b, " in %zu series", w->n_series)) return -1;
+    if (w->n_short_kept == 0) return 0;
+    if (w->n_series > 1) return arb__buf_printf(b, " (%zu end short, kept)", w->n_short_kept);
+    return arb__buf_puts(b, ", the last one short (kept)");
+}
+
+/* The §3.1 windows behind MPCC-Consistency and MPCC: how many points their Pearson stands on. */
+static int put_window_line(arb__buf *b, const arb_audit_metrics *m, const arb_audit_params *p)
+{
+    return arb__buf_printf(b, "  window series (§3.1, %zu items, stride %zu): run 0 vs run 1 ",
+                           p->window, p->stride) ||
+           put_windows(b, &m->windows) || arb__buf_puts(b, "; vs experts run 0 ") ||
+           put_windows(b, &m->mpcc_windows[0]) || arb__buf_puts(b, ", run 1 ") ||
+           put_windows(b, &m->mpcc_windows[1]) || arb__buf_puts(b, "\n");
+}
+
+static int put_row_text(arb__buf *b, const arb_audit_row *r, const arb_audit_params *params)
+{
+    int with_ci = params->bootstrap > 0;
+    double level = params->ci_level;
     const arb_audit_metrics *m = &r->m;
     if (put_title(b, r)) return -1;
     /* §2.2 verdict shares per run and averaged */
@@ -198,8 +238,9 @@ static int put_row_text(arb__buf *b, const arb_audit_row *r, int with_ci, double
         put_metric_lines(b, m, bias_metrics, sizeof bias_metrics / sizeof *bias_metrics, with_ci))
         return -1;
     if (arb__buf_printf(b, "  inconsistent pairs: %zu primacy (pcn), %zu recency (rcn), %zu "
-                           "neutral; RS over %zu repeated prompts\n\n",
-                        m->pcn, m->rcn, m->n_neutral, m->n_rep_queries))
+                           "neutral; RS over %zu repeated prompts; %zu (comparison, task) units\n",
+                        m->pcn, m->rcn, m->n_neutral, m->n_rep_queries, m->n_units) ||
+        put_window_line(b, m, params) || arb__buf_puts(b, "\n"))
         return -1;
     if (put_human(b, m, with_ci) || arb__buf_puts(b, "\n") || put_lengths(b, m) ||
         arb__buf_puts(b, "\n") || put_gap_bins(b, m))
@@ -221,11 +262,13 @@ char *arb_audit_to_text(const arb_audit *audit)
         goto fail;
     for (size_t i = 0; i < audit->n_rows; i++) {
         if (i > 0 && arb__buf_puts(&b, "\n")) goto fail;
-        if (put_row_text(&b, &audit->rows[i], with_ci, audit->params.ci_level)) goto fail;
+        if (put_row_text(&b, &audit->rows[i], &audit->params)) goto fail;
     }
     if (with_ci && audit->n_rows &&
-        arb__buf_printf(&b, "\nintervals: percentile bootstrap, %zu resamples of items, seed %llu\n",
-                        audit->params.bootstrap, audit->params.seed))
+        arb__buf_printf(&b, "\nintervals: percentile bootstrap, %zu resamples of items, seed %llu;\n"
+                            "MPCC-Cons, MPCC and MPCC-Δ: resamples of blocks of %zu consecutive "
+                            "items, laid end to end in the order drawn (§3.1)\n",
+                        audit->params.bootstrap, audit->params.seed, audit->params.window))
         goto fail;
     if (arb_discussion_stats_count(audit->multi_agent)) {
         char *text = arb_discussion_stats_to_text(audit->multi_agent);
@@ -331,6 +374,41 @@ static json_t *json_gap_bins(const arb_audit_metrics *m)
     return a;
 }
 
+/* true/false, or null when the series has no window at all. */
+static json_t *json_short_kept(const arb_window_info *w)
+{
+    return w->n_series ? json_boolean(w->n_short_kept > 0) : json_null();
+}
+
+/* The §3.1 windows of a row: n_windows and short_last_window_kept of the MPCC-Consistency
+** series, the same per run for the judge-vs-experts series. */
+static json_t *json_windows(const arb_audit_metrics *m)
+{
+    json_t *o = json_object(), *n = json_array(), *k = json_array();
+    if (!o || !n || !k || arb__json_set(o, "n_windows", json_integer((json_int_t)m->windows.n_windows)) ||
+        arb__json_set(o, "short_last_window_kept", json_short_kept(&m->windows)))
+        goto fail;
+    for (int r = 0; r < 2; r++)
+        if (json_array_append_new(n, json_integer((json_int_t)m->mpcc_windows[r].n_windows)) ||
+            json_array_append_new(k, json_short_kept(&m->mpcc_windows[r])))
+            goto fail;
+    if (arb__json_set(o, "mpcc_n_windows", n)) {
+        n = NULL;
+        goto fail;
+    }
+    n = NULL;
+    if (arb__json_set(o, "mpcc_short_last_window_kept", k)) {
+        k = NULL;
+        goto fail;
+    }
+    return o;
+fail:
+    json_decref(n);
+    json_decref(k);
+    json_decref(o);
+    return NULL;
+}
+
 static json_t *json_row(const arb_audit_row *r, int with_ci)
 {
     const arb_audit_metrics *m = &r->m;
@@ -338,6 +416,7 @@ static json_t *json_row(const arb_audit_row *r, int with_ci)
     json_t *verdicts = NULL;
     if (!o) return NULL;
     if (arb__json_set(o, "judge", arb__json_name(r->judge)) ||
+        arb__json_set(o, "protocol", json_name_or_null(r->protocol)) ||
         arb__json_set(o, "candidate", json_name_or_null(r->candidate)) ||
         arb__json_set(o, "baseline", json_name_or_null(r->baseline)) ||
         arb__json_set(o, "template", json_name_or_null(r->template_name)) ||
@@ -371,6 +450,10 @@ static json_t *json_row(const arb_audit_row *r, int with_ci)
         arb__json_set(o, "n_neutral", json_integer((json_int_t)m->n_neutral)) ||
         arb__json_set(o, "apcc_run", json_pair(m->apcc_run[0], m->apcc_run[1])) ||
         arb__json_set(o, "mpcc_run", json_pair(m->mpcc_run[0], m->mpcc_run[1])) ||
+        arb__json_set(o, "apcc_n_dropped", json_integer((json_int_t)m->apcc_n_dropped)) ||
+        arb__json_set(o, "accuracy_run", json_pair(m->accuracy_run[0], m->accuracy_run[1])) ||
+        arb__json_set(o, "n_units", json_integer((json_int_t)m->n_units)) ||
+        arb__json_set(o, "window", json_windows(m)) ||
         arb__json_set(o, "human", json_human(m)) || arb__json_set(o, "lengths", json_lengths(m)) ||
         arb__json_set(o, "quality_gap_bins", json_gap_bins(m)))
         goto fail;
@@ -415,7 +498,9 @@ char *arb_audit_to_json(const arb_audit *audit)
         boot = json_object();
         if (!boot || arb__json_set(boot, "resamples", json_integer((json_int_t)p->bootstrap)) ||
             arb__json_set(boot, "seed", json_integer((json_int_t)p->seed)) ||
-            arb__json_set(boot, "level", json_real(p->ci_level)))
+            arb__json_set(boot, "level", json_real(p->ci_level)) ||
+            arb__json_set(boot, "window_metrics", json_string("block")) ||
+            arb__json_set(boot, "block_size", json_integer((json_int_t)p->window)))
             goto done;
     } else {
         boot = json_null();

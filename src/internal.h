@@ -256,6 +256,27 @@ typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonz
 arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pairwise_fn fn,
                                     void *ud);
 
+/* One pairwise judgment as the audit reads it, with what its metrics need of the item. */
+typedef struct arb__audit_judgment {
+    const char *protocol, *judge_name, *candidate, *baseline, *template_name;
+    int options;
+    const char *item_id;
+    long long item_rowid;    /* one number per item */
+    long long item_seq;      /* benchmark order */
+    const char *category;    /* "" when none */
+    int rep, order;
+    char position_verdict;   /* 'A'..'E' */
+    double len_question, len_candidate, len_baseline; /* code points; NAN unknown */
+    double len_prompt;       /* code points of the call's messages; NAN unknown */
+} arb__audit_judgment;
+typedef int (*arb__audit_judgment_fn)(void *ud, const arb__audit_judgment *j); /* nonzero stops */
+/* Calls fn for every pairwise judgment of the protocols in the ARB_AUDIT_* mask (sbs, soft and
+** hard for ARB_AUDIT_SBS; tournament for ARB_AUDIT_TOURNAMENT), ordered by judge, protocol,
+** candidate, baseline, template, options, benchmark order, item, repetition, order. Strings are
+** valid only during the call. Returns ARB_OK also when fn stops the walk. */
+arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
+                                          arb__audit_judgment_fn fn, void *ud);
+
 /* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key, a hash of all the
 ** fields below: every turn's done callback upserts it (turns may finish in any order) and gets
 ** its id. An existing dialogue is open again (status "open", no final verdict) until
@@ -424,6 +445,11 @@ typedef struct arb__pair_ref {
 ** benchmark order, item, copy and repetition. Returns 0, or -1 when out of memory. */
 int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
                        arb_audit_metrics *m);
+/* Computes only the window-series figures of m (MPCC-Consistency, MPCC, MPCC-Δ, mpcc_run and
+** the windows behind them) over refs sorted by comparison, then series order with the refs of
+** one (item, copy) together. Returns 0, or -1 when out of memory. */
+int arb__audit_window_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
+                              arb_audit_metrics *m);
 
 struct arb_audit {
     arb_audit_row *rows; /* strings owned by the audit */

@@ -1039,6 +1039,73 @@ arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pai
     return st;
 }
 
+/* Lengths in code points come from SQLite's length(), which counts characters of TEXT (METHODS
+** §5: code points, not bytes; the store holds valid UTF-8 only). The prompt length sums the
+** messages of the call as sent. */
+static double column_length(sqlite3_stmt *q, int col)
+{
+    return sqlite3_column_type(q, col) == SQLITE_NULL ? NAN : sqlite3_column_double(q, col);
+}
+
+arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
+                                          arb__audit_judgment_fn fn, void *ud)
+{
+    static const char sql[] =
+        "SELECT p.protocol, p.judge_name, p.candidate, p.baseline, p.template_name, p.options,\n"
+        "       p.item_id, i.rowid, i.seq, coalesce(i.category, ''), p.rep, p.ord,\n"
+        "       p.position_verdict, length(i.question), length(ac.answer), length(ab.answer),\n"
+        "       (SELECT total(length(json_extract(m.value, '$.content')))\n"
+        "          FROM calls c, json_each(c.request, '$.messages') m\n"
+        "         WHERE c.id = p.call_id AND json_valid(c.request))\n"
+        "  FROM pairwise p JOIN items i ON i.id = p.item_id\n"
+        "  LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate\n"
+        "  LEFT JOIN answers ab ON ab.item_id = p.item_id AND ab.model = p.baseline\n"
+        " WHERE (?1 AND p.protocol IN ('sbs', 'soft', 'hard')) OR (?2 AND p.protocol = 'tournament')\n"
+        " ORDER BY p.judge_name, p.protocol, p.candidate, p.baseline, p.template_name, p.options,\n"
+        "          i.seq, i.rowid, p.rep, p.ord";
+    if (!fn) return arb__store_fail(s, ARB_INVALID, "judgments_for_audit: no callback");
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return fail_db(s, "audit: cannot read judgments");
+    sqlite3_bind_int(q, 1, (protocols & ARB_AUDIT_SBS) != 0);
+    sqlite3_bind_int(q, 2, (protocols & ARB_AUDIT_TOURNAMENT) != 0);
+    arb_status st = ARB_OK;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(q, 12);
+        double prompt = column_length(q, 16);
+        arb__audit_judgment j = {
+            .protocol = (const char *)sqlite3_column_text(q, 0),
+            .judge_name = (const char *)sqlite3_column_text(q, 1),
+            .candidate = (const char *)sqlite3_column_text(q, 2),
+            .baseline = (const char *)sqlite3_column_text(q, 3),
+            .template_name = (const char *)sqlite3_column_text(q, 4),
+            .options = sqlite3_column_int(q, 5),
+            .item_id = (const char *)sqlite3_column_text(q, 6),
+            .item_rowid = sqlite3_column_int64(q, 7),
+            .item_seq = sqlite3_column_int64(q, 8),
+            .category = (const char *)sqlite3_column_text(q, 9),
+            .rep = sqlite3_column_int(q, 10),
+            .order = sqlite3_column_int(q, 11),
+            .position_verdict = v && v[0] >= 'A' && v[0] <= 'D' ? v[0] : 'E',
+            .len_question = column_length(q, 13),
+            .len_candidate = column_length(q, 14),
+            .len_baseline = column_length(q, 15),
+            .len_prompt = prompt > 0 ? prompt : NAN, /* total() is 0.0 when nothing was sent */
+        };
+        if (!j.protocol || !j.judge_name || !j.candidate || !j.baseline || !j.template_name ||
+            !j.item_id || !j.category) {
+            st = arb__store_fail(s, ARB_NOMEM, "audit: out of memory");
+            break;
+        }
+        if (fn(ud, &j)) break;
+    }
+    if (st == ARB_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        st = fail_db(s, "audit: cannot read judgments");
+    sqlite3_finalize(q);
+    return st;
+}
+
 /* Records the start of a run; *run_id gets its id. params_json (borrowed) may be NULL. */
 arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *params_json,
                                 long long *run_id)

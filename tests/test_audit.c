@@ -711,6 +711,140 @@ static void audit_bootstrap(void **state)
     arb_audit_destroy(a3);
 }
 
+/* Tournament judgments (protocol "tournament", candidate = the pair's model first by name) are
+** audited as comparisons when asked, in rows of their own: never pooled with the same judge's
+** SbS judgments of the same models, template and option mode. */
+static void audit_tournament_rows(void **state)
+{
+    fixture *f = *state;
+    /* SbS: q1 (A,B) q2 (A,A): PC 1/2. Tournament: q1 (B,A) q2 (C,C) q3 (A,E): PC 1, E 1 of 6 */
+    const judgment sbs[] = {{"q1", 0, 0, 'A'}, {"q1", 0, 1, 'B'}, {"q2", 0, 0, 'A'}, {"q2", 0, 1, 'A'}};
+    put_judgments(f, "jx", "alpha", "beta", "II-reason", 3, sbs, sizeof sbs / sizeof *sbs);
+    const judgment tour[] = {{"q1", 0, 0, 'B'}, {"q1", 0, 1, 'A'}, {"q2", 0, 0, 'C'},
+                             {"q2", 0, 1, 'C'}, {"q3", 0, 0, 'A'}, {"q3", 0, 1, 'E'}};
+    for (size_t i = 0; i < sizeof tour / sizeof *tour; i++) {
+        arb__pairwise_row row = {.protocol = "tournament", .judge_name = "jx",
+                                 .item_id = tour[i].item, .candidate = "alpha",
+                                 .baseline = "beta", .template_name = "II-reason", .options = 3,
+                                 .order = tour[i].order, .rep = tour[i].rep,
+                                 .position_verdict = tour[i].verdict,
+                                 .model_verdict = arb_verdict_to_model(tour[i].verdict, tour[i].order)};
+        assert_int_equal(arb__store_put_pairwise(f->store, &row), ARB_OK);
+    }
+    /* the library's default: side-by-side judgments only */
+    arb_audit *audit = audit_of(f);
+    assert_int_equal(arb_audit_count(audit), 1);
+    assert_string_equal(arb_audit_row_at(audit, 0)->protocol, "sbs");
+    assert_near(arb_audit_row_at(audit, 0)->m.value[ARB_M_PC], 0.5);
+    arb_audit_destroy(audit);
+
+    arb_audit_params p = arb_audit_default_params();
+    p.protocols = ARB_AUDIT_SBS | ARB_AUDIT_TOURNAMENT;
+    for (int pass = 0; pass < 2; pass++) {
+        p.by = pass == 0 ? ARB_BY_COMPARISON : ARB_BY_JUDGE;
+        audit = audit_with(f, &p);
+        assert_int_equal(arb_audit_count(audit), 2);
+        const arb_audit_row *r = arb_audit_row_at(audit, 1);
+        assert_string_equal(r->judge, "jx");
+        assert_string_equal(r->protocol, "tournament");
+        assert_int_equal(r->m.n_judgments, 6);
+        assert_int_equal(r->m.n_pairs, 3);
+        assert_int_equal(r->m.n_valid_pairs, 2);
+        assert_near(r->m.value[ARB_M_PC], 1.0);
+        assert_near(r->m.value[ARB_M_ERROR_RATE], 1.0 / 6.0);
+        /* (B,A): the baseline twice; (C,C) a tie: owr = ½/2 */
+        assert_near(r->m.value[ARB_M_OWR], 0.25);
+        assert_near(arb_audit_row_at(audit, 0)->m.value[ARB_M_PC], 0.5);
+        char *json = arb_audit_to_json(audit);
+        char *text = arb_audit_to_text(audit);
+        assert_non_null(strstr(json, "\"protocol\": \"tournament\""));
+        assert_non_null(strstr(json, "\"protocol\": \"sbs\""));
+        assert_non_null(strstr(text, " \xc2\xb7 tournament\n  tournament pair: candidate = the "
+                                     "model first by name"));
+        arb_free(json);
+        arb_free(text);
+        arb_audit_destroy(audit);
+    }
+    p.protocols = ARB_AUDIT_TOURNAMENT;
+    audit = audit_with(f, &p);
+    assert_int_equal(arb_audit_count(audit), 1);
+    assert_string_equal(arb_audit_row_at(audit, 0)->protocol, "tournament");
+    arb_audit_destroy(audit);
+    p.protocols = 0;
+    assert_int_equal(arb_audit_compute(f->store, &p, &audit), ARB_INVALID);
+    assert_null(audit);
+}
+
+/* The window series' bootstrap resamples blocks of `window` consecutive items laid end to end
+** (never an item's copies side by side): 10 items are one block, so every resample is the
+** benchmark itself and the interval of MPCC-Consistency is its value, exactly. Run 0 says b on
+** items 0-4 and a on 5-9; run 1 a b b b b a a a a b: windows [0,10) [5,10): (.5, 1) and (.5, .8),
+** Pearson 1. The row's JSON says how many windows there were and that the last one was short. */
+static void audit_window_block_bootstrap(void **state)
+{
+    fixture *f = *state;
+    char items[1024] = "";
+    for (int i = 0; i < 10; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "{\"id\":\"w%d\",\"question\":\"q%d\"}\n", i, i);
+        strcat(items, line);
+    }
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "w.jsonl", items, strlen(items)), ARB_OK);
+    assert_int_equal(arb__store_put_dataset(f->store, ds), ARB_OK);
+    arb_dataset_destroy(ds);
+    const char run0[] = "bbbbbaaaaa", run1[] = "abbbbaaaab";
+    char ids[10][4];
+    judgment js[20];
+    for (int i = 0; i < 10; i++) {
+        snprintf(ids[i], sizeof ids[i], "w%d", i);
+        js[2 * i] = (judgment){ids[i], 0, 0, run0[i] == 'a' ? 'A' : 'B'};
+        js[2 * i + 1] = (judgment){ids[i], 0, 1, run1[i] == 'a' ? 'B' : 'A'};
+    }
+    put_judgments(f, "jw", "cand", "base", "I", 4, js, 20);
+    arb_audit_params p = arb_audit_default_params();
+    p.bootstrap = 400;
+    arb_audit *audit = audit_with(f, &p);
+    const arb_audit_row *r = arb_audit_row_at(audit, 0);
+    assert_near(r->m.value[ARB_M_MPCC_CONSISTENCY], 1.0);
+    assert_near(r->m.ci_lo[ARB_M_MPCC_CONSISTENCY], 1.0);
+    assert_near(r->m.ci_hi[ARB_M_MPCC_CONSISTENCY], 1.0);
+    assert_true(r->m.ci_lo[ARB_M_PC] < r->m.ci_hi[ARB_M_PC]); /* items still resampled for PC */
+    assert_int_equal(r->m.windows.n_windows, 2);
+
+    char *json = arb_audit_to_json(audit);
+    json_error_t err;
+    json_t *root = json_loads(json, 0, &err);
+    assert_non_null(root);
+    json_t *boot = json_object_get(root, "bootstrap");
+    assert_string_equal(json_string_value(json_object_get(boot, "window_metrics")), "block");
+    assert_int_equal(json_integer_value(json_object_get(boot, "block_size")), 10);
+    json_t *row = json_array_get(json_object_get(root, "rows"), 0);
+    json_t *win = json_object_get(row, "window");
+    assert_int_equal(json_integer_value(json_object_get(win, "n_windows")), 2);
+    assert_true(json_is_true(json_object_get(win, "short_last_window_kept")));
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(win, "mpcc_n_windows"), 0)), 0);
+    assert_true(json_is_null(json_array_get(json_object_get(win, "mpcc_short_last_window_kept"), 1)));
+    /* no labels: the per-run accuracy and its Δ are null, not 0; nothing dropped from APCC */
+    assert_true(json_is_null(json_array_get(json_object_get(row, "accuracy_run"), 0)));
+    assert_true(json_is_null(json_object_get(row, "accuracy_delta")));
+    assert_int_equal(json_integer_value(json_object_get(row, "apcc_n_dropped")), 0);
+    /* one (comparison, task) unit: a mean, no sd */
+    assert_int_equal(json_integer_value(json_object_get(row, "n_units")), 1);
+    assert_true(json_is_real(json_object_get(row, "pc_unit_mean")));
+    assert_true(json_is_null(json_object_get(row, "pc_unit_sd")));
+    json_decref(root);
+    arb_free(json);
+    char *text = arb_audit_to_text(audit);
+    assert_non_null(strstr(text, "window series (\xc2\xa7" "3.1, 10 items, stride 5): run 0 vs run 1 2 "
+                                 "windows, the last one short (kept); vs experts run 0 0 windows"));
+    assert_non_null(strstr(text, "resamples of blocks of 10 consecutive items, laid end to end"));
+    assert_non_null(strstr(text, "PC unit sd        n/a"));
+    arb_free(text);
+    arb_audit_destroy(audit);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -731,6 +865,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(audit_groupings_and_lengths, setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(audit_expert_labels, setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(audit_bootstrap, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(audit_tournament_rows, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(audit_window_block_bootstrap, setup_store,
+                                        teardown_store),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

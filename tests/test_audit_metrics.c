@@ -282,6 +282,132 @@ static void windows_and_experts(void **state)
     assert_int_equal(m.confusion[1][1], 5);
     assert_int_equal(m.confusion[2][0], 5);  /* judge c, experts a */
     assert_int_equal(m.confusion[4][0], 0);
+    /* the windows behind the series: 3, the last [10,15) short and kept, in every series */
+    assert_int_equal(m.windows.n_windows, 3);
+    assert_int_equal(m.windows.n_series, 1);
+    assert_int_equal(m.windows.n_short_kept, 1);
+    for (int run = 0; run < 2; run++) {
+        assert_int_equal(m.mpcc_windows[run].n_windows, 3);
+        assert_int_equal(m.mpcc_windows[run].n_short_kept, 1);
+    }
+    /* accuracy per run: 15/15 and 5/15, Accuracy-Δ = 2/3 */
+    assert_near(m.accuracy_run[0], 1.0);
+    assert_near(m.accuracy_run[1], 1.0 / 3.0);
+    assert_near(m.value[ARB_M_ACCURACY_DELTA], 2.0 / 3.0);
+    assert_int_equal(m.apcc_n_dropped, 0);
+}
+
+/* How many windows a series has and whether its last one is short (§3.1), n items of a
+** consistent judge labelled by experts, window 10 stride 5 unless given:
+** 3 items: none (3 < 5); 7: [0,7) short; 10: [0,10) [5,10) short; 12: [0,10) [5,12), [10,12)
+** dropped; window = stride = 5 and 10 items: [0,5) [5,10), none short. */
+static void window_counts(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t items, window, stride, n_windows;
+        int short_kept;
+    } cases[] = {{3, 10, 5, 0, 0}, {7, 10, 5, 1, 1}, {10, 10, 5, 2, 1}, {12, 10, 5, 2, 1},
+                 {10, 5, 5, 2, 0}, {0, 10, 5, 0, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        pair_set s;
+        memset(&s, 0, sizeof s);
+        for (uint32_t i = 0; i < cases[c].items; i++) {
+            add_pair(&s, i, 0, 'A', 'B');
+            s.pairs[s.n - 1].expert = 'a';
+        }
+        arb_audit_params p = arb_audit_default_params();
+        p.window = cases[c].window;
+        p.stride = cases[c].stride;
+        arb_audit_metrics m;
+        memset(&m, 0, sizeof m);
+        assert_int_equal(arb__audit_metrics(s.refs, s.n, &p, &m), 0);
+        const arb_window_info *all[3] = {&m.windows, &m.mpcc_windows[0], &m.mpcc_windows[1]};
+        for (int k = 0; k < 3; k++) {
+            if (all[k]->n_windows != cases[c].n_windows ||
+                all[k]->n_series != (cases[c].n_windows > 0) ||
+                all[k]->n_short_kept != (size_t)cases[c].short_kept)
+                fail_msg("case %zu series %d: %zu windows in %zu series, %zu short", c, k,
+                         all[k]->n_windows, all[k]->n_series, all[k]->n_short_kept);
+        }
+    }
+}
+
+/* APCC compares like with like (§4): a judgment E leaves its item out of the experts' vector
+** too. Experts a a b c on items 0-3. Run 0 judge a E b c: (1,1,1,0) vs (1,1,1,0) once item 1 is
+** out -> 1 (with it, (1,1,1,0) vs (2,1,1,0) = 0.816). Run 1 judge a b b E: (1,2,0,0) vs (2,1,0,0)
+** once item 3 is out -> cov 1.75 / var 2.75 = 7/11. APCC = 9/11, 2 judgments dropped.
+** Accuracy (E wrong): run 0 3/4, run 1 2/4, pooled 5/8, Accuracy-Δ 1/4. */
+static void apcc_like_with_like(void **state)
+{
+    (void)state;
+    pair_set s;
+    /* position verdicts: run 0 a = A, b = B, c = C; run 1 a = B, b = A */
+    parse_pairs(&s, "AB EA BA CE");
+    const char experts[] = "aabc";
+    for (size_t i = 0; i < s.n; i++) s.pairs[i].expert = experts[i];
+    arb_audit_metrics m = measure(&s);
+    assert_int_equal(m.apcc_n_dropped, 2);
+    assert_near(m.apcc_run[0], 1.0);
+    assert_true(fabs(m.apcc_run[1] - 7.0 / 11.0) < 1e-12);
+    assert_true(fabs(m.value[ARB_M_APCC] - 9.0 / 11.0) < 1e-12);
+    assert_near(m.accuracy_run[0], 0.75);
+    assert_near(m.accuracy_run[1], 0.5);
+    assert_near(m.value[ARB_M_ACCURACY], 5.0 / 8.0);
+    assert_near(m.value[ARB_M_ACCURACY_DELTA], 0.25);
+    /* E in both runs of every labelled item: nothing left, APCC undefined, not 0 */
+    parse_pairs(&s, "EE EE");
+    s.pairs[0].expert = 'a';
+    s.pairs[1].expert = 'b';
+    m = measure(&s);
+    assert_int_equal(m.apcc_n_dropped, 4);
+    assert_undefined(m.value[ARB_M_APCC]);
+    assert_near(m.accuracy_run[0], 0.0);
+    assert_near(m.value[ARB_M_ACCURACY_DELTA], 0.0);
+    /* no labels: per-run accuracy and Δ undefined */
+    parse_pairs(&s, "AB");
+    m = measure(&s);
+    assert_undefined(m.accuracy_run[0]);
+    assert_undefined(m.accuracy_run[1]);
+    assert_undefined(m.value[ARB_M_ACCURACY_DELTA]);
+}
+
+/* PC and PF per (comparison, task) unit, mean ± sample sd (§5, as the position-bias study prints
+** a judge's figures). Units: cmp 0 task 0 "AB AA" PC 1/2, PF (0 − 1·1)/2 = −1/2; cmp 0 task 1
+** "AB BA" PC 1, PF 0; cmp 1 task 0 "BB" PC 0, PF (1·1)/1 = 1; cmp 1 task 1 "EE" no valid pair,
+** left out. PC: mean 1/2, sd √((0 + 1/4 + 1/4)/2) = 1/2. PF: mean 1/6, sd √((4/9 + 1/36 +
+** 25/36)/2) = √(7/12). Pooled PC 3/5. */
+static void unit_mean_and_sd(void **state)
+{
+    (void)state;
+    pair_set s;
+    parse_pairs(&s, "AB AA AB BA BB EE");
+    const uint32_t cmp[] = {0, 0, 0, 0, 1, 1}, task[] = {0, 0, 1, 1, 0, 1};
+    for (size_t i = 0; i < s.n; i++) {
+        s.pairs[i].cmp = cmp[i];
+        s.pairs[i].task = task[i];
+    }
+    arb_audit_metrics m = measure(&s);
+    assert_int_equal(m.n_units, 3);
+    assert_near(m.value[ARB_M_PC], 0.6);
+    assert_near(m.value[ARB_M_PC_UNIT_MEAN], 0.5);
+    assert_near(m.value[ARB_M_PC_UNIT_SD], 0.5);
+    assert_true(fabs(m.value[ARB_M_PF_UNIT_MEAN] - 1.0 / 6.0) < 1e-12);
+    assert_true(fabs(m.value[ARB_M_PF_UNIT_SD] - sqrt(7.0 / 12.0)) < 1e-12);
+    /* one unit: a mean, no sd */
+    parse_pairs(&s, "AB AA");
+    m = measure(&s);
+    assert_int_equal(m.n_units, 1);
+    assert_near(m.value[ARB_M_PC_UNIT_MEAN], 0.5);
+    assert_undefined(m.value[ARB_M_PC_UNIT_SD]);
+    assert_near(m.value[ARB_M_PF_UNIT_MEAN], -0.5);
+    assert_undefined(m.value[ARB_M_PF_UNIT_SD]);
+    /* no valid pair: nothing */
+    parse_pairs(&s, "EE A.");
+    m = measure(&s);
+    assert_int_equal(m.n_units, 0);
+    assert_undefined(m.value[ARB_M_PC_UNIT_MEAN]);
+    assert_undefined(m.value[ARB_M_PF_UNIT_MEAN]);
 }
 
 /* Window boundaries (§3.1): 12 items give windows [0,10) and [5,12); [10,12) has 2 < 5 items
@@ -364,6 +490,9 @@ int main(void)
         cmocka_unit_test(repetition_stability),
         cmocka_unit_test(windows_and_experts),
         cmocka_unit_test(windows_edge),
+        cmocka_unit_test(window_counts),
+        cmocka_unit_test(apcc_like_with_like),
+        cmocka_unit_test(unit_mean_and_sd),
         cmocka_unit_test(length_factors),
         cmocka_unit_test(gap_bins_by_task),
     };
