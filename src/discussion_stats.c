@@ -41,12 +41,23 @@
 **   initial accuracy per reviewer: its initial review (turn 0 or 1) against the same label, on
 **                   the same n_labelled dialogues; an E review counts as wrong, as in PDA, so
 **                   before and after are measured alike. n_initial_labelled is its count.
-**   OA / OH         per reviewer, counted as leader and as follower: for each discussion turn
-**                   (t >= 2) by speaker S, own = S's latest valid verdict before the turn and
-**                   other = the other reviewer's latest valid verdict before it (E statements
-**                   are skipped). When both exist and differ, the turn's verdict equal to
-**                   other is opinion altering, equal to own opinion holding; an E turn is
-**                   neither. oa_rate = OA / (OA + OH), undefined when both are 0.
+**   OA / OH         per reviewer, counted as leader and as follower. A discussion turn
+**                   (t >= 2) by speaker S MEETS DISAGREEMENT when own = S's latest valid
+**                   verdict before the turn and other = the other reviewer's latest valid
+**                   verdict before it (E statements are skipped) both exist and differ; its
+**                   verdict equal to other ALTERS, equal to own HOLDS; an E turn does neither.
+**                   Per discussion (the primary figures, as PRD counts them: "holds its
+**                   opinion in 174 discussions"): a done dialogue in which the reviewer took
+**                   part in this role is OA when at least one of its turns altered, else OH
+**                   when at least one held, else NEITHER: METHODS §7 defines both only
+**                   "after" / "though the other disagrees", so a discussion in which it never
+**                   answered a disagreement with a valid verdict (the initial reviews agreed,
+**                   the other reviewer yielded first, or its replies were E) is neither, and
+**                   counted as such so that OA + OH + neither = the role's discussions.
+**                   oa_discussion_rate = OA / (OA + OH) over discussions. Per turn (the
+**                   second figure, keys oa / oh / oa_rate kept from before): the altering and
+**                   holding turns themselves; a reviewer that holds for two turns counts 2.
+**                   Rates are undefined when their denominator is 0.
 **   first share     before: share of "1" among the valid initial reviews (turns 0 and 1);
 **                   after: share of "1" among the valid final verdicts.
 **   agreement turn  the stored statements in turn order s0, s1, ...: agreement is reached at
@@ -81,7 +92,9 @@
 typedef struct ds_reviewer {
     char *name;
     size_t n_initial_labelled, n_initial_correct;
-    size_t oa[2], oh[2]; /* [0] as leader, [1] as follower */
+    size_t oa[2], oh[2]; /* turns; [0] as leader, [1] as follower */
+    /* discussions (done dialogues) in the role, and of them OA, OH (see the file comment) */
+    size_t discussions[2], oa_discussions[2], oh_discussions[2];
 } ds_reviewer;
 
 typedef struct ds_discussion {
@@ -461,6 +474,7 @@ static int count_done_discussion(ds_discussion *ds, const ds_load *L, const ds_d
     }
 
     char latest[2] = {0, 0}; /* each slot's latest valid verdict */
+    int altered[2] = {0, 0}, held[2] = {0, 0}; /* per slot: any turn that did so */
     for (size_t k = 0; k < d->n_turns; k++) {
         long long turn = t[k].turn;
         char v = t[k].verdict;
@@ -479,11 +493,24 @@ static int count_done_discussion(ds_discussion *ds, const ds_load *L, const ds_d
             ds->discussion_turns++;
             char own = latest[slot], other = latest[1 - slot];
             if (r >= 0 && own && other && own != other) {
-                if (v == other) ds->reviewers[r].oa[slot]++;
-                else if (v == own) ds->reviewers[r].oh[slot]++;
+                if (v == other) {
+                    ds->reviewers[r].oa[slot]++;
+                    altered[slot] = 1;
+                } else if (v == own) {
+                    ds->reviewers[r].oh[slot]++;
+                    held[slot] = 1;
+                }
             }
         }
         if (valid12(v)) latest[slot] = v;
+    }
+    for (int slot = 0; slot < 2; slot++) {
+        int r = slot_reviewer[slot];
+        if (r < 0) continue;
+        ds_reviewer *rv = &ds->reviewers[r];
+        rv->discussions[slot]++;
+        if (altered[slot]) rv->oa_discussions[slot]++;
+        else if (held[slot]) rv->oh_discussions[slot]++;
     }
     return count_agreement(ds, t, d->n_turns);
 }
@@ -907,14 +934,21 @@ static int put_reviewers(arb__buf *b, const ds_discussion *ds,
                          const arb_discussion_stats_params *p)
 {
     if (ds->n_reviewers == 0) return 0;
-    text_table t = {.cols = 9};
-    static const char *const head[9] = {"reviewer", "initial accuracy", "n",
-                                        "leader OA", "OH", "OA rate",
-                                        "follower OA", "OH", "OA rate"};
-    for (size_t c = 0; c < 9; c++) table_text(&t, "%s", head[c]);
+    /* the primary figures: per discussion (issue 12, METHODS 7) */
+    text_table t = {.cols = 13};
+    static const char *const head[13] = {"reviewer", "initial accuracy", "n",
+                                         "as leader", "OA", "OH", "neither", "OA rate",
+                                         "as follower", "OA", "OH", "neither", "OA rate"};
+    for (size_t c = 0; c < 13; c++) table_text(&t, "%s", head[c]);
+    /* the second figures: per turn */
+    text_table u = {.cols = 7};
+    static const char *const head_turns[7] = {"per turn", "leader OA", "OH", "OA rate",
+                                              "follower OA", "OH", "OA rate"};
+    for (size_t c = 0; c < 7; c++) table_text(&u, "%s", head_turns[c]);
     for (size_t r = 0; r < ds->n_reviewers; r++) {
         const ds_reviewer *rv = &ds->reviewers[r];
         table_name(&t, rv->name);
+        table_name(&u, rv->name);
         if (p->use_labels) {
             table_pct(&t, share(rv->n_initial_correct, rv->n_initial_labelled));
             table_text(&t, "%zu", rv->n_initial_labelled);
@@ -923,15 +957,30 @@ static int put_reviewers(arb__buf *b, const ds_discussion *ds,
             table_text(&t, "n/a");
         }
         for (int role = 0; role < 2; role++) {
-            table_text(&t, "%zu", rv->oa[role]);
-            table_text(&t, "%zu", rv->oh[role]);
-            table_pct(&t, share(rv->oa[role], rv->oa[role] + rv->oh[role]));
+            size_t oa = rv->oa_discussions[role], oh = rv->oh_discussions[role];
+            table_text(&t, "%zu", rv->discussions[role]);
+            table_text(&t, "%zu", oa);
+            table_text(&t, "%zu", oh);
+            table_text(&t, "%zu", rv->discussions[role] - oa - oh);
+            table_pct(&t, share(oa, oa + oh));
+            table_text(&u, "%zu", rv->oa[role]);
+            table_text(&u, "%zu", rv->oh[role]);
+            table_pct(&u, share(rv->oa[role], rv->oa[role] + rv->oh[role]));
         }
     }
     int rc = arb__buf_puts(b, "\n") || table_put(b, &t, 4, 1) ||
-             arb__buf_puts(b, "    OA: discussion turns that took the other reviewer's view after "
-                              "disagreeing; OH: turns\n    that kept its own (METHODS 7)\n");
+             arb__buf_puts(b, "    OA / OH per discussion (METHODS 7): of the done discussions "
+                              "the reviewer took part in\n    as leader or follower, OA = it "
+                              "took the other's verdict at least once after they\n    disagreed, "
+                              "OH = it met disagreement and always kept its own, neither = it "
+                              "never\n    answered a disagreement with a valid verdict; OA rate "
+                              "= OA / (OA + OH)\n") ||
+             arb__buf_puts(b, "\n") || table_put(b, &u, 4, 1) ||
+             arb__buf_puts(b, "    per turn (second figure): discussion turns that took the "
+                              "other's verdict after\n    disagreeing (OA) or kept its own "
+                              "(OH); one discussion can count several turns\n");
     table_free(&t);
+    table_free(&u);
     return rc;
 }
 
@@ -1041,11 +1090,19 @@ static json_t *json_label_count(const arb_discussion_stats_params *p, size_t n)
     return p->use_labels ? json_count(n) : json_null();
 }
 
+/* One role's OA / OH: "oa", "oh", "oa_rate" count turns (as before issue 12); the
+** "*_discussions" keys count discussions, the primary figures (see the file comment). */
 static json_t *json_role(const ds_reviewer *rv, int role)
 {
     json_t *o = json_object();
     if (!o) return NULL;
-    int bad = arb__json_set(o, "oa", json_count(rv->oa[role]));
+    size_t oa = rv->oa_discussions[role], oh = rv->oh_discussions[role];
+    int bad = arb__json_set(o, "discussions", json_count(rv->discussions[role]));
+    bad |= arb__json_set(o, "oa_discussions", json_count(oa));
+    bad |= arb__json_set(o, "oh_discussions", json_count(oh));
+    bad |= arb__json_set(o, "neither_discussions", json_count(rv->discussions[role] - oa - oh));
+    bad |= arb__json_set(o, "oa_discussion_rate", arb__json_metric(share(oa, oa + oh)));
+    bad |= arb__json_set(o, "oa", json_count(rv->oa[role]));
     bad |= arb__json_set(o, "oh", json_count(rv->oh[role]));
     bad |= arb__json_set(o, "oa_rate",
                          arb__json_metric(share(rv->oa[role], rv->oa[role] + rv->oh[role])));

@@ -1063,9 +1063,12 @@ static void discussion_tables(report_ctx *c, const json_t *list)
                      "discussions whose final verdict matches the experts' majority; the "
                      "first-position share is the share of 'answer 1 is better' among the "
                      "valid initial reviews (before) and final verdicts (after), 0.5 meaning "
-                     "no positional preference. Opinion altering (OA): a turn that takes the "
-                     "other reviewer's differing verdict; opinion holding (OH): one that keeps "
-                     "its own.");
+                     "no positional preference. Opinion altering (OA) and holding (OH) count "
+                     "discussions: OA when the reviewer took the other's differing verdict at "
+                     "least once, OH when it met disagreement and always kept its own (a "
+                     "discussion without disagreement is neither); the OA rate is OA / (OA + "
+                     "OH). The per-turn counts (turns that took or kept a verdict; one "
+                     "discussion can hold several) are shown as OA / OH turns.");
     arb__report_table *t = arb__report_table_new(
         d, "Discussion set-ups",
         "#Set-up|Kind|Reviewers|Leader|#Max turns|Stop on agreement|#Done / failed / open");
@@ -1075,7 +1078,8 @@ static void discussion_tables(report_ctx *c, const json_t *list)
     arb__report_table *rt = arb__report_table_new(
         d, "Reviewers in discussion",
         "#Set-up|Reviewer|#Initial accuracy|#Leader OA|#Leader OH|#Leader OA rate|"
-        "#Follower OA|#Follower OH|#Follower OA rate");
+        "#Leader OA / OH turns|#Follower OA|#Follower OH|#Follower OA rate|"
+        "#Follower OA / OH turns");
     for (size_t i = 0; i < n; i++) {
         const json_t *o = json_array_get(list, i);
         const json_t *rv = json_object_get(o, "reviewers");
@@ -1109,12 +1113,16 @@ static void discussion_tables(report_ctx *c, const json_t *list)
             r2[0] = setup;
             r2[1] = json_text(c, s, "reviewer");
             r2[2] = arb__report_value(d, ARB__FMT_PERCENT, json_num(s, "initial_accuracy"));
-            r2[3] = json_count(c, lead, "oa");
-            r2[4] = json_count(c, lead, "oh");
-            r2[5] = arb__report_value(d, ARB__FMT_PERCENT, json_num(lead, "oa_rate"));
-            r2[6] = json_count(c, fol, "oa");
-            r2[7] = json_count(c, fol, "oh");
-            r2[8] = arb__report_value(d, ARB__FMT_PERCENT, json_num(fol, "oa_rate"));
+            for (int role = 0; role < 2; role++) { /* per discussion, then per turn */
+                const json_t *r = role ? fol : lead;
+                const char **cell = r2 + 3 + 4 * role;
+                cell[0] = json_count(c, r, "oa_discussions");
+                cell[1] = json_count(c, r, "oh_discussions");
+                cell[2] = arb__report_value(d, ARB__FMT_PERCENT,
+                                            json_num(r, "oa_discussion_rate"));
+                cell[3] = arb__report_printf(d, "%s / %s", json_count(c, r, "oa"),
+                                             json_count(c, r, "oh"));
+            }
         }
     }
     /* when the reviewers agreed, per set-up: a chart and its table */

@@ -18,6 +18,7 @@ PY=/usr/bin/python3
 
 start_sim --judge "sim-fair:skill=4" --judge "sim-primacy:skill=4,bias=0.9" \
   --judge "sim-holder:skill=2,conformity=0" --judge "sim-yielder:skill=2,bias=0.5,conformity=1" \
+  --judge "sim-holder2:skill=3,bias=-0.5,conformity=0" \
   --judge "sim-slow-holder:skill=2,conformity=0,latency=120" \
   --judge "sim-slow-yielder:skill=2,bias=0.5,conformity=1,latency=120" --seed 11
 cat > "$T/judges.yaml" <<EOF
@@ -35,6 +36,9 @@ judges:
   - name: yielder
     url: $URL
     model: sim-yielder
+  - name: holder2
+    url: $URL
+    model: sim-holder2
   - name: slow-holder
     url: $URL
     model: sim-slow-holder
@@ -122,10 +126,17 @@ s = [x for x in d['discussions'] if x['leader'] == 'first' and x['kind'] == 'dis
 assert len(s) == 1, s
 s = s[0]
 r = {x['reviewer']: x for x in s['reviewer_stats']}
-assert r['holder']['leader']['oh'] == D and r['holder']['leader']['oa'] == 0, r
-assert r['yielder']['follower']['oa'] == D and r['yielder']['follower']['oh'] == 0, r
+N = s['done']
+# per discussion (primary) and per turn (second figure) agree here: each holds or yields once
+for role, key in (('leader', 'oh'), ('follower', 'oa')):
+    who = r['holder' if role == 'leader' else 'yielder'][role]
+    assert who[key] == D and who[key + '_discussions'] == D, who
+    assert who['oa' if key == 'oh' else 'oh'] == 0, who
+    assert who['discussions'] == N and who['neither_discussions'] == N - D, who
+assert r['holder']['leader']['oa_discussion_rate'] == 0 and r['yielder']['follower']['oa_discussion_rate'] == 1
 assert r['holder']['follower']['oa'] + r['holder']['follower']['oh'] == 0, r
 assert r['yielder']['leader']['oa'] + r['yielder']['leader']['oh'] == 0, r
+assert r['holder']['follower']['discussions'] == 0 and r['yielder']['leader']['discussions'] == 0, r
 assert s['dialogues'] == s['done'] and s['failed'] == 0
 PY"
 before=$(q "select round(avg(verdict = '1'), 9) from dialogue_turns t join dialogues d on d.id = t.dialogue_id where json_extract(d.config, '$.leader') = 'first' and t.turn < 2")
@@ -137,6 +148,27 @@ s = [x for x in d['discussions'] if x['leader'] == 'first'][0]
 assert abs(s['first_share_before'] - float(sys.argv[2])) < 1e-6, s['first_share_before']
 assert abs(s['first_share_after'] - float(sys.argv[3])) < 1e-6, s['first_share_after']
 PY"
+
+# ---- discussion: two holders, no early stop: per discussion differs from per turn -------------
+discuss --reviewers "$T/judges.yaml:holder,holder2" --leader first --turns 4 --db "$DB" 2>"$T/err"
+DLG3="from dialogues d where d.kind = 'discussion' and json_extract(d.config, '$.reviewers[1]') = 'holder2'"
+disagree3=$(q "select count(*) $DLG3 and (select verdict from dialogue_turns where dialogue_id = d.id and turn = 0) <> (select verdict from dialogue_turns where dialogue_id = d.id and turn = 1)")
+check "two holders: some initial reviews disagree" "[ $disagree3 -gt 0 ] && [ $disagree3 -lt $n_dlg ]"
+"$ARB" discussion-stats --db "$DB" --json > "$T/ds.json"
+check "two holders hold in each disagreeing discussion once (per discussion), in two turns each (per turn)" "$PY - '$T/ds.json' $disagree3 $n_dlg <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); D = int(sys.argv[2]); N = int(sys.argv[3])
+s = [x for x in d['discussions'] if x['reviewers'] == ['holder', 'holder2']]
+assert len(s) == 1, s
+r = {x['reviewer']: x for x in s[0]['reviewer_stats']}
+for who, role in (('holder', 'leader'), ('holder2', 'follower')):
+    o = r[who][role]
+    assert o['discussions'] == N and o['oh_discussions'] == D and o['oa_discussions'] == 0, o
+    assert o['neither_discussions'] == N - D and o['oa_discussion_rate'] == 0, o
+    assert o['oh'] == 2 * D and o['oa'] == 0, o  # turns 2 and 4 (leader), 3 and 5 (follower)
+PY"
+"$ARB" discussion-stats --db "$DB" > "$T/ds.txt"
+check "discussion-stats text labels per-discussion and per-turn counts" "grep -q 'OA / OH per discussion' '$T/ds.txt' && grep -q 'per turn (second figure)' '$T/ds.txt'"
 
 # ---- discussion: yielder leads, early stop -----------------------------------------------------
 discuss --reviewers "$T/judges.yaml:holder,yielder" --leader second --turns 4 --stop-on-agreement --db "$DB" 2>"$T/err"
@@ -154,6 +186,7 @@ t = s['agreement_turns']
 assert t['0'] == A and t['1'] == N - A and t['never'] == 0, t
 r = {x['reviewer']: x for x in s['reviewer_stats']}
 assert r['yielder']['leader']['oa'] == N - A and r['yielder']['leader']['oh'] == 0, r
+assert r['yielder']['leader']['oa_discussions'] == N - A and r['yielder']['leader']['neither_discussions'] == A, r
 PY"
 discuss --reviewers "$T/judges.yaml:holder,yielder" --leader second --turns 4 --stop-on-agreement --db "$DB" 2>"$T/err"
 check "a discussion rerun sends nothing" "grep -q ' 0 sent' '$T/err'"
@@ -161,7 +194,20 @@ check "a discussion rerun sends nothing" "grep -q ' 0 sent' '$T/err'"
 "$ARB" discussion-stats --db "$DB" > "$T/ds.txt"
 check "discussion-stats prints PDA with an interval" "grep -q 'PDA.*%  \\[.*%, .*%\\]' '$T/ds.txt'"
 "$ARB" audit --db "$DB" > "$T/audit.txt"
-check "the audit also shows the discussions" "grep -qi 'discussion' '$T/audit.txt' && grep -q 'PDA' '$T/audit.txt'"
+check "the audit also shows the discussions" "grep -qi 'discussion' '$T/audit.txt' && grep -q 'PDA' '$T/audit.txt' && grep -q 'OA / OH per discussion' '$T/audit.txt'"
+"$ARB" audit --db "$DB" --json > "$T/audit.json"
+check "the audit's multi_agent section has OA/OH per discussion and per turn" "$PY - '$T/audit.json' <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+ds = a['multi_agent']['discussions']
+assert len(ds) >= 3, len(ds)
+for s in ds:
+    for rv in s['reviewer_stats']:
+        for role in ('leader', 'follower'):
+            o = rv[role]
+            assert o['oa_discussions'] + o['oh_discussions'] + o['neither_discussions'] == o['discussions'], o
+            assert o['oa_discussions'] <= o['oa'] and o['oh_discussions'] <= o['oh'], o
+PY"
 
 # ---- transcripts -------------------------------------------------------------------------------
 "$ARB" export --db "$DB" --format transcripts > "$T/transcripts.jsonl"

@@ -3,8 +3,9 @@
 ** METHODS §7, §2.5): dialogues and turns are written with plain SQL, labels imported from a
 ** file, and every number checked against hand arithmetic: counts, PDA with a reversed-
 ** orientation label, a draw label, an annotator tie and an unlabelled item; each reviewer's
-** initial accuracy; opinion altering / holding as leader and follower for a script where r1
-** always holds and r2 always yields; the first-position share before and after; the
+** initial accuracy; opinion altering / holding as leader and follower, per discussion and per
+** turn, for a script where r1 always holds and r2 always yields and for one where the two
+** counts differ; the first-position share before and after; the
 ** agreement-turn histogram; the PDA interval; debate agree rates; the empty store; errors.
 **
 ** Each test gets a fresh store with items q1..q6. Run one test alone with ARB_TEST=<name>.
@@ -227,6 +228,18 @@ static const char *jstr(const json_t *o, const char *key)
     return s;
 }
 
+/* One role's OA / OH per discussion (NAN rate: null). */
+static void assert_role(const json_t *o, long long n, long long oa, long long oh,
+                        long long neither, double rate)
+{
+    assert_int_equal(jint(o, "discussions"), n);
+    assert_int_equal(jint(o, "oa_discussions"), oa);
+    assert_int_equal(jint(o, "oh_discussions"), oh);
+    assert_int_equal(jint(o, "neither_discussions"), neither);
+    if (isnan(rate)) assert_null_key(o, "oa_discussion_rate");
+    else assert_near(json_object_get(o, "oa_discussion_rate"), rate);
+}
+
 /* ---- tests --------------------------------------------------------------------------------- */
 
 /* Nothing stored: no set-up, and both renderings still work. */
@@ -325,7 +338,15 @@ static void discussion_numbers(void **state)
     **                  r1 follower OH; t4 r2 own 2 other 1 says 1 -> r2 leader OA; t5 equal
     **   D5 (r1 leads): t2 r1 own 2 other 1 says 2 -> r1 leader OH; t3 r2 says 2 -> follower OA
     **   D6: t2, t3 E -> neither. D7 (failed): t2 r1 would be a leader OA -- not counted.
-    **   r1: leader OA 0 OH 2, follower OA 0 OH 1; r2: leader OA 2 OH 0, follower OA 2 OH 0 */
+    **   r1: leader OA 0 OH 2, follower OA 0 OH 1; r2: leader OA 2 OH 0, follower OA 2 OH 0
+    ** Per discussion (done dialogues in the role; OA = altered at least once, else OH = held
+    ** at least once, else neither):
+    **   r1 leads D1 (no turn), D3 (OH), D5 (OH), D6 (E only) -> 4: OA 0, OH 2, neither 2;
+    **   r1 follows D2 (r2 yielded first: no disagreement met), D4 (OH), D9 -> 3: 0, 1, 2;
+    **   r2 leads D2 (OA), D4 (E then OA), D9 -> 3: OA 2, OH 0, neither 1;
+    **   r2 follows D1, D3 (OA), D5 (OA), D6 (E) -> 4: OA 2, OH 0, neither 2.
+    ** Here every discussion has at most one altering or holding turn per reviewer, so the
+    ** counts equal the per-turn ones; per_discussion_oa_oh has a script where they differ. */
     json_t *rs = json_object_get(d, "reviewer_stats");
     assert_int_equal(json_array_size(rs), 2);
     json_t *r1 = json_array_get(rs, 0), *r2 = json_array_get(rs, 1);
@@ -349,6 +370,10 @@ static void discussion_numbers(void **state)
     assert_int_equal(jint(r2f, "oa"), 2);
     assert_int_equal(jint(r2f, "oh"), 0);
     assert_near(json_object_get(r2f, "oa_rate"), 1.0);
+    assert_role(r1l, 4, 0, 2, 2, 0.0);
+    assert_role(r1f, 3, 0, 1, 2, 0.0);
+    assert_role(r2l, 3, 2, 0, 1, 1.0);
+    assert_role(r2f, 4, 2, 0, 2, 1.0);
 
     /* the self-discussion: one open dialogue, so every share is undefined */
     json_t *s = json_array_get(ds, 1);
@@ -374,6 +399,87 @@ static void discussion_numbers(void **state)
     assert_null_key(sr, "initial_accuracy");
     assert_null_key(json_object_get(sr, "leader"), "oa_rate");
     json_decref(root);
+    arb_discussion_stats_destroy(st);
+}
+
+/* Issue 12: OA / OH counted per discussion (PRD's way) differ from the per-turn counts when a
+** reviewer holds over several turns, holds and then yields, or meets no disagreement. */
+static void per_discussion_oa_oh(void **state)
+{
+    fixture *f = *state;
+    const char *k = "discussion";
+    /* X1 r1 leads "121212": t2 r1 own 1 other 2 says 1 OH; t3 r2 own 2 other 1 says 2 OH;
+    **    t4 r1 OH; t5 r2 OH. r1 leader: 2 OH turns, one OH discussion; r2 follower the same.
+    ** X2 r1 leads "121221": t2 r1 OH; t3 r2 OH; t4 r1 own 1 other 2 says 2 OA; t5 r2 own 2
+    **    other 2: agreed, nothing. r1 leader: OH 1 + OA 1 turns, an OA discussion (altered at
+    **    least once); r2 follower: 1 OH turn, an OH discussion.
+    ** X3 r2 leads "12E2": t2 r2 own 1 other 2 says E: neither; t3 r1 own 2 other 1 says 2 OH.
+    **    r2 leader: a discussion with neither; r1 follower: OH.
+    ** X4 r2 leads "1121": t2 r2 own 1 other 1 (no disagreement) says 2: nothing; t3 r1 own 1
+    **    other 2 says 1 OH. r2 leader: neither (it changed, but not after disagreement);
+    **    r1 follower: OH.
+    ** X5 r1 leads, failed, "1222": not counted. */
+    put_discussion(f, k, config_d, "q1", "mA", "mB", "r1", "r2", "done", "2", "121212");
+    put_discussion(f, k, config_d, "q2", "mA", "mB", "r1", "r2", "done", "1", "121221");
+    put_discussion(f, k, config_d, "q3", "mA", "mB", "r2", "r1", "done", "2", "12E2");
+    put_discussion(f, k, config_d, "q4", "mA", "mB", "r2", "r1", "done", "1", "1121");
+    put_discussion(f, k, config_d, "q5", "mA", "mB", "r1", "r2", "failed", "E", "1222");
+    arb_discussion_stats *st = compute(f, NULL);
+    json_t *root = as_json(st);
+    json_t *d = json_array_get(json_object_get(root, "discussions"), 0);
+    json_t *rs = json_object_get(d, "reviewer_stats");
+    json_t *r1 = json_array_get(rs, 0), *r2 = json_array_get(rs, 1);
+    assert_string_equal(jstr(r1, "reviewer"), "r1");
+    /* per discussion:
+    **   r1 leader X1 OH, X2 OA -> 2: OA 1, OH 1, neither 0, rate 1/2
+    **   r1 follower X3 OH, X4 OH -> 2: OA 0, OH 2, neither 0, rate 0
+    **   r2 leader X3, X4 -> 2: OA 0, OH 0, neither 2, rate undefined
+    **   r2 follower X1 OH, X2 OH -> 2: OA 0, OH 2, neither 0, rate 0
+    ** per turn:
+    **   r1 leader OA 1 (X2 t4), OH 3 (X1 t2 t4, X2 t2), rate 1/4; r1 follower OA 0, OH 2;
+    **   r2 leader 0, 0; r2 follower OA 0, OH 3 (X1 t3 t5, X2 t3) */
+    json_t *r1l = json_object_get(r1, "leader"), *r1f = json_object_get(r1, "follower");
+    json_t *r2l = json_object_get(r2, "leader"), *r2f = json_object_get(r2, "follower");
+    assert_role(r1l, 2, 1, 1, 0, 0.5);
+    assert_role(r1f, 2, 0, 2, 0, 0.0);
+    assert_role(r2l, 2, 0, 0, 2, NAN);
+    assert_role(r2f, 2, 0, 2, 0, 0.0);
+    /* per turn: oa, oh, oa_rate */
+    assert_int_equal(jint(r1l, "oa"), 1);
+    assert_int_equal(jint(r1l, "oh"), 3);
+    assert_near(json_object_get(r1l, "oa_rate"), 0.25);
+    assert_int_equal(jint(r1f, "oa"), 0);
+    assert_int_equal(jint(r1f, "oh"), 2);
+    assert_int_equal(jint(r2l, "oa") + jint(r2l, "oh"), 0);
+    assert_null_key(r2l, "oa_rate");
+    assert_int_equal(jint(r2f, "oa"), 0);
+    assert_int_equal(jint(r2f, "oh"), 3);
+    json_decref(root);
+
+    /* the text: per discussion first, per turn as the labelled second figure */
+    char *text = arb_discussion_stats_to_text(st);
+    assert_non_null(text);
+    const char *row = strstr(text, "\n    r1 ");
+    assert_non_null(row);
+    long long n[10];
+    double rate[2];
+    assert_int_equal(sscanf(row, " r1 n/a 0 %lld %lld %lld %lld %lf%% %lld %lld %lld %lld %lf%%",
+                            &n[0], &n[1], &n[2], &n[3], &rate[0], &n[4], &n[5], &n[6], &n[7],
+                            &rate[1]),
+                     10);
+    assert_true(n[0] == 2 && n[1] == 1 && n[2] == 1 && n[3] == 0 && rate[0] == 50.0);
+    assert_true(n[4] == 2 && n[5] == 0 && n[6] == 2 && n[7] == 0 && rate[1] == 0.0);
+    const char *turns = strstr(text, "per turn ");
+    assert_non_null(turns);
+    row = strstr(turns, "\n    r1 ");
+    assert_non_null(row);
+    assert_int_equal(sscanf(row, " r1 %lld %lld %lf%% %lld %lld", &n[0], &n[1], &rate[0], &n[2],
+                            &n[3]),
+                     5);
+    assert_true(n[0] == 1 && n[1] == 3 && rate[0] == 25.0 && n[2] == 0 && n[3] == 2);
+    assert_non_null(strstr(text, "OA / OH per discussion"));
+    assert_non_null(strstr(text, "per turn (second figure)"));
+    arb_free(text);
     arb_discussion_stats_destroy(st);
 }
 
@@ -556,7 +662,11 @@ static void json_keys(void **state)
     json_t *r = json_array_get(json_object_get(d, "reviewer_stats"), 0);
     for (size_t i = 0; i < sizeof rkeys / sizeof *rkeys; i++)
         if (!json_object_get(r, rkeys[i])) fail_msg("reviewer key \"%s\" missing", rkeys[i]);
-    for (const char *const *k = (const char *const[]){"oa", "oh", "oa_rate", NULL}; *k; k++)
+    for (const char *const *k =
+             (const char *const[]){"discussions", "oa_discussions", "oh_discussions",
+                                   "neither_discussions", "oa_discussion_rate", "oa", "oh",
+                                   "oa_rate", NULL};
+         *k; k++)
         if (!json_object_get(json_object_get(r, "leader"), *k)) fail_msg("leader.%s missing", *k);
     json_t *b = json_array_get(json_object_get(root, "debates"), 0);
     for (size_t i = 0; i < sizeof bkeys / sizeof *bkeys; i++)
@@ -596,16 +706,25 @@ static void text_rendering(void **state)
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         if (!strstr(text, want[i])) fail_msg("text lacks \"%s\":\n%s", want[i], text);
     assert_null(strchr(text, 0x1b));
-    /* the reviewer table: r1 75.0% of 4, OA 0 OH 2 as leader, 0 1 as follower */
+    /* the reviewer table, per discussion: r1 75.0% of 4; as leader 4 discussions, OA 0 OH 2
+    ** neither 2; as follower 3, OA 0 OH 1 neither 2 */
     const char *row = strstr(text, "\n    r1 ");
     assert_non_null(row);
-    int n_acc, loa, loh, foa, foh;
+    int n_acc, ln, loa, loh, lne, fn, foa, foh, fne;
     double acc, lrate, frate;
-    assert_int_equal(sscanf(row, " r1 %lf%% %d %d %d %lf%% %d %d %lf%%", &acc, &n_acc, &loa,
-                            &loh, &lrate, &foa, &foh, &frate),
-                     8);
-    assert_true(acc == 75.0 && n_acc == 4 && loa == 0 && loh == 2 && lrate == 0.0 &&
-                foa == 0 && foh == 1 && frate == 0.0);
+    assert_int_equal(sscanf(row, " r1 %lf%% %d %d %d %d %d %lf%% %d %d %d %d %lf%%", &acc,
+                            &n_acc, &ln, &loa, &loh, &lne, &lrate, &fn, &foa, &foh, &fne,
+                            &frate),
+                     12);
+    assert_true(acc == 75.0 && n_acc == 4 && ln == 4 && loa == 0 && loh == 2 && lne == 2 &&
+                lrate == 0.0 && fn == 3 && foa == 0 && foh == 1 && fne == 2 && frate == 0.0);
+    /* per turn, the second table: OA 0 OH 2 as leader, 0 1 as follower */
+    row = strstr(strstr(text, "per turn "), "\n    r1 ");
+    assert_non_null(row);
+    assert_int_equal(sscanf(row, " r1 %d %d %lf%% %d %d %lf%%", &loa, &loh, &lrate, &foa, &foh,
+                            &frate),
+                     6);
+    assert_true(loa == 0 && loh == 2 && lrate == 0.0 && foa == 0 && foh == 1 && frate == 0.0);
     arb_free(text);
     arb_discussion_stats_destroy(st);
 }
@@ -633,6 +752,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(empty_store, setup, teardown),
         cmocka_unit_test_setup_teardown(discussion_numbers, setup, teardown),
+        cmocka_unit_test_setup_teardown(per_discussion_oa_oh, setup, teardown),
         cmocka_unit_test_setup_teardown(pda_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(without_labels, setup, teardown),
         cmocka_unit_test_setup_teardown(direct_label_wins, setup, teardown),

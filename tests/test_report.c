@@ -574,6 +574,11 @@ static void sections_have_charts(void **state)
     /* the transcript shows the question once and every turn */
     char *disc = section_html(html, "discussions");
     assert_non_null(strstr(disc, "Turn 2 · judge&lt;script&gt;"));
+    /* OA / OH count discussions, the per-turn counts beside them (issue 12): judge A leads
+    ** and keeps its 1 against B's 2 in turn 2: one OH discussion, OA / OH turns 0 / 1 */
+    assert_non_null(strstr(disc, "Leader OA / OH turns"));
+    assert_non_null(strstr(disc, "<td class=\"num\">0</td><td class=\"num\">1</td>"
+                                 "<td class=\"num\">0.0%</td><td class=\"num\">0 / 1</td>"));
     free(disc);
     free(html);
 }

@@ -56,8 +56,9 @@ static void rule1_brackets(void **state)
     assert_int_equal(ex("Reasoning...\nFinal verdict: [[B]]", 2), 'B');
     assert_int_equal(ex("[[c]]", 3), 'C');
     assert_int_equal(ex("[[D]] is my verdict, after all.", 4), 'D');
-    /* The last bracket wins, even when the text first said something else. */
-    assert_int_equal(ex("At first [[A]], but on reflection [[B]].\nDone", 4), 'B');
+    /* The last bracket wins, even when the text first said something else on an earlier
+    ** line (on the same line, two options are an echo: see echoed_options). */
+    assert_int_equal(ex("At first [[A]].\nBut on reflection [[B]].\nDone", 4), 'B');
     /* Numbers map to A..D within the mode. */
     assert_int_equal(ex("[[1]]", 2), 'A');
     assert_int_equal(ex("[[2]]", 2), 'B');
@@ -116,7 +117,7 @@ static void rule3_answer_tag(void **state)
     assert_int_equal(ex("<answer> c </answer> ok", 3), 'C');
     assert_int_equal(ex("<ANSWER>2</Answer> fine", 2), 'B');
     /* The last tag with a single option wins; later tags with other content are skipped. */
-    assert_int_equal(ex("<answer>A</answer> <answer>B</answer> <answer>none</answer> ok", 4), 'B');
+    assert_int_equal(ex("<answer>A</answer>\n<answer>B</answer> <answer>none</answer> ok", 4), 'B');
     assert_int_equal(ex("<answer>D</answer> ok", 3), 'E');
     assert_int_equal(ex("<answer>the first</answer> ok", 4), 'E');
     assert_int_equal(ex("</answer>A<answer> ok", 4), 'E');
@@ -136,7 +137,7 @@ static void rule4_json(void **state)
     assert_int_equal(exj("{\"verdict\": \"4\"}", 4, "verdict"), 'D');
     assert_int_equal(exj("Here:\n```json\n{\"choice\": \"B\"}\n```\nthanks", 4, "choice"), 'B');
     assert_int_equal(exj("```JSON\n{\"choice\": \"A\"}", 4, "choice"), 'A'); /* cut off */
-    assert_int_equal(exj("I think {\"v\": \"A\"} then {\"v\": \"B\"} end", 4, "v"), 'B');
+    assert_int_equal(exj("I think {\"v\": \"A\"}\nthen {\"v\": \"B\"} end", 4, "v"), 'B');
     /* Nested objects: the balanced span is the outer object. */
     assert_int_equal(exj("Result {\"r\": {\"x\": 1}, \"v\": \"C\"} done", 4, "v"), 'C');
     /* A brace inside a string unbalances the backward count; the first-to-last span works. */
@@ -153,6 +154,67 @@ static void rule4_json(void **state)
     assert_int_equal(exj("}{", 4, "verdict"), 'E');
     assert_int_equal(exj("{\"x\": {\"verdict\": \"A\"}}", 4, "verdict"), 'E'); /* top level only */
     assert_int_equal(exj("{\"verdict\": \"A\"}", 4, ""), 'E');
+}
+
+/* Issue 12: a line naming several different options repeats the format (an echo); it is no
+** verdict, the rule finds nothing and the next rule decides. */
+static void echoed_options(void **state)
+{
+    (void)state;
+    /* The issue's two examples. */
+    assert_int_equal(ex("The required format is [[A]], [[B]], [[C]] or [[D]]. \xe2\x80\xa6 B", 4),
+                     'E');
+    assert_int_equal(ex("The required format is [[A]], [[B]], [[C]] or [[D]].\nB", 4), 'B');
+    assert_int_equal(ex("The required format is [[A]], [[B]], [[C]] or [[D]].\n"
+                        "Answer 2 is better.\n**B**", 4), 'B');
+    assert_int_equal(ex("Verdict: [[B]] (options were [[A]], [[B]], [[C]] or [[D]])", 4), 'E');
+    /* No fall-back to an earlier bracket line once the last one is an echo. */
+    assert_int_equal(ex("My verdict: [[A]]\nThe options were [[A]], [[B]] or [[C]].", 3), 'E');
+    assert_int_equal(ex("I lean to [[A]].\nFormat: [[A]], [[B]], [[C]] or [[D]]\nB", 4), 'B');
+    /* An echo on an earlier line does not matter: the last bracket line decides. */
+    assert_int_equal(ex("Format: [[A]], [[B]], [[C]] or [[D]].\nAnalysis...\nVerdict: [[C]]", 4),
+                     'C');
+    /* The same option named twice on one line is not an echo; case and digits are one option. */
+    assert_int_equal(ex("[[A]] ... [[A]]", 4), 'A');
+    assert_int_equal(ex("[[b]] because [[B]] is right", 2), 'B');
+    assert_int_equal(ex("[[A]] (that is [[1]])", 2), 'A');
+    assert_int_equal(ex("[[A]] or [[2]]\nA", 2), 'A');
+    /* Two different options on one line: an echo even when one was taken back. */
+    assert_int_equal(ex("At first [[A]], but on reflection [[B]].\nDone", 4), 'E');
+    /* The echo test comes before the mode test: an echoed [[D]] in 3-option mode is skipped,
+    ** not a final invalid bracket. */
+    assert_int_equal(ex("[[A]], [[B]], [[C]] or [[D]]\nC", 3), 'C');
+    assert_int_equal(ex("[[A]] ... no wait, [[D]]", 3), 'E');
+    assert_int_equal(ex("[[D]] or [[D]]\nC", 3), 'E'); /* one option, invalid: final */
+    /* Lines end at \n only; \r\n is one line end. */
+    assert_int_equal(ex("[[A]] or [[B]]\r\nA\r\n", 2), 'A');
+
+    /* <answer> tags: several different values on the tag's lines are an echo. */
+    assert_int_equal(ex("Reply <answer>A</answer> or <answer>B</answer>. ok", 2), 'E');
+    assert_int_equal(ex("Format <answer>A</answer>, <answer>B</answer> or <answer>C</answer>\n"
+                        "Thinking...\n<answer>B</answer> done", 3), 'B');
+    assert_int_equal(ex("<answer>B</answer> <answer>b</answer> ok", 4), 'B');
+    /* tags whose content is another option (here beyond the mode) still make an echo */
+    assert_int_equal(ex("<answer>A</answer> or <answer>D</answer> ok", 3), 'E');
+    assert_int_equal(ex("<answer>\nA\n</answer> or <answer>B</answer> ok", 2), 'E');
+    /* a tag with other content is neither verdict nor echo */
+    assert_int_equal(ex("<answer>A</answer> not <answer>none</answer> ok", 2), 'A');
+    /* the echo is skipped: rule 4 then decides */
+    assert_int_equal(exj("{\"v\": \"A\"}\n<answer>A</answer> or <answer>B</answer> ok", 2, "v"),
+                     'A');
+
+    /* JSON: another object on the line of the last one naming a different option. */
+    assert_int_equal(exj("Reply as {\"v\": \"A\"} or {\"v\": \"B\"} please", 2, "v"), 'E');
+    assert_int_equal(exj("Reply as {\"v\": 1} or {\"v\": 2}.", 2, "v"), 'E');
+    assert_int_equal(exj("Reply as {\"v\": \"A\"} or {\"v\": \"D\"}.", 3, "v"), 'E');
+    assert_int_equal(exj("Reply as {\"v\": \"A\"} or {\"v\": \"B\"}.\n{\"v\": \"A\"}", 2, "v"),
+                     'A');
+    assert_int_equal(exj("{\"v\": \"B\"} and again {\"v\": \"B\"}", 2, "v"), 'B');
+    assert_int_equal(exj("{\"w\": \"A\"} {\"v\": \"B\"}", 2, "v"), 'B'); /* other field */
+    assert_int_equal(exj("{\"v\": \"A\", \"x\": {\"v\": \"A\"}} {\"v\": \"B\"}", 2, "v"), 'E');
+    /* a pretty-printed object starting on its own line */
+    assert_int_equal(exj("Options {\"v\": \"A\"} or {\"v\": \"B\"}\n{\n  \"v\": \"B\"\n}", 2, "v"),
+                     'B');
 }
 
 /* The rules in order: a bracket beats a last line, which beats a tag, which beats JSON. */
@@ -197,6 +259,16 @@ static void large_inputs(void **state)
     memset(t, '[', n);
     memcpy(t + n - 5, "[[B]]", 5);
     assert_int_equal(arb_verdict_extract(t, n, 4, NULL), 'B');
+    /* one long line of markers, tags and objects: the echo tests read it once */
+    for (size_t i = 0; i < n; i++) t[i] = "[[A]]"[i % 5];
+    memcpy(t + n - 5, "[[B]]", 5);
+    assert_int_equal(arb_verdict_extract(t, n, 4, NULL), 'E');
+    for (size_t i = 0; i < n; i++) t[i] = "<answer>A</answer>"[i % 18];
+    assert_int_equal(arb_verdict_extract(t, n - n % 18, 4, NULL), 'A');
+    for (size_t i = 0; i < n; i++) t[i] = "{\"v\":\"A\"}"[i % 9];
+    assert_int_equal(arb_verdict_extract(t, n - n % 9, 4, "v"), 'A');
+    memcpy(t + n - n % 9 - 9, "{\"v\":\"B\"}", 9);
+    assert_int_equal(arb_verdict_extract(t, n - n % 9, 4, "v"), 'E');
     free(t);
 }
 
@@ -210,6 +282,7 @@ int main(void)
         cmocka_unit_test(rule2_last_line),
         cmocka_unit_test(rule3_answer_tag),
         cmocka_unit_test(rule4_json),
+        cmocka_unit_test(echoed_options),
         cmocka_unit_test(rule_order),
         cmocka_unit_test(to_model),
         cmocka_unit_test(large_inputs),
