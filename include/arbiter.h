@@ -191,10 +191,15 @@ ARB_API arb_sampling arb_sampling_default(void);
 
 typedef struct arb_judge_config {
     const char *name;        /* key of the judge's rows; NULL = model */
-    const char *base_url;    /* OpenAI-compatible base, e.g. "http://127.0.0.1:8000/v1" */
+    const char *base_url;    /* OpenAI-compatible base, e.g. "http://127.0.0.1:8000/v1";
+                                checked before a run (http/https, host, port 1..65535) and
+                                stored without user:password@ or key-like query parameters */
     const char *model;
     const char *api_key_env; /* name of the environment variable holding the key, or NULL.
-                                The key itself is never stored, logged or reported. */
+                                The key itself is never stored, logged or reported: a run
+                                refuses (ARB_INVALID) a variable that is unset, empty or holds
+                                control characters, and replaces the key by "[REDACTED]"
+                                wherever a reply echoes it. */
     arb_sampling sampling;
 } arb_judge_config;
 
@@ -206,6 +211,9 @@ typedef struct arb_client_params {
     long backoff_base_ms;     /* default 500 */
     long backoff_max_ms;      /* default 60000 */
     size_t max_reply_bytes;   /* default 16 MiB */
+    long max_retry_wait_ms;   /* longest wait before a retry, whatever the backoff or a
+                                 server's Retry-After asks (default 60000); arbiter has no
+                                 run deadline, so this bounds every wait of a run */
 } arb_client_params;
 
 ARB_API arb_client_params arb_client_default_params(void);
@@ -248,8 +256,9 @@ ARB_API arb_sbs_params arb_sbs_default_params(void);
 typedef struct arb_run_stats {
     size_t planned;          /* judge calls the protocol needs */
     size_t cached;           /* of which already stored (not sent) */
-    size_t sent;             /* calls completed over HTTP in this run */
-    size_t failed;           /* calls that failed after retries (verdict E) */
+    size_t sent;             /* calls sent in this run that finished: ok + failed */
+    size_t failed;           /* of which failed after retries or with an unusable reply
+                                (verdict E) */
     size_t invalid;          /* replies without a valid verdict (verdict E) */
     long long prompt_tokens;     /* as reported by the server, this run */
     long long completion_tokens;
@@ -258,6 +267,7 @@ typedef struct arb_run_stats {
     double seconds;
     size_t skipped;          /* calls of the plan not needed (a dialogue ended early or an
                                 earlier turn failed) */
+    size_t ok;               /* of the sent calls, those answered with a usable reply */
 } arb_run_stats;
 
 /* Runs (or with dry_run, plans) candidate vs baseline over every item of ds that has both

@@ -256,6 +256,7 @@ static arb_status prepare(debate_run *r)
             return arb__store_fail(s, ARB_INVALID, "no model given for %s", role_names[i]);
         if (!p->dry_run && (!a->base_url || !*a->base_url))
             return arb__store_fail(s, ARB_INVALID, "no URL given for %s", role_names[i]);
+        if ((st = arb__judge_check(s, a, p->dry_run))) return st;
         r->agents[i] = *a;
         if (!r->agents[i].name || !*r->agents[i].name) r->agents[i].name = a->model;
     }

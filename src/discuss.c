@@ -385,6 +385,8 @@ static arb_status prepare(discuss_run *r)
             return arb__store_fail(s, ARB_INVALID, "reviewer %d needs a name and a model", i + 1);
         if (!p->dry_run && (!j->base_url || !*j->base_url))
             return arb__store_fail(s, ARB_INVALID, "no URL given for reviewer \"%s\"", j->name);
+        arb_status st = arb__judge_check(s, j, p->dry_run);
+        if (st) return st;
         r->reviewers[i] = *j;
     }
     if (!strcmp(r->reviewers[0].name, r->reviewers[1].name))

@@ -287,6 +287,11 @@ static arb_status set_endpoint(arb__exec *ex, const arb_judge_config *judge)
     ex->endpoint_url = arb__judge_url(judge->base_url);
     ex->endpoint_auth = arb__judge_auth_header(judge->api_key_env);
     if (!ex->endpoint_url) return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+    /* A named key that cannot be used is refused, never silently left out of the request. */
+    if (judge->api_key_env && *judge->api_key_env && !ex->endpoint_auth) {
+        arb_status st = arb__judge_check(ex->store, judge, 0);
+        return st ? st : arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+    }
     ex->endpoint_judge = judge;
     return ARB_OK;
 }
@@ -493,7 +498,11 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
         fc.error = arb__strdup(res->error ? res->error : "request failed");
         if (res->body_len) fc.raw_reply = arb__strndup(res->body, res->body_len);
     }
-    if (queue_finished(ex, &fc)) {
+    /* A server may echo the key (in an error text, or a model repeating its headers): it is
+    ** replaced before anything is stored or parsed, so the judgment is that of the stored text. */
+    const char *key_env = ex->nodes[idx].judge->api_key_env;
+    if (arb__judge_redact_key(key_env, &fc.content) || arb__judge_redact_key(key_env, &fc.raw_reply) ||
+        arb__judge_redact_key(key_env, &fc.error) || queue_finished(ex, &fc)) {
         finished_free(&fc);
         ex->failed_status = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     }
@@ -593,7 +602,8 @@ static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
         if (c[i].skipped) ex->stats->skipped++;
         else if (c[i].cached) ex->stats->cached++;
         else if (!ex->params.dry_run) {
-            if (c[i].ok) ex->stats->sent++;
+            ex->stats->sent++; /* sent = ok + failed */
+            if (c[i].ok) ex->stats->ok++;
             else ex->stats->failed++;
             if (c[i].prompt_tokens > 0) ex->stats->prompt_tokens += c[i].prompt_tokens;
             if (c[i].completion_tokens > 0) ex->stats->completion_tokens += c[i].completion_tokens;
@@ -775,8 +785,7 @@ static void show_progress(arb__exec *ex, int final)
     if (!final && now - ex->last_progress_ms < 200) return;
     ex->last_progress_ms = now;
     double elapsed = (now - ex->started_ms) / 1000.0;
-    size_t sent_done = ex->stats->sent + ex->stats->failed;
-    double rate = elapsed > 0 ? (double)sent_done / elapsed : 0;
+    double rate = elapsed > 0 ? (double)ex->stats->sent / elapsed : 0;
     size_t left = ex->n_nodes - ex->n_done;
     char eta[32];
     format_duration(eta, sizeof eta, rate > 0 ? (double)left / rate : NAN);

@@ -3,6 +3,8 @@
 ** exponential backoff with jitter, Retry-After, a reply size cap and an adaptive (AIMD)
 ** concurrency limit.
 **
+** Every wait before a retry is capped by params.max_retry_wait_ms, whatever Retry-After says.
+**
 ** Shape: a submitted transfer waits in a FIFO (ready), runs on one of `jobs` slots (a slot
 ** owns a reusable easy handle and reply buffer, so connections and buffers are kept across
 ** requests), and after a retryable failure waits in a min-heap keyed by its due time. Every
@@ -26,7 +28,6 @@
 
 #include <curl/curl.h>
 
-#define ARB__RETRY_AFTER_CAP_MS 600000.0 /* Retry-After is obeyed up to 10 minutes */
 #define ARB__AIMD_CUT_GAP_MS 500.0        /* 429s within this window halve the limit once */
 #define ARB__ERROR_BODY_CHARS 200         /* reply text quoted in an error message */
 
@@ -61,6 +62,7 @@ typedef struct arb__slot {
     double started_ms;
     double retry_after_ms;      /* from the Retry-After header of this attempt, or -1 */
     int too_big;                /* the write callback refused the reply */
+    int headers_done;           /* the blank line ending the reply's headers arrived */
     long max_reply;
     char errbuf[CURL_ERROR_SIZE];
 } arb__slot;
@@ -196,7 +198,12 @@ static size_t on_header(char *buffer, size_t size, size_t nitems, void *ud)
     static const char name[] = "retry-after:";
     const size_t nl = sizeof name - 1;
     if (n <= nl || (buffer[0] | 0x20) != 'r') {
-        if (n >= 5 && memcmp(buffer, "HTTP/", 5) == 0) slot->retry_after_ms = -1; /* new reply */
+        if (n >= 5 && memcmp(buffer, "HTTP/", 5) == 0) { /* a new reply (after 1xx) */
+            slot->retry_after_ms = -1;
+            slot->headers_done = 0;
+        } else if (n <= 2 && (buffer[0] == '\r' || buffer[0] == '\n')) {
+            slot->headers_done = 1;
+        }
         return n;
     }
     if (strncasecmp(buffer, name, nl) != 0) return n;
@@ -221,7 +228,7 @@ static size_t on_header(char *buffer, size_t size, size_t nitems, void *ud)
             ms = delta > 0 ? delta * 1000.0 : 0;
         }
     }
-    if (ms >= 0) slot->retry_after_ms = ms < ARB__RETRY_AFTER_CAP_MS ? ms : ARB__RETRY_AFTER_CAP_MS;
+    if (ms >= 0) slot->retry_after_ms = ms; /* capped by max_retry_wait_ms when used */
     return n;
 }
 
@@ -254,12 +261,13 @@ static int slot_init(arb__http *h, arb__slot *slot)
 }
 
 /* Returns a new client (caller destroys), or NULL when out of memory or params are invalid
-** (jobs < 1, negative timeouts or retries). */
+** (jobs < 1, negative timeouts, retries or waits). */
 arb__http *arb__http_create(const arb_client_params *params)
 {
     if (!params || params->jobs < 1 || params->max_retries < 0 ||
         params->connect_timeout_ms < 0 || params->total_timeout_ms < 0 ||
-        params->backoff_base_ms < 0 || params->backoff_max_ms < 0)
+        params->backoff_base_ms < 0 || params->backoff_max_ms < 0 ||
+        params->max_retry_wait_ms < 0)
         return NULL;
     pthread_once(&curl_once, curl_init_once);
     if (curl_init_code != CURLE_OK) return NULL;
@@ -422,6 +430,17 @@ static void append_body_excerpt(arb__buf *e, const arb__buf *reply)
     if (i < n) arb__buf_puts(e, "...");
 }
 
+/* libcurl 7.x reports a header line over CURL_MAX_HTTP_HEADER as CURLE_OUT_OF_MEMORY with no
+** message (8.6+ as CURLE_TOO_LARGE): while the headers are still arriving that is the size
+** limit, not memory. */
+static int header_too_large(CURLcode code, const arb__slot *slot)
+{
+#if LIBCURL_VERSION_NUM >= 0x080600
+    if (code == CURLE_TOO_LARGE) return 1;
+#endif
+    return code == CURLE_OUT_OF_MEMORY && !slot->headers_done;
+}
+
 static int retryable_status(long status)
 {
     return status == 408 || status == 425 || status == 429 || status == 500 || status == 502 ||
@@ -446,8 +465,11 @@ static int retryable_curl(CURLcode code)
 }
 
 /* Delay before the retry that follows attempt number `attempts`: exponential backoff with
-** jitter in [d/2, d], d = min(backoff_max, base * 2^(attempts-1)), raised to Retry-After.
-** The jitter spreads clients that failed together so they do not return together. */
+** jitter in [d/2, d], d = min(backoff_max, base * 2^(attempts-1)), raised to Retry-After, and
+** never more than max_retry_wait_ms. The jitter spreads clients that failed together so they
+** do not return together. The cap is what keeps a run finite: a server answering "Retry-After:
+** 3600" would otherwise hold every call for an hour per retry (arbiter has no run deadline,
+** --timeout bounds one attempt, not the waits between attempts). */
 static double retry_delay_ms(arb__http *h, int attempts, double retry_after_ms)
 {
     double d = (double)h->params.backoff_base_ms * ldexp(1.0, attempts - 1 < 60 ? attempts - 1 : 60);
@@ -455,6 +477,7 @@ static double retry_delay_ms(arb__http *h, int attempts, double retry_after_ms)
     double u = (double)(rng_next(h) >> 11) / 9007199254740992.0; /* [0, 1) */
     d = d / 2 + u * (d / 2);
     if (retry_after_ms > d) d = retry_after_ms;
+    if (d > (double)h->params.max_retry_wait_ms) d = (double)h->params.max_retry_wait_ms;
     return d;
 }
 
@@ -522,7 +545,15 @@ static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, arb__http_
         arb__buf_printf(e, "reply larger than %zu bytes", h->params.max_reply_bytes);
     } else if (code == CURLE_OK) {
         arb__buf_printf(e, "HTTP %ld after %d attempt%s", status, x->attempts, plural);
+        if (slot->retry_after_ms > (double)h->params.max_retry_wait_ms)
+            arb__buf_printf(e, " (the server asked to wait %g s, Retry-After; waits are "
+                            "capped at %g s, max_retry_wait)", slot->retry_after_ms / 1000.0,
+                            (double)h->params.max_retry_wait_ms / 1000.0);
         append_body_excerpt(e, &slot->reply);
+    } else if (header_too_large(code, slot)) {
+        arb__buf_printf(e, "reply header too large: %s (libcurl refuses a header line over %d "
+                        "bytes; %d attempt%s)", arb_strerror(ARB_TOOBIG), CURL_MAX_HTTP_HEADER,
+                        x->attempts, plural);
     } else if (code == CURLE_OPERATION_TIMEDOUT) {
         int connecting = strstr(slot->errbuf, "onnect") != NULL; /* curl: "Connection timed out" */
         arb__buf_printf(e, "%s after %ld ms (%d attempt%s)",
@@ -567,6 +598,7 @@ static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
         slot->xfer = x;
         slot->too_big = 0;
+        slot->headers_done = 0;
         slot->retry_after_ms = -1;
         slot->errbuf[0] = '\0';
         arb__buf_reset(&slot->reply);

@@ -116,6 +116,17 @@ void arb__strtab_free(arb__strtab *t);
 /* Stop flag set by arb_request_stop() (signal handlers). */
 extern volatile int arb__stop_requested;
 
+/* ---- url.c: judge endpoint URLs (libcurl's URL API) ------------------------------------- */
+
+/* Why url cannot be a judge endpoint, as a static phrase that follows "the URL " (e.g. "has
+** no scheme; ..."), or NULL when it parses, is http or https, has a host and a port in
+** 1..65535. Never quotes the URL (it may hold credentials). */
+const char *arb__url_problem(const char *url);
+/* url without user name, password and query parameters that look like credentials, for
+** storing (caller frees); unchanged text when there is nothing to remove, "[REDACTED]" when
+** it cannot be parsed. NULL when url is NULL or out of memory. */
+char *arb__url_redact(const char *url);
+
 /* ---- http.c: many transfers in flight over libcurl's multi interface ---------------------- */
 
 typedef struct arb__http arb__http;
@@ -180,9 +191,18 @@ typedef struct arb__judge_reply {
 int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out);
 void arb__judge_reply_free(arb__judge_reply *r);
 /* "Authorization: Bearer <key>" from the environment variable, or NULL when env_name is NULL
-** or the variable is unset/empty (caller frees). */
+** or the variable is unset, empty or holds control characters (caller frees). */
 char *arb__judge_auth_header(const char *env_name);
-/* base_url + "/chat/completions" without doubling the slash (caller frees). */
+/* Replaces the key held by env_name with "[REDACTED]" wherever it occurs in *text (a reply a
+** server echoed it into); *text may be replaced. Returns 0, or -1 when out of memory (*text
+** freed and NULL). */
+int arb__judge_redact_key(const char *env_name, char **text);
+/* ARB_OK, or ARB_INVALID with the message in s when judge's URL is unusable or (unless
+** dry_run) its key variable is unset, empty or holds control characters. Run before anything
+** is sent or stored. */
+arb_status arb__judge_check(arb_store *s, const arb_judge_config *judge, int dry_run);
+/* base_url + "/chat/completions" without doubling the slash, before any query (caller
+** frees). */
 char *arb__judge_url(const char *base_url);
 
 /* ---- store.c: SQLite persistence ---------------------------------------------------------- */

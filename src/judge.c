@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
 #include <xxhash.h>
 
 /* Reals are printed with 15 significant digits: enough to tell apart any value a user types
@@ -35,6 +36,7 @@ arb_client_params arb_client_default_params(void)
     p.backoff_base_ms = 500;
     p.backoff_max_ms = 60000;
     p.max_reply_bytes = (size_t)16 << 20;
+    p.max_retry_wait_ms = 60000;
     return p;
 }
 
@@ -311,6 +313,26 @@ static char *server_error(json_t *root)
     return arb__sprintf("server error: %.500s", msg);
 }
 
+/* Appends the JSON string s with every NUL (a "\u0000" in the reply) replaced by U+FFFD,
+** the character Unicode reserves for what cannot be represented: the stored text keeps its
+** length and the rest of its content, and stays distinguishable from a model that wrote the
+** six characters \u0000 itself. Returns 0, or -1 when out of memory. */
+static int append_text(arb__buf *b, const json_t *s)
+{
+    const char *p = json_string_value(s);
+    size_t n = json_string_length(s);
+    if (arb__buf_reserve(b, n + 1)) return -1;
+    for (;;) {
+        const char *nul = memchr(p, '\0', n);
+        size_t run = nul ? (size_t)(nul - p) : n;
+        if (arb__buf_append(b, p, run)) return -1;
+        if (!nul) return 0;
+        if (arb__buf_append(b, "\xEF\xBF\xBD", 3)) return -1;
+        p += run + 1;
+        n -= run + 1;
+    }
+}
+
 /* Concatenates the text parts of an array content ([{"type":"text","text":...}, ...]); parts
 ** of other types (images, refusals) are skipped. Returns 0, or -1 when out of memory; *text is
 ** NULL when there was no text part. */
@@ -328,7 +350,7 @@ static int join_parts(json_t *parts, char **text)
         if (json_is_string(part)) t = part; /* some servers send bare strings */
         else if (type && strcmp(type, "text") != 0) continue;
         if (!json_is_string(t)) continue;
-        if (arb__buf_append(&b, json_string_value(t), json_string_length(t))) {
+        if (append_text(&b, t)) {
             arb__buf_free(&b);
             return -1;
         }
@@ -358,8 +380,10 @@ int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
         out->error = arb__strdup("malformed reply: empty body");
         goto done;
     }
-    /* No JSON_ALLOW_NUL: content is a C string, so "\u0000" is refused, not truncated. */
-    root = json_loadb(body, len, 0, &jerr);
+    /* A "\u0000" in a string is valid JSON: accepted, and the NUL becomes U+FFFD when the
+    ** text is taken out (text_of), so content stays a C string that is neither truncated nor
+    ** refused (which would send the call again on every run). */
+    root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
     if (!root) {
         out->error = arb__sprintf("malformed reply: invalid JSON at position %d: %s",
                                   jerr.position, jerr.text);
@@ -393,8 +417,10 @@ int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
     }
     json_t *content = json_object_get(msg, "content");
     if (json_is_string(content)) {
-        out->content = arb__strndup(json_string_value(content), json_string_length(content));
-        if (!out->content) rc = -1;
+        arb__buf b;
+        arb__buf_init(&b, 0);
+        if (append_text(&b, content) || !(out->content = arb__buf_steal(&b))) rc = -1;
+        arb__buf_free(&b);
     } else if (json_is_array(content)) {
         if (join_parts(content, &out->content)) rc = -1;
         else if (!out->content) out->error = arb__strdup("reply content has no text parts");
@@ -429,39 +455,146 @@ void arb__judge_reply_free(arb__judge_reply *r)
     r->completion_tokens = -1;
 }
 
-/* Returns "Authorization: Bearer <key>" (caller frees), or NULL when env_name is NULL, the
-** variable is unset or empty, or the key holds control characters (a key with CR/LF would
-** inject headers). Surrounding whitespace, as left by `export KEY="$(cat file) "`, is
-** trimmed. */
+/* Clears a string that may hold the key before its memory is released (volatile: not
+** optimised away). */
+static void wipe_free(char *s)
+{
+    if (!s) return;
+    for (volatile char *p = s; *p; p++) *p = 0;
+    free(s);
+}
+
+/* The key held by the variable env_name: *key points into the environment, *n is its length
+** without surrounding spaces and tabs. Returns NULL when it is usable, else why not (a static
+** phrase that never quotes the value): unset, empty, or holding a control character -- a CR or
+** LF would inject a header line, and dropping the header would send the request without a key. */
+static const char *key_from_env(const char *env_name, const char **key, size_t *n)
+{
+    const char *k = getenv(env_name);
+    if (!k) return "is not set";
+    while (*k == ' ' || *k == '\t') k++;
+    size_t len = strlen(k);
+    while (len > 0 && (k[len - 1] == ' ' || k[len - 1] == '\t')) len--;
+    if (len == 0) return "is empty";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)k[i];
+        if (c < 0x20 || c == 0x7f)
+            return c == '\r' || c == '\n' ? "holds a line break (CR or LF)"
+                                          : "holds a control character";
+    }
+    *key = k;
+    *n = len;
+    return NULL;
+}
+
+/* Returns "Authorization: Bearer <key>" (caller frees), or NULL when env_name is NULL or
+** empty, the variable's key is unusable (see key_from_env; arb__judge_check refuses such a
+** judge before a run) or out of memory. Spaces and tabs around the key are trimmed. */
 char *arb__judge_auth_header(const char *env_name)
 {
-    if (!env_name || !*env_name) return NULL;
-    const char *key = getenv(env_name);
-    if (!key) return NULL;
-    while (*key == ' ' || *key == '\t' || *key == '\n' || *key == '\r') key++;
-    size_t n = strlen(key);
-    while (n > 0 && (key[n - 1] == ' ' || key[n - 1] == '\t' || key[n - 1] == '\n' ||
-                     key[n - 1] == '\r'))
-        n--;
-    if (n == 0) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)key[i];
-        if (c < 0x20 || c == 0x7f) return NULL;
-    }
+    const char *key;
+    size_t n;
+    if (!env_name || !*env_name || key_from_env(env_name, &key, &n)) return NULL;
     return arb__sprintf("Authorization: Bearer %.*s", (int)n, key);
 }
 
-/* Returns base_url + "/chat/completions" (caller frees): trailing slashes of base_url are
-** dropped first, and a base that already ends in "/chat/completions" is used as is. NULL
-** when base_url is NULL or out of memory. */
+/* Replaces every occurrence of the key held by env_name in *text (may be NULL) with
+** "[REDACTED]"; a new string then replaces *text. Nothing happens when there is no usable key.
+** Returns 0, or -1 when out of memory (*text is then freed and NULL: nothing is better than
+** the key). */
+int arb__judge_redact_key(const char *env_name, char **text)
+{
+    static const char marker[] = "[REDACTED]";
+    const char *key;
+    size_t n;
+    if (!*text || !env_name || !*env_name || key_from_env(env_name, &key, &n)) return 0;
+    char *needle = arb__strndup(key, n);
+    if (!needle) goto fail;
+    const char *hit = strstr(*text, needle);
+    if (!hit) {
+        wipe_free(needle);
+        return 0;
+    }
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    const char *p = *text;
+    int failed = 0;
+    for (; hit && !failed; hit = strstr(p, needle)) {
+        failed = arb__buf_append(&b, p, (size_t)(hit - p)) ||
+                 arb__buf_append(&b, marker, sizeof marker - 1);
+        p = hit + n;
+    }
+    failed = failed || arb__buf_puts(&b, p);
+    wipe_free(needle);
+    if (failed) {
+        arb__buf_free(&b);
+        goto fail;
+    }
+    wipe_free(*text);
+    *text = arb__buf_steal(&b);
+    return *text ? 0 : -1;
+fail:
+    wipe_free(*text);
+    *text = NULL;
+    return -1;
+}
+
+/* Refuses (ARB_INVALID, message in s) a judge that cannot be sent to: a URL that
+** arb__url_problem() rejects, or a key variable that is unset, empty or holds control
+** characters. The URL is checked when given (a dry run needs none), the key only when the
+** run sends (dry_run 0). Messages name the judge and the variable, never the URL or the key. */
+arb_status arb__judge_check(arb_store *s, const arb_judge_config *judge, int dry_run)
+{
+    const char *name = judge->name && *judge->name ? judge->name : judge->model ? judge->model : "?";
+    const char *problem;
+    if (judge->base_url && *judge->base_url && (problem = arb__url_problem(judge->base_url)))
+        return arb__store_fail(s, ARB_INVALID, "judge \"%s\": the URL (--judge-url, or url in a "
+                               "judges file) %s", name, problem);
+    if (dry_run || !judge->api_key_env || !*judge->api_key_env) return ARB_OK;
+    const char *key;
+    size_t n;
+    if ((problem = key_from_env(judge->api_key_env, &key, &n)))
+        return arb__store_fail(s, ARB_INVALID,
+                               "judge \"%s\": environment variable %s (--api-key-env, or "
+                               "api_key_env in a judges file) %s; nothing was sent", name,
+                               judge->api_key_env, problem);
+    return ARB_OK;
+}
+
+/* Returns base_url + "/chat/completions" (caller frees): trailing slashes of the path are
+** dropped first, and a path that already ends in "/chat/completions" is used as is. A query
+** (e.g. ?api-version=...) stays after the path, which libcurl's URL API places. NULL when
+** base_url is NULL or out of memory. */
 char *arb__judge_url(const char *base_url)
 {
     static const char suffix[] = "/chat/completions";
     if (!base_url) return NULL;
+    CURLU *u = NULL;
+    char *path = NULL, *out = NULL;
+    const char *text = base_url;
     size_t n = strlen(base_url);
-    while (n > 0 && base_url[n - 1] == '/') n--;
+    if (strpbrk(base_url, "?#") && (u = curl_url()) &&
+        curl_url_set(u, CURLUPART_URL, base_url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK) {
+        text = path;
+        n = strlen(path);
+    }
+    while (n > 0 && text[n - 1] == '/') n--;
     size_t sl = sizeof suffix - 1;
-    if (n >= sl && memcmp(base_url + n - sl, suffix, sl) == 0)
-        return arb__strndup(base_url, n);
-    return arb__sprintf("%.*s%s", (int)n, base_url, suffix);
+    char *joined = n >= sl && memcmp(text + n - sl, suffix, sl) == 0
+                       ? arb__strndup(text, n)
+                       : arb__sprintf("%.*s%s", (int)n, text, suffix);
+    if (!path || !joined) {
+        out = joined;
+    } else {
+        char *full = NULL;
+        if (curl_url_set(u, CURLUPART_PATH, joined, 0) == CURLUE_OK &&
+            curl_url_get(u, CURLUPART_URL, &full, 0) == CURLUE_OK)
+            out = arb__strdup(full);
+        curl_free(full);
+        free(joined);
+    }
+    curl_free(path);
+    curl_url_cleanup(u);
+    return out;
 }

@@ -318,9 +318,11 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
     char *name = NULL, *url = NULL, *model = NULL, *key_env = NULL;
     arb_sampling sp = arb_sampling_default();
     if ((st = read_text(L, judge_no, F_URL, jf.value[F_URL], 0, &url))) goto fail;
-    if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+    const char *problem = arb__url_problem(url);
+    if (problem) { /* the value is not shown: it may hold credentials */
         st = fail_at(L, jf.value[F_URL], judge_no, field_names[F_URL],
-                     "expected an http:// or https:// URL");
+                     "expected an http:// or https:// URL with a host and a port from 1 to "
+                     "65535; the URL %s", problem);
         goto fail;
     }
     if ((st = read_text(L, judge_no, F_MODEL, jf.value[F_MODEL], 1, &model))) goto fail;

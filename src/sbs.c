@@ -209,8 +209,9 @@ static arb_status validate(sbs_run *r)
         return arb__store_fail(s, ARB_INVALID, "no judge URL given");
     st = arb__sbs_check_single_judge(s, r->tpl);
     if (st) return st;
-    return arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, &r->tpl, 1, &r->items,
-                                  &r->n_items);
+    st = arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, &r->tpl, 1, &r->items,
+                                &r->n_items);
+    return st ? st : arb__judge_check(s, &p->judge, p->dry_run);
 }
 
 /* The run's stats count the replies without a valid verdict, which only call_done sees. */

@@ -770,7 +770,8 @@ arb_status arb__store_check_judge(arb_store *s, const arb_judge_config *judge)
     return st;
 }
 
-/* Records the judge (upsert by name) after check_judge_unchanged; never the API key. */
+/* Records the judge (upsert by name) after check_judge_unchanged; never the API key, and the
+** URL without credentials (arb__url_redact). */
 arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
 {
     if (!judge || !judge->model)
@@ -779,14 +780,17 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
     if (!sampling) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     arb_status st = check_judge_unchanged(s, judge->name ? judge->name : judge->model,
                                           judge->model, sampling);
+    char *url = arb__url_redact(judge->base_url);
+    if (!st && judge->base_url && !url) st = arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!st) {
         sqlite3_stmt *q = s->stmt[ST_PUT_JUDGE];
         bind_text(q, 1, judge->name ? judge->name : judge->model);
-        bind_text(q, 2, judge->base_url);
+        bind_text(q, 2, url);
         bind_text(q, 3, judge->model);
         bind_text(q, 4, sampling);
         st = step_done(s, q, "cannot store the judge");
     }
+    free(url);
     free(sampling);
     return st;
 }
@@ -1106,20 +1110,79 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
     return st;
 }
 
-/* Records the start of a run; *run_id gets its id. params_json (borrowed) may be NULL. */
+/* Replaces, in v and everything it contains, each string member named "url" or ending in
+** "_url" by its redacted form (arb__url_redact). Returns 1 when something changed, 0 when not,
+** -1 when out of memory. */
+static int redact_urls(json_t *v)
+{
+    int changed = 0;
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) {
+            int c = redact_urls(e);
+            if (c < 0) return -1;
+            changed |= c;
+        }
+        return changed;
+    }
+    const char *key;
+    json_t *member;
+    json_object_foreach(v, key, member) {
+        size_t n = strlen(key);
+        if (json_is_string(member) &&
+            (!strcmp(key, "url") || (n >= 4 && !strcmp(key + n - 4, "_url")))) {
+            char *url = arb__url_redact(json_string_value(member));
+            if (!url) return -1;
+            if (strcmp(url, json_string_value(member))) {
+                changed = 1;
+                if (json_string_set(member, url)) changed = -1;
+            }
+            free(url);
+            if (changed < 0) return -1;
+        } else {
+            int c = redact_urls(member);
+            if (c < 0) return -1;
+            changed |= c;
+        }
+    }
+    return changed;
+}
+
+/* params_json with credentials removed from its URLs (caller frees), or NULL when out of
+** memory. Text without such credentials is copied unchanged, byte for byte. */
+static char *params_without_credentials(const char *params_json)
+{
+    json_t *root = json_loads(params_json, 0, NULL);
+    if (!root) return arb__strdup(params_json); /* the CHECK refuses it with a clear error */
+    int changed = redact_urls(root);
+    /* 15 digits, as request bodies (judge.c): a value a user typed prints as typed. */
+    char *out = changed > 0   ? json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER |
+                                                 JSON_REAL_PRECISION(15))
+                : changed == 0 ? arb__strdup(params_json)
+                               : NULL;
+    json_decref(root);
+    return out;
+}
+
+/* Records the start of a run; *run_id gets its id. params_json (borrowed) may be NULL; URLs in
+** it are stored without credentials. */
 arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *params_json,
                                 long long *run_id)
 {
     if (!protocol) return arb__store_fail(s, ARB_INVALID, "run_begin: no protocol");
+    char *params = params_without_credentials(params_json ? params_json : "{}");
+    if (!params) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     sqlite3_stmt *q = s->stmt[ST_RUN_BEGIN];
     bind_text(q, 1, protocol);
-    bind_text(q, 2, params_json ? params_json : "{}");
+    bind_text(q, 2, params);
     int rc = sqlite3_step(q);
     long long id = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
     if (rc == SQLITE_ROW) rc = sqlite3_step(q);
     arb_status st = ARB_OK;
     if (rc != SQLITE_DONE) st = fail_db(s, "cannot record the run");
     sqlite3_reset(q);
+    free(params);
     if (!st && run_id) *run_id = id;
     return st;
 }
@@ -1130,10 +1193,11 @@ arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stat
 {
     char *stats_json = NULL;
     if (stats) {
-        json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+        json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
                               "planned", (json_int_t)stats->planned,
                               "cached", (json_int_t)stats->cached,
                               "sent", (json_int_t)stats->sent,
+                              "ok", (json_int_t)stats->ok,
                               "failed", (json_int_t)stats->failed,
                               "invalid", (json_int_t)stats->invalid,
                               "prompt_tokens", (json_int_t)stats->prompt_tokens,

@@ -320,8 +320,10 @@ static arb_status validate(tour_run *r)
         return arb__store_fail(s, ARB_INVALID,
                                "exclude_self needs to know which contestant each judge is: no "
                                "judge in the judges file has a \"contestant\" field");
-    st = select_models(r);
-    return st ? st : plan(r);
+    if ((st = select_models(r)) || (st = plan(r))) return st;
+    for (size_t j = 0; j < n_judges; j++)
+        if ((st = arb__judge_check(s, arb_judges_file_judge(p->judges, j), p->dry_run))) return st;
+    return ARB_OK;
 }
 
 /* The run's parameters as JSON for the runs table: everything that shapes the judgments and

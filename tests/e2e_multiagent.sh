@@ -85,7 +85,7 @@ check "debate dry run plans 3 calls per judgment" "grep -q 'debate plan: $((n_ju
 "$ARB" sbs "${IN[@]}" --candidate atlas-large --baseline birch-medium --judge-url "$URL" \
   --judge-model sim-fair --judge-name fair --api-key-env E2E_MULTIAGENT_KEY --db "$DB" --no-progress 2>/dev/null
 debate --mode soft --agents "$T/judges.yaml:fair,yielder,fair" 2>"$T/err"
-check "soft debate reuses the sbs calls as agent 1" "grep -q '$((n_judgments * 3)) judge calls: $n_judgments stored before, $((n_judgments * 2)) sent, 0 failed' '$T/err'"
+check "soft debate reuses the sbs calls as agent 1" "grep -q '$((n_judgments * 3)) judge calls: $n_judgments stored before, $((n_judgments * 2)) sent ($((n_judgments * 2)) ok, 0 failed)' '$T/err'"
 check "soft debate stores one final verdict per judgment" "[ \$(q \"select count(*) from pairwise where protocol = 'soft' and judge_name = 'soft(fair,yielder,fair)'\") = $n_judgments ]"
 check "soft debate stores three turns per dialogue" "[ \$(q \"select count(*) from dialogue_turns t join dialogues d on d.id = t.dialogue_id where d.kind = 'soft'\") = $((n_judgments * 3)) ]"
 check "an always-yielding agent 2 agrees with agent 1 every time (soft)" "[ \$(q \"select count(*) from dialogue_turns a join dialogue_turns b on a.dialogue_id = b.dialogue_id and a.turn = 0 and b.turn = 1 join dialogues d on d.id = a.dialogue_id where d.kind = 'soft' and a.verdict <> b.verdict\") = 0 ]"

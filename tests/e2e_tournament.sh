@@ -59,7 +59,7 @@ check "dry run stores nothing" "[ ! -e '$DB' ] || [ \$(sqlite3 '$DB' 'select cou
 # ---- the run ----------------------------------------------------------------------------------------
 export E2E_TOURNAMENT_KEY="sk-e2e-tournament-$$"
 tour --jobs 16 2>"$T/run1"
-check "run sends $calls calls" "grep -q 'tournament: $calls judge calls: 0 stored before, $calls sent, 0 failed' '$T/run1'"
+check "run sends $calls calls" "grep -q 'tournament: $calls judge calls: 0 stored before, $calls sent ($calls ok, 0 failed)' '$T/run1'"
 judged=$(sqlite3 "$DB" "select count(*) from pairwise where protocol = 'tournament'")
 valid=$(sqlite3 "$DB" "select count(*) from pairwise where protocol = 'tournament' and position_verdict in ('A','B','C')")
 check "one judgment per call" "[ $judged = $calls ]"

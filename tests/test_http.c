@@ -122,6 +122,9 @@ static void test_create_rejects_bad_params(void **state)
     p = test_params();
     p.max_retries = -1;
     assert_null(arb__http_create(&p));
+    p = test_params();
+    p.max_retry_wait_ms = -1;
+    assert_null(arb__http_create(&p));
     assert_null(arb__http_create(NULL));
     arb__http_destroy(NULL);
     assert_int_equal(arb__http_pending(NULL), 0);
@@ -240,6 +243,63 @@ static void test_retry_after_429_is_honoured(void **state)
     free(url);
     collector_free(&c);
     arb__http_destroy(h);
+    arb_test_server_stop(srv);
+}
+
+/* Steps h until nothing is pending or limit_ms passed; returns the time taken. */
+static double run_for_at_most(arb__http *h, collector *c, double limit_ms)
+{
+    double start = arb__now_ms();
+    while (arb__http_pending(h) > 0 && arb__now_ms() - start < limit_ms)
+        arb__http_step(h, 50, on_done, c);
+    return arb__now_ms() - start;
+}
+
+/* A server asking to come back in an hour: each wait is cut to max_retry_wait_ms, so the call
+** fails after its retries in a fraction of a second (it used to wait up to 10 minutes per
+** retry), and the reason says what the server asked for and what the cap was. */
+static void test_retry_after_is_capped(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_behaviour slow = {.action = ARB_TEST_STATUS, .status = 429, .retry_after = "3600",
+                               .body = "quota"};
+    arb_test_server_set_default(srv, &slow);
+    arb_client_params p = test_params();
+    p.max_retries = 2;
+    p.max_retry_wait_ms = 100;
+    arb__http *h = arb__http_create(&p);
+    char *url = url_of(srv);
+    assert_int_equal(arb__http_submit(h, 1, url, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    double elapsed = run_for_at_most(h, &c, 5000);
+    assert_int_equal(c.n, 1);
+    assert_true(elapsed >= 190); /* two waits of 100 ms */
+    assert_true(elapsed < 2000);
+    assert_false(c.results[0].ok);
+    assert_int_equal(c.results[0].attempts, 3);
+    assert_string_equal(c.results[0].error,
+                        "HTTP 429 after 3 attempts (the server asked to wait 3600 s, Retry-After; "
+                        "waits are capped at 0.1 s, max_retry_wait): quota");
+    assert_int_equal(arb_test_server_requests(srv), 3);
+    collector_free(&c);
+    arb__http_destroy(h);
+
+    /* The exponential backoff is capped too: base 10 s would wait 5..10 s. */
+    arb_test_behaviour busy = {.action = ARB_TEST_STATUS, .status = 503, .body = "busy"};
+    arb_test_server_set_default(srv, &busy);
+    p.backoff_base_ms = 10000;
+    p.backoff_max_ms = 60000;
+    p.max_retry_wait_ms = 50;
+    p.max_retries = 1;
+    h = arb__http_create(&p);
+    assert_int_equal(arb__http_submit(h, 2, url, NULL, "{}", 2), 0);
+    elapsed = run_for_at_most(h, &c, 5000);
+    assert_int_equal(c.n, 1);
+    assert_true(elapsed < 2000);
+    assert_string_equal(c.results[0].error, "HTTP 503 after 2 attempts: busy");
+    collector_free(&c);
+    arb__http_destroy(h);
+    free(url);
     arb_test_server_stop(srv);
 }
 
@@ -448,6 +508,26 @@ static void test_reply_cap(void **state)
     arb_test_server_stop(srv);
 }
 
+/* A header line over libcurl's limit is a size limit (ARB_TOOBIG's words), not "Out of
+** memory", and is not retried. */
+static void test_reply_header_too_large(void **state)
+{
+    arb_test_server *srv = arb_test_server_start();
+    arb_test_behaviour big = {.action = ARB_TEST_BIG_HEADER, .size = 150000};
+    arb_test_server_push(srv, &big);
+    arb_client_params p = test_params();
+    collector c = {.n = 0};
+    one_request(srv, &p, &c);
+    assert_false(c.results[0].ok);
+    assert_int_equal(c.results[0].attempts, 1);
+    assert_string_equal(c.results[0].error,
+                        "reply header too large: size limit exceeded (libcurl refuses a header "
+                        "line over 102400 bytes; 1 attempt)");
+    assert_int_equal(arb_test_server_requests(srv), 1);
+    collector_free(&c);
+    arb_test_server_stop(srv);
+}
+
 static void test_429_lowers_inflight_limit(void **state)
 {
     arb_test_server *srv = arb_test_server_start();
@@ -592,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_success),
         cmocka_unit_test(test_headers_and_large_body),
         cmocka_unit_test(test_retry_after_429_is_honoured),
+        cmocka_unit_test(test_retry_after_is_capped),
         cmocka_unit_test(test_retry_after_http_date),
         cmocka_unit_test(test_500_then_success),
         cmocka_unit_test(test_timeout_then_success),
@@ -602,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_400_is_final_at_once),
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_reply_cap),
+        cmocka_unit_test(test_reply_header_too_large),
         cmocka_unit_test(test_429_lowers_inflight_limit),
         cmocka_unit_test(test_limit_never_below_one),
         cmocka_unit_test(test_many_requests_complete_once),

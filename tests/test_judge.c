@@ -47,6 +47,7 @@ static void test_defaults(void **state)
     assert_int_equal(p.backoff_base_ms, 500);
     assert_int_equal(p.backoff_max_ms, 60000);
     assert_int_equal(p.max_reply_bytes, 16u << 20);
+    assert_int_equal(p.max_retry_wait_ms, 60000);
     arb_sampling s = arb_sampling_default();
     assert_int_equal(s.max_tokens, 1024);
     assert_true(s.temperature == 0.0);
@@ -219,10 +220,23 @@ static void test_parse_invalid_json(void **state)
     assert_string_equal(r.error, "malformed reply: invalid JSON at position 1: '[' or '{' "
                                  "expected near '<'");
     arb__judge_reply_free(&r);
-    /* A NUL inside the content cannot be carried by a C string: refused, not truncated. */
-    parse("{\"choices\":[{\"message\":{\"content\":\"a\\u0000b\"}}]}", &r);
-    assert_null(r.content);
-    assert_non_null(strstr(r.error, "invalid JSON"));
+}
+
+/* A "\u0000" is valid JSON: the reply is accepted (it used to be refused on every run, and so
+** sent again on every run) and each NUL becomes U+FFFD, in plain and in array content. */
+static void test_parse_nul_in_content(void **state)
+{
+    arb__judge_reply r;
+    parse("{\"choices\":[{\"message\":{\"content\":\"a\\u0000b [[B]]\\u0000\"}}]}", &r);
+    assert_null(r.error);
+    assert_string_equal(r.content, "a\xEF\xBF\xBD" "b [[B]]\xEF\xBF\xBD");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"content\":\"\\u0000\"}}]}", &r);
+    assert_string_equal(r.content, "\xEF\xBF\xBD");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"x\\u0000\"},"
+          "{\"type\":\"text\",\"text\":\"[[A]]\"}]}}]}", &r);
+    assert_string_equal(r.content, "x\xEF\xBF\xBD[[A]]");
     arb__judge_reply_free(&r);
 }
 
@@ -336,18 +350,114 @@ static void test_auth_header(void **state)
     assert_null(arb__judge_auth_header(ENV_KEY));
     setenv(ENV_KEY, "", 1);
     assert_null(arb__judge_auth_header(ENV_KEY));
-    setenv(ENV_KEY, "  \n", 1);
+    setenv(ENV_KEY, "  \t", 1);
     assert_null(arb__judge_auth_header(ENV_KEY));
     setenv(ENV_KEY, "sk-abc", 1);
     char *h = arb__judge_auth_header(ENV_KEY);
     assert_string_equal(h, "Authorization: Bearer sk-abc");
     free(h);
-    setenv(ENV_KEY, " sk-abc\n", 1);
+    setenv(ENV_KEY, " sk-abc\t", 1);
     h = arb__judge_auth_header(ENV_KEY);
     assert_string_equal(h, "Authorization: Bearer sk-abc");
     free(h);
+    /* Line breaks anywhere (a key file with CRLF) are refused, not trimmed away. */
+    setenv(ENV_KEY, "sk-abc\r", 1);
+    assert_null(arb__judge_auth_header(ENV_KEY));
     setenv(ENV_KEY, "sk-a\r\nX-Injected: 1", 1);
     assert_null(arb__judge_auth_header(ENV_KEY));
+    unsetenv(ENV_KEY);
+}
+
+/* Runs arb__judge_check on an in-memory store; returns the status, *msg a copy of the message. */
+static arb_status check(const arb_judge_config *j, int dry_run, char **msg)
+{
+    arb_store *s = NULL;
+    assert_int_equal(arb_store_open(":memory:", &s), ARB_OK);
+    arb_status st = arb__judge_check(s, j, dry_run);
+    *msg = strdup(st ? arb_store_errmsg(s) : "");
+    arb_store_close(s);
+    return st;
+}
+
+/* A key variable that is named but unusable stops the run before anything is sent: the message
+** names the judge and the variable, never the value. */
+static void test_judge_check_key(void **state)
+{
+    arb_judge_config j = judge_m();
+    j.name = "jj";
+    char *msg;
+    assert_int_equal(check(&j, 0, &msg), ARB_OK); /* no key named: fine */
+    free(msg);
+    j.api_key_env = ENV_KEY;
+    unsetenv(ENV_KEY);
+    assert_int_equal(check(&j, 0, &msg), ARB_INVALID);
+    assert_string_equal(msg, "judge \"jj\": environment variable " ENV_KEY " (--api-key-env, or "
+                             "api_key_env in a judges file) is not set; nothing was sent");
+    free(msg);
+    assert_int_equal(check(&j, 1, &msg), ARB_OK); /* a dry run sends nothing: no key needed */
+    free(msg);
+    setenv(ENV_KEY, " ", 1);
+    assert_int_equal(check(&j, 0, &msg), ARB_INVALID);
+    assert_non_null(strstr(msg, ENV_KEY " (--api-key-env, or api_key_env in a judges file) is empty"));
+    free(msg);
+    setenv(ENV_KEY, "sk-VALUE\r\n", 1);
+    assert_int_equal(check(&j, 0, &msg), ARB_INVALID);
+    assert_non_null(strstr(msg, "holds a line break (CR or LF)"));
+    assert_null(strstr(msg, "VALUE"));
+    free(msg);
+    setenv(ENV_KEY, "sk-VALUE\x01", 1);
+    assert_int_equal(check(&j, 0, &msg), ARB_INVALID);
+    assert_non_null(strstr(msg, "holds a control character"));
+    assert_null(strstr(msg, "VALUE"));
+    free(msg);
+    setenv(ENV_KEY, "sk-ok", 1);
+    assert_int_equal(check(&j, 0, &msg), ARB_OK);
+    free(msg);
+    unsetenv(ENV_KEY);
+}
+
+/* A URL that cannot be sent to is refused with the other inputs, without quoting it. */
+static void test_judge_check_url(void **state)
+{
+    static const char *const bad[][2] = {
+        {"127.0.0.1:8000/v1", "has no scheme"},
+        {"http://h:99999/v1", "has a bad port"},
+        {"http://u:SECRET@h:0/v1", "has a bad port"},
+        {"ftp://h/v1", "unsupported scheme"},
+        {"http:///v1", "has no host"},
+    };
+    arb_judge_config j = judge_m();
+    char *msg;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        j.base_url = bad[i][0];
+        assert_int_equal(check(&j, 1, &msg), ARB_INVALID);
+        if (!strstr(msg, bad[i][1]) || strstr(msg, "SECRET") || strncmp(msg, "judge \"m\": the URL", 18))
+            fail_msg("%s: %s", bad[i][0], msg);
+        free(msg);
+    }
+    j.base_url = "https://u:p@api.example.com:8443/v1?api-version=2";
+    assert_int_equal(check(&j, 0, &msg), ARB_OK);
+    free(msg);
+}
+
+/* A key a server echoes is replaced wherever it occurs; other text is kept. */
+static void test_redact_key(void **state)
+{
+    setenv(ENV_KEY, " sk-echo-123 ", 1);
+    char *text = strdup("Authorization: Bearer sk-echo-123 and again sk-echo-123. [[A]]");
+    assert_int_equal(arb__judge_redact_key(ENV_KEY, &text), 0);
+    assert_string_equal(text, "Authorization: Bearer [REDACTED] and again [REDACTED]. [[A]]");
+    free(text);
+    text = strdup("nothing to hide");
+    char *before = text;
+    assert_int_equal(arb__judge_redact_key(ENV_KEY, &text), 0);
+    assert_ptr_equal(text, before);
+    assert_string_equal(text, "nothing to hide");
+    assert_int_equal(arb__judge_redact_key(NULL, &text), 0);
+    free(text);
+    text = NULL;
+    assert_int_equal(arb__judge_redact_key(ENV_KEY, &text), 0);
+    assert_null(text);
     unsetenv(ENV_KEY);
 }
 
@@ -361,6 +471,9 @@ static void test_url(void **state)
         {"https://api.example.com/v1/chat/completions", "https://api.example.com/v1/chat/completions"},
         {"https://api.example.com/v1/chat/completions/", "https://api.example.com/v1/chat/completions"},
         {"", "/chat/completions"},
+        /* a query stays after the path (it used to end up before "/chat/completions") */
+        {"http://h:8000/v1/?api-version=2", "http://h:8000/v1/chat/completions?api-version=2"},
+        {"https://h/v1/chat/completions?key=k", "https://h/v1/chat/completions?key=k"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *u = arb__judge_url(cases[i][0]);
@@ -502,7 +615,11 @@ int main(void)
         cmocka_unit_test(test_parse_wrong_shapes),
         cmocka_unit_test(test_parse_server_errors),
         cmocka_unit_test(test_parse_good_replies),
+        cmocka_unit_test(test_parse_nul_in_content),
         cmocka_unit_test(test_auth_header),
+        cmocka_unit_test(test_judge_check_key),
+        cmocka_unit_test(test_judge_check_url),
+        cmocka_unit_test(test_redact_key),
         cmocka_unit_test(test_url),
         cmocka_unit_test(test_round_trip_with_auth),
         cmocka_unit_test(test_round_trip_without_key_sends_no_auth),

@@ -174,7 +174,19 @@ static void field_errors(void **state)
                  "contestant, temperature, top_p, max_tokens, frequency_penalty, seed), got "
                  "string \"just-a-name\"");
     expect_error(f, "judges:\n  - url: ftp://h/\n    model: m\n",
-                 "2:10: judge 1: field \"url\": expected an http:// or https:// URL");
+                 "2:10: judge 1: field \"url\": expected an http:// or https:// URL with a host "
+                 "and a port from 1 to 65535; the URL has an unsupported scheme; expected "
+                 "http:// or https://");
+    /* Found when the file is read (they used to fail only at the first request). */
+    expect_error(f, "judges:\n  - model: m\n    url: 127.0.0.1:8000/v1\n",
+                 "3:10: judge 1: field \"url\": expected an http:// or https:// URL with a host "
+                 "and a port from 1 to 65535; the URL has no scheme; expected "
+                 "http://host[:port]/path or https://...");
+    expect_error(f, "judges:\n  - {model: m, url: 'http://h/v1'}\n"
+                    "  - {model: m2, url: 'http://h:70000/v1'}\n",
+                 "3:22: judge 2: field \"url\": expected an http:// or https:// URL with a host "
+                 "and a port from 1 to 65535; the URL has a bad port; expected a number from 1 "
+                 "to 65535");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: \"\"\n",
                  "3:12: judge 1: field \"model\": expected a non-empty string, got string \"\"");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    name: null\n",
@@ -272,6 +284,11 @@ static void secrets_stay_out_of_messages(void **state)
     assert_int_equal(load_text(f, "judges:\n  - url: 'SECRET'\n    model: m\n", &jf, &msg),
                      ARB_PARSE);
     assert_null(strstr(msg, "SECRET"));
+    arb_free(msg);
+    assert_int_equal(load_text(f, "judges:\n  - url: 'http://u:SECRET@h:0/v1?key=SECRET'\n"
+                                  "    model: m\n", &jf, &msg), ARB_PARSE);
+    assert_null(strstr(msg, "SECRET"));
+    assert_non_null(strstr(msg, "has a bad port"));
     arb_free(msg);
 }
 

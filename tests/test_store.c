@@ -680,6 +680,39 @@ static void test_put_judge(void **state)
     unsetenv("ARB_TEST_STORE_KEY");
 }
 
+/* Credentials written into a URL never reach the judges or runs tables; other URLs and the
+** rest of the parameters are stored byte for byte. */
+static void test_urls_stored_without_credentials(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    arb_judge_config j;
+    memset(&j, 0, sizeof j);
+    j.name = "jc";
+    j.model = "m";
+    j.base_url = "http://alice:pw-SECRET@127.0.0.1:8000/v1?api_key=SECRET&api-version=2";
+    j.sampling = arb_sampling_default();
+    assert_int_equal(arb__store_put_judge(s, &j), ARB_OK);
+    assert_query_text(s, "SELECT base_url FROM judges",
+                      "http://127.0.0.1:8000/v1?api-version=2");
+    long long run = 0;
+    assert_int_equal(arb__store_run_begin(s, "tournament",
+                                          "{\"judge_url\":\"https://u:SECRET@h/v1?token=SECRET\","
+                                          "\"judges\":[{\"url\":\"http://h/v1?key=SECRET\",\"t\":0.7}],"
+                                          "\"note_url\":\"http://plain/\"}",
+                                          &run), ARB_OK);
+    assert_query_text(s, "SELECT params FROM runs",
+                      "{\"judge_url\":\"https://h/v1\",\"judges\":[{\"url\":\"http://h/v1\","
+                      "\"t\":0.7}],\"note_url\":\"http://plain/\"}");
+    assert_int_equal(arb__store_run_begin(s, "sbs", "{\"judge_url\":\"http://h/v1\",\"t\":0.7}",
+                                          &run), ARB_OK);
+    assert_query_text(s, "SELECT params FROM runs WHERE protocol = 'sbs'",
+                      "{\"judge_url\":\"http://h/v1\",\"t\":0.7}");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM runs, judges WHERE params LIKE "
+                                  "'%SECRET%' OR base_url LIKE '%SECRET%'"), 0);
+    arb_store_close(s);
+}
+
 static void test_runs(void **state)
 {
     fixture *f = *state;
@@ -689,13 +722,13 @@ static void test_runs(void **state)
     assert_true(run > 0);
     assert_query_text(s, "SELECT status FROM runs", "running");
     assert_query_text(s, "SELECT finished_at FROM runs", "(null)");
-    arb_run_stats st = {.planned = 10, .cached = 4, .sent = 5, .failed = 1, .invalid = 2,
+    arb_run_stats st = {.planned = 10, .cached = 4, .sent = 5, .ok = 4, .failed = 1, .invalid = 2,
                         .prompt_tokens = 1000, .completion_tokens = 50,
                         .est_prompt_tokens = 7, .retries = 3, .seconds = 1.5};
     assert_int_equal(arb__store_run_end(s, run, &st, "interrupted"), ARB_OK);
     assert_query_text(s, "SELECT status FROM runs", "interrupted");
     assert_query_text(s, "SELECT stats FROM runs",
-                      "{\"planned\":10,\"cached\":4,\"sent\":5,\"failed\":1,\"invalid\":2,"
+                      "{\"planned\":10,\"cached\":4,\"sent\":5,\"ok\":4,\"failed\":1,\"invalid\":2,"
                       "\"prompt_tokens\":1000,\"completion_tokens\":50,\"est_prompt_tokens\":7,"
                       "\"retries\":3,\"seconds\":1.5}");
     assert_int_equal(query_int(s, "SELECT finished_at >= started_at FROM runs"), 1);
@@ -967,6 +1000,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_each_pairwise_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_dataset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_judge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_urls_stored_without_credentials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_csv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_jsonl, setup, teardown),

@@ -41,7 +41,10 @@ int cmd_annotate(int argc, char **argv);
     "  --jobs N                requests in flight (default 32; lowered while a server says 429)\n" \
     "  --connect-timeout S     seconds (default 10)\n"                                            \
     "  --timeout S             seconds per attempt (default 300)\n"                               \
-    "  --retries N             retries on 429/5xx/timeouts/connection errors (default 6)\n"
+    "  --retries N             retries on 429/5xx/timeouts/connection errors (default 6)\n" \
+    "  --max-retry-wait S      longest wait before a retry, whatever a server's Retry-After\n"  \
+    "                          asks (default 60; there is no run deadline, so this bounds\n"     \
+    "                          every wait of a run)\n"
 /* The output section and exit codes of the judging commands' help. */
 #define CLI_RUN_OUTPUT_HELP                                                                      \
     "output:\n"                                                                                   \
@@ -52,12 +55,14 @@ int cmd_annotate(int argc, char **argv);
     "\n"                                                                                          \
     "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n" \
     "2 usage or bad input, 130 interrupted\n"
-enum { CLI_OPT_JOBS = 0x1000, CLI_OPT_CONNECT_TIMEOUT, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES };
+enum { CLI_OPT_JOBS = 0x1000, CLI_OPT_CONNECT_TIMEOUT, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES,
+       CLI_OPT_MAX_RETRY_WAIT };
 #define CLI_TRANSPORT_OPTIONS                                                                    \
     {"jobs", required_argument, 0, CLI_OPT_JOBS},                                                \
         {"connect-timeout", required_argument, 0, CLI_OPT_CONNECT_TIMEOUT},                      \
         {"timeout", required_argument, 0, CLI_OPT_TIMEOUT},                                      \
-        {"retries", required_argument, 0, CLI_OPT_RETRIES}
+        {"retries", required_argument, 0, CLI_OPT_RETRIES},                                      \
+        {"max-retry-wait", required_argument, 0, CLI_OPT_MAX_RETRY_WAIT}
 /* Applies transport option c with its argument: 1 when applied, 0 when c is not a transport
 ** option, -1 after printing why the value is bad. */
 int cli_transport_option(int c, const char *arg, arb_client_params *client);

@@ -105,6 +105,10 @@ int cli_transport_option(int c, const char *arg, arb_client_params *client)
         if (cli_parse_int("--retries", arg, 0, 100, &n)) return -1;
         client->max_retries = (int)n;
         return 1;
+    case CLI_OPT_MAX_RETRY_WAIT:
+        if (cli_parse_double("--max-retry-wait", arg, 0, 86400, &x)) return -1;
+        client->max_retry_wait_ms = (long)(x * 1000);
+        return 1;
     default: return 0;
     }
 }
@@ -158,11 +162,12 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
                 what, st->planned, st->cached, st->planned - st->cached, st->est_prompt_tokens);
         return;
     }
+    /* sent = ok + failed: every call that went out in this run and finished. */
     fprintf(stderr,
-            "%s: %zu judge calls: %zu stored before, %zu sent, %zu failed, %zu without a valid "
-            "verdict; %zu retries; tokens %lld prompt + %lld completion; %.2f s",
-            what, st->planned, st->cached, st->sent, st->failed, st->invalid, st->retries,
-            st->prompt_tokens, st->completion_tokens, st->seconds);
+            "%s: %zu judge calls: %zu stored before, %zu sent (%zu ok, %zu failed), %zu without "
+            "a valid verdict; %zu retries; tokens %lld prompt + %lld completion; %.2f s",
+            what, st->planned, st->cached, st->sent, st->ok, st->failed, st->invalid,
+            st->retries, st->prompt_tokens, st->completion_tokens, st->seconds);
     if (st->sent && st->seconds > 0) fprintf(stderr, " (%.0f calls/s)", (double)st->sent / st->seconds);
     if (st->skipped) fprintf(stderr, "; %zu not needed (dialogues ended earlier)", st->skipped);
     fputc('\n', stderr);

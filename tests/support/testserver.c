@@ -248,6 +248,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         rc = queue_text(conn, 200, big, NULL, "text/plain");
         break;
     }
+    case ARB_TEST_BIG_HEADER: {
+        char *value = malloc(b.size + 1);
+        char *text = completion_json(n, body, ctx->len, "[[A]]");
+        struct MHD_Response *resp =
+            value && text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE)
+                          : NULL;
+        if (resp) {
+            text = NULL; /* owned by resp */
+            memset(value, 'x', b.size);
+            value[b.size] = '\0';
+            MHD_add_response_header(resp, "Content-Type", "application/json");
+            MHD_add_response_header(resp, "X-Big", value);
+            rc = MHD_queue_response(conn, 200, resp);
+            MHD_destroy_response(resp);
+        }
+        free(text);
+        free(value);
+        break;
+    }
     case ARB_TEST_CALLBACK: {
         char *content = b.fn ? b.fn(b.ud, body, ctx->len) : NULL;
         if (content)
@@ -291,7 +310,7 @@ arb_test_server *arb_test_server_start(void)
         MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
         NULL, handle, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_NOTIFY_COMPLETED, request_done, srv, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)512, MHD_OPTION_END);
+        (unsigned)512, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_END);
     if (!srv->daemon) {
         arb_test_server_stop(srv);
         return NULL;

@@ -33,7 +33,9 @@ typedef enum arb_test_action {
     ARB_TEST_MALFORMED, /* 200 with `body` as is (default: a truncated JSON object) */
     ARB_TEST_DROP,      /* close the connection without any answer */
     ARB_TEST_OVERSIZED, /* 200 with a body of `size` bytes ('x' repeated) */
-    ARB_TEST_CALLBACK   /* 200 with the content returned by `fn` (see below) */
+    ARB_TEST_CALLBACK,  /* 200 with the content returned by `fn` (see below) */
+    ARB_TEST_BIG_HEADER /* 200 with content "[[A]]" and a header line X-Big of `size` bytes
+                           (at most 200000: the connection's memory holds the headers) */
 } arb_test_action;
 
 /* Returns the reply content for a request body (malloc'd; the server frees it), or NULL to
@@ -47,7 +49,7 @@ typedef struct arb_test_behaviour {
     const char *body;        /* ARB_TEST_STATUS, ARB_TEST_MALFORMED */
     const char *retry_after; /* ARB_TEST_STATUS: Retry-After value, NULL = no header */
     long delay_ms;           /* ARB_TEST_DELAY */
-    size_t size;             /* ARB_TEST_OVERSIZED */
+    size_t size;             /* ARB_TEST_OVERSIZED, ARB_TEST_BIG_HEADER */
     arb_test_content_fn fn;  /* ARB_TEST_CALLBACK */
     void *ud;                /* ARB_TEST_CALLBACK */
 } arb_test_behaviour;
