@@ -498,8 +498,13 @@ char *arb__judge_auth_header(const char *env_name)
     return arb__sprintf("Authorization: Bearer %.*s", (int)n, key);
 }
 
+/* Keys shorter than this are placeholders that local servers accept ("EMPTY", "none", "x"), not
+** secrets; replacing them in replies would corrupt judgments (a key "A" would erase verdicts). */
+#define ARB__REDACT_MIN_KEY 8
+
 /* Replaces every occurrence of the key held by env_name in *text (may be NULL) with
-** "[REDACTED]"; a new string then replaces *text. Nothing happens when there is no usable key.
+** "[REDACTED]"; a new string then replaces *text. Nothing happens when there is no usable key
+** or the key is shorter than ARB__REDACT_MIN_KEY characters.
 ** Returns 0, or -1 when out of memory (*text is then freed and NULL: nothing is better than
 ** the key). */
 int arb__judge_redact_key(const char *env_name, char **text)
@@ -507,7 +512,9 @@ int arb__judge_redact_key(const char *env_name, char **text)
     static const char marker[] = "[REDACTED]";
     const char *key;
     size_t n;
-    if (!*text || !env_name || !*env_name || key_from_env(env_name, &key, &n)) return 0;
+    if (!*text || !env_name || !*env_name || key_from_env(env_name, &key, &n) ||
+        n < ARB__REDACT_MIN_KEY)
+        return 0;
     char *needle = arb__strndup(key, n);
     if (!needle) goto fail;
     const char *hit = strstr(*text, needle);
