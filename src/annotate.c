@@ -37,6 +37,9 @@
 **     database never push an item past the overlap limit.
 **   - A label is committed before its reply is sent: a killed server loses no given label.
 **   - The browser never receives a model name: replies carry a task id, texts and counts.
+**   - Questions and answers are sent as plain text without control characters (but tab and
+**     newline) or explicit bidirectional controls (arb__plain_text): a reply's RLO cannot
+**     reverse what the annotator reads.
 **   - The token is compared in constant time and is never logged or stored.
 **   - Every reply carries the security headers (a CSP without inline code, nosniff, no
 **     referrer, no framing) and Cache-Control: no-store.
@@ -671,6 +674,18 @@ static int find_or_assign(arb_annotate_server *srv, const char *annotator, task_
     return 1;
 }
 
+/* A question or answer as the page shows it: a JSON string of s without control characters
+** (but tab and newline) or explicit bidirectional controls (arb__plain_text), so a model's
+** RLO cannot reverse what the annotator reads. NULL when out of memory. */
+static json_t *shown_text(const char *s)
+{
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    json_t *j = arb__plain_text(&b, s) ? NULL : json_stringn(b.data ? b.data : "", b.len);
+    arb__buf_free(&b);
+    return j;
+}
+
 /* The task as JSON for the page: {"task", "question", "reference", "answers"} with the answers
 ** in the shown order stored with the task. Returns 0 with *out set, TASK_DB_ERROR, TASK_NOMEM,
 ** or TASK_GONE when the item or an answer is no longer in the store. */
@@ -691,13 +706,13 @@ static int task_json(arb_annotate_server *srv, const task_ref *t, json_t **out)
     json_t *answers = json_array();
     int fail = !o || !answers;
     const char *first = column_text(q, order ? 3 : 2), *second = column_text(q, order ? 2 : 3);
-    fail = fail || json_array_append_new(answers, arb__json_name(first)) ||
-           json_array_append_new(answers, arb__json_name(second));
+    fail = fail || json_array_append_new(answers, shown_text(first)) ||
+           json_array_append_new(answers, shown_text(second));
     fail = fail || arb__json_set(o, "task", json_integer(t->id)) ||
-           arb__json_set(o, "question", arb__json_name(column_text(q, 0))) ||
+           arb__json_set(o, "question", shown_text(column_text(q, 0))) ||
            arb__json_set(o, "reference", sqlite3_column_type(q, 1) == SQLITE_NULL
                                              ? json_null()
-                                             : arb__json_name(column_text(q, 1)));
+                                             : shown_text(column_text(q, 1)));
     sqlite3_reset(q);
     if (fail || arb__json_set(o, "answers", answers)) {
         if (fail) json_decref(answers);

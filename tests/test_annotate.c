@@ -1612,6 +1612,29 @@ static void control_characters_in_paths(void **state)
     reply_free(&r);
 }
 
+/* A question and answers that carry explicit bidirectional controls (an RLO that would show
+** "]]B[[" reversed, an isolate left open) reach the page without them; right-to-left text
+** (Arabic, Hebrew, with an RLM), tabs and newlines come through unchanged. */
+static void bidi_controls_not_served(void **state)
+{
+    fixture *f = *state;
+#define RTL "\xd9\x85\xd8\xb1\xd8\xad\xd8\xa8\xd8\xa7\xe2\x80\x8f \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"
+    assert_int_equal(arb_test_exec_sql(f->store, "UPDATE answers SET answer = %Q WHERE item_id ="
+                                       " 'i1'", "x\xe2\x80\xae]]B[[\xe2\x80\xac\t\xe2\x81\xa6"
+                                       "y\n" RTL), 0);
+    assert_int_equal(arb_test_exec_sql(f->store, "UPDATE items SET question = %Q WHERE id = 'i1'",
+                                       "Q\xe2\x80\xaa" "1\xe2\x81\xa9 " RTL), 0);
+    json_t *o = NULL;
+    assert_true(next_task(f, "alice", &o) > 0);
+    assert_string_equal(json_string_value(json_object_get(o, "question")), "Q1 " RTL);
+    json_t *answers = json_object_get(o, "answers");
+    assert_int_equal(json_array_size(answers), 2);
+    for (size_t i = 0; i < 2; i++)
+        assert_string_equal(json_string_value(json_array_get(answers, i)), "x]]B[[\ty\n" RTL);
+    json_decref(o);
+#undef RTL
+}
+
 /* ---- what the labels are for --------------------------------------------------------------- */
 
 static void audit_sees_the_labels(void **state)
@@ -1827,6 +1850,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(invisible_characters_in_names, setup, teardown),
         cmocka_unit_test_setup_teardown(unknown_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(control_characters_in_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(bidi_controls_not_served, setup, teardown),
         cmocka_unit_test_setup_teardown(audit_sees_the_labels, setup, teardown),
         cmocka_unit_test_setup_teardown(given_pairs, setup, teardown),
         cmocka_unit_test_setup_teardown(start_refuses_bad_parameters, setup, teardown),
