@@ -15,12 +15,24 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The escaped text must not hold < > " or a control character (tab and newline aside), and
-** must be valid UTF-8; in Markdown the only tag is <br>. */
+/* Aborts when s[0..n) holds an explicit bidirectional control (U+202A..U+202E,
+** U+2066..U+2069). */
+static void check_no_bidi_control(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i + 2 < n; i++)
+        if (p[i] == 0xE2 && ((p[i + 1] == 0x80 && p[i + 2] >= 0xAA && p[i + 2] <= 0xAE) ||
+                             (p[i + 1] == 0x81 && p[i + 2] >= 0xA6 && p[i + 2] <= 0xA9)))
+            abort();
+}
+
+/* The escaped text must not hold < > " , a control character (tab and newline aside) or an
+** explicit bidirectional control, and must be valid UTF-8; in Markdown the only tag is <br>. */
 static void check_text(const arb__buf *b, int markdown)
 {
     if (!b->len) return;
     if (!arb__utf8_valid(b->data, b->len, NULL)) abort();
+    check_no_bidi_control(b->data, b->len);
     for (size_t i = 0; i < b->len; i++) {
         unsigned char c = (unsigned char)b->data[i];
         if (c == '<') {
@@ -38,6 +50,7 @@ static void check_text(const arb__buf *b, int markdown)
 static void check_chart(arb__buf *b, int rc)
 {
     if (rc) abort(); /* no memory cap was set: a chart always fits */
+    check_no_bidi_control(b->data, b->len);
     checker ck;
     const char *why = check_svg_words(&ck, b->data, 0);
     if (why) {
@@ -81,6 +94,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         arb__buf_reset(&b);
         if (arb__md_text(&b, str[k])) abort();
         check_text(&b, 1);
+        arb__buf_reset(&b);
+        if (arb__plain_text(&b, str[k])) abort(); /* text for textContent: no markup escaped */
+        if (b.len && !arb__utf8_valid(b.data, b.len, NULL)) abort();
+        check_no_bidi_control(b.data, b.len);
         arb__buf_reset(&b);
     }
     const char *rows[2] = {str[1], str[2]}, *cols[3] = {str[2], str[3], str[0]};

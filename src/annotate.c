@@ -37,12 +37,26 @@
 **     database never push an item past the overlap limit.
 **   - A label is committed before its reply is sent: a killed server loses no given label.
 **   - The browser never receives a model name: replies carry a task id, texts and counts.
+**   - Questions and answers are sent as plain text without control characters (but tab and
+**     newline) or explicit bidirectional controls (arb__plain_text): a reply's RLO cannot
+**     reverse what the annotator reads.
 **   - The token is compared in constant time and is never logged or stored.
 **   - Every reply carries the security headers (a CSP without inline code, nosniff, no
 **     referrer, no framing) and Cache-Control: no-store.
 **
-** Threads: one thread per connection, at most 256 connections and 16 from one IP address,
-** idle ones closed after 15 s; the server's single store connection (opened with SQLite's
+** A URL with a control character, raw or percent-encoded (%00..%1F, %7F), anywhere in its
+** path or query is refused with 400: libmicrohttpd decodes the path into a C string, so
+** "/app.js%00.png" would otherwise be served as /app.js.
+**
+** Threads and slow clients: one thread per connection, at most 1024 connections (fewer when
+** the process may open fewer files) and 16 from one IP address. libmicrohttpd's own timeout
+** (15 s) only closes IDLE connections, so a client that trickles its request a byte at a time
+** could hold a connection forever (slowloris). Hence a deadline: a connection must deliver a
+** whole request (headers and body) within 10 s of being ready for it (accepted, or its previous
+** reply sent), and take its reply within 10 s; a sweeper thread shuts down the sockets of
+** connections past their deadline (shutdown(2), as libmicrohttpd itself does when stopping:
+** the connection's thread sees the end of the stream and closes it). While a request is being
+** answered it has no deadline. The server's single store connection (opened with SQLite's
 ** locking off) is only used under srv->lock, and waits at most 2 s for a database locked by
 ** another program, so one busy database does not queue every request for long.
 **
@@ -58,7 +72,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -84,7 +100,10 @@ extern const arb__webapp_file arb__webapp_js[];
 #define ANNOTATE_MAX_LEASE 525600       /* a year, in minutes */
 #define ANNOTATE_BUSY_TIMEOUT_MS 2000   /* a request waits this long for a locked database */
 #define ANNOTATE_CONNECTION_TIMEOUT 15  /* seconds an idle connection is kept */
-#define ANNOTATE_MAX_CONNECTIONS 256
+#define ANNOTATE_REQUEST_DEADLINE_MS 10000 /* to deliver a whole request, or take a reply */
+#define ANNOTATE_SWEEP_MS 250           /* how often deadlines are checked */
+#define ANNOTATE_MAX_CONNECTIONS 1024
+#define ANNOTATE_SPARE_FILES 64         /* descriptors kept for the store and the rest */
 #define ANNOTATE_MAX_PER_ADDRESS 16     /* connections from one IP address */
 
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
@@ -168,9 +187,21 @@ static const char *const query_sql[Q__COUNT] = {
         " ON p.candidate = t.candidate AND p.baseline = t.baseline WHERE t.annotator = ?1",
 };
 
+/* A connection of the daemon, for the deadline (see the file comment). */
+typedef struct live_conn {
+    struct live_conn *prev, *next;
+    int fd;
+    long long deadline_ms; /* monotonic; 0: none (its request is being answered) */
+} live_conn;
+
 struct arb_annotate_server {
     struct MHD_Daemon *daemon;
     int port;
+    pthread_mutex_t conns_lock; /* guards conns, the deadlines and stopping */
+    pthread_cond_t sweep_wake;  /* signalled to stop the sweeper */
+    live_conn *conns;           /* every open connection */
+    int stopping;
+    pthread_t sweeper;
     pthread_mutex_t lock; /* guards store and stmt */
     arb_store *store;
     sqlite3 *db;          /* the store's connection (borrowed) */
@@ -184,6 +215,12 @@ struct arb_annotate_server {
     int lease_minutes;
     size_t n_pairs;       /* (candidate, baseline) pairs served */
 };
+
+/* The state of one request (*req_cls): made by on_uri when the request line has come. */
+typedef struct request_state {
+    int control_in_url;   /* the URL holds a control character (raw or percent-encoded) */
+    void *upload;         /* the arb__upload of arb__upload_step */
+} request_state;
 
 /* What a handler answers: a status and a JSON body (owned). */
 typedef struct reply {
@@ -637,6 +674,18 @@ static int find_or_assign(arb_annotate_server *srv, const char *annotator, task_
     return 1;
 }
 
+/* A question or answer as the page shows it: a JSON string of s without control characters
+** (but tab and newline) or explicit bidirectional controls (arb__plain_text), so a model's
+** RLO cannot reverse what the annotator reads. NULL when out of memory. */
+static json_t *shown_text(const char *s)
+{
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    json_t *j = arb__plain_text(&b, s) ? NULL : json_stringn(b.data ? b.data : "", b.len);
+    arb__buf_free(&b);
+    return j;
+}
+
 /* The task as JSON for the page: {"task", "question", "reference", "answers"} with the answers
 ** in the shown order stored with the task. Returns 0 with *out set, TASK_DB_ERROR, TASK_NOMEM,
 ** or TASK_GONE when the item or an answer is no longer in the store. */
@@ -657,13 +706,13 @@ static int task_json(arb_annotate_server *srv, const task_ref *t, json_t **out)
     json_t *answers = json_array();
     int fail = !o || !answers;
     const char *first = column_text(q, order ? 3 : 2), *second = column_text(q, order ? 2 : 3);
-    fail = fail || json_array_append_new(answers, arb__json_name(first)) ||
-           json_array_append_new(answers, arb__json_name(second));
+    fail = fail || json_array_append_new(answers, shown_text(first)) ||
+           json_array_append_new(answers, shown_text(second));
     fail = fail || arb__json_set(o, "task", json_integer(t->id)) ||
-           arb__json_set(o, "question", arb__json_name(column_text(q, 0))) ||
+           arb__json_set(o, "question", shown_text(column_text(q, 0))) ||
            arb__json_set(o, "reference", sqlite3_column_type(q, 1) == SQLITE_NULL
                                              ? json_null()
-                                             : arb__json_name(column_text(q, 1)));
+                                             : shown_text(column_text(q, 1)));
     sqlite3_reset(q);
     if (fail || arb__json_set(o, "answers", answers)) {
         if (fail) json_decref(answers);
@@ -1026,15 +1075,10 @@ static enum MHD_Result handle_api(arb_annotate_server *srv, struct MHD_Connectio
     return send_reply(conn, r, NULL, NULL);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **req_cls)
+/* Answers a whole request (rq: its body). */
+static enum MHD_Result route(arb_annotate_server *srv, struct MHD_Connection *conn,
+                             const char *url, const char *method, const arb__upload *rq)
 {
-    arb_annotate_server *srv = cls;
-    arb__upload *rq = NULL;
-    int more = arb__upload_step(req_cls, ANNOTATE_MAX_BODY, upload_data, upload_data_size, &rq);
-    if (more) return more > 0 ? MHD_YES : MHD_NO;
     int get = !strcmp(method, MHD_HTTP_METHOD_GET);
     int head = !strcmp(method, MHD_HTTP_METHOD_HEAD);
     int post = !strcmp(method, MHD_HTTP_METHOD_POST);
@@ -1072,10 +1116,149 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return send_reply(conn, reply_error(404, "not found"), NULL, NULL);
 }
 
+/* ---- connections and their deadlines ------------------------------------------------------ */
+
+static long long monotonic_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Gives the connection ANNOTATE_REQUEST_DEADLINE_MS from now (arm nonzero), or no deadline. */
+static void set_deadline(arb_annotate_server *srv, struct MHD_Connection *conn, int arm)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    live_conn *lc = info ? info->socket_context : NULL;
+    if (!lc) return;
+    pthread_mutex_lock(&srv->conns_lock);
+    lc->deadline_ms = arm ? monotonic_ms() + ANNOTATE_REQUEST_DEADLINE_MS : 0;
+    pthread_mutex_unlock(&srv->conns_lock);
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: keeps srv->conns, each accepted connection with its deadline.
+** libmicrohttpd calls CLOSED before it closes the socket, so under conns_lock every fd in the
+** list is still the connection's own. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    arb_annotate_server *srv = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!info) return;
+        live_conn *lc = calloc(1, sizeof *lc);
+        if (!lc) { /* cannot watch it: do not serve it */
+            shutdown(info->connect_fd, SHUT_RDWR);
+            return;
+        }
+        lc->fd = info->connect_fd;
+        pthread_mutex_lock(&srv->conns_lock);
+        lc->deadline_ms = monotonic_ms() + ANNOTATE_REQUEST_DEADLINE_MS;
+        lc->next = srv->conns;
+        if (srv->conns) srv->conns->prev = lc;
+        srv->conns = lc;
+        pthread_mutex_unlock(&srv->conns_lock);
+        *socket_context = lc;
+        return;
+    }
+    live_conn *lc = *socket_context;
+    if (!lc) return;
+    pthread_mutex_lock(&srv->conns_lock);
+    if (lc->prev) lc->prev->next = lc->next;
+    else srv->conns = lc->next;
+    if (lc->next) lc->next->prev = lc->prev;
+    pthread_mutex_unlock(&srv->conns_lock);
+    free(lc);
+    *socket_context = NULL;
+}
+
+/* The sweeper thread: every ANNOTATE_SWEEP_MS, shuts down the sockets of the connections past
+** their deadline, until srv->stopping. */
+static void *sweep(void *arg)
+{
+    arb_annotate_server *srv = arg;
+    pthread_mutex_lock(&srv->conns_lock);
+    while (!srv->stopping) {
+        long long now = monotonic_ms();
+        for (live_conn *lc = srv->conns; lc; lc = lc->next)
+            if (lc->deadline_ms && now >= lc->deadline_ms) {
+                shutdown(lc->fd, SHUT_RDWR);
+                lc->deadline_ms = 0; /* once is enough */
+            }
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += ANNOTATE_SWEEP_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&srv->sweep_wake, &srv->conns_lock, &until);
+    }
+    pthread_mutex_unlock(&srv->conns_lock);
+    return NULL;
+}
+
+/* Nonzero when the raw URL (as received, before decoding) holds a control character, raw or
+** percent-encoded: C0, or DEL. */
+static int url_has_control(const char *uri)
+{
+    for (const char *p = uri; *p; p++) {
+        int c = (unsigned char)*p;
+        if (c == '%') {
+            int hi = hex_value(p[1]), lo = hi < 0 ? -1 : hex_value(p[2]);
+            if (lo >= 0) c = hi * 16 + lo;
+        }
+        if (c < 0x20 || c == 0x7F) return 1;
+    }
+    return 0;
+}
+
+/* MHD_OPTION_URI_LOG_CALLBACK: called with the raw URL once the request line has come; its
+** result is the request's first *req_cls. NULL (out of memory) closes the connection. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)cls;
+    (void)conn;
+    request_state *rs = calloc(1, sizeof *rs);
+    if (rs) rs->control_in_url = url_has_control(uri);
+    return rs;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **req_cls)
+{
+    arb_annotate_server *srv = cls;
+    request_state *rs = *req_cls;
+    if (!rs) return MHD_NO;
+    arb__upload *rq = NULL;
+    int more = arb__upload_step(&rs->upload, ANNOTATE_MAX_BODY, upload_data, upload_data_size,
+                                &rq);
+    if (more) return more > 0 ? MHD_YES : MHD_NO;
+    /* The request is in: no deadline while it is answered, then one for sending the reply. */
+    set_deadline(srv, conn, 0);
+    enum MHD_Result ret =
+        rs->control_in_url
+            ? send_reply(conn, reply_error(400, "the URL contains a control character"), NULL,
+                         NULL)
+            : route(srv, conn, url, method, rq);
+    set_deadline(srv, conn, 1);
+    return ret;
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: frees the request's state; the connection has the deadline
+** again, for its next request. */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    arb__upload_free(req_cls);
+    request_state *rs = *req_cls;
+    if (rs) {
+        arb__upload_free(&rs->upload);
+        free(rs);
+        *req_cls = NULL;
+    }
+    set_deadline(cls, conn, 1);
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -1241,13 +1424,39 @@ db_error:
     return ARB_DB;
 }
 
-/* Frees everything but the daemon. */
-static void server_free(arb_annotate_server *srv, int mutex_ready)
+/* How many connections the daemon may hold: ANNOTATE_MAX_CONNECTIONS, or fewer when the
+** process may open fewer files (each connection is one), keeping ANNOTATE_SPARE_FILES. */
+static unsigned int connection_limit(void)
+{
+    struct rlimit rl;
+    rlim_t limit = ANNOTATE_MAX_CONNECTIONS;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < limit + ANNOTATE_SPARE_FILES)
+        limit = rl.rlim_cur > 2 * ANNOTATE_SPARE_FILES ? rl.rlim_cur - ANNOTATE_SPARE_FILES
+                                                       : ANNOTATE_SPARE_FILES;
+    return (unsigned int)limit;
+}
+
+/* Stops the sweeper thread. */
+static void stop_sweeper(arb_annotate_server *srv)
+{
+    pthread_mutex_lock(&srv->conns_lock);
+    srv->stopping = 1;
+    pthread_cond_signal(&srv->sweep_wake);
+    pthread_mutex_unlock(&srv->conns_lock);
+    pthread_join(srv->sweeper, NULL);
+}
+
+/* Frees everything but the daemon and the sweeper. ready: how many of the server's mutex, the
+** connections' mutex and the sweeper's condition were made (0 to 3). */
+static void server_free(arb_annotate_server *srv, int ready)
 {
     if (!srv) return;
     for (int i = 0; i < Q__COUNT; i++) sqlite3_finalize(srv->stmt[i]);
     arb_store_close(srv->store);
-    if (mutex_ready) pthread_mutex_destroy(&srv->lock);
+    if (ready > 0) pthread_mutex_destroy(&srv->lock);
+    if (ready > 1) pthread_mutex_destroy(&srv->conns_lock);
+    if (ready > 2) pthread_cond_destroy(&srv->sweep_wake);
     if (srv->token) {
         volatile char *t = srv->token; /* volatile: the wipe is not optimised away */
         for (size_t i = 0; i < srv->token_len; i++) t[i] = 0;
@@ -1270,11 +1479,20 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
     arb_status st = check_params(params, errmsg);
     if (st) return st;
 
-    int mutex_ready = 0, fd = -1, family = AF_INET;
+    int ready = 0, fd = -1, family = AF_INET, sweeping = 0;
     arb_annotate_server *srv = calloc(1, sizeof *srv);
     if (!srv) goto nomem;
     if (pthread_mutex_init(&srv->lock, NULL)) goto nomem;
-    mutex_ready = 1;
+    ready = 1;
+    if (pthread_mutex_init(&srv->conns_lock, NULL)) goto nomem;
+    ready = 2;
+    pthread_condattr_t cond_attr;
+    if (pthread_condattr_init(&cond_attr)) goto nomem;
+    int cond_failed = pthread_condattr_setclock(&cond_attr, CLOCK_MONOTONIC) ||
+                      pthread_cond_init(&srv->sweep_wake, &cond_attr);
+    pthread_condattr_destroy(&cond_attr);
+    if (cond_failed) goto nomem;
+    ready = 3;
     srv->token_len = strlen(params->token);
     if (!(srv->token = arb__strdup(params->token))) goto nomem;
     if (params->annotator && !(srv->annotator = arb__strdup(params->annotator))) goto nomem;
@@ -1307,17 +1525,25 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
         st = ARB_IO;
         goto fail;
     }
+    if (pthread_create(&srv->sweeper, NULL, sweep, srv)) {
+        arb__set_err(errmsg, "annotate: cannot start a thread");
+        st = ARB_IO;
+        goto fail;
+    }
+    sweeping = 1;
     /* A thread per connection: a slow client (reading or sending slowly) must not hold up the
-    ** others. Idle connections are closed after 15 s, and one address may hold 16 of the 256,
-    ** so a few slow or hostile clients cannot lock everyone out (a browser opens at most 6). */
+    ** others. Idle connections are closed after 15 s, slow ones after 10 s (the sweeper), and
+    ** one address may hold 16 of the 1024, so slow or hostile clients from fewer than 64
+    ** addresses cannot lock everyone out (a browser opens at most 6). */
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                          MHD_USE_AUTO | MHD_USE_ITC;
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned int)ANNOTATE_CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned int)ANNOTATE_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, srv, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)ANNOTATE_CONNECTION_TIMEOUT,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         (unsigned int)ANNOTATE_MAX_PER_ADDRESS, MHD_OPTION_END);
     if (!srv->daemon) {
         arb__set_err(errmsg, "annotate: cannot start the HTTP daemon on %s port %d", address,
@@ -1333,7 +1559,8 @@ nomem:
     st = ARB_NOMEM;
 fail:
     if (fd >= 0) close(fd);
-    server_free(srv, mutex_ready);
+    if (sweeping) stop_sweeper(srv);
+    server_free(srv, ready);
     return st;
 }
 
@@ -1345,8 +1572,9 @@ int arb_annotate_port(const arb_annotate_server *srv) { return srv ? srv->port :
 void arb_annotate_stop(arb_annotate_server *srv)
 {
     if (!srv) return;
-    MHD_stop_daemon(srv->daemon); /* also closes the listening socket */
-    server_free(srv, 1);
+    MHD_stop_daemon(srv->daemon); /* also closes the listening socket and every connection */
+    stop_sweeper(srv);
+    server_free(srv, 3);
 }
 
 /* See arbiter.h. */

@@ -5,7 +5,11 @@
 ** Invariants: every untrusted string (titles, names, labels, model output) reaches the output
 ** through one escaper, put_escaped(), so no input can open a tag, end an attribute, start a
 ** CDATA section or an entity; what it writes is valid UTF-8 without control characters (bad
-** bytes become U+FFFD). Numbers are written by fmt_number(), which never reads the locale; NaN
+** bytes become U+FFFD) and without the explicit bidirectional controls (embeddings, overrides
+** and isolates, U+202A..U+202E and U+2066..U+2069), so a reply cannot reverse its own text (an
+** RLO shows "[[A]]" as "]]A[[") nor spill its direction into what follows. Right-to-left text
+** needs none of them: the implicit bidirectional algorithm orders Arabic and Hebrew, and the
+** implicit marks (LRM, RLM, ALM), which reorder no letters, are kept. Numbers are written by fmt_number(), which never reads the locale; NaN
 ** and infinities never reach the output (they are drawn as "n/a" marks) and every coordinate
 ** is finite and clamped to its plot. The output depends only on the arguments and on the
 ** length of the buffer: element ids are an FNV-1a hash of both, so the same call gives the
@@ -29,7 +33,7 @@
 
 #define REPLACEMENT_CHAR "\xEF\xBF\xBD" /* U+FFFD */
 
-typedef enum { ESC_TEXT, ESC_ATTR, ESC_MD } esc_mode;
+typedef enum { ESC_TEXT, ESC_ATTR, ESC_MD, ESC_PLAIN } esc_mode;
 
 /* Decodes one code point of s[0..n) (n >= 1) into *cp and returns its length in bytes. A byte
 ** that does not start a valid sequence (overlong, surrogate, above U+10FFFF, cut short)
@@ -68,9 +72,20 @@ static int is_dropped(uint32_t cp)
     return (cp < 0x20 && cp != '\t' && cp != '\n') || (cp >= 0x7F && cp <= 0x9F);
 }
 
+/* The explicit directional formatting characters: LRE, RLE, PDF, LRO, RLO and LRI, RLI, FSI,
+** PDI. Dropped, not wrapped in <bdi>: isolation would keep an override from reaching the text
+** around it but not from reversing the reply itself, which is what a reader judges, and <bdi>
+** has no place in an attribute, an SVG <text> or Markdown. */
+static int is_bidi_control(uint32_t cp)
+{
+    return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 /* What replaces code point cp in the given mode: NULL to copy its bytes, "" to drop it. */
 static const char *replacement(uint32_t cp, esc_mode mode)
 {
+    if (mode == ESC_PLAIN && cp != 0xFFFD) /* no markup to escape */
+        return is_dropped(cp) || is_bidi_control(cp) ? "" : NULL;
     switch (cp) {
     case '&': return "&amp;";
     case '<': return "&lt;";
@@ -101,7 +116,7 @@ static const char *replacement(uint32_t cp, esc_mode mode)
         default: break;
         }
     }
-    return is_dropped(cp) ? "" : NULL;
+    return is_dropped(cp) || is_bidi_control(cp) ? "" : NULL;
 }
 
 /* Appends s[0..n) escaped for mode; on failure b is cut back to its length on entry. Runs of
@@ -143,6 +158,11 @@ int arb__html_attr(arb__buf *b, const char *s)
 int arb__md_text(arb__buf *b, const char *s)
 {
     return s ? put_escaped(b, s, strlen(s), ESC_MD) : 0;
+}
+
+int arb__plain_text(arb__buf *b, const char *s)
+{
+    return s ? put_escaped(b, s, strlen(s), ESC_PLAIN) : 0;
 }
 
 /* ---- numbers ------------------------------------------------------------------------------ */
@@ -422,7 +442,7 @@ static double text_width(const char *s, double fs)
     while (i < n) {
         uint32_t cp;
         i += utf8_next((const unsigned char *)s + i, n - i, &cp);
-        if (!is_dropped(cp)) units += cp_width(cp);
+        if (!is_dropped(cp) && !is_bidi_control(cp)) units += cp_width(cp);
     }
     return (double)units * fs / 10.0;
 }
@@ -441,7 +461,7 @@ static size_t fit_prefix(const char *s, size_t n, double max_px, double fs)
     while (i < n) {
         uint32_t cp;
         size_t len = utf8_next((const unsigned char *)s + i, n - i, &cp);
-        double w = is_dropped(cp) ? 0 : cp_width(cp) * fs / 10.0;
+        double w = is_dropped(cp) || is_bidi_control(cp) ? 0 : cp_width(cp) * fs / 10.0;
         if (used + w > budget) break;
         used += w;
         i += len;

@@ -674,14 +674,20 @@ int arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
 /* ---- html.c: escaping for HTML and Markdown, and SVG charts drawn by arbiter ------------- */
 
 /* Each appends to b and returns 0, or -1 when out of memory. Untrusted text is written with
-** &, <, >, " and ' escaped, invalid UTF-8 bytes as U+FFFD and control characters other than
-** tab and newline dropped, so no input can open a tag, end an attribute or drive a terminal. */
+** &, <, >, " and ' escaped, invalid UTF-8 bytes as U+FFFD, control characters other than
+** tab and newline dropped, and the explicit bidirectional controls (U+202A..U+202E,
+** U+2066..U+2069) dropped, so no input can open a tag, end an attribute, drive a terminal or
+** reverse the text shown (right-to-left scripts display by the implicit algorithm). */
 int arb__html_text(arb__buf *b, const char *s);  /* element content; NULL writes nothing */
 int arb__html_attr(arb__buf *b, const char *s);  /* an attribute value inside double quotes */
 /* A Markdown table cell or inline text: as arb__html_text except that quotes stay (no tag can
 ** open), and also | \ ` * _ [ ] # ~ $ escaped with a backslash and newlines as <br>, so a value
 ** cannot break the table or add markup. */
 int arb__md_text(arb__buf *b, const char *s);
+/* Plain text, for a page that writes it with textContent (the annotation page's JSON): as
+** arb__html_text without the entities (nothing is markup there), so only invalid UTF-8 (U+FFFD),
+** control characters but tab and newline, and the explicit bidirectional controls change. */
+int arb__plain_text(arb__buf *b, const char *s);
 
 /* Charts: each writes one <svg role="img" aria-labelledby=...> with a <title> (title) and a
 ** <desc> (what is drawn, in words), axis labels, a legend where there is more than one colour,

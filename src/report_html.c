@@ -3,7 +3,9 @@
 ** inline SVG charts drawn by html.c, a table of contents, print styles, no scripts.
 **
 ** Invariants: every string of the document goes through arb__html_text or arb__html_attr,
-** ours included, so nothing from the store can open a tag or leave an attribute; the
+** ours included, so nothing from the store can open a tag or leave an attribute, nor carry an
+** explicit bidirectional control (dropped there); model texts (<pre>) and table cells are
+** laid out with unicode-bidi:plaintext, so right-to-left text reads right to left; the
 ** Content-Security-Policy allows inline styles and data: images and nothing else, so even
 ** markup that slipped through could not run or fetch anything; the page loads nothing.
 ** Not here: what the report says (report.c), escaping and charts (html.c).
@@ -51,6 +53,9 @@ static const char report_css[] =
     "max-height:32rem;overflow-y:auto;background:var(--soft);border:1px solid var(--line);"
     "border-radius:6px;font:.8125rem/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,"
     "monospace}\n"
+    /* each paragraph of a model's text, and each cell, takes its direction from its own first
+    ** letter: an Arabic or Hebrew reply reads right to left, and cannot turn its neighbours */
+    "pre,td,th{unicode-bidi:plaintext}\n"
     ".pair{display:grid;grid-template-columns:1fr 1fr;gap:1rem}\n"
     "footer{margin-top:3rem;padding-top:1rem;border-top:1px solid var(--line);"
     "color:var(--muted);font-size:.875rem}\n"

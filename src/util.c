@@ -250,8 +250,10 @@ const char *arb__json_kind(const json_t *v)
 }
 
 /* Appends name for a terminal: control characters (C0, DEL, and the C1 controls U+0080..U+009F,
-** which some terminals also obey) and bytes that are not valid UTF-8 become '?', so an
-** untrusted name cannot inject escape sequences. Returns 0, or -1 when out of memory. */
+** which some terminals also obey), the explicit bidirectional controls (U+202A..U+202E,
+** U+2066..U+2069, which a terminal with bidi support obeys to the end of the line) and bytes
+** that are not valid UTF-8 become '?', so an untrusted name cannot inject escape sequences or
+** reverse the columns after it. Returns 0, or -1 when out of memory. */
 int arb__buf_put_safe(arb__buf *b, const char *name)
 {
     size_t len = strlen(name);
@@ -267,6 +269,13 @@ int arb__buf_put_safe(arb__buf *b, const char *name)
                        (unsigned char)name[i + 1] <= 0x9f) {
                 if (arb__buf_append(b, "?", 1)) return -1;
                 i++;
+            } else if (c == 0xe2 && i + 2 < pos + bad &&
+                       (((unsigned char)name[i + 1] == 0x80 && (unsigned char)name[i + 2] >= 0xaa &&
+                         (unsigned char)name[i + 2] <= 0xae) ||
+                        ((unsigned char)name[i + 1] == 0x81 && (unsigned char)name[i + 2] >= 0xa6 &&
+                         (unsigned char)name[i + 2] <= 0xa9))) {
+                if (arb__buf_append(b, "?", 1)) return -1;
+                i += 2;
             } else if (arb__buf_append(b, &name[i], 1)) {
                 return -1;
             }

@@ -1350,6 +1350,67 @@ static void busy_database_answers_503_quickly(void **state)
     assert_int_equal(query_int(f, "SELECT count(*) FROM human_labels"), 1);
 }
 
+/* Slowloris: connections that send their request one byte a second. Each keeps the idle
+** timeout from firing, so only a deadline for the whole request frees them. 300 of them from
+** 20 addresses (15 each, under the per-address limit) plus 16 from 127.0.0.1 (that address's
+** whole share): a normal request from a 22nd address is served at once, the slow ones are all
+** cut within the deadline (10 s) and a second or two, and 127.0.0.1 is served again. */
+static void slow_requests_are_cut_off(void **state)
+{
+    fixture *f = *state;
+    enum { ADDRESSES = 20, PER_ADDRESS = 15, OWN = 16, SLOW = ADDRESSES * PER_ADDRESS + OWN };
+    static int slow[SLOW];
+    int open_slow = 0;
+    for (int a = 0; a < ADDRESSES; a++)
+        for (int i = 0; i < PER_ADDRESS; i++) {
+            char from[32];
+            snprintf(from, sizeof from, "127.0.0.%d", a + 2);
+            slow[open_slow++] = connect_from(from, f->port);
+        }
+    for (int i = 0; i < OWN; i++) slow[open_slow++] = connect_from("127.0.0.1", f->port);
+    static const char start[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    for (int i = 0; i < SLOW; i++) {
+        if (slow[i] < 0) fail_msg("slow connection %d could not connect: %s", i, strerror(errno));
+        assert_true(send(slow[i], start, sizeof start - 1, MSG_NOSIGNAL) > 0);
+    }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* a normal request from another address is served while they are open */
+    http_auth other = {.bearer = TOKEN, .annotator = "alice", .from = "127.0.0.22"};
+    http_reply r = http(f->port, "GET", "/api/next", NULL, &other);
+    assert_int_equal(r.status, 200);
+    reply_free(&r);
+    /* trickle one byte a second to each slow connection until the server closes them all */
+    int closed = 0, served = 0;
+    double cut_all = -1;
+    while (ms_since(&t0) < 14000 && (closed < SLOW || !served)) {
+        for (int i = 0; i < SLOW; i++) {
+            if (slow[i] < 0) continue;
+            struct pollfd pfd = {.fd = slow[i], .events = POLLIN};
+            char buf[64];
+            if ((poll(&pfd, 1, 0) > 0 && recv(slow[i], buf, sizeof buf, MSG_DONTWAIT) <= 0) ||
+                send(slow[i], "a", 1, MSG_NOSIGNAL) < 0) {
+                close(slow[i]);
+                slow[i] = -1;
+                if (++closed == SLOW) cut_all = ms_since(&t0);
+            }
+        }
+        if (closed == SLOW && !served) { /* 127.0.0.1 has its share back */
+            int fd = connect_from("127.0.0.1", f->port);
+            served = fd >= 0 && answered_within(fd, 2000) == 1;
+            if (fd >= 0) close(fd);
+        }
+        usleep(1000 * 1000);
+    }
+    for (int i = 0; i < SLOW; i++)
+        if (slow[i] >= 0) close(slow[i]);
+    if (closed < SLOW) fail_msg("%d of %d slow connections still open after 14 s", SLOW - closed,
+                                SLOW);
+    /* not before the deadline: the server gives a request 10 s */
+    if (cut_all < 9000) fail_msg("the slow connections were cut after %.0f ms", cut_all);
+    assert_true(served);
+}
+
 /* ---- hostile input ----------------------------------------------------------------------- */
 
 
@@ -1521,6 +1582,57 @@ static void unknown_paths(void **state)
         assert_null(strstr(r.body, "root:"));
         reply_free(&r);
     }
+}
+
+/* A percent-encoded NUL or other control character in the URL is refused with 400: the
+** server decodes "/app.js%00.png" to a C string, and before this check served it as /app.js. */
+static void control_characters_in_paths(void **state)
+{
+    fixture *f = *state;
+    static const char *const paths[] = {"/app.js%00",     "/app.js%00.png", "/%00",
+                                        "/index.html%00", "/api/next%00",   "/api/next%00x",
+                                        "/app.js%0a",     "/app.js%0D%0A",  "/app.js%1f",
+                                        "/app.js%7F",     "/%09app.js",     "/app.js?x=%00",
+                                        "/api/next?a=%01"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        http_auth a = as("alice");
+        http_reply r = http(f->port, "GET", paths[i], NULL, &a);
+        if (r.status != 400) fail_msg("%s: got %ld", paths[i], r.status);
+        assert_security_headers(&r);
+        json_t *o = json_of(&r);
+        assert_non_null(strstr(json_string_value(json_object_get(o, "error")), "control"));
+        json_decref(o);
+        reply_free(&r);
+    }
+    /* no task was handed out by the refused /api/next, and plain paths still work */
+    assert_int_equal(query_int(f, "SELECT count(*) FROM annotation_tasks"), 0);
+    http_auth a = as("alice");
+    http_reply r = http(f->port, "GET", "/app.js?x=%41", NULL, &a);
+    assert_int_equal(r.status, 200);
+    reply_free(&r);
+}
+
+/* A question and answers that carry explicit bidirectional controls (an RLO that would show
+** "]]B[[" reversed, an isolate left open) reach the page without them; right-to-left text
+** (Arabic, Hebrew, with an RLM), tabs and newlines come through unchanged. */
+static void bidi_controls_not_served(void **state)
+{
+    fixture *f = *state;
+#define RTL "\xd9\x85\xd8\xb1\xd8\xad\xd8\xa8\xd8\xa7\xe2\x80\x8f \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"
+    assert_int_equal(arb_test_exec_sql(f->store, "UPDATE answers SET answer = %Q WHERE item_id ="
+                                       " 'i1'", "x\xe2\x80\xae]]B[[\xe2\x80\xac\t\xe2\x81\xa6"
+                                       "y\n" RTL), 0);
+    assert_int_equal(arb_test_exec_sql(f->store, "UPDATE items SET question = %Q WHERE id = 'i1'",
+                                       "Q\xe2\x80\xaa" "1\xe2\x81\xa9 " RTL), 0);
+    json_t *o = NULL;
+    assert_true(next_task(f, "alice", &o) > 0);
+    assert_string_equal(json_string_value(json_object_get(o, "question")), "Q1 " RTL);
+    json_t *answers = json_object_get(o, "answers");
+    assert_int_equal(json_array_size(answers), 2);
+    for (size_t i = 0; i < 2; i++)
+        assert_string_equal(json_string_value(json_array_get(answers, i)), "x]]B[[\ty\n" RTL);
+    json_decref(o);
+#undef RTL
 }
 
 /* ---- what the labels are for --------------------------------------------------------------- */
@@ -1732,10 +1844,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(one_address_cannot_take_every_connection, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(busy_database_answers_503_quickly, setup, teardown),
+        cmocka_unit_test_setup_teardown(slow_requests_are_cut_off, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_annotator_names, setup, teardown),
         cmocka_unit_test_setup_teardown(long_annotator_names, setup, teardown),
         cmocka_unit_test_setup_teardown(invisible_characters_in_names, setup, teardown),
         cmocka_unit_test_setup_teardown(unknown_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(control_characters_in_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(bidi_controls_not_served, setup, teardown),
         cmocka_unit_test_setup_teardown(audit_sees_the_labels, setup, teardown),
         cmocka_unit_test_setup_teardown(given_pairs, setup, teardown),
         cmocka_unit_test_setup_teardown(start_refuses_bad_parameters, setup, teardown),

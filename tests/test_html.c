@@ -112,6 +112,36 @@ static void html_text_drops_controls(void **state)
     expect_escape(arb__html_text, "\x1f\x7f", "");
 }
 
+/* The explicit bidirectional controls (LRE RLE PDF LRO RLO, U+202A..U+202E; LRI RLI FSI PDI,
+** U+2066..U+2069) are dropped in every mode; their neighbours U+2029 and U+202F, U+2065 and
+** U+206A stay, and so do right-to-left letters and the implicit marks LRM, RLM (U+200E, U+200F)
+** and ALM (U+061C) that right-to-left text uses. */
+static void bidi_controls_dropped(void **state)
+{
+    (void)state;
+    /* "[[A]]" after an RLO would show as "]]A[[" */
+    static const char rlo_attack[] = "verdict \xe2\x80\xae]]B[[\xe2\x80\xac [[A]]";
+    expect_escape(arb__html_text, rlo_attack, "verdict ]]B[[ [[A]]");
+    expect_escape(arb__html_attr, rlo_attack, "verdict ]]B[[ [[A]]");
+    expect_escape(arb__md_text, rlo_attack, "verdict \\]\\]B\\[\\[ \\[\\[A\\]\\]");
+    expect_escape(arb__html_text,
+                  "a\xe2\x80\xaa" "b\xe2\x80\xab" "c\xe2\x80\xac" "d\xe2\x80\xad"
+                  "e\xe2\x80\xae" "f\xe2\x81\xa6" "g\xe2\x81\xa7" "h\xe2\x81\xa8"
+                  "i\xe2\x81\xa9" "j",
+                  "abcdefghij");
+    /* the neighbours of both ranges are kept */
+    expect_escape(arb__html_text, "\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa",
+                  "\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa");
+    /* Arabic and Hebrew with LRM, RLM and ALM come through unchanged */
+    static const char rtl[] = "\xd9\x85\xd8\xb1\xd8\xad\xd8\xa8\xd8\xa7 5\xe2\x80\x8f "
+                              "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d\xe2\x80\x8e x\xd8\x9c";
+    expect_escape(arb__html_text, rtl, rtl);
+    expect_escape(arb__html_attr, rtl, rtl);
+    expect_escape(arb__md_text, rtl, rtl);
+    /* only controls: nothing left */
+    expect_escape(arb__html_text, "\xe2\x80\xae\xe2\x81\xa6", "");
+}
+
 /* In an attribute tab and newline are character references (attribute values fold them). */
 static void html_attr_escapes_tab_and_newline(void **state)
 {
@@ -482,6 +512,7 @@ int main(void)
         cmocka_unit_test(html_text_escapes_each_special),
         cmocka_unit_test(html_text_replaces_invalid_utf8),
         cmocka_unit_test(html_text_drops_controls),
+        cmocka_unit_test(bidi_controls_dropped),
         cmocka_unit_test(html_attr_escapes_tab_and_newline),
         cmocka_unit_test(null_writes_nothing),
         cmocka_unit_test(md_text_escapes_markdown),

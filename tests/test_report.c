@@ -39,6 +39,10 @@ static const char *const section_ids[] = {
 #define H_SVG "</svg><script>x</script>"
 #define H_JS "javascript:alert(1)"
 #define H_CDATA "]]>"
+/* An override that would show "]]B[[" as "[[B]]", isolates left open, and right-to-left text
+** (Arabic "marhaban", Hebrew "shalom") with an RLM, which must come through. */
+#define H_BIDI "\xe2\x80\xae]]B[[\xe2\x80\xac \xe2\x81\xa7open \xe2\x80\xaa" RTL_TEXT
+#define RTL_TEXT "\xd9\x85\xd8\xb1\xd8\xad\xd8\xa8\xd8\xa7\xe2\x80\x8f \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"
 #define H_MD "| a | b |\n|---|\n`x` *y* _z_ [l](javascript:alert(1)) # h \\"
 
 typedef struct fixture {
@@ -456,7 +460,7 @@ static int setup_hostile(void **state)
         return -1;
     for (size_t k = 0; k < 3; k++) {
         exec_sql(f, "INSERT INTO answers(item_id, model, answer) VALUES (%Q, %Q, %Q)",
-                 hostile_items[k], CAND, "cand says " H_SVG "\n" H_MD);
+                 hostile_items[k], CAND, "cand says " H_SVG "\n" H_MD "\n" H_BIDI);
         exec_sql(f, "INSERT INTO answers(item_id, model, answer) VALUES (%Q, %Q, %Q)",
                  hostile_items[k], BASE, "base says " H_IMG "\n" H_JS);
         judge(f, JUDGE_A, hostile_items[k], CAND, BASE, 0, 'A');
@@ -496,7 +500,7 @@ static int setup_hostile(void **state)
     long long d = put_dialogue(f, "discussion", config, participants, "1");
     put_turn(f, d, 0, JUDGE_A, "initial", "1", "review " H_SCRIPT "\n1");
     put_turn(f, d, 1, JUDGE_B, "initial", "2", "review " H_IMG "\n2");
-    put_turn(f, d, 2, JUDGE_A, "leader", "1", "keep " H_SVG " " H_CDATA "\n" H_MD "\n1");
+    put_turn(f, d, 2, JUDGE_A, "leader", "1", "keep " H_SVG " " H_CDATA "\n" H_MD "\n" H_BIDI "\n1");
     free(participants);
     free(config);
     participants = json_line(json_pack("[s, s, s]", JUDGE_A, JUDGE_B, JUDGE_A));
@@ -512,8 +516,18 @@ static arb_report_params quick_params(void)
 {
     arb_report_params p = arb_report_default_params();
     p.bootstrap = 50;
-    p.title = "Title " H_SCRIPT H_IMG;
+    p.title = "Title " H_SCRIPT H_IMG H_BIDI;
     return p;
+}
+
+/* Nonzero when s holds an explicit bidirectional control (U+202A..U+202E, U+2066..U+2069). */
+static int has_bidi_control(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (p[0] == 0xE2 && ((p[1] == 0x80 && p[2] >= 0xAA && p[2] <= 0xAE) ||
+                             (p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9)))
+            return 1;
+    return 0;
 }
 
 static void hostile_html(void **state)
@@ -535,6 +549,11 @@ static void hostile_html(void **state)
     assert_non_null(strstr(html, "cand&lt;/svg&gt;&lt;script&gt;x&lt;/script&gt;"));
     assert_non_null(strstr(html, "keep &lt;/svg&gt;"));  /* a transcript reply */
     assert_non_null(strstr(html, "src&lt;img src=x onerror=alert(1)&gt;")); /* battle source */
+    /* no override or isolate reaches the page; right-to-left text does, each text block and
+    ** table cell taking its direction from its own first letter */
+    assert_false(has_bidi_control(html));
+    assert_non_null(strstr(html, "]]B[[ open " RTL_TEXT));
+    assert_non_null(strstr(html, "pre,td,th{unicode-bidi:plaintext}"));
     assert_true(arb__utf8_valid(html, strlen(html), NULL));
     free(html);
 }
@@ -553,6 +572,8 @@ static void hostile_markdown(void **state)
     check_md_tables(md);
     assert_non_null(strstr(md, "# Title &lt;script&gt;"));
     assert_non_null(strstr(md, "\\| a \\| b \\|")); /* pipes of a value escaped */
+    assert_false(has_bidi_control(md));
+    assert_non_null(strstr(md, "\\]\\]B\\[\\[ open " RTL_TEXT));
     free(md);
 }
 

@@ -56,6 +56,26 @@ static void put_safe_neutralises_controls(void **state)
     arb__buf_free(&b);
 }
 
+/* The explicit bidirectional controls (U+202A..U+202E, U+2066..U+2069) become '?'; their
+** neighbours (U+2029, U+202F, U+2065, U+206A), right-to-left letters and RLM stay. */
+static void put_safe_neutralises_bidi_controls(void **state)
+{
+    (void)state;
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    assert_int_equal(arb__buf_put_safe(&b, "j\xe2\x80\xaa" "1\xe2\x80\xae" "2\xe2\x81\xa6"
+                                           "3\xe2\x81\xa9" "4"),
+                     0);
+    assert_string_equal(b.data, "j?1?2?3?4");
+    arb__buf_free(&b);
+    static const char kept[] = "\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa"
+                               "\xd7\xa9\xd7\x9c\xe2\x80\x8f";
+    arb__buf_init(&b, 0);
+    assert_int_equal(arb__buf_put_safe(&b, kept), 0);
+    assert_string_equal(b.data, kept);
+    arb__buf_free(&b);
+}
+
 /* Undefined metrics are JSON null; arb__json_set fails on a NULL value without leaking. */
 static void json_metric_and_set(void **state)
 {
@@ -76,6 +96,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strtab_interns),
         cmocka_unit_test(put_safe_neutralises_controls),
+        cmocka_unit_test(put_safe_neutralises_bidi_controls),
         cmocka_unit_test(json_metric_and_set),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
