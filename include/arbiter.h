@@ -604,6 +604,10 @@ typedef struct arb_rank_reviewer {
     size_t reviews;
     double self_enhancement;        /* own win rate by itself minus by the others; NAN n/a */
     double self_ci_lo, self_ci_hi;
+    double summary_spearman;        /* when humans reviewed: Spearman and Kendall tau-b of this
+                                       reviewer's win-rate ranking of the contestants against
+                                       the humans' (PRD summary level, §6); NAN otherwise */
+    double summary_kendall;
 } arb_rank_reviewer;
 
 typedef struct arb_rank arb_rank;

@@ -8,7 +8,7 @@
 ** keys are stable snake_case (documented in README). Text tables show at most
 ** TEXT_MAX_MATRIX models in the matrix and TEXT_MAX_TREND in the trend (the JSON has all).
 */
-#include "internal.h"
+#include "rank.h"
 
 #include <math.h>
 #include <stdlib.h>

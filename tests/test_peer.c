@@ -6,6 +6,7 @@
 ** interval, and the agreement of the (weighted) majority vote with the humans' majority.
 */
 #include "internal.h"
+#include "rank.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -67,7 +68,7 @@ static arb_rank *peer_rank(const arb_battles *b, const arb_rank_params *p)
 {
     arb_rank *rk = new_rank();
     char *err = NULL;
-    int rc = arb__peer_rank(b, p, rk, &err);
+    arb_status rc = arb__peer_rank(b, p, rk, &err);
     if (rc) fail_msg("arb__peer_rank: %s", err ? err : "(no message)");
     assert_null(err);
     assert_non_null(rk->all_scores);
@@ -457,14 +458,14 @@ static void pr_bad_parameters_and_empty(void **state)
     char *err = NULL;
     arb_rank_params p = pr_params();
     p.max_iterations = 0;
-    assert_int_equal(arb__peer_rank(b, &p, rk, &err), -1);
+    assert_int_equal(arb__peer_rank(b, &p, rk, &err), ARB_INVALID);
     assert_non_null(err);
     assert_non_null(strstr(err, "max_iterations"));
     arb_free(err);
     err = NULL;
     p = pr_params();
     p.tolerance = -1;
-    assert_int_equal(arb__peer_rank(b, &p, rk, &err), -1);
+    assert_int_equal(arb__peer_rank(b, &p, rk, &err), ARB_INVALID);
     assert_non_null(strstr(err, "tolerance"));
     arb_free(err);
     err = NULL;
@@ -472,13 +473,13 @@ static void pr_bad_parameters_and_empty(void **state)
     p = pr_params();
     p.reviewer_info = info;
     p.n_reviewer_info = 1;
-    assert_int_equal(arb__peer_rank(b, &p, rk, &err), -1);
+    assert_int_equal(arb__peer_rank(b, &p, rk, &err), ARB_INVALID);
     assert_non_null(strstr(err, "fixed_weight"));
     arb_free(err);
     err = NULL;
     p = pr_params();
     p.method = ARB_RANK_ELO;
-    assert_int_equal(arb__peer_rank(b, &p, rk, &err), -1);
+    assert_int_equal(arb__peer_rank(b, &p, rk, &err), ARB_INVALID);
     arb_free(err);
     assert_int_equal(rk->n_entries, 0);
     arb_rank_destroy(rk);
