@@ -124,7 +124,7 @@ static void default_params(void **state)
     assert_int_equal(p.bootstrap, 0);
     assert_int_equal(p.seed, 1);
     assert_close(p.ci_level, 0.95, 0);
-    assert_int_equal(p.max_iterations, 10);
+    assert_int_equal(p.max_iterations, 1000);
     assert_close(p.tolerance, 1e-9, 0);
     assert_int_equal(p.trend_every, 0);
     assert_string_equal(p.human_prefix, "human");
