@@ -568,6 +568,11 @@ arb_status arb__battles_each_json(arb_battles *b, const char *path, int allow_ar
 /* Appends every battle of src to dst, in order; adds src's skipped count. All or nothing
 ** except that, out of memory, dst's string tables may keep names of no battle. */
 arb_status arb__battles_append(arb_battles *dst, const arb_battles *src);
+/* store.c: the left-out records of b under source, written inside arb_store_put_battles'
+** transaction (replacing the source's), and read back into b (source NULL: all). */
+arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
+                                           const arb_battles *b);
+arb_status arb__store_get_battles_left_out(arb_store *store, const char *source, arb_battles *b);
 
 /* ---- rankings (METHODS §6): rank.c, peer.c, rank_core.c, rank_render.c share src/rank.h --- */
 

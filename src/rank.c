@@ -1183,6 +1183,48 @@ static int finish_matrices(rank_ctx *c, arb_rank *out, const size_t *pos)
     return 0;
 }
 
+static int left_out_cmp(const void *pa, const void *pb)
+{
+    const arb__rank_left_out *a = pa, *b = pb;
+    int c = strcmp(a->model_a, b->model_a);
+    return c ? c : strcmp(a->model_b, b->model_b);
+}
+
+/* The judgments without a valid verdict (E) that the battles left out, per model pair, of the
+** reviewers the ranking uses (allowed; with exclude_self not the reviewer's own pairs, as
+** for the battles), into out->left_out (names owned by out->names; sorted by pair). Issue 12:
+** they used to vanish without a count. ARB_OK or ARB_NOMEM. */
+static arb_status collect_left_out(const rank_ctx *c, const uint8_t *allowed, arb_rank *out)
+{
+    const arb_battles *b = c->b;
+    if (!b->n_left_out) return ARB_OK;
+    out->left_out = arb__rank_zalloc(b->n_left_out, sizeof *out->left_out);
+    char **names = realloc(out->names, (out->n_names + 2 * b->n_left_out + 1) * sizeof *names);
+    if (names) out->names = names;
+    if (!out->left_out || !names) return ARB_NOMEM;
+    for (size_t k = 0; k < b->n_left_out; k++) {
+        const arb__battles_left_out *x = &b->left_out[k];
+        uint32_t own = c->reviewer_model[x->r];
+        if (!allowed[x->r] || (c->p->exclude_self && (own == x->i || own == x->j))) continue;
+        const char *ma = b->models.names[x->i], *mb = b->models.names[x->j];
+        size_t at = 0;
+        while (at < out->n_left_out && (strcmp(out->left_out[at].model_a, ma) ||
+                                        strcmp(out->left_out[at].model_b, mb)))
+            at++;
+        if (at == out->n_left_out) {
+            char *ca = arb__strdup(ma), *cb = ca ? arb__strdup(mb) : NULL;
+            if (ca) out->names[out->n_names++] = ca;
+            if (cb) out->names[out->n_names++] = cb;
+            if (!ca || !cb) return ARB_NOMEM;
+            out->left_out[out->n_left_out++] = (arb__rank_left_out){ca, cb, 0};
+        }
+        out->left_out[at].n += x->n;
+        out->left_out_total += x->n;
+    }
+    qsort(out->left_out, out->n_left_out, sizeof *out->left_out, left_out_cmp);
+    return ARB_OK;
+}
+
 /* The weight of every reviewer index from out->reviewers (peer rank), for the weighted vote;
 ** NULL when out of memory. */
 static double *reviewer_weights(const arb_battles *b, const arb_rank *out)
@@ -1227,6 +1269,7 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     arb_rank *r = NULL;
     size_t *pos = NULL;
     double *weights = NULL;
+    uint8_t *allowed = NULL;
     if (out) *out = NULL;
     if (errmsg) *errmsg = NULL;
     if (!battles || !params || !out) {
@@ -1263,7 +1306,8 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     c.compact = arb__rank_zalloc(nm, sizeof *c.compact);
     c.model_of = arb__rank_zalloc(nm, sizeof *c.model_of);
     if (!c.use || !c.reviewer_model || !c.compact || !c.model_of) goto done;
-    if ((st = arb__rank_select(b, p, c.use, c.reviewer_model, NULL, &msg)) != ARB_OK)
+    if (!(allowed = arb__rank_zalloc(nr, 1))) goto done;
+    if ((st = arb__rank_select(b, p, c.use, c.reviewer_model, allowed, &msg)) != ARB_OK)
         goto done;
     st = ARB_NOMEM;
     for (size_t x = 0; x < nm; x++) c.compact[x] = UINT32_MAX;
@@ -1360,7 +1404,7 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     } else if (fill_entries(&c, r, pos)) {
         goto done;
     }
-    if (finish_matrices(&c, r, pos)) goto done;
+    if (finish_matrices(&c, r, pos) || collect_left_out(&c, allowed, r)) goto done;
 
     /* Self-enhancement when a reviewer with selected battles is a contestant; agreement with
     ** the humans when there are humans besides the selected reviewers. */
@@ -1390,6 +1434,7 @@ done:
     rank_ctx_free(&c);
     free(pos);
     free(weights);
+    free(allowed);
     return st;
 }
 
@@ -1407,6 +1452,7 @@ void arb_rank_destroy(arb_rank *rank)
     free(rank->reviewers);
     free(rank->all_scores);
     free(rank->trend);
+    free(rank->left_out);
     free(rank);
 }
 

@@ -245,6 +245,13 @@ static int put_title(arb__buf *b, const arb_rank *r)
         arb__buf_printf(b, "; %g%% percentile intervals from %zu bootstrap rounds (seed %llu)",
                         100.0 * p->ci_level, p->bootstrap, p->seed))
         return -1;
+    /* The interval is of the printed estimator (§6, issue 12): say so, since arena-style tools
+    ** bootstrap a single pass, whose interval is several times wider. */
+    if (p->bootstrap > 0 && p->method == ARB_RANK_ELO &&
+        arb__buf_printf(b, ";\neach round resamples the battles and takes the mean over %zu "
+                           "random order%s, as the rating does", p->elo_permutations,
+                        p->elo_permutations == 1 ? "" : "s"))
+        return -1;
     return arb__buf_puts(b, "\n\n");
 }
 
@@ -331,6 +338,24 @@ static int put_notes(arb__buf *b, const arb_rank *r)
                 return -1;
         }
         if (arb__buf_puts(b, "\n")) return -1;
+    }
+    return 0;
+}
+
+/* The judgments without a valid verdict that gave no battle (issue 12: never silently). */
+static int put_left_out(arb__buf *b, const arb_rank *r)
+{
+    if (!r->left_out_total) return 0;
+    if (arb__buf_printf(b, "\nleft out: %zu judgment%s with verdict E (no valid verdict, or a "
+                           "failed call) gave no battle; per model pair:\n",
+                        r->left_out_total, r->left_out_total == 1 ? "" : "s"))
+        return -1;
+    for (size_t k = 0; k < r->n_left_out; k++) {
+        const arb__rank_left_out *x = &r->left_out[k];
+        if (arb__buf_puts(b, "  ") || arb__buf_put_safe(b, x->model_a) ||
+            arb__buf_puts(b, " vs ") || arb__buf_put_safe(b, x->model_b) ||
+            arb__buf_printf(b, ": %zu\n", x->n))
+            return -1;
     }
     return 0;
 }
@@ -515,11 +540,11 @@ char *arb_rank_to_text(const arb_rank *r)
     arb__buf_init(&b, 0);
     if (put_title(&b, r)) goto fail;
     if (r->n_entries == 0) {
-        if (arb__buf_puts(&b, "no battles to rank\n")) goto fail;
+        if (arb__buf_puts(&b, "no battles to rank\n") || put_left_out(&b, r)) goto fail;
         return arb__buf_steal(&b);
     }
     table_cols t = table_columns(r);
-    if (put_table(&b, r, &t) || put_notes(&b, r) || put_matrix(&b, r, t.name_width) ||
+    if (put_table(&b, r, &t) || put_notes(&b, r) || put_left_out(&b, r) || put_matrix(&b, r, t.name_width) ||
         put_trend(&b, r) || put_reviewers(&b, r) || put_human(&b, r))
         goto fail;
     return arb__buf_steal(&b);
@@ -656,6 +681,24 @@ static json_t *human_json(const arb_rank *r)
     return o;
 }
 
+/* [{"model_a", "model_b", "n"}] per pair (empty when none). */
+static json_t *left_out_json(const arb_rank *r)
+{
+    json_t *a = json_array();
+    for (size_t k = 0; a && k < r->n_left_out; k++) {
+        const arb__rank_left_out *x = &r->left_out[k];
+        json_t *o = json_object();
+        if (!o || json_array_append_new(a, o) ||
+            arb__json_set(o, "model_a", arb__json_name(x->model_a)) ||
+            arb__json_set(o, "model_b", arb__json_name(x->model_b)) ||
+            arb__json_set(o, "n", json_size(x->n))) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 static json_t *trend_json(const arb_rank *r)
 {
     if (!r->trend || !r->n_trend) return json_null();
@@ -719,7 +762,9 @@ char *arb_rank_to_json(const arb_rank *r)
     if (arb__json_set(root, "arbiter_version", json_string(ARB_VERSION)) ||
         arb__json_set(root, "method", json_string(method_name(p->method))) ||
         arb__json_set(root, "params", params_json(r)) ||
-        arb__json_set(root, "n_battles", json_size(r->n_battles_used))) {
+        arb__json_set(root, "n_battles", json_size(r->n_battles_used)) ||
+        arb__json_set(root, "n_left_out_e", json_size(r->left_out_total)) ||
+        arb__json_set(root, "left_out_e", left_out_json(r))) {
         json_decref(models);
         goto done;
     }
