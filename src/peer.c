@@ -13,6 +13,7 @@
 ** One departure from §6, argued at pr_scores: with exclude_self the PR denominator counts
 ** the reviews' weights.
 **
+** Calls only rank_core.c below it (see rank.h); rank.c calls this file, never the reverse.
 ** Not here: which battles count (arb__rank_select), plain Elo (arb__elo), the ranking methods
 ** that learn nothing (rank.c), text and JSON (rank_render.c).
 */

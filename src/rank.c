@@ -24,8 +24,9 @@
 **     the renderers print a note. We chose this over failing because such data sets are
 **     common (a new model with a few losses) and the other models' ratings stay meaningful.
 **
-** Not here: which battles a peer-rank round uses and the reviewer weights (peer.c), reading
-** battles (battles.c), rendering (rank_render.c).
+** Not here: which battles a ranking uses, online Elo and its bootstrap, seeded streams and the
+** task runner (rank_core.c); the reviewer weights (peer.c); reading battles (battles.c);
+** rendering (rank_render.c). Calls go rank.c -> peer.c -> rank_core.c (rank.h).
 */
 #include "rank.h"
 
