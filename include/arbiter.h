@@ -578,8 +578,24 @@ ARB_API arb_status arb_battles_import(arb_battles *b, const char *kind, const ch
 ** "error"), summed over the imports into b. */
 ARB_API size_t arb_battles_skipped(const arb_battles *b);
 
+/* Judgments that gave no battle because they had no valid verdict (E), per reviewer and model
+** pair (tournaments keep them so rankings can say what they left out; METHODS §6). */
+typedef struct arb_battle_left_out {
+    const char *model_a, *model_b; /* the pair, in name order */
+    const char *reviewer;
+    size_t n;
+} arb_battle_left_out;
+/* Adds n such judgments of reviewer on {model_a, model_b} (names copied). */
+ARB_API arb_status arb_battles_add_left_out(arb_battles *b, const char *model_a,
+                                            const char *model_b, const char *reviewer,
+                                            size_t n);
+ARB_API size_t arb_battles_left_out_count(const arb_battles *b);
+/* Record index as views into the set's strings (valid until the set changes). */
+ARB_API arb_battle_left_out arb_battles_left_out_at(const arb_battles *b, size_t index);
+
 /* Stores the battles under source (a rerun with the same source replaces them) / appends
-** every stored battle (all sources, or those of source when not NULL), in stored order. */
+** every stored battle (all sources, or those of source when not NULL), in stored order. The
+** left-out records (arb_battles_add_left_out) are stored and read with them. */
 ARB_API arb_status arb_store_put_battles(arb_store *store, const char *source,
                                          const arb_battles *b);
 ARB_API arb_status arb_store_get_battles(arb_store *store, const char *source, arb_battles *b);
@@ -648,6 +664,10 @@ typedef struct arb_rank_reviewer {
     size_t reviews;
     double self_enhancement;        /* own win rate by itself minus by the others; NAN n/a */
     double self_ci_lo, self_ci_hi;
+    double summary_spearman;        /* when humans reviewed: Spearman and Kendall tau-b of this
+                                       reviewer's win-rate ranking of the contestants against
+                                       the humans' (PRD summary level, §6); NAN otherwise */
+    double summary_kendall;
 } arb_rank_reviewer;
 
 typedef struct arb_rank arb_rank;

@@ -107,6 +107,7 @@ void arb_battles_destroy(arb_battles *b)
     free(b->s);
     free(b->both_bad);
     free(b->style);
+    free(b->left_out);
     free(b->errmsg);
     free(b);
 }
@@ -136,6 +137,62 @@ size_t arb_battles_count(const arb_battles *b) { return b ? b->n : 0; }
 
 /* Returns how many reviews importers left out because they had no verdict. */
 size_t arb_battles_skipped(const arb_battles *b) { return b ? b->skipped : 0; }
+
+/* Adds n judgments of reviewer on the pair {model_a, model_b} that had no valid verdict (E),
+** to the record of that (reviewer, pair) -- the pair in name order -- or a new one. Borrowing
+** only. ARB_INVALID (with a message) for a missing name or equal models, ARB_NOMEM. */
+arb_status arb_battles_add_left_out(arb_battles *b, const char *model_a, const char *model_b,
+                                    const char *reviewer, size_t n)
+{
+    if (!b) return ARB_INVALID;
+    if (!model_a || !*model_a || !model_b || !*model_b || !reviewer)
+        return arb__battles_fail(b, ARB_INVALID, "left out: a model or reviewer name is missing");
+    if (!strcmp(model_a, model_b))
+        return arb__battles_fail(b, ARB_INVALID, "left out: the two models are the same");
+    if (strcmp(model_a, model_b) > 0) {
+        const char *t = model_a;
+        model_a = model_b;
+        model_b = t;
+    }
+    uint32_t i = arb__strtab_intern(&b->models, model_a);
+    uint32_t j = arb__strtab_intern(&b->models, model_b);
+    uint32_t r = arb__strtab_intern(&b->reviewers, reviewer);
+    if (i == UINT32_MAX || j == UINT32_MAX || r == UINT32_MAX)
+        return arb__battles_fail(b, ARB_NOMEM, "out of memory");
+    for (size_t k = 0; k < b->n_left_out; k++) {
+        arb__battles_left_out *x = &b->left_out[k];
+        if (x->i == i && x->j == j && x->r == r) {
+            x->n += n;
+            return ARB_OK;
+        }
+    }
+    if (b->n_left_out == b->cap_left_out) {
+        size_t cap = b->cap_left_out ? 2 * b->cap_left_out : 16;
+        arb__battles_left_out *grown = realloc(b->left_out, cap * sizeof *grown);
+        if (!grown) return arb__battles_fail(b, ARB_NOMEM, "out of memory");
+        b->left_out = grown;
+        b->cap_left_out = cap;
+    }
+    b->left_out[b->n_left_out++] = (arb__battles_left_out){i, j, r, n};
+    return ARB_OK;
+}
+
+/* Returns the number of (reviewer, pair) records of judgments left out (0 for NULL). */
+size_t arb_battles_left_out_count(const arb_battles *b) { return b ? b->n_left_out : 0; }
+
+/* Returns record index as views into the set's strings (valid until the set changes); all
+** NULL and 0 out of range. */
+arb_battle_left_out arb_battles_left_out_at(const arb_battles *b, size_t index)
+{
+    arb_battle_left_out out = {NULL, NULL, NULL, 0};
+    if (!b || index >= b->n_left_out) return out;
+    const arb__battles_left_out *x = &b->left_out[index];
+    out.model_a = b->models.names[x->i];
+    out.model_b = b->models.names[x->j];
+    out.reviewer = b->reviewers.names[x->r];
+    out.n = x->n;
+    return out;
+}
 
 /* Grows one column to cap elements of size bytes. 0, or -1 (the column is left as it was). */
 static int grow_column(void *pp, size_t cap, size_t size)
@@ -270,6 +327,11 @@ arb_status arb__battles_append(arb_battles *dst, const arb_battles *src)
             }
             return st;
         }
+    }
+    for (size_t k = 0; k < src->n_left_out; k++) {
+        arb_battle_left_out x = arb_battles_left_out_at(src, k);
+        arb_status st = arb_battles_add_left_out(dst, x.model_a, x.model_b, x.reviewer, x.n);
+        if (st) return st; /* out of memory only: the records are valid */
     }
     dst->skipped += src->skipped;
     return ARB_OK;
@@ -841,6 +903,7 @@ arb_status arb_store_put_battles(arb_store *store, const char *source, const arb
             goto done;
         }
     }
+    if (!st) st = arb__store_put_battles_left_out(store, source, b);
 done:
     sqlite3_finalize(del);
     sqlite3_finalize(ins);
@@ -927,6 +990,7 @@ arb_status arb_store_get_battles(arb_store *store, const char *source, arb_battl
         st = arb__store_fail(store, ARB_DB, "cannot read battles: %s", sqlite3_errmsg(db));
         goto done;
     }
+    if ((st = arb__store_get_battles_left_out(store, source, scratch))) goto done;
     if ((st = arb__battles_append(b, scratch)))
         arb__store_fail(store, st, "cannot read battles: %s", arb_battles_errmsg(b));
 done:

@@ -564,6 +564,13 @@ arb_status arb__factors_from_groups(const arb__factor_group *groups, size_t n,
 
 /* ---- battles.c: battle sets (METHODS §6) --------------------------------------------------- */
 
+/* n judgments of reviewer r on the pair (i, j) -- i before j by name, indices into the string
+** tables -- that had no valid verdict (E) and so gave no battle (tournaments, §6). */
+typedef struct arb__battles_left_out {
+    uint32_t i, j, r;
+    size_t n;
+} arb__battles_left_out;
+
 struct arb_battles {
     arb__strtab questions, models, reviewers;
     uint32_t *q, *i, *j, *r; /* per battle: indices into the tables above */
@@ -573,6 +580,8 @@ struct arb_battles {
                                 battle has any style value */
     size_t n, cap;
     size_t skipped;          /* reviews importers left out (no verdict); arb_battles_skipped */
+    arb__battles_left_out *left_out; /* judgments without a verdict (E) per reviewer and pair */
+    size_t n_left_out, cap_left_out;
     char *errmsg;            /* last error (owned) */
 };
 /* Sets b's message (printf-style) and returns code. */
@@ -605,71 +614,13 @@ arb_status arb__battles_each_json(arb_battles *b, const char *path, int allow_ar
 /* Appends every battle of src to dst, in order; adds src's skipped count. All or nothing
 ** except that, out of memory, dst's string tables may keep names of no battle. */
 arb_status arb__battles_append(arb_battles *dst, const arb_battles *src);
+/* store.c: the left-out records of b under source, written inside arb_store_put_battles'
+** transaction (replacing the source's), and read back into b (source NULL: all). */
+arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
+                                           const arb_battles *b);
+arb_status arb__store_get_battles_left_out(arb_store *store, const char *source, arb_battles *b);
 
-/* ---- rank.c, peer.c: rankings (METHODS §6) ------------------------------------------------ */
-
-/* Agreement of the reviewers' vote with the humans' majority per comparison (§6). */
-typedef struct arb__rank_human {
-    size_t n_comparisons;      /* (question, unordered pair) with a human majority and a vote */
-    double accuracy_weighted;  /* weighted majority vote (final peer-rank weights) */
-    double accuracy_all;       /* every reviewer with equal weight */
-    double fleiss_weighted;    /* Fleiss' kappa of {vote, human majority} */
-    double fleiss_all;
-} arb__rank_human;
-
-struct arb_rank {
-    arb_rank_params params;   /* as used; string pointers are not kept (NULL) */
-    char *anchor;             /* copy of params.anchor, or NULL */
-    arb_rank_entry *entries;  /* best first; model strings owned by names below */
-    size_t n_entries;
-    char **names;             /* owned copies of model and reviewer names */
-    size_t n_names;
-    double *pairwise;         /* n_entries x n_entries in entry order: row beats col, NAN none */
-    arb_rank_reviewer *reviewers; /* peer rank and self-enhancement; NULL when none */
-    size_t n_reviewers;
-    int iterations, converged;
-    double *all_scores;       /* peer rank: the same method with equal weights ("All"), per
-                                 entry; NULL otherwise */
-    double *trend;            /* n_trend x n_entries: Elo after every trend_every battles */
-    size_t n_trend;
-    arb__rank_human human;    /* n_comparisons 0 when there are no human reviewers */
-    size_t n_battles_used;
-    /* rank.c: how the Bradley-Terry and control fits went (see rank.c's file comment) */
-    int bt_ridge_bound;       /* 1: the BT MLE does not exist (a model or group never wins or
-                                 never loses against the rest); ratings bounded by the ridge */
-    size_t lc_rows, lc_left_out;       /* length control: battles fitted / left out (no
-                                          length for one of the answers) */
-    size_t style_rows, style_left_out; /* style control: the same (any feature unknown) */
-    double lc_coef;           /* length effect, Elo points per typical (rms) difference; NAN */
-    double style_coef[ARB_STYLE__COUNT]; /* style effects on the same scale; NAN */
-};
-
-/* Marks the battles the parameters select (reviewer list, exclude_self, humans left out of
-** the contestant ranking): use[k] = 1. reviewer_model[r] gets the contestant index (into
-** b->models) reviewer r is, or UINT32_MAX. Returns 0, or -1 after setting *errmsg. */
-int arb__rank_select(const arb_battles *b, const arb_rank_params *p, uint8_t *use,
-                     uint32_t *reviewer_model, char **errmsg);
-/* Online Elo over the selected battles (§6): K and initial rating from p, each review moving
-** both ratings by weight[r]·K·(outcome − expected) (weight NULL: 1), averaged over
-** p->elo_permutations random orders (1: the given order). mean and sd per model index
-** (b->models.n each; sd may be NULL). Returns 0, or -1 when out of memory. */
-int arb__elo(const arb_battles *b, const uint8_t *use, const double *weight,
-             const arb_rank_params *p, double *mean, double *sd);
-/* Win rate per model index over the selected battles, each review counted with weight[r]
-** (NULL: 1): (weighted wins + ½ ties) / weighted battles. NAN for a model with no battle. */
-void arb__win_rate(const arb_battles *b, const uint8_t *use, const double *weight, double *out);
-
-/* peer.c: peer rank (PR weighted win rate, weighted Elo; METHODS §6). Fills out->entries
-** (score = the weighted result, plus all_scores), out->reviewers (weights), iterations and
-** converged. Returns 0, or -1 after setting *errmsg. */
-int arb__peer_rank(const arb_battles *b, const arb_rank_params *p, arb_rank *out, char **errmsg);
-/* Self-enhancement per reviewer that is a contestant, with bootstrap intervals over
-** questions (p->bootstrap, p->seed); fills out->reviewers (adding reviewers when absent). */
-int arb__rank_self_enhancement(const arb_battles *b, const arb_rank_params *p, arb_rank *out);
-/* Weighted majority vote per (question, unordered pair) vs the human majority (§6); weights
-** per reviewer index (NULL: equal). Fills out->human. */
-int arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
-                              const double *weight, arb_rank *out);
+/* ---- rankings (METHODS §6): rank.c, peer.c, rank_core.c, rank_render.c share src/rank.h --- */
 
 /* ---- html.c: escaping for HTML and Markdown, and SVG charts drawn by arbiter ------------- */
 

@@ -13,10 +13,11 @@
 ** One departure from §6, argued at pr_scores: with exclude_self the PR denominator counts
 ** the reviews' weights.
 **
+** Calls only rank_core.c below it (see rank.h); rank.c calls this file, never the reverse.
 ** Not here: which battles count (arb__rank_select), plain Elo (arb__elo), the ranking methods
 ** that learn nothing (rank.c), text and JSON (rank_render.c).
 */
-#include "internal.h"
+#include "rank.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,23 +47,20 @@ typedef struct peer_ctx {
     uint8_t *chosen;          /* top-K scratch: per model */
 } peer_ctx;
 
-/* Sets *errmsg (when errmsg is not NULL) and returns -1. */
-static int peer_fail(char **errmsg, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
-static int peer_fail(char **errmsg, const char *fmt, ...)
+/* Sets *errmsg (when errmsg is not NULL; a message already there is replaced) and returns
+** st. */
+static arb_status peer_fail(char **errmsg, arb_status st, const char *fmt, ...)
+    ARB__ATTR_PRINTF(3, 4);
+static arb_status peer_fail(char **errmsg, arb_status st, const char *fmt, ...)
 {
     if (errmsg) {
         va_list ap;
         va_start(ap, fmt);
+        free(*errmsg);
         *errmsg = arb__vsprintf(fmt, ap);
         va_end(ap);
     }
-    return -1;
-}
-
-/* calloc that never asks for zero bytes (calloc(0) may return NULL). */
-static void *peer_calloc(size_t n, size_t size)
-{
-    return calloc(n ? n : 1, size);
+    return st;
 }
 
 static void ctx_free(peer_ctx *c)
@@ -95,8 +93,9 @@ static double fixed_weight_of(const arb_rank_params *p, const char *reviewer)
     return 1.0;
 }
 
-/* Selects the battles and sorts out who reviews as what. 0, or -1 after setting *errmsg. */
-static int ctx_setup(peer_ctx *c, const arb_battles *b, const arb_rank_params *p, int elo,
+/* Selects the battles and sorts out who reviews as what. ARB_OK, or ARB_INVALID / ARB_NOMEM
+** after setting *errmsg. */
+static arb_status ctx_setup(peer_ctx *c, const arb_battles *b, const arb_rank_params *p, int elo,
                      char **errmsg)
 {
     memset(c, 0, sizeof *c);
@@ -106,25 +105,26 @@ static int ctx_setup(peer_ctx *c, const arb_battles *b, const arb_rank_params *p
     c->n_models = b->models.n;
     c->n_reviewers = b->reviewers.n;
     size_t nm = c->n_models, nr = c->n_reviewers;
-    c->use = peer_calloc(b->n, 1);
-    c->use_round = peer_calloc(b->n, 1);
-    c->reviewer_model = peer_calloc(nr, sizeof *c->reviewer_model);
-    c->peer = peer_calloc(nr, 1);
-    c->fixed = peer_calloc(nr, sizeof *c->fixed);
-    c->reviews = peer_calloc(nr, sizeof *c->reviews);
-    c->battles = peer_calloc(nm, sizeof *c->battles);
-    c->wins = peer_calloc(nm, sizeof *c->wins);
-    c->ties = peer_calloc(nm, sizeof *c->ties);
-    c->losses = peer_calloc(nm, sizeof *c->losses);
-    c->value = peer_calloc(nm, sizeof *c->value);
-    c->count = peer_calloc(nm, sizeof *c->count);
-    c->order = peer_calloc(nm, sizeof *c->order);
-    c->chosen = peer_calloc(nm, 1);
+    c->use = arb__rank_zalloc(b->n, 1);
+    c->use_round = arb__rank_zalloc(b->n, 1);
+    c->reviewer_model = arb__rank_zalloc(nr, sizeof *c->reviewer_model);
+    c->peer = arb__rank_zalloc(nr, 1);
+    c->fixed = arb__rank_zalloc(nr, sizeof *c->fixed);
+    c->reviews = arb__rank_zalloc(nr, sizeof *c->reviews);
+    c->battles = arb__rank_zalloc(nm, sizeof *c->battles);
+    c->wins = arb__rank_zalloc(nm, sizeof *c->wins);
+    c->ties = arb__rank_zalloc(nm, sizeof *c->ties);
+    c->losses = arb__rank_zalloc(nm, sizeof *c->losses);
+    c->value = arb__rank_zalloc(nm, sizeof *c->value);
+    c->count = arb__rank_zalloc(nm, sizeof *c->count);
+    c->order = arb__rank_zalloc(nm, sizeof *c->order);
+    c->chosen = arb__rank_zalloc(nm, 1);
     if (!c->use || !c->use_round || !c->reviewer_model || !c->peer || !c->fixed ||
         !c->reviews || !c->battles || !c->wins || !c->ties || !c->losses || !c->value ||
         !c->count || !c->order || !c->chosen)
-        return peer_fail(errmsg, "out of memory");
-    if (arb__rank_select(b, p, c->use, c->reviewer_model, errmsg)) return -1;
+        return peer_fail(errmsg, ARB_NOMEM, "out of memory");
+    arb_status st = arb__rank_select(b, p, c->use, c->reviewer_model, NULL, errmsg);
+    if (st != ARB_OK) return st;
 
     for (size_t k = 0; k < b->n; k++) {
         if (!c->use[k]) continue;
@@ -151,7 +151,7 @@ static int ctx_setup(peer_ctx *c, const arb_battles *b, const arb_rank_params *p
         else
             c->fixed[r] = fixed_weight_of(p, b->reviewers.names[r]);
     }
-    return 0;
+    return ARB_OK;
 }
 
 /* PR scores (§6): every review by an active reviewer r adds 1 to N[i] and N[j] (unweighted),
@@ -188,9 +188,9 @@ static void pr_scores(peer_ctx *c, const double *u, const uint8_t *active, doubl
 
 /* Weighted Elo scores (§6): arb__elo over the active reviewers' battles with weights u, mean
 ** (and sd when not NULL) over the permutations; NAN for a model without an active review.
-** 0, or -1 when out of memory. */
-static int elo_scores(peer_ctx *c, const double *u, const uint8_t *active, double *score,
-                      double *sd)
+** ARB_OK, ARB_NOMEM or ARB_INTERRUPTED. */
+static arb_status elo_scores(peer_ctx *c, const double *u, const uint8_t *active, double *score,
+                             double *sd)
 {
     const arb_battles *b = c->b;
     memset(c->count, 0, c->n_models * sizeof *c->count);
@@ -201,24 +201,25 @@ static int elo_scores(peer_ctx *c, const double *u, const uint8_t *active, doubl
             c->count[b->j[k]] += 1;
         }
     }
-    if (arb__elo(b, c->use_round, u, c->p, score, sd)) return -1;
+    arb_status st = arb__elo(b, c->use_round, u, c->p, score, sd);
+    if (st != ARB_OK) return st;
     for (size_t m = 0; m < c->n_models; m++) {
         if (c->count[m] > 0) continue;
         score[m] = NAN;
         if (sd) sd[m] = NAN;
     }
-    return 0;
+    return ARB_OK;
 }
 
-/* One scoring round with the method of c. 0, or -1 when out of memory. */
-static int score_round(peer_ctx *c, const double *u, const uint8_t *active, double *score,
-                       double *sd)
+/* One scoring round with the method of c. ARB_OK, ARB_NOMEM or ARB_INTERRUPTED. */
+static arb_status score_round(peer_ctx *c, const double *u, const uint8_t *active,
+                              double *score, double *sd)
 {
     if (c->elo) return elo_scores(c, u, active, score, sd);
     pr_scores(c, u, active, score);
     if (sd)
         for (size_t m = 0; m < c->n_models; m++) sd[m] = NAN;
-    return 0;
+    return ARB_OK;
 }
 
 /* New weights from the scores of the peers' own models (§6): min-max scaled to [0,1], then
@@ -269,16 +270,6 @@ static void use_weights(const peer_ctx *c, const double *w, const uint8_t *activ
     }
 }
 
-/* 1 when score a (of the model named na) ranks before b: higher first, undefined last, ties
-** by name. */
-static int ranks_before(double a, const char *na, double b, const char *nb)
-{
-    int da = !isnan(a), db = !isnan(b);
-    if (da != db) return da;
-    if (da && a != b) return a > b;
-    return strcmp(na, nb) < 0;
-}
-
 /* Which reviewers review this round (§6 cost control): with top_k_reviewers = K > 0, only the
 ** peers whose model is among the K best-scoring peer models by score (ties by name); reviewers
 ** that are not contestants always review. K = 0 or K >= the number of peer models: all. */
@@ -301,7 +292,7 @@ static void choose_active(peer_ctx *c, const double *score, uint8_t *active)
     for (size_t x = 1; x < n; x++) { /* insertion sort: a handful of reviewer models */
         uint32_t m = c->order[x];
         size_t y = x;
-        for (; y > 0 && ranks_before(score[m], names[m], score[c->order[y - 1]],
+        for (; y > 0 && arb__rank_before(score[m], names[m], score[c->order[y - 1]],
                                      names[c->order[y - 1]]);
              y--)
             c->order[y] = c->order[y - 1];
@@ -350,12 +341,30 @@ static size_t find_reviewer(const arb_rank *out, size_t n, const char *name)
     return SIZE_MAX;
 }
 
+/* The index of the reviewer named name among out->reviewers[0..n_before); when absent, a new
+** entry appended (room reserved in out->reviewers and out->names by the caller) with every
+** number undefined, model (may be NULL) and reviews. SIZE_MAX when out of memory. */
+static size_t reviewer_slot(arb_rank *out, size_t n_before, const char *name, const char *model,
+                            size_t reviews)
+{
+    size_t at = find_reviewer(out, n_before, name);
+    if (at != SIZE_MAX) return at;
+    arb_rank_reviewer *rv = &out->reviewers[out->n_reviewers];
+    memset(rv, 0, sizeof *rv);
+    rv->weight = rv->self_enhancement = rv->self_ci_lo = rv->self_ci_hi = NAN;
+    rv->summary_spearman = rv->summary_kendall = NAN;
+    rv->reviews = reviews;
+    if (!(rv->reviewer = names_add(out, name))) return SIZE_MAX;
+    if (model && !(rv->model = model_name(out, model))) return SIZE_MAX;
+    return out->n_reviewers++;
+}
+
 /* Sorts reviewers by weight (highest first, undefined last), then by name. */
 static int reviewer_cmp(const void *pa, const void *pb)
 {
     const arb_rank_reviewer *a = pa, *b = pb;
-    if (ranks_before(a->weight, a->reviewer, b->weight, b->reviewer)) return -1;
-    if (ranks_before(b->weight, b->reviewer, a->weight, a->reviewer)) return 1;
+    if (arb__rank_before(a->weight, a->reviewer, b->weight, b->reviewer)) return -1;
+    if (arb__rank_before(b->weight, b->reviewer, a->weight, a->reviewer)) return 1;
     return 0;
 }
 
@@ -369,9 +378,9 @@ static int fill_result(peer_ctx *c, const double *score, const double *sd,
     for (size_t m = 0; m < c->n_models; m++) n_entries += c->battles[m] > 0;
     for (size_t r = 0; r < c->n_reviewers; r++) n_rev += c->reviews[r] > 0;
 
-    uint32_t *sorted = peer_calloc(n_entries, sizeof *sorted);
-    arb_rank_entry *entries = peer_calloc(n_entries, sizeof *entries);
-    double *all = peer_calloc(n_entries, sizeof *all);
+    uint32_t *sorted = arb__rank_zalloc(n_entries, sizeof *sorted);
+    arb_rank_entry *entries = arb__rank_zalloc(n_entries, sizeof *entries);
+    double *all = arb__rank_zalloc(n_entries, sizeof *all);
     arb_rank_reviewer *revs =
         realloc(out->reviewers, (out->n_reviewers + n_rev + 1) * sizeof *revs);
     if (revs) out->reviewers = revs;
@@ -388,7 +397,7 @@ static int fill_result(peer_ctx *c, const double *score, const double *sd,
     for (uint32_t m = 0; m < c->n_models; m++) {
         if (!c->battles[m]) continue;
         size_t y = n++;
-        for (; y > 0 && ranks_before(score[m], names[m], score[sorted[y - 1]],
+        for (; y > 0 && arb__rank_before(score[m], names[m], score[sorted[y - 1]],
                                      names[sorted[y - 1]]);
              y--)
             sorted[y] = sorted[y - 1];
@@ -431,17 +440,9 @@ static int fill_result(peer_ctx *c, const double *score, const double *sd,
         double weight = c->peer[r] ? w[r]
                         : c->n_peers ? c->fixed[r] / (double)c->n_peers
                                      : c->fixed[r];
-        size_t at = find_reviewer(out, n_before, name);
-        if (at == SIZE_MAX) {
-            arb_rank_reviewer *rv = &out->reviewers[out->n_reviewers];
-            memset(rv, 0, sizeof *rv);
-            rv->self_enhancement = rv->self_ci_lo = rv->self_ci_hi = NAN;
-            rv->reviewer = names_add(out, name);
-            if (!rv->reviewer) return -1;
-            uint32_t m = c->reviewer_model[r];
-            if (m < c->n_models && !(rv->model = model_name(out, names[m]))) return -1;
-            at = out->n_reviewers++;
-        }
+        uint32_t m = c->reviewer_model[r];
+        size_t at = reviewer_slot(out, n_before, name, m < c->n_models ? names[m] : NULL, 0);
+        if (at == SIZE_MAX) return -1;
         out->reviewers[at].weight = weight;
         out->reviewers[at].reviews = c->reviews[r];
     }
@@ -460,38 +461,38 @@ static int fill_result(peer_ctx *c, const double *score, const double *sd,
 ** together (at convergence this is the last round's scores). all_scores: every reviewer with
 ** weight 1 (non-contestants too), no top-K. Fills out->entries (model strings owned by
 ** out->names), out->all_scores, out->reviewers, iterations and converged; out keeps what it
-** had otherwise. Returns 0, or -1 after setting *errmsg (out stays valid for destroy). */
-int arb__peer_rank(const arb_battles *b, const arb_rank_params *p, arb_rank *out, char **errmsg)
+** had otherwise. Returns ARB_OK, or ARB_INVALID / ARB_NOMEM / ARB_INTERRUPTED after setting
+** *errmsg (out stays valid for destroy). */
+arb_status arb__peer_rank(const arb_battles *b, const arb_rank_params *p, arb_rank *out,
+                          char **errmsg)
 {
     if (p->method != ARB_RANK_PEER_WINRATE && p->method != ARB_RANK_PEER_ELO)
-        return peer_fail(errmsg, "peer rank: method must be a peer method");
+        return peer_fail(errmsg, ARB_INVALID, "peer rank: method must be a peer method");
     if (p->max_iterations < 1)
-        return peer_fail(errmsg, "peer rank: max_iterations must be >= 1, got %d",
+        return peer_fail(errmsg, ARB_INVALID, "peer rank: max_iterations must be >= 1, got %d",
                          p->max_iterations);
     if (!(p->tolerance >= 0) || !isfinite(p->tolerance))
-        return peer_fail(errmsg, "peer rank: tolerance must be a number >= 0, got %g",
-                         p->tolerance);
+        return peer_fail(errmsg, ARB_INVALID,
+                         "peer rank: tolerance must be a number >= 0, got %g", p->tolerance);
     for (size_t k = 0; p->reviewer_info && k < p->n_reviewer_info; k++) {
         double f = p->reviewer_info[k].fixed_weight;
         if (!isnan(f) && !(f >= 0 && isfinite(f)))
-            return peer_fail(errmsg,
+            return peer_fail(errmsg, ARB_INVALID,
                              "reviewer_info[%zu]: fixed_weight must be a number >= 0, got %g",
                              k, f);
     }
 
     peer_ctx c;
-    int rc = -1;
+    arb_status st;
     double *buf = NULL;
     uint8_t *active = NULL;
-    if (ctx_setup(&c, b, p, p->method == ARB_RANK_PEER_ELO, errmsg)) goto done;
+    if ((st = ctx_setup(&c, b, p, p->method == ARB_RANK_PEER_ELO, errmsg)) != ARB_OK) goto done;
 
     size_t nm = c.n_models ? c.n_models : 1, nr = c.n_reviewers ? c.n_reviewers : 1;
+    st = ARB_NOMEM;
     buf = calloc(4 * nm + 3 * nr, sizeof *buf);
-    active = peer_calloc(nr, 1);
-    if (!buf || !active) {
-        peer_fail(errmsg, "out of memory");
-        goto done;
-    }
+    active = arb__rank_zalloc(nr, 1);
+    if (!buf || !active) goto done;
     double *score = buf, *prev = buf + nm, *sd = buf + 2 * nm, *all = buf + 3 * nm;
     double *ones = buf + 4 * nm, *w = ones + nr, *w_new = w + nr;
     double *u = ones; /* all-ones first, then reused for the rounds' weights */
@@ -500,21 +501,17 @@ int arb__peer_rank(const arb_battles *b, const arb_rank_params *p, arb_rank *out
         ones[r] = 1;
         active[r] = 1;
     }
-    if (score_round(&c, ones, active, all, NULL)) {
-        peer_fail(errmsg, "out of memory");
-        goto done;
-    }
+    if ((st = score_round(&c, ones, active, all, NULL)) != ARB_OK) goto done;
     memcpy(prev, all, c.n_models * sizeof *prev);
     for (size_t r = 0; r < c.n_reviewers; r++) w[r] = c.peer[r] ? 1.0 / (double)c.n_peers : 0;
 
+    /* Iterate to the tolerance (§6: weight change < 1e-9 by default); max_iterations is only
+    ** a safety cap (default 1000), and hitting it is reported as not converged. */
     int iterations = 0, converged = c.n_peers == 0; /* nothing to learn */
     for (int it = 1; !converged && it <= p->max_iterations; it++) {
         choose_active(&c, prev, active);
         use_weights(&c, w, active, u);
-        if (score_round(&c, u, active, score, NULL)) {
-            peer_fail(errmsg, "out of memory");
-            goto done;
-        }
+        if ((st = score_round(&c, u, active, score, NULL)) != ARB_OK) goto done;
         weights_from_scores(&c, score, w_new);
         double delta = 0;
         for (size_t r = 0; r < c.n_reviewers; r++) {
@@ -530,10 +527,7 @@ int arb__peer_rank(const arb_battles *b, const arb_rank_params *p, arb_rank *out
     }
     choose_active(&c, prev, active);
     use_weights(&c, w, active, u);
-    if (score_round(&c, u, active, score, sd)) {
-        peer_fail(errmsg, "out of memory");
-        goto done;
-    }
+    if ((st = score_round(&c, u, active, score, sd)) != ARB_OK) goto done;
     /* Weighted Elo is zero-sum, so the ratings average elo_initial; with an anchor, shift
     ** both columns so the anchor sits at elo_initial instead, as plain Elo does (rank.c). */
     uint32_t anchor = c.elo && p->anchor ? arb__strtab_find(&b->models, p->anchor) : UINT32_MAX;
@@ -545,17 +539,19 @@ int arb__peer_rank(const arb_battles *b, const arb_rank_params *p, arb_rank *out
         }
     }
     if (fill_result(&c, score, sd, all, w, out)) {
-        peer_fail(errmsg, "out of memory");
+        st = ARB_NOMEM;
         goto done;
     }
     out->iterations = iterations;
     out->converged = c.n_peers == 0 || converged;
-    rc = 0;
+    st = ARB_OK;
 done:
+    if (st == ARB_NOMEM) peer_fail(errmsg, ARB_NOMEM, "out of memory");
+    if (st == ARB_INTERRUPTED) peer_fail(errmsg, ARB_INTERRUPTED, "interrupted");
     free(buf);
     free(active);
     ctx_free(&c);
-    return rc;
+    return st;
 }
 
 /* ---- self-enhancement --------------------------------------------------------------------- */
@@ -579,7 +575,7 @@ static int comparison_key_cmp(const void *pa, const void *pb)
 ** memory. Caller frees. */
 static comparison_key *comparison_keys(const arb_battles *b, const uint8_t *keep, size_t *n)
 {
-    comparison_key *keys = peer_calloc(b->n, sizeof *keys);
+    comparison_key *keys = arb__rank_zalloc(b->n, sizeof *keys);
     if (!keys) return NULL;
     size_t n_keys = 0;
     for (size_t k = 0; k < b->n; k++) {
@@ -638,16 +634,17 @@ static double points_of(const arb_battles *b, size_t k, uint32_t m)
 ** never shown without one), seed p->seed, level p->ci_level. Updates the matching entries of
 ** out->reviewers (by name) and appends the missing reviewers (weight NAN; strings owned by
 ** out->names). Returns 0, or -1 when out of memory or the selection fails. */
-int arb__rank_self_enhancement(const arb_battles *b, const arb_rank_params *p, arb_rank *out)
+arb_status arb__rank_self_enhancement(const arb_battles *b, const arb_rank_params *p,
+                                      arb_rank *out)
 {
-    int rc = -1;
+    arb_status rc = ARB_NOMEM;
     size_t nr = b->reviewers.n, n_keys = 0, n_self = 0, n_units = 0;
-    uint8_t *use = peer_calloc(b->n, 1);
-    uint32_t *reviewer_model = peer_calloc(nr, sizeof *reviewer_model);
-    size_t *self_of = peer_calloc(nr, sizeof *self_of);   /* reviewer -> self index */
-    uint32_t *self_rev = peer_calloc(nr, sizeof *self_rev); /* self index -> reviewer */
-    size_t *reviews = peer_calloc(nr, sizeof *reviews);
-    size_t *unit_of = peer_calloc(b->questions.n, sizeof *unit_of);
+    uint8_t *use = arb__rank_zalloc(b->n, 1);
+    uint32_t *reviewer_model = arb__rank_zalloc(nr, sizeof *reviewer_model);
+    size_t *self_of = arb__rank_zalloc(nr, sizeof *self_of);   /* reviewer -> self index */
+    uint32_t *self_rev = arb__rank_zalloc(nr, sizeof *self_rev); /* self index -> reviewer */
+    size_t *reviews = arb__rank_zalloc(nr, sizeof *reviews);
+    size_t *unit_of = arb__rank_zalloc(b->questions.n, sizeof *unit_of);
     comparison_key *keys = NULL;
     double *agg = NULL, *est = NULL, *lo = NULL, *hi = NULL;
     size_t *identity = NULL;
@@ -656,7 +653,8 @@ int arb__rank_self_enhancement(const arb_battles *b, const arb_rank_params *p, a
 
     arb_rank_params sel = *p;
     sel.exclude_self = 0;
-    if (arb__rank_select(b, &sel, use, reviewer_model, &msg)) goto done;
+    if ((rc = arb__rank_select(b, &sel, use, reviewer_model, NULL, &msg)) != ARB_OK) goto done;
+    rc = ARB_NOMEM;
     for (size_t k = 0; k < b->n; k++)
         if (use[k]) reviews[b->r[k]]++;
     for (size_t r = 0; r < nr; r++) {
@@ -667,17 +665,18 @@ int arb__rank_self_enhancement(const arb_battles *b, const arb_rank_params *p, a
         }
     }
     if (n_self == 0) {
-        rc = 0;
+        rc = ARB_OK;
         goto done;
     }
     /* The reviews column counts the battles of the ranking's own selection. */
     if (p->exclude_self) {
-        uint8_t *own = peer_calloc(b->n, 1);
+        uint8_t *own = arb__rank_zalloc(b->n, 1);
         if (!own) goto done;
-        if (arb__rank_select(b, p, own, reviewer_model, &msg)) {
+        if ((rc = arb__rank_select(b, p, own, reviewer_model, NULL, &msg)) != ARB_OK) {
             free(own);
             goto done;
         }
+        rc = ARB_NOMEM;
         memset(reviews, 0, nr * sizeof *reviews);
         for (size_t k = 0; k < b->n; k++)
             if (own[k]) reviews[b->r[k]]++;
@@ -726,10 +725,10 @@ int arb__rank_self_enhancement(const arb_battles *b, const arb_rank_params *p, a
         unit_of[q] = n_units++;
     }
 
-    est = peer_calloc(n_self, sizeof *est);
-    lo = peer_calloc(n_self, sizeof *lo);
-    hi = peer_calloc(n_self, sizeof *hi);
-    identity = peer_calloc(n_units, sizeof *identity);
+    est = arb__rank_zalloc(n_self, sizeof *est);
+    lo = arb__rank_zalloc(n_self, sizeof *lo);
+    hi = arb__rank_zalloc(n_self, sizeof *hi);
+    identity = arb__rank_zalloc(n_units, sizeof *identity);
     if (!est || !lo || !hi || !identity) goto done;
     for (size_t s = 0; s < n_self; s++) est[s] = lo[s] = hi[s] = NAN;
     if (n_units > 0) {
@@ -752,21 +751,14 @@ int arb__rank_self_enhancement(const arb_battles *b, const arb_rank_params *p, a
     for (size_t s = 0; s < n_self; s++) {
         uint32_t r = self_rev[s];
         const char *name = b->reviewers.names[r];
-        size_t at = find_reviewer(out, n_before, name);
-        if (at == SIZE_MAX) {
-            arb_rank_reviewer *rv = &out->reviewers[out->n_reviewers];
-            memset(rv, 0, sizeof *rv);
-            rv->weight = NAN;
-            rv->reviews = reviews[r];
-            if (!(rv->reviewer = names_add(out, name))) goto done;
-            if (!(rv->model = model_name(out, b->models.names[reviewer_model[r]]))) goto done;
-            at = out->n_reviewers++;
-        }
+        size_t at = reviewer_slot(out, n_before, name, b->models.names[reviewer_model[r]],
+                                  reviews[r]);
+        if (at == SIZE_MAX) goto done;
         out->reviewers[at].self_enhancement = est[s];
         out->reviewers[at].self_ci_lo = lo[s];
         out->reviewers[at].self_ci_hi = hi[s];
     }
-    rc = 0;
+    rc = ARB_OK;
 done:
     free(msg);
     free(use);
@@ -792,6 +784,81 @@ static int sign_of(double x, double eps)
     return x > eps ? 1 : x < -eps ? -1 : 0;
 }
 
+/* Spearman and Kendall tau-b of x against the humans' win rate h (n_models each) over the
+** models where both are defined; *n_both gets their number. x and h are borrowed; scratch
+** holds 2·n_models doubles. */
+static void rank_correlations(const double *x, const double *h, size_t n_models,
+                              double *scratch, double *spearman, double *kendall,
+                              size_t *n_both)
+{
+    double *xs = scratch, *hs = scratch + n_models;
+    size_t n = 0;
+    for (size_t m = 0; m < n_models; m++)
+        if (isfinite(x[m]) && isfinite(h[m])) {
+            xs[n] = x[m];
+            hs[n++] = h[m];
+        }
+    *spearman = arb_stat_spearman(xs, hs, n);
+    *kendall = arb_stat_kendall_tau_b(xs, hs, n);
+    if (n_both) *n_both = n;
+}
+
+/* The summary-level part of arb__rank_human_agreement (see there): use marks the selected
+** battles, human the human reviewers, reviewer_model the contestant each reviewer is
+** (arb__rank_select). ARB_OK or ARB_NOMEM. */
+static arb_status summary_correlations(const arb_battles *b, const uint8_t *use,
+                                       const uint8_t *human, const uint32_t *reviewer_model,
+                                       arb_rank *out)
+{
+    size_t nm = b->models.n, nr = b->reviewers.n, n_rev = 0;
+    arb_status st = ARB_NOMEM;
+    double *weight = arb__rank_zalloc(nr, sizeof *weight);
+    double *human_rate = arb__rank_zalloc(nm, sizeof *human_rate);
+    double *rate = arb__rank_zalloc(nm, sizeof *rate);
+    double *scratch = arb__rank_zalloc(2 * nm, sizeof *scratch);
+    size_t *reviews = arb__rank_zalloc(nr, sizeof *reviews);
+    if (!weight || !human_rate || !rate || !scratch || !reviews) goto done;
+    for (size_t k = 0; k < b->n; k++) reviews[b->r[k]] += use[k];
+    for (size_t r = 0; r < nr; r++) {
+        weight[r] = human[r];
+        n_rev += reviews[r] > 0;
+    }
+    /* the humans' ranking: every human battle, equal weights */
+    arb__win_rate(b, NULL, weight, human_rate);
+    for (size_t m = 0; m < nm; m++) rate[m] = NAN; /* the score column, by model index */
+    for (size_t k = 0; k < out->n_entries; k++) {
+        uint32_t m = arb__strtab_find(&b->models, out->entries[k].model);
+        if (m != UINT32_MAX) rate[m] = out->entries[k].score;
+    }
+    rank_correlations(rate, human_rate, nm, scratch, &out->human.summary_spearman,
+                      &out->human.summary_kendall, &out->human.summary_models);
+
+    arb_rank_reviewer *revs = realloc(out->reviewers, (out->n_reviewers + n_rev + 1) * sizeof *revs);
+    if (!revs) goto done;
+    out->reviewers = revs;
+    if (names_reserve(out, 2 * n_rev)) goto done;
+    size_t n_before = out->n_reviewers;
+    for (size_t r = 0; r < nr; r++) {
+        if (!reviews[r]) continue;
+        uint32_t own = reviewer_model[r];
+        size_t at = reviewer_slot(out, n_before, b->reviewers.names[r],
+                                  own != UINT32_MAX ? b->models.names[own] : NULL, reviews[r]);
+        if (at == SIZE_MAX) goto done;
+        for (size_t x = 0; x < nr; x++) weight[x] = x == r;
+        arb__win_rate(b, use, weight, rate);
+        rank_correlations(rate, human_rate, nm, scratch, &out->reviewers[at].summary_spearman,
+                          &out->reviewers[at].summary_kendall, NULL);
+    }
+    st = ARB_OK;
+done:
+    free(weight);
+    free(human_rate);
+    free(rate);
+    free(scratch);
+    free(reviews);
+    return st;
+}
+
 /* Example-level aggregation (§6): for every (question, unordered pair) with at least one human
 ** vote and one selected review, the humans' majority is the sign of their mean vote (PRD
 ** convention: a split is a tie) and the reviewers' vote is the sign of Σ w_r·s, both with s
@@ -801,22 +868,28 @@ static int sign_of(double x, double eps)
 ** weighted vote uses weight[r] (NAN counts as 0; a weighted sum within rounding of 0 is a
 ** tie), and is NAN when weight is NULL. Humans are the reviewers whose name starts with
 ** p->human_prefix (none when NULL or ""); their votes are taken from every battle, the
-** reviewers' from arb__rank_select's selection without humans. Fills out->human. Returns 0,
-** or -1 when out of memory or the selection fails. */
-int arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
-                              const double *weight, arb_rank *out)
+** reviewers' from arb__rank_select's selection without humans. Fills out->human.
+**
+** Summary level (PRD, §6): the humans' ranking is the contestants' win rate in the humans'
+** battles; a reviewer's ranking is their win rate in its selected battles. Spearman (average
+** ranks) and Kendall tau-b (src/stats.c) over the contestants that both rank, per selected
+** reviewer (into out->reviewers, appended when absent) and for the score column of the
+** entries (out->human.summary_*); NAN when undefined (fewer than two contestants, or one
+** side ranks them all equal). Returns ARB_OK or ARB_NOMEM. */
+arb_status arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
+                                     const double *weight, arb_rank *out)
 {
-    out->human = (arb__rank_human){0, NAN, NAN, NAN, NAN};
+    out->human = (arb__rank_human){0, NAN, NAN, NAN, NAN, 0, NAN, NAN};
     const char *prefix = p->human_prefix;
-    if (!prefix || !*prefix) return 0;
+    if (!prefix || !*prefix) return ARB_OK;
     size_t plen = strlen(prefix), nr = b->reviewers.n, n_keys = 0;
 
-    int rc = -1;
+    arb_status rc = ARB_NOMEM;
     char *msg = NULL;
-    uint8_t *human = peer_calloc(nr, 1);
-    uint8_t *use = peer_calloc(b->n, 1);
-    uint8_t *keep = peer_calloc(b->n, 1);
-    uint32_t *reviewer_model = peer_calloc(nr, sizeof *reviewer_model);
+    uint8_t *human = arb__rank_zalloc(nr, 1);
+    uint8_t *use = arb__rank_zalloc(b->n, 1);
+    uint8_t *keep = arb__rank_zalloc(b->n, 1);
+    uint32_t *reviewer_model = arb__rank_zalloc(nr, sizeof *reviewer_model);
     comparison_key *keys = NULL;
     double *counts_all = NULL, *counts_w = NULL;
     if (!human || !use || !keep || !reviewer_model) goto done;
@@ -826,14 +899,15 @@ int arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
         any_human |= human[r];
     }
     if (!any_human) {
-        rc = 0;
+        rc = ARB_OK;
         goto done;
     }
-    if (arb__rank_select(b, p, use, reviewer_model, &msg)) goto done;
+    if ((rc = arb__rank_select(b, p, use, reviewer_model, NULL, &msg)) != ARB_OK) goto done;
+    rc = ARB_NOMEM;
     for (size_t k = 0; k < b->n; k++) keep[k] = human[b->r[k]] || use[k];
     keys = comparison_keys(b, keep, &n_keys);
-    counts_all = peer_calloc(3 * n_keys, sizeof *counts_all);
-    counts_w = peer_calloc(3 * n_keys, sizeof *counts_w);
+    counts_all = arb__rank_zalloc(3 * n_keys, sizeof *counts_all);
+    counts_w = arb__rank_zalloc(3 * n_keys, sizeof *counts_w);
     if (!keys || !counts_all || !counts_w) goto done;
 
     size_t n = 0, hits_all = 0, hits_w = 0;
@@ -882,7 +956,7 @@ int arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
             out->human.fleiss_weighted = arb_stat_fleiss_kappa(counts_w, n, 3);
         }
     }
-    rc = 0;
+    rc = summary_correlations(b, use, human, reviewer_model, out);
 done:
     free(msg);
     free(human);

@@ -24,10 +24,11 @@
 **     the renderers print a note. We chose this over failing because such data sets are
 **     common (a new model with a few losses) and the other models' ratings stay meaningful.
 **
-** Not here: which battles a peer-rank round uses and the reviewer weights (peer.c), reading
-** battles (battles.c), rendering (rank_render.c).
+** Not here: which battles a ranking uses, online Elo and its bootstrap, seeded streams and the
+** task runner (rank_core.c); the reviewer weights (peer.c); reading battles (battles.c);
+** rendering (rank_render.c). Calls go rank.c -> peer.c -> rank_core.c (rank.h).
 */
-#include "internal.h"
+#include "rank.h"
 
 #include <limits.h>
 #include <math.h>
@@ -43,21 +44,12 @@
 
 /* Ridge on the log-strengths (see the file comment). */
 #define RANK_RIDGE 1e-6
-/* Elo points per natural-log unit of odds: 400·log10(odds) = (400 / ln 10)·ln(odds). */
-#define ELO_PER_NAT (400.0 / M_LN10)
 /* Newton stops when no parameter moves by this much (natural log units: 4e-8 Elo points). */
 #define FIT_TOL 1e-10
 #define FIT_MAX_ITER 200
 /* Bootstrap rounds stop earlier (4e-5 Elo points, 3e-8 in a win rate): far below any
 ** interval's width, and it saves the last few of a chord iteration's linear steps. */
 #define FIT_TOL_BOOT 1e-7
-/* Work (battle updates, cell draws) below which a second thread does not pay. */
-#define PARALLEL_MIN_WORK 2000000.0
-#define RANK_MAX_THREADS 2
-
-/* Stream numbers: each random use of a seed has its own range of streams. */
-enum { STREAM_ELO_PERM = 0, STREAM_BOOT_CELLS = 1, STREAM_BOOT_ELO = 2, STREAM_BOOT_LC = 3,
-       STREAM_BOOT_STYLE = 4 };
 
 /* ---- parameters ---------------------------------------------------------------------------- */
 
@@ -75,16 +67,13 @@ arb_rank_params arb_rank_default_params(void)
     p.elo_permutations = 1000;
     p.seed = 1;
     p.ci_level = 0.95;
-    p.max_iterations = 10;
+    p.max_iterations = 1000;
     p.tolerance = 1e-9;
     p.human_prefix = "human";
     return p;
 }
 
 /* ---- small helpers ------------------------------------------------------------------------- */
-
-/* calloc that never asks for zero bytes (calloc(0) may return NULL). */
-static void *zalloc(size_t n, size_t size) { return calloc(n ? n : 1, size); }
 
 /* malloc of n doubles set to NAN; NULL when out of memory. */
 static double *nan_doubles(size_t n)
@@ -93,36 +82,6 @@ static double *nan_doubles(size_t n)
     if (x)
         for (size_t k = 0; k < n; k++) x[k] = NAN;
     return x;
-}
-
-/* *errmsg = before + name (made safe for a terminal) + after, when errmsg is not NULL. */
-static void set_err(char **errmsg, const char *before, const char *name, const char *after)
-{
-    if (!errmsg) return;
-    arb__buf b;
-    arb__buf_init(&b, 0);
-    if (arb__buf_puts(&b, before) || (name && arb__buf_put_safe(&b, name)) ||
-        arb__buf_puts(&b, after)) {
-        arb__buf_free(&b);
-        free(*errmsg);
-        *errmsg = arb__strdup("out of memory");
-        return;
-    }
-    free(*errmsg);
-    *errmsg = arb__buf_steal(&b);
-}
-
-/* The 32-bit MT19937 seed of random stream `stream` of `seed` (splitmix64 of both, folded):
-** distinct streams get unrelated generators, and each stream's numbers depend only on
-** (seed, stream), not on which thread draws them. */
-static unsigned long stream_seed(unsigned long long seed, unsigned long long kind,
-                                 unsigned long long stream)
-{
-    uint64_t z = (uint64_t)seed + 0x9E3779B97F4A7C15ull * (stream * 8 + kind + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (unsigned long)((z ^ (z >> 32)) & 0xFFFFFFFFull);
 }
 
 /* log σ(d) = −log(1 + e^−d), computed without overflow. */
@@ -179,325 +138,6 @@ static int cholesky_solve(double *a, size_t n, double *rhs)
     return 0;
 }
 
-/* Percentile interval (§10) of column `col` of rows x cols replicate values (row-major), as
-** arb_stat_bootstrap does it: the (1−level)/2 and (1+level)/2 quantiles of the defined values
-** (GSL's linear interpolation between order statistics); NAN when fewer than half are
-** defined. scratch holds rows doubles. */
-static void percentile(const double *reps, size_t rows, size_t cols, size_t col, double level,
-                       double *scratch, double *lo, double *hi)
-{
-    size_t defined = 0;
-    for (size_t r = 0; r < rows; r++) {
-        double x = reps[r * cols + col];
-        if (isfinite(x)) scratch[defined++] = x;
-    }
-    *lo = *hi = NAN;
-    if (defined == 0 || defined < rows - rows / 2) return;
-    gsl_sort(scratch, 1, defined);
-    *lo = gsl_stats_quantile_from_sorted_data(scratch, 1, defined, (1.0 - level) / 2.0);
-    *hi = gsl_stats_quantile_from_sorted_data(scratch, 1, defined, (1.0 + level) / 2.0);
-}
-
-/* ---- tasks on up to two threads ------------------------------------------------------------ */
-
-/* Runs task `task` with the scratch of `worker`. Returns 0, or nonzero to stop (out of
-** memory -1, interrupted -2). */
-typedef int (*task_fn)(void *ud, size_t worker, size_t task);
-
-typedef struct task_run {
-    task_fn fn;
-    void *ud;
-    size_t n_tasks, n_workers, worker;
-    int rc;
-} task_run;
-
-static void *task_thread(void *arg)
-{
-    task_run *t = arg;
-    for (size_t k = t->worker; k < t->n_tasks; k += t->n_workers) {
-        if (arb__stop_requested) {
-            t->rc = -2;
-            break;
-        }
-        if ((t->rc = t->fn(t->ud, t->worker, k)) != 0) break;
-    }
-    return NULL;
-}
-
-/* How many workers work of this size deserves: 1, or up to RANK_MAX_THREADS processors. */
-static size_t workers_for(double work)
-{
-    if (work < PARALLEL_MIN_WORK) return 1;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 2) return 1;
-    return cpus < RANK_MAX_THREADS ? (size_t)cpus : RANK_MAX_THREADS;
-}
-
-/* Runs tasks 0..n_tasks-1, worker w taking w, w + n_workers, ... Each task writes only its
-** own results, so the outcome does not depend on the workers' timing. Worker 0 runs on the
-** calling thread; if a thread cannot start, its tasks run there too. Returns 0 or the first
-** nonzero task result. */
-static int run_tasks(size_t n_tasks, size_t n_workers, task_fn fn, void *ud)
-{
-    task_run runs[RANK_MAX_THREADS];
-    pthread_t threads[RANK_MAX_THREADS];
-    int started[RANK_MAX_THREADS] = {0};
-    if (n_workers < 1) n_workers = 1;
-    if (n_workers > RANK_MAX_THREADS) n_workers = RANK_MAX_THREADS;
-    for (size_t w = 0; w < n_workers; w++)
-        runs[w] = (task_run){fn, ud, n_tasks, n_workers, w, 0};
-    for (size_t w = 1; w < n_workers; w++)
-        started[w] = pthread_create(&threads[w], NULL, task_thread, &runs[w]) == 0;
-    task_thread(&runs[0]);
-    int rc = runs[0].rc;
-    for (size_t w = 1; w < n_workers; w++) {
-        if (started[w])
-            pthread_join(threads[w], NULL);
-        else
-            task_thread(&runs[w]);
-        if (!rc) rc = runs[w].rc;
-    }
-    return rc;
-}
-
-/* ---- selection, win rate, Elo (shared with peer.c) ----------------------------------------- */
-
-/* 1 when name starts with a non-empty prefix. */
-static int is_human(const char *name, const char *prefix)
-{
-    return prefix && *prefix && !strncmp(name, prefix, strlen(prefix));
-}
-
-/* Marks the battles p selects (see internal.h). reviewer_model[r]: the contestant index of
-** reviewer r's reviewer_info entry (its model, UINT32_MAX when NULL or not a contestant in b);
-** a reviewer without an entry is the contestant named like it, if any. Selection: the
-** reviewers of p->reviewers when given (each must have reviewed a battle), else every
-** reviewer except the humans (names starting with p->human_prefix), who are the reference of
-** the agreement in peer.c -- unless nobody else reviewed, when the humans are the ranking's
-** reviewers; then with exclude_self the battles whose pair contains the reviewer's own model
-** are dropped. Returns 0, or -1 after setting *errmsg (when not NULL; caller frees). */
-int arb__rank_select(const arb_battles *b, const arb_rank_params *p, uint8_t *use,
-                     uint32_t *reviewer_model, char **errmsg)
-{
-    size_t nr = b->reviewers.n;
-    uint8_t *allowed = zalloc(nr, 1);
-    size_t *reviews = zalloc(nr, sizeof *reviews);
-    int rc = -1;
-    if (!allowed || !reviews) {
-        set_err(errmsg, "out of memory", NULL, "");
-        goto done;
-    }
-    for (size_t k = 0; p->reviewer_info && k < p->n_reviewer_info; k++)
-        if (!p->reviewer_info[k].reviewer) {
-            set_err(errmsg, "reviewer_info: an entry has no reviewer name", NULL, "");
-            goto done;
-        }
-    for (size_t r = 0; r < nr; r++) {
-        const char *name = b->reviewers.names[r];
-        const arb_reviewer_info *info = NULL;
-        for (size_t k = 0; p->reviewer_info && k < p->n_reviewer_info && !info; k++)
-            if (!strcmp(p->reviewer_info[k].reviewer, name)) info = &p->reviewer_info[k];
-        if (info)
-            reviewer_model[r] = info->model ? arb__strtab_find(&b->models, info->model)
-                                            : UINT32_MAX;
-        else
-            reviewer_model[r] = arb__strtab_find(&b->models, name);
-    }
-    for (size_t k = 0; k < b->n; k++) reviews[b->r[k]]++;
-
-    if (p->reviewers) {
-        for (size_t x = 0; x < p->n_reviewers; x++) {
-            const char *name = p->reviewers[x];
-            if (!name) {
-                set_err(errmsg, "reviewers: an entry is NULL", NULL, "");
-                goto done;
-            }
-            uint32_t r = arb__strtab_find(&b->reviewers, name);
-            if (r == UINT32_MAX || reviews[r] == 0) {
-                set_err(errmsg, "reviewer \"", name, "\" reviewed no battle");
-                goto done;
-            }
-            allowed[r] = 1;
-        }
-    } else {
-        int others = 0;
-        for (size_t r = 0; r < nr; r++)
-            if (reviews[r] && !is_human(b->reviewers.names[r], p->human_prefix)) others = 1;
-        for (size_t r = 0; r < nr; r++)
-            allowed[r] = !others || !is_human(b->reviewers.names[r], p->human_prefix);
-    }
-    for (size_t k = 0; k < b->n; k++) {
-        uint32_t r = b->r[k];
-        int ok = allowed[r];
-        if (ok && p->exclude_self && reviewer_model[r] != UINT32_MAX &&
-            (reviewer_model[r] == b->i[k] || reviewer_model[r] == b->j[k]))
-            ok = 0;
-        use[k] = (uint8_t)ok;
-    }
-    rc = 0;
-done:
-    free(allowed);
-    free(reviews);
-    return rc;
-}
-
-/* Win rate per model index (§6) over the selected battles, each weighted by weight[r] (NULL:
-** 1): (weighted wins + ½ weighted ties) / weighted battles; NAN for a model without a battle
-** of positive weight. out holds b->models.n values. */
-void arb__win_rate(const arb_battles *b, const uint8_t *use, const double *weight, double *out)
-{
-    size_t m = b->models.n;
-    double *battles = zalloc(m, sizeof *battles);
-    if (!battles) {
-        for (size_t a = 0; a < m; a++) out[a] = NAN;
-        return;
-    }
-    for (size_t a = 0; a < m; a++) out[a] = 0;
-    for (size_t k = 0; k < b->n; k++) {
-        if (use && !use[k]) continue;
-        double w = weight ? weight[b->r[k]] : 1.0;
-        uint32_t i = b->i[k], j = b->j[k];
-        double s = b->s[k];
-        battles[i] += w;
-        battles[j] += w;
-        out[i] += w * (1 - s) / 2; /* 1 win, ½ tie, 0 loss */
-        out[j] += w * (1 + s) / 2;
-    }
-    for (size_t a = 0; a < m; a++) out[a] = battles[a] > 0 ? out[a] / battles[a] : NAN;
-    free(battles);
-}
-
-/* One selected battle as online Elo reads it. */
-typedef struct elo_battle {
-    uint32_t i, j, r;
-    int32_t s;
-} elo_battle;
-
-/* The selected battles in order (*n gets their number); NULL when out of memory. */
-static elo_battle *elo_battles(const arb_battles *b, const uint8_t *use, size_t *n)
-{
-    elo_battle *v = malloc((b->n ? b->n : 1) * sizeof *v);
-    if (!v) return NULL;
-    size_t c = 0;
-    for (size_t k = 0; k < b->n; k++)
-        if (!use || use[k]) v[c++] = (elo_battle){b->i[k], b->j[k], b->r[k], b->s[k]};
-    *n = c;
-    return v;
-}
-
-/* One online Elo pass (§6) over v[0..n) in order: every rating starts at initial; battle
-** (i, j) with outcome o for i (1, ½, 0) and expected score E = 1/(1 + 10^((R_j − R_i)/400))
-** (computed as 1/(1 + e^((R_j − R_i)·ln 10/400)), the same number, faster) moves R_i by
-** +w·K·(o − E) and R_j by the opposite, so the ratings' sum never changes
-** (weighted Elo is zero-sum too). rating holds m values. */
-static void elo_pass(const elo_battle *v, size_t n, const double *weight, double k,
-                     double initial, double *rating, size_t m)
-{
-    for (size_t a = 0; a < m; a++) rating[a] = initial;
-    for (size_t t = 0; t < n; t++) {
-        const elo_battle *e = &v[t];
-        double expected = 1.0 / (1.0 + exp((rating[e->j] - rating[e->i]) / ELO_PER_NAT));
-        double outcome = (1.0 - e->s) / 2.0;
-        double delta = (weight ? weight[e->r] : 1.0) * k * (outcome - expected);
-        rating[e->i] += delta;
-        rating[e->j] -= delta;
-    }
-}
-
-typedef struct elo_perm_ctx {
-    const elo_battle *sel;
-    size_t n_sel, m, n_perm;
-    const double *weight;
-    double k, initial;
-    unsigned long long seed;
-    elo_battle **order; /* per worker: n_sel */
-    gsl_rng **rng;      /* per worker */
-    double *per;        /* n_perm x m ratings */
-} elo_perm_ctx;
-
-/* Shuffles v[0..n) exactly as gsl_ran_shuffle(rng, v, n, sizeof *v) does -- the same draws
-** of gsl_rng_uniform_int in the same order, so the same permutation -- but swaps whole
-** structs instead of GSL's byte-by-byte copy, which dominated Elo on millions of battles. */
-static void shuffle_battles(gsl_rng *rng, elo_battle *v, size_t n)
-{
-    for (size_t i = n; i-- > 1;) {
-        size_t j = (size_t)gsl_rng_uniform_int(rng, (unsigned long)(i + 1));
-        elo_battle tmp = v[i];
-        v[i] = v[j];
-        v[j] = tmp;
-    }
-}
-
-static int elo_perm_task(void *ud, size_t worker, size_t perm)
-{
-    elo_perm_ctx *c = ud;
-    const elo_battle *v = c->sel;
-    if (c->n_perm > 1) {
-        memcpy(c->order[worker], c->sel, c->n_sel * sizeof *c->sel);
-        gsl_rng_set(c->rng[worker], stream_seed(c->seed, STREAM_ELO_PERM, perm));
-        shuffle_battles(c->rng[worker], c->order[worker], c->n_sel);
-        v = c->order[worker];
-    }
-    elo_pass(v, c->n_sel, c->weight, c->k, c->initial, c->per + perm * c->m, c->m);
-    return 0;
-}
-
-/* Online Elo (§6) over the selected battles, averaged over p->elo_permutations orders: with 1
-** the given order; otherwise permutation k is gsl_ran_shuffle's permutation (shuffle_battles) by an MT19937
-** generator seeded from (p->seed, k), so the result is the same on any number of threads. mean[a] is the mean
-** rating of model a over the permutations, sd[a] (when sd is not NULL) their sample standard
-** deviation (NAN with one permutation). Models without a selected battle keep elo_initial.
-** Returns 0, or -1 when out of memory. */
-int arb__elo(const arb_battles *b, const uint8_t *use, const double *weight,
-             const arb_rank_params *p, double *mean, double *sd)
-{
-    size_t m = b->models.n, n_sel = 0;
-    size_t n_perm = p->elo_permutations ? p->elo_permutations : 1;
-    int rc = -1;
-    elo_perm_ctx c;
-    memset(&c, 0, sizeof c);
-    elo_battle *order[RANK_MAX_THREADS] = {0};
-    gsl_rng *rng[RANK_MAX_THREADS] = {0};
-    elo_battle *sel = elo_battles(b, use, &n_sel);
-    size_t n_workers = workers_for((double)n_sel * (double)n_perm);
-    if (n_perm > SIZE_MAX / sizeof(double) / (m ? m : 1)) goto done;
-    double *per = malloc(n_perm * (m ? m : 1) * sizeof *per);
-    c.per = per;
-    if (!sel || !per) goto done;
-    for (size_t w = 0; w < n_workers && n_perm > 1; w++) {
-        order[w] = malloc((n_sel ? n_sel : 1) * sizeof *order[w]);
-        rng[w] = gsl_rng_alloc(gsl_rng_mt19937);
-        if (!order[w] || !rng[w]) goto done;
-    }
-    c.sel = sel;
-    c.n_sel = n_sel;
-    c.m = m;
-    c.n_perm = n_perm;
-    c.weight = weight;
-    c.k = p->elo_k;
-    c.initial = p->elo_initial;
-    c.seed = p->seed;
-    c.order = order;
-    c.rng = rng;
-    if (run_tasks(n_perm, n_workers, elo_perm_task, &c)) goto done;
-    for (size_t a = 0; a < m; a++) { /* in permutation order: thread-independent */
-        double sum = 0;
-        for (size_t t = 0; t < n_perm; t++) sum += per[t * m + a];
-        double mu = sum / (double)n_perm, ss = 0;
-        for (size_t t = 0; t < n_perm; t++) ss += (per[t * m + a] - mu) * (per[t * m + a] - mu);
-        mean[a] = mu;
-        if (sd) sd[a] = n_perm > 1 ? sqrt(ss / (double)(n_perm - 1)) : NAN;
-    }
-    rc = 0;
-done:
-    for (size_t w = 0; w < RANK_MAX_THREADS; w++) {
-        free(order[w]);
-        if (rng[w]) gsl_rng_free(rng[w]);
-    }
-    free(c.per);
-    free(sel);
-    return rc;
-}
 
 /* ---- per-pair outcome counts ---------------------------------------------------------------- */
 
@@ -771,8 +411,8 @@ static int bt_mle_exists(const pair_table *t, const double *cnt, const uint8_t *
             if (start == SIZE_MAX) start = a;
         }
     if (n_present < 2) return 1;
-    uint8_t *seen = zalloc(m, 1);
-    uint32_t *stack = zalloc(m, sizeof *stack);
+    uint8_t *seen = arb__rank_zalloc(m, 1);
+    uint32_t *stack = arb__rank_zalloc(m, sizeof *stack);
     int ok = 1;
     if (!seen || !stack) {
         ok = 1; /* cannot tell; the fit is finite either way */
@@ -832,7 +472,7 @@ static void to_elo_scale(const double *theta, const uint8_t *present, size_t m, 
         ref = n ? ref / (double)n : NAN;
     }
     for (size_t a = 0; a < m; a++)
-        out[a] = present[a] && isfinite(ref) ? initial + ELO_PER_NAT * (theta[a] - ref) : NAN;
+        out[a] = present[a] && isfinite(ref) ? initial + ARB__ELO_PER_NAT * (theta[a] - ref) : NAN;
 }
 
 /* ---- cell bootstrap: win rate and Bradley-Terry --------------------------------------------- */
@@ -851,54 +491,55 @@ typedef struct cell_boot {
     unsigned long long seed;
     double *reps;             /* rounds x m */
     /* per worker */
-    gsl_rng *rng[RANK_MAX_THREADS];
-    unsigned int *draw[RANK_MAX_THREADS];
-    double *cnt[RANK_MAX_THREADS], *theta[RANK_MAX_THREADS], *battles[RANK_MAX_THREADS];
-    uint8_t *present[RANK_MAX_THREADS];
-    fit_work fit[RANK_MAX_THREADS];
+    gsl_rng *rng[ARB__RANK_MAX_THREADS];
+    unsigned int *draw[ARB__RANK_MAX_THREADS];
+    double *cnt[ARB__RANK_MAX_THREADS], *theta[ARB__RANK_MAX_THREADS], *battles[ARB__RANK_MAX_THREADS];
+    uint8_t *present[ARB__RANK_MAX_THREADS];
+    fit_work fit[ARB__RANK_MAX_THREADS];
 } cell_boot;
 
-static int cell_boot_task(void *ud, size_t w, size_t round)
+static arb_status cell_boot_task(void *ud, size_t w, size_t round)
 {
     cell_boot *c = ud;
     const pair_table *t = c->t;
     size_t m = t->m;
     double *out = c->reps + round * m;
-    gsl_rng_set(c->rng[w], stream_seed(c->seed, STREAM_BOOT_CELLS, round));
+    gsl_rng_set(c->rng[w], arb__rank_stream_seed(c->seed, ARB__STREAM_BOOT_CELLS, round));
     gsl_ran_multinomial(c->rng[w], c->n_cells, c->total, c->prob, c->draw[w]);
     double *cnt = c->cnt[w];
     memset(cnt, 0, 3 * t->n_pairs * sizeof *cnt);
     for (size_t x = 0; x < c->n_cells; x++) cnt[c->cell[x]] = c->draw[w][x];
     win_rates_of_counts(t, cnt, out, c->battles[w]);
-    if (!c->bt) return 0;
+    if (!c->bt) return ARB_OK;
     for (size_t a = 0; a < m; a++) c->present[w][a] = c->battles[w][a] > 0;
     memcpy(c->theta[w], c->theta0, m * sizeof *c->theta[w]);
     if (bt_fit_chord(t, cnt, c->h0, c->theta[w], &c->fit[w]) < 0) {
         for (size_t a = 0; a < m; a++) out[a] = NAN; /* an undefined round */
-        return 0;
+        return ARB_OK;
     }
     to_elo_scale(c->theta[w], c->present[w], m, c->anchor, c->initial, out);
-    return 0;
+    return ARB_OK;
 }
 
 /* Bootstrap (§6) of the win rate (bt 0) or the Bradley-Terry ratings (bt 1) by multinomial
 ** draws of per-pair outcome counts: `rounds` rounds, round k drawn by an MT19937 generator
-** seeded from (seed, k); lo/hi per ranked model. Returns 0, -1 out of memory, -2 interrupted,
-** -3 too many battles for gsl_ran_multinomial (more than UINT_MAX). */
-static int cell_bootstrap(const pair_table *t, int bt, const double *theta0, const double *h0,
-                          size_t anchor, const arb_rank_params *p, double *lo, double *hi)
+** seeded from (seed, k); lo/hi per ranked model. Returns ARB_OK, ARB_NOMEM, ARB_INTERRUPTED,
+** or ARB_INVALID with *errmsg set: too many battles for gsl_ran_multinomial (over UINT_MAX). */
+static arb_status cell_bootstrap(const pair_table *t, int bt, const double *theta0,
+                                 const double *h0, size_t anchor, const arb_rank_params *p,
+                                 double *lo, double *hi, char **errmsg)
 {
     size_t m = t->m, rounds = p->bootstrap;
     cell_boot c;
     memset(&c, 0, sizeof c);
-    int rc = -1;
+    arb_status rc = ARB_NOMEM;
     double total = 0;
-    double *prob = zalloc(3 * t->n_pairs, sizeof *prob);
-    uint32_t *cell = zalloc(3 * t->n_pairs, sizeof *cell);
-    double *scratch = zalloc(rounds, sizeof *scratch);
+    double *prob = arb__rank_zalloc(3 * t->n_pairs, sizeof *prob);
+    uint32_t *cell = arb__rank_zalloc(3 * t->n_pairs, sizeof *cell);
+    double *scratch = arb__rank_zalloc(rounds, sizeof *scratch);
     size_t n_workers = 1;
     if (rounds > SIZE_MAX / sizeof(double) / (m ? m : 1)) goto done;
-    c.reps = zalloc(rounds * m, sizeof *c.reps);
+    c.reps = arb__rank_zalloc(rounds * m, sizeof *c.reps);
     if (!prob || !cell || !scratch || !c.reps) goto done;
     for (size_t x = 0; x < 3 * t->n_pairs; x++) {
         if (t->cnt[x] == 0) continue;
@@ -907,7 +548,9 @@ static int cell_bootstrap(const pair_table *t, int bt, const double *theta0, con
         total += t->cnt[x];
     }
     if (total > (double)UINT_MAX) {
-        rc = -3;
+        free(*errmsg);
+        *errmsg = arb__strdup("bootstrap: more than 4294967295 battles");
+        rc = ARB_INVALID;
         goto done;
     }
     c.t = t;
@@ -920,24 +563,24 @@ static int cell_bootstrap(const pair_table *t, int bt, const double *theta0, con
     c.anchor = anchor;
     c.initial = p->elo_initial;
     c.seed = p->seed;
-    n_workers = workers_for((double)rounds * (double)c.n_cells * (bt ? 20.0 : 1.0));
+    n_workers = arb__rank_workers_for((double)rounds * (double)c.n_cells * (bt ? 20.0 : 1.0));
     for (size_t w = 0; w < n_workers; w++) {
         c.rng[w] = gsl_rng_alloc(gsl_rng_mt19937);
-        c.draw[w] = zalloc(c.n_cells, sizeof *c.draw[w]);
-        c.cnt[w] = zalloc(3 * t->n_pairs, sizeof *c.cnt[w]);
-        c.theta[w] = zalloc(m, sizeof *c.theta[w]);
-        c.battles[w] = zalloc(m, sizeof *c.battles[w]);
-        c.present[w] = zalloc(m, 1);
+        c.draw[w] = arb__rank_zalloc(c.n_cells, sizeof *c.draw[w]);
+        c.cnt[w] = arb__rank_zalloc(3 * t->n_pairs, sizeof *c.cnt[w]);
+        c.theta[w] = arb__rank_zalloc(m, sizeof *c.theta[w]);
+        c.battles[w] = arb__rank_zalloc(m, sizeof *c.battles[w]);
+        c.present[w] = arb__rank_zalloc(m, 1);
         if (!c.rng[w] || !c.draw[w] || !c.cnt[w] || !c.theta[w] || !c.battles[w] ||
             !c.present[w] || (bt && fit_work_init(&c.fit[w], m)))
             goto done;
     }
-    if ((rc = run_tasks(rounds, n_workers, cell_boot_task, &c)) != 0) goto done;
+    if ((rc = arb__rank_run_tasks(rounds, n_workers, cell_boot_task, &c)) != ARB_OK) goto done;
     for (size_t a = 0; a < m; a++)
-        percentile(c.reps, rounds, m, a, p->ci_level, scratch, &lo[a], &hi[a]);
-    rc = 0;
+        arb__rank_percentile(c.reps, rounds, m, a, p->ci_level, scratch, &lo[a], &hi[a]);
+    rc = ARB_OK;
 done:
-    for (size_t w = 0; w < RANK_MAX_THREADS; w++) {
+    for (size_t w = 0; w < ARB__RANK_MAX_THREADS; w++) {
         if (c.rng[w]) gsl_rng_free(c.rng[w]);
         free(c.draw[w]);
         free(c.cnt[w]);
@@ -948,85 +591,6 @@ done:
     }
     free(prob);
     free(cell);
-    free(scratch);
-    free(c.reps);
-    return rc;
-}
-
-/* ---- Elo bootstrap ------------------------------------------------------------------------- */
-
-typedef struct elo_boot {
-    const elo_battle *sel; /* compact model indices */
-    size_t n_sel, m;
-    double k, initial;
-    size_t anchor;
-    unsigned long long seed;
-    double *reps;
-    gsl_rng *rng[RANK_MAX_THREADS];
-    elo_battle *draw[RANK_MAX_THREADS];
-    size_t *count[RANK_MAX_THREADS];
-} elo_boot;
-
-static int elo_boot_task(void *ud, size_t w, size_t round)
-{
-    elo_boot *c = ud;
-    size_t m = c->m;
-    double *out = c->reps + round * m;
-    gsl_rng_set(c->rng[w], stream_seed(c->seed, STREAM_BOOT_ELO, round));
-    memset(c->count[w], 0, m * sizeof *c->count[w]);
-    for (size_t t = 0; t < c->n_sel; t++) {
-        const elo_battle *e = &c->sel[gsl_rng_uniform_int(c->rng[w], (unsigned long)c->n_sel)];
-        c->draw[w][t] = *e;
-        c->count[w][e->i]++;
-        c->count[w][e->j]++;
-    }
-    elo_pass(c->draw[w], c->n_sel, NULL, c->k, c->initial, out, m);
-    double shift = 0;
-    if (c->anchor != SIZE_MAX)
-        shift = c->count[w][c->anchor] ? c->initial - out[c->anchor] : NAN;
-    for (size_t a = 0; a < m; a++) out[a] = c->count[w][a] ? out[a] + shift : NAN;
-    return 0;
-}
-
-/* Bootstrap of online Elo, arena style: each round draws the battles with replacement, in the
-** order drawn (itself a random order), and makes one Elo pass; round k uses an MT19937
-** generator seeded from (seed, k). Ratings of models absent from a round are undefined in it.
-** 0, -1 out of memory, -2 interrupted. */
-static int elo_bootstrap(const elo_battle *sel, size_t n_sel, size_t m, size_t anchor,
-                         const arb_rank_params *p, double *lo, double *hi)
-{
-    size_t rounds = p->bootstrap;
-    elo_boot c;
-    memset(&c, 0, sizeof c);
-    int rc = -1;
-    double *scratch = zalloc(rounds, sizeof *scratch);
-    size_t n_workers = workers_for((double)rounds * (double)n_sel);
-    if (n_sel >= 0xFFFFFFFFull || rounds > SIZE_MAX / sizeof(double) / (m ? m : 1)) goto done;
-    c.reps = zalloc(rounds * m, sizeof *c.reps);
-    if (!scratch || !c.reps) goto done;
-    c.sel = sel;
-    c.n_sel = n_sel;
-    c.m = m;
-    c.k = p->elo_k;
-    c.initial = p->elo_initial;
-    c.anchor = anchor;
-    c.seed = p->seed;
-    for (size_t w = 0; w < n_workers; w++) {
-        c.rng[w] = gsl_rng_alloc(gsl_rng_mt19937);
-        c.draw[w] = zalloc(n_sel, sizeof *c.draw[w]);
-        c.count[w] = zalloc(m, sizeof *c.count[w]);
-        if (!c.rng[w] || !c.draw[w] || !c.count[w]) goto done;
-    }
-    if ((rc = run_tasks(rounds, n_workers, elo_boot_task, &c)) != 0) goto done;
-    for (size_t a = 0; a < m; a++)
-        percentile(c.reps, rounds, m, a, p->ci_level, scratch, &lo[a], &hi[a]);
-    rc = 0;
-done:
-    for (size_t w = 0; w < RANK_MAX_THREADS; w++) {
-        if (c.rng[w]) gsl_rng_free(c.rng[w]);
-        free(c.draw[w]);
-        free(c.count[w]);
-    }
     free(scratch);
     free(c.reps);
     return rc;
@@ -1243,47 +807,48 @@ typedef struct ctl_boot {
     unsigned long long seed;
     int stream;
     double *reps;
-    gsl_rng *rng[RANK_MAX_THREADS];
-    double *w[RANK_MAX_THREADS], *par[RANK_MAX_THREADS], *n_rows[RANK_MAX_THREADS];
-    uint8_t *present[RANK_MAX_THREADS];
-    fit_work fit[RANK_MAX_THREADS];
+    gsl_rng *rng[ARB__RANK_MAX_THREADS];
+    double *w[ARB__RANK_MAX_THREADS], *par[ARB__RANK_MAX_THREADS], *n_rows[ARB__RANK_MAX_THREADS];
+    uint8_t *present[ARB__RANK_MAX_THREADS];
+    fit_work fit[ARB__RANK_MAX_THREADS];
 } ctl_boot;
 
-static int ctl_boot_task(void *ud, size_t wk, size_t round)
+static arb_status ctl_boot_task(void *ud, size_t wk, size_t round)
 {
     ctl_boot *c = ud;
     const ctl_rows *r = c->r;
     size_t m = r->m;
     double *out = c->reps + round * m, *w = c->w[wk];
-    gsl_rng_set(c->rng[wk], stream_seed(c->seed, (unsigned long long)c->stream, round));
+    gsl_rng_set(c->rng[wk], arb__rank_stream_seed(c->seed, (unsigned long long)c->stream, round));
     memset(w, 0, r->n * sizeof *w);
     for (size_t x = 0; x < r->n; x++) w[gsl_rng_uniform_int(c->rng[wk], (unsigned long)r->n)] += 1;
     memcpy(c->par[wk], c->par0, (m + r->n_feat) * sizeof *c->par[wk]);
     if (ctl_fit_chord(r, w, c->h0, c->par[wk], &c->fit[wk]) < 0) {
         for (size_t a = 0; a < m; a++) out[a] = NAN;
-        return 0;
+        return ARB_OK;
     }
     lc_win_rates(r, w, c->par[wk], out, c->n_rows[wk]);
-    if (c->lc) return 0;
+    if (c->lc) return ARB_OK;
     for (size_t a = 0; a < m; a++) c->present[wk][a] = c->n_rows[wk][a] > 0;
     to_elo_scale(c->par[wk], c->present[wk], m, c->anchor, c->initial, out);
-    return 0;
+    return ARB_OK;
 }
 
 /* Bootstrap of the LC win rate (lc 1) or style ratings (lc 0) by resampling the rows (battles)
 ** with replacement, each round refitted from the point estimate: O(rows) per round, so this
-** is the slow bootstrap (documented). 0, -1 out of memory, -2 interrupted. */
-static int ctl_bootstrap(const ctl_rows *r, int lc, const double *par0, const double *h0,
-                         size_t anchor, const arb_rank_params *p, double *lo, double *hi)
+** is the slow bootstrap (documented). ARB_OK, ARB_NOMEM (also: too many rows to draw),
+** ARB_INTERRUPTED. */
+static arb_status ctl_bootstrap(const ctl_rows *r, int lc, const double *par0, const double *h0,
+                                size_t anchor, const arb_rank_params *p, double *lo, double *hi)
 {
     size_t m = r->m, rounds = p->bootstrap, np = m + r->n_feat;
     ctl_boot c;
     memset(&c, 0, sizeof c);
-    int rc = -1;
-    double *scratch = zalloc(rounds, sizeof *scratch);
-    size_t n_workers = workers_for((double)rounds * (double)r->n * 10.0);
+    arb_status rc = ARB_NOMEM;
+    double *scratch = arb__rank_zalloc(rounds, sizeof *scratch);
+    size_t n_workers = arb__rank_workers_for((double)rounds * (double)r->n * 10.0);
     if (r->n >= 0xFFFFFFFFull || rounds > SIZE_MAX / sizeof(double) / (m ? m : 1)) goto done;
-    c.reps = zalloc(rounds * m, sizeof *c.reps);
+    c.reps = arb__rank_zalloc(rounds * m, sizeof *c.reps);
     if (!scratch || !c.reps) goto done;
     c.r = r;
     c.lc = lc;
@@ -1292,23 +857,23 @@ static int ctl_bootstrap(const ctl_rows *r, int lc, const double *par0, const do
     c.anchor = anchor;
     c.initial = p->elo_initial;
     c.seed = p->seed;
-    c.stream = lc ? STREAM_BOOT_LC : STREAM_BOOT_STYLE;
+    c.stream = lc ? ARB__STREAM_BOOT_LC : ARB__STREAM_BOOT_STYLE;
     for (size_t w = 0; w < n_workers; w++) {
         c.rng[w] = gsl_rng_alloc(gsl_rng_mt19937);
-        c.w[w] = zalloc(r->n, sizeof *c.w[w]);
-        c.par[w] = zalloc(np, sizeof *c.par[w]);
-        c.n_rows[w] = zalloc(m, sizeof *c.n_rows[w]);
-        c.present[w] = zalloc(m, 1);
+        c.w[w] = arb__rank_zalloc(r->n, sizeof *c.w[w]);
+        c.par[w] = arb__rank_zalloc(np, sizeof *c.par[w]);
+        c.n_rows[w] = arb__rank_zalloc(m, sizeof *c.n_rows[w]);
+        c.present[w] = arb__rank_zalloc(m, 1);
         if (!c.rng[w] || !c.w[w] || !c.par[w] || !c.n_rows[w] || !c.present[w] ||
             fit_work_init(&c.fit[w], np))
             goto done;
     }
-    if ((rc = run_tasks(rounds, n_workers, ctl_boot_task, &c)) != 0) goto done;
+    if ((rc = arb__rank_run_tasks(rounds, n_workers, ctl_boot_task, &c)) != ARB_OK) goto done;
     for (size_t a = 0; a < m; a++)
-        percentile(c.reps, rounds, m, a, p->ci_level, scratch, &lo[a], &hi[a]);
-    rc = 0;
+        arb__rank_percentile(c.reps, rounds, m, a, p->ci_level, scratch, &lo[a], &hi[a]);
+    rc = ARB_OK;
 done:
-    for (size_t w = 0; w < RANK_MAX_THREADS; w++) {
+    for (size_t w = 0; w < ARB__RANK_MAX_THREADS; w++) {
         if (c.rng[w]) gsl_rng_free(c.rng[w]);
         free(c.w[w]);
         free(c.par[w]);
@@ -1339,6 +904,7 @@ typedef struct rank_ctx {
     double *score, *ci_lo, *ci_hi, *sd;
     double *lc, *lc_lo, *lc_hi, *style, *style_lo, *style_hi;
     size_t *battles, *wins, *ties, *losses;
+    char *msg;           /* the message of an ARB_INVALID (owned) */
 } rank_ctx;
 
 static void rank_ctx_free(rank_ctx *c)
@@ -1362,25 +928,23 @@ static void rank_ctx_free(rank_ctx *c)
     free(c->wins);
     free(c->ties);
     free(c->losses);
+    free(c->msg);
 }
 
-/* Status for an internal failure code: -1 out of memory, -2 interrupted. */
-static arb_status status_of(int rc) { return rc == -2 ? ARB_INTERRUPTED : ARB_NOMEM; }
-
 /* Bradley-Terry point estimate and (p->bootstrap > 0) intervals into c->score, c->ci_*.
-** out->bt_ridge_bound says whether the MLE exists. 0, -1 out of memory, -2 interrupted, -3
-** too many battles for the multinomial. */
-static int rank_bt(rank_ctx *c, arb_rank *out)
+** out->bt_ridge_bound says whether the MLE exists. ARB_OK, ARB_NOMEM, ARB_INTERRUPTED, or
+** ARB_INVALID (c->msg: too many battles for the multinomial). */
+static arb_status rank_bt(rank_ctx *c, arb_rank *out)
 {
     size_t m = c->m;
-    double *theta = zalloc(m, sizeof *theta);
-    uint8_t *present = zalloc(m, 1);
+    double *theta = arb__rank_zalloc(m, sizeof *theta);
+    uint8_t *present = arb__rank_zalloc(m, 1);
     fit_work fw;
-    int rc = -1;
+    arb_status rc = ARB_NOMEM;
     if (!theta || !present || fit_work_init(&fw, m)) {
         free(theta);
         free(present);
-        return -1;
+        return ARB_NOMEM;
     }
     for (size_t a = 0; a < m; a++) present[a] = c->battles[a] > 0;
     if (bt_fit(&c->pairs, c->pairs.cnt, theta, &fw) < 0) {
@@ -1391,15 +955,15 @@ static int rank_bt(rank_ctx *c, arb_rank *out)
         to_elo_scale(theta, present, m, c->anchor, c->p->elo_initial, c->score);
     }
     out->bt_ridge_bound = !bt_mle_exists(&c->pairs, c->pairs.cnt, present);
-    rc = 0;
+    rc = ARB_OK;
     if (c->p->bootstrap > 0 && c->n_used > 0) {
         /* the factored Hessian at the estimate, for the rounds' chord iterations */
         bt_derivatives(&c->pairs, c->pairs.cnt, theta, fw.grad, fw.hess);
         if (cholesky_factor(fw.hess, m))
-            rc = -1; /* not positive definite: cannot happen with the ridge */
+            rc = ARB_NOMEM; /* not positive definite: cannot happen with the ridge */
         else
             rc = cell_bootstrap(&c->pairs, 1, theta, fw.hess, c->anchor, c->p, c->ci_lo,
-                                c->ci_hi);
+                                c->ci_hi, &c->msg);
     }
     fit_work_free(&fw);
     free(theta);
@@ -1407,57 +971,49 @@ static int rank_bt(rank_ctx *c, arb_rank *out)
     return rc;
 }
 
-/* Online Elo (and its bootstrap) into c->score, c->sd, c->ci_*; anchored when asked. */
-static int rank_elo(rank_ctx *c)
+/* Online Elo into c->score, c->sd, and the bootstrap of that same estimator (the mean over
+** the permutations; rank_core.c) into c->ci_*; anchored when asked. ARB_OK, ARB_NOMEM,
+** ARB_INTERRUPTED, ARB_INVALID (c->msg). */
+static arb_status rank_elo(rank_ctx *c)
 {
     const arb_battles *b = c->b;
     size_t nm = b->models.n;
-    double *mean = zalloc(nm, sizeof *mean), *sd = zalloc(nm, sizeof *sd);
-    elo_battle *sel = NULL;
-    int rc = -1;
-    if (!mean || !sd || arb__elo(b, c->use, NULL, c->p, mean, sd)) goto done;
+    double *mean = arb__rank_zalloc(nm, sizeof *mean), *sd = arb__rank_zalloc(nm, sizeof *sd);
+    arb_status rc = ARB_NOMEM;
+    if (!mean || !sd || (rc = arb__elo(b, c->use, NULL, c->p, mean, sd)) != ARB_OK) goto done;
     double shift = c->anchor != SIZE_MAX ? c->p->elo_initial - mean[c->model_of[c->anchor]] : 0;
     for (size_t a = 0; a < c->m; a++) {
         c->score[a] = mean[c->model_of[a]] + shift;
         c->sd[a] = sd[c->model_of[a]];
     }
-    if (c->p->bootstrap > 0 && c->n_used > 0) {
-        size_t n_sel = 0;
-        if (!(sel = elo_battles(b, c->use, &n_sel))) goto done;
-        for (size_t t = 0; t < n_sel; t++) {
-            sel[t].i = c->compact[sel[t].i];
-            sel[t].j = c->compact[sel[t].j];
-        }
-        if ((rc = elo_bootstrap(sel, n_sel, c->m, c->anchor, c->p, c->ci_lo, c->ci_hi)) != 0)
-            goto done;
-    }
-    rc = 0;
+    if (c->p->bootstrap > 0 && c->n_used > 0)
+        rc = arb__elo_bootstrap(b, c->use, c->compact, c->m, c->anchor, c->p, c->ci_lo,
+                                c->ci_hi, &c->msg);
 done:
     free(mean);
     free(sd);
-    free(sel);
     return rc;
 }
 
 /* Length control (lc 1: the LC win rate) or style control (lc 0: style ratings) into c->lc* or
-** c->style*; the coefficients and row counts into out. */
-static int rank_control(rank_ctx *c, int lc, arb_rank *out)
+** c->style*; the coefficients and row counts into out. ARB_OK, ARB_NOMEM, ARB_INTERRUPTED. */
+static arb_status rank_control(rank_ctx *c, int lc, arb_rank *out)
 {
     size_t m = c->m, n_feat = lc ? 1 : ARB_STYLE__COUNT, left_out = 0;
     ctl_rows r;
     fit_work fw;
-    if (ctl_rows_build(&r, c->b, c->use, c->compact, m, n_feat, &left_out)) return -1;
-    double *par = zalloc(m + n_feat, sizeof *par), *n_rows = zalloc(m, sizeof *n_rows);
+    if (ctl_rows_build(&r, c->b, c->use, c->compact, m, n_feat, &left_out)) return ARB_NOMEM;
+    double *par = arb__rank_zalloc(m + n_feat, sizeof *par), *n_rows = arb__rank_zalloc(m, sizeof *n_rows);
     double *value = lc ? c->lc : c->style, *lo = lc ? c->lc_lo : c->style_lo;
     double *hi = lc ? c->lc_hi : c->style_hi;
-    uint8_t *present = zalloc(m, 1);
-    int rc = -1;
+    uint8_t *present = arb__rank_zalloc(m, 1);
+    arb_status rc = ARB_OK;
     if (!par || !n_rows || !present || fit_work_init(&fw, m + n_feat)) {
         ctl_rows_free(&r);
         free(par);
         free(n_rows);
         free(present);
-        return -1;
+        return ARB_NOMEM;
     }
     if (lc) {
         out->lc_rows = r.n;
@@ -1466,14 +1022,13 @@ static int rank_control(rank_ctx *c, int lc, arb_rank *out)
         out->style_rows = r.n;
         out->style_left_out = left_out;
     }
-    rc = 0;
     if (r.n == 0) goto done; /* nothing to fit: values stay NAN */
     if (ctl_fit(&r, NULL, par, &fw) < 0) goto done;
     for (size_t f = 0; f < n_feat; f++) {
         if (lc)
-            out->lc_coef = ELO_PER_NAT * par[m];
+            out->lc_coef = ARB__ELO_PER_NAT * par[m];
         else
-            out->style_coef[f] = ELO_PER_NAT * par[m + f];
+            out->style_coef[f] = ARB__ELO_PER_NAT * par[m + f];
     }
     lc_win_rates(&r, NULL, par, value, n_rows);
     if (!lc) {
@@ -1483,7 +1038,7 @@ static int rank_control(rank_ctx *c, int lc, arb_rank *out)
     if (c->p->bootstrap > 0) {
         ctl_derivatives(&r, NULL, par, fw.grad, fw.hess);
         rc = cholesky_factor(fw.hess, m + n_feat)
-                 ? -1 /* not positive definite: cannot happen with the ridge */
+                 ? ARB_NOMEM /* not positive definite: cannot happen with the ridge */
                  : ctl_bootstrap(&r, lc, par, fw.hess, c->anchor, c->p, lo, hi);
     }
 done:
@@ -1497,47 +1052,37 @@ done:
 
 /* The Elo trend (§6): one pass over the selected battles in the given order (no permutations,
 ** no anchor, equal weights), the ratings recorded after every trend_every battles and after
-** the last one. out->trend rows are in ranked (compact) order for now. */
-static int rank_trend(rank_ctx *c, arb_rank *out)
+** the last one. out->trend rows are in ranked (compact) order for now. ARB_OK or ARB_NOMEM. */
+static arb_status rank_trend(rank_ctx *c, arb_rank *out)
 {
     const arb_battles *b = c->b;
     size_t every = c->p->trend_every, m = c->m;
-    if (!every || !c->n_used) return 0;
+    if (!every || !c->n_used) return ARB_OK;
     size_t rows = (c->n_used + every - 1) / every;
-    if (rows > SIZE_MAX / sizeof(double) / (m ? m : 1)) return -1;
-    double *trend = zalloc(rows * m, sizeof *trend);
-    double *rating = zalloc(m, sizeof *rating);
+    if (rows > SIZE_MAX / sizeof(double) / (m ? m : 1)) return ARB_NOMEM;
+    double *trend = arb__rank_zalloc(rows * m, sizeof *trend);
+    double *rating = arb__rank_zalloc(m, sizeof *rating);
     if (!trend || !rating) {
         free(trend);
         free(rating);
-        return -1;
+        return ARB_NOMEM;
     }
     for (size_t a = 0; a < m; a++) rating[a] = c->p->elo_initial;
     size_t done = 0, row = 0;
     for (size_t k = 0; k < b->n; k++) {
         if (!c->use[k]) continue;
-        elo_battle e = {c->compact[b->i[k]], c->compact[b->j[k]], 0, b->s[k]};
-        double expected = 1.0 / (1.0 + exp((rating[e.j] - rating[e.i]) / ELO_PER_NAT));
-        double delta = c->p->elo_k * ((1.0 - e.s) / 2.0 - expected);
-        rating[e.i] += delta;
-        rating[e.j] -= delta;
+        uint32_t i = c->compact[b->i[k]], j = c->compact[b->j[k]];
+        double expected = 1.0 / (1.0 + exp((rating[j] - rating[i]) / ARB__ELO_PER_NAT));
+        double delta = c->p->elo_k * ((1.0 - b->s[k]) / 2.0 - expected);
+        rating[i] += delta;
+        rating[j] -= delta;
         done++;
         if (done % every == 0 || done == c->n_used) memcpy(trend + m * row++, rating, m * sizeof *rating);
     }
     free(rating);
     out->trend = trend;
     out->n_trend = row;
-    return 0;
-}
-
-/* 1 when score a (model na) ranks before score b (model nb): higher first, undefined last,
-** equal scores by name -- the same order peer.c uses. */
-static int ranks_before(double a, const char *na, double b, const char *nb)
-{
-    int da = !isnan(a), db = !isnan(b);
-    if (da != db) return da;
-    if (da && a != b) return a > b;
-    return strcmp(na, nb) < 0;
+    return ARB_OK;
 }
 
 typedef struct sort_item {
@@ -1549,8 +1094,8 @@ typedef struct sort_item {
 static int sort_item_cmp(const void *pa, const void *pb)
 {
     const sort_item *a = pa, *b = pb;
-    if (ranks_before(a->score, a->name, b->score, b->name)) return -1;
-    if (ranks_before(b->score, b->name, a->score, a->name)) return 1;
+    if (arb__rank_before(a->score, a->name, b->score, b->name)) return -1;
+    if (arb__rank_before(b->score, b->name, a->score, a->name)) return 1;
     return 0;
 }
 
@@ -1559,9 +1104,9 @@ static int sort_item_cmp(const void *pa, const void *pb)
 static int fill_entries(rank_ctx *c, arb_rank *out, size_t *pos)
 {
     size_t m = c->m;
-    sort_item *items = zalloc(m, sizeof *items);
-    out->entries = zalloc(m, sizeof *out->entries);
-    out->names = zalloc(m + 1, sizeof *out->names);
+    sort_item *items = arb__rank_zalloc(m, sizeof *items);
+    out->entries = arb__rank_zalloc(m, sizeof *out->entries);
+    out->names = arb__rank_zalloc(m + 1, sizeof *out->names);
     if (!items || !out->entries || !out->names) {
         free(items);
         return -1;
@@ -1639,6 +1184,48 @@ static int finish_matrices(rank_ctx *c, arb_rank *out, const size_t *pos)
     return 0;
 }
 
+static int left_out_cmp(const void *pa, const void *pb)
+{
+    const arb__rank_left_out *a = pa, *b = pb;
+    int c = strcmp(a->model_a, b->model_a);
+    return c ? c : strcmp(a->model_b, b->model_b);
+}
+
+/* The judgments without a valid verdict (E) that the battles left out, per model pair, of the
+** reviewers the ranking uses (allowed; with exclude_self not the reviewer's own pairs, as
+** for the battles), into out->left_out (names owned by out->names; sorted by pair). Issue 12:
+** they used to vanish without a count. ARB_OK or ARB_NOMEM. */
+static arb_status collect_left_out(const rank_ctx *c, const uint8_t *allowed, arb_rank *out)
+{
+    const arb_battles *b = c->b;
+    if (!b->n_left_out) return ARB_OK;
+    out->left_out = arb__rank_zalloc(b->n_left_out, sizeof *out->left_out);
+    char **names = realloc(out->names, (out->n_names + 2 * b->n_left_out + 1) * sizeof *names);
+    if (names) out->names = names;
+    if (!out->left_out || !names) return ARB_NOMEM;
+    for (size_t k = 0; k < b->n_left_out; k++) {
+        const arb__battles_left_out *x = &b->left_out[k];
+        uint32_t own = c->reviewer_model[x->r];
+        if (!allowed[x->r] || (c->p->exclude_self && (own == x->i || own == x->j))) continue;
+        const char *ma = b->models.names[x->i], *mb = b->models.names[x->j];
+        size_t at = 0;
+        while (at < out->n_left_out && (strcmp(out->left_out[at].model_a, ma) ||
+                                        strcmp(out->left_out[at].model_b, mb)))
+            at++;
+        if (at == out->n_left_out) {
+            char *ca = arb__strdup(ma), *cb = ca ? arb__strdup(mb) : NULL;
+            if (ca) out->names[out->n_names++] = ca;
+            if (cb) out->names[out->n_names++] = cb;
+            if (!ca || !cb) return ARB_NOMEM;
+            out->left_out[out->n_left_out++] = (arb__rank_left_out){ca, cb, 0};
+        }
+        out->left_out[at].n += x->n;
+        out->left_out_total += x->n;
+    }
+    qsort(out->left_out, out->n_left_out, sizeof *out->left_out, left_out_cmp);
+    return ARB_OK;
+}
+
 /* The weight of every reviewer index from out->reviewers (peer rank), for the weighted vote;
 ** NULL when out of memory. */
 static double *reviewer_weights(const arb_battles *b, const arb_rank *out)
@@ -1683,16 +1270,17 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     arb_rank *r = NULL;
     size_t *pos = NULL;
     double *weights = NULL;
+    uint8_t *allowed = NULL;
     if (out) *out = NULL;
     if (errmsg) *errmsg = NULL;
     if (!battles || !params || !out) {
-        set_err(&msg, "arb_rank_compute: battles, params and out are required", NULL, "");
+        arb__rank_set_err(&msg, "arb_rank_compute: battles, params and out are required", NULL, "");
         st = ARB_INVALID;
         goto done;
     }
     const char *bad = check_params(params);
     if (bad) {
-        set_err(&msg, bad, NULL, "");
+        arb__rank_set_err(&msg, bad, NULL, "");
         st = ARB_INVALID;
         goto done;
     }
@@ -1707,22 +1295,22 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     r->params.reviewers = NULL;
     r->params.reviewer_info = NULL;
     r->params.human_prefix = NULL;
-    r->human = (arb__rank_human){0, NAN, NAN, NAN, NAN};
+    r->human = (arb__rank_human){0, NAN, NAN, NAN, NAN, 0, NAN, NAN};
     r->lc_coef = NAN;
     for (int f = 0; f < ARB_STYLE__COUNT; f++) r->style_coef[f] = NAN;
     if (p->anchor && !(r->anchor = arb__strdup(p->anchor))) goto done;
 
     c.b = b;
     c.p = p;
-    c.use = zalloc(b->n, 1);
-    c.reviewer_model = zalloc(nr, sizeof *c.reviewer_model);
-    c.compact = zalloc(nm, sizeof *c.compact);
-    c.model_of = zalloc(nm, sizeof *c.model_of);
+    c.use = arb__rank_zalloc(b->n, 1);
+    c.reviewer_model = arb__rank_zalloc(nr, sizeof *c.reviewer_model);
+    c.compact = arb__rank_zalloc(nm, sizeof *c.compact);
+    c.model_of = arb__rank_zalloc(nm, sizeof *c.model_of);
     if (!c.use || !c.reviewer_model || !c.compact || !c.model_of) goto done;
-    if (arb__rank_select(b, p, c.use, c.reviewer_model, &msg)) {
-        st = msg && strcmp(msg, "out of memory") ? ARB_INVALID : ARB_NOMEM;
+    if (!(allowed = arb__rank_zalloc(nr, 1))) goto done;
+    if ((st = arb__rank_select(b, p, c.use, c.reviewer_model, allowed, &msg)) != ARB_OK)
         goto done;
-    }
+    st = ARB_NOMEM;
     for (size_t x = 0; x < nm; x++) c.compact[x] = UINT32_MAX;
     for (size_t k = 0; k < b->n; k++) {
         if (!c.use[k]) continue;
@@ -1742,7 +1330,7 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     if (p->anchor) {
         uint32_t x = arb__strtab_find(&b->models, p->anchor);
         if (x == UINT32_MAX || c.compact[x] == UINT32_MAX) {
-            set_err(&msg, "anchor model \"", p->anchor, "\" has no battle in the selection");
+            arb__rank_set_err(&msg, "anchor model \"", p->anchor, "\" has no battle in the selection");
             st = ARB_INVALID;
             goto done;
         }
@@ -1753,9 +1341,9 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     c.sd = nan_doubles(m), c.lc = nan_doubles(m), c.lc_lo = nan_doubles(m);
     c.lc_hi = nan_doubles(m), c.style = nan_doubles(m), c.style_lo = nan_doubles(m);
     c.style_hi = nan_doubles(m);
-    c.battles = zalloc(m, sizeof *c.battles), c.wins = zalloc(m, sizeof *c.wins);
-    c.ties = zalloc(m, sizeof *c.ties), c.losses = zalloc(m, sizeof *c.losses);
-    pos = zalloc(m, sizeof *pos);
+    c.battles = arb__rank_zalloc(m, sizeof *c.battles), c.wins = arb__rank_zalloc(m, sizeof *c.wins);
+    c.ties = arb__rank_zalloc(m, sizeof *c.ties), c.losses = arb__rank_zalloc(m, sizeof *c.losses);
+    pos = arb__rank_zalloc(m, sizeof *pos);
     if (!c.score || !c.ci_lo || !c.ci_hi || !c.sd || !c.lc || !c.lc_lo || !c.lc_hi ||
         !c.style || !c.style_lo || !c.style_hi || !c.battles || !c.wins || !c.ties ||
         !c.losses || !pos)
@@ -1775,40 +1363,35 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     }
     if (pair_table_build(&c.pairs, b, c.use, c.compact, m)) goto done;
 
-    int rc = 0;
+    arb_status rc = ARB_OK;
     switch (p->method) {
     case ARB_RANK_WINRATE: {
-        double *n_battles = zalloc(m, sizeof *n_battles);
+        double *n_battles = arb__rank_zalloc(m, sizeof *n_battles);
         if (!n_battles) goto done;
         win_rates_of_counts(&c.pairs, c.pairs.cnt, c.score, n_battles);
         free(n_battles);
         if (p->bootstrap > 0 && c.n_used > 0)
-            rc = cell_bootstrap(&c.pairs, 0, NULL, NULL, SIZE_MAX, p, c.ci_lo, c.ci_hi);
+            rc = cell_bootstrap(&c.pairs, 0, NULL, NULL, SIZE_MAX, p, c.ci_lo, c.ci_hi,
+                                &c.msg);
         break;
     }
     case ARB_RANK_ELO: rc = rank_elo(&c); break;
     case ARB_RANK_BT: rc = rank_bt(&c, r); break;
     default: break; /* peer rank below */
     }
-    if (rc == -3) {
-        set_err(&msg, "bootstrap: more than 4294967295 battles", NULL, "");
-        st = ARB_INVALID;
-        goto done;
-    }
-    if (rc) {
-        st = status_of(rc);
-        goto done;
-    }
-    if (p->length_control && (rc = rank_control(&c, 1, r)) != 0) {
-        st = status_of(rc);
-        goto done;
-    }
-    if (p->style_control && (rc = rank_control(&c, 0, r)) != 0) {
-        st = status_of(rc);
+    if (rc == ARB_OK && p->length_control) rc = rank_control(&c, 1, r);
+    if (rc == ARB_OK && p->style_control) rc = rank_control(&c, 0, r);
+    if (rc != ARB_OK) {
+        st = rc;
+        if (c.msg) {
+            free(msg);
+            msg = c.msg;
+            c.msg = NULL;
+        }
         goto done;
     }
     if (p->trend_every && (double)(c.n_used / p->trend_every + 1) * (double)(m ? m : 1) > 5e7) {
-        set_err(&msg, "trend_every is too small for this many battles and models (the trend "
+        arb__rank_set_err(&msg, "trend_every is too small for this many battles and models (the trend "
                       "would hold more than 5e7 ratings); use a larger value", NULL, "");
         st = ARB_INVALID;
         goto done;
@@ -1816,15 +1399,13 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     if (rank_trend(&c, r)) goto done;
 
     if (peer) {
-        if (arb__peer_rank(b, p, r, &msg)) {
-            st = msg && strcmp(msg, "out of memory") ? ARB_INVALID : ARB_NOMEM;
-            goto done;
-        }
+        if ((st = arb__peer_rank(b, p, r, &msg)) != ARB_OK) goto done;
+        st = ARB_NOMEM;
         merge_peer_entries(&c, r, pos);
     } else if (fill_entries(&c, r, pos)) {
         goto done;
     }
-    if (finish_matrices(&c, r, pos)) goto done;
+    if (finish_matrices(&c, r, pos) || collect_left_out(&c, allowed, r)) goto done;
 
     /* Self-enhancement when a reviewer with selected battles is a contestant; agreement with
     ** the humans when there are humans besides the selected reviewers. */
@@ -1832,17 +1413,18 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     for (size_t k = 0; k < b->n; k++) {
         uint32_t rv = b->r[k];
         if (c.use[k] && c.reviewer_model[rv] != UINT32_MAX) any_self = 1;
-        if (!c.use[k] && is_human(b->reviewers.names[rv], p->human_prefix)) any_human = 1;
+        if (!c.use[k] && arb__rank_is_human(b->reviewers.names[rv], p->human_prefix)) any_human = 1;
     }
-    if (any_self && arb__rank_self_enhancement(b, p, r)) goto done;
+    if (any_self && (st = arb__rank_self_enhancement(b, p, r)) != ARB_OK) goto done;
+    st = ARB_NOMEM;
     if (any_human) {
         if (peer && !(weights = reviewer_weights(b, r))) goto done;
-        if (arb__rank_human_agreement(b, p, weights, r)) goto done;
+        if ((st = arb__rank_human_agreement(b, p, weights, r)) != ARB_OK) goto done;
     }
     st = ARB_OK;
 done:
     if (st != ARB_OK) {
-        if (!msg) set_err(&msg, st == ARB_INTERRUPTED ? "interrupted" : arb_strerror(st), NULL, "");
+        if (!msg) arb__rank_set_err(&msg, st == ARB_INTERRUPTED ? "interrupted" : arb_strerror(st), NULL, "");
         arb_rank_destroy(r);
         r = NULL;
     }
@@ -1853,6 +1435,7 @@ done:
     rank_ctx_free(&c);
     free(pos);
     free(weights);
+    free(allowed);
     return st;
 }
 
@@ -1870,6 +1453,7 @@ void arb_rank_destroy(arb_rank *rank)
     free(rank->reviewers);
     free(rank->all_scores);
     free(rank->trend);
+    free(rank->left_out);
     free(rank);
 }
 

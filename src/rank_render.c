@@ -8,7 +8,7 @@
 ** keys are stable snake_case (documented in README). Text tables show at most
 ** TEXT_MAX_MATRIX models in the matrix and TEXT_MAX_TREND in the trend (the JSON has all).
 */
-#include "internal.h"
+#include "rank.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -245,6 +245,13 @@ static int put_title(arb__buf *b, const arb_rank *r)
         arb__buf_printf(b, "; %g%% percentile intervals from %zu bootstrap rounds (seed %llu)",
                         100.0 * p->ci_level, p->bootstrap, p->seed))
         return -1;
+    /* The interval is of the printed estimator (§6, issue 12): say so, since arena-style tools
+    ** bootstrap a single pass, whose interval is several times wider. */
+    if (p->bootstrap > 0 && p->method == ARB_RANK_ELO &&
+        arb__buf_printf(b, ";\neach round resamples the battles and takes the mean over %zu "
+                           "random order%s, as the rating does", p->elo_permutations,
+                        p->elo_permutations == 1 ? "" : "s"))
+        return -1;
     return arb__buf_puts(b, "\n\n");
 }
 
@@ -335,6 +342,24 @@ static int put_notes(arb__buf *b, const arb_rank *r)
     return 0;
 }
 
+/* The judgments without a valid verdict that gave no battle (issue 12: never silently). */
+static int put_left_out(arb__buf *b, const arb_rank *r)
+{
+    if (!r->left_out_total) return 0;
+    if (arb__buf_printf(b, "\nleft out: %zu judgment%s with verdict E (no valid verdict, or a "
+                           "failed call) gave no battle; per model pair:\n",
+                        r->left_out_total, r->left_out_total == 1 ? "" : "s"))
+        return -1;
+    for (size_t k = 0; k < r->n_left_out; k++) {
+        const arb__rank_left_out *x = &r->left_out[k];
+        if (arb__buf_puts(b, "  ") || arb__buf_put_safe(b, x->model_a) ||
+            arb__buf_puts(b, " vs ") || arb__buf_put_safe(b, x->model_b) ||
+            arb__buf_printf(b, ": %zu\n", x->n))
+            return -1;
+    }
+    return 0;
+}
+
 static int put_matrix(arb__buf *b, const arb_rank *r, size_t name_w)
 {
     size_t n = r->n_entries < TEXT_MAX_MATRIX ? r->n_entries : TEXT_MAX_MATRIX;
@@ -405,18 +430,29 @@ done:
     return rc;
 }
 
+/* "  +0.800" right-aligned in width + 2 characters, or n/a. */
+static int put_corr(arb__buf *b, double x, int width)
+{
+    return isfinite(x) ? arb__buf_printf(b, "  %+*.3f", width, x)
+                       : arb__buf_printf(b, "  %*s", width, "n/a");
+}
+
 static int put_reviewers(arb__buf *b, const arb_rank *r)
 {
     if (!r->n_reviewers) return 0;
     const arb_rank_params *p = &r->params;
     if (is_peer(p->method) &&
-        arb__buf_printf(b, "\npeer rank: %d iteration%s, %s (tolerance %g)\n", r->iterations,
-                        r->iterations == 1 ? "" : "s",
-                        r->converged ? "converged" : "stopped at the iteration limit",
-                        p->tolerance))
+        (r->converged
+             ? arb__buf_printf(b, "\npeer rank: %d iteration%s, converged (no weight moved by "
+                                  "%g)\n", r->iterations, r->iterations == 1 ? "" : "s",
+                               p->tolerance)
+             : arb__buf_printf(b, "\npeer rank: NOT CONVERGED: stopped at the iteration limit "
+                                  "(%d) with weights still moving by %g or more; the weights "
+                                  "below are the last iteration's\n",
+                               r->iterations, p->tolerance)))
         return -1;
     size_t rw = 8, mw = 10;
-    int any_self = 0;
+    int any_self = 0, any_summary = r->human.n_comparisons > 0 || r->human.summary_models > 0;
     for (size_t k = 0; k < r->n_reviewers; k++) {
         size_t w = name_width(r->reviewers[k].reviewer);
         if (w > rw) rw = w > NAME_MAX_WIDTH ? NAME_MAX_WIDTH : w;
@@ -429,7 +465,9 @@ static int put_reviewers(arb__buf *b, const arb_rank *r)
     if (arb__buf_puts(b, "\n") || put_name(b, "reviewer", rw) || arb__buf_puts(b, "  ") ||
         put_name(b, "contestant", mw) || arb__buf_puts(b, "    weight  reviews"))
         return -1;
-    if (arb__buf_printf(b, "  self-enhancement  %s\n", head)) return -1;
+    if (arb__buf_printf(b, "  self-enhancement  %-*s", any_summary ? 22 : 0, head) ||
+        (any_summary && arb__buf_puts(b, "  ρ humans  τb humans")) || arb__buf_puts(b, "\n"))
+        return -1;
     for (size_t k = 0; k < r->n_reviewers; k++) {
         const arb_rank_reviewer *v = &r->reviewers[k];
         if (put_name(b, v->reviewer, rw) || arb__buf_puts(b, "  ") ||
@@ -443,15 +481,24 @@ static int put_reviewers(arb__buf *b, const arb_rank *r)
                 ? arb__buf_printf(b, "  %+15.1f%%", 100.0 * v->self_enhancement)
                 : arb__buf_printf(b, "  %16s", "n/a"))
             return -1;
-        if (isfinite(v->self_ci_lo) && isfinite(v->self_ci_hi)
-                ? arb__buf_printf(b, "  [%+.1f%%, %+.1f%%]\n", 100.0 * v->self_ci_lo,
-                                  100.0 * v->self_ci_hi)
-                : arb__buf_puts(b, "  n/a\n"))
+        char ci[64] = "n/a";
+        if (isfinite(v->self_ci_lo) && isfinite(v->self_ci_hi))
+            snprintf(ci, sizeof ci, "[%+.1f%%, %+.1f%%]", 100.0 * v->self_ci_lo,
+                     100.0 * v->self_ci_hi);
+        if (arb__buf_printf(b, "  %-*s", any_summary ? 22 : 0, ci)) return -1;
+        if (any_summary && (put_corr(b, v->summary_spearman, 10) ||
+                            put_corr(b, v->summary_kendall, 11)))
             return -1;
+        if (arb__buf_puts(b, "\n")) return -1;
     }
     if (any_self &&
         arb__buf_puts(b, "self-enhancement = the contestant's win rate in its own reviews minus "
                          "in the other reviewers' reviews\nof the same comparisons\n"))
+        return -1;
+    if (any_summary &&
+        arb__buf_puts(b, "ρ, τb humans = Spearman and Kendall tau-b of the reviewer's win-rate "
+                         "ranking of the contestants\nagainst the humans' (PRD summary level, "
+                         "§6); n/a when undefined\n"))
         return -1;
     return 0;
 }
@@ -459,7 +506,7 @@ static int put_reviewers(arb__buf *b, const arb_rank *r)
 static int put_human(arb__buf *b, const arb_rank *r)
 {
     const arb__rank_human *h = &r->human;
-    if (!h->n_comparisons) return 0;
+    if (!h->n_comparisons && !h->summary_models) return 0;
     if (arb__buf_printf(b, "\nagreement of the reviewers' majority vote with the humans' "
                            "majority, %zu comparisons (§6):\n%18s  %8s  %9s\n",
                         h->n_comparisons, "", "accuracy", "Fleiss κ"))
@@ -475,6 +522,13 @@ static int put_human(arb__buf *b, const arb_rank *r)
                                      : arb__buf_printf(b, "  %9s\n", "n/a")))
             return -1;
     }
+    if (arb__buf_printf(b, "summary level (PRD): the %s column against the humans' win rate "
+                           "over %zu contestants: Spearman",
+                        is_peer(r->params.method) ? "All (weighted)" : "score",
+                        h->summary_models) ||
+        put_corr(b, h->summary_spearman, 1) || arb__buf_puts(b, ", Kendall tau-b") ||
+        put_corr(b, h->summary_kendall, 1) || arb__buf_puts(b, "\n"))
+        return -1;
     return 0;
 }
 
@@ -486,11 +540,11 @@ char *arb_rank_to_text(const arb_rank *r)
     arb__buf_init(&b, 0);
     if (put_title(&b, r)) goto fail;
     if (r->n_entries == 0) {
-        if (arb__buf_puts(&b, "no battles to rank\n")) goto fail;
+        if (arb__buf_puts(&b, "no battles to rank\n") || put_left_out(&b, r)) goto fail;
         return arb__buf_steal(&b);
     }
     table_cols t = table_columns(r);
-    if (put_table(&b, r, &t) || put_notes(&b, r) || put_matrix(&b, r, t.name_width) ||
+    if (put_table(&b, r, &t) || put_notes(&b, r) || put_left_out(&b, r) || put_matrix(&b, r, t.name_width) ||
         put_trend(&b, r) || put_reviewers(&b, r) || put_human(&b, r))
         goto fail;
     return arb__buf_steal(&b);
@@ -597,7 +651,9 @@ static json_t *reviewers_json(const arb_rank *r)
             arb__json_set(o, "weight", arb__json_metric(v->weight)) ||
             arb__json_set(o, "reviews", json_size(v->reviews)) ||
             arb__json_set(o, "self_enhancement", arb__json_metric(v->self_enhancement)) ||
-            arb__json_set(o, "self_ci", json_ci(v->self_ci_lo, v->self_ci_hi))) {
+            arb__json_set(o, "self_ci", json_ci(v->self_ci_lo, v->self_ci_hi)) ||
+            arb__json_set(o, "summary_spearman", arb__json_metric(v->summary_spearman)) ||
+            arb__json_set(o, "summary_kendall", arb__json_metric(v->summary_kendall))) {
             json_decref(a);
             return NULL;
         }
@@ -608,18 +664,39 @@ static json_t *reviewers_json(const arb_rank *r)
 static json_t *human_json(const arb_rank *r)
 {
     const arb__rank_human *h = &r->human;
-    if (!h->n_comparisons) return json_null();
+    if (!h->n_comparisons && !h->summary_models) return json_null();
     json_t *o = json_object();
     if (!o) return NULL;
     if (arb__json_set(o, "n_comparisons", json_size(h->n_comparisons)) ||
         arb__json_set(o, "accuracy_weighted", arb__json_metric(h->accuracy_weighted)) ||
         arb__json_set(o, "accuracy_all", arb__json_metric(h->accuracy_all)) ||
         arb__json_set(o, "fleiss_weighted", arb__json_metric(h->fleiss_weighted)) ||
-        arb__json_set(o, "fleiss_all", arb__json_metric(h->fleiss_all))) {
+        arb__json_set(o, "fleiss_all", arb__json_metric(h->fleiss_all)) ||
+        arb__json_set(o, "summary_models", json_size(h->summary_models)) ||
+        arb__json_set(o, "summary_spearman", arb__json_metric(h->summary_spearman)) ||
+        arb__json_set(o, "summary_kendall", arb__json_metric(h->summary_kendall))) {
         json_decref(o);
         return NULL;
     }
     return o;
+}
+
+/* [{"model_a", "model_b", "n"}] per pair (empty when none). */
+static json_t *left_out_json(const arb_rank *r)
+{
+    json_t *a = json_array();
+    for (size_t k = 0; a && k < r->n_left_out; k++) {
+        const arb__rank_left_out *x = &r->left_out[k];
+        json_t *o = json_object();
+        if (!o || json_array_append_new(a, o) ||
+            arb__json_set(o, "model_a", arb__json_name(x->model_a)) ||
+            arb__json_set(o, "model_b", arb__json_name(x->model_b)) ||
+            arb__json_set(o, "n", json_size(x->n))) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
 }
 
 static json_t *trend_json(const arb_rank *r)
@@ -685,7 +762,9 @@ char *arb_rank_to_json(const arb_rank *r)
     if (arb__json_set(root, "arbiter_version", json_string(ARB_VERSION)) ||
         arb__json_set(root, "method", json_string(method_name(p->method))) ||
         arb__json_set(root, "params", params_json(r)) ||
-        arb__json_set(root, "n_battles", json_size(r->n_battles_used))) {
+        arb__json_set(root, "n_battles", json_size(r->n_battles_used)) ||
+        arb__json_set(root, "n_left_out_e", json_size(r->left_out_total)) ||
+        arb__json_set(root, "left_out_e", left_out_json(r))) {
         json_decref(models);
         goto done;
     }
@@ -694,7 +773,9 @@ char *arb_rank_to_json(const arb_rank *r)
         if (json_array_append_new(models, entry_json(r, k))) goto done;
     json_t *peer = json_null();
     if (is_peer(p->method))
-        peer = json_pack("{s:i,s:b}", "iterations", r->iterations, "converged", r->converged);
+        peer = json_pack("{s:i,s:b,s:i,s:f}", "iterations", r->iterations, "converged",
+                         r->converged, "max_iterations", p->max_iterations, "tolerance",
+                         p->tolerance);
     if (arb__json_set(root, "pairwise", pairwise_json(r)) ||
         arb__json_set(root, "reviewers", reviewers_json(r)) || arb__json_set(root, "peer", peer) ||
         arb__json_set(root, "human", human_json(r)) ||

@@ -21,6 +21,7 @@
 ** Not here: statistics (their own modules), HTML and Markdown (report_html.c, report_md.c).
 */
 #include "report.h"
+#include "rank.h"
 
 #include <math.h>
 #include <stdlib.h>

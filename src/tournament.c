@@ -9,8 +9,10 @@
 ** protocol "tournament" (3-option mode: A first better, B second better, C tie). After the run
 ** the battles of source "tournament" are rebuilt from every stored tournament row: i = the
 ** model shown first, j = the second, reviewer = the judge's name, s = -1 (A), +1 (B), 0 (C);
-** a judgment without a valid verdict (E) gives no battle. So battles are a function of the
-** stored judgments, and a resumed or repeated run leaves exactly one battle per judgment.
+** a judgment without a valid verdict (E) gives no battle but is counted per judge and pair
+** (arb_battles_add_left_out, stored with the battles), so `arbiter rank` and the run summary
+** can say how many judgments each pair lost. So battles are a function of the stored
+** judgments, and a resumed or repeated run leaves exactly one battle per judgment.
 **
 ** Like sbs.c, everything is checked before the first request (models, answers, the template
 ** against every item judged, the judges' names against the store); model names never reach a
@@ -442,9 +444,15 @@ static int on_judgment(void *ud, const arb__pairwise_row *row)
     battle_walk *w = ud;
     int s = row->position_verdict == 'A' ? -1 : row->position_verdict == 'B' ? 1
           : row->position_verdict == 'C' ? 0 : 2;
-    if (s == 2 || row->options != TOURNAMENT_OPTIONS) {
+    if (row->options != TOURNAMENT_OPTIONS) {
         w->skipped++;
         return 0;
+    }
+    if (s == 2) { /* no battle, but counted per judge and pair: rankings say what they left out */
+        w->skipped++;
+        w->status = arb_battles_add_left_out(w->b, row->candidate, row->baseline,
+                                             row->judge_name, 1);
+        return w->status != ARB_OK;
     }
     arb_battle battle = arb_battle_init();
     battle.question = row->item_id;

@@ -3,7 +3,8 @@
 # benchmark (40 items, 4 models: 6 pairs) with a judges file of two simulated judges: a bad
 # judges file is refused with path:line:column and exit 2, the dry-run plan counts
 # items x pairs x 2 orders x judges (and less with --exclude-self, --models, --random-k), a run
-# stores one judgment per call and one battle per valid verdict, a rerun sends nothing, the API
+# stores one judgment per call and one battle per valid verdict (the E judgments counted per
+# pair in the summary, the store and the ranking), a rerun sends nothing, the API
 # key never reaches the store, and `arbiter rank` (when present) ranks the stored battles.
 set -euo pipefail
 ARB=${1:?usage: e2e_tournament.sh path/to/arbiter}
@@ -64,6 +65,8 @@ judged=$(sqlite3 "$DB" "select count(*) from pairwise where protocol = 'tourname
 valid=$(sqlite3 "$DB" "select count(*) from pairwise where protocol = 'tournament' and position_verdict in ('A','B','C')")
 check "one judgment per call" "[ $judged = $calls ]"
 check "some verdicts are E (judge-b invalid=0.05) and give no battle" "[ $valid -lt $calls ]"
+check "the summary counts the E judgments per pair ($((calls - valid)) in all)" "grep -q 'left out of the battles: $((calls - valid)) judgment' '$T/run1' && grep -qE '^  [a-z-]+ vs [a-z-]+: [0-9]+$' '$T/run1'"
+check "the E judgments are stored per judge and pair" "[ \$(sqlite3 '$DB' \"select sum(n) from battles_left_out where source='tournament'\") = $((calls - valid)) ]"
 check "stored one battle per valid verdict ($valid)" "grep -q 'stored $valid battles (source tournament)' '$T/run1' && [ \$(sqlite3 '$DB' \"select count(*) from battles where source='tournament'\") = $valid ]"
 check "battles are oriented: i shown first" "[ \$(sqlite3 '$DB' \"select count(*) from battles b join pairwise p on p.protocol='tournament' and p.judge_name=b.reviewer and p.item_id=b.q and p.position_verdict in ('A','B','C') and b.i = case p.ord when 0 then p.candidate else p.baseline end and b.j = case p.ord when 0 then p.baseline else p.candidate end and b.s = case p.position_verdict when 'A' then -1 when 'B' then 1 else 0 end\") = $valid ]"
 check "API key not in the database" "! grep -qa \"\$E2E_TOURNAMENT_KEY\" '$DB' '$DB-wal' 2>/dev/null"
@@ -99,6 +102,9 @@ def models(x):
         for v in x: yield from models(v)
 assert {'atlas-large', 'birch-medium', 'cedar-small', 'drift-tiny'} <= set(models(d)), d
 PY"
+  check "rank --json counts the left-out E judgments per pair" "python3 -c \"import json; d = json.load(open('$T/rank.json')); assert d['n_left_out_e'] == $((calls - valid)) == sum(x['n'] for x in d['left_out_e']), d['left_out_e']\""
+  "$ARB" rank --db "$DB" > "$T/rank.txt"
+  check "rank text says how many E judgments it left out" "grep -q 'left out: $((calls - valid)) judgment' '$T/rank.txt'"
 else
   echo "skip - arbiter rank is not available in this build"
 fi

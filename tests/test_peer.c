@@ -6,6 +6,7 @@
 ** interval, and the agreement of the (weighted) majority vote with the humans' majority.
 */
 #include "internal.h"
+#include "rank.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #define EPS 1e-12
 
@@ -67,7 +69,7 @@ static arb_rank *peer_rank(const arb_battles *b, const arb_rank_params *p)
 {
     arb_rank *rk = new_rank();
     char *err = NULL;
-    int rc = arb__peer_rank(b, p, rk, &err);
+    arb_status rc = arb__peer_rank(b, p, rk, &err);
     if (rc) fail_msg("arb__peer_rank: %s", err ? err : "(no message)");
     assert_null(err);
     assert_non_null(rk->all_scores);
@@ -449,6 +451,116 @@ static void pr_top_k_reviewers(void **state)
     arb_battles_destroy(b);
 }
 
+/* Issue 12, metrics 8: the defaults iterate to the tolerance (1e-9, §6). In this full
+** three-model round robin (every ordered pair, every reviewer, one question) the weights
+** contract slowly: 31 iterations; the old default of 10 stopped with weights still moving.
+** At the end the weights are (to the tolerance) the min-max-normalised scores of the
+** reviewers' own models -- the fixed point -- and the result says converged. */
+static void pr_defaults_iterate_to_tolerance(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *i, *j, *r;
+        int s;
+    } rows[] = {{"A", "B", "A", -1}, {"A", "B", "B", -1}, {"A", "B", "C", -1},
+                {"A", "C", "A", 1},  {"A", "C", "B", -1}, {"A", "C", "C", 0},
+                {"B", "A", "A", 0},  {"B", "A", "B", 1},  {"B", "A", "C", 1},
+                {"B", "C", "A", 0},  {"B", "C", "B", -1}, {"B", "C", "C", 0},
+                {"C", "A", "A", -1}, {"C", "A", "B", 0},  {"C", "A", "C", 0},
+                {"C", "B", "A", -1}, {"C", "B", "B", 1},  {"C", "B", "C", 0}};
+    arb_battles *b = arb_battles_create();
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++)
+        add(b, "q1", rows[k].i, rows[k].j, rows[k].r, rows[k].s);
+    arb_rank_params p = pr_params(); /* default max_iterations and tolerance */
+    assert_int_equal(p.max_iterations, 1000);
+    arb_rank *rk = peer_rank(b, &p);
+    int converged = 0;
+    int iterations = arb_rank_iterations(rk, &converged);
+    assert_int_equal(converged, 1);
+    assert_true(iterations > 10 && iterations < 100);
+    const char *names[] = {"A", "B", "C"};
+    double lo = INFINITY, hi = -INFINITY, x[3], sum = 0;
+    for (int k = 0; k < 3; k++) {
+        x[k] = score_of(rk, names[k]);
+        lo = fmin(lo, x[k]);
+        hi = fmax(hi, x[k]);
+    }
+    for (int k = 0; k < 3; k++) sum += (x[k] - lo) / (hi - lo);
+    for (int k = 0; k < 3; k++)
+        assert_near_eps(weight_of(rk, names[k]), (x[k] - lo) / (hi - lo) / sum, 1e-8);
+    arb_rank_destroy(rk);
+    arb_battles_destroy(b);
+}
+
+/* Issue 12, metrics 7 (PRD summary level): each reviewer's win-rate ranking of the contestants
+** and the printed ranking against the humans' ranking. Humans: A > B > C (win rates 1, ½, 0).
+** judge-x says B > A > C (½, 1, 0): ranks (2,3,1) vs (3,2,1), Σd² = 2, ρ = 1 − 12/24 = ½;
+** pairs AB discordant, AC and BC concordant: τb = 1/3. judge-y agrees with the humans: 1, 1.
+** The score column (both judges): A ¾, B ¾, C 0: ranks (2.5, 2.5, 1) vs (3, 2, 1),
+** ρ = 1.5/√(1.5·2) = √3/2; τb = 2/√((3−1)(3−0)) = 2/√6 (one tie in the scores). */
+static void human_summary_correlations(void **state)
+{
+    (void)state;
+    arb_battles *b = arb_battles_create();
+    add(b, "q1", "A", "B", "human-1", -1);
+    add(b, "q1", "A", "C", "human-1", -1);
+    add(b, "q1", "B", "C", "human-1", -1);
+    add(b, "q1", "A", "B", "judge-x", 1);
+    add(b, "q1", "A", "C", "judge-x", -1);
+    add(b, "q1", "B", "C", "judge-x", -1);
+    add(b, "q1", "A", "B", "judge-y", -1);
+    add(b, "q1", "A", "C", "judge-y", -1);
+    add(b, "q1", "B", "C", "judge-y", -1);
+    arb_rank_params p = arb_rank_default_params();
+    arb_rank *rk = NULL;
+    char *err = NULL;
+    assert_int_equal(arb_rank_compute(b, &p, &rk, &err), ARB_OK);
+    assert_near(reviewer_of(rk, "judge-x")->summary_spearman, 0.5);
+    assert_near(reviewer_of(rk, "judge-x")->summary_kendall, 1.0 / 3);
+    assert_near(reviewer_of(rk, "judge-y")->summary_spearman, 1);
+    assert_near(reviewer_of(rk, "judge-y")->summary_kendall, 1);
+    assert_int_equal(rk->human.summary_models, 3);
+    assert_near(rk->human.summary_spearman, sqrt(3) / 2);
+    assert_near(rk->human.summary_kendall, 2 / sqrt(6));
+    char *json = arb_rank_to_json(rk);
+    json_t *root = json_loads(json, 0, NULL);
+    assert_non_null(root);
+    json_t *human = json_object_get(root, "human");
+    assert_near(json_real_value(json_object_get(human, "summary_kendall")), 2 / sqrt(6));
+    json_t *revs = json_object_get(root, "reviewers");
+    int seen = 0;
+    for (size_t k = 0; k < json_array_size(revs); k++) {
+        json_t *o = json_array_get(revs, k);
+        if (strcmp(json_string_value(json_object_get(o, "reviewer")), "judge-x")) continue;
+        assert_near(json_real_value(json_object_get(o, "summary_spearman")), 0.5);
+        assert_near(json_real_value(json_object_get(o, "summary_kendall")), 1.0 / 3);
+        seen = 1;
+    }
+    assert_true(seen);
+    json_decref(root);
+    arb_free(json);
+    char *text = arb_rank_to_text(rk);
+    assert_non_null(strstr(text, "Kendall tau-b  +0.816"));
+    arb_free(text);
+    arb_rank_destroy(rk);
+
+    /* one contestant ranked by the humans: undefined, null in JSON */
+    arb_battles_destroy(b);
+    b = arb_battles_create();
+    add(b, "q1", "A", "B", "human-1", -1);
+    add(b, "q2", "A", "C", "judge-x", -1);
+    assert_int_equal(arb_rank_compute(b, &p, &rk, &err), ARB_OK);
+    assert_undefined(reviewer_of(rk, "judge-x")->summary_spearman);
+    assert_undefined(rk->human.summary_kendall);
+    json = arb_rank_to_json(rk);
+    root = json_loads(json, 0, NULL);
+    assert_true(json_is_null(json_object_get(json_object_get(root, "human"), "summary_spearman")));
+    json_decref(root);
+    arb_free(json);
+    arb_rank_destroy(rk);
+    arb_battles_destroy(b);
+}
+
 static void pr_bad_parameters_and_empty(void **state)
 {
     (void)state;
@@ -457,14 +569,14 @@ static void pr_bad_parameters_and_empty(void **state)
     char *err = NULL;
     arb_rank_params p = pr_params();
     p.max_iterations = 0;
-    assert_int_equal(arb__peer_rank(b, &p, rk, &err), -1);
+    assert_int_equal(arb__peer_rank(b, &p, rk, &err), ARB_INVALID);
     assert_non_null(err);
     assert_non_null(strstr(err, "max_iterations"));
     arb_free(err);
     err = NULL;
     p = pr_params();
     p.tolerance = -1;
-    assert_int_equal(arb__peer_rank(b, &p, rk, &err), -1);
+    assert_int_equal(arb__peer_rank(b, &p, rk, &err), ARB_INVALID);
     assert_non_null(strstr(err, "tolerance"));
     arb_free(err);
     err = NULL;
@@ -472,13 +584,13 @@ static void pr_bad_parameters_and_empty(void **state)
     p = pr_params();
     p.reviewer_info = info;
     p.n_reviewer_info = 1;
-    assert_int_equal(arb__peer_rank(b, &p, rk, &err), -1);
+    assert_int_equal(arb__peer_rank(b, &p, rk, &err), ARB_INVALID);
     assert_non_null(strstr(err, "fixed_weight"));
     arb_free(err);
     err = NULL;
     p = pr_params();
     p.method = ARB_RANK_ELO;
-    assert_int_equal(arb__peer_rank(b, &p, rk, &err), -1);
+    assert_int_equal(arb__peer_rank(b, &p, rk, &err), ARB_INVALID);
     arb_free(err);
     assert_int_equal(rk->n_entries, 0);
     arb_rank_destroy(rk);
@@ -841,6 +953,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pr_bad_parameters_and_empty),
         cmocka_unit_test(pr_three_models_first_iterations),
+        cmocka_unit_test(pr_defaults_iterate_to_tolerance),
+        cmocka_unit_test(human_summary_correlations),
         cmocka_unit_test(pr_three_models_converged),
         cmocka_unit_test(pr_first_answer_reviewer_gets_low_weight),
         cmocka_unit_test(pr_equal_reviewers_keep_equal_weights),

@@ -4,7 +4,7 @@
 ** reps, pairs without both answers left out), checks before any request, the orientation of
 ** stored judgments and battles (a judge that always picks the first answer gives s = -1 on
 ** every battle, one that always picks the second s = +1), reruns that send nothing and keep
-** one battle per judgment, verdict E giving no battle, exclude_self, random_k (count per
+** one battle per judgment, verdict E giving no battle but a count per judge and pair, exclude_self, random_k (count per
 ** comparison, and a draw that depends only on seed, item and pair), style covariates, and
 ** model names kept out of the prompts.
 **
@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +337,55 @@ static void verdict_e_gives_no_battle(void **state)
                           "position_verdict = 'E' and model_verdict = 'e'"), N_CMP * 2);
     assert_int_equal(q(f, "select count(*) from battles"), N_CMP * 2);
     assert_int_equal(q(f, "select count(*) from battles where reviewer = 'mute'"), 0);
+
+    /* Issue 12, metrics 4: the E judgments are stored per judge and pair, not dropped
+    ** silently: ALPHA-BETA met on q1..q3 (3 items x 2 orders), the GAMMA pairs on q1, q2. */
+    const char *count_sql = "select coalesce(sum(n), 0) from battles_left_out where source = "
+                            "'tournament' and reviewer = 'mute'";
+    assert_int_equal(q(f, count_sql), N_CMP * 2);
+    assert_int_equal(q(f, "select n from battles_left_out where model_a = 'MODEL-ALPHA' and "
+                          "model_b = 'MODEL-BETA'"), 6);
+    assert_int_equal(q(f, "select n from battles_left_out where model_a = 'MODEL-BETA' and "
+                          "model_b = 'MODEL-GAMMA'"), 4);
+    run_ok(f, &p, &st); /* a rerun replaces the records: still one count per judgment */
+    assert_int_equal(q(f, count_sql), N_CMP * 2);
+
+    /* ... read back with the battles, and printed by the ranking */
+    arb_battles *b = arb_battles_create();
+    assert_int_equal(arb_store_get_battles(f->store, "tournament", b), ARB_OK);
+    assert_int_equal(arb_battles_left_out_count(b), 3);
+    arb_battle_left_out x = arb_battles_left_out_at(b, 0);
+    assert_string_equal(x.model_a, "MODEL-ALPHA");
+    assert_string_equal(x.model_b, "MODEL-BETA");
+    assert_string_equal(x.reviewer, "mute");
+    assert_int_equal(x.n, 6);
+    arb_rank_params rp = arb_rank_default_params();
+    arb_rank *rk = NULL;
+    assert_int_equal(arb_rank_compute(b, &rp, &rk, NULL), ARB_OK);
+    char *json = arb_rank_to_json(rk), *text = arb_rank_to_text(rk);
+    json_t *root = json_loads(json, 0, NULL);
+    assert_int_equal(json_integer_value(json_object_get(root, "n_left_out_e")), N_CMP * 2);
+    json_t *first = json_array_get(json_object_get(root, "left_out_e"), 0);
+    assert_string_equal(json_string_value(json_object_get(first, "model_a")), "MODEL-ALPHA");
+    assert_int_equal(json_integer_value(json_object_get(first, "n")), 6);
+    assert_non_null(strstr(text, "left out: 14 judgments with verdict E"));
+    assert_non_null(strstr(text, "  MODEL-BETA vs MODEL-GAMMA: 4\n"));
+    json_decref(root);
+    arb_free(json);
+    arb_free(text);
+    arb_rank_destroy(rk);
+    /* a ranking of the first judge only leaves none of the mute judge's out */
+    const char *only[] = {"first"};
+    rp.reviewers = only;
+    rp.n_reviewers = 1;
+    assert_int_equal(arb_rank_compute(b, &rp, &rk, NULL), ARB_OK);
+    json = arb_rank_to_json(rk);
+    root = json_loads(json, 0, NULL);
+    assert_int_equal(json_integer_value(json_object_get(root, "n_left_out_e")), 0);
+    json_decref(root);
+    arb_free(json);
+    arb_rank_destroy(rk);
+    arb_battles_destroy(b);
     arb_judges_file_destroy(jf);
 }
 

@@ -40,8 +40,10 @@ static const char rank_help[] =
     "                     current top K contestants)\n"
     "  --exclude-self     leave out reviews of pairs that contain the reviewer's own model\n"
     "  --bootstrap N      percentile intervals from N resamples (0 = none, default); BT and\n"
-    "                     win rate resample per-pair outcome counts (fast), Elo and the length/\n"
-    "                     style control resample battles (slower)\n"
+    "                     win rate resample per-pair outcome counts (fast); Elo resamples the\n"
+    "                     battles and recomputes the mean over --permutations orders in every\n"
+    "                     round (rounds x permutations x battles updates); the length/style\n"
+    "                     control resample battles and refit (slower)\n"
     "  --seed N           seed of the permutations and resamples (default 1)\n"
     "  --level X          interval level (default 0.95)\n"
     "  --k K              Elo K (default 32)\n"
@@ -51,7 +53,8 @@ static const char rank_help[] =
     "  --trend K          add the Elo ratings after every K battles (one pass, given order)\n"
     "  --length-control   add the length-controlled win rate (BT with a length term)\n"
     "  --style-control    add style-controlled BT ratings (length, headers, lists, bold)\n"
-    "  --max-iterations N peer rank iterations at most (default 10)\n"
+    "  --max-iterations N peer rank: a cap on the iterations (default 1000); reaching it\n"
+    "                     before the weights settle is reported on stderr and in the output\n"
     "  --tolerance X      peer rank stops when no weight moves by X (default 1e-9)\n"
     "  --human-prefix P   reviewers starting with P are humans (default \"human\")\n"
     "  --judges FILE      the tournament's judges file: its 'contestant' fields say which\n"
@@ -312,6 +315,14 @@ int cmd_rank(int argc, char **argv)
         fprintf(stderr, "arbiter rank: %s\n", errmsg ? errmsg : arb_strerror(st));
         rc = cli_exit_code(st);
     } else {
+        int converged = 1;
+        int iterations = arb_rank_iterations(rank, &converged);
+        if ((params.method == ARB_RANK_PEER_WINRATE || params.method == ARB_RANK_PEER_ELO) &&
+            !converged)
+            fprintf(stderr, "arbiter rank: warning: peer rank did not converge: the weights "
+                            "still moved by %g or more after %d iterations (--max-iterations); "
+                            "the scores and weights are those of the last iteration\n",
+                    params.tolerance, iterations);
         rc = cli_emit("rank", output, json ? arb_rank_to_json(rank) : arb_rank_to_text(rank));
     }
 finish:

@@ -92,6 +92,29 @@ static long split_models(char *list, const char ***names)
     return (long)(k + 1);
 }
 
+/* Judgments without a valid verdict (E), which give no battle, per model pair (summed over
+** the judges); nothing when there are none. */
+static void print_left_out(const arb_battles *b)
+{
+    size_t n = arb_battles_left_out_count(b), total = 0;
+    for (size_t k = 0; k < n; k++) total += arb_battles_left_out_at(b, k).n;
+    if (!total) return;
+    fprintf(stderr, "left out of the battles: %zu judgment%s with verdict E (no valid verdict, or "
+                    "a failed call), per model pair:\n", total, total == 1 ? "" : "s");
+    for (size_t k = 0; k < n; k++) {
+        arb_battle_left_out x = arb_battles_left_out_at(b, k);
+        size_t sum = 0;
+        int first = 1; /* each pair once, at its first record */
+        for (size_t y = 0; y < n && first; y++) {
+            arb_battle_left_out o = arb_battles_left_out_at(b, y);
+            if (strcmp(o.model_a, x.model_a) || strcmp(o.model_b, x.model_b)) continue;
+            if (y < k) first = 0;
+            sum += o.n;
+        }
+        if (first) fprintf(stderr, "  %s vs %s: %zu\n", x.model_a, x.model_b, sum);
+    }
+}
+
 int cmd_tournament(int argc, char **argv)
 {
     arb_tournament_params p = arb_tournament_default_params();
@@ -177,6 +200,7 @@ int cmd_tournament(int argc, char **argv)
             goto done;
         }
         fprintf(stderr, "stored %zu battles (source tournament)\n", arb_battles_count(battles));
+        print_left_out(battles);
     }
     if (st == ARB_INTERRUPTED) {
         fprintf(stderr, "arbiter tournament: %s\n", arb_store_errmsg(store));
