@@ -30,6 +30,15 @@ check "bad --options exits 2" "[ $rc = 2 ]"
 check "a bad number names the command" "grep -q '^arbiter sbs: --options expects a whole number' '$T/err'"
 set +e; "$ARB" rank --db "$T/none.db" --bootstrap many 2>"$T/err"; rc=$?; set -e
 check "a bad number in a shared option names the command" "[ $rc = 2 ] && grep -q '^arbiter rank: --bootstrap expects' '$T/err'"
+# The reading commands share one option parser: each refuses what it does not take, by name.
+for cmd in audit agreement factors discussion-stats export report "labels summary"; do
+  set +e; $ARB $cmd --db "$T/none.db" --no-such-option 2>"$T/err"; rc=$?; set -e
+  check "$cmd refuses an unknown option (exit 2, named)" "[ $rc = 2 ] && grep -q 'arbiter ${cmd%% *}: unknown or incomplete option \"--no-such-option\"' '$T/err'"
+done
+set +e; "$ARB" audit --json 2>"$T/err"; rc=$?; set -e
+check "a reading command without --db says so" "[ $rc = 2 ] && grep -q '^arbiter audit: missing --db' '$T/err'"
+set +e; "$ARB" report --db "$T/none.db" --bootstrap 5 --level 0.9 2>"$T/err"; rc=$?; set -e
+check "report takes no --level" "[ $rc = 2 ] && grep -q 'option \"--level\"' '$T/err'"
 set +e; sbs --candidate nobody 2>"$T/err"; rc=$?; set -e
 check "unknown candidate exits 2" "[ $rc = 2 ] && grep -q nobody '$T/err'"
 

@@ -9,6 +9,8 @@
 
 #include "arbiter.h"
 
+#include <getopt.h>
+
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 typedef struct arb_cli_embedded_file {
@@ -114,6 +116,31 @@ int cli_pick_judges(const char *cmd, const char *option, const char *spec, const
                     size_t n, arb_judge_config *out, arb_judges_file **loaded);
 /* Writes text to path ("-" = stdout). Returns 0 or -1 after printing an error. */
 int cli_write_file(const char *cmd, const char *path, const char *text);
+/* The options of the commands that read a store (audit, agreement, factors, discussion-stats,
+** labels summary, export, report): --db FILE and --help always; --json, --output FILE and the
+** interval options (--bootstrap/--seed, and --level) when the flags say so. */
+enum { CLI_READ_JSON = 1, CLI_READ_OUTPUT = 2, CLI_READ_INTERVALS = 4, CLI_READ_LEVEL = 8 };
+typedef struct cli_read_args {
+    unsigned flags;               /* CLI_READ_* */
+    const char *db;               /* --db, required */
+    const char *output;           /* --output (the caller's default is kept when not given) */
+    int json;                     /* --json */
+    size_t *bootstrap;            /* --bootstrap, --seed, --level: with CLI_READ_INTERVALS */
+    unsigned long long *seed;
+    double *level;                /* with CLI_READ_LEVEL */
+} cli_read_args;
+/* A command's own option c with its argument (getopt values other than 'd' 'h' and those of the
+** options its flags enable: 'j' 'o' 'n' 's' 'l'): 1 when applied, 0 when unknown, -1 after
+** printing why the value is bad. */
+typedef int (*cli_own_option_fn)(int c, const char *arg, void *ctx);
+enum { CLI_GO_ON = -1 };
+/* Parses argv (argv[0] is the command) with the shared options of a reading command and own[]
+** (NULL or terminated by a zero entry; at most 24), whose values go to own_fn. Prints help and
+** usage errors; checks that --db was given and nothing else is left. Returns CLI_GO_ON when the
+** command should run, else the exit code to return. */
+int cli_read_options(const char *cmd, const char *help, int argc, char **argv,
+                     const struct option *own, cli_own_option_fn own_fn, void *ctx,
+                     cli_read_args *a);
 /* Opens the database of a command that only reads one: a path that does not exist is an error
 ** (exit 2) rather than a new empty database. Returns 0, or the exit code after printing why. */
 int cli_open_existing_store(const char *cmd, const char *path, arb_store **out);

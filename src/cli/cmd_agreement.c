@@ -4,7 +4,6 @@
 */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
 static const char agreement_help[] =
@@ -28,37 +27,16 @@ static const char agreement_help[] =
 
 int cmd_agreement(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *db = NULL, *output = "-";
-    int json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': db = optarg; break;
-        case 'j': json = 1; break;
-        case 'o': output = optarg; break;
-        case 'h': fputs(agreement_help, stdout); return EXIT_OK;
-        default:
-            return cli_usage_error("agreement", "unknown or incomplete option \"%s\"",
-                                   argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("agreement", "unexpected argument \"%s\"", argv[optind]);
-    if (!db) return cli_usage_error("agreement", "missing --db");
+    cli_read_args args = {.flags = CLI_READ_JSON | CLI_READ_OUTPUT, .output = "-"};
+    int rc = cli_read_options("agreement", agreement_help, argc, argv, NULL, NULL, NULL, &args);
+    if (rc != CLI_GO_ON) return rc;
 
     arb_store *store = NULL;
     arb_agreement *ag = NULL;
-    int rc = cli_open_existing_store("agreement", db, &store);
-    if (rc) return rc;
+    if ((rc = cli_open_existing_store("agreement", args.db, &store))) return rc;
     arb_status st = arb_agreement_compute(store, &ag);
     if (st) rc = cli_store_failure("agreement", store, st);
-    else rc = cli_emit("agreement", output, json ? arb_agreement_to_json(ag) : arb_agreement_to_text(ag));
+    else rc = cli_emit("agreement", args.output, args.json ? arb_agreement_to_json(ag) : arb_agreement_to_text(ag));
     arb_agreement_destroy(ag);
     arb_store_close(store);
     return rc;

@@ -86,59 +86,40 @@ static unsigned parse_protocols(const char *text)
                        "sbs, tournament or sbs,tournament");
 }
 
+static int audit_option(int c, const char *arg, void *ctx)
+{
+    arb_audit_params *params = ctx;
+    switch (c) {
+    case 'b': return (params->by = parse_by(arg)) ? 1 : -1;
+    case 'p': return (params->protocols = parse_protocols(arg)) ? 1 : -1;
+    default: return 0;
+    }
+}
+
 int cmd_audit(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
-                                         {"by", required_argument, 0, 'b'},
-                                         {"bootstrap", required_argument, 0, 'n'},
-                                         {"seed", required_argument, 0, 's'},
-                                         {"level", required_argument, 0, 'l'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"protocol", required_argument, 0, 'p'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *db = NULL, *output = "-";
+    static const struct option own[] = {{"by", required_argument, 0, 'b'},
+                                        {"protocol", required_argument, 0, 'p'},
+                                        {0, 0, 0, 0}};
     arb_audit_params params = arb_audit_default_params();
     params.protocols = ARB_AUDIT_SBS | ARB_AUDIT_TOURNAMENT;
-    int json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': db = optarg; break;
-        case 'b':
-            if (!(params.by = parse_by(optarg))) return EXIT_USAGE;
-            break;
-        case 'p':
-            if (!(params.protocols = parse_protocols(optarg))) return EXIT_USAGE;
-            break;
-        case 'j': json = 1; break;
-        case 'o': output = optarg; break;
-        case 'h': fputs(audit_help, stdout); return EXIT_OK;
-        default: {
-            int t = cli_interval_option(c, optarg, &params.bootstrap, &params.seed,
-                                        &params.ci_level);
-            if (t < 0) return EXIT_USAGE;
-            if (t > 0) break;
-            return cli_usage_error("audit", "unknown or incomplete option \"%s\"", argv[optind - 1]);
-        }
-        }
-    }
-    if (optind < argc) return cli_usage_error("audit", "unexpected argument \"%s\"", argv[optind]);
-    if (!db) return cli_usage_error("audit", "missing --db");
+    cli_read_args args = {.flags = CLI_READ_JSON | CLI_READ_OUTPUT | CLI_READ_INTERVALS |
+                                   CLI_READ_LEVEL,
+                          .output = "-", .bootstrap = &params.bootstrap, .seed = &params.seed,
+                          .level = &params.ci_level};
+    int rc = cli_read_options("audit", audit_help, argc, argv, own, audit_option, &params, &args);
+    if (rc != CLI_GO_ON) return rc;
 
     arb_store *store = NULL;
     arb_audit *audit = NULL;
-    int rc = cli_open_existing_store("audit", db, &store);
-    if (rc) return rc;
+    if ((rc = cli_open_existing_store("audit", args.db, &store))) return rc;
     arb_status st = arb_audit_compute(store, &params, &audit);
     if (st) {
         rc = cli_store_failure("audit", store, st);
     } else {
-        if (!json && arb_audit_count(audit) == 0)
-            fprintf(stderr, "arbiter audit: no side-by-side or tournament judgments in %s yet\n", db);
-        rc = cli_emit("audit", output, json ? arb_audit_to_json(audit) : arb_audit_to_text(audit));
+        if (!args.json && arb_audit_count(audit) == 0)
+            fprintf(stderr, "arbiter audit: no side-by-side or tournament judgments in %s yet\n", args.db);
+        rc = cli_emit("audit", args.output, args.json ? arb_audit_to_json(audit) : arb_audit_to_text(audit));
     }
     arb_audit_destroy(audit);
     arb_store_close(store);

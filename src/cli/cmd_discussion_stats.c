@@ -29,60 +29,42 @@ static const char discussion_stats_help[] =
     "  --json           the same numbers as JSON (keys documented in README)\n"
     "  --output FILE    write there instead of stdout\n";
 
+static int discussion_stats_option(int c, const char *arg, void *ctx)
+{
+    arb_discussion_stats_params *params = ctx;
+    if (c != 'L') return 0;
+    if (!strcmp(arg, "human")) params->use_labels = 1;
+    else if (!strcmp(arg, "none")) params->use_labels = 0;
+    else {
+        cli_usage_error("discussion-stats", "--labels must be human or none, got \"%s\"", arg);
+        return -1;
+    }
+    return 1;
+}
+
 int cmd_discussion_stats(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
-                                         {"labels", required_argument, 0, 'L'},
-                                         {"bootstrap", required_argument, 0, 'n'},
-                                         {"seed", required_argument, 0, 's'},
-                                         {"level", required_argument, 0, 'l'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *db = NULL, *output = "-";
+    static const struct option own[] = {{"labels", required_argument, 0, 'L'}, {0, 0, 0, 0}};
     arb_discussion_stats_params params = arb_discussion_stats_default_params();
-    int json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': db = optarg; break;
-        case 'L':
-            if (!strcmp(optarg, "human")) params.use_labels = 1;
-            else if (!strcmp(optarg, "none")) params.use_labels = 0;
-            else return cli_usage_error("discussion-stats", "--labels must be human or none, "
-                                                            "got \"%s\"", optarg);
-            break;
-        case 'j': json = 1; break;
-        case 'o': output = optarg; break;
-        case 'h': fputs(discussion_stats_help, stdout); return EXIT_OK;
-        default: {
-            int t = cli_interval_option(c, optarg, &params.bootstrap, &params.seed,
-                                        &params.ci_level);
-            if (t < 0) return EXIT_USAGE;
-            if (t > 0) break;
-            return cli_usage_error("discussion-stats", "unknown or incomplete option \"%s\"",
-                                   argv[optind - 1]);
-        }
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("discussion-stats", "unexpected argument \"%s\"", argv[optind]);
-    if (!db) return cli_usage_error("discussion-stats", "missing --db");
+    cli_read_args args = {.flags = CLI_READ_JSON | CLI_READ_OUTPUT | CLI_READ_INTERVALS |
+                                   CLI_READ_LEVEL,
+                          .output = "-", .bootstrap = &params.bootstrap, .seed = &params.seed,
+                          .level = &params.ci_level};
+    int rc = cli_read_options("discussion-stats", discussion_stats_help, argc, argv, own,
+                              discussion_stats_option, &params, &args);
+    if (rc != CLI_GO_ON) return rc;
 
     arb_store *store = NULL;
     arb_discussion_stats *ds = NULL;
-    int rc = cli_open_existing_store("discussion-stats", db, &store);
-    if (rc) return rc;
+    if ((rc = cli_open_existing_store("discussion-stats", args.db, &store))) return rc;
     arb_status st = arb_discussion_stats_compute(store, &params, &ds);
     if (st) {
         rc = cli_store_failure("discussion-stats", store, st);
     } else {
-        if (!json && arb_discussion_stats_count(ds) == 0)
-            fprintf(stderr, "arbiter discussion-stats: no discussions or debates in %s yet\n", db);
-        rc = cli_emit("discussion-stats", output,
-                      json ? arb_discussion_stats_to_json(ds) : arb_discussion_stats_to_text(ds));
+        if (!args.json && arb_discussion_stats_count(ds) == 0)
+            fprintf(stderr, "arbiter discussion-stats: no discussions or debates in %s yet\n", args.db);
+        rc = cli_emit("discussion-stats", args.output,
+                      args.json ? arb_discussion_stats_to_json(ds) : arb_discussion_stats_to_text(ds));
     }
     arb_discussion_stats_destroy(ds);
     arb_store_close(store);

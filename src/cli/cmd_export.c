@@ -28,30 +28,31 @@ static const char export_help[] =
     "turns, each with turn, speaker, role, verdict, call_id, model, the messages sent, the reply\n"
     "and the error (if any).\n";
 
+/* The format and battle source of an export. */
+typedef struct export_choice {
+    const char *format, *source;
+} export_choice;
+
+static int export_option(int c, const char *arg, void *ctx)
+{
+    export_choice *x = ctx;
+    switch (c) {
+    case 'f': x->format = arg; return 1;
+    case 'S': x->source = arg; return 1;
+    default: return 0;
+    }
+}
+
 int cmd_export(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"source", required_argument, 0, 's'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *db = NULL, *format = "jsonl", *output = NULL, *source = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': db = optarg; break;
-        case 'f': format = optarg; break;
-        case 's': source = optarg; break;
-        case 'o': output = optarg; break;
-        case 'h': fputs(export_help, stdout); return EXIT_OK;
-        default: return cli_usage_error("export", "unknown or incomplete option \"%s\"", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return cli_usage_error("export", "unexpected argument \"%s\"", argv[optind]);
-    if (!db) return cli_usage_error("export", "missing --db");
+    static const struct option own[] = {{"format", required_argument, 0, 'f'},
+                                        {"source", required_argument, 0, 'S'},
+                                        {0, 0, 0, 0}};
+    export_choice x = {.format = "jsonl"};
+    cli_read_args args = {.flags = CLI_READ_OUTPUT};
+    int rc = cli_read_options("export", export_help, argc, argv, own, export_option, &x, &args);
+    if (rc != CLI_GO_ON) return rc;
+    const char *format = x.format, *source = x.source, *output = args.output;
     int battles = !strcmp(format, "battles");
     if (strcmp(format, "jsonl") && strcmp(format, "csv") && strcmp(format, "transcripts") &&
         !battles)
@@ -62,8 +63,7 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error("export", "--source goes with --format battles");
 
     arb_store *store = NULL;
-    int rc = cli_open_existing_store("export", db, &store);
-    if (rc) return rc;
+    if ((rc = cli_open_existing_store("export", args.db, &store))) return rc;
     arb_status st;
     FILE *out = stdout;
     if (output && !(out = fopen(output, "w"))) {

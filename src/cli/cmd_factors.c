@@ -4,7 +4,6 @@
 */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,44 +30,33 @@ static const char factors_help[] =
     "  --json          the same as JSON (keys documented in README)\n"
     "  --output FILE   write there instead of stdout\n";
 
+static int factors_option(int c, const char *arg, void *ctx)
+{
+    arb_factors_params *params = ctx;
+    if (c != 't') return 0;
+    if (strcmp(arg, "pc") != 0 && strcmp(arg, "pf") != 0) {
+        cli_usage_error("factors", "--target must be pc or pf, got \"%s\"", arg);
+        return -1;
+    }
+    params->target = arg;
+    return 1;
+}
+
 int cmd_factors(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
-                                         {"target", required_argument, 0, 't'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *db = NULL, *output = "-";
+    static const struct option own[] = {{"target", required_argument, 0, 't'}, {0, 0, 0, 0}};
     arb_factors_params params = {"pc"};
-    int json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': db = optarg; break;
-        case 't': params.target = optarg; break;
-        case 'j': json = 1; break;
-        case 'o': output = optarg; break;
-        case 'h': fputs(factors_help, stdout); return EXIT_OK;
-        default:
-            return cli_usage_error("factors", "unknown or incomplete option \"%s\"",
-                                   argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("factors", "unexpected argument \"%s\"", argv[optind]);
-    if (!db) return cli_usage_error("factors", "missing --db");
-    if (strcmp(params.target, "pc") != 0 && strcmp(params.target, "pf") != 0)
-        return cli_usage_error("factors", "--target must be pc or pf, got \"%s\"", params.target);
+    cli_read_args args = {.flags = CLI_READ_JSON | CLI_READ_OUTPUT, .output = "-"};
+    int rc = cli_read_options("factors", factors_help, argc, argv, own, factors_option, &params,
+                              &args);
+    if (rc != CLI_GO_ON) return rc;
 
     arb_store *store = NULL;
     arb_factors *f = NULL;
-    int rc = cli_open_existing_store("factors", db, &store);
-    if (rc) return rc;
+    if ((rc = cli_open_existing_store("factors", args.db, &store))) return rc;
     arb_status st = arb_factors_compute(store, &params, &f);
     if (st) rc = cli_store_failure("factors", store, st);
-    else rc = cli_emit("factors", output, json ? arb_factors_to_json(f) : arb_factors_to_text(f));
+    else rc = cli_emit("factors", args.output, args.json ? arb_factors_to_json(f) : arb_factors_to_text(f));
     arb_factors_destroy(f);
     arb_store_close(store);
     return rc;

@@ -89,43 +89,28 @@ static int labels_import(int argc, char **argv)
     return rc;
 }
 
+static int summary_option(int c, const char *arg, void *ctx)
+{
+    long *split = ctx;
+    if (c != 's') return 0;
+    return cli_parse_int("--split", arg, 1, 1000000000L, split) ? -1 : 1;
+}
+
 static int labels_summary(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
-                                         {"split", required_argument, 0, 's'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *db = NULL, *output = "-";
+    static const struct option own[] = {{"split", required_argument, 0, 's'}, {0, 0, 0, 0}};
     long split = 0; /* 0: the library's default, 600 */
-    int json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': db = optarg; break;
-        case 's':
-            if (cli_parse_int("--split", optarg, 1, 1000000000L, &split)) return EXIT_USAGE;
-            break;
-        case 'j': json = 1; break;
-        case 'o': output = optarg; break;
-        case 'h': fputs(labels_help, stdout); return EXIT_OK;
-        default:
-            return cli_usage_error("labels", "unknown or incomplete option \"%s\"",
-                                   argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return cli_usage_error("labels", "unexpected argument \"%s\"", argv[optind]);
-    if (!db) return cli_usage_error("labels", "missing --db");
+    cli_read_args args = {.flags = CLI_READ_JSON | CLI_READ_OUTPUT, .output = "-"};
+    int rc = cli_read_options("labels", labels_help, argc, argv, own, summary_option, &split,
+                              &args);
+    if (rc != CLI_GO_ON) return rc;
 
     arb_store *store = NULL;
     arb_labels_report *report = NULL;
-    int rc = cli_open_existing_store("labels", db, &store);
-    if (rc) return rc;
+    if ((rc = cli_open_existing_store("labels", args.db, &store))) return rc;
     arb_status st = arb_labels_report_compute(store, (size_t)split, &report);
     if (st) rc = cli_store_failure("labels", store, st);
-    else rc = cli_emit("labels", output, json ? arb_labels_report_to_json(report)
+    else rc = cli_emit("labels", args.output, args.json ? arb_labels_report_to_json(report)
                                               : arb_labels_report_to_text(report));
     arb_labels_report_destroy(report);
     arb_store_close(store);

@@ -80,59 +80,54 @@ static int write_report(arb_store *store, const arb_report_params *params, const
     return rc;
 }
 
+/* The report's own options: the files to write and the report parameters. */
+typedef struct report_choice {
+    const char *html, *markdown;
+    arb_report_params params;
+} report_choice;
+
+static int report_option(int c, const char *arg, void *ctx)
+{
+    report_choice *x = ctx;
+    long n;
+    switch (c) {
+    case 'H': x->html = arg; return 1;
+    case 'm': x->markdown = arg; return 1;
+    case 't': x->params.title = arg; return 1;
+    case 'w':
+        if (cli_parse_int("--worst", arg, 0, 10000, &n)) return -1;
+        x->params.worst_cases = (size_t)n;
+        return 1;
+    case 'T':
+        if (cli_parse_int("--transcripts", arg, 0, 10000, &n)) return -1;
+        x->params.transcripts = (size_t)n;
+        return 1;
+    default: return 0;
+    }
+}
+
 int cmd_report(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
-                                         {"html", required_argument, 0, 'H'},
-                                         {"markdown", required_argument, 0, 'm'},
-                                         {"title", required_argument, 0, 't'},
-                                         {"bootstrap", required_argument, 0, 'n'},
-                                         {"seed", required_argument, 0, 's'},
-                                         {"worst", required_argument, 0, 'w'},
-                                         {"transcripts", required_argument, 0, 'T'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *db = NULL, *html = NULL, *markdown = NULL;
-    arb_report_params params = arb_report_default_params();
-    int c;
-    long n;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': db = optarg; break;
-        case 'H': html = optarg; break;
-        case 'm': markdown = optarg; break;
-        case 't': params.title = optarg; break;
-        case 'w':
-            if (cli_parse_int("--worst", optarg, 0, 10000, &n)) return EXIT_USAGE;
-            params.worst_cases = (size_t)n;
-            break;
-        case 'T':
-            if (cli_parse_int("--transcripts", optarg, 0, 10000, &n)) return EXIT_USAGE;
-            params.transcripts = (size_t)n;
-            break;
-        case 'h': fputs(report_help, stdout); return EXIT_OK;
-        default: {
-            int t = cli_interval_option(c, optarg, &params.bootstrap, &params.seed, NULL);
-            if (t < 0) return EXIT_USAGE;
-            if (t > 0) break;
-            return cli_usage_error("report", "unknown or incomplete option \"%s\"",
-                                   argv[optind - 1]);
-        }
-        }
-    }
-    if (optind < argc) return cli_usage_error("report", "unexpected argument \"%s\"", argv[optind]);
-    if (!db) return cli_usage_error("report", "missing --db");
+    static const struct option own[] = {{"html", required_argument, 0, 'H'},
+                                        {"markdown", required_argument, 0, 'm'},
+                                        {"title", required_argument, 0, 't'},
+                                        {"worst", required_argument, 0, 'w'},
+                                        {"transcripts", required_argument, 0, 'T'},
+                                        {0, 0, 0, 0}};
+    report_choice x = {.params = arb_report_default_params()};
+    cli_read_args args = {.flags = CLI_READ_INTERVALS, .bootstrap = &x.params.bootstrap,
+                          .seed = &x.params.seed};
+    int rc = cli_read_options("report", report_help, argc, argv, own, report_option, &x, &args);
+    if (rc != CLI_GO_ON) return rc;
+    const char *html = x.html, *markdown = x.markdown;
     if (!html && !markdown) return cli_usage_error("report", "give --html FILE, --markdown FILE or both");
     if (html && markdown && !strcmp(html, markdown))
         return cli_usage_error("report", "--html and --markdown name the same file \"%s\"", html);
 
     arb_store *store = NULL;
-    int rc = cli_open_existing_store("report", db, &store);
-    if (rc) return rc;
-    if (html) rc = write_report(store, &params, "html", html);
-    if (rc == EXIT_OK && markdown) rc = write_report(store, &params, "markdown", markdown);
+    if ((rc = cli_open_existing_store("report", args.db, &store))) return rc;
+    if (html) rc = write_report(store, &x.params, "html", html);
+    if (rc == EXIT_OK && markdown) rc = write_report(store, &x.params, "markdown", markdown);
     arb_store_close(store);
     return rc;
 }

@@ -205,6 +205,64 @@ int cli_interval_option(int c, const char *arg, size_t *bootstrap, unsigned long
     }
 }
 
+int cli_read_options(const char *cmd, const char *help, int argc, char **argv,
+                     const struct option *own, cli_own_option_fn own_fn, void *ctx,
+                     cli_read_args *a)
+{
+    static const struct option db_help[] = {{"db", required_argument, 0, 'd'},
+                                            {"help", no_argument, 0, 'h'}};
+    static const struct option json = {"json", no_argument, 0, 'j'};
+    static const struct option output = {"output", required_argument, 0, 'o'};
+    static const struct option intervals[] = {{"bootstrap", required_argument, 0, 'n'},
+                                              {"seed", required_argument, 0, 's'}};
+    static const struct option level = {"level", required_argument, 0, 'l'};
+    struct option opts[32];
+    size_t n = 0;
+    opts[n++] = db_help[0];
+    opts[n++] = db_help[1];
+    if (a->flags & CLI_READ_JSON) opts[n++] = json;
+    if (a->flags & CLI_READ_OUTPUT) opts[n++] = output;
+    if (a->flags & CLI_READ_INTERVALS) {
+        opts[n++] = intervals[0];
+        opts[n++] = intervals[1];
+        if (a->flags & CLI_READ_LEVEL) opts[n++] = level;
+    }
+    for (size_t k = 0; own && own[k].name; k++) {
+        if (n + 1 >= sizeof opts / sizeof opts[0]) {
+            fprintf(stderr, "arbiter %s: too many options\n", cmd);
+            return EXIT_FAIL;
+        }
+        opts[n++] = own[k];
+    }
+    opts[n] = (struct option){0, 0, 0, 0};
+
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int applied = 1;
+        switch (c) {
+        case 'd': a->db = optarg; break;
+        case 'j': a->json = 1; break;
+        case 'o': a->output = optarg; break;
+        case 'h': fputs(help, stdout); return EXIT_OK;
+        case '?':
+        case ':': applied = 0; break;
+        default:
+            applied = a->flags & CLI_READ_INTERVALS
+                          ? cli_interval_option(c, optarg, a->bootstrap, a->seed, a->level)
+                          : 0;
+            if (!applied && own_fn) applied = own_fn(c, optarg, ctx);
+        }
+        if (applied < 0) return EXIT_USAGE;
+        if (!applied)
+            return cli_usage_error(cmd, "unknown or incomplete option \"%s\"", argv[optind - 1]);
+    }
+    if (optind < argc) return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+    if (!a->db) return cli_usage_error(cmd, "missing --db");
+    return CLI_GO_ON;
+}
+
 int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_run_stats *stats,
                    int dry_run)
 {
