@@ -543,9 +543,15 @@ static int pragma_int(arb_store *s, const char *sql, long long *value)
 static arb_status check_identity(arb_store *s, long long *version)
 {
     long long app_id = 0, objects = 0;
-    if (pragma_int(s, "PRAGMA user_version", version)) return ARB_DB;
-    if (pragma_int(s, "PRAGMA application_id", &app_id)) return ARB_DB;
-    if (pragma_int(s, "SELECT count(*) FROM sqlite_schema", &objects)) return ARB_DB;
+    /* One read transaction, so the three reads see one state of the file: another process
+    ** may be creating the store at this moment (seen apart, its schema could appear between
+    ** the reads, beside a user_version read before its commit). */
+    sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+    int bad = pragma_int(s, "PRAGMA user_version", version) ||
+              pragma_int(s, "PRAGMA application_id", &app_id) ||
+              pragma_int(s, "SELECT count(*) FROM sqlite_schema", &objects);
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (bad) return ARB_DB;
     if (*version == 0 && objects == 0) return ARB_OK; /* new or empty: ours to create */
     if (app_id != STORE_APPLICATION_ID)
         return arb__store_fail(s, ARB_DB,
