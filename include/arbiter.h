@@ -229,6 +229,12 @@ typedef struct arb_store arb_store;
 ** arb_store_errmsg() can explain; close it either way. */
 ARB_API arb_status arb_store_open(const char *path, arb_store **out);
 ARB_API void arb_store_close(arb_store *store);
+/* Closes the store like arb_store_close and, when this handle created the database file and
+** nothing at all was stored in it (every table empty, no other process has it open), removes
+** the file with its -wal and -shm, so that a command that stopped on bad input leaves no
+** schema-only database behind. A file that existed before the open is never removed. Returns
+** 1 when the file was removed, else 0. Accepts NULL. */
+ARB_API int arb_store_close_unused(arb_store *store);
 ARB_API const char *arb_store_errmsg(const arb_store *store);
 
 /* Writes the pairwise judgments (joined with their calls) as "jsonl" or "csv" to out, or with

@@ -22,6 +22,14 @@
 ** A build callback may also decide that a node needs no call (a discussion that already
 ** ended, a turn after a failed one): the node then finishes at once as skipped, nothing is
 ** sent or stored for it, and its dependents are released as usual.
+** Two processes on one store (two terminals, the same command): before a call is sent it is
+** claimed in the store (arb__store_claim_calls, a lease per call, in batches), so each call is
+** sent by one process; a call another live process holds waits (parked, asked about again every
+** HELD_POLL_MS, never spinning) until it is stored, then is taken from the store like any
+** stored call, or is claimed when its holder failed it, ended, died or stopped renewing. The
+** lease ends in the transaction that stores the call. Should two replies to one key still meet
+** (a lease that expired while its holder was stopped), the stored one wins and the protocol's
+** rows are made from it, so no judgment contradicts the stored reply.
 ** It does not parse verdicts or know any protocol: that is the build/done callbacks' job.
 */
 #include "internal.h"
@@ -30,6 +38,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct exec_node {
@@ -55,6 +64,12 @@ typedef struct exec_node {
 } exec_node;
 
 #define NO_NODE ((size_t)-1)
+
+/* A lease lasts LEASE_SECONDS and is renewed every quarter of that while the run goes on, so
+** only a process stopped or hung for a minute loses its claims; a killed one loses them at
+** once (its pid is gone). Calls held by another process are asked about every HELD_POLL_MS. */
+#define LEASE_SECONDS 60.0
+#define HELD_POLL_MS 200.0
 
 /* What the writer reports of a committed call, for the main thread's accounting. */
 typedef struct committed_call {
@@ -134,11 +149,24 @@ struct arb__exec {
     char *endpoint_auth;
     double started_ms, last_progress_ms;
     int show_progress;
+    /* Claims on calls (see the file comment). Nodes built and keyed, waiting for the next
+    ** claim batch; nodes whose call another process holds; the scratch of a batch. */
+    int leasing;
+    arb__lease_owner lease;
+    double last_renew_ms, next_held_poll_ms;
+    size_t *to_claim;
+    size_t n_to_claim, cap_to_claim;
+    size_t *held;
+    size_t n_held, cap_held;
+    long held_pid;         /* a holder of the last batch, for the progress line */
+    arb__call_claim *claims;
+    size_t cap_claims;
 };
 
 static void finished_free(finished_call *fc);
 static void clear_endpoint(arb__exec *ex);
 static arb_status writer_stop(arb__exec *ex);
+static arb_status submit_node(arb__exec *ex, size_t idx);
 
 arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
                             arb__exec_build_fn build, arb__exec_done_fn done, void *ud)
@@ -150,6 +178,8 @@ arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
     ex->build = build;
     ex->done = done;
     ex->ud = ud;
+    ex->leasing = !params->dry_run;
+    if (ex->leasing) arb__lease_owner_init(&ex->lease, LEASE_SECONDS);
     return ex;
 }
 
@@ -185,6 +215,9 @@ void arb__exec_destroy(arb__exec *ex)
     free(ex->deps);
     free(ex->dependents);
     free(ex->keys);
+    free(ex->to_claim);
+    free(ex->held);
+    free(ex->claims);
     free(ex->ready);
     arb__http_destroy(ex->http);
     free(ex);
@@ -421,6 +454,14 @@ static arb_status start_node(arb__exec *ex, size_t idx)
         goto done;
     }
     release_dependencies(ex, n);
+    if (ex->leasing) { /* claimed with the others of this round (claim_calls) */
+        if (keys_add(ex, idx) ||
+            arb__grow(&ex->to_claim, &ex->cap_to_claim, ex->n_to_claim + 1, sizeof *ex->to_claim))
+            st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+        else
+            ex->to_claim[ex->n_to_claim++] = idx;
+        goto done;
+    }
 
     int found = 0;
     long long call_id = 0;
@@ -447,18 +488,81 @@ static arb_status start_node(arb__exec *ex, size_t idx)
         }
         goto done;
     }
-    if (req.judge != ex->endpoint_judge && (st = set_endpoint(ex, req.judge))) goto done;
-    if (keys_add(ex, idx) ||
-        arb__http_submit(ex->http, idx, ex->endpoint_url, ex->endpoint_auth, n->body,
-                         strlen(n->body))) {
+    if (keys_add(ex, idx)) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;
     }
-    ex->inflight++;
+    st = submit_node(ex, idx);
 done:
     free(req.system);
     free(req.user);
     return st;
+}
+
+/* Claims the calls of the nodes built this round (one transaction) and acts on each answer:
+** a stored call is taken (the node finishes as cached; its in-run waiters follow it), a
+** claimed one is sent, one held by another process is parked until the next poll. */
+static arb_status claim_calls(arb__exec *ex)
+{
+    size_t n = ex->n_to_claim;
+    if (!n) return ARB_OK;
+    if (arb__grow(&ex->claims, &ex->cap_claims, n, sizeof *ex->claims) ||
+        arb__grow(&ex->held, &ex->cap_held, ex->n_held + n, sizeof *ex->held))
+        return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) ex->claims[i].key = ex->nodes[ex->to_claim[i]].key;
+    arb_status st = arb__store_claim_calls(ex->store, &ex->lease, ex->claims, n);
+    if (st) return st;
+    ex->n_to_claim = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t idx = ex->to_claim[i];
+        arb__call_claim *c = &ex->claims[i];
+        if (st) { /* an earlier one failed: free what the rest got */
+            free(c->content);
+            continue;
+        }
+        if (c->state == ARB__CLAIM_STORED) {
+            finished_call fc = {.node = idx, .cached = 1, .ok = 1, .content = c->content};
+            ex->nodes[idx].out.call_id = c->call_id;
+            node_free_request(&ex->nodes[idx]);
+            if (queue_finished(ex, &fc)) {
+                free(c->content);
+                st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+            }
+        } else if (c->state == ARB__CLAIM_HELD) {
+            if (!ex->n_held) ex->next_held_poll_ms = arb__now_ms() + HELD_POLL_MS;
+            ex->held[ex->n_held++] = idx;
+            ex->held_pid = c->holder_pid;
+        } else {
+            st = submit_node(ex, idx);
+        }
+    }
+    return st;
+}
+
+/* Every HELD_POLL_MS, the parked nodes go back to be claimed again. */
+static void poll_held(arb__exec *ex, double now)
+{
+    if (!ex->n_held || now < ex->next_held_poll_ms) return;
+    if (arb__grow(&ex->to_claim, &ex->cap_to_claim, ex->n_to_claim + ex->n_held,
+                  sizeof *ex->to_claim))
+        return; /* tried again next round */
+    memcpy(ex->to_claim + ex->n_to_claim, ex->held, ex->n_held * sizeof *ex->held);
+    ex->n_to_claim += ex->n_held;
+    ex->n_held = 0;
+    ex->next_held_poll_ms = now + HELD_POLL_MS;
+}
+
+/* Sends node idx's request (keyed already). */
+static arb_status submit_node(arb__exec *ex, size_t idx)
+{
+    exec_node *n = &ex->nodes[idx];
+    arb_status st;
+    if (n->judge != ex->endpoint_judge && (st = set_endpoint(ex, n->judge))) return st;
+    if (arb__http_submit(ex->http, idx, ex->endpoint_url, ex->endpoint_auth, n->body,
+                         strlen(n->body)))
+        return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+    ex->inflight++;
+    return ARB_OK;
 }
 
 static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
@@ -550,7 +654,19 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                 .completion_tokens = fc->completion_tokens,
                 .latency_ms = fc->latency_ms,
             };
-            if ((st = arb__store_put_call(store, &rec, &node->out.call_id))) goto done;
+            int kept = 0;
+            char *stored = NULL;
+            if ((st = arb__store_settle_call(store, &rec, &node->out.call_id, &kept, &stored)))
+                goto done;
+            if (kept) { /* another process stored a reply first: judge that one */
+                free(fc->content);
+                free(fc->error);
+                fc->content = stored;
+                fc->error = NULL;
+                fc->ok = 1;
+            }
+            if (ex->leasing && (st = arb__store_release_lease(store, &ex->lease, node->key)))
+                goto done;
         }
         node->out.cached = fc->cached;
         node->out.skipped = fc->skipped;
@@ -789,8 +905,12 @@ static void show_progress(arb__exec *ex, int final)
     size_t left = ex->n_nodes - ex->n_done;
     char eta[32];
     format_duration(eta, sizeof eta, rate > 0 ? (double)left / rate : NAN);
-    fprintf(stderr, "\r\033[K%zu/%zu calls  %.1f/s  ETA %s  errors %zu  stored before %zu%s",
-            ex->n_done, ex->n_nodes, rate, eta, ex->stats->failed, ex->stats->cached,
+    char held[96] = "";
+    if (ex->n_held && !final)
+        snprintf(held, sizeof held, "  waiting for %zu calls that pid %ld is sending", ex->n_held,
+                 ex->held_pid);
+    fprintf(stderr, "\r\033[K%zu/%zu calls  %.1f/s  ETA %s  errors %zu  stored before %zu%s%s",
+            ex->n_done, ex->n_nodes, rate, eta, ex->stats->failed, ex->stats->cached, held,
             final ? "\n" : "");
     fflush(stderr);
 }
@@ -824,9 +944,17 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
             st = ARB_INTERRUPTED;
             break;
         }
-        while (ex->ready_len && ex->inflight < window && ex->n_finished < 4096 &&
+        double now = arb__now_ms();
+        poll_held(ex, now);
+        while (ex->ready_len && ex->inflight + ex->n_to_claim < window &&
+               ex->n_held < 8 * window && ex->n_finished < 4096 &&
                ex->pending_commit < max_pending_commit) {
             if ((st = start_node(ex, ready_pop(ex)))) goto done;
+        }
+        if ((st = claim_calls(ex))) goto done;
+        if (ex->leasing && now - ex->last_renew_ms > LEASE_SECONDS * 1000.0 / 4) {
+            if ((st = arb__store_renew_leases(ex->store, &ex->lease))) goto done;
+            ex->last_renew_ms = now;
         }
         if (ex->inflight) {
             arb__http_step(ex->http, ex->n_finished ? 0 : 100, on_http_done, ex);
@@ -845,6 +973,16 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
             goto done;
         }
         show_progress(ex, 0);
+        if (!ex->inflight && !ex->n_finished && !ex->pending_commit && ex->n_held &&
+            (!ex->ready_len || ex->n_held >= 8 * window)) {
+            /* Only calls that another process is sending: wait for the next poll, not spin. */
+            double wait_ms = ex->next_held_poll_ms - arb__now_ms();
+            if (wait_ms > 0) {
+                struct timespec pause = {0, (long)(wait_ms * 1e6)};
+                nanosleep(&pause, NULL);
+            }
+            continue;
+        }
         if (!ex->inflight && !ex->ready_len && !ex->n_finished && !ex->pending_commit &&
             ex->n_done < ex->n_nodes) {
             st = arb__store_fail(ex->store, ARB_INVALID,
@@ -861,6 +999,11 @@ done:
         if (st == ARB_OK) st = flush ? flush : stop;
     } else if (st == ARB_INTERRUPTED) {
         commit_finished(ex);
+    }
+    /* What this run claimed and did not store is free for others (or the next run) to send. */
+    if (ex->leasing) {
+        arb_status release = arb__store_release_leases(ex->store, &ex->lease);
+        if (st == ARB_OK) st = release;
     }
     if (st == ARB_INTERRUPTED)
         arb__store_fail(ex->store, ARB_INTERRUPTED,
@@ -900,8 +1043,9 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     }
     if (run_id) {
         arb_status end = arb__store_run_end(s, run_id, stats,
-                                            st == ARB_OK ? "finished"
-                                            : st == ARB_INTERRUPTED ? "interrupted" : "failed");
+                                            st == ARB_OK ? ARB__RUN_FINISHED
+                                            : st == ARB_INTERRUPTED ? ARB__RUN_INTERRUPTED
+                                                                    : ARB__RUN_FAILED);
         if (st == ARB_OK) st = end;
     }
     arb__exec_destroy(ex);

@@ -246,6 +246,12 @@ typedef struct arb__call_record {
 /* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row
 ** id. A stored successful call is never replaced. */
 arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long long *call_id);
+/* arb__store_put_call, telling what happened: when a successful call already held the key
+** (another process stored it first), *kept = 1 and *stored_content gets that call's reply
+** text (caller frees; NULL when it had none), so the caller judges the reply that is stored
+** and not its own. Otherwise *kept = 0 and *stored_content = NULL. */
+arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, long long *call_id,
+                                  int *kept, char **stored_content);
 /* Looks up a successful call by key. *found = 1 and *call_id, *content (caller frees; may be
 ** NULL) when present. */
 arb_status arb__store_find_call(arb_store *s, const char *key, int *found, long long *call_id,
@@ -329,11 +335,68 @@ arb_status arb__store_export_transcripts(arb_store *s, FILE *out);
 const char *arb__store_path(const arb_store *s);
 int arb__store_is_memory(const arb_store *s);
 
+/* The states of a run (runs.status): one table for the writer (exec.c), the readers and the
+** schema comment, so that one state has one name. Text values are stored; only ever append.
+** A run stays "running" after a crash (kill -9): nothing is left to mark it. Stores made
+** before schema version 4 may say "ok" for "finished"; the migration to 4 renames it. */
+#define ARB__RUN_STATUS_MAP(X)                                                                    \
+    X(RUNNING, "running")                                                                         \
+    X(FINISHED, "finished")                                                                       \
+    X(FAILED, "failed")                                                                           \
+    X(INTERRUPTED, "interrupted")
+typedef enum {
+#define ARB__RUN_STATUS_ENUM(name, text) ARB__RUN_##name,
+    ARB__RUN_STATUS_MAP(ARB__RUN_STATUS_ENUM)
+#undef ARB__RUN_STATUS_ENUM
+} arb__run_status;
+/* The stored text of a status (static). */
+const char *arb__run_status_text(arb__run_status status);
+
 /* A run of a protocol: its parameters as JSON (never secrets) and, at the end, its stats. */
 arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *params_json,
                                 long long *run_id);
 arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stats *stats,
-                              const char *status);
+                              arb__run_status status);
+
+/* Leases on judge calls (table call_leases), so that two processes running the same work on
+** one store send every call once: a process claims a call before sending it, and a call that
+** another live process holds is not sent but waited for, then taken from the store. A lease
+** lasts `seconds` unless its owner renews it; it ends when the call is stored, when its owner
+** ends the run, when it expires (an owner stopped or hung), or at once when the owner's
+** process is gone (same host, pid no longer alive: a killed run is resumed without waiting).
+** One owner per executor. */
+typedef struct arb__lease_owner {
+    char id[128];         /* host:pid:start:counter, unique per executor */
+    char host[64];
+    long pid;
+    double seconds;       /* lifetime of a lease unless renewed */
+} arb__lease_owner;
+/* Fills o for this process with leases of the given lifetime. */
+void arb__lease_owner_init(arb__lease_owner *o, double seconds);
+
+enum {
+    ARB__CLAIM_STORED, /* a successful call is stored: take it (call_id, content) */
+    ARB__CLAIM_OURS,   /* claimed: send it */
+    ARB__CLAIM_HELD    /* another live process holds it (holder_pid): wait, then ask again */
+};
+typedef struct arb__call_claim {
+    const char *key;      /* in: the call key (borrowed) */
+    int state;            /* out: ARB__CLAIM_... */
+    long long call_id;    /* STORED */
+    char *content;        /* STORED: the reply text (caller frees; may be NULL) */
+    long holder_pid;      /* HELD */
+} arb__call_claim;
+/* Claims calls c[0..n) for o in one write transaction (BEGIN IMMEDIATE, so two processes
+** never both claim a key): for each, a stored successful call, else a lease taken (or renewed)
+** for o, else the live holder. On failure nothing is claimed and no content is left set. */
+arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__call_claim *c,
+                                  size_t n);
+/* Extends o's leases by o->seconds from now. */
+arb_status arb__store_renew_leases(arb_store *s, const arb__lease_owner *o);
+/* Ends o's lease on key (within the caller's transaction: with the stored call). */
+arb_status arb__store_release_lease(arb_store *s, const arb__lease_owner *o, const char *key);
+/* Ends every lease of o (the run is over: what it did not store, others may send). */
+arb_status arb__store_release_leases(arb_store *s, const arb__lease_owner *o);
 
 /* ---- prompt.c ----------------------------------------------------------------------------- */
 

@@ -15,6 +15,10 @@
 **     application_id, so a database from a newer arbiter, or a SQLite file that is not an
 **     arbiter store, is refused before anything in it is written.
 **   - The statements of the hot paths are prepared once at open and reused.
+**   - A call is sent by one process at a time: before sending, a process claims it in a
+**     BEGIN IMMEDIATE transaction (table call_leases), and the lease ends in the transaction
+**     that stores the call. A lease of a process that is gone (same host, pid not alive) or
+**     that was not renewed in time is taken over, so a killed run resumes at once.
 **
 ** What it does not do: compute metrics (audit.c), send requests (exec.c, http.c), or decide
 ** what a protocol stores (sbs.c and the other protocols call the functions here). A store is
@@ -22,18 +26,43 @@
 */
 #include "internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
 /* UTC timestamp with milliseconds, e.g. 2026-03-01T12:00:00.123Z. */
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+/* Unix time in seconds with a fraction: the clock leases expire by, the same for every process
+** on the store's host. */
+#define NOW_UNIX "((julianday('now') - 2440587.5) * 86400.0)"
+
+/* The run statuses as the schema comment lists them: " running finished ..." */
+#define RUN_STATUS_WORD(name, text) " " text
+#define RUN_STATUS_WORDS ARB__RUN_STATUS_MAP(RUN_STATUS_WORD)
+
+/* See internal.h. */
+const char *arb__run_status_text(arb__run_status status)
+{
+    switch (status) {
+#define RUN_STATUS_CASE(name, text) case ARB__RUN_##name: return text;
+        ARB__RUN_STATUS_MAP(RUN_STATUS_CASE)
+#undef RUN_STATUS_CASE
+    }
+    return "?";
+}
 
 /* The whole schema, version 1. Comments inside a CREATE statement are kept by SQLite, so
 ** `sqlite3 arbiter.db .schema` shows them to whoever inspects a store. One string per table
@@ -47,7 +76,7 @@ static const char *const schema_sql[] = {
     "              CONSTRAINT params_is_json CHECK (json_valid(params)),\n"
     "  started_at  TEXT NOT NULL DEFAULT (" NOW "),\n"
     "  finished_at TEXT,                          -- NULL while running or after a crash\n"
-    "  status      TEXT NOT NULL DEFAULT 'running', -- running | ok | failed | interrupted\n"
+    "  status      TEXT NOT NULL DEFAULT 'running', -- one of:" RUN_STATUS_WORDS "\n"
     "  stats       TEXT                           -- arb_run_stats as JSON, set at the end\n"
     "              CONSTRAINT stats_is_json CHECK (stats IS NULL OR json_valid(stats))\n"
     ");\n",
@@ -299,6 +328,20 @@ static const char *const migrations[] = {
     ");\n"
     "CREATE INDEX annotation_tasks_by_pair ON annotation_tasks(candidate, baseline, item_id);\n"
     "CREATE INDEX annotation_tasks_by_annotator ON annotation_tasks(annotator, outcome);\n",
+    /* 4: leases on judge calls (two processes on one store send each call once); the run
+    ** status "ok" of older comments is "finished", the name the executor has always written */
+    "CREATE TABLE call_leases (\n"
+    "  -- A judge call that a live process is sending: others wait for it instead of sending\n"
+    "  -- it too. Deleted with the stored call, at the end of the owner's run, or taken over\n"
+    "  -- once expired or once the owner's pid is gone.\n"
+    "  key           TEXT PRIMARY KEY,            -- calls.key\n"
+    "  owner         TEXT NOT NULL,               -- host:pid:start:counter of the run\n"
+    "  host          TEXT NOT NULL,\n"
+    "  pid           INTEGER NOT NULL,\n"
+    "  expires_at    REAL NOT NULL                -- unix time; renewed while the owner runs\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE INDEX call_leases_by_owner ON call_leases(owner);\n"
+    "UPDATE runs SET status = 'finished' WHERE status = 'ok';\n",
 };
 
 /* Statements prepared once at open (the hot paths). */
@@ -310,7 +353,6 @@ enum {
     ST_PUT_ANSWER,
     ST_PUT_JUDGE,
     ST_PUT_CALL,
-    ST_CALL_ID,
     ST_FIND_CALL,
     ST_PUT_PAIRWISE,
     ST_RUN_BEGIN,
@@ -319,6 +361,11 @@ enum {
     ST_PUT_TURN,
     ST_END_DIALOGUE,
     ST_DROP_TURNS,
+    ST_LEASE_GET,
+    ST_LEASE_PUT,
+    ST_LEASE_RENEW,
+    ST_LEASE_RELEASE,
+    ST_LEASES_RELEASE,
     ST__COUNT
 };
 
@@ -351,8 +398,8 @@ static const char *const stmt_sql[ST__COUNT] = {
         " model = excluded.model, sampling = excluded.sampling, updated_at = " NOW
         " WHERE judges.base_url IS NOT excluded.base_url OR judges.model IS NOT excluded.model"
         " OR judges.sampling IS NOT excluded.sampling",
-    /* Returns a row only when it inserted or replaced a failed call; otherwise ST_CALL_ID
-    ** finds the id of the successful call that stays. */
+    /* Returns a row only when it inserted or replaced a failed call; otherwise ST_FIND_CALL
+    ** finds the successful call that stays. */
     [ST_PUT_CALL] =
         "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
         " http_status, attempts, prompt_tokens, completion_tokens, latency_ms)"
@@ -366,7 +413,6 @@ static const char *const stmt_sql[ST__COUNT] = {
         " created_at = excluded.created_at"
         " WHERE calls.ok = 0"
         " RETURNING id",
-    [ST_CALL_ID] = "SELECT id FROM calls WHERE key = ?1",
     [ST_FIND_CALL] = "SELECT id, content FROM calls WHERE key = ?1 AND ok = 1",
     [ST_PUT_PAIRWISE] =
         "INSERT INTO pairwise(protocol, judge_name, item_id, candidate, baseline, template_name,"
@@ -376,7 +422,7 @@ static const char *const stmt_sql[ST__COUNT] = {
         " item_id, rep, ord) DO UPDATE SET position_verdict = excluded.position_verdict,"
         " model_verdict = excluded.model_verdict, call_id = excluded.call_id,"
         " judged_at = excluded.judged_at",
-    [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params) VALUES (?1, ?2) RETURNING id",
+    [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
     [ST_PUT_DIALOGUE] =
@@ -391,11 +437,22 @@ static const char *const stmt_sql[ST__COUNT] = {
         " role = excluded.role, call_id = excluded.call_id, verdict = excluded.verdict",
     [ST_END_DIALOGUE] = "UPDATE dialogues SET final_verdict = ?2, status = ?3 WHERE id = ?1",
     [ST_DROP_TURNS] = "DELETE FROM dialogue_turns WHERE dialogue_id = ?1 AND turn > ?2",
+    [ST_LEASE_GET] = "SELECT owner, host, pid, expires_at > " NOW_UNIX
+                     " FROM call_leases WHERE key = ?1",
+    [ST_LEASE_PUT] =
+        "INSERT INTO call_leases(key, owner, host, pid, expires_at)"
+        " VALUES (?1, ?2, ?3, ?4, " NOW_UNIX " + ?5)"
+        " ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, host = excluded.host,"
+        " pid = excluded.pid, expires_at = excluded.expires_at",
+    [ST_LEASE_RENEW] = "UPDATE call_leases SET expires_at = " NOW_UNIX " + ?2 WHERE owner = ?1",
+    [ST_LEASE_RELEASE] = "DELETE FROM call_leases WHERE key = ?1 AND owner = ?2",
+    [ST_LEASES_RELEASE] = "DELETE FROM call_leases WHERE owner = ?1",
 };
 
 struct arb_store {
     sqlite3 *db;
     char *path;
+    int created;           /* the file did not exist before this handle opened it */
     sqlite3_stmt *stmt[ST__COUNT];
     char errmsg[1024];
 };
@@ -486,9 +543,15 @@ static int pragma_int(arb_store *s, const char *sql, long long *value)
 static arb_status check_identity(arb_store *s, long long *version)
 {
     long long app_id = 0, objects = 0;
-    if (pragma_int(s, "PRAGMA user_version", version)) return ARB_DB;
-    if (pragma_int(s, "PRAGMA application_id", &app_id)) return ARB_DB;
-    if (pragma_int(s, "SELECT count(*) FROM sqlite_schema", &objects)) return ARB_DB;
+    /* One read transaction, so the three reads see one state of the file: another process
+    ** may be creating the store at this moment (seen apart, its schema could appear between
+    ** the reads, beside a user_version read before its commit). */
+    sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+    int bad = pragma_int(s, "PRAGMA user_version", version) ||
+              pragma_int(s, "PRAGMA application_id", &app_id) ||
+              pragma_int(s, "SELECT count(*) FROM sqlite_schema", &objects);
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (bad) return ARB_DB;
     if (*version == 0 && objects == 0) return ARB_OK; /* new or empty: ours to create */
     if (app_id != STORE_APPLICATION_ID)
         return arb__store_fail(s, ARB_DB,
@@ -567,6 +630,10 @@ arb_status arb_store_open(const char *path, arb_store **out)
     if (!path || !*path) return arb__store_fail(s, ARB_INVALID, "no database path given");
     if (!(s->path = arb__strdup(path))) return arb__store_fail(s, ARB_NOMEM, "out of memory");
 
+    /* Whether this open creates the file (arb_store_close_unused removes only such a file). */
+    struct stat sb;
+    s->created = !arb__store_is_memory(s) && strncmp(path, "file:", 5) != 0 &&
+                 stat(path, &sb) != 0 && errno == ENOENT;
     /* NOMUTEX: a store is used by one thread at a time, so SQLite's own locking is waste. */
     int rc = sqlite3_open_v2(path, &s->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -588,7 +655,18 @@ arb_status arb_store_open(const char *path, arb_store **out)
 
     sqlite3_stmt *jm = NULL;
     rc = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &jm, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_step(jm);
+    /* Switching a new file to WAL needs it alone; when another process is creating the same
+    ** store at this moment SQLite answers "locked" at once, without the busy handler (which
+    ** could deadlock here), so wait for it as the busy timeout would. */
+    for (int waited_ms = 0; rc == SQLITE_OK; waited_ms += 10) {
+        rc = sqlite3_step(jm);
+        if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) break;
+        if (waited_ms >= 10000) break;
+        sqlite3_reset(jm);
+        rc = SQLITE_OK;
+        struct timespec pause = {0, 10 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
     if (rc != SQLITE_ROW) {
         sqlite3_finalize(jm);
         return fail_db(s, "cannot switch to WAL mode");
@@ -627,6 +705,72 @@ arb_status arb_store_open(const char *path, arb_store **out)
     }
     s->errmsg[0] = '\0';
     return ARB_OK;
+}
+
+/* Whether another process has the database open. In WAL mode every connection holds a
+** shared lock on byte 128 of the -shm file (the DMS lock of SQLite's WAL file format) for as
+** long as it is open, and F_GETLK reports the locks of other processes only. Returns 1 when
+** another process holds it or when that cannot be told. Closing the descriptor drops this
+** process's own locks on the file (POSIX), so it is called only just before removing it. */
+static int open_elsewhere(const char *path)
+{
+    char *shm = arb__sprintf("%s-shm", path);
+    if (!shm) return 1;
+    int fd = open(shm, O_RDWR | O_CLOEXEC);
+    free(shm);
+    if (fd < 0) return 1;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 128, .l_len = 1};
+    int held = fcntl(fd, F_GETLK, &fl) != 0 || fl.l_type != F_UNLCK;
+    close(fd);
+    return held;
+}
+
+/* Whether every table of the store is empty; checked inside the caller's transaction. */
+static int store_is_empty(arb_store *s)
+{
+    sqlite3_stmt *tables = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT name FROM sqlite_schema WHERE type = 'table'"
+                           " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+                           -1, &tables, NULL) != SQLITE_OK)
+        return 0;
+    int empty = 1, rc = SQLITE_DONE;
+    while (empty && (rc = sqlite3_step(tables)) == SQLITE_ROW) {
+        char *sql = sqlite3_mprintf("SELECT EXISTS (SELECT 1 FROM \"%w\")",
+                                    (const char *)sqlite3_column_text(tables, 0));
+        sqlite3_stmt *q = NULL;
+        empty = sql && sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) == SQLITE_OK &&
+                sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 0;
+        sqlite3_finalize(q);
+        sqlite3_free(sql);
+    }
+    if (empty && rc != SQLITE_DONE) empty = 0;
+    sqlite3_finalize(tables);
+    return empty;
+}
+
+/* See arbiter.h. The emptiness check holds the write lock, so nothing is written meanwhile;
+** the files are removed before the connection closes, so a process that opens the path after
+** that creates a new store. */
+int arb_store_close_unused(arb_store *store)
+{
+    if (!store) return 0;
+    int removed = 0;
+    if (store->created && store->db && sqlite3_get_autocommit(store->db) &&
+        sqlite3_exec(store->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) {
+        if (store_is_empty(store) && !open_elsewhere(store->path)) {
+            removed = unlink(store->path) == 0;
+            static const char *const suffixes[] = {"-wal", "-shm", "-journal"};
+            for (size_t i = 0; removed && i < sizeof suffixes / sizeof *suffixes; i++) {
+                char *aux = arb__sprintf("%s%s", store->path, suffixes[i]);
+                if (aux) unlink(aux);
+                free(aux);
+            }
+        }
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    arb_store_close(store);
+    return removed;
 }
 
 /* Closes the store, rolling back a transaction left open. Accepts NULL. */
@@ -799,6 +943,15 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
 ** holds the key: the new or updated row, or the successful call already there. */
 arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long long *call_id)
 {
+    return arb__store_settle_call(s, rec, call_id, NULL, NULL);
+}
+
+/* See internal.h. kept and stored_content may be NULL. */
+arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, long long *call_id,
+                                  int *kept, char **stored_content)
+{
+    if (kept) *kept = 0;
+    if (stored_content) *stored_content = NULL;
     if (!rec || !rec->key)
         return arb__store_fail(s, ARB_INVALID, "put_call: the call has no key");
     sqlite3_stmt *q = s->stmt[ST_PUT_CALL];
@@ -836,14 +989,12 @@ arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long l
     }
     sqlite3_reset(q);
     if (!have_id) { /* a successful call holds the key and stays */
-        q = s->stmt[ST_CALL_ID];
-        bind_text(q, 1, rec->key);
-        rc = sqlite3_step(q);
-        if (rc == SQLITE_ROW) id = sqlite3_column_int64(q, 0);
-        else arb__store_fail(s, ARB_DB, "cannot find call %s: %s", rec->key,
-                             rc == SQLITE_DONE ? "vanished" : sqlite3_errmsg(s->db));
-        sqlite3_reset(q);
-        if (rc != SQLITE_ROW) return ARB_DB;
+        int found = 0;
+        arb_status st = arb__store_find_call(s, rec->key, &found, &id, stored_content);
+        if (st) return st;
+        if (!found)
+            return arb__store_fail(s, ARB_DB, "cannot find call %s: vanished", rec->key);
+        if (kept) *kept = 1;
     }
     if (call_id) *call_id = id;
     return ARB_OK;
@@ -1176,6 +1327,7 @@ arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *
     sqlite3_stmt *q = s->stmt[ST_RUN_BEGIN];
     bind_text(q, 1, protocol);
     bind_text(q, 2, params);
+    bind_text(q, 3, arb__run_status_text(ARB__RUN_RUNNING));
     int rc = sqlite3_step(q);
     long long id = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
     if (rc == SQLITE_ROW) rc = sqlite3_step(q);
@@ -1187,9 +1339,9 @@ arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *
     return st;
 }
 
-/* Records the end of a run: status ("ok", "failed", "interrupted") and stats as JSON. */
+/* Records the end of a run: its status and stats as JSON. */
 arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stats *stats,
-                              const char *status)
+                              arb__run_status status)
 {
     char *stats_json = NULL;
     if (stats) {
@@ -1213,13 +1365,126 @@ arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stat
     }
     sqlite3_stmt *q = s->stmt[ST_RUN_END];
     sqlite3_bind_int64(q, 1, run_id);
-    bind_text(q, 2, status ? status : "ok");
+    bind_text(q, 2, arb__run_status_text(status));
     bind_text(q, 3, stats_json);
     arb_status st = step_done(s, q, "cannot record the end of the run");
     free(stats_json);
     if (!st && sqlite3_changes(s->db) == 0)
         st = arb__store_fail(s, ARB_NOTFOUND, "run %lld is not in the store", run_id);
     return st;
+}
+
+/* ---- leases on judge calls (see internal.h) ----------------------------------------------- */
+
+/* See internal.h. */
+void arb__lease_owner_init(arb__lease_owner *o, double seconds)
+{
+    static atomic_uint counter;
+    memset(o, 0, sizeof *o);
+    if (gethostname(o->host, sizeof o->host - 1) != 0) snprintf(o->host, sizeof o->host, "?");
+    o->pid = (long)getpid();
+    o->seconds = seconds;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(o->id, sizeof o->id, "%s:%ld:%lld.%09ld:%u", o->host, o->pid,
+             (long long)now.tv_sec, now.tv_nsec, atomic_fetch_add(&counter, 1));
+}
+
+/* Whether a lease holder recorded as (host, pid) may still be at work: a process on another
+** host cannot be checked (its lease runs until it expires); on this host, kill(pid, 0) tells
+** (EPERM: alive, someone else's). */
+static int holder_alive(const arb__lease_owner *self, const char *host, long pid)
+{
+    if (!host || strcmp(host, self->host)) return 1;
+    if (pid <= 0) return 0;
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* One claim inside the open transaction (see arb__store_claim_calls). */
+static arb_status claim_one(arb_store *s, const arb__lease_owner *o, arb__call_claim *c)
+{
+    int found = 0;
+    arb_status st = arb__store_find_call(s, c->key, &found, &c->call_id, &c->content);
+    if (st) return st;
+    if (found) {
+        c->state = ARB__CLAIM_STORED;
+        return ARB_OK;
+    }
+    sqlite3_stmt *q = s->stmt[ST_LEASE_GET];
+    bind_text(q, 1, c->key);
+    int rc = sqlite3_step(q);
+    int held = 0;
+    if (rc == SQLITE_ROW) {
+        const char *owner = (const char *)sqlite3_column_text(q, 0);
+        long pid = (long)sqlite3_column_int64(q, 2);
+        held = strcmp(owner ? owner : "", o->id) != 0 && sqlite3_column_int(q, 3) &&
+               holder_alive(o, (const char *)sqlite3_column_text(q, 1), pid);
+        if (held) c->holder_pid = pid;
+    }
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail_db(s, "cannot read the call leases");
+    if (held) {
+        c->state = ARB__CLAIM_HELD;
+        return ARB_OK;
+    }
+    q = s->stmt[ST_LEASE_PUT];
+    bind_text(q, 1, c->key);
+    bind_text(q, 2, o->id);
+    bind_text(q, 3, o->host);
+    sqlite3_bind_int64(q, 4, o->pid);
+    sqlite3_bind_double(q, 5, o->seconds);
+    if ((st = step_done(s, q, "cannot claim a call"))) return st;
+    c->state = ARB__CLAIM_OURS;
+    return ARB_OK;
+}
+
+/* See internal.h. */
+arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__call_claim *c,
+                                  size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        c[i].content = NULL;
+        c[i].call_id = 0;
+        c[i].holder_pid = 0;
+    }
+    if (!n) return ARB_OK;
+    arb_status st = arb__store_begin(s);
+    for (size_t i = 0; i < n && !st; i++) st = claim_one(s, o, &c[i]);
+    if (!st) st = arb__store_commit(s);
+    if (st) {
+        arb__store_rollback(s);
+        for (size_t i = 0; i < n; i++) {
+            free(c[i].content);
+            c[i].content = NULL;
+        }
+    }
+    return st;
+}
+
+/* See internal.h. */
+arb_status arb__store_renew_leases(arb_store *s, const arb__lease_owner *o)
+{
+    sqlite3_stmt *q = s->stmt[ST_LEASE_RENEW];
+    bind_text(q, 1, o->id);
+    sqlite3_bind_double(q, 2, o->seconds);
+    return step_done(s, q, "cannot renew the call leases");
+}
+
+/* See internal.h. */
+arb_status arb__store_release_lease(arb_store *s, const arb__lease_owner *o, const char *key)
+{
+    sqlite3_stmt *q = s->stmt[ST_LEASE_RELEASE];
+    bind_text(q, 1, key);
+    bind_text(q, 2, o->id);
+    return step_done(s, q, "cannot release a call lease");
+}
+
+/* See internal.h. */
+arb_status arb__store_release_leases(arb_store *s, const arb__lease_owner *o)
+{
+    sqlite3_stmt *q = s->stmt[ST_LEASES_RELEASE];
+    bind_text(q, 1, o->id);
+    return step_done(s, q, "cannot release the call leases");
 }
 
 /* ---- export ------------------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /*
 ** test_exec.c -- the executor: dependencies, reuse of stored calls, failures kept for retry,
-** dry runs. Against the scriptable test server over real HTTP.
+** dry runs, calls that another process holds a lease on. Against the scriptable test server
+** over real HTTP.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,9 +9,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -202,6 +206,118 @@ static void test_rerun_sends_nothing(void **state)
     assert_string_equal(f->g.contents[2], "R(combine <R(first)> and <R(second)>)");
 }
 
+/* ---- calls that another process holds ------------------------------------------------------ */
+
+/* Writes the call key of node 0's request ("first") into key. */
+static void first_key(fixture *f, char key[33])
+{
+    char *body = arb__judge_request_body(&f->g.judge, NULL, "first", 0);
+    assert_non_null(body);
+    arb__judge_call_key(body, 0, key);
+    free(body);
+}
+
+typedef struct other_process {
+    const char *db;
+    const char *key;
+} other_process;
+
+/* Plays the other process: 400 ms after the start it stores node 0's call with its own reply
+** and ends its lease, in one transaction, through its own connection. */
+static void *other_stores_first(void *arg)
+{
+    other_process *o = arg;
+    struct timespec pause = {0, 400 * 1000000L};
+    nanosleep(&pause, NULL);
+    arb_store *s = NULL;
+    if (arb_store_open(o->db, &s)) abort();
+    arb__call_record rec = {.key = o->key, .judge_name = "m", .model = "m", .request_json = "{}",
+                            .ok = 1, .content = "R(stored by the other)", .attempts = 1,
+                            .prompt_tokens = -1, .completion_tokens = -1, .latency_ms = 1};
+    long long id = 0;
+    if (arb__store_begin(s) || arb__store_put_call(s, &rec, &id) ||
+        arb_test_exec_sql(s, "DELETE FROM call_leases WHERE key = %Q", o->key) ||
+        arb__store_commit(s))
+        abort();
+    arb_store_close(s);
+    return NULL;
+}
+
+/* A call that another live process is sending is not sent: the run waits (sleeping between
+** polls) until it is stored, then takes it from the store and feeds it to its dependent. */
+static void test_call_held_elsewhere_is_waited_for(void **state)
+{
+    fixture *f = *state;
+    char key[33];
+    first_key(f, key);
+    arb__lease_owner me;
+    arb__lease_owner_init(&me, 60);
+    /* held by this (alive) process under another owner: the other run */
+    assert_int_equal(arb_test_exec_sql(f->store,
+                                       "INSERT INTO call_leases VALUES (%Q, 'other-run', %Q, %d,"
+                                       " 1e12)", key, me.host, (int)me.pid), 0);
+    other_process o = {f->db, key};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, other_stores_first, &o), 0);
+    double t0 = arb__now_ms();
+    clock_t cpu0 = clock();
+    arb_run_stats st;
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    double waited_ms = arb__now_ms() - t0;
+    double cpu_ms = (double)(clock() - cpu0) * 1000.0 / CLOCKS_PER_SEC;
+    pthread_join(t, NULL);
+    assert_int_equal(arb_test_server_requests(f->srv), 2); /* nodes 1 and 2 only */
+    assert_int_equal(st.sent, 2);
+    assert_int_equal(st.cached, 1);
+    assert_true(f->g.cached[0]);
+    assert_string_equal(f->g.contents[0], "R(stored by the other)");
+    assert_string_equal(f->g.contents[2], "R(combine <R(stored by the other)> and <R(second)>)");
+    assert_true(waited_ms >= 350);
+    /* waiting is sleeping: far less CPU than wall time */
+    if (cpu_ms > waited_ms / 2) fail_msg("waiting used %.0f ms of CPU in %.0f ms", cpu_ms, waited_ms);
+    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM call_leases"), 0);
+}
+
+/* A lease on another host that is not renewed expires; the run then sends the call itself. A
+** lease of a process that is gone (a killed run on this host) is taken over without waiting
+** for it to expire. */
+static void test_expired_or_dead_lease_is_taken_over(void **state)
+{
+    fixture *f = *state;
+    char key[33];
+    first_key(f, key);
+    assert_int_equal(arb_test_exec_sql(f->store,
+                                       "INSERT INTO call_leases VALUES (%Q, 'far-run',"
+                                       " 'elsewhere.example', 1, (julianday('now') - 2440587.5)"
+                                       " * 86400.0 + 0.5)", key), 0);
+    double t0 = arb__now_ms();
+    arb_run_stats st;
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    double waited_ms = arb__now_ms() - t0;
+    assert_int_equal(arb_test_server_requests(f->srv), 3);
+    assert_int_equal(st.sent, 3);
+    assert_string_equal(f->g.contents[0], "R(first)");
+    assert_true(waited_ms >= 400);
+    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM call_leases"), 0);
+
+    /* a dead holder on this host: no wait */
+    assert_int_equal(arb_test_exec_sql(f->store, "DELETE FROM calls"), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) _exit(0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    arb__lease_owner me;
+    arb__lease_owner_init(&me, 60);
+    assert_int_equal(arb_test_exec_sql(f->store,
+                                       "INSERT INTO call_leases VALUES (%Q, 'killed-run', %Q, %d,"
+                                       " 1e12)", key, me.host, (int)child), 0);
+    t0 = arb__now_ms();
+    assert_int_equal(run_graph(f, 0, &st), ARB_OK);
+    assert_int_equal(st.sent, 3);
+    /* far below the lease's 60 s (loose: the test machine may be busy) */
+    assert_true(arb__now_ms() - t0 < 5000);
+}
+
 static void test_failed_call_retried_next_run(void **state)
 {
     fixture *f = *state;
@@ -274,6 +390,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_identical_requests_sent_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_call_retried_next_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_reply_is_failure_with_raw_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_held_elsewhere_is_waited_for, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expired_or_dead_lease_is_taken_over, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,8 @@
 /*
 ** test_store.c -- tests of the SQLite store (store.c): opening and refusing files, the schema
 ** version, calls (cache semantics), pairwise rows and their order, datasets, judges, runs,
-** export as JSON lines and CSV, and crash safety under SIGKILL.
+** export as JSON lines and CSV, crash safety under SIGKILL, leases on calls (two processes on
+** one store) and removing a store that a failed command created.
 **
 ** Each test gets a fresh temporary directory. Run one test alone with ARB_TEST=<name>.
 */
@@ -261,18 +262,31 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 3);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 4);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 4", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 5", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 4"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 5"));
     arb_store_close(s);
+}
+
+/* Runs sql on the store (making it an older version), closes it, reopens it and checks that it
+** was upgraded to the current version. Returns the reopened store. */
+static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(arb__store_db(s), sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("downgrade: %s", err ? err : "?");
+    arb_store_close(s);
+    s = open_ok(path);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 4);
+    return s;
 }
 
 /* A version-1 store (before battles had "extra" and before the annotation tasks) is upgraded
@@ -281,22 +295,47 @@ static void test_schema_migration_from_1(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    sqlite3 *db = arb__store_db(s);
-    assert_int_equal(sqlite3_exec(db,
-                                  "DROP INDEX battles_by_reviewer;"
-                                  "DROP TABLE annotation_tasks;"
-                                  "ALTER TABLE battles DROP COLUMN extra;"
-                                  "INSERT INTO battles (source, seq, q, i, j, reviewer, s) "
-                                  "VALUES ('old', 0, 'q1', 'm1', 'm2', 'r', -1);"
-                                  "PRAGMA user_version = 1;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    arb_store_close(s);
-    s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 3);
+    s = downgrade_and_reopen(s, f->db,
+                             "DROP INDEX battles_by_reviewer;"
+                             "DROP TABLE annotation_tasks;"
+                             "DROP TABLE call_leases;"
+                             "ALTER TABLE battles DROP COLUMN extra;"
+                             "INSERT INTO battles (source, seq, q, i, j, reviewer, s) "
+                             "VALUES ('old', 0, 'q1', 'm1', 'm2', 'r', -1);"
+                             "PRAGMA user_version = 1;");
     assert_int_equal(query_int(s, "SELECT count(*) FROM battles WHERE extra = '{}' AND s = -1"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'battles_by_reviewer'"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'annotation_tasks'"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'call_leases'"), 1);
+    arb_store_close(s);
+}
+
+/* A version-3 store whose runs say "ok" (the schema comment's old name for "finished") reads
+** "finished" after the upgrade; the other statuses stay; the schema comment of a new store
+** names the statuses the executor writes (one table, internal.h). */
+static void test_schema_migration_run_status(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    sqlite3 *db = arb__store_db(s);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE name = 'runs'",
+                                        -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    const char *schema = (const char *)sqlite3_column_text(q, 0);
+    assert_non_null(strstr(schema, "-- one of: running finished failed interrupted\n"));
+    assert_null(strstr(schema, " ok "));
+    sqlite3_finalize(q);
+    s = downgrade_and_reopen(s, f->db,
+                             "DROP TABLE call_leases;"
+                             "INSERT INTO runs (protocol, status) VALUES ('sbs', 'ok'),"
+                             " ('sbs', 'interrupted'), ('sbs', 'running');"
+                             "PRAGMA user_version = 3;");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM runs WHERE status = 'ok'"), 0);
+    assert_int_equal(query_int(s, "SELECT group_concat(status, ',') = 'finished,interrupted,running'"
+                                  " FROM (SELECT status FROM runs ORDER BY id)"), 1);
+    assert_string_equal(arb__run_status_text(ARB__RUN_FINISHED), "finished");
+    assert_string_equal(arb__run_status_text(ARB__RUN_RUNNING), "running");
     arb_store_close(s);
 }
 
@@ -361,7 +400,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 3);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 4);
     arb_store_close(s);
 }
 
@@ -725,14 +764,14 @@ static void test_runs(void **state)
     arb_run_stats st = {.planned = 10, .cached = 4, .sent = 5, .ok = 4, .failed = 1, .invalid = 2,
                         .prompt_tokens = 1000, .completion_tokens = 50,
                         .est_prompt_tokens = 7, .retries = 3, .seconds = 1.5};
-    assert_int_equal(arb__store_run_end(s, run, &st, "interrupted"), ARB_OK);
+    assert_int_equal(arb__store_run_end(s, run, &st, ARB__RUN_INTERRUPTED), ARB_OK);
     assert_query_text(s, "SELECT status FROM runs", "interrupted");
     assert_query_text(s, "SELECT stats FROM runs",
                       "{\"planned\":10,\"cached\":4,\"sent\":5,\"ok\":4,\"failed\":1,\"invalid\":2,"
                       "\"prompt_tokens\":1000,\"completion_tokens\":50,\"est_prompt_tokens\":7,"
                       "\"retries\":3,\"seconds\":1.5}");
     assert_int_equal(query_int(s, "SELECT finished_at >= started_at FROM runs"), 1);
-    assert_int_equal(arb__store_run_end(s, run + 100, &st, "ok"), ARB_NOTFOUND);
+    assert_int_equal(arb__store_run_end(s, run + 100, &st, ARB__RUN_FINISHED), ARB_NOTFOUND);
     /* Parameters must be JSON. */
     assert_int_equal(arb__store_run_begin(s, "sbs", "{not json", &run), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "params_is_json"));
@@ -889,6 +928,203 @@ static void test_export_unknown_format(void **state)
     arb_store_close(s);
 }
 
+/* ---- leases on calls (two processes on one store) ----------------------------------------- */
+
+static void claim(arb_store *s, const arb__lease_owner *o, arb__call_claim *c, size_t n)
+{
+    if (arb__store_claim_calls(s, o, c, n)) fail_msg("claim_calls: %s", arb_store_errmsg(s));
+}
+
+static void test_call_leases(void **state)
+{
+    fixture *f = *state;
+    arb_store *a = open_ok(f->db), *b = open_ok(f->db);
+    arb__lease_owner oa, ob;
+    arb__lease_owner_init(&oa, 60);
+    arb__lease_owner_init(&ob, 60);
+    assert_string_not_equal(oa.id, ob.id);
+    assert_int_equal(oa.pid, (long)getpid());
+    /* Nothing to claim: no transaction, nothing set. */
+    assert_int_equal(arb__store_claim_calls(a, &oa, NULL, 0), ARB_OK);
+
+    arb__call_claim ca[2] = {{.key = "k1"}, {.key = "k2"}};
+    claim(a, &oa, ca, 2);
+    assert_int_equal(ca[0].state, ARB__CLAIM_OURS);
+    assert_int_equal(ca[1].state, ARB__CLAIM_OURS);
+    /* The other owner may not send k1 while a holds it (a's process is alive: this one). */
+    arb__call_claim cb[2] = {{.key = "k1"}, {.key = "k3"}};
+    claim(b, &ob, cb, 2);
+    assert_int_equal(cb[0].state, ARB__CLAIM_HELD);
+    assert_int_equal(cb[0].holder_pid, (long)getpid());
+    assert_null(cb[0].content);
+    assert_int_equal(cb[1].state, ARB__CLAIM_OURS);
+    /* Claiming again what one holds is fine (a renewal). */
+    claim(a, &oa, ca, 1);
+    assert_int_equal(ca[0].state, ARB__CLAIM_OURS);
+
+    /* a stores k1 and ends its lease in one transaction: b takes the stored reply. */
+    arb__call_record rec = call_record("k1", 1, "[[B]]");
+    long long id = 0;
+    assert_int_equal(arb__store_begin(a), ARB_OK);
+    assert_int_equal(arb__store_put_call(a, &rec, &id), ARB_OK);
+    assert_int_equal(arb__store_release_lease(a, &oa, "k1"), ARB_OK);
+    assert_int_equal(arb__store_commit(a), ARB_OK);
+    claim(b, &ob, cb, 1);
+    assert_int_equal(cb[0].state, ARB__CLAIM_STORED);
+    assert_int_equal(cb[0].call_id, id);
+    assert_string_equal(cb[0].content, "[[B]]");
+    free(cb[0].content);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key = 'k1'"), 0);
+
+    /* a's run ends: what it claimed and did not store is free. */
+    arb__call_claim k2 = {.key = "k2"};
+    claim(b, &ob, &k2, 1);
+    assert_int_equal(k2.state, ARB__CLAIM_HELD);
+    assert_int_equal(arb__store_release_leases(a, &oa), ARB_OK);
+    claim(b, &ob, &k2, 1);
+    assert_int_equal(k2.state, ARB__CLAIM_OURS);
+    /* Releasing another owner's lease by key does nothing. */
+    assert_int_equal(arb__store_release_lease(a, &oa, "k2"), ARB_OK);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key = 'k2'"), 1);
+
+    /* An expired lease is taken over; a renewed one is not. */
+    arb__lease_owner oc;
+    arb__lease_owner_init(&oc, -1); /* expires as it is taken */
+    arb__call_claim k4 = {.key = "k4"}, k5 = {.key = "k5"};
+    claim(a, &oc, &k4, 1);
+    claim(a, &oc, &k5, 1);
+    claim(b, &ob, &k4, 1);
+    assert_int_equal(k4.state, ARB__CLAIM_OURS);
+    oc.seconds = 60;
+    assert_int_equal(arb__store_renew_leases(a, &oc), ARB_OK);
+    claim(b, &ob, &k5, 1);
+    assert_int_equal(k5.state, ARB__CLAIM_HELD);
+
+    /* A holder on this host whose pid is gone (a killed run) loses its leases at once; one on
+    ** another host keeps them until they expire. */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) _exit(0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    char *sql = sqlite3_mprintf(
+        "INSERT INTO call_leases VALUES ('k6', 'killed', %Q, %d, 1e12),"
+        " ('k7', 'remote', 'elsewhere.example', %d, 1e12)", oa.host, (int)child, (int)child);
+    assert_int_equal(sqlite3_exec(arb__store_db(a), sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_free(sql);
+    arb__call_claim c67[2] = {{.key = "k6"}, {.key = "k7"}};
+    claim(b, &ob, c67, 2);
+    assert_int_equal(c67[0].state, ARB__CLAIM_OURS);
+    assert_int_equal(c67[1].state, ARB__CLAIM_HELD);
+    assert_int_equal(c67[1].holder_pid, (long)child);
+    arb_store_close(b);
+    arb_store_close(a);
+}
+
+/* A call whose key another process stored first keeps the stored reply, and the caller is
+** told so and given that reply (the executor judges it, not its own). */
+static void test_settle_call_keeps_stored_reply(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    int kept = -1;
+    char *stored = (char *)"unset";
+    long long id = 0;
+    /* A new key is stored: nothing kept. */
+    arb__call_record mine = call_record("k", 1, "[[A]]");
+    assert_int_equal(arb__store_settle_call(s, &mine, &id, &kept, &stored), ARB_OK);
+    assert_int_equal(kept, 0);
+    assert_null(stored);
+    long long first = id;
+    /* Another reply to the same key: the stored one stays and comes back. */
+    arb__call_record other = call_record("k", 1, "[[B]]");
+    assert_int_equal(arb__store_settle_call(s, &other, &id, &kept, &stored), ARB_OK);
+    assert_int_equal(kept, 1);
+    assert_int_equal(id, first);
+    assert_string_equal(stored, "[[A]]");
+    arb_free(stored);
+    /* So does a failure arriving after the success. */
+    arb__call_record failed = call_record("k", 0, NULL);
+    assert_int_equal(arb__store_settle_call(s, &failed, &id, &kept, &stored), ARB_OK);
+    assert_int_equal(kept, 1);
+    assert_string_equal(stored, "[[A]]");
+    arb_free(stored);
+    assert_query_text(s, "SELECT content FROM calls WHERE key = 'k'", "[[A]]");
+    arb_store_close(s);
+}
+
+/* ---- removing a store that a failed command created --------------------------------------- */
+
+static int side_files_exist(const char *path)
+{
+    char side[700];
+    int any = 0;
+    snprintf(side, sizeof side, "%s-wal", path);
+    any |= file_exists(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    any |= file_exists(side);
+    return any;
+}
+
+static void test_close_unused(void **state)
+{
+    fixture *f = *state;
+    /* Edge first: NULL and an in-memory store. */
+    assert_int_equal(arb_store_close_unused(NULL), 0);
+    assert_int_equal(arb_store_close_unused(open_ok(":memory:")), 0);
+    /* Created by this handle, nothing stored: removed with its side files. */
+    assert_int_equal(arb_store_close_unused(open_ok(f->db)), 1);
+    assert_false(file_exists(f->db));
+    assert_false(side_files_exist(f->db));
+    /* Created by this handle, but something stored: kept. */
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q1\",\"question\":\"b\"}\n");
+    assert_int_equal(arb_store_close_unused(s), 0);
+    assert_true(file_exists(f->db));
+    /* Existed before (even an empty store): never removed. */
+    assert_int_equal(unlink(f->db), 0);
+    arb_store_close(open_ok(f->db));
+    assert_int_equal(arb_store_close_unused(open_ok(f->db)), 0);
+    assert_true(file_exists(f->db));
+    assert_int_equal(unlink(f->db), 0);
+
+    /* Created here, but another process opened it meanwhile: kept. The child forks before
+    ** this process opens the store (SQLite's state must not cross a fork). */
+    int go[2], up[2], hold[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(up), 0);
+    assert_int_equal(pipe(hold), 0);
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(go[1]);
+        close(up[0]);
+        close(hold[1]);
+        char c = 0;
+        if (read(go[0], &c, 1) != 1) _exit(1);
+        arb_store *mine = NULL;
+        c = arb_store_open(f->db, &mine) ? 'x' : 'o';
+        if (write(up[1], &c, 1) != 1) _exit(1);
+        while (read(hold[0], &c, 1) > 0) {}
+        arb_store_close(mine);
+        _exit(0);
+    }
+    close(go[0]);
+    close(up[1]);
+    close(hold[0]);
+    s = open_ok(f->db);
+    char c = 'g';
+    assert_int_equal(write(go[1], &c, 1), 1);
+    assert_int_equal(read(up[0], &c, 1), 1);
+    assert_int_equal(c, 'o');
+    assert_int_equal(arb_store_close_unused(s), 0);
+    assert_true(file_exists(f->db));
+    close(go[1]);
+    close(hold[1]);
+    close(up[0]);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+}
+
 /* ---- crash safety ------------------------------------------------------------------------- */
 
 static void crash_key(long long i, char out[32]) { snprintf(out, 32, "crash-%08lld", i); }
@@ -1007,6 +1243,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_export_invalid_utf8_and_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_unknown_format, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_safety, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_migration_run_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_leases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_settle_call_keeps_stored_reply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_unused, setup, teardown),
     };
     const char *only = getenv("ARB_TEST");
     if (only && *only) cmocka_set_test_filter(only);

@@ -102,7 +102,7 @@ int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_r
                    int dry_run);
 /* What every judging command does before its run: loads the items and answers (bad input:
 ** exit 2), opens (creating) the store, installs the signal handlers. Returns 0 or the exit code
-** after printing why; the caller destroys *ds and closes *store either way. */
+** after printing why; the caller destroys *ds and closes *store (cli_close_store) either way. */
 int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
                         const char *db, arb_dataset **ds, arb_store **store);
 /* Splits "X:Y,X2:Y2" (option's value) in place into pairs (caller frees *out). Returns the
@@ -144,6 +144,10 @@ int cli_read_options(const char *cmd, const char *help, int argc, char **argv,
 /* Opens the database of a command that only reads one: a path that does not exist is an error
 ** (exit 2) rather than a new empty database. Returns 0, or the exit code after printing why. */
 int cli_open_existing_store(const char *cmd, const char *path, arb_store **out);
+/* Closes the store of a command that may have created it, given the command's exit code: a
+** command that failed leaves no database it created with nothing in it (arb_store_close_unused);
+** a database that existed before is only closed. Accepts NULL. */
+void cli_close_store(arb_store *store, int rc);
 /* Prints "arbiter <cmd>: <the store's message>" and returns the exit code for st. */
 int cli_store_failure(const char *cmd, arb_store *store, arb_status st);
 /* Writes a rendered result to path ("-" = stdout) and frees it; NULL means the renderer ran out

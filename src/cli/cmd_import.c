@@ -120,7 +120,7 @@ int cmd_import(int argc, char **argv)
     fprintf(stderr, "imported %zu battles from %s as source %s (%zu skipped)\n",
             arb_battles_count(battles), path, source, arb_battles_skipped(battles));
 done:
-    arb_store_close(store);
+    cli_close_store(store, rc);
     arb_battles_destroy(battles);
     free(default_source);
     return rc;

@@ -144,7 +144,7 @@ int cmd_sbs(int argc, char **argv)
     arb_status st = arb_sbs_run(store, ds, &p, &stats);
     rc = cli_run_result("sbs", store, st, &stats, p.dry_run);
 done:
-    arb_store_close(store);
+    cli_close_store(store, rc);
     arb_dataset_destroy(ds);
     return rc;
 }

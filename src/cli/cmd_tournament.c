@@ -217,7 +217,7 @@ int cmd_tournament(int argc, char **argv)
     }
 done:
     arb_battles_destroy(battles);
-    arb_store_close(store);
+    cli_close_store(store, rc);
     arb_judges_file_destroy(judges);
     arb_dataset_destroy(ds);
     free(models);

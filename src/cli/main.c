@@ -297,6 +297,12 @@ int cli_write_file(const char *cmd, const char *path, const char *text)
     return 0;
 }
 
+void cli_close_store(arb_store *store, int rc)
+{
+    if (rc != EXIT_OK) arb_store_close_unused(store);
+    else arb_store_close(store);
+}
+
 int cli_open_existing_store(const char *cmd, const char *path, arb_store **out)
 {
     struct stat sb;
