@@ -341,7 +341,19 @@ static const char *const migrations[] = {
     "  expires_at    REAL NOT NULL                -- unix time; renewed while the owner runs\n"
     ") WITHOUT ROWID;\n"
     "CREATE INDEX call_leases_by_owner ON call_leases(owner);\n"
-    "UPDATE runs SET status = 'finished' WHERE status = 'ok';\n",
+    "UPDATE runs SET status = 'finished' WHERE status = 'ok';\n"
+    /* and judgments with verdict E that gave no battle (tournaments, METHODS 6) */
+    "CREATE TABLE battles_left_out (\n"
+    "  -- Judgments that gave no battle because they had no valid verdict (E), counted per\n"
+    "  -- reviewer and model pair (model_a < model_b by name), stored with the battles of\n"
+    "  -- source, replaced with them.\n"
+    "  source        TEXT NOT NULL,\n"
+    "  model_a       TEXT NOT NULL,\n"
+    "  model_b       TEXT NOT NULL,\n"
+    "  reviewer      TEXT NOT NULL,\n"
+    "  n             INTEGER NOT NULL CHECK (n > 0),\n"
+    "  PRIMARY KEY (source, model_a, model_b, reviewer)\n"
+    ");\n",
 };
 
 /* Statements prepared once at open (the hot paths). */
@@ -1630,20 +1642,6 @@ done:
 
 /* ---- judgments left out of the battles (tournaments, METHODS §6) -------------------------- */
 
-/* The table is created when first written, here rather than by a migration, so that this
-** small addition stays self-contained; a store without it has no left-out records. */
-static const char left_out_schema[] =
-    "CREATE TABLE IF NOT EXISTS battles_left_out (\n"
-    "  -- Judgments that gave no battle because they had no valid verdict (E), counted per\n"
-    "  -- reviewer and model pair (model_a < model_b by name), stored with the battles of\n"
-    "  -- source, replaced with them.\n"
-    "  source        TEXT NOT NULL,\n"
-    "  model_a       TEXT NOT NULL,\n"
-    "  model_b       TEXT NOT NULL,\n"
-    "  reviewer      TEXT NOT NULL,\n"
-    "  n             INTEGER NOT NULL CHECK (n > 0),\n"
-    "  PRIMARY KEY (source, model_a, model_b, reviewer)\n"
-    ")";
 
 /* Replaces the left-out records of source by those of b, inside the caller's transaction
 ** (arb_store_put_battles). ARB_OK, ARB_DB (message in the store). */
@@ -1653,8 +1651,7 @@ arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
     sqlite3 *db = arb__store_db(store);
     sqlite3_stmt *del = NULL, *ins = NULL;
     arb_status st = ARB_OK;
-    if (sqlite3_exec(db, left_out_schema, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "DELETE FROM battles_left_out WHERE source = ?1", -1, &del,
+    if (sqlite3_prepare_v2(db, "DELETE FROM battles_left_out WHERE source = ?1", -1, &del,
                            NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT INTO battles_left_out (source, model_a, model_b, "
                                "reviewer, n) VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ins,
@@ -1697,14 +1694,7 @@ arb_status arb__store_get_battles_left_out(arb_store *store, const char *source,
     sqlite3 *db = arb__store_db(store);
     sqlite3_stmt *q = NULL;
     arb_status st = ARB_OK;
-    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                    "name = 'battles_left_out'", -1, &q, NULL);
-    int exists = rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW;
-    sqlite3_finalize(q);
-    q = NULL;
-    if (rc != SQLITE_OK) return arb__store_fail(store, ARB_DB, "cannot read left-out judgments: "
-                                                "%s", sqlite3_errmsg(db));
-    if (!exists) return ARB_OK;
+    int rc;
     if (sqlite3_prepare_v2(db, "SELECT model_a, model_b, reviewer, n FROM battles_left_out "
                                "WHERE ?1 IS NULL OR source = ?1 "
                                "ORDER BY source, model_a, model_b, reviewer",

@@ -299,6 +299,7 @@ static void test_schema_migration_from_1(void **state)
                              "DROP INDEX battles_by_reviewer;"
                              "DROP TABLE annotation_tasks;"
                              "DROP TABLE call_leases;"
+                             "DROP TABLE battles_left_out;"
                              "ALTER TABLE battles DROP COLUMN extra;"
                              "INSERT INTO battles (source, seq, q, i, j, reviewer, s) "
                              "VALUES ('old', 0, 'q1', 'm1', 'm2', 'r', -1);"
@@ -307,6 +308,7 @@ static void test_schema_migration_from_1(void **state)
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'battles_by_reviewer'"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'annotation_tasks'"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'call_leases'"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'battles_left_out'"), 1);
     arb_store_close(s);
 }
 
@@ -328,6 +330,7 @@ static void test_schema_migration_run_status(void **state)
     sqlite3_finalize(q);
     s = downgrade_and_reopen(s, f->db,
                              "DROP TABLE call_leases;"
+                             "DROP TABLE battles_left_out;"
                              "INSERT INTO runs (protocol, status) VALUES ('sbs', 'ok'),"
                              " ('sbs', 'interrupted'), ('sbs', 'running');"
                              "PRAGMA user_version = 3;");
