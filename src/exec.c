@@ -70,6 +70,12 @@ typedef struct exec_node {
 ** once (its pid is gone). Calls held by another process are asked about every HELD_POLL_MS. */
 #define LEASE_SECONDS 60.0
 #define HELD_POLL_MS 200.0
+/* Claims go to the store in batches of up to CLAIM_BATCH calls, built up to CLAIM_BATCH ahead of
+** the send window: each claim is a write transaction that must wait for the writer thread's, so
+** claiming a few calls per round halved throughput (10k against 20k calls/s on loopback; with
+** batches of 4096, 19k). A batch is claimed early when the transport runs short of work. The
+** price: a second process cannot help with the calls this one claimed ahead. */
+#define CLAIM_BATCH 4096
 
 /* What the writer reports of a committed call, for the main thread's accounting. */
 typedef struct committed_call {
@@ -946,12 +952,15 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
         }
         double now = arb__now_ms();
         poll_held(ex, now);
-        while (ex->ready_len && ex->inflight + ex->n_to_claim < window &&
+        size_t ahead = ex->leasing ? CLAIM_BATCH : 0;
+        while (ex->ready_len && ex->inflight + ex->n_to_claim < window + ahead &&
                ex->n_held < 8 * window && ex->n_finished < 4096 &&
                ex->pending_commit < max_pending_commit) {
             if ((st = start_node(ex, ready_pop(ex)))) goto done;
         }
-        if ((st = claim_calls(ex))) goto done;
+        if ((ex->n_to_claim >= CLAIM_BATCH || ex->inflight < window / 2 || !ex->ready_len) &&
+            (st = claim_calls(ex)))
+            goto done;
         if (ex->leasing && now - ex->last_renew_ms > LEASE_SECONDS * 1000.0 / 4) {
             if ((st = arb__store_renew_leases(ex->store, &ex->lease))) goto done;
             ex->last_renew_ms = now;
