@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "arbiter.h"
@@ -33,7 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < n; i++) {
             const arb_judge_config *j = arb_judges_file_judge(jf, i);
             if (!j->model || !*j->model || !j->base_url) abort();
-            if (strncmp(j->base_url, "http://", 7) && strncmp(j->base_url, "https://", 8)) abort();
+            /* schemes are case-insensitive (RFC 3986 3.1): HTTP://h/v1 is a valid endpoint */
+            if (strncasecmp(j->base_url, "http://", 7) && strncasecmp(j->base_url, "https://", 8))
+                abort();
             for (size_t k = 0; k < i; k++)
                 if (!strcmp(j->name ? j->name : j->model,
                             arb_judges_file_judge(jf, k)->name ? arb_judges_file_judge(jf, k)->name

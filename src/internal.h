@@ -282,6 +282,34 @@ typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonz
 arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pairwise_fn fn,
                                     void *ud);
 
+/* One pointwise judgment (table pointwise, METHODS §8), unique on (protocol, judge_name, kind,
+** template_name, language, item_id, model, rep); a rerun replaces the row. The last four
+** fields are filled only by arb__store_each_pointwise (from the item). */
+typedef struct arb__pointwise_row {
+    const char *protocol;      /* "pointwise" */
+    const char *judge_name;
+    const char *item_id;
+    const char *model;         /* whose answer was judged; "reference" for the item's reference */
+    const char *language;      /* evaluation language (arbiter grade: the item's own) */
+    const char *kind;          /* "yesno" or "grade" */
+    const char *task;          /* qa, math, translation, summary, dialogue, generic */
+    const char *template_name; /* e.g. "pointwise-grade-specific-explain" */
+    int rep;
+    int value;                 /* yesno: 1 correct, 0 incorrect; grade: 1..5; -1: E */
+    const char *reason;        /* why E; NULL when value is valid */
+    long long call_id;         /* 0: none */
+    const char *item_language; /* read only: the item's language, "" when none */
+    const char *group;         /* read only: the item's parallel group, "" when none */
+    long long item_seq;        /* read only: benchmark order */
+} arb__pointwise_row;
+
+arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row);
+typedef int (*arb__pointwise_fn)(void *ud, const arb__pointwise_row *row); /* nonzero stops */
+/* Calls fn for every pointwise row, with its item's language, group and seq, ordered by
+** judge_name, template_name, kind, task, group, item language, item_id, model, rep. Strings
+** are valid only during the call. */
+arb_status arb__store_each_pointwise(arb_store *s, arb__pointwise_fn fn, void *ud);
+
 /* One pairwise judgment as the audit reads it, with what its metrics need of the item. */
 typedef struct arb__audit_judgment {
     const char *protocol, *judge_name, *candidate, *baseline, *template_name;

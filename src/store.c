@@ -39,7 +39,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -354,6 +354,11 @@ static const char *const migrations[] = {
     "  n             INTEGER NOT NULL CHECK (n > 0),\n"
     "  PRIMARY KEY (source, model_a, model_b, reviewer)\n"
     ");\n",
+    /* 5: pointwise judgments (METHODS 8) record their task and, for E, why */
+    "ALTER TABLE pointwise ADD COLUMN task TEXT NOT NULL DEFAULT 'generic'\n"
+    "  -- qa, math, translation, summary, dialogue or generic: the input block the prompt held\n"
+    "  CHECK (task IN ('qa', 'math', 'translation', 'summary', 'dialogue', 'generic'));\n"
+    "ALTER TABLE pointwise ADD COLUMN reason TEXT; -- why value is NULL (E); NULL otherwise\n",
 };
 
 /* Statements prepared once at open (the hot paths). */

@@ -262,17 +262,17 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 4);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 5);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 5", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 6", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 5"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 6"));
     arb_store_close(s);
 }
 
@@ -285,7 +285,7 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 4);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 5);
     return s;
 }
 
@@ -300,6 +300,8 @@ static void test_schema_migration_from_1(void **state)
                              "DROP TABLE annotation_tasks;"
                              "DROP TABLE call_leases;"
                              "DROP TABLE battles_left_out;"
+                             "ALTER TABLE pointwise DROP COLUMN task;"
+                             "ALTER TABLE pointwise DROP COLUMN reason;"
                              "ALTER TABLE battles DROP COLUMN extra;"
                              "INSERT INTO battles (source, seq, q, i, j, reviewer, s) "
                              "VALUES ('old', 0, 'q1', 'm1', 'm2', 'r', -1);"
@@ -309,6 +311,8 @@ static void test_schema_migration_from_1(void **state)
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'annotation_tasks'"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'call_leases'"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'battles_left_out'"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_table_info('pointwise') "
+                                  "WHERE name IN ('task', 'reason')"), 2);
     arb_store_close(s);
 }
 
@@ -331,6 +335,8 @@ static void test_schema_migration_run_status(void **state)
     s = downgrade_and_reopen(s, f->db,
                              "DROP TABLE call_leases;"
                              "DROP TABLE battles_left_out;"
+                             "ALTER TABLE pointwise DROP COLUMN task;"
+                             "ALTER TABLE pointwise DROP COLUMN reason;"
                              "INSERT INTO runs (protocol, status) VALUES ('sbs', 'ok'),"
                              " ('sbs', 'interrupted'), ('sbs', 'running');"
                              "PRAGMA user_version = 3;");
@@ -339,6 +345,26 @@ static void test_schema_migration_run_status(void **state)
                                   " FROM (SELECT status FROM runs ORDER BY id)"), 1);
     assert_string_equal(arb__run_status_text(ARB__RUN_FINISHED), "finished");
     assert_string_equal(arb__run_status_text(ARB__RUN_RUNNING), "running");
+    arb_store_close(s);
+}
+
+/* A version-4 store's pointwise rows survive the upgrade with task 'generic' and no reason;
+** the new task column refuses a task arbiter does not know. */
+static void test_schema_migration_pointwise_task(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    s = downgrade_and_reopen(s, f->db,
+                             "ALTER TABLE pointwise DROP COLUMN task;"
+                             "ALTER TABLE pointwise DROP COLUMN reason;"
+                             "INSERT INTO items (id, seq, question) VALUES ('q1', 0, 'Q');"
+                             "INSERT INTO pointwise (judge_name, item_id, model, kind,"
+                             " template_name, value) VALUES ('j', 'q1', 'm', 'grade', 't', 4);"
+                             "PRAGMA user_version = 4;");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pointwise WHERE task = 'generic' AND "
+                                  "reason IS NULL AND value = 4"), 1);
+    assert_int_not_equal(sqlite3_exec(arb__store_db(s), "UPDATE pointwise SET task = 'poetry'",
+                                      NULL, NULL, NULL), SQLITE_OK);
     arb_store_close(s);
 }
 
@@ -403,7 +429,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 4);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 5);
     arb_store_close(s);
 }
 
@@ -1227,6 +1253,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errmsg_never_null, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_migration_pointwise_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_sqlite_database, setup, teardown),
