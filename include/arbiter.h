@@ -75,6 +75,14 @@ typedef struct arb_item {
     const char *group;     /* parallel-group id, NULL when absent */
     const char *extra_json; /* unknown fields as a compact JSON object, "{}" when none */
     const char *source;     /* "file:line" the item came from */
+    /* The task's inputs for pointwise judging (METHODS §8), NULL when absent. question is
+    ** optional when the items are read; the protocols that judge answers to a question (sbs,
+    ** tournament, debate, discuss) refuse an item without one before any request. */
+    const char *context;     /* "context": the passage a QA answer is drawn from */
+    const char *source_text; /* "source": the text to translate (the JSON field is "source";
+                                the name above already says where the item came from) */
+    const char *document;    /* "document": the text to summarise */
+    const char *dialog;      /* "dialog": the dialogue so far */
 } arb_item;
 
 typedef struct arb_answer {

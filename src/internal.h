@@ -515,6 +515,10 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
                                   const char *second, arb_template *const *tpls, size_t n_tpls,
                                   const arb_item ***items_out, size_t *n_out);
 
+/* ARB_PARSE with "file:line: missing field \"question\" ..." in the store when the item has
+** no question, which every pairwise protocol (sbs, tournament, debate, discuss) needs: items
+** are read without requiring one (pointwise tasks do not all have one). */
+arb_status arb__sbs_check_question(arb_store *s, const arb_item *item);
 /* The checks every candidate-vs-baseline protocol makes of its parameters: two different
 ** models, options 2..4, reps 1..1000, jobs >= 1. ARB_INVALID with the store's message. */
 arb_status arb__sbs_check_params(arb_store *s, const char *candidate, const char *baseline,

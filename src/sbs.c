@@ -130,6 +130,16 @@ int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, c
 }
 
 /* See internal.h. */
+arb_status arb__sbs_check_question(arb_store *s, const arb_item *item)
+{
+    if (item->question) return ARB_OK;
+    return arb__store_fail(s, ARB_PARSE,
+                           "%s: missing field \"question\" (pairwise judging compares answers "
+                           "to a question)",
+                           item->source);
+}
+
+/* See internal.h. */
 arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const char *first,
                                   const char *second, arb_template *const *tpls, size_t n_tpls,
                                   const arb_item ***items_out, size_t *n_out)
@@ -154,6 +164,7 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
     }
     for (size_t i = 0; i < n; i++) {
         const arb_item *it = arb_dataset_item(ds, i);
+        if ((st = arb__sbs_check_question(s, it))) goto fail;
         const char *missing = !arb_dataset_find_answer(ds, it->id, first)    ? first
                             : !arb_dataset_find_answer(ds, it->id, second) ? second
                                                                             : NULL;

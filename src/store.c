@@ -811,8 +811,40 @@ static int bind_text(sqlite3_stmt *st, int index, const char *text)
     return sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC);
 }
 
+/* The items.extra text of an item: its unknown fields plus the task inputs of pointwise
+** judging (METHODS §8: context, source, document, dialog) under their JSON names. They are
+** kept there rather than in columns of their own (no migration): only pointwise judging reads
+** them, from the dataset it runs on, and the store keeps them so a database says what was
+** judged. Returns it->extra_json (borrowed) when the item has no task input, else a new
+** string in *owned (caller frees); NULL when out of memory. */
+static const char *item_extra(const arb_item *it, char **owned)
+{
+    const char *extra = it->extra_json ? it->extra_json : "{}";
+    *owned = NULL;
+    if (!it->context && !it->source_text && !it->document && !it->dialog) return extra;
+    json_t *o = json_loads(extra, 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        o = json_object();
+    }
+    const struct {
+        const char *name, *value;
+    } task_inputs[] = {{"context", it->context},
+                       {"source", it->source_text},
+                       {"document", it->document},
+                       {"dialog", it->dialog}};
+    int bad = !o;
+    for (size_t k = 0; !bad && k < sizeof task_inputs / sizeof *task_inputs; k++)
+        if (task_inputs[k].value)
+            bad = json_object_set_new(o, task_inputs[k].name, json_string(task_inputs[k].value));
+    if (!bad) *owned = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    return *owned;
+}
+
 /* Records every item and answer of ds (borrowed). Runs in its own transaction unless the
-** caller already holds one. */
+** caller already holds one. An item without a question (pointwise items of some tasks) is
+** stored with question '' (the column is NOT NULL); its task inputs go to extra. */
 arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
 {
     if (!ds) return arb__store_fail(s, ARB_INVALID, "put_dataset: no dataset");
@@ -826,16 +858,24 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
         const arb_item *it = arb_dataset_item(ds, i);
         bind_text(q, 1, it->id);
         sqlite3_bind_int64(q, 2, (sqlite3_int64)i);
-        bind_text(q, 3, it->question);
+        char *extra_owned;
+        const char *extra = item_extra(it, &extra_owned);
+        if (!extra) {
+            st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+            goto done;
+        }
+        bind_text(q, 3, it->question ? it->question : "");
         bind_text(q, 4, it->reference);
         bind_text(q, 5, it->category);
         bind_text(q, 6, it->language);
         bind_text(q, 7, it->group);
-        bind_text(q, 8, it->extra_json ? it->extra_json : "{}");
+        bind_text(q, 8, extra);
         bind_text(q, 9, it->source);
         snprintf(what, sizeof what, "%s: cannot store item \"%s\"",
                  it->source ? it->source : "dataset", it->id ? it->id : "");
-        if ((st = step_done(s, q, what))) goto done;
+        st = step_done(s, q, what);
+        free(extra_owned);
+        if (st) goto done;
     }
     q = s->stmt[ST_PUT_ANSWER];
     n = arb_dataset_answer_count(ds);

@@ -274,6 +274,7 @@ static arb_status plan(tour_run *r)
         }
         if (r->n_cmps == before) continue;
         r->n_items++;
+        if ((st = arb__sbs_check_question(s, it))) goto done;
         if (needs_reference && (!it->reference || !*it->reference)) {
             st = arb__store_fail(s, ARB_PARSE,
                                  "%s: item \"%s\" has no \"reference\", which template %s needs",
