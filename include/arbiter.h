@@ -181,6 +181,22 @@ ARB_API char arb_verdict_extract(const char *text, size_t len, int options,
 ** 'A' -> 'a' (order 0) or 'b' (order 1); 'B' the reverse; C->c, D->d, anything else 'e'. */
 ARB_API char arb_verdict_to_model(char position_verdict, int order);
 
+/* Pointwise verdicts (METHODS §8): whether one answer is correct, or its grade 1..5. */
+typedef enum arb_pointwise_kind {
+    ARB_POINTWISE_YESNO = 0, /* correct (1) / incorrect (0) */
+    ARB_POINTWISE_GRADE = 1  /* 1..5 */
+} arb_pointwise_kind;
+
+/* Reads the value from a reply in the format <result><justification>…</justification>
+** <answer>V</answer></result>: tolerant of white space, case and prose around the tags, strict
+** about V (yes/no: correct or incorrect, trailing punctuation allowed; grade: one digit 1..5,
+** full-width digits too). The last <answer> of the last <result> (or of the whole text)
+** decides; an echo of the instructions' example phrase, several different answers, nested or
+** unclosed tags are E. Returns the value (1/0, or 1..5), or -1 for E with *reason (when reason
+** is not NULL) set to a static phrase saying why, e.g. "no <answer> tag". Rules in verdict.c. */
+ARB_API int arb_pointwise_extract(const char *text, size_t len, arb_pointwise_kind kind,
+                                  const char **reason);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Judges and the HTTP client.                                                              */
 
