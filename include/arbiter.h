@@ -123,7 +123,8 @@ ARB_API const arb_answer *arb_dataset_find_answer(const arb_dataset *ds, const c
 
 /* ---------------------------------------------------------------------------------------- */
 /* Prompt templates (METHODS §2.3). A template is text with named placeholders such as
-** {question}, {answer1}, {answer2}, {reference}, {language}, {option_list}, {option_rules}.
+** {question}, {answer1}, {answer2}, {reference}, {language}, {option_list}, {option_rules},
+** and for pointwise judging (§8) {answer}, {task}, {task_input}.
 ** Format of a template file:
 **   lines starting with "#!" at the top are settings, e.g. "#! verdict_json_field: verdict";
 **   a line "=== system ===" starts the system message, "=== user ===" the user message;
@@ -161,6 +162,11 @@ typedef struct arb_prompt_vars {
     const char *other;      /* {other}: the other reviewer */
     const char *reviews;    /* {reviews}: both initial reviews, leader first, delimited */
     const char *discussion; /* {discussion}: the turns so far, delimited */
+    /* Pointwise templates (METHODS §8): */
+    const char *answer;     /* {answer}: the one answer judged */
+    const char *task;       /* {task}: qa, math, translation, summary, dialogue or generic */
+    const char *task_input; /* {task_input}: the task's inputs from the item, each between
+                               labelled START/END lines (arb_grade_run builds it) */
 } arb_prompt_vars;
 
 /* Renders the template. *system_out may be set to NULL when the template has no system part.
@@ -263,7 +269,10 @@ ARB_API const char *arb_store_errmsg(const arb_store *store);
 
 /* Writes the pairwise judgments (joined with their calls) as "jsonl" or "csv" to out, or with
 ** "transcripts" every dialogue (debate, discussion) as one JSON line with its turns: speaker,
-** role, verdict, the messages sent and the reply. */
+** role, verdict, the messages sent and the reply, or with "pointwise" every pointwise judgment
+** (METHODS §8) as one JSON line: judge, item, model, language, group, kind, task, template,
+** rep, value (yes/no 1 correct, 0 incorrect; grade 1..5; null for E), reason (why E), content,
+** error, prompt_tokens, completion_tokens, latency_ms, attempts. */
 ARB_API arb_status arb_store_export(arb_store *store, const char *format, FILE *out);
 
 /* ---------------------------------------------------------------------------------------- */

@@ -304,6 +304,11 @@ typedef struct arb__pointwise_row {
 } arb__pointwise_row;
 
 arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row);
+/* Every pointwise judgment as one JSON line (arb_store_export "pointwise"): judge, item,
+** model, language, group, kind, task, template, rep, value (null for E), reason, content,
+** error, prompt_tokens, completion_tokens, latency_ms, attempts; ordered by judge, template,
+** kind, task, group, language, benchmark order, item, model, rep. */
+arb_status arb__store_export_pointwise(arb_store *s, FILE *out);
 typedef int (*arb__pointwise_fn)(void *ud, const arb__pointwise_row *row); /* nonzero stops */
 /* Calls fn for every pointwise row, with its item's language, group and seq, ordered by
 ** judge_name, template_name, kind, task, group, item language, item_id, model, rep. Strings
@@ -530,7 +535,8 @@ int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, c
                     const char *second, const arb_template *tpl, arb_prompt_vars vars,
                     arb__exec_request *req);
 /* ARB_INVALID (with the store's message) when tpl uses a multi-agent placeholder ({agent1},
-** {reviews}, ...), which a judge alone has nothing to fill with. */
+** {reviews}, ...), which a judge alone has nothing to fill with, or a pointwise one ({answer},
+** {task}, {task_input}), which a pair has nothing to fill with. */
 arb_status arb__sbs_check_single_judge(arb_store *s, const arb_template *tpl);
 
 /* ---- audit.c, audit_metrics.c, audit_render.c: the judge audit (METHODS §3-§5) ------------ */

@@ -202,6 +202,13 @@ arb_status arb__sbs_check_single_judge(arb_store *s, const arb_template *tpl)
                                    "template %s uses {%s}: it is for 'arbiter debate' or "
                                    "'arbiter discuss', not for a judge alone",
                                    arb_template_name(tpl), multi_agent[i]);
+    static const char *const pointwise[] = {"answer", "task", "task_input"};
+    for (size_t i = 0; i < sizeof pointwise / sizeof *pointwise; i++)
+        if (arb_template_uses(tpl, pointwise[i]))
+            return arb__store_fail(s, ARB_INVALID,
+                                   "template %s uses {%s}: it judges one answer ('arbiter "
+                                   "grade'), not a pair",
+                                   arb_template_name(tpl), pointwise[i]);
     return ARB_OK;
 }
 

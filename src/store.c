@@ -1604,7 +1604,60 @@ static void csv_field(FILE *out, const char *p, size_t n)
     fputc('"', out);
 }
 
-/* Writes every pairwise judgment joined with its call as JSON lines or CSV. */
+/* Writes the rows of q (its columns in the order of cols) as JSON lines, or CSV with a header
+** line. Used by every table export. Returns ARB_OK or the store's failure; q is not finalized. */
+static arb_status export_rows(arb_store *store, sqlite3_stmt *q, const struct export_column *cols,
+                              size_t n_cols, int csv, FILE *out)
+{
+    if (csv) {
+        for (size_t c = 0; c < n_cols; c++) fprintf(out, "%s%s", c ? "," : "", cols[c].name);
+        fputs("\r\n", out);
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        json_t *obj = csv ? NULL : json_object();
+        if (!csv && !obj) return arb__store_fail(store, ARB_NOMEM, "out of memory");
+        for (size_t c = 0; c < n_cols; c++) {
+            int col = (int)c;
+            int null = sqlite3_column_type(q, col) == SQLITE_NULL;
+            if (csv) {
+                if (c) fputc(',', out);
+                if (!null) {
+                    const char *text = (const char *)sqlite3_column_text(q, col);
+                    csv_field(out, text ? text : "", (size_t)sqlite3_column_bytes(q, col));
+                }
+                continue;
+            }
+            json_t *v;
+            if (null) v = json_null();
+            else if (cols[c].type == COL_INT) v = json_integer(sqlite3_column_int64(q, col));
+            else if (cols[c].type == COL_REAL) v = json_real(sqlite3_column_double(q, col));
+            else {
+                const char *text = (const char *)sqlite3_column_text(q, col);
+                v = json_text(text ? text : "", (size_t)sqlite3_column_bytes(q, col));
+            }
+            if (!v || json_object_set_new(obj, cols[c].name, v)) {
+                json_decref(obj);
+                return arb__store_fail(store, ARB_NOMEM, "out of memory");
+            }
+        }
+        if (csv) {
+            fputs("\r\n", out);
+            continue;
+        }
+        int bad = json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(obj);
+        if (bad || fputc('\n', out) == EOF)
+            return arb__store_fail(store, ARB_IO, "export: write failed");
+    }
+    if (rc != SQLITE_DONE) return fail_db(store, "export");
+    if (fflush(out) != 0 || ferror(out))
+        return arb__store_fail(store, ARB_IO, "export: write failed");
+    return ARB_OK;
+}
+
+/* Writes every pairwise judgment joined with its call as JSON lines or CSV, every dialogue
+** ("transcripts") or every pointwise judgment ("pointwise"). */
 arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
 {
     static const char sql[] =
@@ -1619,68 +1672,16 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
     if (!format || !out)
         return arb__store_fail(store, ARB_INVALID, "export: no format or output given");
     if (!strcmp(format, "transcripts")) return arb__store_export_transcripts(store, out);
+    if (!strcmp(format, "pointwise")) return arb__store_export_pointwise(store, out);
     int jsonl = !strcmp(format, "jsonl"), csv = !strcmp(format, "csv");
     if (!jsonl && !csv)
         return arb__store_fail(store, ARB_INVALID,
                                "export: unknown format \"%s\" (accepted: jsonl, csv, "
-                               "transcripts)", format);
+                               "transcripts, pointwise)", format);
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(store->db, sql, -1, &q, NULL) != SQLITE_OK)
         return fail_db(store, "export");
-    arb_status st = ARB_OK;
-    if (csv) {
-        for (size_t c = 0; c < N_EXPORT_COLUMNS; c++)
-            fprintf(out, "%s%s", c ? "," : "", export_columns[c].name);
-        fputs("\r\n", out);
-    }
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        json_t *obj = jsonl ? json_object() : NULL;
-        if (jsonl && !obj) {
-            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t c = 0; c < N_EXPORT_COLUMNS; c++) {
-            int col = (int)c;
-            int null = sqlite3_column_type(q, col) == SQLITE_NULL;
-            if (csv) {
-                if (c) fputc(',', out);
-                if (!null) {
-                    const char *text = (const char *)sqlite3_column_text(q, col);
-                    csv_field(out, text ? text : "", (size_t)sqlite3_column_bytes(q, col));
-                }
-                continue;
-            }
-            json_t *v;
-            if (null) v = json_null();
-            else if (export_columns[c].type == COL_INT) v = json_integer(sqlite3_column_int64(q, col));
-            else if (export_columns[c].type == COL_REAL) v = json_real(sqlite3_column_double(q, col));
-            else {
-                const char *text = (const char *)sqlite3_column_text(q, col);
-                v = json_text(text ? text : "", (size_t)sqlite3_column_bytes(q, col));
-            }
-            if (!v || json_object_set_new(obj, export_columns[c].name, v)) {
-                json_decref(obj);
-                st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-                goto done;
-            }
-        }
-        if (csv) fputs("\r\n", out);
-        else {
-            int bad = json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            json_decref(obj);
-            if (bad || fputc('\n', out) == EOF) {
-                st = arb__store_fail(store, ARB_IO, "export: write failed");
-                goto done;
-            }
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        st = fail_db(store, "export");
-        goto done;
-    }
-    if (fflush(out) != 0 || ferror(out)) st = arb__store_fail(store, ARB_IO, "export: write failed");
-done:
+    arb_status st = export_rows(store, q, export_columns, N_EXPORT_COLUMNS, csv, out);
     sqlite3_finalize(q);
     return st;
 }
@@ -1763,6 +1764,75 @@ arb_status arb__store_get_battles_left_out(arb_store *store, const char *source,
     if (!st && rc != SQLITE_DONE)
         st = arb__store_fail(store, ARB_DB, "cannot read left-out judgments: %s",
                              sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* ---- pointwise: write (METHODS §8; arbiter grade) ------------------------------------------ */
+
+/* Upserts one pointwise judgment (see internal.h): a rerun of the same judgment replaces its
+** value, reason, task and call. ARB_OK or ARB_DB with the store's message. */
+arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row)
+{
+    static const char sql[] =
+        "INSERT INTO pointwise (protocol, judge_name, item_id, model, language, kind,"
+        " template_name, rep, value, call_id, task, reason)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        " ON CONFLICT (protocol, judge_name, kind, template_name, language, item_id, model, rep)"
+        " DO UPDATE SET value = excluded.value, call_id = excluded.call_id,"
+        " task = excluded.task, reason = excluded.reason, judged_at = " NOW;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return fail_db(s, "cannot store a pointwise judgment");
+    bind_text(q, 1, row->protocol ? row->protocol : "pointwise");
+    bind_text(q, 2, row->judge_name);
+    bind_text(q, 3, row->item_id);
+    bind_text(q, 4, row->model);
+    bind_text(q, 5, row->language ? row->language : "");
+    bind_text(q, 6, row->kind);
+    bind_text(q, 7, row->template_name);
+    sqlite3_bind_int(q, 8, row->rep);
+    if (row->value < 0) sqlite3_bind_null(q, 9);
+    else sqlite3_bind_int(q, 9, row->value);
+    if (row->call_id > 0) sqlite3_bind_int64(q, 10, row->call_id);
+    else sqlite3_bind_null(q, 10);
+    bind_text(q, 11, row->task ? row->task : "generic");
+    bind_text(q, 12, row->value < 0 ? (row->reason ? row->reason : "no valid answer") : NULL);
+    arb_status st = step_done(s, q, "cannot store a pointwise judgment");
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* The columns of arbiter export --format pointwise, in the order of the query below. */
+static const struct export_column pointwise_export_columns[] = {
+    {"judge", COL_TEXT},          {"item", COL_TEXT},
+    {"model", COL_TEXT},          {"language", COL_TEXT},
+    {"group", COL_TEXT},          {"kind", COL_TEXT},
+    {"task", COL_TEXT},           {"template", COL_TEXT},
+    {"rep", COL_INT},             {"value", COL_INT},
+    {"reason", COL_TEXT},         {"content", COL_TEXT},
+    {"error", COL_TEXT},          {"prompt_tokens", COL_INT},
+    {"completion_tokens", COL_INT}, {"latency_ms", COL_REAL},
+    {"attempts", COL_INT},
+};
+
+/* Writes every pointwise judgment joined with its call and item as JSON lines (see
+** internal.h). */
+arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
+{
+    static const char sql[] =
+        "SELECT p.judge_name, p.item_id, p.model, p.language, i.grp, p.kind, p.task,"
+        " p.template_name, p.rep, p.value, p.reason, c.content, c.error, c.prompt_tokens,"
+        " c.completion_tokens, c.latency_ms, c.attempts"
+        " FROM pointwise p LEFT JOIN calls c ON c.id = p.call_id"
+        " LEFT JOIN items i ON i.id = p.item_id"
+        " ORDER BY p.judge_name, p.template_name, p.kind, p.task, i.grp, p.language, i.seq,"
+        " p.item_id, p.model, p.rep";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK) return fail_db(s, "export");
+    arb_status st = export_rows(s, q, pointwise_export_columns,
+                                sizeof pointwise_export_columns / sizeof *pointwise_export_columns,
+                                0, out);
     sqlite3_finalize(q);
     return st;
 }
