@@ -315,6 +315,63 @@ typedef struct arb_run_stats {
 ARB_API arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds,
                                const arb_sbs_params *params, arb_run_stats *stats);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Pointwise judging (METHODS §8): each judge says whether one answer is correct (yes/no) or
+** grades it 1..5, in a prompt that names the evaluation language (the item's "language"), the
+** task and its inputs. Items of one parallel "group" are the same content in different
+** languages; `arbiter consistency` measures how far a judge's verdicts agree across them.  */
+
+typedef struct arb_grade_params {
+    arb_pointwise_kind kind;      /* yes/no (default) or grade 1..5 */
+    const char *task;             /* "qa" (needs question, context), "math" (question),
+                                     "translation" (source), "summary" (document),
+                                     "dialogue" (dialog), "generic" (question; default) */
+    const char *rubric;           /* "general" (default) or "specific" (every grade described;
+                                     for yes/no the criteria of correct and incorrect) */
+    int explain;                  /* 1 (default): a justification before the answer; 0: the
+                                     answer only ("prediction only") */
+    const char *template_name;    /* NULL (default): the built-in
+                                     pointwise-<yesno|grade>-<rubric>-<explain|plain>; else a
+                                     built-in name or a template file, which replaces rubric and
+                                     explain (it must use {answer}) */
+    const char *model;            /* whose answers (answers file) are judged */
+    int answer_from_reference;    /* 1: judge each item's "reference" instead (stored under
+                                     the model name "reference"); model must then be NULL */
+    const arb_judge_config *judges; /* the judges (borrowed); names must differ */
+    size_t n_judges;
+    int reps;                     /* default 1 */
+    int dry_run;
+    int progress;                 /* 1 on, 0 off, -1 when stderr is a terminal (default) */
+    arb_client_params client;
+} arb_grade_params;
+
+ARB_API arb_grade_params arb_grade_default_params(void);
+
+/* The built-in template name of a kind, rubric and explain setting (static), or NULL when the
+** rubric is not "general" or "specific". */
+ARB_API const char *arb_grade_template_name(arb_pointwise_kind kind, const char *rubric,
+                                            int explain);
+
+/* Runs (or plans) every judge on every item of ds, reps times. Everything is checked before
+** the first request, with "file:line: ..." messages for bad items (ARB_PARSE): each item needs
+** a language and the fields of the task, an answer from the model (or a reference), and no two
+** items of one group may share a language. Each judgment is a row of the store's pointwise
+** table (value NULL and a reason for E); an interrupted run resumes where it stopped and a
+** rerun sends nothing. stats->invalid counts replies without a valid value. */
+ARB_API arb_status arb_grade_run(arb_store *store, const arb_dataset *ds,
+                                 const arb_grade_params *params, arb_run_stats *stats);
+
+/* How the items' parallel groups cover their languages: groups lacking a language only weaken
+** the cross-language metrics (Fleiss' κ uses complete groups), so a run warns rather than
+** refuses. Counts over the items that have both a group and a language. */
+typedef struct arb_group_coverage {
+    size_t n_groups;       /* distinct groups */
+    size_t n_languages;    /* distinct languages among grouped items */
+    size_t n_incomplete;   /* groups without an item in every one of those languages */
+    size_t n_ungrouped;    /* items without a group */
+} arb_group_coverage;
+ARB_API arb_group_coverage arb_dataset_group_coverage(const arb_dataset *ds);
+
 /* Asks running protocols to stop after committing what has completed (async-signal-safe). */
 ARB_API void arb_request_stop(void);
 

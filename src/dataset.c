@@ -501,3 +501,46 @@ const arb_answer *arb_dataset_find_answer(const arb_dataset *ds, const char *ite
     if (!ds || !item_id || !model) return NULL;
     return lookup_answer(ds, item_id, model, hash_answer_key(item_id, model));
 }
+
+/* Counts the groups, languages and incomplete groups of the items that have both a group and
+** a language (see arbiter.h). Out of memory, the counts are all zero but n_ungrouped. */
+arb_group_coverage arb_dataset_group_coverage(const arb_dataset *ds)
+{
+    arb_group_coverage c;
+    memset(&c, 0, sizeof c);
+    if (!ds) return c;
+    arb__strtab groups = {0}, languages = {0}, pairs = {0};
+    size_t *per_group = NULL, cap = 0, n_counted = 0; /* distinct languages of each group */
+    arb__buf key;
+    arb__buf_init(&key, 0);
+    int nomem = 0;
+    for (size_t i = 0; i < ds->n_items && !nomem; i++) {
+        const arb_item *it = ds->items[i];
+        if (!it->group) {
+            c.n_ungrouped++;
+            continue;
+        }
+        if (!it->language) continue;
+        uint32_t g = arb__strtab_intern(&groups, it->group);
+        size_t before = pairs.n;
+        arb__buf_reset(&key);
+        nomem = g == UINT32_MAX || arb__strtab_intern(&languages, it->language) == UINT32_MAX ||
+                arb__buf_printf(&key, "%zu:%s%s", strlen(it->group), it->group, it->language) ||
+                arb__strtab_intern(&pairs, key.data) == UINT32_MAX ||
+                arb__grow(&per_group, &cap, groups.n, sizeof *per_group);
+        if (nomem) break;
+        while (n_counted < groups.n) per_group[n_counted++] = 0;
+        if (pairs.n > before) per_group[g]++;
+    }
+    if (!nomem) {
+        c.n_groups = groups.n;
+        c.n_languages = languages.n;
+        for (size_t g = 0; g < groups.n; g++) c.n_incomplete += per_group[g] < languages.n;
+    }
+    free(per_group);
+    arb__buf_free(&key);
+    arb__strtab_free(&groups);
+    arb__strtab_free(&languages);
+    arb__strtab_free(&pairs);
+    return c;
+}

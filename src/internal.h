@@ -201,6 +201,10 @@ int arb__judge_redact_key(const char *env_name, char **text);
 ** dry_run) its key variable is unset, empty or holds control characters. Run before anything
 ** is sent or stored. */
 arb_status arb__judge_check(arb_store *s, const arb_judge_config *judge, int dry_run);
+/* A judge's configuration for a run's parameters (runs.params): name, model, url, the key's
+** variable name (never the key), contestant when not NULL, and the sampling sent. A new
+** object, or NULL when out of memory. */
+json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestant);
 /* base_url + "/chat/completions" without doubling the slash, before any query (caller
 ** frees). */
 char *arb__judge_url(const char *base_url);

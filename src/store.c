@@ -908,14 +908,15 @@ static int set_real_if_defined(json_t *obj, const char *key, double value)
 /* Records (upserts by name) the judge: base_url, model and the sampling parameters that are
 ** sent. The API key, and even the name of its variable, are not stored. */
 /* A judge's name keys its rows, so one name must not mix two configurations: when the name
-** already has judgments, the model and sampling must be the ones they were made with (a
+** already has judgments (pairwise or pointwise), the model and sampling must be the ones they were made with (a
 ** temperature-1 rerun under the same name would silently replace the temperature-0 rows). */
 static arb_status check_judge_unchanged(arb_store *s, const char *name, const char *model,
                                         const char *sampling)
 {
     static const char sql[] =
         "SELECT model, sampling FROM judges WHERE name = ?1"
-        " AND EXISTS (SELECT 1 FROM pairwise WHERE judge_name = ?1)";
+        " AND (EXISTS (SELECT 1 FROM pairwise WHERE judge_name = ?1)"
+        " OR EXISTS (SELECT 1 FROM pointwise WHERE protocol = 'pointwise' AND judge_name = ?1))";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail(s, ARB_DB, "cannot read the judges: %s", sqlite3_errmsg(s->db));
