@@ -75,6 +75,14 @@ typedef struct arb_item {
     const char *group;     /* parallel-group id, NULL when absent */
     const char *extra_json; /* unknown fields as a compact JSON object, "{}" when none */
     const char *source;     /* "file:line" the item came from */
+    /* The task's inputs for pointwise judging (METHODS §8), NULL when absent. question is
+    ** optional when the items are read; the protocols that judge answers to a question (sbs,
+    ** tournament, debate, discuss) refuse an item without one before any request. */
+    const char *context;     /* "context": the passage a QA answer is drawn from */
+    const char *source_text; /* "source": the text to translate (the JSON field is "source";
+                                the name above already says where the item came from) */
+    const char *document;    /* "document": the text to summarise */
+    const char *dialog;      /* "dialog": the dialogue so far */
 } arb_item;
 
 typedef struct arb_answer {
@@ -115,7 +123,8 @@ ARB_API const arb_answer *arb_dataset_find_answer(const arb_dataset *ds, const c
 
 /* ---------------------------------------------------------------------------------------- */
 /* Prompt templates (METHODS §2.3). A template is text with named placeholders such as
-** {question}, {answer1}, {answer2}, {reference}, {language}, {option_list}, {option_rules}.
+** {question}, {answer1}, {answer2}, {reference}, {language}, {option_list}, {option_rules},
+** and for pointwise judging (§8) {answer}, {task}, {task_input}.
 ** Format of a template file:
 **   lines starting with "#!" at the top are settings, e.g. "#! verdict_json_field: verdict";
 **   a line "=== system ===" starts the system message, "=== user ===" the user message;
@@ -153,6 +162,11 @@ typedef struct arb_prompt_vars {
     const char *other;      /* {other}: the other reviewer */
     const char *reviews;    /* {reviews}: both initial reviews, leader first, delimited */
     const char *discussion; /* {discussion}: the turns so far, delimited */
+    /* Pointwise templates (METHODS §8): */
+    const char *answer;     /* {answer}: the one answer judged */
+    const char *task;       /* {task}: qa, math, translation, summary, dialogue or generic */
+    const char *task_input; /* {task_input}: the task's inputs from the item, each between
+                               labelled START/END lines (arb_grade_run builds it) */
 } arb_prompt_vars;
 
 /* Renders the template. *system_out may be set to NULL when the template has no system part.
@@ -172,6 +186,22 @@ ARB_API char arb_verdict_extract(const char *text, size_t len, int options,
 /* Maps a position verdict to a model verdict (§2.2): order 0 = candidate shown first.
 ** 'A' -> 'a' (order 0) or 'b' (order 1); 'B' the reverse; C->c, D->d, anything else 'e'. */
 ARB_API char arb_verdict_to_model(char position_verdict, int order);
+
+/* Pointwise verdicts (METHODS §8): whether one answer is correct, or its grade 1..5. */
+typedef enum arb_pointwise_kind {
+    ARB_POINTWISE_YESNO = 0, /* correct (1) / incorrect (0) */
+    ARB_POINTWISE_GRADE = 1  /* 1..5 */
+} arb_pointwise_kind;
+
+/* Reads the value from a reply in the format <result><justification>…</justification>
+** <answer>V</answer></result>: tolerant of white space, case and prose around the tags, strict
+** about V (yes/no: correct or incorrect, trailing punctuation allowed; grade: one digit 1..5,
+** full-width digits too). The last <answer> of the last <result> (or of the whole text)
+** decides; an echo of the instructions' example phrase, several different answers, nested or
+** unclosed tags are E. Returns the value (1/0, or 1..5), or -1 for E with *reason (when reason
+** is not NULL) set to a static phrase saying why, e.g. "no <answer> tag". Rules in verdict.c. */
+ARB_API int arb_pointwise_extract(const char *text, size_t len, arb_pointwise_kind kind,
+                                  const char **reason);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Judges and the HTTP client.                                                              */
@@ -239,7 +269,10 @@ ARB_API const char *arb_store_errmsg(const arb_store *store);
 
 /* Writes the pairwise judgments (joined with their calls) as "jsonl" or "csv" to out, or with
 ** "transcripts" every dialogue (debate, discussion) as one JSON line with its turns: speaker,
-** role, verdict, the messages sent and the reply. */
+** role, verdict, the messages sent and the reply, or with "pointwise" every pointwise judgment
+** (METHODS §8) as one JSON line: judge, item, model, language, group, kind, task, template,
+** rep, value (yes/no 1 correct, 0 incorrect; grade 1..5; null for E), reason (why E), content,
+** error, prompt_tokens, completion_tokens, latency_ms, attempts. */
 ARB_API arb_status arb_store_export(arb_store *store, const char *format, FILE *out);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -281,6 +314,63 @@ typedef struct arb_run_stats {
 ** arb_store_errmsg(store). Interrupted by SIGINT/SIGTERM via arb_request_stop(). */
 ARB_API arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds,
                                const arb_sbs_params *params, arb_run_stats *stats);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Pointwise judging (METHODS §8): each judge says whether one answer is correct (yes/no) or
+** grades it 1..5, in a prompt that names the evaluation language (the item's "language"), the
+** task and its inputs. Items of one parallel "group" are the same content in different
+** languages; `arbiter consistency` measures how far a judge's verdicts agree across them.  */
+
+typedef struct arb_grade_params {
+    arb_pointwise_kind kind;      /* yes/no (default) or grade 1..5 */
+    const char *task;             /* "qa" (needs question, context), "math" (question),
+                                     "translation" (source), "summary" (document),
+                                     "dialogue" (dialog), "generic" (question; default) */
+    const char *rubric;           /* "general" (default) or "specific" (every grade described;
+                                     for yes/no the criteria of correct and incorrect) */
+    int explain;                  /* 1 (default): a justification before the answer; 0: the
+                                     answer only ("prediction only") */
+    const char *template_name;    /* NULL (default): the built-in
+                                     pointwise-<yesno|grade>-<rubric>-<explain|plain>; else a
+                                     built-in name or a template file, which replaces rubric and
+                                     explain (it must use {answer}) */
+    const char *model;            /* whose answers (answers file) are judged */
+    int answer_from_reference;    /* 1: judge each item's "reference" instead (stored under
+                                     the model name "reference"); model must then be NULL */
+    const arb_judge_config *judges; /* the judges (borrowed); names must differ */
+    size_t n_judges;
+    int reps;                     /* default 1 */
+    int dry_run;
+    int progress;                 /* 1 on, 0 off, -1 when stderr is a terminal (default) */
+    arb_client_params client;
+} arb_grade_params;
+
+ARB_API arb_grade_params arb_grade_default_params(void);
+
+/* The built-in template name of a kind, rubric and explain setting (static), or NULL when the
+** rubric is not "general" or "specific". */
+ARB_API const char *arb_grade_template_name(arb_pointwise_kind kind, const char *rubric,
+                                            int explain);
+
+/* Runs (or plans) every judge on every item of ds, reps times. Everything is checked before
+** the first request, with "file:line: ..." messages for bad items (ARB_PARSE): each item needs
+** a language and the fields of the task, an answer from the model (or a reference), and no two
+** items of one group may share a language. Each judgment is a row of the store's pointwise
+** table (value NULL and a reason for E); an interrupted run resumes where it stopped and a
+** rerun sends nothing. stats->invalid counts replies without a valid value. */
+ARB_API arb_status arb_grade_run(arb_store *store, const arb_dataset *ds,
+                                 const arb_grade_params *params, arb_run_stats *stats);
+
+/* How the items' parallel groups cover their languages: groups lacking a language only weaken
+** the cross-language metrics (Fleiss' κ uses complete groups), so a run warns rather than
+** refuses. Counts over the items that have both a group and a language. */
+typedef struct arb_group_coverage {
+    size_t n_groups;       /* distinct groups */
+    size_t n_languages;    /* distinct languages among grouped items */
+    size_t n_incomplete;   /* groups without an item in every one of those languages */
+    size_t n_ungrouped;    /* items without a group */
+} arb_group_coverage;
+ARB_API arb_group_coverage arb_dataset_group_coverage(const arb_dataset *ds);
 
 /* Asks running protocols to stop after committing what has completed (async-signal-safe). */
 ARB_API void arb_request_stop(void);

@@ -1,11 +1,16 @@
 /*
 ** dataset.c -- items and answers (METHODS §1) read from JSONL, with O(1) lookups.
 **
-** items.jsonl:   {"id", "question", "reference"?, "category"?, "language"?, "group"?, ...}
+** items.jsonl:   {"id", "question"?, "reference"?, "category"?, "language"?, "group"?,
+**                 "context"?, "source"?, "document"?, "dialog"?, ...}
 ** answers.jsonl: {"item", "model", "answer", ...}
 ** "id" and "item" may be a string or an integer; an integer is kept as its decimal text, so
 ** public sets keyed by a numeric question_id load unchanged and 7 and "7" name the same item.
-** Optional string fields may be null (same as absent). Fields not named above are kept, as a
+** Optional string fields may be null (same as absent). "question" is optional here: which
+** fields an item needs depends on the protocol (sbs and the other pairwise protocols need a
+** question; pointwise judging, METHODS §8, needs the fields of its task: context for QA,
+** source for translation, document for summaries, dialog for dialogue), and each protocol
+** checks its own before any request. Fields not named above are kept, as a
 ** compact JSON object in insertion order, in extra_json ("{}" when there are none); the
 ** simulator reads an answer's "quality" from there. Blank lines are skipped, CRLF line ends and
 ** a leading UTF-8 byte order mark are accepted.
@@ -182,7 +187,7 @@ static void rollback(arb_dataset *ds, size_t n_items, size_t n_answers)
 typedef struct fields {
     char id_text[32];      /* decimal text of an integer key */
     const char *id;        /* value of "id" / "item" */
-    const char *values[5]; /* in the order of field_names[kind]; NULL when absent */
+    const char *values[9]; /* in the order of field_names[kind]; NULL when absent */
     char *extra;           /* compact JSON of unknown fields, NULL when none (caller frees) */
 } fields;
 
@@ -190,12 +195,13 @@ enum { KIND_ITEMS, KIND_ANSWERS };
 
 /* Field names after the key ("id" / "item"). The first field_required[kind] must be strings;
 ** the others are optional strings, where null means absent. */
-static const char *const field_names[2][5] = {
-    {"question", "reference", "category", "language", "group"},
-    {"model", "answer", NULL, NULL, NULL},
+static const char *const field_names[2][9] = {
+    {"question", "reference", "category", "language", "group", "context", "source", "document",
+     "dialog"},
+    {"model", "answer", NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
-static const size_t field_count[2] = {5, 2};
-static const size_t field_required[2] = {1, 2};
+static const size_t field_count[2] = {9, 2};
+static const size_t field_required[2] = {0, 2};
 static const char *const key_names[2] = {"id", "item"};
 
 static int is_known_field(int kind, const char *key)
@@ -300,7 +306,7 @@ static arb_status add_item(arb_dataset *ds, const char *where, const fields *f)
                     prev->source);
     const char *extra = f->extra ? f->extra : "{}";
     size_t need = sizeof(arb_item) + span(f->id) + span(extra) + span(where);
-    for (size_t i = 0; i < 5; i++) need += span(f->values[i]);
+    for (size_t i = 0; i < field_count[KIND_ITEMS]; i++) need += span(f->values[i]);
     if (ds->n_items == ds->cap_items) {
         size_t cap = ds->cap_items ? ds->cap_items * 2 : 64;
         arb_item **p = realloc(ds->items, cap * sizeof *p);
@@ -318,6 +324,10 @@ static arb_status add_item(arb_dataset *ds, const char *where, const fields *f)
     it->category = place(&cursor, f->values[2]);
     it->language = place(&cursor, f->values[3]);
     it->group = place(&cursor, f->values[4]);
+    it->context = place(&cursor, f->values[5]);
+    it->source_text = place(&cursor, f->values[6]);
+    it->document = place(&cursor, f->values[7]);
+    it->dialog = place(&cursor, f->values[8]);
     it->extra_json = place(&cursor, extra);
     it->source = place(&cursor, where);
     table_put(&ds->item_index, h, ds->n_items);
@@ -490,4 +500,47 @@ const arb_answer *arb_dataset_find_answer(const arb_dataset *ds, const char *ite
 {
     if (!ds || !item_id || !model) return NULL;
     return lookup_answer(ds, item_id, model, hash_answer_key(item_id, model));
+}
+
+/* Counts the groups, languages and incomplete groups of the items that have both a group and
+** a language (see arbiter.h). Out of memory, the counts are all zero but n_ungrouped. */
+arb_group_coverage arb_dataset_group_coverage(const arb_dataset *ds)
+{
+    arb_group_coverage c;
+    memset(&c, 0, sizeof c);
+    if (!ds) return c;
+    arb__strtab groups = {0}, languages = {0}, pairs = {0};
+    size_t *per_group = NULL, cap = 0, n_counted = 0; /* distinct languages of each group */
+    arb__buf key;
+    arb__buf_init(&key, 0);
+    int nomem = 0;
+    for (size_t i = 0; i < ds->n_items && !nomem; i++) {
+        const arb_item *it = ds->items[i];
+        if (!it->group) {
+            c.n_ungrouped++;
+            continue;
+        }
+        if (!it->language) continue;
+        uint32_t g = arb__strtab_intern(&groups, it->group);
+        size_t before = pairs.n;
+        arb__buf_reset(&key);
+        nomem = g == UINT32_MAX || arb__strtab_intern(&languages, it->language) == UINT32_MAX ||
+                arb__buf_printf(&key, "%zu:%s%s", strlen(it->group), it->group, it->language) ||
+                arb__strtab_intern(&pairs, key.data) == UINT32_MAX ||
+                arb__grow(&per_group, &cap, groups.n, sizeof *per_group);
+        if (nomem) break;
+        while (n_counted < groups.n) per_group[n_counted++] = 0;
+        if (pairs.n > before) per_group[g]++;
+    }
+    if (!nomem) {
+        c.n_groups = groups.n;
+        c.n_languages = languages.n;
+        for (size_t g = 0; g < groups.n; g++) c.n_incomplete += per_group[g] < languages.n;
+    }
+    free(per_group);
+    arb__buf_free(&key);
+    arb__strtab_free(&groups);
+    arb__strtab_free(&languages);
+    arb__strtab_free(&pairs);
+    return c;
 }

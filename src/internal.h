@@ -201,6 +201,10 @@ int arb__judge_redact_key(const char *env_name, char **text);
 ** dry_run) its key variable is unset, empty or holds control characters. Run before anything
 ** is sent or stored. */
 arb_status arb__judge_check(arb_store *s, const arb_judge_config *judge, int dry_run);
+/* A judge's configuration for a run's parameters (runs.params): name, model, url, the key's
+** variable name (never the key), contestant when not NULL, and the sampling sent. A new
+** object, or NULL when out of memory. */
+json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestant);
 /* base_url + "/chat/completions" without doubling the slash, before any query (caller
 ** frees). */
 char *arb__judge_url(const char *base_url);
@@ -304,6 +308,11 @@ typedef struct arb__pointwise_row {
 } arb__pointwise_row;
 
 arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row);
+/* Every pointwise judgment as one JSON line (arb_store_export "pointwise"): judge, item,
+** model, language, group, kind, task, template, rep, value (null for E), reason, content,
+** error, prompt_tokens, completion_tokens, latency_ms, attempts; ordered by judge, template,
+** kind, task, group, language, benchmark order, item, model, rep. */
+arb_status arb__store_export_pointwise(arb_store *s, FILE *out);
 typedef int (*arb__pointwise_fn)(void *ud, const arb__pointwise_row *row); /* nonzero stops */
 /* Calls fn for every pointwise row, with its item's language, group and seq, ordered by
 ** judge_name, template_name, kind, task, group, item language, item_id, model, rep. Strings
@@ -515,6 +524,10 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
                                   const char *second, arb_template *const *tpls, size_t n_tpls,
                                   const arb_item ***items_out, size_t *n_out);
 
+/* ARB_PARSE with "file:line: missing field \"question\" ..." in the store when the item has
+** no question, which every pairwise protocol (sbs, tournament, debate, discuss) needs: items
+** are read without requiring one (pointwise tasks do not all have one). */
+arb_status arb__sbs_check_question(arb_store *s, const arb_item *item);
 /* The checks every candidate-vs-baseline protocol makes of its parameters: two different
 ** models, options 2..4, reps 1..1000, jobs >= 1. ARB_INVALID with the store's message. */
 arb_status arb__sbs_check_params(arb_store *s, const char *candidate, const char *baseline,
@@ -526,7 +539,8 @@ int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, c
                     const char *second, const arb_template *tpl, arb_prompt_vars vars,
                     arb__exec_request *req);
 /* ARB_INVALID (with the store's message) when tpl uses a multi-agent placeholder ({agent1},
-** {reviews}, ...), which a judge alone has nothing to fill with. */
+** {reviews}, ...), which a judge alone has nothing to fill with, or a pointwise one ({answer},
+** {task}, {task_input}), which a pair has nothing to fill with. */
 arb_status arb__sbs_check_single_judge(arb_store *s, const arb_template *tpl);
 
 /* ---- audit.c, audit_metrics.c, audit_render.c: the judge audit (METHODS §3-§5) ------------ */

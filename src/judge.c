@@ -605,3 +605,26 @@ char *arb__judge_url(const char *base_url)
     curl_url_cleanup(u);
     return out;
 }
+
+/* See internal.h. */
+json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestant)
+{
+    const arb_sampling *sp = &jc->sampling;
+    json_t *jo = json_object();
+    int bad = !jo || arb__json_set(jo, "name", arb__json_name(jc->name)) ||
+              arb__json_set(jo, "model", arb__json_name(jc->model)) ||
+              arb__json_set(jo, "url", arb__json_name(jc->base_url)) ||
+              (jc->api_key_env && arb__json_set(jo, "api_key_env", arb__json_name(jc->api_key_env))) ||
+              (contestant && arb__json_set(jo, "contestant", arb__json_name(contestant))) ||
+              (sp->max_tokens > 0 && arb__json_set(jo, "max_tokens", json_integer(sp->max_tokens))) ||
+              (!isnan(sp->temperature) && arb__json_set(jo, "temperature", json_real(sp->temperature))) ||
+              (!isnan(sp->top_p) && arb__json_set(jo, "top_p", json_real(sp->top_p))) ||
+              (!isnan(sp->frequency_penalty) &&
+               arb__json_set(jo, "frequency_penalty", json_real(sp->frequency_penalty))) ||
+              (sp->has_seed && arb__json_set(jo, "seed", json_integer(sp->seed)));
+    if (bad) {
+        json_decref(jo);
+        return NULL;
+    }
+    return jo;
+}

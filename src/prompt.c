@@ -8,7 +8,9 @@
 ** space at its end are dropped. {name} is a placeholder; "{{" and "}}" are literal braces.
 ** Known placeholders: question, answer1, answer2, reference, language, option_list,
 ** option_letters, option_rules, and for multi-agent templates agent1, agent2 (debate: the
-** earlier agents' replies), self, other, reviews, discussion (peer discussion). Anything else (an unknown name or setting, an unbalanced
+** earlier agents' replies), self, other, reviews, discussion (peer discussion), and for
+** pointwise templates (METHODS §8) answer (the one answer judged), task and task_input (the
+** task's inputs, each between labelled START/END lines). Anything else (an unknown name or setting, an unbalanced
 ** brace, text before the first section line, an empty user message) is an error reported as
 ** "path:line: ...", so a typo fails at load time instead of sending a broken prompt.
 **
@@ -20,7 +22,12 @@
 **     {answer1}
 **     [ANSWER 1 END]
 ** and the same with 2; the question with [QUESTION START] / [QUESTION END]; the reference with
-** [REFERENCE START] / [REFERENCE END]. Model names never appear in a prompt.
+** [REFERENCE START] / [REFERENCE END]. Model names never appear in a prompt. A pointwise
+** template shows the answer judged between [ANSWER START] and [ANSWER END], names the
+** evaluation language on a line "Evaluation language: {language}" and asks for the value with
+** the phrase "<answer>correct</answer> or <answer>incorrect</answer>" (yes/no) or
+** "<answer>N</answer> with N from 1 to 5" (grades): the simulated judge recognises a pointwise
+** request by these lines.
 **
 ** Invariants: a loaded template is immutable, so one template can be rendered from many threads
 ** at once. Each section is split at load time into literal runs and placeholders; rendering
@@ -49,6 +56,9 @@ enum {
     PH_OTHER,
     PH_REVIEWS,
     PH_DISCUSSION,
+    PH_ANSWER,
+    PH_TASK,
+    PH_TASK_INPUT,
     PH_COUNT
 };
 
@@ -56,11 +66,12 @@ static const char *const placeholder_names[PH_COUNT] = {
     "question",       "answer1",     "answer2",     "reference",
     "language",       "option_list", "option_letters", "option_rules",
     "agent1",         "agent2",      "self",           "other",
-    "reviews",        "discussion",
+    "reviews",        "discussion",  "answer",         "task",
+    "task_input",
 };
 #define KNOWN_PLACEHOLDERS                                                                      \
     "question, answer1, answer2, reference, language, option_list, option_letters, option_rules, " \
-    "agent1, agent2, self, other, reviews, discussion"
+    "agent1, agent2, self, other, reviews, discussion, answer, task, task_input"
 
 /* What the option placeholders render to in 2-, 3- and 4-option mode (§2.1). The rules speak
 ** of "answer 1" and "answer 2" as the delimiters do; D carries the strictness of Prompt I:
@@ -582,6 +593,9 @@ arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *v
         [PH_OTHER] = vars->other,
         [PH_REVIEWS] = vars->reviews,
         [PH_DISCUSSION] = vars->discussion,
+        [PH_ANSWER] = vars->answer,
+        [PH_TASK] = vars->task,
+        [PH_TASK_INPUT] = vars->task_input,
     };
     value values[PH_COUNT];
     for (int k = 0; k < PH_COUNT; k++) {

@@ -130,6 +130,16 @@ int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, c
 }
 
 /* See internal.h. */
+arb_status arb__sbs_check_question(arb_store *s, const arb_item *item)
+{
+    if (item->question) return ARB_OK;
+    return arb__store_fail(s, ARB_PARSE,
+                           "%s: missing field \"question\" (pairwise judging compares answers "
+                           "to a question)",
+                           item->source);
+}
+
+/* See internal.h. */
 arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const char *first,
                                   const char *second, arb_template *const *tpls, size_t n_tpls,
                                   const arb_item ***items_out, size_t *n_out)
@@ -154,6 +164,7 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
     }
     for (size_t i = 0; i < n; i++) {
         const arb_item *it = arb_dataset_item(ds, i);
+        if ((st = arb__sbs_check_question(s, it))) goto fail;
         const char *missing = !arb_dataset_find_answer(ds, it->id, first)    ? first
                             : !arb_dataset_find_answer(ds, it->id, second) ? second
                                                                             : NULL;
@@ -191,6 +202,13 @@ arb_status arb__sbs_check_single_judge(arb_store *s, const arb_template *tpl)
                                    "template %s uses {%s}: it is for 'arbiter debate' or "
                                    "'arbiter discuss', not for a judge alone",
                                    arb_template_name(tpl), multi_agent[i]);
+    static const char *const pointwise[] = {"answer", "task", "task_input"};
+    for (size_t i = 0; i < sizeof pointwise / sizeof *pointwise; i++)
+        if (arb_template_uses(tpl, pointwise[i]))
+            return arb__store_fail(s, ARB_INVALID,
+                                   "template %s uses {%s}: it judges one answer ('arbiter "
+                                   "grade'), not a pair",
+                                   arb_template_name(tpl), pointwise[i]);
     return ARB_OK;
 }
 

@@ -811,8 +811,40 @@ static int bind_text(sqlite3_stmt *st, int index, const char *text)
     return sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC);
 }
 
+/* The items.extra text of an item: its unknown fields plus the task inputs of pointwise
+** judging (METHODS §8: context, source, document, dialog) under their JSON names. They are
+** kept there rather than in columns of their own (no migration): only pointwise judging reads
+** them, from the dataset it runs on, and the store keeps them so a database says what was
+** judged. Returns it->extra_json (borrowed) when the item has no task input, else a new
+** string in *owned (caller frees); NULL when out of memory. */
+static const char *item_extra(const arb_item *it, char **owned)
+{
+    const char *extra = it->extra_json ? it->extra_json : "{}";
+    *owned = NULL;
+    if (!it->context && !it->source_text && !it->document && !it->dialog) return extra;
+    json_t *o = json_loads(extra, 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        o = json_object();
+    }
+    const struct {
+        const char *name, *value;
+    } task_inputs[] = {{"context", it->context},
+                       {"source", it->source_text},
+                       {"document", it->document},
+                       {"dialog", it->dialog}};
+    int bad = !o;
+    for (size_t k = 0; !bad && k < sizeof task_inputs / sizeof *task_inputs; k++)
+        if (task_inputs[k].value)
+            bad = json_object_set_new(o, task_inputs[k].name, json_string(task_inputs[k].value));
+    if (!bad) *owned = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    return *owned;
+}
+
 /* Records every item and answer of ds (borrowed). Runs in its own transaction unless the
-** caller already holds one. */
+** caller already holds one. An item without a question (pointwise items of some tasks) is
+** stored with question '' (the column is NOT NULL); its task inputs go to extra. */
 arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
 {
     if (!ds) return arb__store_fail(s, ARB_INVALID, "put_dataset: no dataset");
@@ -826,16 +858,24 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
         const arb_item *it = arb_dataset_item(ds, i);
         bind_text(q, 1, it->id);
         sqlite3_bind_int64(q, 2, (sqlite3_int64)i);
-        bind_text(q, 3, it->question);
+        char *extra_owned;
+        const char *extra = item_extra(it, &extra_owned);
+        if (!extra) {
+            st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+            goto done;
+        }
+        bind_text(q, 3, it->question ? it->question : "");
         bind_text(q, 4, it->reference);
         bind_text(q, 5, it->category);
         bind_text(q, 6, it->language);
         bind_text(q, 7, it->group);
-        bind_text(q, 8, it->extra_json ? it->extra_json : "{}");
+        bind_text(q, 8, extra);
         bind_text(q, 9, it->source);
         snprintf(what, sizeof what, "%s: cannot store item \"%s\"",
                  it->source ? it->source : "dataset", it->id ? it->id : "");
-        if ((st = step_done(s, q, what))) goto done;
+        st = step_done(s, q, what);
+        free(extra_owned);
+        if (st) goto done;
     }
     q = s->stmt[ST_PUT_ANSWER];
     n = arb_dataset_answer_count(ds);
@@ -868,14 +908,15 @@ static int set_real_if_defined(json_t *obj, const char *key, double value)
 /* Records (upserts by name) the judge: base_url, model and the sampling parameters that are
 ** sent. The API key, and even the name of its variable, are not stored. */
 /* A judge's name keys its rows, so one name must not mix two configurations: when the name
-** already has judgments, the model and sampling must be the ones they were made with (a
+** already has judgments (pairwise or pointwise), the model and sampling must be the ones they were made with (a
 ** temperature-1 rerun under the same name would silently replace the temperature-0 rows). */
 static arb_status check_judge_unchanged(arb_store *s, const char *name, const char *model,
                                         const char *sampling)
 {
     static const char sql[] =
         "SELECT model, sampling FROM judges WHERE name = ?1"
-        " AND EXISTS (SELECT 1 FROM pairwise WHERE judge_name = ?1)";
+        " AND (EXISTS (SELECT 1 FROM pairwise WHERE judge_name = ?1)"
+        " OR EXISTS (SELECT 1 FROM pointwise WHERE protocol = 'pointwise' AND judge_name = ?1))";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail(s, ARB_DB, "cannot read the judges: %s", sqlite3_errmsg(s->db));
@@ -1564,7 +1605,60 @@ static void csv_field(FILE *out, const char *p, size_t n)
     fputc('"', out);
 }
 
-/* Writes every pairwise judgment joined with its call as JSON lines or CSV. */
+/* Writes the rows of q (its columns in the order of cols) as JSON lines, or CSV with a header
+** line. Used by every table export. Returns ARB_OK or the store's failure; q is not finalized. */
+static arb_status export_rows(arb_store *store, sqlite3_stmt *q, const struct export_column *cols,
+                              size_t n_cols, int csv, FILE *out)
+{
+    if (csv) {
+        for (size_t c = 0; c < n_cols; c++) fprintf(out, "%s%s", c ? "," : "", cols[c].name);
+        fputs("\r\n", out);
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        json_t *obj = csv ? NULL : json_object();
+        if (!csv && !obj) return arb__store_fail(store, ARB_NOMEM, "out of memory");
+        for (size_t c = 0; c < n_cols; c++) {
+            int col = (int)c;
+            int null = sqlite3_column_type(q, col) == SQLITE_NULL;
+            if (csv) {
+                if (c) fputc(',', out);
+                if (!null) {
+                    const char *text = (const char *)sqlite3_column_text(q, col);
+                    csv_field(out, text ? text : "", (size_t)sqlite3_column_bytes(q, col));
+                }
+                continue;
+            }
+            json_t *v;
+            if (null) v = json_null();
+            else if (cols[c].type == COL_INT) v = json_integer(sqlite3_column_int64(q, col));
+            else if (cols[c].type == COL_REAL) v = json_real(sqlite3_column_double(q, col));
+            else {
+                const char *text = (const char *)sqlite3_column_text(q, col);
+                v = json_text(text ? text : "", (size_t)sqlite3_column_bytes(q, col));
+            }
+            if (!v || json_object_set_new(obj, cols[c].name, v)) {
+                json_decref(obj);
+                return arb__store_fail(store, ARB_NOMEM, "out of memory");
+            }
+        }
+        if (csv) {
+            fputs("\r\n", out);
+            continue;
+        }
+        int bad = json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(obj);
+        if (bad || fputc('\n', out) == EOF)
+            return arb__store_fail(store, ARB_IO, "export: write failed");
+    }
+    if (rc != SQLITE_DONE) return fail_db(store, "export");
+    if (fflush(out) != 0 || ferror(out))
+        return arb__store_fail(store, ARB_IO, "export: write failed");
+    return ARB_OK;
+}
+
+/* Writes every pairwise judgment joined with its call as JSON lines or CSV, every dialogue
+** ("transcripts") or every pointwise judgment ("pointwise"). */
 arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
 {
     static const char sql[] =
@@ -1579,68 +1673,16 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
     if (!format || !out)
         return arb__store_fail(store, ARB_INVALID, "export: no format or output given");
     if (!strcmp(format, "transcripts")) return arb__store_export_transcripts(store, out);
+    if (!strcmp(format, "pointwise")) return arb__store_export_pointwise(store, out);
     int jsonl = !strcmp(format, "jsonl"), csv = !strcmp(format, "csv");
     if (!jsonl && !csv)
         return arb__store_fail(store, ARB_INVALID,
                                "export: unknown format \"%s\" (accepted: jsonl, csv, "
-                               "transcripts)", format);
+                               "transcripts, pointwise)", format);
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(store->db, sql, -1, &q, NULL) != SQLITE_OK)
         return fail_db(store, "export");
-    arb_status st = ARB_OK;
-    if (csv) {
-        for (size_t c = 0; c < N_EXPORT_COLUMNS; c++)
-            fprintf(out, "%s%s", c ? "," : "", export_columns[c].name);
-        fputs("\r\n", out);
-    }
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        json_t *obj = jsonl ? json_object() : NULL;
-        if (jsonl && !obj) {
-            st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t c = 0; c < N_EXPORT_COLUMNS; c++) {
-            int col = (int)c;
-            int null = sqlite3_column_type(q, col) == SQLITE_NULL;
-            if (csv) {
-                if (c) fputc(',', out);
-                if (!null) {
-                    const char *text = (const char *)sqlite3_column_text(q, col);
-                    csv_field(out, text ? text : "", (size_t)sqlite3_column_bytes(q, col));
-                }
-                continue;
-            }
-            json_t *v;
-            if (null) v = json_null();
-            else if (export_columns[c].type == COL_INT) v = json_integer(sqlite3_column_int64(q, col));
-            else if (export_columns[c].type == COL_REAL) v = json_real(sqlite3_column_double(q, col));
-            else {
-                const char *text = (const char *)sqlite3_column_text(q, col);
-                v = json_text(text ? text : "", (size_t)sqlite3_column_bytes(q, col));
-            }
-            if (!v || json_object_set_new(obj, export_columns[c].name, v)) {
-                json_decref(obj);
-                st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-                goto done;
-            }
-        }
-        if (csv) fputs("\r\n", out);
-        else {
-            int bad = json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            json_decref(obj);
-            if (bad || fputc('\n', out) == EOF) {
-                st = arb__store_fail(store, ARB_IO, "export: write failed");
-                goto done;
-            }
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        st = fail_db(store, "export");
-        goto done;
-    }
-    if (fflush(out) != 0 || ferror(out)) st = arb__store_fail(store, ARB_IO, "export: write failed");
-done:
+    arb_status st = export_rows(store, q, export_columns, N_EXPORT_COLUMNS, csv, out);
     sqlite3_finalize(q);
     return st;
 }
@@ -1723,6 +1765,75 @@ arb_status arb__store_get_battles_left_out(arb_store *store, const char *source,
     if (!st && rc != SQLITE_DONE)
         st = arb__store_fail(store, ARB_DB, "cannot read left-out judgments: %s",
                              sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* ---- pointwise: write (METHODS §8; arbiter grade) ------------------------------------------ */
+
+/* Upserts one pointwise judgment (see internal.h): a rerun of the same judgment replaces its
+** value, reason, task and call. ARB_OK or ARB_DB with the store's message. */
+arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row)
+{
+    static const char sql[] =
+        "INSERT INTO pointwise (protocol, judge_name, item_id, model, language, kind,"
+        " template_name, rep, value, call_id, task, reason)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        " ON CONFLICT (protocol, judge_name, kind, template_name, language, item_id, model, rep)"
+        " DO UPDATE SET value = excluded.value, call_id = excluded.call_id,"
+        " task = excluded.task, reason = excluded.reason, judged_at = " NOW;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return fail_db(s, "cannot store a pointwise judgment");
+    bind_text(q, 1, row->protocol ? row->protocol : "pointwise");
+    bind_text(q, 2, row->judge_name);
+    bind_text(q, 3, row->item_id);
+    bind_text(q, 4, row->model);
+    bind_text(q, 5, row->language ? row->language : "");
+    bind_text(q, 6, row->kind);
+    bind_text(q, 7, row->template_name);
+    sqlite3_bind_int(q, 8, row->rep);
+    if (row->value < 0) sqlite3_bind_null(q, 9);
+    else sqlite3_bind_int(q, 9, row->value);
+    if (row->call_id > 0) sqlite3_bind_int64(q, 10, row->call_id);
+    else sqlite3_bind_null(q, 10);
+    bind_text(q, 11, row->task ? row->task : "generic");
+    bind_text(q, 12, row->value < 0 ? (row->reason ? row->reason : "no valid answer") : NULL);
+    arb_status st = step_done(s, q, "cannot store a pointwise judgment");
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* The columns of arbiter export --format pointwise, in the order of the query below. */
+static const struct export_column pointwise_export_columns[] = {
+    {"judge", COL_TEXT},          {"item", COL_TEXT},
+    {"model", COL_TEXT},          {"language", COL_TEXT},
+    {"group", COL_TEXT},          {"kind", COL_TEXT},
+    {"task", COL_TEXT},           {"template", COL_TEXT},
+    {"rep", COL_INT},             {"value", COL_INT},
+    {"reason", COL_TEXT},         {"content", COL_TEXT},
+    {"error", COL_TEXT},          {"prompt_tokens", COL_INT},
+    {"completion_tokens", COL_INT}, {"latency_ms", COL_REAL},
+    {"attempts", COL_INT},
+};
+
+/* Writes every pointwise judgment joined with its call and item as JSON lines (see
+** internal.h). */
+arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
+{
+    static const char sql[] =
+        "SELECT p.judge_name, p.item_id, p.model, p.language, i.grp, p.kind, p.task,"
+        " p.template_name, p.rep, p.value, p.reason, c.content, c.error, c.prompt_tokens,"
+        " c.completion_tokens, c.latency_ms, c.attempts"
+        " FROM pointwise p LEFT JOIN calls c ON c.id = p.call_id"
+        " LEFT JOIN items i ON i.id = p.item_id"
+        " ORDER BY p.judge_name, p.template_name, p.kind, p.task, i.grp, p.language, i.seq,"
+        " p.item_id, p.model, p.rep";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK) return fail_db(s, "export");
+    arb_status st = export_rows(s, q, pointwise_export_columns,
+                                sizeof pointwise_export_columns / sizeof *pointwise_export_columns,
+                                0, out);
     sqlite3_finalize(q);
     return st;
 }

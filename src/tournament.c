@@ -274,6 +274,7 @@ static arb_status plan(tour_run *r)
         }
         if (r->n_cmps == before) continue;
         r->n_items++;
+        if ((st = arb__sbs_check_question(s, it))) goto done;
         if (needs_reference && (!it->reference || !*it->reference)) {
             st = arb__store_fail(s, ARB_PARSE,
                                  "%s: item \"%s\" has no \"reference\", which template %s needs",
@@ -338,22 +339,9 @@ static char *params_json(const tour_run *r)
     for (size_t k = 0; !bad && k < r->n_models; k++)
         bad = json_array_append_new(models, arb__json_name(r->models[k]));
     for (size_t j = 0; !bad && j < arb_judges_file_count(p->judges); j++) {
-        const arb_judge_config *jc = arb_judges_file_judge(p->judges, j);
-        const arb_sampling *sp = &jc->sampling;
-        const char *own = arb_judges_file_contestant(p->judges, j);
-        json_t *jo = json_object();
-        bad = !jo || arb__json_set(jo, "name", arb__json_name(jc->name)) ||
-              arb__json_set(jo, "model", arb__json_name(jc->model)) ||
-              arb__json_set(jo, "url", arb__json_name(jc->base_url)) ||
-              (jc->api_key_env && arb__json_set(jo, "api_key_env", arb__json_name(jc->api_key_env))) ||
-              (own && arb__json_set(jo, "contestant", arb__json_name(own))) ||
-              (sp->max_tokens > 0 && arb__json_set(jo, "max_tokens", json_integer(sp->max_tokens))) ||
-              (!isnan(sp->temperature) && arb__json_set(jo, "temperature", json_real(sp->temperature))) ||
-              (!isnan(sp->top_p) && arb__json_set(jo, "top_p", json_real(sp->top_p))) ||
-              (!isnan(sp->frequency_penalty) &&
-               arb__json_set(jo, "frequency_penalty", json_real(sp->frequency_penalty))) ||
-              (sp->has_seed && arb__json_set(jo, "seed", json_integer(sp->seed)));
-        if (json_array_append_new(judges, jo)) bad = 1;
+        bad = json_array_append_new(judges,
+                                    arb__judge_params_json(arb_judges_file_judge(p->judges, j),
+                                                           arb_judges_file_contestant(p->judges, j)));
     }
     if (!bad)
         bad = arb__json_set(o, "models", json_incref(models)) ||

@@ -1,5 +1,6 @@
 /*
-** verdict.c -- position verdicts from a judge's free text (METHODS §2.1, §2.4).
+** verdict.c -- position verdicts from a judge's free text (METHODS §2.1, §2.4), and pointwise
+** values (correct/incorrect, grades 1..5; METHODS §8) from the XML answer of a pointwise judge.
 **
 ** The rules are tried in the order of §2.4 and the first that finds something decides:
 **   1. the last "[[X]]" in the text (X one ASCII letter, either case, or one digit). This is the
@@ -346,4 +347,201 @@ char arb_verdict_to_model(char position_verdict, int order)
     case 'D': return 'd';
     default: return 'e';
     }
+}
+
+/* ---- pointwise verdicts (METHODS §8) ------------------------------------------------------
+**
+** The built-in pointwise prompts ask for <result><justification>…</justification><answer>V
+** </answer></result> with V correct/incorrect (yes/no) or 1..5 (grade). The reading:
+**   - tags are found in any case and with white space inside the brackets ("< Answer >");
+**   - the region read is the content of the last <result> element (to the end of the text when
+**     it is not closed: a reply cut off by max_tokens), or the whole text when there is none;
+**   - in the region, an <answer> opened inside another, or a </answer> with none open, is E
+**     ("nested <answer> tags", "unmatched </answer> tag"); an <answer> never closed is E
+**     ("unclosed <answer> tag");
+**   - the LAST <answer> of the region decides. Its lines (from its opening to its closing tag)
+**     are those of an echo of the instructions when they hold the example phrase: for yes/no
+**     both a "correct" and an "incorrect" tag, for grades a tag holding "N". An echo is E
+**     ("echoed from the instructions") and, as for SbS verdicts, nothing earlier is taken
+**     instead: a judge that ends by repeating the format has not said which value it meant;
+**   - other tags of the region on lines that are not such an echo must name the same value,
+**     else E ("several different answers"): a judge that writes 3 and then 4 has not decided;
+**   - the value, trimmed of white space, surrounding * " ' ` and trailing . ! , ; : is, for
+**     yes/no, "correct" or "incorrect" in any case; for grades one digit 1..5, ASCII or
+**     full-width (U+FF11..U+FF15). A whole number outside 1..5 is "answer out of range";
+**     anything else ("4.5", "4/5", "four", "yes") "answer is not a valid value".
+** Reasons are static strings; the raw reply is kept by the caller (calls.content).
+*/
+
+/* A pointwise tag at t[i] ('<'): "<name>" or "</name>" with optional white space inside the
+** brackets, name compared in any case. Returns the length of the tag, or 0. */
+static size_t tag_at(const char *t, size_t len, size_t i, const char *name, int closing)
+{
+    if (t[i] != '<') return 0;
+    size_t k = i + 1;
+    while (k < len && is_space(t[k])) k++;
+    if (closing) {
+        if (k >= len || t[k] != '/') return 0;
+        k++;
+        while (k < len && is_space(t[k])) k++;
+    }
+    if (!starts_with_ci(t, len, k, name)) return 0;
+    k += strlen(name);
+    while (k < len && is_space(t[k])) k++;
+    return k < len && t[k] == '>' ? k + 1 - i : 0;
+}
+
+/* The region read (see above): the content of the last <result> element, or the whole text. */
+static void result_region(const char *t, size_t len, size_t *b, size_t *e)
+{
+    *b = 0;
+    *e = len;
+    size_t open = len, open_len = 0;
+    for (size_t i = len; i-- > 0;)
+        if (t[i] == '<' && (open_len = tag_at(t, len, i, "result", 0))) {
+            open = i;
+            break;
+        }
+    if (open == len) return;
+    *b = open + open_len;
+    for (size_t i = *b; i < len; i++)
+        if (t[i] == '<' && tag_at(t, len, i, "result", 1)) {
+            *e = i;
+            return;
+        }
+}
+
+/* One <answer> element of the region: content [cb, ce), and the tags' span [ob, oe). */
+typedef struct pw_tag {
+    size_t ob, cb, ce, oe;
+} pw_tag;
+
+enum { PW_INVALID = -1, PW_OUT_OF_RANGE = -2, PW_ECHO_N = -3 };
+
+/* The value a tag's content names: 1/0 (yes/no) or 1..5 (grade), else PW_INVALID,
+** PW_OUT_OF_RANGE (a whole number outside 1..5 for grades) or PW_ECHO_N (the "N" of the grade
+** instructions). */
+static int pw_value(const char *t, size_t b, size_t e, arb_pointwise_kind kind)
+{
+    static const char *const pairs[] = {"**", "*", "\"", "'", "`"};
+    for (;;) {
+        size_t b0 = b, e0 = e;
+        while (b < e && is_space(t[b])) b++;
+        while (e > b && (is_space(t[e - 1]) || t[e - 1] == '.' || t[e - 1] == '!' ||
+                         t[e - 1] == ',' || t[e - 1] == ';' || t[e - 1] == ':'))
+            e--;
+        for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+            size_t n = strlen(pairs[k]);
+            if (e - b >= 2 * n + 1 && memcmp(t + b, pairs[k], n) == 0 &&
+                memcmp(t + e - n, pairs[k], n) == 0) {
+                b += n;
+                e -= n;
+                break;
+            }
+        }
+        if (b == b0 && e == e0) break;
+    }
+    size_t n = e - b;
+    if (kind == ARB_POINTWISE_YESNO) {
+        if (n == 7 && starts_with_ci(t, e, b, "correct")) return 1;
+        if (n == 9 && starts_with_ci(t, e, b, "incorrect")) return 0;
+        return PW_INVALID;
+    }
+    if (n == 1 && t[b] >= '1' && t[b] <= '5') return t[b] - '0';
+    /* Full-width digits U+FF11..U+FF15 are EF BC 91..95 in UTF-8. */
+    if (n == 3 && (unsigned char)t[b] == 0xEF && (unsigned char)t[b + 1] == 0xBC &&
+        (unsigned char)t[b + 2] >= 0x91 && (unsigned char)t[b + 2] <= 0x95)
+        return (unsigned char)t[b + 2] - 0x90;
+    if (n == 1 && (t[b] == 'N' || t[b] == 'n')) return PW_ECHO_N;
+    size_t digits = 0;
+    while (digits < n && is_digit(t[b + digits])) digits++;
+    return digits == n && n > 0 ? PW_OUT_OF_RANGE : PW_INVALID;
+}
+
+/* Does the span [b, e) of lines hold the instructions' example phrase (see above)? */
+static int pw_echo_lines(const char *t, const pw_tag *tags, size_t n, size_t b, size_t e,
+                         arb_pointwise_kind kind)
+{
+    int seen_correct = 0, seen_incorrect = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (tags[k].ob < b || tags[k].oe > e) continue;
+        int v = pw_value(t, tags[k].cb, tags[k].ce, kind);
+        if (kind == ARB_POINTWISE_GRADE && v == PW_ECHO_N) return 1;
+        seen_correct |= kind == ARB_POINTWISE_YESNO && v == 1;
+        seen_incorrect |= kind == ARB_POINTWISE_YESNO && v == 0;
+    }
+    return seen_correct && seen_incorrect;
+}
+
+#define PW_MAX_TAGS 64 /* a reply with more <answer> tags than this is not a verdict */
+
+/* Returns the value (yes/no: 1 correct, 0 incorrect; grade: 1..5), or -1 with *reason (a
+** static string; reason may be NULL) for E. text is borrowed and read within [0, len). */
+int arb_pointwise_extract(const char *text, size_t len, arb_pointwise_kind kind,
+                          const char **reason)
+{
+    const char *why_local;
+    if (!reason) reason = &why_local;
+    *reason = NULL;
+    if (!text || (kind != ARB_POINTWISE_YESNO && kind != ARB_POINTWISE_GRADE)) {
+        *reason = "no reply";
+        return -1;
+    }
+    size_t rb, re;
+    result_region(text, len, &rb, &re);
+    pw_tag tags[PW_MAX_TAGS];
+    size_t n = 0, open = SIZE_MAX, open_len = 0;
+    for (size_t i = rb; i < re; i++) {
+        if (text[i] != '<') continue;
+        size_t tl;
+        if ((tl = tag_at(text, re, i, "answer", 0))) {
+            if (open != SIZE_MAX) {
+                *reason = "nested <answer> tags";
+                return -1;
+            }
+            open = i;
+            open_len = tl;
+            i += tl - 1;
+        } else if ((tl = tag_at(text, re, i, "answer", 1))) {
+            if (open == SIZE_MAX) {
+                *reason = "unmatched </answer> tag";
+                return -1;
+            }
+            if (n == PW_MAX_TAGS) {
+                *reason = "too many <answer> tags";
+                return -1;
+            }
+            tags[n++] = (pw_tag){.ob = open, .cb = open + open_len, .ce = i, .oe = i + tl};
+            open = SIZE_MAX;
+            i += tl - 1;
+        }
+    }
+    if (open != SIZE_MAX) {
+        *reason = "unclosed <answer> tag";
+        return -1;
+    }
+    if (n == 0) {
+        *reason = "no <answer> tag";
+        return -1;
+    }
+    const pw_tag *last = &tags[n - 1];
+    size_t lb = line_start(text, last->ob), le = line_end(text, len, last->oe);
+    if (pw_echo_lines(text, tags, n, lb, le, kind)) {
+        *reason = "echoed from the instructions";
+        return -1;
+    }
+    int v = pw_value(text, last->cb, last->ce, kind);
+    if (v < 0) {
+        *reason = v == PW_OUT_OF_RANGE ? "answer out of range" : "answer is not a valid value";
+        return -1;
+    }
+    for (size_t k = 0; k + 1 < n; k++) {
+        int other = pw_value(text, tags[k].cb, tags[k].ce, kind);
+        if (other == v) continue;
+        size_t b = line_start(text, tags[k].ob), e = line_end(text, len, tags[k].oe);
+        if (pw_echo_lines(text, tags, n, b, e, kind)) continue;
+        *reason = "several different answers";
+        return -1;
+    }
+    return v;
 }

@@ -138,13 +138,41 @@ static void bom_and_no_trailing_newline(void **state)
     arb_dataset_destroy(ds);
 }
 
+/* The task inputs of pointwise judging (METHODS §8) are known fields; question is optional
+** (null is absent), and the JSON field "source" does not touch the item's file:line. */
+static void task_input_fields(void **state)
+{
+    (void)state;
+    arb_dataset *ds = arb_dataset_create();
+    const char *text =
+        "{\"id\":\"t1\",\"source\":\"Guten Tag\",\"language\":\"de\",\"quality\":0.5}\n"
+        "{\"id\":\"t2\",\"question\":null,\"context\":\"C\",\"document\":\"D\","
+        "\"dialog\":\"U: hi\"}\n";
+    assert_int_equal(add_items(ds, text), ARB_OK);
+    const arb_item *a = arb_dataset_item(ds, 0);
+    assert_null(a->question);
+    assert_string_equal(a->source_text, "Guten Tag");
+    assert_string_equal(a->source, "items.jsonl:1");
+    assert_null(a->context);
+    assert_null(a->document);
+    assert_null(a->dialog);
+    assert_string_equal(a->extra_json, "{\"quality\":0.5}"); /* known fields stay out */
+    const arb_item *b = arb_dataset_item(ds, 1);
+    assert_null(b->question);
+    assert_null(b->source_text);
+    assert_string_equal(b->context, "C");
+    assert_string_equal(b->document, "D");
+    assert_string_equal(b->dialog, "U: hi");
+    assert_string_equal(b->extra_json, "{}");
+    arb_dataset_destroy(ds);
+}
+
 /* jansson's column is that of the last character of the token where parsing stopped. */
 static void item_errors(void **state)
 {
     (void)state;
     expect_items_error("{\"id\":\"q1\",\"question\":\"x\"}\n\n{\"id\":\"q2\", \"question\" \"x\"}",
                        "items.jsonl:3: invalid JSON at column 26: ':' expected near '\"x\"'");
-    expect_items_error("{\"id\":\"q1\"}", "items.jsonl:1: missing field \"question\"");
     expect_items_error("{\"question\":\"x\"}", "items.jsonl:1: missing field \"id\"");
     expect_items_error("[1,2]", "items.jsonl:1: expected a JSON object, got array");
     expect_items_error("\"text\"", "items.jsonl:1: expected a JSON object, got string");
@@ -156,8 +184,12 @@ static void item_errors(void **state)
     expect_items_error("{\"id\":true,\"question\":\"x\"}",
                        "items.jsonl:1: field \"id\" must be a string or an integer, got boolean");
     expect_items_error("{\"id\":\"\",\"question\":\"x\"}", "items.jsonl:1: field \"id\" is empty");
-    expect_items_error("{\"id\":\"a\",\"question\":null}",
-                       "items.jsonl:1: field \"question\" must be a string, got null");
+    expect_items_error("{\"id\":\"a\",\"question\":7}",
+                       "items.jsonl:1: field \"question\" must be a string, got number");
+    expect_items_error("{\"id\":\"a\",\"context\":[\"x\"]}",
+                       "items.jsonl:1: field \"context\" must be a string, got array");
+    expect_items_error("{\"id\":\"a\",\"source\":1}",
+                       "items.jsonl:1: field \"source\" must be a string, got number");
     expect_items_error("{\"id\":\"a\",\"question\":\"x\",\"category\":3}",
                        "items.jsonl:1: field \"category\" must be a string, got number");
     expect_items_error("{\"id\":\"a\",\"question\":\"x\",\"group\":{}}",
@@ -247,9 +279,10 @@ static void failure_keeps_nothing(void **state)
                      ARB_OK);
     assert_int_equal(add_items(ds, "{\"id\":\"n1\",\"question\":\"x\"}\n"
                                    "{\"id\":\"n2\",\"question\":\"x\"}\n"
-                                   "{\"id\":\"n3\"}\n"),
+                                   "{\"id\":\"n3\",\"question\":false}\n"),
                      ARB_PARSE);
-    assert_string_equal(arb_dataset_errmsg(ds), "items.jsonl:3: missing field \"question\"");
+    assert_string_equal(arb_dataset_errmsg(ds),
+                        "items.jsonl:3: field \"question\" must be a string, got boolean");
     assert_int_equal(arb_dataset_item_count(ds), 2);
     assert_null(arb_dataset_find_item(ds, "n1"));
     assert_non_null(arb_dataset_find_item(ds, "q1"));
@@ -364,6 +397,7 @@ int main(void)
         cmocka_unit_test(items_all_fields),
         cmocka_unit_test(integer_ids),
         cmocka_unit_test(bom_and_no_trailing_newline),
+        cmocka_unit_test(task_input_fields),
         cmocka_unit_test(item_errors),
         cmocka_unit_test(invalid_utf8),
         cmocka_unit_test(answers_ok),

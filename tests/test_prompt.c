@@ -144,7 +144,12 @@ static void builtin_names(void **state)
     const char *const *names = arb_template_builtin_names();
     const char *expect[] = {"I",           "II",           "II-fact",      "II-fact-reason",
                             "II-reason",   "debate-hard",  "debate-judge", "debate-soft",
-                            "discuss-initial", "discuss-turn", NULL};
+                            "discuss-initial", "discuss-turn",
+                            "pointwise-grade-general-explain", "pointwise-grade-general-plain",
+                            "pointwise-grade-specific-explain", "pointwise-grade-specific-plain",
+                            "pointwise-yesno-general-explain", "pointwise-yesno-general-plain",
+                            "pointwise-yesno-specific-explain", "pointwise-yesno-specific-plain",
+                            NULL};
     size_t i;
     for (i = 0; expect[i]; i++) {
         assert_non_null(names[i]);
@@ -211,6 +216,72 @@ static void builtins_render(void **state)
 }
 
 /* A user template: settings, both sections, CRLF, literal braces, every placeholder. */
+/* The eight pointwise templates (METHODS §8) carry the lines the simulated judge and the
+** parser rely on (POINTWISE contract): "Evaluation language: <code>" on its own line, the
+** answer between [ANSWER START] and [ANSWER END] lines, the task block, the value phrase of
+** the mode, the <result> format with a justification only when explaining, and, for the
+** specific rubric, every grade 1..5 described (grade) or the correct/incorrect criteria. */
+static void pointwise_templates(void **state)
+{
+    (void)state;
+    static const char *const kinds[] = {"yesno", "grade"};
+    static const char *const rubrics[] = {"general", "specific"};
+    static const char *const explains[] = {"explain", "plain"};
+    for (int k = 0; k < 2; k++)
+        for (int r = 0; r < 2; r++)
+            for (int e = 0; e < 2; e++) {
+                char name[64];
+                snprintf(name, sizeof name, "pointwise-%s-%s-%s", kinds[k], rubrics[r],
+                         explains[e]);
+                arb_template *t = NULL;
+                assert_int_equal(arb_template_load(name, &t, NULL), ARB_OK);
+                assert_true(arb_template_uses(t, "answer"));
+                assert_true(arb_template_uses(t, "task_input"));
+                assert_true(arb_template_uses(t, "language"));
+                assert_false(arb_template_uses(t, "answer1"));
+                assert_false(arb_template_uses(t, "option_rules"));
+                arb_prompt_vars v = {.options = 2, .answer = "Paris is the capital.",
+                                     .language = "fr", .task = "qa",
+                                     .task_input = "[QUESTION START]\nQ\n[QUESTION END]"};
+                char *sys = NULL, *user = NULL;
+                assert_int_equal(arb_template_render(t, &v, &sys, &user), ARB_OK);
+                assert_non_null(sys);
+                assert_null(strpbrk(user, "{}"));
+                assert_true(contains(user, "\nEvaluation language: fr\n"));
+                assert_true(
+                    contains(user, "\n[ANSWER START]\nParis is the capital.\n[ANSWER END]\n"));
+                assert_true(contains(user, "\n[QUESTION START]\nQ\n[QUESTION END]\n"));
+                if (k == 0) {
+                    assert_true(contains(
+                        user, "<answer>correct</answer> or <answer>incorrect</answer>"));
+                    assert_false(contains(user, "<answer>N</answer>"));
+                } else {
+                    assert_true(contains(user, "<answer>N</answer> with N from 1 to 5"));
+                    assert_false(contains(user, "<answer>correct</answer>"));
+                }
+                assert_int_equal(contains(user, "<justification>"), e == 0);
+                assert_true(contains(user, e == 0 ? "<result><justification>"
+                                                  : "<result><answer>...</answer></result>"));
+                for (int g = 1; g <= 5; g++) {
+                    char line[8];
+                    snprintf(line, sizeof line, "\n%d: ", g);
+                    assert_int_equal(contains(user, line), r == 1 && k == 1);
+                }
+                assert_int_equal(contains(user, "correct only when ALL"), r == 1 && k == 0);
+                assert_int_equal(contains(user, "incorrect when ANY"), r == 1 && k == 0);
+                /* the prompt's own example phrase is an echo for the parser, never a verdict */
+                assert_int_equal(arb_pointwise_extract(user, strlen(user),
+                                                       k ? ARB_POINTWISE_GRADE
+                                                         : ARB_POINTWISE_YESNO,
+                                                       NULL),
+                                 -1);
+                arb_free(sys);
+                arb_free(user);
+                arb_template_destroy(t);
+            }
+}
+
+
 static void user_template_exact(void **state)
 {
     (void)state;
@@ -298,7 +369,7 @@ static void bad_templates(void **state)
     expect_bad("#! description: x\n\nHello {foo}\n",
                "3: unknown placeholder {foo} (known: question, answer1, answer2, reference, "
                "language, option_list, option_letters, option_rules, agent1, agent2, self, "
-               "other, reviews, discussion)");
+               "other, reviews, discussion, answer, task, task_input)");
     expect_bad("#! colour: red\n{question}", "1: unknown setting \"colour\" (known: description, "
                                              "verdict_json_field)");
     expect_bad("#! description\n{question}", "1: malformed setting (expected \"#! key: value\")");
@@ -332,7 +403,11 @@ static void not_found(void **state)
     assert_null(t);
     assert_string_equal(err, "unknown template \"III\": not a built-in (I, II, II-fact, "
                              "II-fact-reason, II-reason, debate-hard, debate-judge, debate-soft, "
-                             "discuss-initial, discuss-turn) nor a file");
+                             "discuss-initial, discuss-turn, pointwise-grade-general-explain, "
+                             "pointwise-grade-general-plain, pointwise-grade-specific-explain, "
+                             "pointwise-grade-specific-plain, pointwise-yesno-general-explain, "
+                             "pointwise-yesno-general-plain, pointwise-yesno-specific-explain, "
+                             "pointwise-yesno-specific-plain) nor a file");
     arb_free(err);
     assert_int_equal(arb_template_load("./I", &t, &err), ARB_NOTFOUND); /* a path, not "I" */
     arb_free(err);
@@ -375,6 +450,7 @@ int main(void)
         cmocka_unit_test(builtin_names),
         cmocka_unit_test(multi_agent_templates),
         cmocka_unit_test(builtins_render),
+        cmocka_unit_test(pointwise_templates),
         cmocka_unit_test(user_template_exact),
         cmocka_unit_test(no_sections),
         cmocka_unit_test(bad_templates),

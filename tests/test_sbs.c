@@ -111,6 +111,33 @@ static void test_checks_before_any_request(void **state)
     assert_int_equal(arb_test_server_requests(f->srv), 0);
 }
 
+/* Items load without a question (pointwise tasks), but side-by-side judging needs one: the
+** run stops with the item's file:line before any request. */
+static void test_item_without_question_refused(void **state)
+{
+    fixture *f = *state;
+    arb_dataset *ds = arb_dataset_create();
+    static const char items[] = "{\"id\":\"q1\",\"question\":\"What is 2+2?\"}\n"
+                                "{\"id\":\"q2\",\"source\":\"Bonjour\"}\n";
+    static const char answers[] =
+        "{\"item\":\"q1\",\"model\":\"SECRETCAND\",\"answer\":\"4\"}\n"
+        "{\"item\":\"q1\",\"model\":\"SECRETBASE\",\"answer\":\"5\"}\n"
+        "{\"item\":\"q2\",\"model\":\"SECRETCAND\",\"answer\":\"Hello\"}\n"
+        "{\"item\":\"q2\",\"model\":\"SECRETBASE\",\"answer\":\"Hi\"}\n";
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", items, strlen(items)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "answers.jsonl", answers, strlen(answers)),
+                     ARB_OK);
+    arb_sbs_params p = params(f);
+    arb_run_stats st;
+    assert_int_equal(arb_sbs_run(f->store, ds, &p, &st), ARB_PARSE);
+    assert_string_equal(arb_store_errmsg(f->store),
+                        "items.jsonl:2: missing field \"question\" (pairwise judging compares "
+                        "answers to a question)");
+    assert_int_equal(arb_test_server_requests(f->srv), 0);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls"), 0);
+    arb_dataset_destroy(ds);
+}
+
 static void test_both_orders_reps_and_audit(void **state)
 {
     fixture *f = *state;
@@ -197,6 +224,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_checks_before_any_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_item_without_question_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_both_orders_reps_and_audit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_output_is_e_with_text_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_judge_name_keeps_one_configuration, setup, teardown),

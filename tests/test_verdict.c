@@ -1,6 +1,7 @@
 /*
 ** test_verdict.c -- verdict extraction (METHODS §2.4): each rule, its order, its failures, and
-** the position-to-model mapping of §2.2.
+** the position-to-model mapping of §2.2; pointwise values (§8): formats, strict values, malformed
+** tags, several answers, echoes of the instructions.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -272,6 +273,140 @@ static void large_inputs(void **state)
     free(t);
 }
 
+
+/* ---- pointwise values (METHODS §8) --------------------------------------------------------- */
+
+/* Asserts the value read from text (-1: E) and, for E, the exact reason. */
+static void pw(const char *text, arb_pointwise_kind kind, int value, const char *reason)
+{
+    const char *why = "unset";
+    int v = arb_pointwise_extract(text, strlen(text), kind, &why);
+    if (v != value || (value < 0 && strcmp(why, reason)) || (value >= 0 && why)) {
+        print_error("text: %s\nexpected %d (%s), got %d (%s)\n", text, value,
+                    reason ? reason : "-", v, why ? why : "-");
+        fail();
+    }
+}
+#define YN ARB_POINTWISE_YESNO
+#define GR ARB_POINTWISE_GRADE
+
+static void pointwise_edge_cases(void **state)
+{
+    (void)state;
+    pw("", YN, -1, "no <answer> tag");
+    pw("Correct", YN, -1, "no <answer> tag"); /* a bare word is not the format asked for */
+    pw("<answer></answer>", GR, -1, "answer is not a valid value");
+    assert_int_equal(arb_pointwise_extract(NULL, 0, YN, NULL), -1);
+    assert_int_equal(arb_pointwise_extract("<answer>3</answer>", 18, (arb_pointwise_kind)7, NULL),
+                     -1);
+    /* len is honoured: the closing tag beyond it is not seen */
+    const char *cut = "<answer>3</answer>";
+    const char *why = NULL;
+    assert_int_equal(arb_pointwise_extract(cut, 12, GR, &why), -1);
+    assert_string_equal(why, "unclosed <answer> tag");
+}
+
+static void pointwise_well_formed(void **state)
+{
+    (void)state;
+    pw("<result><justification>Right.</justification><answer>correct</answer></result>", YN, 1,
+       NULL);
+    pw("<result><answer>incorrect</answer></result>", YN, 0, NULL);
+    pw("<result>\n  <justification>ok</justification>\n  <answer> 4 </answer>\n</result>", GR, 4,
+       NULL);
+    /* case, white space inside the brackets, prose around */
+    pw("Let me think.\n< RESULT ><Answer>CORRECT</ANSWER></ Result >\nHope this helps!", YN, 1,
+       NULL);
+    pw("Grade: <answer>\n5\n</answer>", GR, 5, NULL); /* no <result>: the whole text */
+    /* punctuation and decorations around the value */
+    pw("<answer>Correct.</answer>", YN, 1, NULL);
+    pw("<answer>**Incorrect!**</answer>", YN, 0, NULL);
+    pw("<answer>\"3\".</answer>", GR, 3, NULL);
+    /* full-width digits U+FF11..U+FF15 */
+    pw("<answer>\xEF\xBC\x91</answer>", GR, 1, NULL);
+    pw("<answer>\xEF\xBC\x95</answer>", GR, 5, NULL);
+    pw("<answer>\xEF\xBC\x96</answer>", GR, -1, "answer is not a valid value"); /* 6 */
+    /* the same value twice is one answer */
+    pw("<answer>2</answer>\n<result><answer>2</answer></result>", GR, 2, NULL);
+    pw("<answer>3</answer> I repeat: <answer>3</answer>", GR, 3, NULL);
+}
+
+static void pointwise_strict_values(void **state)
+{
+    (void)state;
+    pw("<answer>0</answer>", GR, -1, "answer out of range");
+    pw("<answer>6</answer>", GR, -1, "answer out of range");
+    pw("<answer>10</answer>", GR, -1, "answer out of range");
+    pw("<answer>4.5</answer>", GR, -1, "answer is not a valid value");
+    pw("<answer>4/5</answer>", GR, -1, "answer is not a valid value");
+    pw("<answer>four</answer>", GR, -1, "answer is not a valid value");
+    pw("<answer>-3</answer>", GR, -1, "answer is not a valid value");
+    pw("<answer>yes</answer>", YN, -1, "answer is not a valid value");
+    pw("<answer>correctly</answer>", YN, -1, "answer is not a valid value");
+    pw("<answer>not correct</answer>", YN, -1, "answer is not a valid value");
+    pw("<answer>3</answer>", YN, -1, "answer is not a valid value");
+    pw("<answer>correct</answer>", GR, -1, "answer is not a valid value");
+}
+
+static void pointwise_malformed_tags(void **state)
+{
+    (void)state;
+    pw("<answer><answer>4</answer></answer>", GR, -1, "nested <answer> tags");
+    pw("<answer>4</answer></answer>", GR, -1, "unmatched </answer> tag");
+    pw("<result><answer>4</result>", GR, -1, "unclosed <answer> tag");
+    pw("<result><justification>fine</justification></result>", GR, -1, "no <answer> tag");
+    pw("<answer>4<answer>", GR, -1, "nested <answer> tags");
+    pw("<answer 4>", GR, -1, "no <answer> tag");
+    /* a reply cut off inside <result>: the region runs to the end */
+    pw("<result><justification>long...", YN, -1, "no <answer> tag");
+    pw("<result><answer>correct</answer><justification>cut", YN, 1, NULL);
+}
+
+static void pointwise_several_answers(void **state)
+{
+    (void)state;
+    pw("<answer>3</answer>\n<answer>4</answer>", GR, -1, "several different answers");
+    pw("At first <answer>2</answer>, on reflection <answer>4</answer>", GR, -1,
+       "several different answers");
+    pw("<result><answer>correct</answer>\n<answer>incorrect</answer></result>", YN, -1,
+       "several different answers");
+    pw("<answer>maybe</answer>\n<answer>correct</answer>", YN, -1, "several different answers");
+    /* an earlier answer outside the last <result> does not count */
+    pw("<result><answer>2</answer></result>\nLet me redo it.\n<result><answer>3</answer></result>",
+       GR, 3, NULL);
+}
+
+/* The instructions say "<answer>correct</answer> or <answer>incorrect</answer>" and
+** "<answer>N</answer> with N from 1 to 5": a reply whose last tag sits in that phrase has not
+** given a verdict (nothing earlier is taken instead); the phrase elsewhere is harmless. */
+static void pointwise_echoes(void **state)
+{
+    (void)state;
+    pw("I must answer <answer>correct</answer> or <answer>incorrect</answer>.", YN, -1,
+       "echoed from the instructions");
+    pw("<answer>correct</answer>\nFormat: <answer>correct</answer> or <answer>incorrect</answer>",
+       YN, -1, "echoed from the instructions");
+    pw("Reply with <answer>N</answer> with N from 1 to 5.", GR, -1,
+       "echoed from the instructions");
+    pw("<answer>4</answer>\nReply with <answer>N</answer> with N from 1 to 5.", GR, -1,
+       "echoed from the instructions");
+    pw("Grade <answer>4</answer> (as <answer>N</answer> with N from 1 to 5)", GR, -1,
+       "echoed from the instructions");
+    /* the phrase echoed earlier, the verdict after it on its own line */
+    pw("You asked for <answer>correct</answer> or <answer>incorrect</answer>.\n"
+       "<result><justification>The sum is right.</justification>"
+       "<answer>correct</answer></result>",
+       YN, 1, NULL);
+    pw("The format is <answer>correct</answer> or <answer>incorrect</answer>.\n"
+       "<answer>incorrect</answer>",
+       YN, 0, NULL);
+    pw("Format: <answer>N</answer> with N from 1 to 5.\n<answer>2</answer>", GR, 2, NULL);
+    /* the echo after a closed <result> is outside the region read */
+    pw("<result><answer>incorrect</answer></result>\n"
+       "(<answer>correct</answer> or <answer>incorrect</answer>)",
+       YN, 0, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +421,12 @@ int main(void)
         cmocka_unit_test(rule_order),
         cmocka_unit_test(to_model),
         cmocka_unit_test(large_inputs),
+        cmocka_unit_test(pointwise_edge_cases),
+        cmocka_unit_test(pointwise_well_formed),
+        cmocka_unit_test(pointwise_strict_values),
+        cmocka_unit_test(pointwise_malformed_tags),
+        cmocka_unit_test(pointwise_several_answers),
+        cmocka_unit_test(pointwise_echoes),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@ typedef struct arb_cli_embedded_file {
 extern const arb_cli_embedded_file arb_cli_demo_files[]; /* the demo JSONL files, generated */
 
 int cmd_sbs(int argc, char **argv);
+int cmd_grade(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
@@ -79,6 +80,18 @@ enum { CLI_OPT_DB = 0x1100, CLI_OPT_DRY_RUN, CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRE
 int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
                    int *dry_run, int *progress);
 
+/* The sampling options of a judge given on the command line (sbs, grade): --temperature,
+** --top-p, --max-tokens, --frequency-penalty, --seed (getopt entries and their parsing into sp,
+** which returns as cli_transport_option does). */
+enum { CLI_OPT_TEMPERATURE = 0x1200, CLI_OPT_TOP_P, CLI_OPT_MAX_TOKENS, CLI_OPT_FREQ,
+       CLI_OPT_SEED };
+#define CLI_SAMPLING_OPTIONS                                                                     \
+    {"temperature", required_argument, 0, CLI_OPT_TEMPERATURE},                                  \
+        {"top-p", required_argument, 0, CLI_OPT_TOP_P},                                          \
+        {"max-tokens", required_argument, 0, CLI_OPT_MAX_TOKENS},                                \
+        {"frequency-penalty", required_argument, 0, CLI_OPT_FREQ},                               \
+        {"seed", required_argument, 0, CLI_OPT_SEED}
+int cli_sampling_option(int c, const char *arg, arb_sampling *sp);
 /* Parses a whole number / a real in [lo, hi] for option name; prints an error naming the running
 ** subcommand (as cli_usage_error does) and returns -1 when the text is not one. */
 int cli_parse_int(const char *opt, const char *text, long lo, long hi, long *out);
@@ -114,6 +127,12 @@ long cli_parse_pairs(const char *cmd, const char *option, char *text, arb_model_
 ** printing why. */
 int cli_pick_judges(const char *cmd, const char *option, const char *spec, const char *file,
                     size_t n, arb_judge_config *out, arb_judges_file **loaded);
+/* Like cli_pick_judges with any number of names: spec is "FILE:name,name,..." or, without a
+** colon, a judges file whose every judge is taken. *out gets the configs (caller frees the
+** array; strings borrowed from *loaded, which the caller destroys) and *n their count (>= 1).
+** Returns 0 or the exit code after printing why. */
+int cli_pick_judge_list(const char *cmd, const char *option, const char *spec,
+                        arb_judge_config **out, size_t *n, arb_judges_file **loaded);
 /* Writes text to path ("-" = stdout). Returns 0 or -1 after printing an error. */
 int cli_write_file(const char *cmd, const char *path, const char *text);
 /* The options of the commands that read a store (audit, agreement, factors, discussion-stats,

@@ -1,6 +1,6 @@
 /*
 ** cmd_export.c -- `arbiter export`: the stored judgments as JSONL or CSV, the stored battles
-** as arena-convention JSONL, or the dialogues' transcripts.
+** as arena-convention JSONL, the dialogues' transcripts, or the pointwise judgments.
 */
 #include "cli.h"
 
@@ -10,7 +10,8 @@
 #include <string.h>
 
 static const char export_help[] =
-    "usage: arbiter export --db FILE [--format jsonl|csv|battles|transcripts] [--source NAME]\n"
+    "usage: arbiter export --db FILE [--format jsonl|csv|battles|transcripts|pointwise]\n"
+    "                      [--source NAME]\n"
     "                      [--output FILE]\n"
     "\n"
     "One row per pairwise judgment with its call: protocol, judge, item, candidate, baseline,\n"
@@ -26,7 +27,13 @@ static const char export_help[] =
     "--format transcripts writes every debate and discussion (METHODS 2.5, 7) as one JSON line:\n"
     "dialogue, kind, item, answer1, answer2, participants, config, rep, status, final_verdict and\n"
     "turns, each with turn, speaker, role, verdict, call_id, model, the messages sent, the reply\n"
-    "and the error (if any).\n";
+    "and the error (if any).\n"
+    "\n"
+    "--format pointwise writes every pointwise judgment (arbiter grade, METHODS 8) as one JSON\n"
+    "line: judge, item, model (\"reference\" for --answer-from reference), language, group,\n"
+    "kind (yesno|grade), task, template, rep, value (yes/no: 1 correct, 0 incorrect; grade:\n"
+    "1-5; null for E), reason (why E), content (the judge's reply), error, prompt_tokens,\n"
+    "completion_tokens, latency_ms, attempts.\n";
 
 /* The format and battle source of an export. */
 typedef struct export_choice {
@@ -55,9 +62,10 @@ int cmd_export(int argc, char **argv)
     const char *format = x.format, *source = x.source, *output = args.output;
     int battles = !strcmp(format, "battles");
     if (strcmp(format, "jsonl") && strcmp(format, "csv") && strcmp(format, "transcripts") &&
-        !battles)
+        strcmp(format, "pointwise") && !battles)
         return cli_usage_error("export",
-                               "--format must be jsonl, csv, battles or transcripts, got \"%s\"",
+                               "--format must be jsonl, csv, battles, transcripts or pointwise, "
+                               "got \"%s\"",
                                format);
     if (source && !battles)
         return cli_usage_error("export", "--source goes with --format battles");

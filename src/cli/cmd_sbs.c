@@ -46,8 +46,7 @@ static const char sbs_help[] =
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE, OPT_JUDGE_URL, OPT_JUDGE_MODEL,
-    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_TEMPERATURE,
-    OPT_TOP_P, OPT_MAX_TOKENS, OPT_FREQ, OPT_SEED, OPT_HELP
+    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_HELP
 };
 
 static const struct option sbs_options[] = {
@@ -62,11 +61,7 @@ static const struct option sbs_options[] = {
     {"prompt", required_argument, 0, OPT_PROMPT},
     {"options", required_argument, 0, OPT_OPTIONS},
     {"reps", required_argument, 0, OPT_REPS},
-    {"temperature", required_argument, 0, OPT_TEMPERATURE},
-    {"top-p", required_argument, 0, OPT_TOP_P},
-    {"max-tokens", required_argument, 0, OPT_MAX_TOKENS},
-    {"frequency-penalty", required_argument, 0, OPT_FREQ},
-    {"seed", required_argument, 0, OPT_SEED},
+    CLI_SAMPLING_OPTIONS,
     CLI_RUN_OPTIONS,
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
@@ -77,7 +72,6 @@ int cmd_sbs(int argc, char **argv)
     arb_sbs_params p = arb_sbs_default_params();
     const char *items = NULL, *answers = NULL, *db = NULL;
     long n;
-    double x;
     int c;
     optind = 1;
     opterr = 0;
@@ -100,30 +94,10 @@ int cmd_sbs(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
-        case OPT_TEMPERATURE:
-            if (cli_parse_double("--temperature", optarg, 0, 10, &x)) return EXIT_USAGE;
-            p.judge.sampling.temperature = x;
-            break;
-        case OPT_TOP_P:
-            if (cli_parse_double("--top-p", optarg, 0, 1, &x)) return EXIT_USAGE;
-            p.judge.sampling.top_p = x;
-            break;
-        case OPT_MAX_TOKENS:
-            if (cli_parse_int("--max-tokens", optarg, 1, 10000000, &n)) return EXIT_USAGE;
-            p.judge.sampling.max_tokens = (int)n;
-            break;
-        case OPT_FREQ:
-            if (cli_parse_double("--frequency-penalty", optarg, -2, 2, &x)) return EXIT_USAGE;
-            p.judge.sampling.frequency_penalty = x;
-            break;
-        case OPT_SEED:
-            if (cli_parse_int("--seed", optarg, 0, 2147483647L, &n)) return EXIT_USAGE;
-            p.judge.sampling.has_seed = 1;
-            p.judge.sampling.seed = n;
-            break;
         case OPT_HELP: fputs(sbs_help, stdout); return EXIT_OK;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
+            if (!t) t = cli_sampling_option(c, optarg, &p.judge.sampling);
             if (t < 0) return EXIT_USAGE;
             if (t > 0) break;
             return cli_usage_error("sbs", "unknown or incomplete option \"%s\"", argv[optind - 1]);

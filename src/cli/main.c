@@ -19,6 +19,7 @@ static const char usage_text[] =
     "\n"
     "commands:\n"
     "  sbs          side-by-side judging: candidate vs baseline, both orders (METHODS §2.2)\n"
+    "  grade        pointwise judging: is one answer correct, or its grade 1-5 (§8)\n"
     "  audit        position bias, consistency, fairness and agreement with experts\n"
     "  labels       import human (expert) labels; inter-annotator agreement\n"
     "  agreement    judge x judge agreement and disagreement\n"
@@ -48,6 +49,8 @@ static const char usage_text[] =
     "  arbiter discuss --reviewers judges.yaml:r1,r2 --leader random --turns 4 \\\n"
     "      --stop-on-agreement --items items.jsonl --answers answers.jsonl --pairs M1:M2 --db eval.db\n"
     "  arbiter discussion-stats --db eval.db [--json]\n"
+    "  arbiter grade --items parallel.jsonl --answer-from reference --mode grade --task qa \\\n"
+    "      --judges judges.yaml:j1,j2,j3 --db eval.db\n"
     "\n"
     "'arbiter <command> --help' describes a command.\n"
     "exit codes: 0 ok, 1 failure, 2 usage or bad input, 130 interrupted\n";
@@ -113,6 +116,35 @@ int cli_transport_option(int c, const char *arg, arb_client_params *client)
     }
 }
 
+int cli_sampling_option(int c, const char *arg, arb_sampling *sp)
+{
+    long n;
+    double x;
+    switch (c) {
+    case CLI_OPT_TEMPERATURE:
+        if (cli_parse_double("--temperature", arg, 0, 10, &x)) return -1;
+        sp->temperature = x;
+        return 1;
+    case CLI_OPT_TOP_P:
+        if (cli_parse_double("--top-p", arg, 0, 1, &x)) return -1;
+        sp->top_p = x;
+        return 1;
+    case CLI_OPT_MAX_TOKENS:
+        if (cli_parse_int("--max-tokens", arg, 1, 10000000, &n)) return -1;
+        sp->max_tokens = (int)n;
+        return 1;
+    case CLI_OPT_FREQ:
+        if (cli_parse_double("--frequency-penalty", arg, -2, 2, &x)) return -1;
+        sp->frequency_penalty = x;
+        return 1;
+    case CLI_OPT_SEED:
+        if (cli_parse_int("--seed", arg, 0, 2147483647L, &n)) return -1;
+        sp->has_seed = 1;
+        sp->seed = n;
+        return 1;
+    default: return 0;
+    }
+}
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -322,63 +354,119 @@ int cli_open_existing_store(const char *cmd, const char *path, arb_store **out)
     return 0;
 }
 
+/* Splits spec into the judges file and the names part ("FILE:names", or names alone when
+** file is given). *path gets a copy of the file part (caller frees; NULL when file is given).
+** Returns 0, or the exit code after printing why. */
+static int split_judges_spec(const char *cmd, const char *option, const char *spec,
+                             const char **file, const char **names, char **path)
+{
+    *path = NULL;
+    *names = spec;
+    if (*file) return 0;
+    const char *colon = strchr(spec, ':');
+    if (!colon || colon == spec)
+        return cli_usage_error(cmd, "%s expects FILE:name,... (a judges file and the judges' "
+                                    "names in it), or give the file with --judges; got \"%s\"",
+                               option, spec);
+    if (!(*path = strndup(spec, (size_t)(colon - spec)))) {
+        fprintf(stderr, "arbiter %s: out of memory\n", cmd);
+        return EXIT_FAIL;
+    }
+    *file = *path;
+    *names = colon + 1;
+    return 0;
+}
+
+/* Looks up each comma-separated name of names in the loaded file and copies its config to
+** out[count++] (at most max). Returns 0, or the exit code after printing why. */
+static int find_judges(const char *cmd, const char *option, const char *names, const char *file,
+                       const arb_judges_file *loaded, size_t max, const char *expect,
+                       arb_judge_config *out, size_t *count)
+{
+    size_t n_judges = arb_judges_file_count(loaded);
+    *count = 0;
+    for (const char *p = names;; p++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || *count == max)
+            return cli_usage_error(cmd, "%s expects %s judge names separated by commas, got \"%s\"",
+                                   option, expect, names);
+        size_t i;
+        for (i = 0; i < n_judges; i++) {
+            const arb_judge_config *j = arb_judges_file_judge(loaded, i);
+            const char *name = j->name ? j->name : j->model;
+            if (strlen(name) == len && !strncmp(name, p, len)) break;
+        }
+        if (i == n_judges)
+            return cli_usage_error(cmd, "%s: no judge named \"%.*s\" in %s", option, (int)len, p,
+                                   file);
+        out[*count] = *arb_judges_file_judge(loaded, i);
+        if (!out[*count].name) out[*count].name = out[*count].model;
+        (*count)++;
+        p += len;
+        if (!*p) return 0;
+    }
+}
+
+/* Loads a judges file for cli_pick_judges and cli_pick_judge_list. */
+static int load_judges_file(const char *cmd, const char *file, arb_judges_file **loaded)
+{
+    char *err = NULL;
+    arb_status st = arb_judges_file_load(file, loaded, &err);
+    if (!st) return 0;
+    fprintf(stderr, "arbiter %s: %s\n", cmd, err ? err : arb_strerror(st));
+    arb_free(err);
+    return st == ARB_NOMEM ? EXIT_FAIL : EXIT_USAGE;
+}
+
 int cli_pick_judges(const char *cmd, const char *option, const char *spec, const char *file,
                     size_t n, arb_judge_config *out, arb_judges_file **loaded)
 {
     *loaded = NULL;
-    char *path = NULL;
-    const char *names = spec;
-    if (!file) {
-        const char *colon = strchr(spec, ':');
-        if (!colon || colon == spec)
-            return cli_usage_error(cmd, "%s expects FILE:name,... (a judges file and the judges' "
-                                        "names in it), or give the file with --judges; got \"%s\"",
-                                   option, spec);
-        path = strndup(spec, (size_t)(colon - spec));
-        if (!path) {
-            fprintf(stderr, "arbiter %s: out of memory\n", cmd);
-            return EXIT_FAIL;
-        }
-        file = path;
-        names = colon + 1;
-    }
-    char *err = NULL;
-    arb_status st = arb_judges_file_load(file, loaded, &err);
-    if (st) {
-        fprintf(stderr, "arbiter %s: %s\n", cmd, err ? err : arb_strerror(st));
-        arb_free(err);
-        free(path);
-        return st == ARB_NOMEM ? EXIT_FAIL : EXIT_USAGE;
-    }
-    size_t count = 0, n_judges = arb_judges_file_count(*loaded);
-    int rc = EXIT_OK;
-    for (const char *p = names; rc == EXIT_OK; p++) {
-        size_t len = strcspn(p, ",");
-        if (len == 0 || count == n) {
-            rc = cli_usage_error(cmd, "%s expects exactly %zu judge names separated by commas, "
-                                      "got \"%s\"", option, n, names);
-            break;
-        }
-        size_t i;
-        for (i = 0; i < n_judges; i++) {
-            const arb_judge_config *j = arb_judges_file_judge(*loaded, i);
-            const char *name = j->name ? j->name : j->model;
-            if (strlen(name) == len && !strncmp(name, p, len)) break;
-        }
-        if (i == n_judges) {
-            rc = cli_usage_error(cmd, "%s: no judge named \"%.*s\" in %s", option, (int)len, p,
-                                 file);
-            break;
-        }
-        out[count] = *arb_judges_file_judge(*loaded, i);
-        if (!out[count].name) out[count].name = out[count].model;
-        count++;
-        p += len;
-        if (!*p) break;
-    }
-    if (rc == EXIT_OK && count != n)
+    char *path = NULL, expect[32];
+    const char *names;
+    int rc = split_judges_spec(cmd, option, spec, &file, &names, &path);
+    if (!rc) rc = load_judges_file(cmd, file, loaded);
+    snprintf(expect, sizeof expect, "exactly %zu", n);
+    size_t count = 0;
+    if (!rc) rc = find_judges(cmd, option, names, file, *loaded, n, expect, out, &count);
+    if (!rc && count != n)
         rc = cli_usage_error(cmd, "%s expects exactly %zu judge names separated by commas, got "
                                   "\"%s\"", option, n, names);
+    free(path);
+    return rc;
+}
+
+int cli_pick_judge_list(const char *cmd, const char *option, const char *spec,
+                        arb_judge_config **out, size_t *n, arb_judges_file **loaded)
+{
+    *loaded = NULL;
+    *out = NULL;
+    *n = 0;
+    const char *file = NULL, *names = NULL;
+    char *path = NULL;
+    int whole_file = !strchr(spec, ':');
+    int rc = whole_file ? 0 : split_judges_spec(cmd, option, spec, &file, &names, &path);
+    if (whole_file) file = spec;
+    if (!rc) rc = load_judges_file(cmd, file, loaded);
+    size_t max = 0;
+    if (!rc) {
+        max = whole_file ? arb_judges_file_count(*loaded) : 1;
+        for (const char *c = names; !whole_file && *c; c++) max += *c == ',';
+        if (!(*out = calloc(max ? max : 1, sizeof **out))) {
+            fprintf(stderr, "arbiter %s: out of memory\n", cmd);
+            rc = EXIT_FAIL;
+        }
+    }
+    if (!rc && whole_file) {
+        for (size_t i = 0; i < max; i++) {
+            (*out)[i] = *arb_judges_file_judge(*loaded, i);
+            if (!(*out)[i].name) (*out)[i].name = (*out)[i].model;
+        }
+        *n = max;
+        if (!max) rc = cli_usage_error(cmd, "%s: %s lists no judge", option, file);
+    } else if (!rc) {
+        rc = find_judges(cmd, option, names, file, *loaded, max, "one or more", *out, n);
+    }
     free(path);
     return rc;
 }
@@ -468,6 +556,7 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int, char **);
     } commands[] = {{"sbs", cmd_sbs},
+                    {"grade", cmd_grade},
                     {"audit", cmd_audit},
                     {"export", cmd_export},
                     {"import", cmd_import},

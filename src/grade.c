@@ -1,0 +1,452 @@
+/*
+** grade.c -- the pointwise protocol (METHODS §8): each judge says whether one answer is correct
+** (yes/no) or grades it 1..5, reps times, for every item; the answer is a model's (answers
+** file) or the item's reference (the study's set-up, stored under the model name
+** "reference").
+**
+** The prompt names the evaluation language (the item's "language"), the task and its inputs:
+** {task_input} is rendered here from the task's fields of the item, each between labelled
+** START/END lines ([CONTEXT START] ... [CONTEXT END], [QUESTION START] ...), after a line
+** saying what the task is. Which fields a task needs:
+**   qa: question and context; math: question; translation: source (question optional, e.g.
+**   an instruction); summary: document (question optional); dialogue: dialog (question
+**   optional); generic: question (context optional).
+** Everything the run needs is checked before the first request, with the item's file:line:
+** the task's fields, a language, the answer judged, a reference where the template uses
+** {reference}, and that no parallel group holds two items of one language (they would be two
+** raters with one name in Fleiss' κ). Groups that lack some language only weaken the metrics:
+** arb_dataset_group_coverage counts them for a warning. Model names never reach a judge.
+**
+** Each judgment is a row of the store's pointwise table through arb__store_put_pointwise,
+** committed with its call, so the executor's cache and leases give resume and reruns for free:
+** a rerun sends nothing, a killed run sends only what is missing. A reply without a valid
+** value is E: value NULL, the reason of arb_pointwise_extract stored, the text kept in calls.
+** It computes no metric (consistency.c) and talks no HTTP (exec.c).
+*/
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The task inputs an item can hold, in the order a prompt shows them. */
+enum { F_CONTEXT, F_DOCUMENT, F_DIALOG, F_SOURCE, F_QUESTION, F__COUNT };
+static const char *const field_json[F__COUNT] = {"context", "document", "dialog", "source",
+                                                 "question"};
+static const char *const field_label[F__COUNT] = {"CONTEXT", "DOCUMENT", "DIALOGUE",
+                                                  "SOURCE TEXT", "QUESTION"};
+
+#define BIT(f) (1u << (f))
+static const struct grade_task {
+    const char *name;
+    const char *description; /* the first line of {task_input} */
+    unsigned required, optional;
+    const char *needs;       /* for messages */
+} grade_tasks[] = {
+    {"qa", "Task: answer the question using the passage given as context.",
+     BIT(F_CONTEXT) | BIT(F_QUESTION), 0, "\"question\" and \"context\""},
+    {"math", "Task: solve the math problem; the answer must reach the right result.",
+     BIT(F_QUESTION), 0, "\"question\""},
+    {"translation", "Task: translate the source text.", BIT(F_SOURCE), BIT(F_QUESTION),
+     "\"source\""},
+    {"summary", "Task: summarise the document.", BIT(F_DOCUMENT), BIT(F_QUESTION),
+     "\"document\""},
+    {"dialogue", "Task: write the assistant's next turn in the dialogue.", BIT(F_DIALOG),
+     BIT(F_QUESTION), "\"dialog\""},
+    {"generic", "Task: answer the question or do what it asks.", BIT(F_QUESTION),
+     BIT(F_CONTEXT), "\"question\""},
+};
+#define N_TASKS (sizeof grade_tasks / sizeof grade_tasks[0])
+
+static const char *item_field(const arb_item *it, int f)
+{
+    switch (f) {
+    case F_CONTEXT: return it->context;
+    case F_DOCUMENT: return it->document;
+    case F_DIALOG: return it->dialog;
+    case F_SOURCE: return it->source_text;
+    default: return it->question;
+    }
+}
+
+arb_grade_params arb_grade_default_params(void)
+{
+    arb_grade_params p;
+    memset(&p, 0, sizeof p);
+    p.kind = ARB_POINTWISE_YESNO;
+    p.task = "generic";
+    p.rubric = "general";
+    p.explain = 1;
+    p.reps = 1;
+    p.progress = -1;
+    p.client = arb_client_default_params();
+    return p;
+}
+
+const char *arb_grade_template_name(arb_pointwise_kind kind, const char *rubric, int explain)
+{
+    static const char *const names[2][2][2] = {
+        {{"pointwise-yesno-general-plain", "pointwise-yesno-general-explain"},
+         {"pointwise-yesno-specific-plain", "pointwise-yesno-specific-explain"}},
+        {{"pointwise-grade-general-plain", "pointwise-grade-general-explain"},
+         {"pointwise-grade-specific-plain", "pointwise-grade-specific-explain"}},
+    };
+    if (!rubric || (kind != ARB_POINTWISE_YESNO && kind != ARB_POINTWISE_GRADE)) return NULL;
+    int r = !strcmp(rubric, "general") ? 0 : !strcmp(rubric, "specific") ? 1 : -1;
+    return r < 0 ? NULL : names[kind][r][explain ? 1 : 0];
+}
+
+typedef struct grade_run {
+    arb_store *store;
+    const arb_dataset *ds;
+    const arb_grade_params *params;
+    const struct grade_task *task;
+    arb_template *tpl;
+    const char *model;   /* params->model, or "reference" */
+    const char *kind;    /* "yesno" or "grade" */
+    size_t n_items;
+    size_t invalid;      /* written by the done callback only */
+} grade_run;
+
+/* Node layout: (item * n_judges + judge) * reps + rep: consecutive calls go to different
+** judges (several endpoints share the load). */
+static void node_coords(const grade_run *r, size_t node, const arb_item **item,
+                        const arb_judge_config **judge, int *rep)
+{
+    size_t reps = (size_t)r->params->reps, n_judges = r->params->n_judges;
+    *rep = (int)(node % reps);
+    *judge = &r->params->judges[(node / reps) % n_judges];
+    *item = arb_dataset_item(r->ds, node / reps / n_judges);
+}
+
+/* The answer judged for an item (borrowed), or NULL when there is none. */
+static const char *answer_of(const grade_run *r, const arb_item *it)
+{
+    if (r->params->answer_from_reference) return it->reference;
+    const arb_answer *a = arb_dataset_find_answer(r->ds, it->id, r->model);
+    return a ? a->answer : NULL;
+}
+
+/* {task_input} of an item: the task's line, then each of the task's fields the item has
+** between labelled lines. Returns 0, or -1 when out of memory. */
+static int render_task_input(const struct grade_task *task, const arb_item *it, arb__buf *b)
+{
+    if (arb__buf_puts(b, task->description)) return -1;
+    for (int f = 0; f < F__COUNT; f++) {
+        const char *v = item_field(it, f);
+        if (!((task->required | task->optional) & BIT(f)) || !v) continue;
+        if (arb__buf_printf(b, "\n\n[%s START]\n%s\n[%s END]", field_label[f], v,
+                            field_label[f]))
+            return -1;
+    }
+    return 0;
+}
+
+static int build_call(void *ud, size_t node, const arb__call_outcome *const *deps,
+                      size_t n_deps, arb__exec_request *req)
+{
+    (void)deps;
+    (void)n_deps;
+    grade_run *r = ud;
+    const arb_item *it;
+    const arb_judge_config *judge;
+    int rep;
+    node_coords(r, node, &it, &judge, &rep);
+    arb__buf input;
+    arb__buf_init(&input, 0);
+    if (render_task_input(r->task, it, &input)) {
+        arb__buf_free(&input);
+        arb__store_fail(r->store, ARB_NOMEM, "out of memory");
+        return -1;
+    }
+    arb_prompt_vars vars = {.options = 2, /* no option placeholder in a pointwise template */
+                            .question = it->question,
+                            .reference = it->reference,
+                            .language = it->language,
+                            .answer = answer_of(r, it),
+                            .task = r->task->name,
+                            .task_input = input.data};
+    arb_status st = arb_template_render(r->tpl, &vars, &req->system, &req->user);
+    arb__buf_free(&input);
+    if (st) {
+        arb__store_fail(r->store, st, "%s: cannot render template %s for item \"%s\": %s",
+                        it->source, arb_template_name(r->tpl), it->id, arb_strerror(st));
+        return -1;
+    }
+    req->judge = judge;
+    req->rep = rep;
+    return 0;
+}
+
+/* Runs on the executor's writer thread: reads the run's fixed data, writes through s, counts
+** replies without a valid value (read by the caller after the run). */
+static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
+{
+    grade_run *r = ud;
+    const arb_item *it;
+    const arb_judge_config *judge;
+    int rep;
+    node_coords(r, node, &it, &judge, &rep);
+    const char *reason = "no reply: the call failed (its error is stored with the call)";
+    int value = -1;
+    if (out->ok && out->content) {
+        value = arb_pointwise_extract(out->content, strlen(out->content), r->params->kind,
+                                      &reason);
+        if (value < 0) r->invalid++;
+    } else if (out->ok) {
+        reason = "the reply has no content";
+        r->invalid++;
+    }
+    arb__pointwise_row row = {
+        .protocol = "pointwise",
+        .judge_name = judge->name,
+        .item_id = it->id,
+        .model = r->model,
+        .language = it->language,
+        .kind = r->kind,
+        .task = r->task->name,
+        .template_name = arb_template_name(r->tpl),
+        .rep = rep,
+        .value = value,
+        .reason = value < 0 ? reason : NULL,
+        .call_id = out->call_id,
+    };
+    return arb__store_put_pointwise(s, &row) ? -1 : 0;
+}
+
+static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
+{
+    (void)s;
+    stats->invalid = ((const grade_run *)ud)->invalid;
+    return st;
+}
+
+/* ---- checks before any request ------------------------------------------------------------ */
+
+static arb_status check_params(grade_run *r)
+{
+    const arb_grade_params *p = r->params;
+    arb_store *s = r->store;
+    if (p->kind != ARB_POINTWISE_YESNO && p->kind != ARB_POINTWISE_GRADE)
+        return arb__store_fail(s, ARB_INVALID, "unknown pointwise mode %d", (int)p->kind);
+    r->kind = p->kind == ARB_POINTWISE_YESNO ? "yesno" : "grade";
+    for (size_t t = 0; t < N_TASKS && !r->task; t++)
+        if (p->task && !strcmp(p->task, grade_tasks[t].name)) r->task = &grade_tasks[t];
+    if (!r->task)
+        return arb__store_fail(s, ARB_INVALID,
+                               "unknown task \"%s\" (known: qa, math, translation, summary, "
+                               "dialogue, generic)",
+                               p->task ? p->task : "");
+    if (!p->template_name && !arb_grade_template_name(p->kind, p->rubric, p->explain))
+        return arb__store_fail(s, ARB_INVALID,
+                               "unknown rubric \"%s\" (known: general, specific)",
+                               p->rubric ? p->rubric : "");
+    if (p->answer_from_reference && p->model)
+        return arb__store_fail(s, ARB_INVALID,
+                               "give either a model whose answers are judged or answers from "
+                               "the reference, not both");
+    if (!p->answer_from_reference && (!p->model || !*p->model))
+        return arb__store_fail(s, ARB_INVALID,
+                               "no model given (or judge the items' references instead)");
+    if (!p->answer_from_reference && !strcmp(p->model, "reference"))
+        return arb__store_fail(s, ARB_INVALID,
+                               "the model name \"reference\" is kept for the items' references");
+    r->model = p->answer_from_reference ? "reference" : p->model;
+    if (p->reps < 1 || p->reps > 1000)
+        return arb__store_fail(s, ARB_INVALID, "reps must be between 1 and 1000, got %d", p->reps);
+    if (p->client.jobs < 1)
+        return arb__store_fail(s, ARB_INVALID, "jobs must be at least 1, got %d", p->client.jobs);
+    if (!p->judges || p->n_judges == 0) return arb__store_fail(s, ARB_INVALID, "no judge given");
+    for (size_t j = 0; j < p->n_judges; j++) {
+        const arb_judge_config *jc = &p->judges[j];
+        if (!jc->name || !*jc->name || !jc->model || !*jc->model)
+            return arb__store_fail(s, ARB_INVALID, "judge %zu has no name or model", j + 1);
+        if (!p->dry_run && (!jc->base_url || !*jc->base_url))
+            return arb__store_fail(s, ARB_INVALID, "judge \"%s\" has no URL", jc->name);
+        for (size_t k = 0; k < j; k++)
+            if (!strcmp(p->judges[k].name, jc->name))
+                return arb__store_fail(s, ARB_INVALID, "two judges are named \"%s\"", jc->name);
+    }
+    return ARB_OK;
+}
+
+/* A pointwise template judges one answer: it must show it and cannot fill pair or
+** multi-agent placeholders. */
+static arb_status check_template(grade_run *r)
+{
+    static const char *const pairwise[] = {"answer1", "answer2", "option_list",
+                                           "option_letters", "option_rules", "agent1",
+                                           "agent2", "self", "other", "reviews", "discussion"};
+    const char *name = arb_template_name(r->tpl);
+    if (!arb_template_uses(r->tpl, "answer"))
+        return arb__store_fail(r->store, ARB_INVALID,
+                               "template %s has no {answer}: a pointwise template shows the "
+                               "answer judged",
+                               name);
+    for (size_t i = 0; i < sizeof pairwise / sizeof *pairwise; i++)
+        if (arb_template_uses(r->tpl, pairwise[i]))
+            return arb__store_fail(r->store, ARB_INVALID,
+                                   "template %s uses {%s}: it is for judging pairs, not one "
+                                   "answer",
+                                   name, pairwise[i]);
+    return ARB_OK;
+}
+
+/* One item's checks: the task's fields, a language, the answer judged, a reference when the
+** template shows it. */
+static arb_status check_item(grade_run *r, const arb_item *it)
+{
+    arb_store *s = r->store;
+    for (int f = 0; f < F__COUNT; f++) {
+        if (!(r->task->required & BIT(f))) continue;
+        const char *v = item_field(it, f);
+        if (!v || !*v)
+            return arb__store_fail(s, ARB_PARSE, "%s: %s field \"%s\" (task %s needs %s)",
+                                   it->source, v ? "empty" : "missing", field_json[f],
+                                   r->task->name, r->task->needs);
+    }
+    if (!it->language || !*it->language)
+        return arb__store_fail(s, ARB_PARSE,
+                               "%s: %s field \"language\" (a pointwise prompt names the "
+                               "evaluation language)",
+                               it->source, it->language ? "empty" : "missing");
+    if (!answer_of(r, it))
+        return r->params->answer_from_reference
+                   ? arb__store_fail(s, ARB_PARSE,
+                                     "%s: item \"%s\" has no \"reference\" to judge", it->source,
+                                     it->id)
+                   : arb__store_fail(s, ARB_PARSE, "%s: model \"%s\" has no answer to item \"%s\"",
+                                     it->source, r->model, it->id);
+    if (arb_template_uses(r->tpl, "reference") && (!it->reference || !*it->reference))
+        return arb__store_fail(s, ARB_PARSE,
+                               "%s: item \"%s\" has no \"reference\", which template %s needs",
+                               it->source, it->id, arb_template_name(r->tpl));
+    return ARB_OK;
+}
+
+/* No parallel group may hold two items of one language. */
+static arb_status check_groups(grade_run *r)
+{
+    arb__strtab seen = {0};
+    size_t *first = NULL, cap = 0; /* per (group, language): index of its first item */
+    arb__buf key;
+    arb__buf_init(&key, 0);
+    arb_status st = ARB_OK;
+    for (size_t i = 0; i < r->n_items && !st; i++) {
+        const arb_item *it = arb_dataset_item(r->ds, i);
+        if (!it->group) continue;
+        arb__buf_reset(&key);
+        size_t before = seen.n;
+        uint32_t k;
+        /* the group's length first: no pair of names can make another pair's key */
+        if (arb__buf_printf(&key, "%zu:%s%s", strlen(it->group), it->group, it->language) ||
+            (k = arb__strtab_intern(&seen, key.data)) == UINT32_MAX ||
+            arb__grow(&first, &cap, seen.n, sizeof *first)) {
+            st = arb__store_fail(r->store, ARB_NOMEM, "out of memory");
+            break;
+        }
+        if (seen.n > before) {
+            first[k] = i;
+            continue;
+        }
+        const arb_item *prev = arb_dataset_item(r->ds, first[k]);
+        st = arb__store_fail(r->store, ARB_PARSE,
+                             "%s: field \"group\": group \"%s\" already has an item in language "
+                             "\"%s\" (item \"%s\" at %s); a group holds one item per language",
+                             it->source, it->group, it->language, prev->id, prev->source);
+    }
+    free(first);
+    arb__buf_free(&key);
+    arb__strtab_free(&seen);
+    return st;
+}
+
+static arb_status validate(grade_run *r)
+{
+    arb_store *s = r->store;
+    arb_status st = check_params(r);
+    if (st) return st;
+    char *tpl_err = NULL;
+    const arb_grade_params *p = r->params;
+    const char *name = p->template_name ? p->template_name
+                                        : arb_grade_template_name(p->kind, p->rubric, p->explain);
+    if ((st = arb_template_load(name, &r->tpl, &tpl_err))) {
+        arb__store_fail(s, st, "%s", tpl_err ? tpl_err : arb_strerror(st));
+        free(tpl_err);
+        return st;
+    }
+    if ((st = check_template(r))) return st;
+    r->n_items = arb_dataset_item_count(r->ds);
+    if (r->n_items == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
+    if (!p->answer_from_reference) {
+        size_t found = 0;
+        for (size_t i = 0; i < r->n_items && !found; i++)
+            found = answer_of(r, arb_dataset_item(r->ds, i)) != NULL;
+        if (!found)
+            return arb__store_fail(s, ARB_PARSE, "no answers from model \"%s\" in the answers file",
+                                   r->model);
+    }
+    for (size_t i = 0; i < r->n_items; i++)
+        if ((st = check_item(r, arb_dataset_item(r->ds, i)))) return st;
+    if ((st = check_groups(r))) return st;
+    for (size_t j = 0; j < p->n_judges; j++)
+        if ((st = arb__judge_check(s, &p->judges[j], p->dry_run))) return st;
+    return ARB_OK;
+}
+
+/* The run's parameters as JSON for the runs table: everything that shapes the judgments and
+** nothing secret (a key's variable name is recorded, never its value). NULL out of memory. */
+static char *params_json(const grade_run *r)
+{
+    const arb_grade_params *p = r->params;
+    json_t *o = json_object(), *judges = json_array();
+    int bad = !o || !judges;
+    for (size_t j = 0; !bad && j < p->n_judges; j++) {
+        bad = json_array_append_new(judges, arb__judge_params_json(&p->judges[j], NULL));
+    }
+    if (!bad)
+        bad = arb__json_set(o, "judges", json_incref(judges)) ||
+              arb__json_set(o, "mode", json_string(r->kind)) ||
+              arb__json_set(o, "task", json_string(r->task->name)) ||
+              arb__json_set(o, "template", arb__json_name(arb_template_name(r->tpl))) ||
+              arb__json_set(o, "model", arb__json_name(r->model)) ||
+              arb__json_set(o, "answer_from", json_string(p->answer_from_reference ? "reference"
+                                                                                   : "answers")) ||
+              arb__json_set(o, "reps", json_integer(p->reps)) ||
+              arb__json_set(o, "n_items", json_integer((json_int_t)r->n_items));
+    char *s = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(judges);
+    json_decref(o);
+    return s;
+}
+
+arb_status arb_grade_run(arb_store *store, const arb_dataset *ds, const arb_grade_params *params,
+                         arb_run_stats *stats)
+{
+    arb_run_stats local_stats;
+    if (!stats) stats = &local_stats;
+    memset(stats, 0, sizeof *stats);
+    if (!store) return ARB_INVALID;
+    if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
+
+    grade_run r = {.store = store, .ds = ds, .params = params};
+    char *pjson = NULL;
+    arb_status st = validate(&r);
+    if (st) goto done;
+    for (size_t j = 0; j < params->n_judges; j++)
+        if ((st = params->dry_run ? arb__store_check_judge(store, &params->judges[j])
+                                  : arb__store_put_judge(store, &params->judges[j])))
+            goto done;
+    if (!params->dry_run) {
+        if ((st = arb__store_put_dataset(store, ds))) goto done;
+        pjson = params_json(&r);
+    }
+    arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
+                           .progress = params->progress};
+    st = arb__exec_protocol(store, "pointwise", pjson, &ep,
+                            r.n_items * params->n_judges * (size_t)params->reps, NULL, build_call,
+                            call_done, count_invalid, &r, stats);
+done:
+    arb_template_destroy(r.tpl);
+    free(pjson);
+    return st;
+}

@@ -1,0 +1,423 @@
+/*
+** test_grade.c -- the pointwise protocol (arbiter grade, METHODS §8) over real HTTP against the
+** scriptable test server: the task's inputs in the prompt, values and E reasons stored, several
+** judges and repetitions, a rerun that sends nothing, every check made before any request, the
+** group coverage counts, and the pointwise export.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testserver.h"
+#include "testutil.h"
+
+static const char items_jsonl[] =
+    "{\"id\":\"a-en\",\"group\":\"a\",\"language\":\"en\",\"question\":\"Who?\","
+    "\"context\":\"Ann did.\",\"reference\":\"Ann\"}\n"
+    "{\"id\":\"a-hi\",\"group\":\"a\",\"language\":\"hi\",\"question\":\"\xe0\xa4\x95\xe0\xa5\x8c\xe0\xa4\xa8?\","
+    "\"context\":\"\xe0\xa4\x8f\xe0\xa4\xa8\",\"reference\":\"\xe0\xa4\x8f\xe0\xa4\xa8\"}\n"
+    "{\"id\":\"b-en\",\"group\":\"b\",\"language\":\"en\",\"question\":\"Where?\","
+    "\"context\":\"In Rome.\",\"reference\":\"Rome\",\"source\":\"Roma\"}\n";
+static const char answers_jsonl[] =
+    "{\"item\":\"a-en\",\"model\":\"SECRETM\",\"answer\":\"ANS-5 Ann\"}\n"
+    "{\"item\":\"a-hi\",\"model\":\"SECRETM\",\"answer\":\"ANS-ECHO\"}\n"
+    "{\"item\":\"b-en\",\"model\":\"SECRETM\",\"answer\":\"ANS-0 Paris\"}\n";
+
+static int names_leaked;
+/* Replies by the marker in the answer: ANS-<d> -> <answer>d</answer>, ANS-ECHO -> the grade
+** phrase of the instructions; notes a request naming the model. */
+static char *by_marker(void *ud, const char *body, size_t len)
+{
+    (void)ud;
+    (void)len;
+    if (strstr(body, "SECRETM")) names_leaked = 1;
+    const char *m = strstr(body, "ANS-");
+    if (!m) return arb__strdup("nothing");
+    if (!strncmp(m, "ANS-ECHO", 8))
+        return arb__strdup("Reply <answer>N</answer> with N from 1 to 5.");
+    return arb__sprintf("<result><justification>ok</justification><answer>%c</answer></result>",
+                        m[4]);
+}
+
+typedef struct fixture {
+    arb_test_server *srv;
+    arb_store *store;
+    arb_dataset *ds;
+    char dir[64];
+    arb_judge_config judges[2];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_int_equal(arb_test_make_dir("grade", f->dir, sizeof f->dir), 0);
+    char db[128];
+    snprintf(db, sizeof db, "%s/g.db", f->dir);
+    f->srv = arb_test_server_start();
+    arb_test_behaviour b = {.action = ARB_TEST_CALLBACK, .fn = by_marker};
+    arb_test_server_set_default(f->srv, &b);
+    assert_int_equal(arb_store_open(db, &f->store), ARB_OK);
+    f->ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(f->ds, "items.jsonl", items_jsonl,
+                                                 strlen(items_jsonl)),
+                     ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(f->ds, "answers.jsonl", answers_jsonl,
+                                                   strlen(answers_jsonl)),
+                     ARB_OK);
+    for (int j = 0; j < 2; j++) {
+        f->judges[j] = (arb_judge_config){.name = j ? "j2" : "j1",
+                                          .base_url = arb_test_server_base_url(f->srv),
+                                          .model = j ? "m2" : "m1",
+                                          .sampling = arb_sampling_default()};
+    }
+    names_leaked = 0;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    arb_dataset_destroy(f->ds);
+    arb_store_close(f->store);
+    arb_test_server_stop(f->srv);
+    arb_test_remove_dir(f->dir);
+    free(f);
+    return 0;
+}
+
+static arb_grade_params params(fixture *f)
+{
+    arb_grade_params p = arb_grade_default_params();
+    p.kind = ARB_POINTWISE_GRADE;
+    p.task = "qa";
+    p.model = "SECRETM";
+    p.judges = f->judges;
+    p.n_judges = 1;
+    p.progress = 0;
+    return p;
+}
+
+static void template_names(void **state)
+{
+    (void)state;
+    assert_string_equal(arb_grade_template_name(ARB_POINTWISE_YESNO, "general", 1),
+                        "pointwise-yesno-general-explain");
+    assert_string_equal(arb_grade_template_name(ARB_POINTWISE_GRADE, "specific", 0),
+                        "pointwise-grade-specific-plain");
+    assert_null(arb_grade_template_name(ARB_POINTWISE_GRADE, "strict", 1));
+    assert_null(arb_grade_template_name((arb_pointwise_kind)2, "general", 1));
+    arb_grade_params p = arb_grade_default_params();
+    assert_int_equal(p.kind, ARB_POINTWISE_YESNO);
+    assert_string_equal(p.task, "generic");
+    assert_string_equal(p.rubric, "general");
+    assert_int_equal(p.explain, 1);
+    assert_int_equal(p.reps, 1);
+}
+
+/* Values and E reasons stored per item; the prompt holds the task block and the language;
+** model names never reach the judge; a rerun sends nothing. */
+static void run_values_and_rerun(void **state)
+{
+    fixture *f = *state;
+    arb_grade_params p = params(f);
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.planned, 3);
+    assert_int_equal(st.sent, 3);
+    assert_int_equal(st.invalid, 2);
+    assert_false(names_leaked);
+    assert_int_equal(arb_test_query_int(f->store, "select value from pointwise where item_id = 'a-en'"), 5);
+    assert_int_equal(arb_test_query_int(f->store,
+                                        "select count(*) from pointwise where item_id = 'a-hi' and "
+                                        "value is null and reason = 'echoed from the instructions'"),
+                     1);
+    assert_int_equal(arb_test_query_int(f->store,
+                                        "select count(*) from pointwise where item_id = 'b-en' and "
+                                        "value is null and reason = 'answer out of range'"),
+                     1);
+    assert_int_equal(arb_test_query_int(f->store,
+                                        "select count(*) from pointwise where kind = 'grade' and "
+                                        "task = 'qa' and model = 'SECRETM' and judge_name = 'j1' "
+                                        "and template_name = 'pointwise-grade-general-explain' "
+                                        "and call_id is not null"),
+                     3);
+    assert_int_equal(arb_test_query_int(f->store,
+                                        "select count(*) from pointwise p join items i on "
+                                        "i.id = p.item_id where p.language = i.language"),
+                     3);
+    /* the task block: the task line, context then question, labelled; the source field of
+    ** b-en is not part of a QA task */
+    assert_int_equal(
+        arb_test_query_int(f->store,
+                           "select count(*) from calls where request like '%Task: answer the "
+                           "question using the passage given as context.\\n\\n[CONTEXT START]\\nIn "
+                           "Rome.\\n[CONTEXT END]\\n\\n[QUESTION START]\\nWhere?\\n[QUESTION END]%' "
+                           "and request like '%Evaluation language: en\\n%' and request not like "
+                           "'%Roma%'"),
+        1);
+    unsigned long sent = arb_test_server_requests(f->srv);
+    assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.cached, 3);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(arb_test_server_requests(f->srv), sent);
+}
+
+/* Two judges, two repetitions, the references as answers, yes/no, another task. */
+static void judges_reps_reference(void **state)
+{
+    fixture *f = *state;
+    arb_grade_params p = params(f);
+    p.model = NULL;
+    p.answer_from_reference = 1;
+    p.kind = ARB_POINTWISE_YESNO;
+    p.task = "translation";
+    p.rubric = "specific";
+    p.explain = 0;
+    p.n_judges = 2;
+    p.reps = 2;
+    static const char items[] =
+        "{\"id\":\"t1\",\"language\":\"fr\",\"source\":\"Hello\",\"question\":\"Into French.\","
+        "\"reference\":\"Bonjour\"}\n"
+        "{\"id\":\"t2\",\"language\":\"de\",\"source\":\"Thanks\",\"reference\":\"Danke\"}\n";
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "t.jsonl", items, strlen(items)), ARB_OK);
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, ds, &p, &st), ARB_OK);
+    assert_int_equal(st.planned, 2 * 2 * 2);
+    assert_int_equal(st.sent, 8);
+    assert_int_equal(arb_test_query_int(f->store,
+                                        "select count(*) from pointwise where model = 'reference' "
+                                        "and kind = 'yesno' and task = 'translation' and "
+                                        "template_name = 'pointwise-yesno-specific-plain' and "
+                                        "value is null and reason = 'no <answer> tag'"),
+                     8);
+    assert_int_equal(arb_test_query_int(f->store,
+                                        "select count(distinct judge_name || rep || item_id) "
+                                        "from pointwise"),
+                     8);
+    /* the optional question of a translation is shown after the source text */
+    assert_int_equal(arb_test_query_int(f->store,
+                                        "select count(*) from calls where request like "
+                                        "'%[SOURCE TEXT START]\\nHello\\n[SOURCE TEXT END]\\n\\n"
+                                        "[QUESTION START]\\nInto French.\\n[QUESTION END]%'"),
+                     4);
+    /* pointwise items without a question are stored with question '' and their inputs */
+    assert_int_equal(arb_test_query_int(f->store,
+                                        "select count(*) from items where id = 't2' and question "
+                                        "= '' and extra ->> '$.source' = 'Thanks'"),
+                     1);
+    arb_dataset_destroy(ds);
+}
+
+/* Runs p on items (no answers but those of answers_text) and expects status and exactly the
+** message, with nothing sent. */
+static void expect_refused(fixture *f, const arb_grade_params *p, const char *items,
+                           const char *answers, arb_status status, const char *message)
+{
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "i.jsonl", items, strlen(items)), ARB_OK);
+    if (answers)
+        assert_int_equal(arb_dataset_add_answers_jsonl(ds, "a.jsonl", answers, strlen(answers)),
+                         ARB_OK);
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, ds, p, &st), status);
+    assert_string_equal(arb_store_errmsg(f->store), message);
+    assert_int_equal(arb_test_server_requests(f->srv), 0);
+    arb_dataset_destroy(ds);
+}
+
+static void checks_before_any_request(void **state)
+{
+    fixture *f = *state;
+    arb_grade_params p = params(f);
+    static const char ok_items[] =
+        "{\"id\":\"x\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n";
+    static const char ok_answers[] = "{\"item\":\"x\",\"model\":\"SECRETM\",\"answer\":\"A\"}\n";
+    expect_refused(f, &p,
+                   "{\"id\":\"x\",\"group\":\"g\",\"language\":\"en\",\"question\":\"Q\","
+                   "\"context\":\"C\"}\n"
+                   "{\"id\":\"y\",\"group\":\"g\",\"language\":\"en\",\"question\":\"Q\","
+                   "\"context\":\"C\"}\n",
+                   "{\"item\":\"x\",\"model\":\"SECRETM\",\"answer\":\"A\"}\n"
+                   "{\"item\":\"y\",\"model\":\"SECRETM\",\"answer\":\"A\"}\n",
+                   ARB_PARSE,
+                   "i.jsonl:2: field \"group\": group \"g\" already has an item in language "
+                   "\"en\" (item \"x\" at i.jsonl:1); a group holds one item per language");
+    /* g and "g" + "e": a group name that ends like a language does not make another pair */
+    p.task = "generic";
+    arb_dataset *ds = arb_dataset_create();
+    static const char tricky[] =
+        "{\"id\":\"x\",\"group\":\"ge\",\"language\":\"n\",\"question\":\"Q\",\"reference\":\"R\"}\n"
+        "{\"id\":\"y\",\"group\":\"g\",\"language\":\"en\",\"question\":\"Q\",\"reference\":\"R\"}\n";
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "i.jsonl", tricky, strlen(tricky)), ARB_OK);
+    p.answer_from_reference = 1;
+    p.model = NULL;
+    p.dry_run = 1;
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, ds, &p, &st), ARB_OK);
+    assert_int_equal(st.planned, 2);
+    arb_dataset_destroy(ds);
+    p = params(f);
+    expect_refused(f, &p, "{\"id\":\"x\",\"language\":\"en\",\"question\":\"Q\"}\n", ok_answers,
+                   ARB_PARSE, "i.jsonl:1: missing field \"context\" (task qa needs \"question\" "
+                              "and \"context\")");
+    expect_refused(f, &p, "{\"id\":\"x\",\"language\":\"en\",\"question\":\"\",\"context\":\"C\"}\n",
+                   ok_answers, ARB_PARSE,
+                   "i.jsonl:1: empty field \"question\" (task qa needs \"question\" and "
+                   "\"context\")");
+    p.task = "summary";
+    expect_refused(f, &p, ok_items, ok_answers, ARB_PARSE,
+                   "i.jsonl:1: missing field \"document\" (task summary needs \"document\")");
+    p.task = "dialogue";
+    expect_refused(f, &p, ok_items, ok_answers, ARB_PARSE,
+                   "i.jsonl:1: missing field \"dialog\" (task dialogue needs \"dialog\")");
+    p = params(f);
+    expect_refused(f, &p, "{\"id\":\"x\",\"question\":\"Q\",\"context\":\"C\"}\n", ok_answers,
+                   ARB_PARSE, "i.jsonl:1: missing field \"language\" (a pointwise prompt names "
+                              "the evaluation language)");
+    expect_refused(f, &p, ok_items, NULL, ARB_PARSE,
+                   "no answers from model \"SECRETM\" in the answers file");
+    expect_refused(f, &p,
+                   "{\"id\":\"x\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+                   "{\"id\":\"y\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n",
+                   ok_answers, ARB_PARSE, "i.jsonl:2: model \"SECRETM\" has no answer to item \"y\"");
+    p.task = "poetry";
+    expect_refused(f, &p, ok_items, ok_answers, ARB_INVALID,
+                   "unknown task \"poetry\" (known: qa, math, translation, summary, dialogue, "
+                   "generic)");
+    p = params(f);
+    p.rubric = "strict";
+    expect_refused(f, &p, ok_items, ok_answers, ARB_INVALID,
+                   "unknown rubric \"strict\" (known: general, specific)");
+    p = params(f);
+    p.answer_from_reference = 1;
+    expect_refused(f, &p, ok_items, ok_answers, ARB_INVALID,
+                   "give either a model whose answers are judged or answers from the reference, "
+                   "not both");
+    p = params(f);
+    p.model = "reference";
+    expect_refused(f, &p, ok_items, ok_answers, ARB_INVALID,
+                   "the model name \"reference\" is kept for the items' references");
+    p = params(f);
+    p.template_name = "II";
+    expect_refused(f, &p, ok_items, ok_answers, ARB_INVALID,
+                   "template II has no {answer}: a pointwise template shows the answer judged");
+    p = params(f);
+    p.n_judges = 2;
+    f->judges[1].name = "j1";
+    expect_refused(f, &p, ok_items, ok_answers, ARB_INVALID, "two judges are named \"j1\"");
+    p.n_judges = 0;
+    expect_refused(f, &p, ok_items, ok_answers, ARB_INVALID, "no judge given");
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls"), 0);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from runs"), 0);
+}
+
+/* A user template: {answer} and the pointwise placeholders render; a pair placeholder is
+** refused; the rows carry the file's name as template. */
+static void user_template(void **state)
+{
+    fixture *f = *state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/mine.txt", f->dir);
+    static const char tpl[] = "Task {task} in {language}:\n{task_input}\n[ANSWER START]\n{answer}\n"
+                              "[ANSWER END]\nReply <answer>N</answer> with N from 1 to 5.";
+    assert_int_equal(arb_test_write_file(path, tpl, strlen(tpl)), 0);
+    arb_grade_params p = params(f);
+    p.template_name = path;
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls where request like "
+                                                  "'%Task qa in hi:\\nTask: answer%'"),
+                     1);
+    char sql[256];
+    snprintf(sql, sizeof sql, "select count(*) from pointwise where template_name = '%s'", path);
+    assert_int_equal(arb_test_query_int(f->store, sql), 3);
+    static const char pair[] = "{question} [ANSWER START]\n{answer}\n[ANSWER END] {answer1}";
+    assert_int_equal(arb_test_write_file(path, pair, strlen(pair)), 0);
+    assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "uses {answer1}"));
+}
+
+static void group_coverage(void **state)
+{
+    (void)state;
+    static const char items[] =
+        "{\"id\":\"1\",\"group\":\"a\",\"language\":\"en\"}\n"
+        "{\"id\":\"2\",\"group\":\"a\",\"language\":\"ar\"}\n"
+        "{\"id\":\"3\",\"group\":\"a\",\"language\":\"zh\"}\n"
+        "{\"id\":\"4\",\"group\":\"b\",\"language\":\"en\"}\n"
+        "{\"id\":\"5\",\"group\":\"b\",\"language\":\"en\"}\n" /* a duplicate counts once */
+        "{\"id\":\"6\",\"group\":\"c\",\"language\":\"ar\"}\n"
+        "{\"id\":\"7\",\"language\":\"en\"}\n"
+        "{\"id\":\"8\",\"group\":\"d\"}\n";
+    arb_dataset *ds = arb_dataset_create();
+    arb_group_coverage c = arb_dataset_group_coverage(ds);
+    assert_int_equal(c.n_groups + c.n_languages + c.n_incomplete + c.n_ungrouped, 0);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "i.jsonl", items, strlen(items)), ARB_OK);
+    c = arb_dataset_group_coverage(ds);
+    assert_int_equal(c.n_groups, 3);     /* d has no language */
+    assert_int_equal(c.n_languages, 3);  /* en, ar, zh */
+    assert_int_equal(c.n_incomplete, 2); /* b (en only), c (ar only) */
+    assert_int_equal(c.n_ungrouped, 1);
+    arb_dataset_destroy(ds);
+}
+
+/* The export: one JSON line per judgment with the contract's keys, value null for E. */
+static void export_pointwise(void **state)
+{
+    fixture *f = *state;
+    arb_grade_params p = params(f);
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_int_equal(arb_store_export(f->store, "pointwise", out), ARB_OK);
+    fclose(out);
+    const char *first = buf, *nl = strchr(buf, '\n');
+    assert_non_null(nl);
+    json_t *row = json_loadb(first, (size_t)(nl - first), 0, NULL);
+    assert_non_null(row);
+    static const char *const keys[] = {"judge", "item", "model", "language", "group", "kind",
+                                       "task", "template", "rep", "value", "reason", "content",
+                                       "error", "prompt_tokens", "completion_tokens",
+                                       "latency_ms", "attempts"};
+    assert_int_equal(json_object_size(row), sizeof keys / sizeof *keys);
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        assert_non_null(json_object_get(row, keys[k]));
+    /* ordered by group then language: a-en (5) first */
+    assert_string_equal(json_string_value(json_object_get(row, "item")), "a-en");
+    assert_int_equal(json_integer_value(json_object_get(row, "value")), 5);
+    assert_true(json_is_null(json_object_get(row, "reason")));
+    assert_string_equal(json_string_value(json_object_get(row, "group")), "a");
+    json_decref(row);
+    int lines = 0, nulls = 0;
+    for (const char *c = buf; *c; c++) lines += *c == '\n';
+    for (const char *c = buf; (c = strstr(c, "\"value\":null")); c++) nulls++;
+    assert_int_equal(lines, 3);
+    assert_int_equal(nulls, 2);
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(template_names),
+        cmocka_unit_test(group_coverage),
+        cmocka_unit_test_setup_teardown(checks_before_any_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(run_values_and_rerun, setup, teardown),
+        cmocka_unit_test_setup_teardown(judges_reps_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(user_template, setup, teardown),
+        cmocka_unit_test_setup_teardown(export_pointwise, setup, teardown),
+    };
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
