@@ -318,14 +318,16 @@ ARB_API void arb_sbs_metrics_compute(const arb_sbs_pair *pairs, size_t n, arb_sb
 /* Grouping of audit rows: a row pools every judgment pair whose keys in the mask agree.
 ** ARB_BY_JUDGE is always implied. The default (ARB_BY_COMPARISON) is one row per experimental
 ** set-up; `--by task` is ARB_BY_JUDGE | ARB_BY_TASK, `--by candidate` ARB_BY_JUDGE |
-** ARB_BY_CANDIDATE. task = the item's category. */
+** ARB_BY_CANDIDATE. task = the item's category; language = the item's language (METHODS §2,
+** §8: items without one form a group of their own, language ""). */
 enum {
     ARB_BY_JUDGE = 1,
     ARB_BY_CANDIDATE = 2,
     ARB_BY_BASELINE = 4,
     ARB_BY_TEMPLATE = 8,
     ARB_BY_OPTIONS = 16,
-    ARB_BY_TASK = 32
+    ARB_BY_TASK = 32,
+    ARB_BY_LANGUAGE = 64
 };
 #define ARB_BY_COMPARISON (ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_BASELINE | ARB_BY_TEMPLATE | ARB_BY_OPTIONS)
 
@@ -434,6 +436,7 @@ typedef struct arb_audit_row {
     const char *template_name; /* NULL when pooled */
     int options;               /* 0 when pooled */
     const char *task;          /* item category; NULL unless grouped by task ("" = none) */
+    const char *language;      /* item language; NULL unless grouped by language ("" = none) */
     arb_audit_metrics m;
 } arb_audit_row;
 
@@ -449,6 +452,15 @@ typedef struct arb_audit_params {
                                 the rows, or compute them themselves) */
     unsigned protocols;      /* which judgments: ARB_AUDIT_SBS (default) and/or
                                 ARB_AUDIT_TOURNAMENT */
+    const char *const *ensemble; /* NULL (default), or 2..64 distinct judge names in priority
+                                order: their majority vote is audited as one more judge named
+                                "ensemble(j1,j2,...)". Per (protocol, item, candidate, baseline,
+                                template, option mode, order, repetition) that every member
+                                judged, the position verdict most members gave (E not counted);
+                                a tie goes to the tied verdict of the earliest member; E only
+                                when every member said E. An instance some member lacks is
+                                left out (METHODS §8 ensemble, applied to §2 verdicts). */
+    size_t n_ensemble;
 } arb_audit_params;
 
 ARB_API arb_audit_params arb_audit_default_params(void);

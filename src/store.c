@@ -1228,7 +1228,8 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
         "       p.position_verdict, length(i.question), length(ac.answer), length(ab.answer),\n"
         "       (SELECT total(length(json_extract(m.value, '$.content')))\n"
         "          FROM calls c, json_each(c.request, '$.messages') m\n"
-        "         WHERE c.id = p.call_id AND json_valid(c.request))\n"
+        "         WHERE c.id = p.call_id AND json_valid(c.request)),\n"
+        "       coalesce(i.language, '')\n"
         "  FROM pairwise p JOIN items i ON i.id = p.item_id\n"
         "  LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate\n"
         "  LEFT JOIN answers ab ON ab.item_id = p.item_id AND ab.model = p.baseline\n"
@@ -1264,9 +1265,10 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
             .len_candidate = column_length(q, 14),
             .len_baseline = column_length(q, 15),
             .len_prompt = prompt > 0 ? prompt : NAN, /* total() is 0.0 when nothing was sent */
+            .language = (const char *)sqlite3_column_text(q, 17),
         };
         if (!j.protocol || !j.judge_name || !j.candidate || !j.baseline || !j.template_name ||
-            !j.item_id || !j.category) {
+            !j.item_id || !j.category || !j.language) {
             st = arb__store_fail(s, ARB_NOMEM, "audit: out of memory");
             break;
         }
