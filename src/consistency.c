@@ -1018,16 +1018,18 @@ static int put_ensemble_text(arb__buf *b, const arb_consistency *c)
     for (size_t m = 0; m < n; m++)
         if (arb__buf_puts(b, m ? ", " : " ") || arb__buf_put_safe(b, c->ensemble_names[m]))
             return -1;
-    if (arb__buf_puts(b, " per item and language (repetition 0), a tie to the earliest judge "
-                         "named;\nonly instances every member judged validly; Min = lowest "
-                         "member \xce\xba, Ens = \xce\xba of the vote, \xce\x94 = Ens - Min\n"))
+    if (arb__buf_puts(b, " per item and language (repetition 0),\na tie to the earliest judge "
+                         "named; only instances (voted) every member judged validly;\nMin = "
+                         "lowest member \xce\xba, Ens = \xce\xba of the vote, \xce\x94 = Ens - "
+                         "Min; groups = the vote's groups in Fleiss' \xce\xba\n"))
         return -1;
     if (c->n_ens == 0)
         return arb__buf_puts(b, "  no task, mode and template was judged by every member\n");
     int ci = c->params.bootstrap > 0;
     if (arb__buf_printf(b, "  %-14s%-7s%9s%9s", "task", "mode", "Min", "Ens") ||
         (ci && arb__buf_printf(b, "%18s", "")) ||
-        arb__buf_printf(b, "%9s%8s%8s%7s  template\n", "\xce\x94", "groups", "voted", "ties"))
+        arb__buf_printf(b, "%10s%8s%8s%10s%6s  template\n", "\xce\x94", "groups", "voted",
+                        "left out", "ties"))
         return -1;
     for (size_t i = 0; i < c->n_ens; i++) {
         const arb_consistency_ensemble *e = &c->ens[i];
@@ -1036,9 +1038,9 @@ static int put_ensemble_text(arb__buf *b, const arb_consistency *c)
             arb__buf_printf(b, "%-7s", e->mode) || put_num(b, e->min, NUM_SIGNED, 9) ||
             put_num(b, e->ens, NUM_SIGNED, 9) || (ci && put_ci(b, e->ens_ci, NUM_SIGNED)) ||
             put_num(b, e->delta, NUM_SIGNED, 9) ||
-            arb__buf_printf(b, "%8zu%8zu%7zu  ", e->n_groups, e->n_instances, e->n_ties) ||
-            arb__buf_put_safe(b, e->template_name) ||
-            arb__buf_printf(b, " (%zu instances left out)\n", e->n_instances_left_out))
+            arb__buf_printf(b, "%8zu%8zu%10zu%6zu  ", e->n_groups, e->n_instances,
+                            e->n_instances_left_out, e->n_ties) ||
+            arb__buf_put_safe(b, e->template_name) || arb__buf_puts(b, "\n"))
             return -1;
     }
     return 0;

@@ -83,7 +83,7 @@ static unsigned parse_by(const char *text)
                                      {"language", ARB_BY_LANGUAGE},
                                      {"comparison", ARB_BY_COMPARISON}};
     return parse_names(text, keys, sizeof keys / sizeof *keys, ARB_BY_JUDGE, "--by",
-                       "judge, task, language, candidate, baseline, template, options or "
+                       "judge, task, candidate, baseline, template, options, language or "
                        "comparison (comma-separated)");
 }
 
