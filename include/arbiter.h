@@ -408,14 +408,16 @@ ARB_API void arb_sbs_metrics_compute(const arb_sbs_pair *pairs, size_t n, arb_sb
 /* Grouping of audit rows: a row pools every judgment pair whose keys in the mask agree.
 ** ARB_BY_JUDGE is always implied. The default (ARB_BY_COMPARISON) is one row per experimental
 ** set-up; `--by task` is ARB_BY_JUDGE | ARB_BY_TASK, `--by candidate` ARB_BY_JUDGE |
-** ARB_BY_CANDIDATE. task = the item's category. */
+** ARB_BY_CANDIDATE. task = the item's category; language = the item's language (METHODS §2,
+** §8: items without one form a group of their own, language ""). */
 enum {
     ARB_BY_JUDGE = 1,
     ARB_BY_CANDIDATE = 2,
     ARB_BY_BASELINE = 4,
     ARB_BY_TEMPLATE = 8,
     ARB_BY_OPTIONS = 16,
-    ARB_BY_TASK = 32
+    ARB_BY_TASK = 32,
+    ARB_BY_LANGUAGE = 64
 };
 #define ARB_BY_COMPARISON (ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_BASELINE | ARB_BY_TEMPLATE | ARB_BY_OPTIONS)
 
@@ -524,6 +526,7 @@ typedef struct arb_audit_row {
     const char *template_name; /* NULL when pooled */
     int options;               /* 0 when pooled */
     const char *task;          /* item category; NULL unless grouped by task ("" = none) */
+    const char *language;      /* item language; NULL unless grouped by language ("" = none) */
     arb_audit_metrics m;
 } arb_audit_row;
 
@@ -539,6 +542,15 @@ typedef struct arb_audit_params {
                                 the rows, or compute them themselves) */
     unsigned protocols;      /* which judgments: ARB_AUDIT_SBS (default) and/or
                                 ARB_AUDIT_TOURNAMENT */
+    const char *const *ensemble; /* NULL (default), or 2..64 distinct judge names in priority
+                                order: their majority vote is audited as one more judge named
+                                "ensemble(j1,j2,...)". Per (protocol, item, candidate, baseline,
+                                template, option mode, order, repetition) that every member
+                                judged, the position verdict most members gave (E not counted);
+                                a tie goes to the tied verdict of the earliest member; E only
+                                when every member said E. An instance some member lacks is
+                                left out (METHODS §8 ensemble, applied to §2 verdicts). */
+    size_t n_ensemble;
 } arb_audit_params;
 
 ARB_API arb_audit_params arb_audit_default_params(void);
@@ -604,6 +616,135 @@ ARB_API double arb_agreement_value(const arb_agreement *ag, size_t i, size_t j,
                                    int ties_included, size_t *n_common);
 ARB_API char *arb_agreement_to_text(const arb_agreement *ag);
 ARB_API char *arb_agreement_to_json(const arb_agreement *ag);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Cross-language consistency of pointwise judgments (METHODS §8).                            */
+/* One row per judge x template x mode (yesno or grade) x task. Every language of the row is a
+** rater: Fleiss' kappa is measured over the row's parallel groups, a group being the items
+** that share a `group` id as judged for one answering model (with --answer-from reference
+** there is one model, so groups are parallel groups). Choices, documented in README:
+**   - "every language" is the set of languages seen in the row; a group enters Fleiss' kappa
+**     only when each of them has a valid value there. E (no valid verdict) is not a category a
+**     rater can choose, so a group with an E in some language is left out, and counted apart
+**     (n_groups_with_error) from groups missing a language;
+**   - only repetition 0 is used (later repetitions are counted in n_other_reps);
+**   - accuracy (yes/no: share judged correct) and mean grade are over the valid judgments,
+**     the E rate beside them over all;
+**   - a language's rater is the evaluation language stored with the judgment (the item's own
+**     language when none was stored); items without a group are groups of their own;
+**   - Fleiss' and Cohen's kappa need at least 2 groups: one group's kappa says nothing (NAN);
+**   - bootstrap intervals resample parallel groups (all answering models of a group together)
+**     with arb_stat_bootstrap's MT19937 and the given seed: the same seed, the same intervals. */
+
+typedef struct arb_consistency_params {
+    const char *reference_language; /* Cohen's kappa of each language against it (default "en") */
+    const char *const *ensemble;    /* judges of the majority-vote ensemble, in priority order
+                                       (a tie goes to the earliest); NULL: none; at least 2
+                                       distinct names, each with pointwise judgments */
+    size_t n_ensemble;
+    size_t bootstrap;               /* resamples of parallel groups; 0 = no intervals (default) */
+    unsigned long long seed;        /* bootstrap seed (default 20261123) */
+    double ci_level;                /* default 0.95 */
+} arb_consistency_params;
+
+ARB_API arb_consistency_params arb_consistency_default_params(void);
+
+/* One language of a row. Intervals are {lo, hi}, NAN unless bootstrapped and defined. */
+typedef struct arb_consistency_language {
+    const char *language;            /* "" when neither the judgment nor the item names one */
+    size_t n;                        /* judgments (repetition 0), E included */
+    size_t n_errors;                 /* of which E */
+    double accuracy;                 /* yesno: share of valid judgments saying correct; NAN for grade */
+    double mean_grade;               /* grade: mean of the valid grades; NAN for yesno */
+    double error_rate;               /* n_errors / n */
+    double cohen_kappa_vs_reference; /* vs the reference language over the groups valid in both;
+                                        NAN for the reference itself, when the row lacks it, under
+                                        2 such groups, or when undefined (p_e = 1) */
+    size_t n_vs_reference;           /* those groups */
+    double score_ci[2];              /* interval of accuracy or mean_grade */
+    double kappa_ci[2];              /* interval of cohen_kappa_vs_reference */
+} arb_consistency_language;
+
+typedef struct arb_consistency_row {
+    const char *judge;
+    const char *template_name;
+    const char *mode;                 /* "yesno" or "grade" */
+    const char *task;
+    size_t n_languages;
+    const arb_consistency_language *languages; /* sorted by code (strcmp) */
+    size_t n_groups;                  /* groups valid in every language: Fleiss' items */
+    size_t n_groups_left_out;         /* the row's other groups */
+    size_t n_groups_with_error;       /* of those, left out for an E (the rest lack a language) */
+    size_t n_duplicates;              /* further judgments of one (group, model, language), unused */
+    size_t n_other_reps;              /* judgments of repetitions >= 1, unused */
+    double fleiss_kappa;              /* NAN under 2 languages or 2 groups, or when undefined */
+    double fleiss_kappa_ci[2];
+    double language_mean;             /* accuracy (or mean grade) averaged over the languages
+                                         that define it, unweighted: Spearman's x */
+} arb_consistency_row;
+
+/* Spearman's rho across judges, per task and mode: one point per (judge, template) row,
+** x = language_mean, y = fleiss_kappa; rows with either undefined are left out. */
+typedef struct arb_consistency_spearman {
+    const char *task, *mode;
+    size_t n_judges;                  /* points used */
+    double rho;                       /* NAN when n_judges < 3 or a series is constant */
+} arb_consistency_spearman;
+
+/* The yes/no - grade kappa gap of a judge on a task (the study's Figure 3). A yes/no row and a
+** grade row pair when their template names agree once the first "yesno" / "grade" in each is
+** ignored (pointwise-yesno-general-explain ~ pointwise-grade-general-explain), or when the
+** judge has exactly one row of each mode for the task. */
+typedef struct arb_consistency_mode_gap {
+    const char *judge, *task, *yesno_template, *grade_template;
+    double yesno_kappa, grade_kappa;
+    double gap;                       /* yesno_kappa - grade_kappa; NAN when either is */
+} arb_consistency_mode_gap;
+
+/* The majority-vote ensemble on one task, mode and template (every member judged with it).
+** Each (group, model, language) instance that every member judged validly (repetition 0) gets
+** the value most members gave; a tie goes to the tied value of the earliest member in the
+** priority order. Instances some member lacks or answered E are left out (counted). */
+typedef struct arb_consistency_ensemble {
+    const char *task, *mode, *template_name;
+    size_t n_members;
+    const char *const *members;       /* in priority order */
+    double min;                       /* the lowest member Fleiss kappa (their own rows); NAN
+                                         when some member's kappa is undefined */
+    const char *min_judge;            /* that member; NULL when min is NAN */
+    double ens;                       /* Fleiss kappa of the vote */
+    double ens_ci[2];
+    double delta;                     /* ens - min */
+    size_t n_groups, n_groups_left_out; /* of the vote, as for a row */
+    size_t n_instances;               /* instances voted */
+    size_t n_instances_left_out;      /* instances some member judged, not validly by all */
+    size_t n_ties;                    /* votes decided by the priority order */
+} arb_consistency_ensemble;
+
+typedef struct arb_consistency arb_consistency;
+
+/* Reads the store's pointwise judgments and computes the rows, Spearman's rho, the mode gaps
+** and the ensemble (params NULL: defaults). *out is owned by the caller
+** (arb_consistency_destroy); a store without pointwise judgments gives no rows. ARB_INVALID
+** (with the store's message) for bad params, e.g. an ensemble judge without judgments. */
+ARB_API arb_status arb_consistency_compute(arb_store *store, const arb_consistency_params *params,
+                                           arb_consistency **out);
+ARB_API void arb_consistency_destroy(arb_consistency *c);
+/* Counts and borrowed elements (NULL when out of range). */
+ARB_API size_t arb_consistency_count(const arb_consistency *c);
+ARB_API const arb_consistency_row *arb_consistency_row_at(const arb_consistency *c, size_t i);
+ARB_API size_t arb_consistency_spearman_count(const arb_consistency *c);
+ARB_API const arb_consistency_spearman *arb_consistency_spearman_at(const arb_consistency *c,
+                                                                    size_t i);
+ARB_API size_t arb_consistency_mode_gap_count(const arb_consistency *c);
+ARB_API const arb_consistency_mode_gap *arb_consistency_mode_gap_at(const arb_consistency *c,
+                                                                    size_t i);
+ARB_API size_t arb_consistency_ensemble_count(const arb_consistency *c);
+ARB_API const arb_consistency_ensemble *arb_consistency_ensemble_at(const arb_consistency *c,
+                                                                    size_t i);
+/* Renders as text tables or JSON (keys in README; undefined values are null). Caller frees. */
+ARB_API char *arb_consistency_to_text(const arb_consistency *c);
+ARB_API char *arb_consistency_to_json(const arb_consistency *c);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Factor analysis (METHODS §5): bidirectional stepwise linear regression with AIC.          */

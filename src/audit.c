@@ -32,11 +32,17 @@ typedef struct audit_cmp {
     int options;
 } audit_cmp;
 
+/* Distinct names (tasks, languages) numbered in order of appearance. */
+typedef struct name_list {
+    char **v;
+    size_t n, cap;
+    size_t last; /* the last hit, tried first: rows of one name tend to come together */
+} name_list;
+
 typedef struct audit_data {
     audit_cmp *cmps;
     size_t n_cmps, cap_cmps;
-    char **tasks;
-    size_t n_tasks, cap_tasks;
+    name_list tasks, languages;
     arb__sbs_pair *pairs;
     size_t n_pairs, cap_pairs;
 } audit_data;
@@ -79,8 +85,10 @@ static void data_free(audit_data *d)
         free(d->cmps[i].template_name);
     }
     free(d->cmps);
-    for (size_t i = 0; i < d->n_tasks; i++) free(d->tasks[i]);
-    free(d->tasks);
+    for (size_t i = 0; i < d->tasks.n; i++) free(d->tasks.v[i]);
+    free(d->tasks.v);
+    for (size_t i = 0; i < d->languages.n; i++) free(d->languages.v[i]);
+    free(d->languages.v);
     for (size_t i = 0; i < d->n_pairs; i++) free((char *)d->pairs[i].item_id);
     free(d->pairs);
 }
@@ -112,22 +120,23 @@ static size_t cmp_index(audit_data *d, const arb__audit_judgment *j)
     return d->n_cmps - 1;
 }
 
-/* Index of a task name, appending it when new. Tasks are few; the last hit is tried first
-** because rows of one task tend to come together. SIZE_MAX when out of memory. */
-static size_t task_index(audit_data *d, const char *task, size_t *last)
+/* Index of a name (task, language) in l, appending it when new. Names are few. SIZE_MAX when
+** out of memory. */
+static size_t name_index(name_list *l, const char *name)
 {
-    if (*last < d->n_tasks && !strcmp(d->tasks[*last], task)) return *last;
-    for (size_t i = 0; i < d->n_tasks; i++)
-        if (!strcmp(d->tasks[i], task)) return *last = i;
-    if (arb__grow(&d->tasks, &d->cap_tasks, d->n_tasks + 1, sizeof *d->tasks)) return SIZE_MAX;
-    if (!(d->tasks[d->n_tasks] = arb__strdup(task))) return SIZE_MAX;
-    return *last = d->n_tasks++;
+    if (l->last < l->n && !strcmp(l->v[l->last], name)) return l->last;
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], name)) return l->last = i;
+    if (arb__grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) return SIZE_MAX;
+    if (!(l->v[l->n] = arb__strdup(name))) return SIZE_MAX;
+    return l->last = l->n++;
 }
 
-/* The loader's state between judgments: the pair being filled and its prompt lengths. */
+/* The loader's state between judgments: the pair being filled and its prompt lengths; the
+** ensemble members' judgments set aside for the vote. */
 typedef struct load_ctx {
     audit_data *d;
-    size_t last_task;
+    struct ens_votes *votes; /* NULL without an ensemble */
     double prompt_sum;
     int prompt_n;
     int nomem;
@@ -135,16 +144,20 @@ typedef struct load_ctx {
 
 /* Adds one stored judgment to its pair, opening a new pair for a new (comparison, item,
 ** repetition). Nonzero (out of memory) stops the walk. */
+static int ens_record(struct ens_votes *e, const arb__audit_judgment *j);
+
 static int on_judgment(void *ud, const arb__audit_judgment *j)
 {
     load_ctx *L = ud;
     audit_data *d = L->d;
+    if (L->votes && ens_record(L->votes, j)) goto nomem;
     size_t cmp = cmp_index(d, j);
     if (cmp == SIZE_MAX) goto nomem;
     arb__sbs_pair *p = d->n_pairs ? &d->pairs[d->n_pairs - 1] : NULL;
     if (!p || p->cmp != cmp || p->item != (uint32_t)j->item_rowid || p->rep != j->rep) {
-        size_t task = task_index(d, j->category, &L->last_task);
-        if (task == SIZE_MAX) goto nomem;
+        size_t task = name_index(&d->tasks, j->category);
+        size_t language = name_index(&d->languages, j->language);
+        if (task == SIZE_MAX || language == SIZE_MAX) goto nomem;
         if (arb__grow(&d->pairs, &d->cap_pairs, d->n_pairs + 1, sizeof *d->pairs)) goto nomem;
         p = &d->pairs[d->n_pairs];
         memset(p, 0, sizeof *p);
@@ -154,6 +167,7 @@ static int on_judgment(void *ud, const arb__audit_judgment *j)
         p->item = (uint32_t)j->item_rowid; /* items.rowid: one per item id */
         p->seq = j->item_seq;
         p->task = (uint32_t)task;
+        p->language = (uint32_t)language;
         p->rep = j->rep;
         p->len[ARB_LEN_QUESTION] = j->len_question;
         p->len[ARB_LEN_CANDIDATE] = j->len_candidate;
@@ -177,11 +191,192 @@ nomem:
     return 1;
 }
 
-static arb_status load_pairs(arb_store *s, unsigned protocols, audit_data *d)
+/* ---- the ensemble's vote (METHODS §8's ensemble on §2 position verdicts) ------------------- */
+
+/* One member judgment set aside for the vote; strings are indices into ens_votes.strs. */
+typedef struct ens_judgment {
+    uint32_t protocol, candidate, baseline, template_name, item_id, category, language;
+    uint32_t member;
+    int options, rep, order;
+    char verdict;
+    long long item_rowid, item_seq;
+    double len_question, len_candidate, len_baseline, len_prompt;
+} ens_judgment;
+
+typedef struct ens_votes {
+    const char *const *members; /* priority order */
+    size_t n_members;
+    char *judge_name;           /* "ensemble(j1,j2,...)" */
+    size_t *n_seen;             /* judgments per member */
+    int name_taken;             /* a stored judge already has judge_name */
+    arb__strtab strs;
+    ens_judgment *v;
+    size_t n, cap;
+} ens_votes;
+
+/* Sets aside j when its judge is a member. 0, or -1 when out of memory. */
+static int ens_record(ens_votes *e, const arb__audit_judgment *j)
 {
-    load_ctx L = {d, 0, 0, 0, 0};
-    arb_status st = arb__store_judgments_for_audit(s, protocols, on_judgment, &L);
-    if (st == ARB_OK && L.nomem) st = arb__store_fail(s, ARB_NOMEM, "audit: out of memory");
+    if (!strcmp(j->judge_name, e->judge_name)) e->name_taken = 1;
+    size_t m = 0;
+    while (m < e->n_members && strcmp(e->members[m], j->judge_name)) m++;
+    if (m == e->n_members) return 0;
+    e->n_seen[m]++;
+    if (arb__grow(&e->v, &e->cap, e->n + 1, sizeof *e->v)) return -1;
+    ens_judgment *x = &e->v[e->n];
+    const char *strs[7] = {j->protocol, j->candidate,  j->baseline, j->template_name,
+                           j->item_id,  j->category, j->language};
+    uint32_t *ids[7] = {&x->protocol, &x->candidate, &x->baseline, &x->template_name,
+                        &x->item_id,  &x->category,  &x->language};
+    for (int k = 0; k < 7; k++)
+        if ((*ids[k] = arb__strtab_intern(&e->strs, strs[k])) == UINT32_MAX) return -1;
+    x->member = (uint32_t)m;
+    x->options = j->options;
+    x->rep = j->rep;
+    x->order = j->order;
+    x->verdict = j->position_verdict;
+    x->item_rowid = j->item_rowid;
+    x->item_seq = j->item_seq;
+    x->len_question = j->len_question;
+    x->len_candidate = j->len_candidate;
+    x->len_baseline = j->len_baseline;
+    x->len_prompt = j->len_prompt;
+    e->n++;
+    return 0;
+}
+
+/* Orders by instance (comparison, benchmark order, item, repetition, order), then member. */
+static int ens_cmp_instance(const ens_judgment *a, const ens_judgment *b)
+{
+    const uint32_t ka[4] = {a->protocol, a->candidate, a->baseline, a->template_name};
+    const uint32_t kb[4] = {b->protocol, b->candidate, b->baseline, b->template_name};
+    for (int k = 0; k < 4; k++)
+        if (ka[k] != kb[k]) return ka[k] < kb[k] ? -1 : 1;
+    const long long la[5] = {a->options, a->item_seq, a->item_rowid, a->rep, a->order};
+    const long long lb[5] = {b->options, b->item_seq, b->item_rowid, b->rep, b->order};
+    for (int k = 0; k < 5; k++)
+        if (la[k] != lb[k]) return la[k] < lb[k] ? -1 : 1;
+    return 0;
+}
+
+static int ens_cmp(const void *x, const void *y)
+{
+    const ens_judgment *a = x, *b = y;
+    int c = ens_cmp_instance(a, b);
+    return c ? c : (a->member > b->member) - (a->member < b->member);
+}
+
+/* The vote of the members' position verdicts (priority order): the verdict A..D most members
+** gave, E not counted; a tie goes to the tied verdict of the earliest member; E when every
+** member said E. */
+char arb__audit_vote(const char *verdicts, size_t n)
+{
+    size_t count[4] = {0, 0, 0, 0}, top = 0;
+    for (size_t i = 0; i < n; i++)
+        if (verdicts[i] >= 'A' && verdicts[i] <= 'D' && ++count[verdicts[i] - 'A'] > top)
+            top = count[verdicts[i] - 'A'];
+    for (size_t i = 0; top > 0 && i < n; i++)
+        if (verdicts[i] >= 'A' && verdicts[i] <= 'D' && count[verdicts[i] - 'A'] == top)
+            return verdicts[i];
+    return 'E';
+}
+
+/* Adds the ensemble's judgments, one per instance every member judged, after the stored ones
+** (its judge name sorts its comparisons apart). Nonzero when out of memory. */
+static int ens_feed(load_ctx *L, ens_votes *e)
+{
+    char verdicts[64];
+    qsort(e->v, e->n, sizeof *e->v, ens_cmp);
+    for (size_t i = 0, j; i < e->n; i = j) {
+        j = i + 1;
+        while (j < e->n && ens_cmp_instance(&e->v[i], &e->v[j]) == 0) j++;
+        if (j - i != e->n_members) continue; /* a member lacks the instance: left out */
+        double prompt_sum = 0;
+        int prompt_n = 0;
+        for (size_t k = i; k < j; k++) {
+            verdicts[e->v[k].member] = e->v[k].verdict;
+            if (!isnan(e->v[k].len_prompt)) {
+                prompt_sum += e->v[k].len_prompt;
+                prompt_n++;
+            }
+        }
+        const ens_judgment *x = &e->v[i];
+        char *const *names = e->strs.names;
+        arb__audit_judgment vote = {
+            .protocol = names[x->protocol], .judge_name = e->judge_name,
+            .candidate = names[x->candidate], .baseline = names[x->baseline],
+            .template_name = names[x->template_name], .options = x->options,
+            .item_id = names[x->item_id], .item_rowid = x->item_rowid, .item_seq = x->item_seq,
+            .category = names[x->category], .language = names[x->language], .rep = x->rep,
+            .order = x->order, .position_verdict = arb__audit_vote(verdicts, e->n_members),
+            .len_question = x->len_question, .len_candidate = x->len_candidate,
+            .len_baseline = x->len_baseline,
+            .len_prompt = prompt_n ? prompt_sum / prompt_n : NAN, /* the members' mean */
+        };
+        if (on_judgment(L, &vote)) return 1;
+    }
+    return 0;
+}
+
+static void ens_free(ens_votes *e)
+{
+    free(e->judge_name);
+    free(e->n_seen);
+    arb__strtab_free(&e->strs);
+    free(e->v);
+}
+
+/* "ensemble(j1,j2,...)" for the members, or NULL when out of memory. */
+static char *ens_name(const char *const *members, size_t n)
+{
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    int bad = arb__buf_puts(&b, "ensemble(");
+    for (size_t i = 0; i < n && !bad; i++)
+        bad = (i && arb__buf_puts(&b, ",")) || arb__buf_puts(&b, members[i]);
+    if (bad || arb__buf_puts(&b, ")")) {
+        arb__buf_free(&b);
+        return NULL;
+    }
+    return arb__buf_steal(&b);
+}
+
+static arb_status load_pairs(arb_store *s, const arb_audit_params *p, audit_data *d)
+{
+    ens_votes votes;
+    memset(&votes, 0, sizeof votes);
+    load_ctx L = {d, NULL, 0, 0, 0};
+    arb_status st = ARB_OK;
+    if (p->n_ensemble) {
+        votes.members = p->ensemble;
+        votes.n_members = p->n_ensemble;
+        votes.judge_name = ens_name(p->ensemble, p->n_ensemble);
+        votes.n_seen = calloc(p->n_ensemble, sizeof *votes.n_seen);
+        if (!votes.judge_name || !votes.n_seen) goto nomem;
+        L.votes = &votes;
+    }
+    st = arb__store_judgments_for_audit(s, p->protocols, on_judgment, &L);
+    if (st) goto done;
+    if (L.nomem) goto nomem;
+    if (!L.votes) goto done;
+    for (size_t m = 0; m < votes.n_members; m++)
+        if (votes.n_seen[m] == 0) {
+            st = arb__store_fail(s, ARB_INVALID, "audit: ensemble judge \"%s\" has no judgments "
+                                                 "among those audited", votes.members[m]);
+            goto done;
+        }
+    if (votes.name_taken) {
+        st = arb__store_fail(s, ARB_INVALID, "audit: a stored judge is already named \"%s\"",
+                             votes.judge_name);
+        goto done;
+    }
+    L.votes = NULL;
+    if (ens_feed(&L, &votes)) goto nomem;
+    goto done;
+nomem:
+    st = arb__store_fail(s, ARB_NOMEM, "audit: out of memory");
+done:
+    ens_free(&votes);
     return st;
 }
 
@@ -286,7 +481,9 @@ static int group_key_cmp(const arb__sbs_pair *a, const arb__sbs_pair *b)
     if ((by & ARB_BY_TEMPLATE) && (c = strcmp(x->template_name, y->template_name))) return c;
     if ((by & ARB_BY_OPTIONS) && x->options != y->options) return x->options < y->options ? -1 : 1;
     if ((by & ARB_BY_TASK) && a->task != b->task)
-        return strcmp(sort_ctx.d->tasks[a->task], sort_ctx.d->tasks[b->task]);
+        return strcmp(sort_ctx.d->tasks.v[a->task], sort_ctx.d->tasks.v[b->task]);
+    if ((by & ARB_BY_LANGUAGE) && a->language != b->language)
+        return strcmp(sort_ctx.d->languages.v[a->language], sort_ctx.d->languages.v[b->language]);
     return 0;
 }
 
@@ -445,6 +642,7 @@ static void row_free(arb_audit_row *r)
     free((char *)r->baseline);
     free((char *)r->template_name);
     free((char *)r->task);
+    free((char *)r->language);
 }
 
 /* Frees the audit and every string in it. Accepts NULL. */
@@ -478,17 +676,19 @@ static int row_names(arb_audit_row *r, const audit_data *d, const arb__sbs_pair 
     if (by & ARB_BY_BASELINE) r->baseline = arb__strdup(c->baseline);
     if (by & ARB_BY_TEMPLATE) r->template_name = arb__strdup(c->template_name);
     if (by & ARB_BY_OPTIONS) r->options = c->options;
-    if (by & ARB_BY_TASK) r->task = arb__strdup(d->tasks[p->task]);
+    if (by & ARB_BY_TASK) r->task = arb__strdup(d->tasks.v[p->task]);
+    if (by & ARB_BY_LANGUAGE) r->language = arb__strdup(d->languages.v[p->language]);
     if (!r->judge || !r->protocol || ((by & ARB_BY_CANDIDATE) && !r->candidate) ||
         ((by & ARB_BY_BASELINE) && !r->baseline) ||
-        ((by & ARB_BY_TEMPLATE) && !r->template_name) || ((by & ARB_BY_TASK) && !r->task))
+        ((by & ARB_BY_TEMPLATE) && !r->template_name) || ((by & ARB_BY_TASK) && !r->task) ||
+        ((by & ARB_BY_LANGUAGE) && !r->language))
         return -1;
     return 0;
 }
 
 static arb_status check_params(arb_store *s, const arb_audit_params *p)
 {
-    if (p->by & ~(unsigned)(ARB_BY_COMPARISON | ARB_BY_TASK))
+    if (p->by & ~(unsigned)(ARB_BY_COMPARISON | ARB_BY_TASK | ARB_BY_LANGUAGE))
         return arb__store_fail(s, ARB_INVALID, "audit: unknown grouping bits 0x%x", p->by);
     if (!(p->ci_level > 0 && p->ci_level < 1))
         return arb__store_fail(s, ARB_INVALID, "audit: the interval level must be in (0, 1), got %g",
@@ -501,6 +701,18 @@ static arb_status check_params(arb_store *s, const arb_audit_params *p)
     if (p->bootstrap > 1000000)
         return arb__store_fail(s, ARB_INVALID, "audit: at most 1000000 bootstrap resamples, got %zu",
                                p->bootstrap);
+    if (p->n_ensemble == 0) return ARB_OK;
+    if (p->n_ensemble < 2 || p->n_ensemble > 64 || !p->ensemble)
+        return arb__store_fail(s, ARB_INVALID, "audit: an ensemble needs 2 to 64 judges, got %zu",
+                               p->n_ensemble);
+    for (size_t i = 0; i < p->n_ensemble; i++) {
+        if (!p->ensemble[i] || !p->ensemble[i][0])
+            return arb__store_fail(s, ARB_INVALID, "audit: ensemble judge %zu has no name", i + 1);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(p->ensemble[i], p->ensemble[j]))
+                return arb__store_fail(s, ARB_INVALID, "audit: ensemble judge \"%s\" is named twice",
+                                       p->ensemble[i]);
+    }
     return ARB_OK;
 }
 
@@ -526,7 +738,8 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         goto done;
     }
     audit->params = p;
-    if ((st = load_pairs(store, p.protocols, &d)) || (st = attach_labels(store, &d))) goto done;
+    audit->params.ensemble = NULL; /* the caller's; the ensemble row's judge name says it */
+    if ((st = load_pairs(store, &p, &d)) || (st = attach_labels(store, &d))) goto done;
 
     refs = malloc((d.n_pairs ? d.n_pairs : 1) * sizeof *refs);
     if (!refs) goto nomem;

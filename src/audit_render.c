@@ -120,6 +120,9 @@ static int put_title(arb__buf *b, const arb_audit_row *r)
     if (r->task && (arb__buf_puts(b, " \xc2\xb7 task ") ||
                     arb__buf_put_safe(b, r->task[0] ? r->task : "(none)")))
         return -1;
+    if (r->language && (arb__buf_puts(b, " \xc2\xb7 language ") ||
+                        arb__buf_put_safe(b, r->language[0] ? r->language : "(none)")))
+        return -1;
     if (!r->candidate && arb__buf_puts(b, " \xc2\xb7 all candidates")) return -1;
     if (is_tournament(r))
         return arb__buf_puts(b, " \xc2\xb7 tournament\n  tournament pair: candidate = the model "
@@ -221,6 +224,11 @@ static int put_row_text(arb__buf *b, const arb_audit_row *r, const arb_audit_par
     double level = params->ci_level;
     const arb_audit_metrics *m = &r->m;
     if (put_title(b, r)) return -1;
+    if (params->n_ensemble && !strncmp(r->judge, "ensemble(", 9) &&
+        arb__buf_puts(b, "  majority vote of the members' position verdicts on each instance "
+                         "every member judged (E not\n  counted; a tie goes to the member named "
+                         "first; E only when every member said E)\n\n"))
+        return -1;
     /* §2.2 verdict shares per run and averaged */
     if (arb__buf_printf(b, "  %-6s%8s%8s%8s%8s%8s\n", "", "a", "b", "c", "d", "e") ||
         put_shares_line(b, "run 0", &m->run0) || put_shares_line(b, "run 1", &m->run1) ||
@@ -422,6 +430,7 @@ static json_t *json_row(const arb_audit_row *r, int with_ci)
         arb__json_set(o, "template", json_name_or_null(r->template_name)) ||
         arb__json_set(o, "options", r->options ? json_integer(r->options) : json_null()) ||
         arb__json_set(o, "task", json_name_or_null(r->task)) ||
+        arb__json_set(o, "language", json_name_or_null(r->language)) ||
         arb__json_set(o, "n_items", json_integer((json_int_t)m->n_items)) ||
         arb__json_set(o, "n_pairs", json_integer((json_int_t)m->n_pairs)) ||
         arb__json_set(o, "n_valid_pairs", json_integer((json_int_t)m->n_valid_pairs)) ||
@@ -470,7 +479,8 @@ static json_t *json_by(unsigned by)
         const char *name;
     } keys[] = {{ARB_BY_JUDGE, "judge"},       {ARB_BY_CANDIDATE, "candidate"},
                 {ARB_BY_BASELINE, "baseline"}, {ARB_BY_TEMPLATE, "template"},
-                {ARB_BY_OPTIONS, "options"},   {ARB_BY_TASK, "task"}};
+                {ARB_BY_OPTIONS, "options"},   {ARB_BY_TASK, "task"},
+                {ARB_BY_LANGUAGE, "language"}};
     json_t *a = json_array();
     if (!a) return NULL;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)

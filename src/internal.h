@@ -327,6 +327,7 @@ typedef struct arb__audit_judgment {
     long long item_rowid;    /* one number per item */
     long long item_seq;      /* benchmark order */
     const char *category;    /* "" when none */
+    const char *language;    /* the item's language, "" when none */
     int rep, order;
     char position_verdict;   /* 'A'..'E' */
     double len_question, len_candidate, len_baseline; /* code points; NAN unknown */
@@ -552,6 +553,7 @@ typedef struct arb__sbs_pair {
     uint32_t cmp;          /* comparison (judge, candidate, baseline, template, options) index */
     uint32_t item;         /* one number per item */
     uint32_t task;         /* task (item category) index */
+    uint32_t language;     /* item language index */
     long long seq;         /* benchmark order */
     int rep;
     char p0, p1;           /* position verdicts of run 0 and run 1 ('A'..'E'), 0 when missing */
@@ -575,6 +577,11 @@ int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_para
 ** one (item, copy) together. Returns 0, or -1 when out of memory. */
 int arb__audit_window_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
                               arb_audit_metrics *m);
+
+/* The ensemble's vote on one instance (arb_audit_params.ensemble): of the members' position
+** verdicts in priority order, the verdict A..D most gave (E not counted), a tie going to the
+** earliest member's; 'E' when none gave A..D. */
+char arb__audit_vote(const char *verdicts, size_t n);
 
 struct arb_audit {
     arb_audit_row *rows; /* strings owned by the audit */

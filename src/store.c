@@ -1269,7 +1269,8 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
         "       p.position_verdict, length(i.question), length(ac.answer), length(ab.answer),\n"
         "       (SELECT total(length(json_extract(m.value, '$.content')))\n"
         "          FROM calls c, json_each(c.request, '$.messages') m\n"
-        "         WHERE c.id = p.call_id AND json_valid(c.request))\n"
+        "         WHERE c.id = p.call_id AND json_valid(c.request)),\n"
+        "       coalesce(i.language, '')\n"
         "  FROM pairwise p JOIN items i ON i.id = p.item_id\n"
         "  LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate\n"
         "  LEFT JOIN answers ab ON ab.item_id = p.item_id AND ab.model = p.baseline\n"
@@ -1305,9 +1306,10 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
             .len_candidate = column_length(q, 14),
             .len_baseline = column_length(q, 15),
             .len_prompt = prompt > 0 ? prompt : NAN, /* total() is 0.0 when nothing was sent */
+            .language = (const char *)sqlite3_column_text(q, 17),
         };
         if (!j.protocol || !j.judge_name || !j.candidate || !j.baseline || !j.template_name ||
-            !j.item_id || !j.category) {
+            !j.item_id || !j.category || !j.language) {
             st = arb__store_fail(s, ARB_NOMEM, "audit: out of memory");
             break;
         }
@@ -1834,6 +1836,62 @@ arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
     arb_status st = export_rows(s, q, pointwise_export_columns,
                                 sizeof pointwise_export_columns / sizeof *pointwise_export_columns,
                                 0, out);
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* ---- pointwise: read ---------------------------------------------------------------------- */
+
+/* Calls fn for every pointwise judgment with its item's language, parallel group and benchmark
+** order ("" for a missing language or group), ordered by judge, template, kind, task, group,
+** item language, item, model, repetition, then evaluation language and protocol (the rest of
+** the unique key, so the order is total). A NULL value (E) is passed as value -1. Strings are
+** valid only during the call. Returns ARB_OK also when fn stops the walk; ARB_DB or ARB_NOMEM
+** with the store's message. */
+arb_status arb__store_each_pointwise(arb_store *s, arb__pointwise_fn fn, void *ud)
+{
+    static const char sql[] =
+        "SELECT p.protocol, p.judge_name, p.item_id, p.model, p.language, p.kind, p.task,\n"
+        "       p.template_name, p.rep, p.value, p.reason, p.call_id,\n"
+        "       coalesce(i.language, ''), coalesce(i.grp, ''), i.seq\n"
+        "  FROM pointwise p JOIN items i ON i.id = p.item_id\n"
+        " ORDER BY p.judge_name, p.template_name, p.kind, p.task, coalesce(i.grp, ''),\n"
+        "          coalesce(i.language, ''), p.item_id, p.model, p.rep, p.language, p.protocol";
+    if (!fn) return arb__store_fail(s, ARB_INVALID, "each_pointwise: no callback");
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return fail_db(s, "cannot read pointwise judgments");
+    arb_status st = ARB_OK;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        arb__pointwise_row r = {
+            .protocol = (const char *)sqlite3_column_text(q, 0),
+            .judge_name = (const char *)sqlite3_column_text(q, 1),
+            .item_id = (const char *)sqlite3_column_text(q, 2),
+            .model = (const char *)sqlite3_column_text(q, 3),
+            .language = (const char *)sqlite3_column_text(q, 4),
+            .kind = (const char *)sqlite3_column_text(q, 5),
+            .task = (const char *)sqlite3_column_text(q, 6),
+            .template_name = (const char *)sqlite3_column_text(q, 7),
+            .rep = sqlite3_column_int(q, 8),
+            .value = sqlite3_column_type(q, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(q, 9),
+            .reason = (const char *)sqlite3_column_text(q, 10), /* NULL when valid */
+            .call_id = sqlite3_column_int64(q, 11),
+            .item_language = (const char *)sqlite3_column_text(q, 12),
+            .group = (const char *)sqlite3_column_text(q, 13),
+            .item_seq = sqlite3_column_int64(q, 14),
+        };
+        /* every column read as text is NOT NULL in the schema (or coalesced): NULL means the
+        ** conversion ran out of memory */
+        if (!r.protocol || !r.judge_name || !r.item_id || !r.model || !r.language || !r.kind ||
+            !r.task || !r.template_name || !r.item_language || !r.group) {
+            st = arb__store_fail(s, ARB_NOMEM, "pointwise: out of memory");
+            break;
+        }
+        if (fn(ud, &r)) break;
+    }
+    if (st == ARB_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        st = fail_db(s, "cannot read pointwise judgments");
     sqlite3_finalize(q);
     return st;
 }

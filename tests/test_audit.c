@@ -845,6 +845,151 @@ static void audit_window_block_bootstrap(void **state)
     arb_audit_destroy(audit);
 }
 
+
+/* ---- --by language and --ensemble ---------------------------------------------------------- */
+
+/* The items' language splits a judge's rows; items without one are a group of their own,
+** language "" ("(none)" in text), sorted first; combinable with other keys. */
+static void audit_by_language(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(arb_test_exec_sql(f->store, "UPDATE items SET language = 'ar' WHERE id IN "
+                                                 "('q1', 'q2')"),
+                     0);
+    /* q1 (A,B) consistent, q2 (A,A) primacy, q3 (B,A) consistent */
+    const judgment js[] = {{"q1", 0, 0, 'A'}, {"q1", 0, 1, 'B'}, {"q2", 0, 0, 'A'},
+                           {"q2", 0, 1, 'A'}, {"q3", 0, 0, 'B'}, {"q3", 0, 1, 'A'}};
+    put_judgments(f, "jx", "cand", "base", "I", 4, js, sizeof js / sizeof *js);
+    arb_audit_params p = arb_audit_default_params();
+    p.by = ARB_BY_JUDGE | ARB_BY_LANGUAGE;
+    arb_audit *audit = audit_with(f, &p);
+    assert_int_equal(arb_audit_count(audit), 2);
+    const arb_audit_row *r = arb_audit_row_at(audit, 0);
+    assert_string_equal(r->language, "");
+    assert_null(r->task);
+    assert_int_equal(r->m.n_items, 1);
+    assert_near(r->m.value[ARB_M_PC], 1.0);
+    r = arb_audit_row_at(audit, 1);
+    assert_string_equal(r->language, "ar");
+    assert_int_equal(r->m.n_items, 2);
+    assert_near(r->m.value[ARB_M_PC], 0.5);
+    char *text = arb_audit_to_text(audit);
+    assert_non_null(strstr(text, "judge jx \xc2\xb7 language (none) \xc2\xb7 all candidates\n"));
+    assert_non_null(strstr(text, "judge jx \xc2\xb7 language ar \xc2\xb7 all candidates\n"));
+    char *json = arb_audit_to_json(audit);
+    assert_non_null(strstr(json, "\"by\": [\n    \"judge\",\n    \"language\"\n  ]"));
+    assert_non_null(strstr(json, "\"language\": \"ar\""));
+    assert_non_null(strstr(json, "\"language\": \"\""));
+    arb_free(text);
+    arb_free(json);
+    arb_audit_destroy(audit);
+
+    /* the default grouping has no language key: null in JSON, one row */
+    audit = audit_with(f, NULL);
+    assert_int_equal(arb_audit_count(audit), 1);
+    assert_null(arb_audit_row_at(audit, 0)->language);
+    json = arb_audit_to_json(audit);
+    assert_non_null(strstr(json, "\"language\": null"));
+    arb_free(json);
+    arb_audit_destroy(audit);
+
+    /* comparison x language */
+    p.by = ARB_BY_COMPARISON | ARB_BY_LANGUAGE;
+    audit = audit_with(f, &p);
+    assert_int_equal(arb_audit_count(audit), 2);
+    assert_string_equal(arb_audit_row_at(audit, 1)->candidate, "cand");
+    assert_string_equal(arb_audit_row_at(audit, 1)->language, "ar");
+    arb_audit_destroy(audit);
+}
+
+/* The vote: most members' verdict, E not counted, ties to the earliest member, E when all E. */
+static void audit_vote_rule(void **state)
+{
+    (void)state;
+    assert_int_equal(arb__audit_vote("AAB", 3), 'A');
+    assert_int_equal(arb__audit_vote("BAA", 3), 'A');
+    assert_int_equal(arb__audit_vote("BCD", 3), 'B'); /* three-way tie: the first member */
+    assert_int_equal(arb__audit_vote("DCB", 3), 'D');
+    assert_int_equal(arb__audit_vote("EBA", 3), 'B'); /* E does not vote; B and A tie */
+    assert_int_equal(arb__audit_vote("EEA", 3), 'A');
+    assert_int_equal(arb__audit_vote("EEE", 3), 'E');
+    assert_int_equal(arb__audit_vote("ABAB", 4), 'A');
+    assert_int_equal(arb__audit_vote("BABA", 4), 'B');
+    assert_int_equal(arb__audit_vote("CCAB", 4), 'C');
+}
+
+/* Three judges; the ensemble row "ensemble(j1,j2,j3)" holds their vote on the instances all
+** three judged:
+**   q1 order 0: A A B -> A;  order 1: B C D -> tie, j1's B   => pair (A,B) consistent
+**   q2 order 0: E E E -> E;  order 1: E B A -> tie B/A, j2's B => pair (E,B) not valid
+**   q3 order 0: j3 missing -> left out; order 1: A A A -> A    => run 1 only
+** 5 judgments, 2 pairs with both orders, 1 valid and consistent, error rate 1/5. Named in the
+** order j3, j2, j1, q1 order 1 goes to j3's D: (A,D) is inconsistent. */
+static void audit_ensemble_row(void **state)
+{
+    fixture *f = *state;
+    const judgment j1[] = {{"q1", 0, 0, 'A'}, {"q1", 0, 1, 'B'}, {"q2", 0, 0, 'E'},
+                           {"q2", 0, 1, 'E'}, {"q3", 0, 0, 'A'}, {"q3", 0, 1, 'A'}};
+    const judgment j2[] = {{"q1", 0, 0, 'A'}, {"q1", 0, 1, 'C'}, {"q2", 0, 0, 'E'},
+                           {"q2", 0, 1, 'B'}, {"q3", 0, 0, 'B'}, {"q3", 0, 1, 'A'}};
+    const judgment j3[] = {{"q1", 0, 0, 'B'}, {"q1", 0, 1, 'D'}, {"q2", 0, 0, 'E'},
+                           {"q2", 0, 1, 'A'}, {"q3", 0, 1, 'A'}};
+    put_judgments(f, "j1", "cand", "base", "I", 4, j1, sizeof j1 / sizeof *j1);
+    put_judgments(f, "j2", "cand", "base", "I", 4, j2, sizeof j2 / sizeof *j2);
+    put_judgments(f, "j3", "cand", "base", "I", 4, j3, sizeof j3 / sizeof *j3);
+    arb_audit_params p = arb_audit_default_params();
+    const char *names[] = {"j1", "j2", "j3"};
+    p.ensemble = names;
+    p.n_ensemble = 3;
+    arb_audit *audit = audit_with(f, &p);
+    assert_int_equal(arb_audit_count(audit), 4); /* the ensemble sorts before j1 */
+    const arb_audit_row *r = arb_audit_row_at(audit, 0);
+    assert_string_equal(r->judge, "ensemble(j1,j2,j3)");
+    assert_string_equal(r->candidate, "cand");
+    assert_int_equal(r->m.n_judgments, 5);
+    assert_int_equal(r->m.n_pairs, 2);
+    assert_int_equal(r->m.n_valid_pairs, 1);
+    assert_int_equal(r->m.n_consistent, 1);
+    assert_near(r->m.value[ARB_M_ERROR_RATE], 1.0 / 5.0);
+    assert_shares(&r->m.run0, 0.5, 0, 0, 0, 0.5);
+    assert_string_equal(arb_audit_row_at(audit, 1)->judge, "j1"); /* members stay */
+    char *text = arb_audit_to_text(audit);
+    assert_non_null(strstr(text, "judge ensemble(j1,j2,j3) \xc2\xb7 candidate cand"));
+    assert_non_null(strstr(text, "a tie goes to the member named first"));
+    arb_free(text);
+    arb_audit_destroy(audit);
+
+    const char *reversed[] = {"j3", "j2", "j1"};
+    p.ensemble = reversed;
+    audit = audit_with(f, &p);
+    r = arb_audit_row_at(audit, 0);
+    assert_string_equal(r->judge, "ensemble(j3,j2,j1)");
+    assert_int_equal(r->m.n_valid_pairs, 1);
+    assert_int_equal(r->m.n_consistent, 0);
+    arb_audit_destroy(audit);
+
+    /* by judge and language: the ensemble row splits like any judge */
+    p.by = ARB_BY_JUDGE | ARB_BY_LANGUAGE;
+    audit = audit_with(f, &p);
+    assert_int_equal(arb_audit_count(audit), 4);
+    assert_string_equal(arb_audit_row_at(audit, 0)->language, "");
+    arb_audit_destroy(audit);
+
+    /* bad members: unknown, repeated, alone */
+    arb_audit *bad = NULL;
+    const char *unknown[] = {"j1", "nobody"};
+    p.ensemble = unknown;
+    p.n_ensemble = 2;
+    assert_int_equal(arb_audit_compute(f->store, &p, &bad), ARB_INVALID);
+    assert_null(bad);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "\"nobody\""));
+    const char *twice[] = {"j1", "j1"};
+    p.ensemble = twice;
+    assert_int_equal(arb_audit_compute(f->store, &p, &bad), ARB_INVALID);
+    p.n_ensemble = 1;
+    assert_int_equal(arb_audit_compute(f->store, &p, &bad), ARB_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -868,6 +1013,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(audit_tournament_rows, setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(audit_window_block_bootstrap, setup_store,
                                         teardown_store),
+        cmocka_unit_test_setup_teardown(audit_by_language, setup_store, teardown_store),
+        cmocka_unit_test(audit_vote_rule),
+        cmocka_unit_test_setup_teardown(audit_ensemble_row, setup_store, teardown_store),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,6 +36,7 @@ int cmd_discuss(int argc, char **argv);
 int cmd_discussion_stats(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
+int cmd_consistency(int argc, char **argv);
 
 /* The transport options every judging command shares (sbs, tournament): help text, getopt
 ** entries (values CLI_OPT_JOBS...), and their parsing into the client parameters. */
@@ -121,6 +122,10 @@ int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
 /* Splits "X:Y,X2:Y2" (option's value) in place into pairs (caller frees *out). Returns the
 ** count, or -1 after printing why. */
 long cli_parse_pairs(const char *cmd, const char *option, char *text, arb_model_pair **out);
+/* Splits an ensemble "J1,J2,J3" (option's value) in place into judge names in priority order
+** (*out, freed by the caller, points into text): at least two, none empty, none twice. Returns
+** the count, or -1 after printing why (*out may then be set: free it). */
+long cli_parse_ensemble(const char *cmd, const char *option, char *text, const char ***out);
 /* Looks up judges by name in a judges file: spec is "FILE:name,name,..." or, when file is not
 ** NULL, "name,name,...". Exactly n names must be given; out[i] gets a copy of each config
 ** (strings borrowed from *loaded, which the caller destroys). Returns 0 or the exit code after

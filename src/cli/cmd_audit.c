@@ -8,12 +8,13 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char audit_help[] =
-    "usage: arbiter audit --db FILE [--by judge|task|candidate|comparison] [--bootstrap N]\n"
-    "                     [--seed N] [--level 0.95] [--protocol sbs,tournament] [--json]\n"
-    "                     [--output FILE]\n"
+    "usage: arbiter audit --db FILE [--by judge|task|language|candidate|comparison]\n"
+    "                     [--ensemble J1,J2,J3] [--bootstrap N] [--seed N] [--level 0.95]\n"
+    "                     [--protocol sbs,tournament] [--json] [--output FILE]\n"
     "\n"
     "For every group of side-by-side judgments in the store: the shares of model verdicts\n"
     "a/b/c/d/e per run (METHODS §2.2); PBias@AB, Con@ABCD, PCon@AB, MPCC-Consistency (§3);\n"
@@ -28,8 +29,15 @@ static const char audit_help[] =
     "\n"
     "  --db FILE        the database written by 'arbiter sbs', 'debate' or 'tournament'\n"
     "  --by KEYS        one row per: comparison (default: judge, candidate, baseline, template,\n"
-    "                   option mode), judge, task (judge x item category), candidate (judge x\n"
-    "                   candidate); several keys may be joined with commas, e.g. task,candidate\n"
+    "                   option mode), judge, task (judge x item category), language (judge x\n"
+    "                   item language; items without one are a group labelled (none)),\n"
+    "                   candidate (judge x candidate); several keys may be joined with\n"
+    "                   commas, e.g. task,candidate or judge,language\n"
+    "  --ensemble LIST  also audit the majority vote of these judges (J1,J2[,...], in priority\n"
+    "                   order) as judge \"ensemble(J1,J2,...)\": per instance every member judged\n"
+    "                   (item, comparison, order, repetition), the position verdict most members\n"
+    "                   gave, E not counted; a tie goes to the judge named first; E only when\n"
+    "                   every member said E; instances a member lacks are left out\n"
     "  --bootstrap N    percentile intervals from N resamples of items (0 = none, default)\n"
     "  --seed N         bootstrap seed (default 20261123); the same seed gives the same intervals\n"
     "  --level X        interval level (default 0.95)\n"
@@ -72,10 +80,11 @@ static unsigned parse_by(const char *text)
     static const name_bits keys[] = {{"judge", ARB_BY_JUDGE},       {"candidate", ARB_BY_CANDIDATE},
                                      {"baseline", ARB_BY_BASELINE}, {"template", ARB_BY_TEMPLATE},
                                      {"options", ARB_BY_OPTIONS},   {"task", ARB_BY_TASK},
+                                     {"language", ARB_BY_LANGUAGE},
                                      {"comparison", ARB_BY_COMPARISON}};
     return parse_names(text, keys, sizeof keys / sizeof *keys, ARB_BY_JUDGE, "--by",
-                       "judge, task, candidate, baseline, template, options or comparison "
-                       "(comma-separated)");
+                       "judge, task, candidate, baseline, template, options, language or "
+                       "comparison (comma-separated)");
 }
 
 /* --protocol: sbs, tournament. */
@@ -86,12 +95,26 @@ static unsigned parse_protocols(const char *text)
                        "sbs, tournament or sbs,tournament");
 }
 
+typedef struct audit_opts {
+    arb_audit_params params;
+    const char **ensemble; /* points into argv */
+} audit_opts;
+
 static int audit_option(int c, const char *arg, void *ctx)
 {
-    arb_audit_params *params = ctx;
+    audit_opts *o = ctx;
     switch (c) {
-    case 'b': return (params->by = parse_by(arg)) ? 1 : -1;
-    case 'p': return (params->protocols = parse_protocols(arg)) ? 1 : -1;
+    case 'b': return (o->params.by = parse_by(arg)) ? 1 : -1;
+    case 'p': return (o->params.protocols = parse_protocols(arg)) ? 1 : -1;
+    case 'e': {
+        free(o->ensemble);
+        o->ensemble = NULL;
+        long n = cli_parse_ensemble("audit", "--ensemble", (char *)arg, &o->ensemble);
+        if (n < 0) return -1;
+        o->params.ensemble = o->ensemble;
+        o->params.n_ensemble = (size_t)n;
+        return 1;
+    }
     default: return 0;
     }
 }
@@ -100,20 +123,22 @@ int cmd_audit(int argc, char **argv)
 {
     static const struct option own[] = {{"by", required_argument, 0, 'b'},
                                         {"protocol", required_argument, 0, 'p'},
+                                        {"ensemble", required_argument, 0, 'e'},
                                         {0, 0, 0, 0}};
-    arb_audit_params params = arb_audit_default_params();
-    params.protocols = ARB_AUDIT_SBS | ARB_AUDIT_TOURNAMENT;
+    audit_opts o = {arb_audit_default_params(), NULL};
+    o.params.protocols = ARB_AUDIT_SBS | ARB_AUDIT_TOURNAMENT;
     cli_read_args args = {.flags = CLI_READ_JSON | CLI_READ_OUTPUT | CLI_READ_INTERVALS |
                                    CLI_READ_LEVEL,
-                          .output = "-", .bootstrap = &params.bootstrap, .seed = &params.seed,
-                          .level = &params.ci_level};
-    int rc = cli_read_options("audit", audit_help, argc, argv, own, audit_option, &params, &args);
-    if (rc != CLI_GO_ON) return rc;
-
+                          .output = "-", .bootstrap = &o.params.bootstrap, .seed = &o.params.seed,
+                          .level = &o.params.ci_level};
+    int rc = cli_read_options("audit", audit_help, argc, argv, own, audit_option, &o, &args);
     arb_store *store = NULL;
     arb_audit *audit = NULL;
-    if ((rc = cli_open_existing_store("audit", args.db, &store))) return rc;
-    arb_status st = arb_audit_compute(store, &params, &audit);
+    if (rc != CLI_GO_ON || (rc = cli_open_existing_store("audit", args.db, &store))) {
+        free(o.ensemble);
+        return rc;
+    }
+    arb_status st = arb_audit_compute(store, &o.params, &audit);
     if (st) {
         rc = cli_store_failure("audit", store, st);
     } else {
@@ -123,5 +148,6 @@ int cmd_audit(int argc, char **argv)
     }
     arb_audit_destroy(audit);
     arb_store_close(store);
+    free(o.ensemble);
     return rc;
 }

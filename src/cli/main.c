@@ -24,6 +24,8 @@ static const char usage_text[] =
     "  labels       import human (expert) labels; inter-annotator agreement\n"
     "  agreement    judge x judge agreement and disagreement\n"
     "  factors      which factors drive position consistency (stepwise AIC regression)\n"
+    "  consistency  cross-language consistency of pointwise judgments: Fleiss' and Cohen's\n"
+    "               kappa across languages, accuracy per language, judge ensembles (§8)\n"
     "  export       write the stored judgments (JSONL, CSV), battles or transcripts\n"
     "  import       import battles: PRD Vicuna80 reviews, Chatbot Arena, FastChat MT-Bench\n"
     "  rank         rank models from battles: win rate, Elo, Bradley-Terry, peer rank\n"
@@ -44,6 +46,7 @@ static const char usage_text[] =
     "  arbiter audit --db eval.db [--by judge|task|candidate] [--bootstrap 1000] [--json]\n"
     "  arbiter agreement --db eval.db [--json]\n"
     "  arbiter factors --db eval.db [--target pc|pf] [--json]\n"
+    "  arbiter consistency --db eval.db [--reference-language en] [--ensemble j1,j2,j3] [--json]\n"
     "  arbiter debate --mode soft --agents judges.yaml:a1,a2,judge --items items.jsonl \\\n"
     "      --answers answers.jsonl --candidate M1 --baseline M2 --db eval.db\n"
     "  arbiter discuss --reviewers judges.yaml:r1,r2 --leader random --turns 4 \\\n"
@@ -520,6 +523,40 @@ long cli_parse_pairs(const char *cmd, const char *option, char *text, arb_model_
     return (long)k;
 }
 
+long cli_parse_ensemble(const char *cmd, const char *option, char *text, const char ***out)
+{
+    size_t n = 1;
+    for (const char *c = text; *c; c++) n += *c == ',';
+    *out = calloc(n, sizeof **out);
+    if (!*out) {
+        fprintf(stderr, "arbiter %s: out of memory\n", cmd);
+        return -1;
+    }
+    char *p = text;
+    for (size_t k = 0; k < n; k++) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        if (!*p) {
+            cli_usage_error(cmd, "%s expects judge names separated by commas, got an empty name",
+                            option);
+            return -1;
+        }
+        for (size_t j = 0; j < k; j++)
+            if (!strcmp((*out)[j], p)) {
+                cli_usage_error(cmd, "%s names judge \"%s\" twice", option, p);
+                return -1;
+            }
+        (*out)[k] = p;
+        p = comma ? comma + 1 : p;
+    }
+    if (n < 2) {
+        cli_usage_error(cmd, "%s needs at least two judges (J1,J2[,J3...]), got \"%s\"", option,
+                        text);
+        return -1;
+    }
+    return (long)n;
+}
+
 int cli_store_failure(const char *cmd, arb_store *store, arb_status st)
 {
     fprintf(stderr, "arbiter %s: %s\n", cmd, arb_store_errmsg(store));
@@ -571,6 +608,7 @@ int main(int argc, char **argv)
                     {"discuss", cmd_discuss},
                     {"discussion-stats", cmd_discussion_stats},
                     {"report", cmd_report},
+                    {"consistency", cmd_consistency},
                     {"annotate", cmd_annotate}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) {
