@@ -1172,6 +1172,17 @@ ARB_API void arb_annotate_stop(arb_annotate_server *srv);
 ** server on loopback whose replies come from a documented model of a biased judge. Used by the
 ** tests, the demo and the benchmarks in place of a real LLM.                                */
 
+#define ARB_SIM_MAX_LANGUAGES 32 /* per-language entries a simulated judge can hold */
+#define ARB_SIM_LANGUAGE_MAX 16  /* bytes of a language code in a judge spec */
+
+/* A simulated judge's pointwise rates for one evaluation language ("noise.ar=0.4"). A rate
+** of -1 is not set: the judge's own rate applies. */
+typedef struct arb_sim_language_rates {
+    char language[ARB_SIM_LANGUAGE_MAX + 1]; /* letters, digits and '-'; matched ignoring case */
+    double noise;
+    double strict;
+} arb_sim_language_rates;
+
 typedef struct arb_sim_judge {
     char model[128];       /* model name the server answers to */
     double skill;          /* how strongly the quality difference drives the verdict (0..) */
@@ -1182,6 +1193,11 @@ typedef struct arb_sim_judge {
     double latency_ms;     /* mean reply delay */
     double conformity;     /* in a debate or discussion: chance to take the other's verdict
                               when it differs (0 always holds, 1 always yields; default 0.5) */
+    /* Pointwise judging (yes/no and 1-5 grades; src/sim.c explains the model). */
+    double noise;          /* chance the answer is replaced by a uniformly random valid value */
+    double strict;         /* chance a true "correct" becomes "incorrect" and a grade drops by 1 */
+    size_t n_languages;    /* entries used in languages[] */
+    arb_sim_language_rates languages[ARB_SIM_MAX_LANGUAGES]; /* per-language overrides */
 } arb_sim_judge;
 
 typedef struct arb_sim_params {
@@ -1198,7 +1214,10 @@ typedef struct arb_sim_params {
 typedef struct arb_sim_server arb_sim_server;
 
 ARB_API arb_sim_params arb_sim_default_params(void);
-/* Parses "model:skill=2,bias=0.3,tie=0.2,bothbad=0.5,invalid=0.02,latency=5,conformity=0.5". */
+/* Parses "model:skill=2,bias=0.3,tie=0.2,bothbad=0.5,invalid=0.02,latency=5,conformity=0.5"
+** and the pointwise keys "noise=0.1,noise.ar=0.4,strict=0.3,strict.hi=0.5" (rates in [0, 1];
+** at most ARB_SIM_MAX_LANGUAGES languages). On ARB_INVALID *errmsg (arb_free) says why and
+** *out is untouched. */
 ARB_API arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg);
 ARB_API arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **out,
                                         char **errmsg);

@@ -1,11 +1,13 @@
 /*
 ** sim.c -- arbiter-sim-server: a SIMULATOR of a biased LLM judge behind an OpenAI-compatible
 ** HTTP API (libmicrohttpd). It is NOT a language model: it never reads the question, it looks
-** the two answers up in an oracle of latent qualities and draws a verdict from the documented
+** the answers (two side by side, one pointwise) up in an oracle of latent qualities and draws a verdict from the documented
 ** model below. Tests, the demo and the benchmarks use it in place of a real LLM, and every reply
 ** says so: header "Server: arbiter-sim-server (SIMULATOR, not a language model)",
 ** "system_fingerprint": "arbiter-simulator" in completions, "owned_by": "arbiter-simulator" in
 ** the model list.
+**
+** It judges pairs side by side (steps 0-5 below) and single answers pointwise (steps P0-P3).
 **
 ** Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models (also
 ** /models). Any other path is 404, another method 405. Errors are OpenAI-style
@@ -90,6 +92,44 @@
 **      and the judge agent always give V) and κ = 1 always does (a reviewer always yields to a
 **      differing verdict, a soft agent 2 always repeats V1, the judge agent always follows
 **      agreeing agents). No reply contains a block's marker line.
+**   Pointwise judging (METHODS §8: "is this answer correct?", "grade it 1-5"). These keys of
+**   a judge spec act here only, and skill, bias, tie, bothbad and conformity only side by side:
+**   noise ν and strict σ (each in [0, 1], default 0), and per evaluation language noise.<lang>
+**   and strict.<lang>, which override ν and σ for that language (<lang>: 1 to 16 letters, digits
+**   or '-', compared ignoring ASCII case; at most 32 languages per judge). Example:
+**   "sim-ar:noise=0.1,noise.ar=0.4,strict=0.3" has noise 0.4 in Arabic, 0.1 in every other
+**   language, and strictness 0.3 in all.
+**   P0. Recognition, before the steps above: the last user message holds a block between a
+**      line "[ANSWER START]" and the next line "[ANSWER END]" (the answer judged), and the
+**      instructions, read with that block's body blanked as well, contain (ignoring ASCII
+**      case) "<answer>correct</answer> or <answer>incorrect</answer>" (yes/no mode, k = 2) or
+**      else "<answer>N</answer> with N from 1 to 5" (grade mode, k = 5). Otherwise the request
+**      is judged side by side as above, exactly as if this model did not exist. The
+**      evaluation language L is the rest, trimmed, of the first line of the last user message
+**      that starts with "Evaluation language:" (ASCII case ignored), not counting lines inside
+**      the answer; without one L = "". The reply carries a justification when the
+**      instructions contain "<justification>".
+**   P1. Truth. The answer's quality q: the "quality" field of the first item (dataset order)
+**      whose "reference", trimmed, equals the answer, trimmed, and whose "language" (absent =
+**      "") equals L ignoring ASCII case, so equal texts in two languages are told apart; else
+**      the answer's quality by text as in step 1; else 0.5. The true grade is g* = 1 +
+**      round(4q) (halves away from zero: q = 0.125 gives 2), the true yes/no value "correct"
+**      iff q >= 0.5.
+**   P2. Draws, always all six and in this order, from the request's random stream: u1 ... u6 ~
+**      U[0,1). Latency as in step 4 with u3 in place of u4. If u1 < ι the reply holds no valid
+**      <answer>; u2 picks one of four kinds, each with chance 1/4: a refusal sentence,
+**      reasoning without an <answer> (the justification alone, or bare prose when none was
+**      asked), a value outside the mode ("<answer>unsure</answer>" or "<answer>6</answer>"
+**      in the reply's format), or the empty string. Otherwise, with ν and σ those of L:
+**        V = the truth; if u4 < σ: "correct" becomes "incorrect", a grade is lowered by one
+**        (not below 1); then if u5 < ν: V = the valid value number floor(u6·k) (incorrect,
+**        correct; or 1 ... 5), uniformly at random and possibly V itself.
+**      So with σ = 0 a share ν·(1 − 1/k) of the replies differs from the truth.
+**   P3. Reply, one line without spaces between the tags:
+**        <result><justification>S</justification><answer>V</answer></result>
+**      with V = correct/incorrect or 1..5 and S one "Simulated judgment: ..." sentence saying
+**      what V means; <result><answer>V</answer></result> when no justification was asked.
+**      No reply contains a block's marker line.
 **   Random stream: splitmix64 seeded with xxh3-64, keyed by the server seed, of the model, the
 **   role, name and content of every message, the request's "seed" and its "temperature". When
 **   temperature > 0 and no "seed" is given, the number of times this exact request was seen
@@ -138,13 +178,22 @@
 #define SIM_MAX_LATENCY_MS 600000.0
 #define SIM_POOL_THREADS 2u
 
-/* Oracle entry: an answer text (borrowed from the dataset, trimmed) and its quality. */
+/* Oracle entry: an answer or reference text (borrowed from the dataset, trimmed), for a
+** reference the item's language, and the quality. */
 typedef struct oracle_slot {
     const char *text; /* NULL = empty slot */
     size_t len;
+    const char *language; /* references: the item's language ("" when none); answers: NULL */
+    size_t language_len;
     uint64_t hash;
     double quality;
 } oracle_slot;
+
+/* Open addressing with linear probing; power-of-two capacity, slots NULL without an oracle. */
+typedef struct oracle_table {
+    oracle_slot *slots;
+    size_t mask;
+} oracle_table;
 
 /* How often a request key (temperature > 0, no seed) has been seen. */
 typedef struct seen_slot {
@@ -160,8 +209,8 @@ struct arb_sim_server {
     double fail_rate;
     arb_sim_judge *judges; /* copied at start */
     size_t n_judges;
-    oracle_slot *oracle; /* power-of-two capacity; NULL without an oracle */
-    size_t oracle_mask;
+    oracle_table answers;    /* answer text -> quality */
+    oracle_table references; /* (item reference text, item language) -> quality */
     pthread_mutex_t seen_lock;
     seen_slot *seen;
     size_t seen_mask, seen_used;
@@ -202,6 +251,43 @@ static double normal01(uint64_t *state)
 
 static size_t tokens_estimate(size_t codepoints) { return (codepoints + 3) / 4; }
 
+static char to_lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+static int is_alnum(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* ---- languages --------------------------------------------------------------------------- */
+
+/* A language code of a judge spec: 1 to ARB_SIM_LANGUAGE_MAX letters, digits or '-'. */
+static int language_code_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > ARB_SIM_LANGUAGE_MAX) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_alnum(s[i]) && s[i] != '-') return 0;
+    return 1;
+}
+
+/* Language codes are equal ignoring ASCII case (BCP 47 tags are case-insensitive). */
+static int language_eq(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+    if (a_len != b_len) return 0;
+    for (size_t i = 0; i < a_len; i++)
+        if (to_lower(a[i]) != to_lower(b[i])) return 0;
+    return 1;
+}
+
+/* The index of the judge's per-language entry for a code, j->n_languages when it has none. */
+static size_t language_index(const arb_sim_judge *j, const char *code, size_t len)
+{
+    size_t i = 0;
+    while (i < j->n_languages &&
+           !language_eq(j->languages[i].language, strlen(j->languages[i].language), code, len))
+        i++;
+    return i;
+}
+
 /* ---- judge profiles ---------------------------------------------------------------------- */
 
 static arb_sim_judge judge_defaults(void)
@@ -237,6 +323,8 @@ static arb_status judge_check(const arb_sim_judge *j, const char *what, char **e
         {"invalid", j->invalid_rate, 0.0, 1.0},
         {"latency", j->latency_ms, 0.0, SIM_MAX_LATENCY_MS},
         {"conformity", j->conformity, 0.0, 1.0},
+        {"noise", j->noise, 0.0, 1.0},
+        {"strict", j->strict, 0.0, 1.0},
     };
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         double v = ranges[i].value;
@@ -245,6 +333,34 @@ static arb_status judge_check(const arb_sim_judge *j, const char *what, char **e
                     ranges[i].key, ranges[i].lo, ranges[i].hi, v);
             return ARB_INVALID;
         }
+    }
+    if (j->n_languages > ARB_SIM_MAX_LANGUAGES) {
+        arb__set_err(errmsg, "%s: at most %d languages, got %zu", what, ARB_SIM_MAX_LANGUAGES,
+                j->n_languages);
+        return ARB_INVALID;
+    }
+    for (size_t i = 0; i < j->n_languages; i++) {
+        const arb_sim_language_rates *l = &j->languages[i];
+        size_t len = strnlen(l->language, sizeof l->language);
+        if (len == sizeof l->language || !language_code_ok(l->language, len)) {
+            arb__set_err(errmsg, "%s: language %zu must be 1 to %d letters, digits or '-'", what,
+                    i + 1, ARB_SIM_LANGUAGE_MAX);
+            return ARB_INVALID;
+        }
+        for (size_t k = 0; k < i; k++)
+            if (language_eq(j->languages[k].language, strlen(j->languages[k].language),
+                            l->language, len)) {
+                arb__set_err(errmsg, "%s: language \"%s\" is given twice", what, l->language);
+                return ARB_INVALID;
+            }
+        const double rates[2] = {l->noise, l->strict};
+        for (int r = 0; r < 2; r++)
+            if (rates[r] != -1.0 && !(rates[r] >= 0.0 && rates[r] <= 1.0)) {
+                arb__set_err(errmsg,
+                        "%s: %s.%s must be a finite number in [0, 1] (or -1: not set), got %g",
+                        what, r ? "strict" : "noise", l->language, rates[r]);
+                return ARB_INVALID;
+            }
     }
     return ARB_OK;
 }
@@ -262,6 +378,45 @@ arb_sim_params arb_sim_default_params(void)
     p.answers_oracle = NULL;
     p.fail_rate = 0.0;
     return p;
+}
+
+/* The rate a per-language key "noise.<lang>" or "strict.<lang>" of a judge spec sets: finds
+** the judge's entry for <lang> (ignoring case) or adds one with both rates not set (-1), and
+** points *slot at the rate. Returns 1 then, 0 (and *slot untouched) when the key is not of this
+** form, or -1 with *errmsg set when the code is malformed or the judge has no room left. */
+static int language_slot(arb_sim_judge *j, const char *spec, const char *key, size_t key_len,
+                         double **slot, char **errmsg)
+{
+    static const char *const prefixes[] = {"noise.", "strict."};
+    for (int r = 0; r < 2; r++) {
+        size_t pre = strlen(prefixes[r]);
+        if (key_len < pre || memcmp(key, prefixes[r], pre)) continue;
+        const char *code = key + pre;
+        size_t len = key_len - pre;
+        if (!language_code_ok(code, len)) {
+            arb__set_err(errmsg,
+                    "judge spec \"%s\": key \"%.*s\": the language code must be 1 to %d "
+                    "letters, digits or '-'",
+                    spec, (int)key_len, key, ARB_SIM_LANGUAGE_MAX);
+            return -1;
+        }
+        size_t at = language_index(j, code, len);
+        arb_sim_language_rates *l = &j->languages[at < ARB_SIM_MAX_LANGUAGES ? at : 0];
+        if (at == j->n_languages) {
+            if (at == ARB_SIM_MAX_LANGUAGES) {
+                arb__set_err(errmsg, "judge spec \"%s\": key \"%.*s\": at most %d languages",
+                        spec, (int)key_len, key, ARB_SIM_MAX_LANGUAGES);
+                return -1;
+            }
+            j->n_languages++;
+            memcpy(l->language, code, len);
+            l->language[len] = '\0';
+            l->noise = l->strict = -1.0;
+        }
+        *slot = r ? &l->strict : &l->noise;
+        return 1;
+    }
+    return 0;
 }
 
 /* Parses "model:key=value,...". On ARB_INVALID *errmsg (if not NULL) gets a message the
@@ -300,17 +455,23 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
         }
         size_t key_len = (size_t)(eq - p);
         double *slot = NULL;
-        static const char *const keys[] = {"skill",   "bias",    "tie",       "bothbad",
-                                           "invalid", "latency", "conformity"};
+        static const char *const keys[] = {"skill",   "bias",    "tie",        "bothbad",
+                                           "invalid", "latency", "conformity", "noise",
+                                           "strict"};
         double *const slots[] = {&j.skill,        &j.position_bias, &j.tie_propensity,
                                  &j.bothbad_propensity, &j.invalid_rate, &j.latency_ms,
-                                 &j.conformity};
+                                 &j.conformity,   &j.noise,         &j.strict};
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
             if (strlen(keys[k]) == key_len && !memcmp(keys[k], p, key_len)) slot = slots[k];
+        int per_language = 0;
+        if (!slot) {
+            per_language = language_slot(&j, spec, p, key_len, &slot, errmsg);
+            if (per_language < 0) return ARB_INVALID;
+        }
         if (!slot) {
             arb__set_err(errmsg,
                     "judge spec \"%s\": unknown key \"%.*s\" (known: skill, bias, tie, bothbad, "
-                    "invalid, latency, conformity)",
+                    "invalid, latency, conformity, noise, noise.<lang>, strict, strict.<lang>)",
                     spec, (int)key_len, p);
             return ARB_INVALID;
         }
@@ -328,6 +489,12 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
         if (!isfinite(v)) {
             arb__set_err(errmsg, "judge spec \"%s\": %.*s must be a number, got \"%.*s\"", spec,
                     (int)key_len, p, (int)value_len, eq + 1);
+            return ARB_INVALID;
+        }
+        if (per_language && !(v >= 0.0 && v <= 1.0)) { /* -1 would read as "not set" */
+            arb__set_err(errmsg,
+                    "judge spec \"%s\": %.*s must be a finite number in [0, 1], got %g", spec,
+                    (int)key_len, p, v);
             return ARB_INVALID;
         }
         *slot = v;
@@ -353,76 +520,130 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
 
 /* ---- oracle of answer qualities ---------------------------------------------------------- */
 
-static oracle_slot *oracle_find(const arb_sim_server *srv, const char *text, size_t len,
-                                uint64_t hash)
+/* The hash of a reference's key: its text, seeded with a hash of its language folded to lower
+** case (FNV-1a), so that equal texts in two languages sit apart and "AR" finds "ar". */
+static uint64_t reference_hash(const char *text, size_t len, const char *lang, size_t lang_len)
 {
-    for (size_t i = hash & srv->oracle_mask;; i = (i + 1) & srv->oracle_mask) {
-        oracle_slot *s = &srv->oracle[i];
+    uint64_t h = 0xCBF29CE484222325ULL;
+    for (size_t i = 0; i < lang_len; i++) h = (h ^ (unsigned char)to_lower(lang[i])) * 0x100000001B3ULL;
+    return XXH3_64bits_withSeed(text, len, h);
+}
+
+/* The slot of key (text, language) in t: the entry, or the empty slot where it would go.
+** language is NULL in the answers' table, where text alone is the key. */
+static oracle_slot *oracle_find(const oracle_table *t, const char *text, size_t len,
+                                const char *lang, size_t lang_len, uint64_t hash)
+{
+    for (size_t i = hash & t->mask;; i = (i + 1) & t->mask) {
+        oracle_slot *s = &t->slots[i];
         if (!s->text) return s;
-        if (s->hash == hash && s->len == len && !memcmp(s->text, text, len)) return s;
+        if (s->hash == hash && s->len == len && !memcmp(s->text, text, len) &&
+            (!lang || language_eq(s->language, s->language_len, lang, lang_len)))
+            return s;
     }
 }
 
-/* Quality of an answer text, 0.5 when unknown (see the header). */
+/* Quality of an answer text by the answers' table, 0.5 when unknown (see the header). */
 static double oracle_quality(const arb_sim_server *srv, const char *text, size_t len)
 {
-    if (!srv->oracle || !text) return 0.5;
+    if (!srv->answers.slots || !text) return 0.5;
     trim(&text, &len);
-    const oracle_slot *s = oracle_find(srv, text, len, XXH3_64bits(text, len));
+    const oracle_slot *s = oracle_find(&srv->answers, text, len, NULL, 0, XXH3_64bits(text, len));
     return s->text ? s->quality : 0.5;
 }
 
-/* Builds the text -> quality table from the answers' "quality" fields. Answers without the
-** field are skipped; a field that is not a number in [0, 1] is an error naming its source. */
-static arb_status oracle_build(arb_sim_server *srv, const arb_dataset *ds, char **errmsg)
+/* Quality of the answer of a pointwise request (header, pointwise step 1): an item's reference
+** with this text in this evaluation language, else an answer with this text, else 0.5. */
+static double pointwise_quality(const arb_sim_server *srv, const char *text, size_t len,
+                                const char *lang, size_t lang_len)
 {
-    size_t n = arb_dataset_answer_count(ds);
+    if (srv->references.slots) {
+        const char *t = text;
+        size_t n = len;
+        trim(&t, &n);
+        const oracle_slot *s = oracle_find(&srv->references, t, n, lang, lang_len,
+                                           reference_hash(t, n, lang, lang_len));
+        if (s->text) return s->quality;
+    }
+    return oracle_quality(srv, text, len);
+}
+
+/* Reads the "quality" field of extra_json (the unknown fields of the line at source). Returns 1
+** with *quality set, 0 when there is no such field, or -1 with *errmsg set when the field is not
+** a number in [0, 1] or the JSON is broken. */
+static int quality_field(const char *extra_json, const char *source, double *quality,
+                         char **errmsg)
+{
+    json_error_t jerr;
+    json_t *extra = json_loads(extra_json ? extra_json : "{}", 0, &jerr);
+    if (!extra) {
+        arb__set_err(errmsg, "%s: extra fields are not valid JSON: %s", source, jerr.text);
+        return -1;
+    }
+    json_t *q = json_object_get(extra, "quality");
+    double value = q && json_is_number(q) ? json_number_value(q) : NAN;
+    const char *type = arb__json_kind(q);
+    int found = q != NULL;
+    json_decref(extra);
+    if (!found) return 0;
+    if (!(value >= 0.0 && value <= 1.0)) {
+        if (isnan(value))
+            arb__set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %s",
+                    source, type);
+        else
+            arb__set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %g",
+                    source, value);
+        return -1;
+    }
+    *quality = value;
+    return 1;
+}
+
+/* Allocates an empty table with room for n keys at load at most 1/2. */
+static int oracle_alloc(oracle_table *t, size_t n)
+{
     size_t cap = 16;
     while (cap < 2 * n) cap *= 2;
-    srv->oracle = calloc(cap, sizeof *srv->oracle);
-    if (!srv->oracle) {
+    t->slots = calloc(cap, sizeof *t->slots);
+    t->mask = cap - 1;
+    return t->slots ? 0 : -1;
+}
+
+/* Adds key (text trimmed, language) with quality unless the key is there (the first in dataset
+** order wins). text and language are borrowed. */
+static void oracle_put(oracle_table *t, const char *text, const char *lang, double quality)
+{
+    size_t len = strlen(text), lang_len = lang ? strlen(lang) : 0;
+    trim(&text, &len);
+    uint64_t hash = lang ? reference_hash(text, len, lang, lang_len) : XXH3_64bits(text, len);
+    oracle_slot *s = oracle_find(t, text, len, lang, lang_len, hash);
+    if (!s->text) *s = (oracle_slot){text, len, lang, lang_len, hash, quality};
+}
+
+/* Builds the tables from the "quality" fields: answers by text (text -> quality) and items'
+** references by (text, language); lines without the field are skipped, an item without a
+** reference too. A field that is not a number in [0, 1] is an error naming its line. */
+static arb_status oracle_build(arb_sim_server *srv, const arb_dataset *ds, char **errmsg)
+{
+    size_t n_answers = arb_dataset_answer_count(ds), n_items = arb_dataset_item_count(ds);
+    if (oracle_alloc(&srv->answers, n_answers) || oracle_alloc(&srv->references, n_items)) {
         arb__set_err(errmsg, "out of memory");
         return ARB_NOMEM;
     }
-    srv->oracle_mask = cap - 1;
-    for (size_t i = 0; i < n; i++) {
+    double quality = 0;
+    for (size_t i = 0; i < n_answers; i++) {
         const arb_answer *a = arb_dataset_answer(ds, i);
-        json_error_t jerr;
-        json_t *extra = json_loads(a->extra_json ? a->extra_json : "{}", 0, &jerr);
-        if (!extra) {
-            arb__set_err(errmsg, "%s: extra fields are not valid JSON: %s", a->source, jerr.text);
-            return ARB_INVALID;
-        }
-        json_t *q = json_object_get(extra, "quality");
-        double quality = q ? (json_is_number(q) ? json_number_value(q) : NAN) : -1.0;
-        const char *type = !q ? NULL
-                           : json_is_string(q) ? "string"
-                           : json_is_boolean(q) ? "boolean"
-                           : json_is_null(q)    ? "null"
-                           : json_is_array(q)   ? "array"
-                           : json_is_object(q)  ? "object"
-                                                : "number";
-        json_decref(extra);
-        if (!q) continue;
-        if (!(quality >= 0.0 && quality <= 1.0)) {
-            if (strcmp(type, "number") != 0)
-                arb__set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %s",
-                        a->source, type);
-            else
-                arb__set_err(errmsg, "%s: field \"quality\" must be a number in [0, 1], got %g",
-                        a->source, quality);
-            return ARB_INVALID;
-        }
-        const char *text = a->answer;
-        size_t len = strlen(text);
-        trim(&text, &len);
-        uint64_t hash = XXH3_64bits(text, len);
-        oracle_slot *s = oracle_find(srv, text, len, hash);
-        if (s->text) continue; /* first in dataset order wins */
-        s->text = text;
-        s->len = len;
-        s->hash = hash;
-        s->quality = quality;
+        int has = quality_field(a->extra_json, a->source, &quality, errmsg);
+        if (has < 0) return ARB_INVALID;
+        if (has) oracle_put(&srv->answers, a->answer, NULL, quality);
+    }
+    for (size_t i = 0; i < n_items; i++) {
+        const arb_item *it = arb_dataset_item(ds, i);
+        int has = quality_field(it->extra_json, it->source, &quality, errmsg);
+        if (has < 0) return ARB_INVALID;
+        if (has && it->reference)
+            oracle_put(&srv->references, it->reference, it->language ? it->language : "",
+                       quality);
     }
     return ARB_OK;
 }
@@ -643,13 +864,6 @@ static int find_delimited(const char *s, size_t n, const char *open, const char 
     return 1;
 }
 
-static char to_lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
-
-static int is_alnum(char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 /* The first place needle (lower case) occurs in s[0, n) ignoring ASCII case, or NULL. */
 static const char *find_ci(const char *s, size_t n, const char *needle)
 {
@@ -732,7 +946,43 @@ typedef struct sim_prompt {
     int statements;        /* discussion statements found */
     int self;              /* 0 = Reviewer A, 1 = Reviewer B, -1 = not said */
     int latest[2];         /* latest verdict (1 or 2, 0 = none) of Reviewer A and of B */
+    int pointwise;         /* 0: side by side; POINTWISE_YESNO or POINTWISE_GRADE */
+    int justify;           /* pointwise: the instructions ask for a <justification> */
+    const char *answer;    /* pointwise: the answer block's body, in last_user */
+    size_t answer_len;
+    const char *language;  /* pointwise: the evaluation language, in last_user ("" if none) */
+    size_t language_len;
 } sim_prompt;
+
+enum { POINTWISE_YESNO = 1, POINTWISE_GRADE = 2 };
+
+/* The evaluation language of a pointwise prompt (header, pointwise step 0): the rest of the
+** first line of s[0, n) that starts with "Evaluation language:" (ASCII case ignored), trimmed,
+** skipping the lines that start inside the answer's body [skip, skip + skip_len). Without such
+** a line the language is "". */
+static void find_language(const char *s, size_t n, const char *skip, size_t skip_len,
+                          const char **lang, size_t *lang_len)
+{
+    static const char label[] = "evaluation language:";
+    const char *end = s + n;
+    *lang = "";
+    *lang_len = 0;
+    for (const char *line = s; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *t = line;
+        size_t t_len = (size_t)((nl ? nl : end) - line);
+        line = nl ? nl + 1 : end;
+        if (t >= skip && t < skip + skip_len) continue;
+        trim(&t, &t_len);
+        if (t_len < sizeof label - 1 || find_ci(t, sizeof label - 1, label) != t) continue;
+        t += sizeof label - 1;
+        t_len -= sizeof label - 1;
+        trim(&t, &t_len);
+        *lang = t;
+        *lang_len = t_len;
+        return;
+    }
+}
 
 /* Reads the prompt (header, steps 2 and 5). text receives the system, developer and user
 ** contents joined by '\n' and masked the same with the bodies of the quoted blocks blanked, so
@@ -744,6 +994,7 @@ static int prompt_read(json_t *messages, arb__buf *text, arb__buf *masked, sim_p
     p->self = -1;
     size_t i;
     json_t *msg;
+    size_t last_user_at = 0; /* where the last user message starts in text */
     json_array_foreach(messages, i, msg) {
         const char *role = json_string_value(json_object_get(msg, "role"));
         json_t *content = json_object_get(msg, "content");
@@ -751,13 +1002,13 @@ static int prompt_read(json_t *messages, arb__buf *text, arb__buf *masked, sim_p
         if (!s) continue;
         if (strcmp(role, "system") && strcmp(role, "developer") && strcmp(role, "user"))
             continue;
+        if (text->len && arb__buf_append(text, "\n", 1)) return -1;
         if (!strcmp(role, "user")) {
             p->last_user = s;
             p->last_user_len = json_string_length(content);
+            last_user_at = text->len;
         }
-        if ((text->len && arb__buf_append(text, "\n", 1)) ||
-            arb__buf_append(text, s, json_string_length(content)))
-            return -1;
+        if (arb__buf_append(text, s, json_string_length(content))) return -1;
     }
     if (arb__buf_append(text, "", 0) || arb__buf_append(masked, text->data, text->len))
         return -1;
@@ -811,6 +1062,20 @@ static int prompt_read(json_t *messages, arb__buf *text, arb__buf *masked, sim_p
     }
     if (p->has_agent1) p->agent1 = bracket_verdict(a1, a1_len, p->options);
     if (p->has_agent2) p->agent2 = bracket_verdict(a2, a2_len, p->options);
+
+    /* Pointwise (header, pointwise step 0), read with the answer's body blanked as well; the
+    ** side-by-side fields above were read before, so they are what they always were. */
+    if (p->last_user && find_delimited(p->last_user, p->last_user_len, "[ANSWER START]",
+                                       "[ANSWER END]", &p->answer, &p->answer_len)) {
+        memset(m + last_user_at + (size_t)(p->answer - p->last_user), ' ', p->answer_len);
+        if (find_ci(m, n, "<answer>correct</answer> or <answer>incorrect</answer>"))
+            p->pointwise = POINTWISE_YESNO;
+        else if (find_ci(m, n, "<answer>n</answer> with n from 1 to 5"))
+            p->pointwise = POINTWISE_GRADE;
+        p->justify = find_ci(m, n, "<justification>") != NULL;
+        find_language(p->last_user, p->last_user_len, p->answer, p->answer_len, &p->language,
+                      &p->language_len);
+    }
     return 0;
 }
 
@@ -908,6 +1173,68 @@ static int role_reply(const arb_sim_judge *j, const sim_prompt *p, char own, dou
                      own);
 }
 
+/* Writes the reply of judge j to a pointwise request p into out (header, pointwise model);
+** *latency_ms receives the delay before sending. Returns 0, or -1 when out of memory. */
+static int pointwise_reply(const arb_sim_server *srv, const arb_sim_judge *j,
+                           const sim_prompt *p, uint64_t stream, arb__buf *out,
+                           double *latency_ms)
+{
+    static const char *const yesno_value[2] = {"incorrect", "correct"};
+    static const char *const yesno_text[2] = {
+        "Simulated judgment: the answer contains errors or misses what was asked, so it is "
+        "incorrect.",
+        "Simulated judgment: the answer is accurate and gives what was asked, so it is correct.",
+    };
+    static const char *const grade_text[5] = {
+        "Simulated judgment: the answer is wrong or beside the point.",
+        "Simulated judgment: the answer is mostly wrong, with a few correct parts.",
+        "Simulated judgment: the answer is partly correct, with clear gaps or errors.",
+        "Simulated judgment: the answer is correct, with minor gaps.",
+        "Simulated judgment: the answer is fully correct, complete and clear.",
+    };
+    int yesno = p->pointwise == POINTWISE_YESNO;
+    double q = pointwise_quality(srv, p->answer, p->answer_len, p->language, p->language_len);
+    double noise = j->noise, strict = j->strict;
+    size_t at = language_index(j, p->language, p->language_len);
+    if (at < j->n_languages) {
+        if (j->languages[at].noise >= 0) noise = j->languages[at].noise;
+        if (j->languages[at].strict >= 0) strict = j->languages[at].strict;
+    }
+
+    /* The draws u[1] ... u[6], always all and in the documented order. */
+    double u[7] = {0};
+    for (int k = 1; k <= 6; k++) u[k] = uniform01(&stream);
+    *latency_ms = j->latency_ms * (0.5 + u[3]);
+
+    const char *open = p->justify ? "<result><justification>" : "<result>";
+    const char *close_reason = p->justify ? "</justification>" : "";
+    if (u[1] < j->invalid_rate) {
+        switch ((int)(u[2] * 4.0)) {
+        case 0: return arb__buf_puts(out, "I'm sorry, but I can't grade this answer.");
+        case 1: /* reasoning without a value: the justification alone, or bare prose */
+            return arb__buf_printf(out, "%sSimulated judgment: the answer is partly right, and "
+                                        "deciding needs more context than I have.%s",
+                                   p->justify ? open : "",
+                                   p->justify ? "</justification></result>" : "");
+        case 2:
+            return arb__buf_printf(out, "%s%s%s<answer>%s</answer></result>", open,
+                                   p->justify ? "Simulated judgment: the answer fits none of the "
+                                                "offered values."
+                                              : "",
+                                   close_reason, yesno ? "unsure" : "6");
+        default: return 0; /* the empty reply */
+        }
+    }
+
+    int value = yesno ? q >= 0.5 : 1 + (int)lround(4.0 * q); /* the truth (POINTWISE.md) */
+    if (u[4] < strict) value = yesno ? 0 : value > 1 ? value - 1 : 1;
+    if (u[5] < noise) value = yesno ? (int)(u[6] * 2.0) : 1 + (int)(u[6] * 5.0);
+    char grade[2] = {(char)('0' + value), '\0'};
+    return arb__buf_printf(out, "%s%s%s<answer>%s</answer></result>", open,
+                           !p->justify ? "" : yesno ? yesno_text[value] : grade_text[value - 1],
+                           close_reason, yesno ? yesno_value[value] : grade);
+}
+
 /* Writes the reply of judge j to the parsed request into out (see the header, steps 1-5);
 ** *latency_ms receives the delay before sending. Returns 0, or -1 when out of memory. */
 static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t *messages,
@@ -921,6 +1248,7 @@ static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t
     arb__buf_free(&text); /* p keeps nothing that points into them */
     arb__buf_free(&masked);
     if (rc) return -1;
+    if (p.pointwise) return pointwise_reply(srv, j, &p, stream, out, latency_ms);
 
     double q1 = 0.5, q2 = 0.5;
     const char *a;
@@ -1267,7 +1595,8 @@ fail:
     if (srv) {
         if (mutex_ready) pthread_mutex_destroy(&srv->seen_lock);
         free(srv->judges);
-        free(srv->oracle);
+        free(srv->answers.slots);
+        free(srv->references.slots);
         free(srv);
     }
     return st;
@@ -1290,6 +1619,7 @@ void arb_sim_server_stop(arb_sim_server *srv)
     pthread_mutex_destroy(&srv->seen_lock);
     free(srv->seen);
     free(srv->judges);
-    free(srv->oracle);
+    free(srv->answers.slots);
+    free(srv->references.slots);
     free(srv);
 }

@@ -148,13 +148,29 @@ static char reply_verdict(const char *content, int options)
 #define BAD "The capital of France is Berlin."
 #define BAD2 "France has no capital."
 #define MID "Probably Paris, though I am not sure."
+#define ARABIC_BERLIN "برلين" /* Berlin in Arabic script */
 
 #define RULES4 "Reply with [[A]], [[B]], [[C]] (both good) or [[D]] (both bad)."
 #define RULES3 "Reply with [[A]], [[B]] or [[C]] for a tie."
 #define RULES2 "Reply with [[A]] or [[B]]."
 
+/* q1 serves the side-by-side answers; the others are pointwise references with a known
+** truth (quality q: grade 1 + round(4q), correct iff q >= 0.5): "Berlin" in English (0.9) and
+** in German (0.1), Arabic text (0.8), a reference equal to the answer BAD but in French (0.7),
+** one without a language (0.3) and one without a quality. */
 static const char items_jsonl[] =
-    "{\"id\":\"q1\",\"question\":\"What is the capital of France?\"}\n";
+    "{\"id\":\"q1\",\"question\":\"What is the capital of France?\"}\n"
+    "{\"id\":\"p-en\",\"question\":\"Capital of Germany?\",\"reference\":\"Berlin\","
+    "\"language\":\"en\",\"group\":\"g1\",\"quality\":0.9}\n"
+    "{\"id\":\"p-de\",\"question\":\"Hauptstadt Deutschlands?\",\"reference\":\"Berlin\","
+    "\"language\":\"de\",\"group\":\"g1\",\"quality\":0.1}\n"
+    "{\"id\":\"p-ar\",\"question\":\"ما هي عاصمة ألمانيا؟\","
+    "\"reference\":\"" ARABIC_BERLIN "\",\"language\":\"ar\",\"group\":\"g1\",\"quality\":0.8}\n"
+    "{\"id\":\"p-fr\",\"question\":\"Capitale de la France ?\",\"reference\":\"  " BAD "  \","
+    "\"language\":\"fr\",\"group\":\"g2\",\"quality\":0.7}\n"
+    "{\"id\":\"p-none\",\"question\":\"Old capital?\",\"reference\":\"Bonn\",\"quality\":0.3}\n"
+    "{\"id\":\"p-noq\",\"question\":\"Port city?\",\"reference\":\"Hamburg\","
+    "\"language\":\"en\"}\n";
 static const char answers_jsonl[] =
     "{\"item\":\"q1\",\"model\":\"good\",\"answer\":\"" GOOD "\",\"quality\":0.9}\n"
     "{\"item\":\"q1\",\"model\":\"good2\",\"answer\":\"" GOOD2 "\",\"quality\":0.8}\n"
@@ -235,6 +251,9 @@ static void test_judge_parse_defaults(void **state)
     assert_true(j.invalid_rate == 0.0);
     assert_true(j.latency_ms == 0.0);
     assert_true(j.conformity == 0.5);
+    assert_true(j.noise == 0.0);
+    assert_true(j.strict == 0.0);
+    assert_int_equal(j.n_languages, 0);
     j = judge("org/model-1:");
     assert_string_equal(j.model, "org/model-1");
     assert_true(j.skill == 4.0);
@@ -291,7 +310,7 @@ static void test_judge_parse_errors(void **state)
     expect_parse_error("m:conformity=-0.1", "conformity must be");
     expect_parse_error("m:conformity=x", "conformity must be a number");
     expect_parse_error("m:speed=1", "(known: skill, bias, tie, bothbad, invalid, latency, "
-                                    "conformity)");
+                                    "conformity, noise, noise.<lang>, strict, strict.<lang>)");
     char long_name[200];
     memset(long_name, 'x', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = '\0';
@@ -1256,6 +1275,446 @@ static void test_sbs_replies_unchanged(void **state)
     finish(&f);
 }
 
+/* ---- pointwise judging ------------------------------------------------------------------- */
+
+/* A pointwise user message with the markers of POINTWISE.md: mode 'y' (yes/no) or 'g' (grade),
+** explain: the output format asks for a justification; language NULL: no language line. */
+static char *pointwise_prompt(char mode, int explain, const char *language, const char *answer)
+{
+    size_t n = strlen(answer) + (language ? strlen(language) : 0) + 512;
+    char *s = malloc(n);
+    assert_non_null(s);
+    snprintf(s, n,
+             "You judge one answer to a question.\n%s%s%s"
+             "Question: which city is the capital?\n[ANSWER START]\n%s\n[ANSWER END]\n"
+             "Reply with %s\nGive %s.",
+             language ? "Evaluation language: " : "", language ? language : "",
+             language ? "\n" : "", answer,
+             explain ? "<result><justification>your reasons</justification><answer>...</answer>"
+                       "</result>"
+                     : "<result><answer>...</answer></result>",
+             mode == 'y' ? "<answer>correct</answer> or <answer>incorrect</answer>"
+                         : "<answer>N</answer> with N from 1 to 5");
+    return s;
+}
+
+/* The value of a pointwise reply: 1/0 for correct/incorrect, 1..5 for a grade, -1 when it holds
+** no valid answer. A valid reply must have exactly the simulator's format (POINTWISE.md), with
+** a justification iff explain. */
+static int pointwise_value(const char *c, char mode, int explain)
+{
+    static const char tail[] = "</answer></result>";
+    size_t n = strlen(c);
+    if (n < sizeof tail - 1 || strcmp(c + n - (sizeof tail - 1), tail)) return -1;
+    const char *open = strstr(c, "<answer>");
+    if (!open) return -1;
+    const char *v = open + 8;
+    size_t v_len = (size_t)(c + n - (sizeof tail - 1) - v);
+    int value = -1;
+    if (mode == 'y' && v_len == 7 && !strncmp(v, "correct", 7)) value = 1;
+    else if (mode == 'y' && v_len == 9 && !strncmp(v, "incorrect", 9)) value = 0;
+    else if (mode == 'g' && v_len == 1 && v[0] >= '1' && v[0] <= '5') value = v[0] - '0';
+    if (value < 0) return -1;
+    if (explain) {
+        static const char head[] = "<result><justification>Simulated judgment: ";
+        assert_int_equal(strncmp(c, head, sizeof head - 1), 0);
+        assert_true(open - c >= 16 && !strncmp(open - 16, "</justification>", 16));
+    } else {
+        assert_true(open == c + 8 && !strncmp(c, "<result>", 8));
+    }
+    return value;
+}
+
+/* One pointwise request (temperature 0, the given seed, -1 for none): its value as above. */
+static int pointwise_ask(const arb_sim_server *srv, const char *model, char mode, int explain,
+                         const char *language, const char *answer, long long seed)
+{
+    char *u = pointwise_prompt(mode, explain, language, answer);
+    char *c = chat(srv, model, NULL, u, 0, seed);
+    int value = pointwise_value(c, mode, explain);
+    free(c);
+    free(u);
+    return value;
+}
+
+/* The yes/no and grade values for an answer (both formats must agree). */
+static void expect_truth(const arb_sim_server *srv, const char *model, const char *language,
+                         const char *answer, int correct, int grade)
+{
+    for (int explain = 0; explain < 2; explain++) {
+        int y = pointwise_ask(srv, model, 'y', explain, language, answer, -1);
+        int g = pointwise_ask(srv, model, 'g', explain, language, answer, -1);
+        if (y != correct || g != grade)
+            fprintf(stderr, "answer \"%s\" in \"%s\": got %d/%d, want %d/%d\n", answer,
+                    language ? language : "(none)", y, g, correct, grade);
+        assert_int_equal(y, correct);
+        assert_int_equal(g, grade);
+    }
+}
+
+static void test_pointwise_parse(void **state)
+{
+    (void)state;
+    arb_sim_judge j = judge("sim-ar:noise=0.1,noise.ar=0.4,strict=0.3");
+    assert_true(j.noise == 0.1);
+    assert_true(j.strict == 0.3);
+    assert_int_equal(j.n_languages, 1);
+    assert_string_equal(j.languages[0].language, "ar");
+    assert_true(j.languages[0].noise == 0.4);
+    assert_true(j.languages[0].strict == -1.0); /* not set: strict applies */
+    assert_true(j.skill == 4.0);                /* the other keys keep their defaults */
+
+    /* One entry per language, ignoring case (the first spelling is kept, the last value wins);
+    ** both ends of the range; codes of letters, digits and '-' up to 16 bytes. */
+    j = judge("m:strict.hi=1,noise.hi=0,noise.AR=0.2,noise.ar=0.3,strict.zh-Hant-TW=0.5,"
+              "noise.abcdefghijklmnop=1,skill=2");
+    assert_int_equal(j.n_languages, 4);
+    assert_string_equal(j.languages[0].language, "hi");
+    assert_true(j.languages[0].noise == 0.0 && j.languages[0].strict == 1.0);
+    assert_string_equal(j.languages[1].language, "AR");
+    assert_true(j.languages[1].noise == 0.3 && j.languages[1].strict == -1.0);
+    assert_string_equal(j.languages[2].language, "zh-Hant-TW");
+    assert_true(j.languages[2].noise == -1.0 && j.languages[2].strict == 0.5);
+    assert_string_equal(j.languages[3].language, "abcdefghijklmnop");
+    assert_true(j.skill == 2.0 && j.noise == 0.0 && j.strict == 0.0);
+
+    /* 32 languages fit, a 33rd does not. */
+    char spec[1024] = "m:";
+    for (int i = 0; i < ARB_SIM_MAX_LANGUAGES; i++)
+        snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%snoise.l%d=0.5",
+                 i ? "," : "", i);
+    j = judge(spec);
+    assert_int_equal(j.n_languages, ARB_SIM_MAX_LANGUAGES);
+    assert_string_equal(j.languages[31].language, "l31");
+    strcat(spec, ",strict.l0=0.1"); /* an existing language still fits */
+    assert_int_equal(judge(spec).n_languages, ARB_SIM_MAX_LANGUAGES);
+    strcat(spec, ",strict.l32=0.1");
+    expect_parse_error(spec, "key \"strict.l32\": at most 32 languages");
+
+    expect_parse_error("m:noise=1.5", "noise must be a finite number in [0, 1], got 1.5");
+    expect_parse_error("m:strict=-0.5", "strict must be a finite number in [0, 1], got -0.5");
+    expect_parse_error("m:noise.ar=1.01", "noise.ar must be a finite number in [0, 1], got 1.01");
+    expect_parse_error("m:noise.ar=-1", "noise.ar must be a finite number in [0, 1], got -1");
+    expect_parse_error("m:strict.ar=x", "strict.ar must be a number, got \"x\"");
+    expect_parse_error("m:noise.ar=", "noise.ar must be a number");
+    expect_parse_error("m:noise.ar", "must be key=value");
+    expect_parse_error("m:noise.=0.1", "key \"noise.\": the language code must be 1 to 16 "
+                                       "letters, digits or '-'");
+    expect_parse_error("m:noise.a_b=0.1", "key \"noise.a_b\": the language code");
+    expect_parse_error("m:strict.ar.x=0.1", "key \"strict.ar.x\": the language code");
+    expect_parse_error("m:noise.abcdefghijklmnopq=0.1", "the language code must be 1 to 16");
+    expect_parse_error("m:noisy=0.1", "unknown key \"noisy\"");
+    expect_parse_error("m:Noise.ar=0.1", "unknown key \"Noise.ar\"");
+    expect_parse_error("m:skill.ar=1", "unknown key \"skill.ar\"");
+}
+
+static void test_pointwise_start_errors(void **state)
+{
+    (void)state;
+    /* A judge built by hand is checked as a parsed one. */
+    arb_sim_params p = arb_sim_default_params();
+    arb_sim_judge js[1] = {judge("a:noise.ar=0.5")};
+    p.judges = js;
+    p.n_judges = 1;
+    js[0].languages[0].noise = 2;
+    expect_start_error(&p, ARB_INVALID,
+                       "judge 1: noise.ar must be a finite number in [0, 1] (or -1: not set), "
+                       "got 2");
+    js[0].languages[0].noise = -1; /* not set is allowed */
+    js[0].languages[0].strict = NAN;
+    expect_start_error(&p, ARB_INVALID, "strict.ar must be a finite number");
+    js[0] = judge("a:noise.ar=0.5,noise.AR=0.5");
+    assert_int_equal(js[0].n_languages, 1);
+    strcpy(js[0].languages[1].language, "Ar");
+    js[0].languages[1].noise = js[0].languages[1].strict = 0.5;
+    js[0].n_languages = 2;
+    expect_start_error(&p, ARB_INVALID, "language \"Ar\" is given twice");
+    strcpy(js[0].languages[1].language, "a b");
+    expect_start_error(&p, ARB_INVALID, "language 2 must be 1 to 16 letters, digits or '-'");
+    js[0].languages[1].language[0] = '\0';
+    expect_start_error(&p, ARB_INVALID, "language 2 must be");
+    js[0].n_languages = ARB_SIM_MAX_LANGUAGES + 1;
+    expect_start_error(&p, ARB_INVALID, "at most 32 languages, got 33");
+    js[0] = judge("a");
+    js[0].strict = 1.5;
+    expect_start_error(&p, ARB_INVALID, "strict must be");
+
+    /* An item's quality is checked like an answer's and names its line. */
+    arb_dataset *ds = arb_dataset_create();
+    static const char bad_items[] =
+        "{\"id\":\"q1\",\"question\":\"Q?\",\"reference\":\"a\",\"quality\":0.5}\n"
+        "{\"id\":\"q2\",\"question\":\"Q?\",\"reference\":\"b\",\"quality\":\"high\"}\n";
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", bad_items,
+                                                 sizeof bad_items - 1),
+                     ARB_OK);
+    js[0] = judge("a");
+    p.answers_oracle = ds;
+    expect_start_error(&p, ARB_INVALID,
+                       "items.jsonl:2: field \"quality\" must be a number in [0, 1], got string");
+    arb_dataset_destroy(ds);
+}
+
+static void test_pointwise_truth(void **state)
+{
+    (void)state;
+    /* Without noise or strictness the reply is the truth: q 0.9 -> grade 1 + round(3.6) = 5,
+    ** 0.8 -> 4, 0.5 -> 3 (and correct: q >= 0.5), 0.2 -> 2, 0.1 -> 1. An answer without a
+    ** quality, or unknown, is q = 0.5. The evaluation language does not matter for answers. */
+    const char *specs[] = {"exact"};
+    fixture f = start(specs, 1, 0);
+    expect_truth(f.srv, "exact", "en", GOOD, 1, 5);
+    expect_truth(f.srv, "exact", "ar", GOOD2, 1, 4);
+    expect_truth(f.srv, "exact", NULL, MID, 1, 3);
+    expect_truth(f.srv, "exact", "hi", BAD2, 0, 2);
+    expect_truth(f.srv, "exact", "en", BAD, 0, 1);
+    expect_truth(f.srv, "exact", "en", "no quality field", 1, 3);
+    expect_truth(f.srv, "exact", "en", "an answer nobody gave", 1, 3);
+    expect_truth(f.srv, "exact", "en", "  \n" GOOD " \t", 1, 5); /* trimmed like answers */
+
+    /* The exact replies. */
+    char *u = pointwise_prompt('y', 1, "en", GOOD);
+    char *c = chat(f.srv, "exact", NULL, u, 0, -1);
+    assert_string_equal(c, "<result><justification>Simulated judgment: the answer is accurate "
+                           "and gives what was asked, so it is correct.</justification>"
+                           "<answer>correct</answer></result>");
+    free(c);
+    free(u);
+    u = pointwise_prompt('g', 0, "en", BAD);
+    c = chat(f.srv, "exact", NULL, u, 0, -1);
+    assert_string_equal(c, "<result><answer>1</answer></result>");
+    free(c);
+    free(u);
+    u = pointwise_prompt('g', 1, "en", GOOD2);
+    c = chat(f.srv, "exact", NULL, u, 0, -1);
+    assert_string_equal(c, "<result><justification>Simulated judgment: the answer is correct, "
+                           "with minor gaps.</justification><answer>4</answer></result>");
+    free(c);
+    free(u);
+    finish(&f);
+
+    /* No oracle at all: q = 0.5 for everything. */
+    arb_sim_judge j = judge("bare");
+    arb_sim_params p = arb_sim_default_params();
+    p.judges = &j;
+    p.n_judges = 1;
+    arb_sim_server *srv = NULL;
+    assert_int_equal(arb_sim_server_start(&p, &srv, NULL), ARB_OK);
+    expect_truth(srv, "bare", "en", GOOD, 1, 3);
+    expect_truth(srv, "bare", "en", "Berlin", 1, 3);
+    arb_sim_server_stop(srv);
+}
+
+static void test_pointwise_references(void **state)
+{
+    (void)state;
+    const char *specs[] = {"exact"};
+    fixture f = start(specs, 1, 0);
+    /* Equal reference texts in two languages are told apart by the evaluation language. */
+    expect_truth(f.srv, "exact", "en", "Berlin", 1, 5); /* q 0.9 */
+    expect_truth(f.srv, "exact", "de", "Berlin", 0, 1); /* q 0.1 */
+    expect_truth(f.srv, "exact", "DE", " Berlin\n", 0, 1); /* case of the code, white space */
+    expect_truth(f.srv, "exact", "zh", "Berlin", 1, 3);  /* no such language: q 0.5 */
+    expect_truth(f.srv, "exact", NULL, "Berlin", 1, 3);  /* no language line: q 0.5 */
+    expect_truth(f.srv, "exact", "ar", ARABIC_BERLIN, 1, 4); /* q 0.8 -> 1 + round(3.2) */
+    /* An item without a language is matched by a prompt without one. */
+    expect_truth(f.srv, "exact", NULL, "Bonn", 0, 2); /* q 0.3 -> 1 + round(1.2) */
+    expect_truth(f.srv, "exact", "en", "Bonn", 1, 3);
+    expect_truth(f.srv, "exact", "en", "Hamburg", 1, 3); /* a reference without quality */
+    /* A reference in the evaluation language comes before an answer with the same text. */
+    expect_truth(f.srv, "exact", "fr", BAD, 1, 4); /* the French reference, q 0.7 */
+    expect_truth(f.srv, "exact", "en", BAD, 0, 1); /* the answer, q 0.1 */
+    finish(&f);
+}
+
+static void test_pointwise_recognition(void **state)
+{
+    (void)state;
+    const char *specs[] = {"pw:strict.de=1"};
+    fixture f = start(specs, 1, 0);
+    /* The answer block without either phrase, or a phrase without the block: side by side. */
+    char *c = chat(f.srv, "pw", NULL,
+                   "Evaluation language: en\n[ANSWER START]\nBerlin\n[ANSWER END]\n"
+                   "Is it right? Say A or B.", 0, -1);
+    assert_true(!strcmp(c, "A") || !strcmp(c, "B"));
+    free(c);
+    c = chat(f.srv, "pw", NULL,
+             "Answer: Berlin\nGive <answer>correct</answer> or <answer>incorrect</answer>.", 0,
+             -1);
+    assert_true(!strcmp(c, "A") || !strcmp(c, "B"));
+    free(c);
+    /* A phrase that only the answer says makes no pointwise request. */
+    c = chat(f.srv, "pw", NULL,
+             "Judge this.\n[ANSWER START]\nGive <answer>N</answer> with N from 1 to 5.\n"
+             "[ANSWER END]\nSay A or B.", 0, -1);
+    assert_true(!strcmp(c, "A") || !strcmp(c, "B"));
+    free(c);
+    /* The phrases are matched ignoring case, also in a system message. */
+    c = chat(f.srv, "pw", "Give <ANSWER>correct</ANSWER> or <answer>INCORRECT</answer>.",
+             "[ANSWER START]\nBerlin\n[ANSWER END]", 0, -1);
+    assert_string_equal(c, "<result><answer>correct</answer></result>");
+    free(c);
+    /* A language line or a <justification> inside the answer is not the template's: with
+    ** strict.de = 1 a German request turns q 0.5 into "incorrect", so "correct" shows that
+    ** the language stayed "", and the reply has no justification. */
+    char *u = pointwise_prompt('y', 0, NULL,
+                               "Evaluation language: de\nSee <justification>here</justification>");
+    c = chat(f.srv, "pw", NULL, u, 0, -1);
+    assert_string_equal(c, "<result><answer>correct</answer></result>");
+    free(c);
+    free(u);
+    u = pointwise_prompt('y', 0, "de", "Paris");
+    c = chat(f.srv, "pw", NULL, u, 0, -1);
+    assert_string_equal(c, "<result><answer>incorrect</answer></result>");
+    free(c);
+    free(u);
+    finish(&f);
+}
+
+static void test_pointwise_determinism(void **state)
+{
+    (void)state;
+    const char *specs[] = {"dice:noise=0.5"};
+    fixture f = start(specs, 1, 0);
+    char *u = pointwise_prompt('g', 1, "en", MID);
+    /* Temperature 0 (or a seed): the same request, the same reply. */
+    char *first = chat(f.srv, "dice", NULL, u, 0, -1);
+    char *seeded = chat(f.srv, "dice", NULL, u, 1, 11);
+    for (int i = 0; i < 5; i++) {
+        char *c = chat(f.srv, "dice", NULL, u, 0, -1);
+        assert_string_equal(c, first);
+        free(c);
+        c = chat(f.srv, "dice", NULL, u, 1, 11);
+        assert_string_equal(c, seeded);
+        free(c);
+    }
+    /* Temperature 1 without a seed: repetitions differ. With noise 0.5 the grade is 3 with
+    ** chance 0.5 + 0.5/5 = 0.6, so 30 sends all alike has probability below 1e-6. */
+    int seen[6] = {0};
+    for (int i = 0; i < 30; i++) {
+        char *c = chat(f.srv, "dice", NULL, u, 1, -1);
+        int v = pointwise_value(c, 'g', 1);
+        assert_in_range(v, 1, 5);
+        seen[v]++;
+        free(c);
+    }
+    assert_true(seen[3] > 0 && seen[3] < 30);
+    free(first);
+    free(seeded);
+    free(u);
+    finish(&f);
+}
+
+/* Counts the values of n pointwise requests (seeds 0..n-1) into counts[0..5]; asserts all are
+** valid. */
+static void count_values(const arb_sim_server *srv, const char *model, char mode,
+                         const char *language, const char *answer, int n, int counts[6])
+{
+    char *u = pointwise_prompt(mode, 0, language, answer);
+    memset(counts, 0, 6 * sizeof counts[0]);
+    for (int i = 0; i < n; i++) {
+        char *c = chat(srv, model, NULL, u, 0, i);
+        int v = pointwise_value(c, mode, 0);
+        if (v < 0) fprintf(stderr, "reply: %s\n", c);
+        assert_in_range(v, 0, 5);
+        counts[v]++;
+        free(c);
+    }
+    free(u);
+}
+
+static void test_pointwise_noise_rate(void **state)
+{
+    (void)state;
+    /* noise.ar = 0.4 over a grade whose truth is 5 (GOOD, q 0.9): a share 0.4·(1 − 1/5) = 0.32
+    ** differs, 640 of 2000 (sd 20.9); accepted 540..740 (±4.8 sd). Each wrong grade comes with
+    ** 0.4/5 = 0.08, 160 (sd 12.1), accepted 100..220. A noise that only picked other values
+    ** would give 800 and fail. The seeds are fixed, so the counts are too. */
+    const char *specs[] = {"sim-ar:noise=0.1,noise.ar=0.4"};
+    fixture f = start(specs, 1, 0);
+    int counts[6];
+    count_values(f.srv, "sim-ar", 'g', "ar", GOOD, 2000, counts);
+    int wrong = 2000 - counts[5];
+    fprintf(stderr, "ar grade: %d of 2000 differ (1..4: %d %d %d %d)\n", wrong, counts[1],
+            counts[2], counts[3], counts[4]);
+    assert_in_range(wrong, 540, 740);
+    for (int g = 1; g <= 4; g++) assert_in_range(counts[g], 100, 220);
+    /* Yes/no in Arabic: 0.4·(1 − 1/2) = 0.2 of 1000 (sd 12.6), accepted 140..260. */
+    count_values(f.srv, "sim-ar", 'y', "AR", GOOD, 1000, counts);
+    fprintf(stderr, "ar yes/no: %d of 1000 differ\n", counts[0]);
+    assert_in_range(counts[0], 140, 260);
+    /* Any other language has noise 0.1: 0.08 of 1000 grades differ (sd 8.6), 45..115. */
+    count_values(f.srv, "sim-ar", 'g', "en", GOOD, 1000, counts);
+    fprintf(stderr, "en grade: %d of 1000 differ\n", 1000 - counts[5]);
+    assert_in_range(1000 - counts[5], 45, 115);
+    finish(&f);
+}
+
+static void test_pointwise_strict(void **state)
+{
+    (void)state;
+    /* strict = 1: every true "correct" is "incorrect", every grade one lower, never below 1;
+    ** a true "incorrect" stays. */
+    const char *specs[] = {"harsh:strict=1", "mild:strict=0.3,strict.hi=1,strict.en=0"};
+    fixture f = start(specs, 2, 0);
+    expect_truth(f.srv, "harsh", "en", GOOD, 0, 4);
+    expect_truth(f.srv, "harsh", "en", GOOD2, 0, 3);
+    expect_truth(f.srv, "harsh", "en", MID, 0, 2);
+    expect_truth(f.srv, "harsh", "en", BAD2, 0, 1);
+    expect_truth(f.srv, "harsh", "en", BAD, 0, 1);
+    /* Per language: strict.hi = 1 always lowers, strict.en = 0 never. */
+    expect_truth(f.srv, "mild", "hi", GOOD, 0, 4);
+    expect_truth(f.srv, "mild", "en", GOOD, 1, 5);
+    /* Elsewhere strict = 0.3: 120 of 400 grades lowered to 4 (sd 9.2), accepted 80..160, and
+    ** the rest stay 5; as many yes answers turn no. */
+    int counts[6];
+    count_values(f.srv, "mild", 'g', "fr", GOOD, 400, counts);
+    fprintf(stderr, "fr strict 0.3: %d of 400 lowered\n", counts[4]);
+    assert_in_range(counts[4], 80, 160);
+    assert_int_equal(counts[4] + counts[5], 400);
+    count_values(f.srv, "mild", 'y', "fr", GOOD, 400, counts);
+    assert_in_range(counts[0], 80, 160);
+    finish(&f);
+}
+
+static void test_pointwise_invalid(void **state)
+{
+    (void)state;
+    /* invalid = 0.5: about 200 of 400 replies hold no valid answer (sd 10, ±40 accepted), in
+    ** four kinds of about 50 each; none of them has a valid <answer>. */
+    const char *specs[] = {"flaky:invalid=0.5"};
+    fixture f = start(specs, 1, 0);
+    for (int explain = 0; explain < 2; explain++) {
+        for (int m = 0; m < 2; m++) {
+            char mode = m ? 'g' : 'y';
+            char *u = pointwise_prompt(mode, explain, "en", GOOD);
+            int invalid = 0, empty = 0, refusal = 0, no_value = 0, out_of_range = 0;
+            for (int i = 0; i < 400; i++) {
+                char *c = chat(f.srv, "flaky", NULL, u, 0, i);
+                int v = pointwise_value(c, mode, explain);
+                if (v < 0) {
+                    invalid++;
+                    if (!*c) empty++;
+                    else if (strstr(c, "sorry") && !strchr(c, '<')) refusal++;
+                    else if (strstr(c, m ? "<answer>6</answer>" : "<answer>unsure</answer>"))
+                        out_of_range++;
+                    else if (!strstr(c, "<answer>") &&
+                             (explain ? !strncmp(c, "<result><justification>Simulated", 32)
+                                      : !strncmp(c, "Simulated judgment:", 19)))
+                        no_value++;
+                } else {
+                    assert_int_equal(v, m ? 5 : 1);
+                }
+                free(c);
+            }
+            assert_in_range(invalid, 160, 240);
+            assert_int_equal(empty + refusal + no_value + out_of_range, invalid);
+            assert_true(empty >= 20 && refusal >= 20 && no_value >= 20 && out_of_range >= 20);
+            free(u);
+        }
+    }
+    finish(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1284,6 +1743,15 @@ int main(void)
         cmocka_unit_test(test_discussion_hold_and_yield),
         cmocka_unit_test(test_discussion_latest_verdicts),
         cmocka_unit_test(test_sbs_replies_unchanged),
+        cmocka_unit_test(test_pointwise_parse),
+        cmocka_unit_test(test_pointwise_start_errors),
+        cmocka_unit_test(test_pointwise_truth),
+        cmocka_unit_test(test_pointwise_references),
+        cmocka_unit_test(test_pointwise_recognition),
+        cmocka_unit_test(test_pointwise_determinism),
+        cmocka_unit_test(test_pointwise_noise_rate),
+        cmocka_unit_test(test_pointwise_strict),
+        cmocka_unit_test(test_pointwise_invalid),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     curl_global_init(CURL_GLOBAL_DEFAULT);
