@@ -32,7 +32,13 @@ static const char demo_help[] =
     "pair, both orders, both judges) and ranks them by Bradley-Terry with bootstrap intervals,\n"
     "and a peer discussion (§7) between the two judges with its statistics (PDA, opinion\n"
     "altering/holding, first-position share before and after).\n"
-    "Exits 1 if the audit does not recover the injected biases or the ranking the known order.\n";
+    "Last, the multilingual study (METHODS §8): three SIMULATED pointwise judges with noise\n"
+    "injected in a known order of languages (fr < ru < zh < hi < ar; English least) grade the\n"
+    "references of the parallel set (36 groups x 6 languages: en fr ru ar hi zh) yes/no and\n"
+    "1-5, and 'arbiter consistency' measures Fleiss' and Cohen's kappa across the languages\n"
+    "and a majority-vote ensemble (consistency.json).\n"
+    "Exits 1 if the audit does not recover the injected biases, the ranking the known order,\n"
+    "or the consistency metrics the known order of languages.\n";
 
 /* The two judges of the demo, with the bias each is given (simulator spec syntax). */
 static const struct {
@@ -752,9 +758,11 @@ int cmd_demo(int argc, char **argv)
         goto done;
     printf("\nWrote %s/report.html (open it in a browser: charts of every result), %s/report.md,\n"
            "%s/report.txt (full audit per comparison and debate, agreement, factors, labels, "
-           "ranking, discussions), %s/audit.json, %s/judges.yaml and %s/demo.db\n(try: arbiter audit --db "
-           "%s/demo.db --by task --bootstrap 1000; arbiter rank --db %s/demo.db --method "
-           "elo --bootstrap 200)\n", d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out);
+           "ranking, discussions, consistency), %s/audit.json, %s/consistency.json, %s/judges.yaml "
+           "and %s/demo.db\n(try: arbiter audit --db %s/demo.db --by task --bootstrap 1000; "
+           "arbiter rank --db %s/demo.db --method elo --bootstrap 200; arbiter consistency --db "
+           "%s/demo.db --ensemble ml-careful,ml-medium,ml-rough)\n",
+           d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out);
     rc = recovered ? EXIT_OK : EXIT_FAIL;
 done:
     if (d.report) fclose(d.report);
