@@ -1,11 +1,11 @@
 /*
 ** sim.c -- arbiter-sim-server: a SIMULATOR of a biased LLM judge behind an OpenAI-compatible
 ** HTTP API (libmicrohttpd). It is NOT a language model: it never reads the question, it looks
-** the answers (two side by side, one pointwise) up in an oracle of latent qualities and draws a verdict from the documented
-** model below. Tests, the demo and the benchmarks use it in place of a real LLM, and every reply
-** says so: header "Server: arbiter-sim-server (SIMULATOR, not a language model)",
-** "system_fingerprint": "arbiter-simulator" in completions, "owned_by": "arbiter-simulator" in
-** the model list.
+** the answers (two side by side, one pointwise) up in an oracle of latent qualities and draws
+** a verdict from the documented model below. Tests, the demo and the benchmarks use it in
+** place of a real LLM, and every reply says so: header "Server: arbiter-sim-server
+** (SIMULATOR, not a language model)", "system_fingerprint": "arbiter-simulator" in
+** completions, "owned_by": "arbiter-simulator" in the model list.
 **
 ** It judges pairs side by side (steps 0-5 below) and single answers pointwise (steps P0-P3).
 **
@@ -525,7 +525,8 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
 static uint64_t reference_hash(const char *text, size_t len, const char *lang, size_t lang_len)
 {
     uint64_t h = 0xCBF29CE484222325ULL;
-    for (size_t i = 0; i < lang_len; i++) h = (h ^ (unsigned char)to_lower(lang[i])) * 0x100000001B3ULL;
+    for (size_t i = 0; i < lang_len; i++)
+        h = (h ^ (unsigned char)to_lower(lang[i])) * 0x100000001B3ULL;
     return XXH3_64bits_withSeed(text, len, h);
 }
 
