@@ -990,18 +990,41 @@ ARB_API double arb_stat_fleiss_kappa(const double *counts, size_t n_items, size_
 ARB_API double arb_stat_krippendorff_alpha(const double *values, size_t n_units,
                                            size_t n_raters, int ordinal);
 
+/* The result of a test. statistic, df and p_value are those of every test; the fields after
+** them belong to one kind of test and are NAN (counts 0) in the others. */
 typedef struct arb_test_result {
     double statistic;
     double df;
-    double p_value; /* NAN when undefined */
+    double p_value; /* two-sided for t; NAN when undefined */
+    double mean_diff; /* t: mean(x - y) paired, mean(x) - mean(y) Welch; NAN when a sample
+                      ** (or the set of pairs) is empty */
+    double cramers_v; /* chi-squared: sqrt(chi2 / (N (min(r, c) - 1))) in [0, 1] */
+    size_t n_cells;   /* chi-squared: cells r x c of the table left after dropping zero
+                      ** rows and columns */
+    size_t n_expected_below_5; /* chi-squared: of those, cells with expected count < 5 (the
+                               ** approximation is poor when many are: warn, the test runs) */
 } arb_test_result;
 
-/* Chi-squared test of independence on a rows x cols table of counts (row-major). Rows and
-** columns that are all zero are dropped first. */
+/* Chi-squared test of independence on a rows x cols table of counts (row-major), no
+** continuity correction. Rows and columns that are all zero are dropped first; r and c count
+** what is left and df = (r - 1)(c - 1). With r < 2 or c < 2 (this includes an empty or
+** all-zero table) the test is undefined: statistic, p and V NAN, df 0. A NULL table, a
+** negative or non-finite count: everything NAN. */
 ARB_API arb_test_result arb_stat_chisq_independence(const double *table, size_t rows,
                                                     size_t cols);
+/* Paired t-test on d = x - y (pairs with a NAN dropped): df = n - 1. Welch's t-test of two
+** independent samples (NAN values dropped): Welch-Satterthwaite df. Both: statistic and p NAN
+** when a sample has fewer than two values or the variance (of d; of both samples) is 0. */
 ARB_API arb_test_result arb_stat_t_paired(const double *x, const double *y, size_t n);
 ARB_API arb_test_result arb_stat_t_welch(const double *x, size_t nx, const double *y, size_t ny);
+
+/* Holm-Bonferroni step-down adjustment of n p-values (any order) for a family of tests:
+** with the m defined p-values sorted, p_(1) <= ... <= p_(m), the adjusted
+** p'_(i) = max_{j <= i} min(1, (m - j + 1) p_(j)) (monotone in p, capped at 1); reject at
+** level alpha where p' <= alpha. A NAN p-value (an undefined test) stays NAN in adjusted and
+** is not counted in m. adjusted may be p_values itself. ARB_INVALID (adjusted all NAN) for a
+** value outside [0, 1] other than NAN, or NULL arrays with n > 0; ARB_NOMEM. */
+ARB_API arb_status arb_stat_holm(const double *p_values, size_t n, double *adjusted);
 
 /* Computes n_stats statistics of a resample given as n indices into the caller's data (an
 ** index may repeat); writes them to out (NAN allowed). Returns 0, nonzero to abort. */

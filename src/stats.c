@@ -1,8 +1,9 @@
 /*
 ** stats.c -- the general statistics of METHODS §10: correlations (Pearson, Spearman with
 ** average ranks, Kendall tau-b), agreement coefficients (Cohen's kappa, Fleiss' kappa,
-** Krippendorff's alpha, nominal and ordinal), tests (chi-squared test of independence, paired
-** and Welch t-tests) and percentile bootstrap intervals with a documented seed.
+** Krippendorff's alpha, nominal and ordinal), tests (chi-squared test of independence with
+** Cramer's V, paired and Welch t-tests), the Holm correction of a family of p-values, and
+** percentile bootstrap intervals with a documented seed.
 **
 ** Invariants: every function is total. Undefined results (empty input, n < 2, zero variance,
 ** a zero denominator, malformed counts) are NAN, never 0 and never inf. Where two series are
@@ -17,7 +18,7 @@
 ** process-wide GSL error handler, which a library must not do (it is global, not thread-safe).
 **
 ** Not here: which series are compared (audit.c, agreement code), JSON or text rendering (a
-** caller maps NAN to null / "n/a"), multiple-comparison corrections.
+** caller maps NAN to null / "n/a"), which tests form a family (the caller's choice).
 */
 #include "internal.h"
 
@@ -327,17 +328,32 @@ done:
     return alpha;
 }
 
+/* A test result with nothing defined: every number NAN, no cells. */
+static arb_test_result stat_test_undefined(void)
+{
+    arb_test_result res = {NAN, NAN, NAN, NAN, NAN, 0, 0};
+    return res;
+}
+
 /* Chi-squared test of independence (§10) on a rows x cols table of counts: rows and columns
-** that are all zero are dropped, then with E_ij = R_i C_j / N the statistic is
-** sum (O_ij - E_ij)^2 / E_ij on df = (r - 1)(c - 1) of the r x c table left, and the p-value is
-** the upper tail gsl_cdf_chisq_Q. No continuity correction. Everything NAN for an empty or
-** all-zero table or negative / non-finite counts; p NAN when df == 0 (one row or column left,
-** the statistic is then 0) or an expected count is 0. */
+** that are all zero are dropped (they carry no information and would put empty cells in the
+** expected table), then with E_ij = R_i C_j / N the statistic is sum (O_ij - E_ij)^2 / E_ij on
+** df = (r - 1)(c - 1) of the r x c table left, and the p-value is the upper tail
+** gsl_cdf_chisq_Q. No continuity correction. Cramer's V = sqrt(chi2 / (N (min(r, c) - 1))),
+** an effect size that does not grow with N. Cells with E < 5 are counted, not refused: the
+** caller decides whether to warn (the chi-squared approximation weakens there).
+** With r < 2 or c < 2 (also an empty or all-zero table) there is nothing to test: df 0,
+** statistic, p and V NAN. Everything NAN for a NULL table or a negative / non-finite count;
+** statistic NAN too when an expected count underflows to 0 (tiny non-integer counts). */
 arb_test_result arb_stat_chisq_independence(const double *table, size_t rows, size_t cols)
 {
-    arb_test_result res = {NAN, NAN, NAN};
-    if (rows == 0 || cols == 0 || !table || rows > SIZE_MAX / cols ||
-        !stat_counts_ok(table, rows * cols) || rows > SIZE_MAX - cols)
+    arb_test_result res = stat_test_undefined();
+    if (rows == 0 || cols == 0) {
+        res.df = 0;
+        return res;
+    }
+    if (!table || rows > SIZE_MAX / cols || !stat_counts_ok(table, rows * cols) ||
+        rows > SIZE_MAX - cols)
         return res;
     double *margins = stat_alloc_doubles(rows + cols);
     if (!margins) return res;
@@ -349,10 +365,13 @@ arb_test_result arb_stat_chisq_independence(const double *table, size_t rows, si
             col_sum[j] += table[i * cols + j];
             total += table[i * cols + j];
         }
-    if (!(total > 0)) goto done;
     size_t r_kept = 0, c_kept = 0;
     for (size_t i = 0; i < rows; i++) r_kept += row_sum[i] > 0;
     for (size_t j = 0; j < cols; j++) c_kept += col_sum[j] > 0;
+    res.df = 0;
+    if (r_kept < 2 || c_kept < 2) goto done; /* total > 0 follows from here on */
+    res.df = (double)(r_kept - 1) * (double)(c_kept - 1);
+    res.n_cells = r_kept * c_kept;
     double stat = 0;
     int zero_expected = 0;
     for (size_t i = 0; i < rows; i++) {
@@ -360,6 +379,7 @@ arb_test_result arb_stat_chisq_independence(const double *table, size_t rows, si
         for (size_t j = 0; j < cols; j++) {
             if (!(col_sum[j] > 0)) continue;
             double expected = row_sum[i] * col_sum[j] / total;
+            if (expected < 5) res.n_expected_below_5++;
             if (!(expected > 0)) { /* underflow of tiny counts only */
                 zero_expected = 1;
                 continue;
@@ -368,9 +388,12 @@ arb_test_result arb_stat_chisq_independence(const double *table, size_t rows, si
             stat += diff * diff / expected;
         }
     }
-    res.df = (double)(r_kept - 1) * (double)(c_kept - 1);
-    res.statistic = zero_expected || !isfinite(stat) ? NAN : stat;
-    if (res.df > 0 && isfinite(res.statistic)) res.p_value = gsl_cdf_chisq_Q(res.statistic, res.df);
+    if (zero_expected || !isfinite(stat)) goto done;
+    res.statistic = stat;
+    res.p_value = gsl_cdf_chisq_Q(stat, res.df);
+    double k_minus_1 = (double)((r_kept < c_kept ? r_kept : c_kept) - 1);
+    double v = sqrt(stat / (total * k_minus_1));
+    res.cramers_v = v > 1.0 ? 1.0 : v; /* rounding only: chi2 <= N (min(r, c) - 1) */
 done:
     free(margins);
     return res;
@@ -384,21 +407,24 @@ static double stat_t_two_sided(double t, double df)
 }
 
 /* Paired t-test (§10): on the differences d_i = x_i - y_i of the pairs left after dropping
-** non-finite ones, t = mean(d) / (sd(d) / sqrt(n)), df = n - 1, two-sided p. Everything NAN
-** for fewer than two pairs; statistic and p NAN when the differences have zero variance. */
+** non-finite ones, t = mean(d) / (sd(d) / sqrt(n)), df = n - 1, two-sided p; mean_diff =
+** mean(d) once one pair is left. Statistic, df and p NAN for fewer than two pairs; statistic
+** and p NAN when the differences have zero variance. */
 arb_test_result arb_stat_t_paired(const double *x, const double *y, size_t n)
 {
-    arb_test_result res = {NAN, NAN, NAN};
-    if (n < 2 || !x || !y) return res;
+    arb_test_result res = stat_test_undefined();
+    if (n == 0 || !x || !y) return res;
     double *d = stat_alloc_doubles(n);
     if (!d) return res;
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (isfinite(x[i]) && isfinite(y[i])) d[m++] = x[i] - y[i];
+    if (m == 0) goto done;
+    double mean = gsl_stats_mean(d, 1, m);
+    res.mean_diff = mean;
     if (m < 2) goto done;
     res.df = (double)(m - 1);
     if (stat_constant(d, m)) goto done;
-    double mean = gsl_stats_mean(d, 1, m);
     double sd = gsl_stats_sd_m(d, 1, m, mean);
     if (!(sd > 0)) goto done;
     double t = mean / (sd / sqrt((double)m));
@@ -412,12 +438,13 @@ done:
 
 /* Welch's t-test (§10) of two independent samples, non-finite values dropped from each:
 ** t = (mean_x - mean_y) / sqrt(s_x^2/n_x + s_y^2/n_y), Welch-Satterthwaite
-** df = (v_x + v_y)^2 / (v_x^2/(n_x - 1) + v_y^2/(n_y - 1)) with v = s^2/n, two-sided p.
-** Everything NAN when either sample has fewer than two values or both have zero variance. */
+** df = (v_x + v_y)^2 / (v_x^2/(n_x - 1) + v_y^2/(n_y - 1)) with v = s^2/n, two-sided p;
+** mean_diff = mean_x - mean_y once each sample has a value. Statistic, df and p NAN when
+** either sample has fewer than two values or both have zero variance. */
 arb_test_result arb_stat_t_welch(const double *x, size_t nx, const double *y, size_t ny)
 {
-    arb_test_result res = {NAN, NAN, NAN};
-    if (nx < 2 || ny < 2 || !x || !y || nx > SIZE_MAX - ny) return res;
+    arb_test_result res = stat_test_undefined();
+    if (nx == 0 || ny == 0 || !x || !y || nx > SIZE_MAX - ny) return res;
     double *buf = stat_alloc_doubles(nx + ny);
     if (!buf) return res;
     double *cx = buf, *cy = buf + nx;
@@ -426,8 +453,10 @@ arb_test_result arb_stat_t_welch(const double *x, size_t nx, const double *y, si
         if (isfinite(x[i])) cx[mx++] = x[i];
     for (size_t i = 0; i < ny; i++)
         if (isfinite(y[i])) cy[my++] = y[i];
-    if (mx < 2 || my < 2) goto done;
+    if (mx == 0 || my == 0) goto done;
     double mean_x = gsl_stats_mean(cx, 1, mx), mean_y = gsl_stats_mean(cy, 1, my);
+    res.mean_diff = mean_x - mean_y;
+    if (mx < 2 || my < 2) goto done;
     /* A constant sample has variance exactly 0 (GSL's running mean can leave a rounding
     ** residue), which keeps df at n_other - 1 as the formula says. */
     double var_x = stat_constant(cx, mx) ? 0 : gsl_stats_variance_m(cx, 1, mx, mean_x);
@@ -443,6 +472,60 @@ arb_test_result arb_stat_t_welch(const double *x, size_t nx, const double *y, si
 done:
     free(buf);
     return res;
+}
+
+/* Holm-Bonferroni step-down adjustment (§10; Holm 1979) for a family of tests. The m defined
+** p-values are ranked (gsl_sort_index; ties may come in any order, which does not change the
+** result: tied values get the same adjusted value through the running maximum), the k-th
+** smallest (k from 0) is multiplied by m - k and capped at 1, and a running maximum keeps the
+** adjusted values in the order of the raw ones. Undefined tests (NAN) are not part of the
+** family: they neither count in m nor get a value. The defined values are copied before
+** anything is written, so adjusted may alias p_values. */
+arb_status arb_stat_holm(const double *p_values, size_t n, double *adjusted)
+{
+    if (n == 0) return ARB_OK;
+    if (!p_values || !adjusted) {
+        for (size_t i = 0; adjusted && i < n; i++) adjusted[i] = NAN;
+        return ARB_INVALID;
+    }
+    size_t m = 0;
+    arb_status rc = ARB_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(p_values[i])) continue;
+        if (!(p_values[i] >= 0 && p_values[i] <= 1)) rc = ARB_INVALID;
+        m++;
+    }
+    double *vals = NULL;
+    size_t *where = NULL, *order = NULL;
+    if (rc != ARB_OK) goto done;
+    rc = ARB_NOMEM;
+    if (m > SIZE_MAX / sizeof(size_t) / 2) goto done;
+    vals = stat_alloc_doubles(m);
+    where = malloc((m ? 2 * m : 1) * sizeof *where); /* original index, then the ranking */
+    if (!vals || !where) goto done;
+    order = where + m;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(p_values[i])) {
+            vals[k] = p_values[i];
+            where[k++] = i;
+        }
+    for (size_t i = 0; i < n; i++) adjusted[i] = NAN;
+    if (m > 0) gsl_sort_index(order, vals, 1, m);
+    double running = 0;
+    for (k = 0; k < m; k++) {
+        double p = vals[order[k]] * (double)(m - k);
+        if (p > 1.0) p = 1.0;
+        if (p > running) running = p;
+        adjusted[where[order[k]]] = running;
+    }
+    rc = ARB_OK;
+done:
+    if (rc != ARB_OK)
+        for (size_t i = 0; i < n; i++) adjusted[i] = NAN;
+    free(where);
+    free(vals);
+    return rc;
 }
 
 /* Percentile bootstrap (§10). Each of the `resamples` replicates draws n indices uniformly

@@ -4,7 +4,9 @@
 ** kappa 2 x 2 example), with the edge cases first: empty input, n = 1, n = 2, zero variance,
 ** all ties, missing values dropped, perfect agreement, p_e = 1. p-values are checked where the
 ** distribution has a closed form (chi-squared with 2 df: p = exp(-x/2); with 1 df:
-** p = erfc(sqrt(x/2)); Student t with 2 df: two-sided p = 1 - |t|/sqrt(t^2 + 2)).
+** p = erfc(sqrt(x/2)); with 3 df: p = erfc(sqrt(x/2)) + sqrt(2x/pi) exp(-x/2); with 6 df:
+** p = exp(-x/2) (1 + x/2 + (x/2)^2/2); Student t with 1 df: two-sided p = 1 - (2/pi) atan|t|;
+** with 2 df: two-sided p = 1 - |t|/sqrt(t^2 + 2)), never from the GSL functions under test.
 */
 #include "arbiter.h"
 
@@ -275,6 +277,14 @@ static void krippendorff_undefined(void **state)
 
 /* ---- tests ------------------------------------------------------------------------------- */
 
+/* statistic and df to EPS, the p-value to p_eps (a closed form's own rounding). */
+static void assert_test(arb_test_result r, double statistic, double df, double p, double p_eps)
+{
+    assert_near(r.statistic, statistic);
+    assert_near(r.df, df);
+    assert_near_eps(r.p_value, p, p_eps);
+}
+
 /* 2 x 3 table 10 20 30 / 30 20 10: rows 60 60, columns 40 40 40, N 120, every E = 20;
 ** chi2 = (100 + 0 + 100 + 100 + 0 + 100) / 20 = 20, df = 2, p = exp(-20/2) = 4.54e-5.
 ** The same table inside a 3 x 4 with a zero row and a zero column gives the same result. */
@@ -283,14 +293,10 @@ static void chisq_two_df(void **state)
     (void)state;
     double t[] = {10, 20, 30, 30, 20, 10};
     arb_test_result r = arb_stat_chisq_independence(t, 2, 3);
-    assert_near(r.statistic, 20);
-    assert_near(r.df, 2);
-    assert_near_eps(r.p_value, exp(-10.0), 1e-15);
+    assert_test(r, 20, 2, exp(-10.0), 1e-15);
     double padded[] = {10, 0, 20, 30, 0, 0, 0, 0, 30, 0, 20, 10};
     r = arb_stat_chisq_independence(padded, 3, 4);
-    assert_near(r.statistic, 20);
-    assert_near(r.df, 2);
-    assert_near_eps(r.p_value, exp(-10.0), 1e-15);
+    assert_test(r, 20, 2, exp(-10.0), 1e-15);
 }
 
 /* 2 x 2 table 20 5 / 10 15: rows 25 25, columns 30 20, N 50; E = 15 10 / 15 10;
@@ -301,34 +307,128 @@ static void chisq_one_df(void **state)
     (void)state;
     double t[] = {20, 5, 10, 15};
     arb_test_result r = arb_stat_chisq_independence(t, 2, 2);
-    assert_near(r.statistic, 25.0 / 15 * 2 + 5);
-    assert_near(r.df, 1);
-    assert_near_eps(r.p_value, erfc(sqrt((25.0 / 15 * 2 + 5) / 2)), 1e-12);
+    assert_test(r, 25.0 / 15 * 2 + 5, 1, erfc(sqrt((25.0 / 15 * 2 + 5) / 2)), 1e-12);
     double independent[] = {10, 20, 20, 40};
     r = arb_stat_chisq_independence(independent, 2, 2);
     assert_near(r.statistic, 0);
     assert_near(r.p_value, 1);
 }
 
+/* 2 x 2 table 10 20 / 30 40: rows 30 70, columns 40 60, N 100; E = 12 18 / 28 42; every
+** |O - E| = 2, chi2 = 4/12 + 4/18 + 4/28 + 4/42 = 1/3 + 2/9 + 1/7 + 2/21 = 50/63 = 0.793651,
+** df 1, p = erfc(sqrt(25/63)) = 0.372998; V = sqrt(chi2 / (100 * 1)) = 0.0890871; no E < 5. */
+static void chisq_two_by_two(void **state)
+{
+    (void)state;
+    double t[] = {10, 20, 30, 40};
+    arb_test_result r = arb_stat_chisq_independence(t, 2, 2);
+    assert_test(r, 50.0 / 63.0, 1, erfc(sqrt(25.0 / 63.0)), 1e-12);
+    assert_near_eps(r.p_value, 0.372998, 1e-6);
+    assert_near(r.cramers_v, sqrt(50.0 / 63.0 / 100.0));
+    assert_int_equal(r.n_cells, 4);
+    assert_int_equal(r.n_expected_below_5, 0);
+    assert_undefined(r.mean_diff); /* a t-test field */
+}
+
+/* 2 x 3 with small expected counts: 1 4 5 / 9 6 5, rows 10 20, columns 10 10 10, N 30;
+** E = 10/3 in row 1 (three cells below 5), 20/3 in row 2. Row 1: (7/3)^2, (2/3)^2, (5/3)^2
+** over 10/3 = 49/30 + 4/30 + 25/30 = 78/30; row 2 the same squares over 20/3 = 78/60;
+** chi2 = 234/60 = 3.9, df 2, p = exp(-1.95) = 0.142274, V = sqrt(3.9 / 30) = sqrt(0.13). */
+static void chisq_small_expected(void **state)
+{
+    (void)state;
+    double t[] = {1, 4, 5, 9, 6, 5};
+    arb_test_result r = arb_stat_chisq_independence(t, 2, 3);
+    assert_test(r, 3.9, 2, exp(-1.95), 1e-12);
+    assert_near(r.cramers_v, sqrt(0.13));
+    assert_int_equal(r.n_cells, 6);
+    assert_int_equal(r.n_expected_below_5, 3);
+}
+
+/* 4 x 3 (four identities x three score levels): 8 2 0 / 2 8 0 / 5 5 10 / 0 5 5, rows 10 10 20
+** 10, columns 15 20 15, N 50; E = 3 4 3 in the rows of 10 (nine cells below 5), 6 8 6 in the
+** row of 20. Terms: 25/3 + 1 + 3 | 1/3 + 4 + 3 | 1/6 + 9/8 + 8/3 | 3 + 1/4 + 4/3;
+** thirds 38/3, whole 14, rest 1/6 + 9/8 + 1/4 = 37/24: chi2 = 677/24 = 28.208333, df 6,
+** p = exp(-x/2)(1 + x/2 + x^2/8) = 8.58423e-5, V = sqrt(chi2 / (50 * 2)) = 0.531115.
+** 2 x 4: 5 10 15 20 / 15 10 5 20, rows 50 50, columns 20 20 20 40, E = 10 10 10 20 per row;
+** chi2 = 2 (25/10 + 0 + 25/10 + 0) = 10, df 3, p = erfc(sqrt 5) + sqrt(20/pi) exp(-5) =
+** 0.0185661, V = sqrt(10 / 100). */
+static void chisq_four_by_three_and_two_by_four(void **state)
+{
+    (void)state;
+    double t[] = {8, 2, 0, 2, 8, 0, 5, 5, 10, 0, 5, 5};
+    arb_test_result r = arb_stat_chisq_independence(t, 4, 3);
+    double x = 677.0 / 24.0;
+    assert_test(r, x, 6, exp(-x / 2) * (1 + x / 2 + x * x / 8), 1e-15);
+    assert_near_eps(r.p_value, 8.58423e-5, 1e-10);
+    assert_near(r.cramers_v, sqrt(x / 100));
+    assert_int_equal(r.n_cells, 12);
+    assert_int_equal(r.n_expected_below_5, 9);
+    double u[] = {5, 10, 15, 20, 15, 10, 5, 20};
+    r = arb_stat_chisq_independence(u, 2, 4);
+    assert_test(r, 10, 3, erfc(sqrt(5.0)) + sqrt(20 / M_PI) * exp(-5.0), 1e-12);
+    assert_near_eps(r.p_value, 0.0185661, 1e-7);
+    assert_near(r.cramers_v, sqrt(0.1));
+    assert_int_equal(r.n_expected_below_5, 0);
+}
+
+/* Perfect association: 10 0 / 0 10, E = 5 everywhere, chi2 = 4 * 25/5 = 20 = N, V = 1. */
+static void chisq_cramers_v_bounds(void **state)
+{
+    (void)state;
+    double t[] = {10, 0, 0, 10};
+    arb_test_result r = arb_stat_chisq_independence(t, 2, 2);
+    assert_near(r.statistic, 20);
+    assert_near(r.cramers_v, 1);
+    assert_int_equal(r.n_expected_below_5, 0); /* E = 5 is not below 5 */
+    double independent[] = {10, 20, 20, 40};
+    r = arb_stat_chisq_independence(independent, 2, 2);
+    assert_near(r.cramers_v, 0);
+}
+
 static void chisq_undefined(void **state)
 {
     (void)state;
+    /* No table, an all-zero one, one row or one column left: df 0, nothing else. */
     arb_test_result r = arb_stat_chisq_independence(NULL, 0, 0);
+    assert_near(r.df, 0);
     assert_undefined(r.statistic);
     assert_undefined(r.p_value);
+    assert_undefined(r.cramers_v);
+    assert_int_equal(r.n_cells, 0);
     double zeros[] = {0, 0, 0, 0};
     r = arb_stat_chisq_independence(zeros, 2, 2);
+    assert_near(r.df, 0);
     assert_undefined(r.statistic);
     assert_undefined(r.p_value);
-    /* One column left after dropping the zero one: df = 0, no p-value. */
-    double one_col[] = {5, 0, 7, 0};
+    double one_col[] = {5, 0, 7, 0}; /* the zero column dropped: 2 x 1 */
     r = arb_stat_chisq_independence(one_col, 2, 2);
     assert_near(r.df, 0);
-    assert_near(r.statistic, 0);
+    assert_undefined(r.statistic);
     assert_undefined(r.p_value);
+    assert_undefined(r.cramers_v);
+    assert_int_equal(r.n_cells, 0);
+    double one_row[] = {0, 0, 0, 3, 4, 5}; /* the zero row dropped: 1 x 3 */
+    r = arb_stat_chisq_independence(one_row, 2, 3);
+    assert_near(r.df, 0);
+    assert_undefined(r.statistic);
+    assert_undefined(r.p_value);
+    double single[] = {7};
+    r = arb_stat_chisq_independence(single, 1, 1);
+    assert_near(r.df, 0);
+    assert_undefined(r.p_value);
+    /* Bad input: everything NAN. */
     double negative[] = {5, -1, 7, 3};
     r = arb_stat_chisq_independence(negative, 2, 2);
     assert_undefined(r.statistic);
+    assert_undefined(r.df);
+    assert_undefined(r.p_value);
+    double missing[] = {5, NAN, 7, 3};
+    r = arb_stat_chisq_independence(missing, 2, 2);
+    assert_undefined(r.df);
+    assert_undefined(r.p_value);
+    r = arb_stat_chisq_independence(NULL, 2, 2);
+    assert_undefined(r.df);
     assert_undefined(r.p_value);
 }
 
@@ -341,12 +441,23 @@ static void t_paired_example(void **state)
     double x[] = {5, 7, NAN, 9}, y[] = {3, 4, 1, 5};
     arb_test_result r = arb_stat_t_paired(x, y, 4);
     double t = 3 * sqrt(3.0);
-    assert_near(r.statistic, t);
-    assert_near(r.df, 2);
-    assert_near_eps(r.p_value, 1 - t / sqrt(t * t + 2), 1e-12);
+    assert_test(r, t, 2, 1 - t / sqrt(t * t + 2), 1e-12);
+    assert_near(r.mean_diff, 3);
+    assert_undefined(r.cramers_v); /* a chi-squared field */
+    assert_int_equal(r.n_cells, 0);
     r = arb_stat_t_paired(y, x, 4);
     assert_near(r.statistic, -t);
     assert_near_eps(r.p_value, 1 - t / sqrt(t * t + 2), 1e-12);
+    assert_near(r.mean_diff, -3);
+    /* df 1 (Cauchy, two-sided p = 1 - (2/pi) atan|t|): x = 3 7, y = 1 1, d = 2 6, mean 4,
+    ** sd sqrt(8), t = 4 / (sqrt 8 / sqrt 2) = 2, p = 1 - (2/pi) atan 2 = 0.295167. */
+    double x1[] = {3, 7}, y1[] = {1, 1};
+    r = arb_stat_t_paired(x1, y1, 2);
+    assert_near(r.statistic, 2);
+    assert_near(r.df, 1);
+    assert_near(r.mean_diff, 4);
+    assert_near_eps(r.p_value, 1 - 2 / M_PI * atan(2.0), 1e-12);
+    assert_near_eps(r.p_value, 0.295167, 1e-6);
 }
 
 static void t_paired_undefined(void **state)
@@ -357,17 +468,25 @@ static void t_paired_undefined(void **state)
     assert_undefined(r.statistic);
     assert_undefined(r.p_value);
     assert_near(r.df, 2);
+    assert_near(r.mean_diff, 1); /* the difference is defined, the test is not */
     r = arb_stat_t_paired(x, y, 1);
     assert_undefined(r.statistic);
     assert_undefined(r.df);
     assert_undefined(r.p_value);
+    assert_near(r.mean_diff, 1);
     r = arb_stat_t_paired(NULL, NULL, 0);
     assert_undefined(r.statistic);
     assert_undefined(r.p_value);
-    double xn[] = {1, NAN, 3}, yn[] = {NAN, 2, 1}; /* one pair left */
+    assert_undefined(r.mean_diff);
+    double xn[] = {1, NAN, 3}, yn[] = {NAN, 2, 1}; /* one pair left: d = 2 */
     r = arb_stat_t_paired(xn, yn, 3);
     assert_undefined(r.statistic);
     assert_undefined(r.p_value);
+    assert_near(r.mean_diff, 2);
+    double xa[] = {1, NAN}, ya[] = {NAN, 2}; /* no pair left */
+    r = arb_stat_t_paired(xa, ya, 2);
+    assert_undefined(r.mean_diff);
+    assert_undefined(r.df);
 }
 
 /* Equal variances: x = 1 3, y = 4 6: means 2 and 5, s^2 = 2 each, v = s^2/n = 1 each;
@@ -382,20 +501,27 @@ static void t_welch_examples(void **state)
     double x[] = {1, 3}, y[] = {4, 6};
     arb_test_result r = arb_stat_t_welch(x, 2, y, 2);
     double t = -3 / sqrt(2.0);
-    assert_near(r.statistic, t);
-    assert_near(r.df, 2);
-    assert_near_eps(r.p_value, 1 - fabs(t) / sqrt(t * t + 2), 1e-12);
+    assert_test(r, t, 2, 1 - fabs(t) / sqrt(t * t + 2), 1e-12);
+    assert_near(r.mean_diff, -3);
     double a[] = {1, NAN, 2, 3}, b[] = {2, 4, 6, 8, INFINITY};
     r = arb_stat_t_welch(a, 4, b, 5);
-    assert_near(r.statistic, t);
-    assert_near(r.df, 216.0 / 53.0);
-    assert_near_eps(r.p_value, 0.0999128643, 1e-8);
+    assert_test(r, t, 216.0 / 53.0, 0.0999128643, 1e-8);
+    assert_near(r.mean_diff, -3);
     /* One constant sample: df = n_other - 1. x = 1 1 1, y = 2 4 6 (s^2 4, v 4/3):
     ** t = -3 / sqrt(4/3) = -2.598076, df = (4/3)^2 / ((16/9) / 2) = 2. */
     double c[] = {1, 1, 1}, d[] = {2, 4, 6};
     r = arb_stat_t_welch(c, 3, d, 3);
     assert_near(r.statistic, -3 / sqrt(4.0 / 3.0));
     assert_near(r.df, 2);
+    /* df 1: x = 0 2 (s^2 2, v 1), y = 5 5 5 (v 0): t = (1 - 5) / 1 = -4,
+    ** df = 1^2 / (1^2 / 1) = 1, p = 1 - (2/pi) atan 4 = 0.155958 (Cauchy). */
+    double e[] = {0, 2}, f[] = {5, 5, 5};
+    r = arb_stat_t_welch(e, 2, f, 3);
+    assert_near(r.statistic, -4);
+    assert_near(r.df, 1);
+    assert_near(r.mean_diff, -4);
+    assert_near_eps(r.p_value, 1 - 2 / M_PI * atan(4.0), 1e-12);
+    assert_near_eps(r.p_value, 0.155958, 1e-6);
 }
 
 static void t_welch_undefined(void **state)
@@ -406,15 +532,95 @@ static void t_welch_undefined(void **state)
     assert_undefined(r.statistic);
     assert_undefined(r.df);
     assert_undefined(r.p_value);
-    r = arb_stat_t_welch(z, 1, z, 3);
+    assert_near(r.mean_diff, -1);
+    r = arb_stat_t_welch(z, 1, z, 3); /* x = 1 against mean 2 */
     assert_undefined(r.statistic);
     assert_undefined(r.p_value);
+    assert_near(r.mean_diff, -1);
     r = arb_stat_t_welch(NULL, 0, NULL, 0);
     assert_undefined(r.statistic);
+    assert_undefined(r.mean_diff);
     double zn[] = {1, NAN, NAN};
     r = arb_stat_t_welch(zn, 3, z, 3); /* one value left in x */
     assert_undefined(r.statistic);
     assert_undefined(r.p_value);
+    assert_near(r.mean_diff, -1);
+    double none[] = {NAN, INFINITY};
+    r = arb_stat_t_welch(none, 2, z, 3); /* nothing left in x */
+    assert_undefined(r.mean_diff);
+    assert_undefined(r.df);
+}
+
+/* ---- Holm -------------------------------------------------------------------------------- */
+
+static void assert_holm(const double *got, const double *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(want[i])) {
+            if (!isnan(got[i])) fail_msg("[%zu]: got %.15g, want NAN", i, got[i]);
+        } else if (isnan(got[i]) || fabs(got[i] - want[i]) > 1e-15) {
+            fail_msg("[%zu]: got %.15g, want %.15g", i, got[i], want[i]);
+        }
+    }
+}
+
+/* {0.01, 0.04, 0.03, 0.005}, m = 4, sorted 0.005 0.01 0.03 0.04 times 4 3 2 1 = 0.02 0.03
+** 0.06 0.04; running maximum 0.02 0.03 0.06 0.06; back in input order 0.03 0.06 0.06 0.02.
+** Cap: {0.5, 0.6} -> 0.5 * 2 = 1, max(1, 0.6) = 1. Ties: {0.01, 0.04, 0.01} -> 0.01 * 3 = 0.03,
+** max(0.03, 0.01 * 2) = 0.03, max(0.03, 0.04) = 0.04, whichever 0.01 ranks first.
+** Monotone: {0.04, 0.001} -> 0.002, max(0.002, 0.04) = 0.04. One test: unchanged. */
+static void holm_examples(void **state)
+{
+    (void)state;
+    double p[] = {0.01, 0.04, 0.03, 0.005}, adj[4];
+    assert_int_equal(arb_stat_holm(p, 4, adj), ARB_OK);
+    assert_holm(adj, (double[]){0.03, 0.06, 0.06, 0.02}, 4);
+    double cap[] = {0.5, 0.6};
+    assert_int_equal(arb_stat_holm(cap, 2, cap), ARB_OK); /* in place */
+    assert_holm(cap, (double[]){1, 1}, 2);
+    double ties[] = {0.01, 0.04, 0.01}, adj3[3];
+    assert_int_equal(arb_stat_holm(ties, 3, adj3), ARB_OK);
+    assert_holm(adj3, (double[]){0.03, 0.04, 0.03}, 3);
+    double mono[] = {0.04, 0.001}, adj2[2];
+    assert_int_equal(arb_stat_holm(mono, 2, adj2), ARB_OK);
+    assert_holm(adj2, (double[]){0.04, 0.002}, 2);
+    double one[] = {0.7}, adj1[1];
+    assert_int_equal(arb_stat_holm(one, 1, adj1), ARB_OK);
+    assert_holm(adj1, one, 1);
+    double ends[] = {0, 1}; /* 0 * 2 = 0, max(0, 1) = 1 */
+    assert_int_equal(arb_stat_holm(ends, 2, adj2), ARB_OK);
+    assert_holm(adj2, (double[]){0, 1}, 2);
+}
+
+/* Undefined tests are not in the family: {0.02, NAN, 0.01} has m = 2, 0.01 * 2 = 0.02,
+** max(0.02, 0.02 * 1) = 0.02 (with m = 3 it would be 0.03 and 0.04). */
+static void holm_nan_not_counted(void **state)
+{
+    (void)state;
+    double p[] = {0.02, NAN, 0.01}, adj[3] = {9, 9, 9};
+    assert_int_equal(arb_stat_holm(p, 3, adj), ARB_OK);
+    assert_holm(adj, (double[]){0.02, NAN, 0.02}, 3);
+    double all_nan[] = {NAN, NAN}, adj2[2] = {9, 9};
+    assert_int_equal(arb_stat_holm(all_nan, 2, adj2), ARB_OK);
+    assert_holm(adj2, all_nan, 2);
+    assert_int_equal(arb_stat_holm(NULL, 0, NULL), ARB_OK); /* an empty family */
+}
+
+static void holm_bad_input(void **state)
+{
+    (void)state;
+    double adj[2] = {9, 9};
+    double *bad[] = {(double[]){0.1, -0.01}, (double[]){1.5, 0.1}, (double[]){INFINITY, 0.1},
+                     (double[]){0.1, -INFINITY}};
+    for (size_t i = 0; i < N_OF(bad); i++) {
+        adj[0] = adj[1] = 9;
+        assert_int_equal(arb_stat_holm(bad[i], 2, adj), ARB_INVALID);
+        assert_holm(adj, (double[]){NAN, NAN}, 2);
+    }
+    adj[0] = adj[1] = 9;
+    assert_int_equal(arb_stat_holm(NULL, 2, adj), ARB_INVALID);
+    assert_holm(adj, (double[]){NAN, NAN}, 2);
+    assert_int_equal(arb_stat_holm((double[]){0.1, 0.2}, 2, NULL), ARB_INVALID);
 }
 
 /* ---- bootstrap --------------------------------------------------------------------------- */
@@ -596,11 +802,18 @@ int main(void)
         cmocka_unit_test(krippendorff_undefined),
         cmocka_unit_test(chisq_two_df),
         cmocka_unit_test(chisq_one_df),
+        cmocka_unit_test(chisq_two_by_two),
+        cmocka_unit_test(chisq_small_expected),
+        cmocka_unit_test(chisq_four_by_three_and_two_by_four),
+        cmocka_unit_test(chisq_cramers_v_bounds),
         cmocka_unit_test(chisq_undefined),
         cmocka_unit_test(t_paired_example),
         cmocka_unit_test(t_paired_undefined),
         cmocka_unit_test(t_welch_examples),
         cmocka_unit_test(t_welch_undefined),
+        cmocka_unit_test(holm_examples),
+        cmocka_unit_test(holm_nan_not_counted),
+        cmocka_unit_test(holm_bad_input),
         cmocka_unit_test(bootstrap_mean_interval),
         cmocka_unit_test(bootstrap_quantiles_and_half_rule),
         cmocka_unit_test(bootstrap_errors),
