@@ -319,6 +319,37 @@ typedef int (*arb__pointwise_fn)(void *ud, const arb__pointwise_row *row); /* no
 ** are valid only during the call. */
 arb_status arb__store_each_pointwise(arb_store *s, arb__pointwise_fn fn, void *ud);
 
+/* One score of a persona-bias call (tables scores, persona_attributions, personas; METHODS §9).
+** Written per call by arb__store_put_persona_scores (all rows of one call in one go, with the
+** call's attributions), read back one row at a time by arb__store_each_persona_score, which
+** also fills the fields marked "read only". */
+typedef struct arb__persona_score_row {
+    const char *protocol;   /* "persona1" (single candidate) or "persona2" (contrastive pair) */
+    const char *judge_name;
+    const char *item_id;    /* the scenario */
+    const char *subject;    /* the response scored: "response1" or "response2" */
+    const char *category;   /* identity category, e.g. "gender" */
+    const char *identity;   /* the identity it was attributed to, e.g. "female" */
+    int position;           /* 0 first shown (candidate_1, or the only one), 1 second */
+    int round;              /* 0: independent scoring (panels: later rounds) */
+    const char *metric;     /* "creativity", ..., or "preferred" (phase 2: 1 preferred, 0 not) */
+    double value;           /* NAN: E (no valid reply) */
+    const char *reason;     /* why E; NULL otherwise */
+    long long call_id;
+    int rep;                /* read only: the call's repetition */
+    const char *base;       /* read only: the scenario's base scenario ("" when none) */
+    const char *variant;    /* read only: its variant ("" when none) */
+} arb__persona_score_row;
+
+/* Stores the n score rows of one call and its attributions (one per position present),
+** replacing what that call stored before, inside the caller's transaction. */
+arb_status arb__store_put_persona_scores(arb_store *s, const arb__persona_score_row *rows,
+                                         size_t n);
+typedef int (*arb__persona_score_fn)(void *ud, const arb__persona_score_row *row); /* nonzero stops */
+/* Calls fn for every persona score row, ordered by judge_name, protocol, category, call_id,
+** position, metric. Strings are valid only during the call. */
+arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn, void *ud);
+
 /* One pairwise judgment as the audit reads it, with what its metrics need of the item. */
 typedef struct arb__audit_judgment {
     const char *protocol, *judge_name, *candidate, *baseline, *template_name;
