@@ -1149,6 +1149,10 @@ typedef struct arb_report_params {
     unsigned long long seed;    /* default 20261123 */
     size_t worst_cases;         /* most inconsistent items shown with both answers (default 8) */
     size_t transcripts;         /* discussion/debate transcripts shown in full (default 3) */
+    const char *const *ensemble; /* the multilingual section's majority-vote ensemble of judges
+                                    (pointwise judgments, arb_consistency_params.ensemble), in
+                                    priority order; NULL (default): none is shown. Borrowed. */
+    size_t n_ensemble;
 } arb_report_params;
 
 ARB_API arb_report_params arb_report_default_params(void);

@@ -3,9 +3,12 @@
 ** (report.h) and rendered as HTML or Markdown. Sections, in order, each with a fixed id:
 **   summary          judges, runs per protocol (calls, tokens, invalid verdicts, wall time)
 **   verdicts         a/b/c/d/e shares per comparison and run (§2.2)
-**   position-bias    PBias@AB, PF, PC, Con@ABCD, PCon@AB per judge with bootstrap intervals
+**   position-bias    PBias@AB, PF, PC, Con@ABCD, PCon@AB per judge with bootstrap intervals,
+**                    and per judge and item language when the items have several (§2, §8)
 **   human-agreement  accuracy, Cohen's κ, APCC, MPCC per judge against the experts (§4)
 **   judge-agreement  judge x judge mutual agreement, ties included (§5)
+**   multilingual     cross-language consistency of pointwise judgments (§8), only when the
+**                    store has some (report_consistency.c)
 **   win-rates, ratings, elo-trend, peer-weights   per battle source (§6)
 **   discussions      discussion and debate statistics (§7), a few transcripts in full
 **   worst-cases      the items whose verdicts depended most on the order of the answers
@@ -17,7 +20,8 @@
 ** Invariants: the report only reads the store; every string it takes from the store is plain
 ** text in the document and escaped by the renderer; the same store, parameters and seed give
 ** the same report apart from the generation time (every query is ordered, every bootstrap
-** seeded); a section without data says why in one line instead of drawing an empty chart.
+** seeded); a section without data says why in one line instead of drawing an empty chart
+** (but the multilingual one, about judgments many stores never hold, is left out).
 ** Not here: statistics (their own modules), HTML and Markdown (report_html.c, report_md.c).
 */
 #include "report.h"
@@ -506,8 +510,110 @@ static const char *metric_cell(report_ctx *c, const arb_audit_row *r, arb_audit_
     return arb__report_value_ci(c->doc, f, r->m.value[m], r->m.ci_lo[m], r->m.ci_hi[m]);
 }
 
+/* The columns of the position-bias tables after the judge's own: metric and number format. */
+typedef struct metric_column {
+    arb_audit_metric metric;
+    arb__report_format format;
+} metric_column;
+
+/* Fills cells[k] with r's metric of column k, interval included, for k < n. */
+static void metric_cells(report_ctx *c, const arb_audit_row *r, const metric_column *columns,
+                         size_t n, const char **cells)
+{
+    for (size_t k = 0; k < n; k++)
+        cells[k] = metric_cell(c, r, columns[k].metric, columns[k].format);
+}
+
+/* The distinct languages of a by-language audit's rows ("" for items without one). */
+static arb_status audit_languages(report_ctx *c, const arb_audit *a, arb__report_names *langs)
+{
+    for (size_t i = 0; i < arb_audit_count(a); i++)
+        if (arb__report_name_index(c->doc, langs, arb_audit_row_at(a, i)->language) == SIZE_MAX)
+            return nomem(c);
+    arb__report_names_sort(langs);
+    return ARB_OK;
+}
+
+/* The headline metrics per judge and language of the items (METHODS §2: the study reports
+** every metric per language), when the side-by-side items have more than one language:
+** arb_audit_compute with ARB_BY_JUDGE | ARB_BY_LANGUAGE, first without intervals to count the
+** languages, then with them. Adds nothing for a single language (the table above says it). */
+static arb_status position_bias_by_language(report_ctx *c)
+{
+    static const metric_column columns[] = {
+        {ARB_M_PBIAS_AB, ARB__FMT_SIGNED}, {ARB_M_PF, ARB__FMT_SIGNED},
+        {ARB_M_PC, ARB__FMT_PERCENT},     {ARB_M_ERROR_RATE, ARB__FMT_PERCENT},
+        {ARB_M_ACCURACY, ARB__FMT_PERCENT}};
+    arb__report_doc *d = c->doc;
+    arb_audit_params ap = arb_audit_default_params();
+    ap.multi_agent = 0;
+    ap.by = ARB_BY_JUDGE | ARB_BY_LANGUAGE;
+    arb_audit *a = NULL;
+    arb__report_names langs = {0}, judges = {0};
+    arb_status st = arb_audit_compute(c->store, &ap, &a);
+    if (!st) st = audit_languages(c, a, &langs);
+    if (st || langs.n < 2) goto done;
+    if (c->p->bootstrap) {
+        arb_audit_destroy(a);
+        a = NULL;
+        ap.bootstrap = c->p->bootstrap;
+        ap.seed = c->p->seed;
+        if ((st = arb_audit_compute(c->store, &ap, &a))) goto done;
+    }
+    size_t n = arb_audit_count(a);
+    for (size_t i = 0; i < n; i++)
+        if (arb__report_name_index(d, &judges, arb_audit_row_at(a, i)->judge) == SIZE_MAX) {
+            st = nomem(c);
+            goto done;
+        }
+    arb__report_heading(d, "Per language of the items");
+    arb__report_para(d, "The same metrics with each judge's judgments split by the language of "
+                        "the item (its \"language\" field; (none) for items without one), as "
+                        "arbiter audit --by language computes them. Accuracy is against the "
+                        "experts' majority and n/a without expert labels. %s",
+                     intervals_note(c));
+    arb__report_chart *ch = arb__report_chart_new(
+        d, ARB__CHART_HEATMAP, "PC (verdict kept when the answers are swapped) per judge and language",
+        judges.n, langs.n);
+    arb__report_table *t = arb__report_table_new(
+        d, "Position bias per judge and language",
+        "Judge|Language|#Items|#Valid pairs|#PBias@AB|#PF|#PC|#Error rate|#Accuracy");
+    if (!ch || !t) {
+        st = nomem(c);
+        goto done;
+    }
+    ch->v_lo = 0;
+    ch->v_hi = 1;
+    ch->cell_format = "%.0f%%";
+    ch->scale = 100;
+    for (size_t i = 0; i < judges.n; i++) ch->rows[i] = judges.v[i];
+    for (size_t k = 0; k < langs.n; k++) ch->cols[k] = arb__report_language(d, langs.v[k]);
+    for (size_t i = 0; i < n; i++) {
+        const arb_audit_row *r = arb_audit_row_at(a, i);
+        size_t row_at = arb__report_name_index(d, &judges, r->judge);
+        size_t col_at = arb__report_name_index(d, &langs, r->language);
+        if (row_at < judges.n && col_at < langs.n)
+            ch->values[row_at * langs.n + col_at] = r->m.value[ARB_M_PC];
+        const char **row = arb__report_table_row(d, t);
+        if (!row) break;
+        row[0] = arb__report_str(d, r->judge);
+        row[1] = arb__report_language(d, r->language);
+        row[2] = arb__report_count(d, (long long)r->m.n_items);
+        row[3] = arb__report_count(d, (long long)r->m.n_valid_pairs);
+        metric_cells(c, r, columns, sizeof columns / sizeof columns[0], row + 4);
+    }
+    if (d->nomem) st = nomem(c);
+done:
+    arb_audit_destroy(a);
+    return st;
+}
+
 static arb_status section_position_bias(report_ctx *c)
 {
+    static const metric_column columns[] = {
+        {ARB_M_PBIAS_AB, ARB__FMT_SIGNED}, {ARB_M_PF, ARB__FMT_SIGNED},
+        {ARB_M_PC, ARB__FMT_PERCENT},     {ARB_M_CON_ABCD, ARB__FMT_PERCENT},
+        {ARB_M_PCON_AB, ARB__FMT_PERCENT}, {ARB_M_ERROR_RATE, ARB__FMT_PERCENT}};
     arb__report_doc *d = c->doc;
     arb__report_begin_section(d, "position-bias", "Position bias");
     size_t n = arb_audit_count(c->by_judge);
@@ -538,14 +644,9 @@ static arb_status section_position_bias(report_ctx *c)
         row[0] = arb__report_str(d, r->judge);
         row[1] = arb__report_count(d, (long long)r->m.n_pairs);
         row[2] = arb__report_count(d, (long long)r->m.n_valid_pairs);
-        row[3] = metric_cell(c, r, ARB_M_PBIAS_AB, ARB__FMT_SIGNED);
-        row[4] = metric_cell(c, r, ARB_M_PF, ARB__FMT_SIGNED);
-        row[5] = metric_cell(c, r, ARB_M_PC, ARB__FMT_PERCENT);
-        row[6] = metric_cell(c, r, ARB_M_CON_ABCD, ARB__FMT_PERCENT);
-        row[7] = metric_cell(c, r, ARB_M_PCON_AB, ARB__FMT_PERCENT);
-        row[8] = metric_cell(c, r, ARB_M_ERROR_RATE, ARB__FMT_PERCENT);
+        metric_cells(c, r, columns, sizeof columns / sizeof columns[0], row + 3);
     }
-    return ARB_OK;
+    return position_bias_by_language(c);
 }
 
 /* ---- agreement with humans ------------------------------------------------------------- */
@@ -662,6 +763,13 @@ static arb_status section_judge_agreement(report_ctx *c)
         }
     arb_agreement_destroy(ag);
     return d->nomem ? nomem(c) : ARB_OK;
+}
+
+/* ---- cross-language consistency (METHODS §8): report_consistency.c ---------------------- */
+
+static arb_status section_multilingual(report_ctx *c)
+{
+    return arb__report_multilingual(c->doc, c->store, c->p);
 }
 
 /* ---- battles: win rates, ratings, Elo trend, peer rank ------------------------------------ */
@@ -1559,8 +1667,8 @@ static arb_status gather(report_ctx *c)
     arb_status (*const sections[])(report_ctx *) = {
         section_at_a_glance, section_summary,     section_verdicts,  section_position_bias,
         section_factors,     section_human_agreement, section_annotators,
-        section_judge_agreement, section_win_rates, section_ratings,   section_elo_trend,
-        section_peer_weights, section_discussions, section_worst_cases};
+        section_judge_agreement, section_multilingual, section_win_rates, section_ratings,
+        section_elo_trend,   section_peer_weights, section_discussions, section_worst_cases};
     for (size_t k = 0; k < sizeof sections / sizeof sections[0]; k++)
         if ((st = sections[k](c))) return st;
     return c->doc->nomem ? nomem(c) : ARB_OK;

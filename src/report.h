@@ -133,6 +133,21 @@ const char **arb__report_table_row(arb__report_doc *doc, arb__report_table *t);
 arb__report_chart *arb__report_chart_new(arb__report_doc *doc, arb__report_chart_kind kind,
                                          const char *title, size_t n_rows, size_t n_cols);
 
+/* Distinct names (judges, languages) in the document's arena: the rows and columns of a
+** matrix. */
+typedef struct arb__report_names {
+    const char **v;
+    size_t n, cap;
+} arb__report_names;
+/* The index of s (NULL counts as "") in list, copied and appended when absent; SIZE_MAX (and
+** doc->nomem) when out of memory. */
+size_t arb__report_name_index(arb__report_doc *doc, arb__report_names *list, const char *s);
+/* Sorts list by strcmp (byte order), so indexes taken before are void. */
+void arb__report_names_sort(arb__report_names *list);
+/* A language code for people: a document copy of code, or "(none)" for an item without a
+** language. */
+const char *arb__report_language(arb__report_doc *doc, const char *code);
+
 /* Numbers for people: "12.3%", "+0.125", "0.732", "1032", each "n/a" when undefined, and
 ** with " [lo, hi]" after it when the interval is defined. */
 typedef enum arb__report_format {
@@ -146,6 +161,14 @@ const char *arb__report_value_ci(arb__report_doc *doc, arb__report_format f, dou
                                  double lo, double hi);
 const char *arb__report_count(arb__report_doc *doc, long long n); /* "12,345" */
 const char *arb__report_seconds(arb__report_doc *doc, double s);  /* "0.31 s", "1 h 02 min" */
+
+/* ---- report_consistency.c: the multilingual section ------------------------------------ */
+/* Appends the section "multilingual" (METHODS §8) to doc when store holds pointwise judgments
+** (nothing otherwise), computed with params' bootstrap, seed and ensemble. Returns store errors
+** as arb_consistency_compute does (ARB_INVALID for an ensemble judge without pointwise
+** judgments), ARB_NOMEM when out of memory. */
+arb_status arb__report_multilingual(arb__report_doc *doc, arb_store *store,
+                                    const arb_report_params *params);
 
 /* ---- report_html.c, report_md.c: rendering ------------------------------------------ */
 /* Renders doc (complete: nomem not set) as one HTML file / as Markdown, appended to b.

@@ -316,6 +316,34 @@ arb__report_chart *arb__report_chart_new(arb__report_doc *doc, arb__report_chart
     return c;
 }
 
+/* ---- lists of names ------------------------------------------------------------------------ */
+
+size_t arb__report_name_index(arb__report_doc *doc, arb__report_names *list, const char *s)
+{
+    if (!s) s = "";
+    for (size_t k = 0; k < list->n; k++)
+        if (!strcmp(list->v[k], s)) return k;
+    const char *copy = arb__report_str(doc, s);
+    if (!copy || doc_grow(doc, &list->v, &list->cap, list->n + 1, sizeof *list->v)) return SIZE_MAX;
+    list->v[list->n] = copy;
+    return list->n++;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void arb__report_names_sort(arb__report_names *list)
+{
+    if (list->n > 1) qsort(list->v, list->n, sizeof *list->v, cmp_names);
+}
+
+const char *arb__report_language(arb__report_doc *doc, const char *code)
+{
+    return code && *code ? arb__report_str(doc, code) : "(none)";
+}
+
 /* ---- numbers for people ------------------------------------------------------------------ */
 
 /* Writes x in format f into out (size bytes); "n/a" when undefined. */
@@ -331,7 +359,10 @@ static void put_number(char *out, size_t size, arb__report_format f, double x)
         if (fabs(x) < 0.0005) x = 0; /* no "-0.000" */
         snprintf(out, size, "%+.3f", x);
         break;
-    case ARB__FMT_PLAIN: snprintf(out, size, "%.3f", x); break;
+    case ARB__FMT_PLAIN:
+        if (fabs(x) < 0.0005) x = 0; /* a κ of -1e-17 is 0.000, not "-0.000" */
+        snprintf(out, size, "%.3f", x);
+        break;
     case ARB__FMT_RATING: snprintf(out, size, "%.0f", fabs(x) < 0.5 ? 0.0 : x); break;
     }
 }
