@@ -291,6 +291,21 @@ static arb_status check_template(grade_run *r)
     return ARB_OK;
 }
 
+/* A BCP-47-like language code: 1 to 35 ASCII letters, digits, "-" or "_" ("en", "zh-Hant",
+** "pt_BR"). It is written into the prompt's "Evaluation language:" line, so a newline or any
+** other text there would change the instructions the judge reads. */
+static int language_code_ok(const char *code)
+{
+    size_t n = 0;
+    for (; code[n]; n++) {
+        char ch = code[n];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '_'))
+            return 0;
+    }
+    return n >= 1 && n <= 35;
+}
+
 /* One item's checks: the task's fields, a language, the answer judged, a reference when the
 ** template shows it. */
 static arb_status check_item(grade_run *r, const arb_item *it)
@@ -309,6 +324,11 @@ static arb_status check_item(grade_run *r, const arb_item *it)
                                "%s: %s field \"language\" (a pointwise prompt names the "
                                "evaluation language)",
                                it->source, it->language ? "empty" : "missing");
+    if (!language_code_ok(it->language))
+        return arb__store_fail(s, ARB_PARSE,
+                               "%s: field \"language\": expected a language code such as \"en\" or "
+                               "\"zh-Hant\" (1 to 35 letters, digits, \"-\" or \"_\")",
+                               it->source);
     if (!answer_of(r, it))
         return r->params->answer_from_reference
                    ? arb__store_fail(s, ARB_PARSE,

@@ -366,10 +366,13 @@ char arb_verdict_to_model(char position_verdict, int order)
 **     instead: a judge that ends by repeating the format has not said which value it meant;
 **   - other tags of the region on lines that are not such an echo must name the same value,
 **     else E ("several different answers"): a judge that writes 3 and then 4 has not decided;
-**   - the value, trimmed of white space, surrounding * " ' ` and trailing . ! , ; : is, for
-**     yes/no, "correct" or "incorrect" in any case; for grades one digit 1..5, ASCII or
-**     full-width (U+FF11..U+FF15). A whole number outside 1..5 is "answer out of range";
-**     anything else ("4.5", "4/5", "four", "yes") "answer is not a valid value".
+**   - the value, trimmed of white space (also no-break and ideographic spaces), surrounding
+**     * " ' ` “” ‘’ «» 「」 and trailing . ! , ; : (also their full-width forms, 。 、 ، ۔ and
+**     the danda), is, for yes/no, "correct" or "incorrect" in any case; for grades one digit
+**     1..5 in ASCII, full-width, Arabic-Indic, Extended Arabic-Indic or Devanagari digits (a
+**     judge told to evaluate in Arabic or Hindi may write ٤ or ४: the value is the same). A
+**     whole number outside 1..5 in such digits is "answer out of range"; anything else
+**     ("4.5", "4/5", "four", "yes") "answer is not a valid value".
 ** Reasons are static strings; the raw reply is kept by the caller (calls.content).
 */
 
@@ -418,24 +421,82 @@ typedef struct pw_tag {
 
 enum { PW_INVALID = -1, PW_OUT_OF_RANGE = -2, PW_ECHO_N = -3 };
 
+/* Byte sequences a judge writing in another script may put around the value (UTF-8): spaces
+** (no-break U+00A0, U+2000..U+200B, narrow no-break U+202F, ideographic U+3000), trailing
+** punctuation (ASCII . ! , ; : and the ideographic full stop and comma U+3002/U+3001, the
+** full-width . ! , ; : U+FF0E/FF01/FF0C/FF1B/FF1A, the Arabic comma U+060C and full stop
+** U+06D4, the Devanagari danda U+0964), and quotation marks in pairs. */
+static const char *const pw_spaces[] = {"\xC2\xA0", "\xE2\x80\x80", "\xE2\x80\x81", "\xE2\x80\x82",
+                                        "\xE2\x80\x83", "\xE2\x80\x84", "\xE2\x80\x85",
+                                        "\xE2\x80\x86", "\xE2\x80\x87", "\xE2\x80\x88",
+                                        "\xE2\x80\x89", "\xE2\x80\x8A", "\xE2\x80\x8B",
+                                        "\xE2\x80\xAF", "\xE3\x80\x80"};
+static const char *const pw_trailing[] = {".", "!", ",", ";", ":", "\xE3\x80\x82", "\xE3\x80\x81",
+                                          "\xEF\xBC\x8E", "\xEF\xBC\x81", "\xEF\xBC\x8C",
+                                          "\xEF\xBC\x9B", "\xEF\xBC\x9A", "\xD8\x8C", "\xDB\x94",
+                                          "\xE0\xA5\xA4"};
+static const char *const pw_quotes[][2] = {
+    {"**", "**"}, {"*", "*"}, {"\"", "\""}, {"'", "'"}, {"`", "`"},
+    {"\xE2\x80\x9C", "\xE2\x80\x9D"}, /* “ ” */
+    {"\xE2\x80\x98", "\xE2\x80\x99"}, /* ‘ ’ */
+    {"\xC2\xAB", "\xC2\xBB"},         /* « » */
+    {"\xE3\x80\x8C", "\xE3\x80\x8D"}, /* 「 」 */
+};
+
+/* The length of the first of the n sequences set[] that t[b, e) starts with (at_end: ends
+** with), or 0. */
+static size_t pw_match(const char *t, size_t b, size_t e, const char *const *set, size_t n,
+                       int at_end)
+{
+    for (size_t k = 0; k < n; k++) {
+        size_t l = strlen(set[k]);
+        if (e - b >= l && memcmp(t + (at_end ? e - l : b), set[k], l) == 0) return l;
+    }
+    return 0;
+}
+#define PW_MATCH(t, b, e, set, at_end) pw_match(t, b, e, set, sizeof set / sizeof *set, at_end)
+
+/* The decimal digit at t[b] (before e): ASCII, full-width (U+FF10..), Arabic-Indic (U+0660..),
+** Extended Arabic-Indic (U+06F0..) or Devanagari (U+0966..); its value 0..9 and *n its bytes,
+** or -1. */
+static int pw_digit(const char *t, size_t b, size_t e, size_t *n)
+{
+    static const struct { const char *lead; unsigned char first; } scripts[] = {
+        {"\xEF\xBC", 0x90}, {"\xD9", 0xA0}, {"\xDB", 0xB0}, {"\xE0\xA5", 0xA6}};
+    if (is_digit(t[b])) {
+        *n = 1;
+        return t[b] - '0';
+    }
+    for (size_t k = 0; k < sizeof scripts / sizeof *scripts; k++) {
+        size_t l = strlen(scripts[k].lead);
+        unsigned char last;
+        if (e - b < l + 1 || memcmp(t + b, scripts[k].lead, l)) continue;
+        last = (unsigned char)t[b + l];
+        if (last < scripts[k].first || last > scripts[k].first + 9) continue;
+        *n = l + 1;
+        return last - scripts[k].first;
+    }
+    return -1;
+}
+
 /* The value a tag's content names: 1/0 (yes/no) or 1..5 (grade), else PW_INVALID,
 ** PW_OUT_OF_RANGE (a whole number outside 1..5 for grades) or PW_ECHO_N (the "N" of the grade
 ** instructions). */
 static int pw_value(const char *t, size_t b, size_t e, arb_pointwise_kind kind)
 {
-    static const char *const pairs[] = {"**", "*", "\"", "'", "`"};
     for (;;) {
-        size_t b0 = b, e0 = e;
-        while (b < e && is_space(t[b])) b++;
-        while (e > b && (is_space(t[e - 1]) || t[e - 1] == '.' || t[e - 1] == '!' ||
-                         t[e - 1] == ',' || t[e - 1] == ';' || t[e - 1] == ':'))
-            e--;
-        for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
-            size_t n = strlen(pairs[k]);
-            if (e - b >= 2 * n + 1 && memcmp(t + b, pairs[k], n) == 0 &&
-                memcmp(t + e - n, pairs[k], n) == 0) {
-                b += n;
-                e -= n;
+        size_t b0 = b, e0 = e, l = 0;
+        while (b < e && (is_space(t[b]) || (l = PW_MATCH(t, b, e, pw_spaces, 0))))
+            b += is_space(t[b]) ? 1 : l;
+        while (e > b && (is_space(t[e - 1]) || (l = PW_MATCH(t, b, e, pw_spaces, 1)) ||
+                         (l = PW_MATCH(t, b, e, pw_trailing, 1))))
+            e -= is_space(t[e - 1]) ? 1 : l;
+        for (size_t k = 0; k < sizeof pw_quotes / sizeof pw_quotes[0]; k++) {
+            size_t lo = strlen(pw_quotes[k][0]), lc = strlen(pw_quotes[k][1]);
+            if (e - b >= lo + lc + 1 && memcmp(t + b, pw_quotes[k][0], lo) == 0 &&
+                memcmp(t + e - lc, pw_quotes[k][1], lc) == 0) {
+                b += lo;
+                e -= lc;
                 break;
             }
         }
@@ -447,15 +508,16 @@ static int pw_value(const char *t, size_t b, size_t e, arb_pointwise_kind kind)
         if (n == 9 && starts_with_ci(t, e, b, "incorrect")) return 0;
         return PW_INVALID;
     }
-    if (n == 1 && t[b] >= '1' && t[b] <= '5') return t[b] - '0';
-    /* Full-width digits U+FF11..U+FF15 are EF BC 91..95 in UTF-8. */
-    if (n == 3 && (unsigned char)t[b] == 0xEF && (unsigned char)t[b + 1] == 0xBC &&
-        (unsigned char)t[b + 2] >= 0x91 && (unsigned char)t[b + 2] <= 0x95)
-        return (unsigned char)t[b + 2] - 0x90;
     if (n == 1 && (t[b] == 'N' || t[b] == 'n')) return PW_ECHO_N;
-    size_t digits = 0;
-    while (digits < n && is_digit(t[b + digits])) digits++;
-    return digits == n && n > 0 ? PW_OUT_OF_RANGE : PW_INVALID;
+    /* a whole number in one script's digits: 1..5 is the grade, another is out of range */
+    size_t i = b, len = 0, digits = 0;
+    int value = 0, d;
+    while (i < e && (d = pw_digit(t, i, e, &len)) >= 0) {
+        value = digits++ == 0 ? d : 10;
+        i += len;
+    }
+    if (digits == 0 || i != e) return PW_INVALID;
+    return value >= 1 && value <= 5 ? value : PW_OUT_OF_RANGE;
 }
 
 /* Does the span [b, e) of lines hold the instructions' example phrase (see above)? */

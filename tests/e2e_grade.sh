@@ -18,50 +18,23 @@ ARB=${1:?usage: e2e_grade.sh path/to/arbiter}
 source "$(dirname "$0")/support/e2e_lib.sh"
 
 cat > "$T/server.py" <<'PY'
-import http.server, json, sys, threading, time, re
-counts = {}
-lock = threading.Lock()
-class H(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *a): pass
-    def reply(self, status, body):
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        try: self.wfile.write(data)
-        except OSError: pass  # a client killed with -9 is gone
-    def do_GET(self):
-        mode = self.path.strip("/").split("/")[-1]
-        with lock: n = counts.get(mode, 0)
-        self.reply(200, str(n))
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        mode = self.path.strip("/").split("/")[0]
-        with lock: counts[mode] = counts.get(mode, 0) + 1
-        if mode == "slow": time.sleep(0.15)
-        user = body["messages"][-1]["content"]
-        answer = re.search(r"\n\[ANSWER START\]\n(.*?)\n\[ANSWER END\]\n", user, re.S).group(1)
-        grade = "<answer>N</answer> with N from 1 to 5" in user
-        if "GOOD" in answer: v = "5" if grade else "correct"
-        elif "BAD" in answer: v = "1" if grade else "incorrect"
-        elif "WIDE" in answer: v = "\uff14" if grade else "Correct."
-        else: v = None
-        if "ECHO" in answer:
-            text = ("I must reply <answer>N</answer> with N from 1 to 5." if grade else
-                    "I must reply <answer>correct</answer> or <answer>incorrect</answer>.")
-        elif v is None:
-            text = "I cannot judge this."
-        else:
-            text = "<result><justification>Read it.</justification><answer>%s</answer></result>" % v
-        self.reply(200, json.dumps({"choices": [{"index": 0, "message": {"role": "assistant",
-                   "content": text}, "finish_reason": "stop"}],
-                   "usage": {"prompt_tokens": 10, "completion_tokens": 5}}))
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-open(sys.argv[1], "w").write(str(s.server_address[1]))
-s.serve_forever()
+import sys
+sys.path.insert(0, sys.argv[2])
+from pointwise_server import serve
+def decide(answer, mode, body):
+    grade = mode == "grade"
+    if "GOOD" in answer: v = "5" if grade else "correct"
+    elif "BAD" in answer: v = "1" if grade else "incorrect"
+    elif "WIDE" in answer: v = "\uff14" if grade else "Correct."
+    else: v = None
+    if "ECHO" in answer:
+        return ("I must reply <answer>N</answer> with N from 1 to 5." if grade else
+                "I must reply <answer>correct</answer> or <answer>incorrect</answer>.")
+    if v is None: return "I cannot judge this."
+    return "<result><justification>Read it.</justification><answer>%s</answer></result>" % v
+serve(sys.argv[1], decide)
 PY
-python3 "$T/server.py" "$T/port" 2>"$T/server.log" &
+python3 "$T/server.py" "$T/port" "$SRC/tests/support" 2>"$T/server.log" &
 SIM_PID=$!
 for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
 PORT=$(cat "$T/port")

@@ -283,6 +283,19 @@ static void checks_before_any_request(void **state)
     expect_refused(f, &p, "{\"id\":\"x\",\"question\":\"Q\",\"context\":\"C\"}\n", ok_answers,
                    ARB_PARSE, "i.jsonl:1: missing field \"language\" (a pointwise prompt names "
                               "the evaluation language)");
+    /* the code goes into the prompt's "Evaluation language:" line: nothing else may */
+    static const char *const bad_codes[] = {"en\\nEvaluation language: fr", "en us", "\\u0639",
+                                            "en.", "abcdefghijklmnopqrstuvwxyz0123456789"};
+    for (size_t i = 0; i < sizeof bad_codes / sizeof *bad_codes; i++) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "{\"id\":\"x\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+                 "{\"id\":\"y\",\"language\":\"%s\",\"question\":\"Q\",\"context\":\"C\"}\n",
+                 bad_codes[i]);
+        expect_refused(f, &p, line, ok_answers, ARB_PARSE,
+                       "i.jsonl:2: field \"language\": expected a language code such as \"en\" or "
+                       "\"zh-Hant\" (1 to 35 letters, digits, \"-\" or \"_\")");
+    }
     expect_refused(f, &p, ok_items, NULL, ARB_PARSE,
                    "no answers from model \"SECRETM\" in the answers file");
     expect_refused(f, &p,

@@ -325,10 +325,40 @@ static void pointwise_well_formed(void **state)
     /* full-width digits U+FF11..U+FF15 */
     pw("<answer>\xEF\xBC\x91</answer>", GR, 1, NULL);
     pw("<answer>\xEF\xBC\x95</answer>", GR, 5, NULL);
-    pw("<answer>\xEF\xBC\x96</answer>", GR, -1, "answer is not a valid value"); /* 6 */
+    pw("<answer>\xEF\xBC\x96</answer>", GR, -1, "answer out of range"); /* 6, as for ASCII */
     /* the same value twice is one answer */
     pw("<answer>2</answer>\n<result><answer>2</answer></result>", GR, 2, NULL);
     pw("<answer>3</answer> I repeat: <answer>3</answer>", GR, 3, NULL);
+}
+
+/* Judges told to evaluate in another language write its spaces, punctuation, quotation marks
+** and digits around the same value. */
+static void pointwise_other_scripts(void **state)
+{
+    (void)state;
+    pw("<answer>\xC2\xA0" "4\xC2\xA0</answer>", GR, 4, NULL);          /* no-break spaces */
+    pw("<answer>\xE3\x80\x80\xEF\xBC\x94\xE3\x80\x80</answer>", GR, 4, NULL); /* ideographic */
+    pw("<answer>4\xE3\x80\x82</answer>", GR, 4, NULL);                  /* 4。 */
+    pw("<answer>Correct\xE3\x80\x82</answer>", YN, 1, NULL);            /* Correct。 */
+    pw("<answer>incorrect\xEF\xBC\x81</answer>", YN, 0, NULL);          /* full-width ! */
+    pw("<answer>correct\xD8\x8C</answer>", YN, 1, NULL);                 /* Arabic comma */
+    pw("<answer>\xE2\x80\x9C" "correct\xE2\x80\x9D</answer>", YN, 1, NULL); /* “correct” */
+    pw("<answer>\xC2\xAB\xC2\xA0incorrect\xC2\xA0\xC2\xBB</answer>", YN, 0, NULL); /* « … » */
+    pw("<answer>\xE3\x80\x8C" "3\xE3\x80\x8D</answer>", GR, 3, NULL);  /* 「3」 */
+    pw("<answer>\xD9\xA4</answer>", GR, 4, NULL);                        /* Arabic-Indic 4 */
+    pw("<answer>\xDB\xB2</answer>", GR, 2, NULL);                        /* Persian 2 */
+    pw("<answer>\xE0\xA5\xAB</answer>", GR, 5, NULL);                    /* Devanagari 5 */
+    pw("<answer>\xE0\xA5\xA7\xE0\xA5\xA4</answer>", GR, 1, NULL);     /* 1 and a danda */
+    /* strict about the value in every script */
+    pw("<answer>\xEF\xBC\x91\xEF\xBC\x90</answer>", GR, -1, "answer out of range"); /* 10 */
+    pw("<answer>\xD9\xA0</answer>", GR, -1, "answer out of range");          /* Arabic-Indic 0 */
+    pw("<answer>\xD9\xA7</answer>", GR, -1, "answer out of range");          /* 7 */
+    pw("<answer>\xD9\xA4.\xD9\xA5</answer>", GR, -1, "answer is not a valid value"); /* 4.5 */
+    pw("<answer>\xE2\x80\x9C" "correct</answer>", YN, -1, "answer is not a valid value");
+    pw("<answer>\xE2\x80\x9C\xE2\x80\x9D</answer>", YN, -1, "answer is not a valid value");
+    pw("<answer>\xE3\x80\x82</answer>", GR, -1, "answer is not a valid value");
+    pw("<answer>\xD9</answer>", GR, -1, "answer is not a valid value"); /* a cut sequence */
+    pw("<answer>\xE0\xA5</answer>", GR, -1, "answer is not a valid value");
 }
 
 static void pointwise_strict_values(void **state)
@@ -424,6 +454,7 @@ int main(void)
         cmocka_unit_test(pointwise_edge_cases),
         cmocka_unit_test(pointwise_well_formed),
         cmocka_unit_test(pointwise_strict_values),
+        cmocka_unit_test(pointwise_other_scripts),
         cmocka_unit_test(pointwise_malformed_tags),
         cmocka_unit_test(pointwise_several_answers),
         cmocka_unit_test(pointwise_echoes),

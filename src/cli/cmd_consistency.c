@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char consistency_help[] =
     "usage: arbiter consistency --db FILE [--reference-language en] [--ensemble J1,J2,J3]\n"
@@ -69,6 +70,24 @@ static int consistency_option(int c, const char *arg, void *ctx)
     }
 }
 
+/* Warns (stderr) when the reference language is missing from rows: their Cohen's kappa is
+** n/a throughout, which a reader would otherwise take for a property of the judges. */
+static void warn_reference_missing(const arb_consistency *c, const char *reference)
+{
+    size_t n_rows = arb_consistency_count(c), missing = 0;
+    for (size_t i = 0; i < n_rows; i++) {
+        const arb_consistency_row *r = arb_consistency_row_at(c, i);
+        size_t l = 0;
+        while (l < r->n_languages && strcmp(r->languages[l].language, reference)) l++;
+        missing += l == r->n_languages;
+    }
+    if (missing == 0) return;
+    fprintf(stderr,
+            "arbiter consistency: warning: reference language \"%s\" is missing from %zu of %zu "
+            "rows; their Cohen's kappa against it is n/a (another with --reference-language)\n",
+            reference, missing, n_rows);
+}
+
 int cmd_consistency(int argc, char **argv)
 {
     static const struct option own[] = {{"reference-language", required_argument, 0, 'r'},
@@ -99,6 +118,7 @@ int cmd_consistency(int argc, char **argv)
         if (!args.json && arb_consistency_count(result) == 0)
             fprintf(stderr, "arbiter consistency: no pointwise judgments in %s yet (arbiter grade)\n",
                     args.db);
+        warn_reference_missing(result, o.params.reference_language);
         rc = cli_emit("consistency", args.output,
                       args.json ? arb_consistency_to_json(result) : arb_consistency_to_text(result));
     }

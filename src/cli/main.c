@@ -343,8 +343,8 @@ int cli_open_existing_store(const char *cmd, const char *path, arb_store **out)
     struct stat sb;
     *out = NULL;
     if (strcmp(path, ":memory:") != 0 && stat(path, &sb) != 0) {
-        fprintf(stderr, "arbiter %s: %s: %s (a database is made by 'arbiter sbs')\n", cmd, path,
-                strerror(errno));
+        fprintf(stderr, "arbiter %s: %s: %s (a database is made by 'arbiter %s')\n", cmd, path,
+                strerror(errno), strcmp(cmd, "consistency") ? "sbs" : "grade");
         return EXIT_USAGE;
     }
     arb_status st = arb_store_open(path, out);
