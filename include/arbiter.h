@@ -325,7 +325,8 @@ typedef struct arb_grade_params {
     arb_pointwise_kind kind;      /* yes/no (default) or grade 1..5 */
     const char *task;             /* "qa" (needs question, context), "math" (question),
                                      "translation" (source), "summary" (document),
-                                     "dialogue" (dialog), "generic" (question; default) */
+                                     "dialogue" (dialog), "generic" (question; default), or
+                                     "category": each item's task is its category */
     const char *rubric;           /* "general" (default) or "specific" (every grade described;
                                      for yes/no the criteria of correct and incorrect) */
     int explain;                  /* 1 (default): a justification before the answer; 0: the

@@ -99,7 +99,7 @@ typedef struct grade_run {
     arb_store *store;
     const arb_dataset *ds;
     const arb_grade_params *params;
-    const struct grade_task *task;
+    const struct grade_task *task; /* NULL with --task category: each item's own (task_of) */
     arb_template *tpl;
     const char *model;   /* params->model, or "reference" */
     const char *kind;    /* "yesno" or "grade" */
@@ -116,6 +116,16 @@ static void node_coords(const grade_run *r, size_t node, const arb_item **item,
     *rep = (int)(node % reps);
     *judge = &r->params->judges[(node / reps) % n_judges];
     *item = arb_dataset_item(r->ds, node / reps / n_judges);
+}
+
+/* The task of an item: the run's, or with --task category the one its category names (NULL
+** when it names none; check_item refuses such an item before any request). */
+static const struct grade_task *task_of(const grade_run *r, const arb_item *it)
+{
+    if (r->task) return r->task;
+    for (size_t t = 0; it->category && t < N_TASKS; t++)
+        if (!strcmp(it->category, grade_tasks[t].name)) return &grade_tasks[t];
+    return NULL;
 }
 
 /* The answer judged for an item (borrowed), or NULL when there is none. */
@@ -153,7 +163,8 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     node_coords(r, node, &it, &judge, &rep);
     arb__buf input;
     arb__buf_init(&input, 0);
-    if (render_task_input(r->task, it, &input)) {
+    const struct grade_task *task = task_of(r, it);
+    if (render_task_input(task, it, &input)) {
         arb__buf_free(&input);
         arb__store_fail(r->store, ARB_NOMEM, "out of memory");
         return -1;
@@ -163,7 +174,7 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
                             .reference = it->reference,
                             .language = it->language,
                             .answer = answer_of(r, it),
-                            .task = r->task->name,
+                            .task = task->name,
                             .task_input = input.data};
     arb_status st = arb_template_render(r->tpl, &vars, &req->system, &req->user);
     arb__buf_free(&input);
@@ -203,7 +214,7 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
         .model = r->model,
         .language = it->language,
         .kind = r->kind,
-        .task = r->task->name,
+        .task = task_of(r, it)->name,
         .template_name = arb_template_name(r->tpl),
         .rep = rep,
         .value = value,
@@ -231,10 +242,12 @@ static arb_status check_params(grade_run *r)
     r->kind = p->kind == ARB_POINTWISE_YESNO ? "yesno" : "grade";
     for (size_t t = 0; t < N_TASKS && !r->task; t++)
         if (p->task && !strcmp(p->task, grade_tasks[t].name)) r->task = &grade_tasks[t];
-    if (!r->task)
+    /* "category": a file that mixes tasks (the parallel demo set) is judged in one run, each
+    ** item as the task its category names */
+    if (!r->task && !(p->task && !strcmp(p->task, "category")))
         return arb__store_fail(s, ARB_INVALID,
                                "unknown task \"%s\" (known: qa, math, translation, summary, "
-                               "dialogue, generic)",
+                               "dialogue, generic, or category: each item's own)",
                                p->task ? p->task : "");
     if (!p->template_name && !arb_grade_template_name(p->kind, p->rubric, p->explain))
         return arb__store_fail(s, ARB_INVALID,
@@ -311,13 +324,20 @@ static int language_code_ok(const char *code)
 static arb_status check_item(grade_run *r, const arb_item *it)
 {
     arb_store *s = r->store;
+    const struct grade_task *task = task_of(r, it);
+    if (!task)
+        return arb__store_fail(s, ARB_PARSE,
+                               "%s: field \"category\": expected a task (qa, math, translation, "
+                               "summary, dialogue or generic) for --task category, got %s%s%s",
+                               it->source, it->category ? "\"" : "none",
+                               it->category ? it->category : "", it->category ? "\"" : "");
     for (int f = 0; f < F__COUNT; f++) {
-        if (!(r->task->required & BIT(f))) continue;
+        if (!(task->required & BIT(f))) continue;
         const char *v = item_field(it, f);
         if (!v || !*v)
             return arb__store_fail(s, ARB_PARSE, "%s: %s field \"%s\" (task %s needs %s)",
                                    it->source, v ? "empty" : "missing", field_json[f],
-                                   r->task->name, r->task->needs);
+                                   task->name, task->needs);
     }
     if (!it->language || !*it->language)
         return arb__store_fail(s, ARB_PARSE,
@@ -426,7 +446,7 @@ static char *params_json(const grade_run *r)
     if (!bad)
         bad = arb__json_set(o, "judges", json_incref(judges)) ||
               arb__json_set(o, "mode", json_string(r->kind)) ||
-              arb__json_set(o, "task", json_string(r->task->name)) ||
+              arb__json_set(o, "task", json_string(r->task ? r->task->name : "category")) ||
               arb__json_set(o, "template", arb__json_name(arb_template_name(r->tpl))) ||
               arb__json_set(o, "model", arb__json_name(r->model)) ||
               arb__json_set(o, "answer_from", json_string(p->answer_from_reference ? "reference"

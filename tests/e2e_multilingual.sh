@@ -88,4 +88,15 @@ body = json.load(open('$T/ar_request.json', encoding='utf-8'))
 text = ''.join(m['content'] for m in body['messages'])
 assert 'Evaluation language: ar' in text and any('\\u0600' <= c <= '\\u06ff' for c in text)
 \""
+# A file that mixes tasks, in one run: each item is judged as the task its category names, and
+# the calls are the very ones of the per-task runs above (all stored already).
+"$ARB" grade --items "$SRC/demo/parallel.jsonl" --answer-from reference --task category \
+  --mode yesno --judges "$T/judges.yaml:ml-a,ml-b,ml-c" --db "$T/ml.db" --no-progress 2>"$T/cat.log"
+check "--task category judges a mixed file with the per-task prompts (nothing new to send)" \
+  "grep -q '648 judge calls: 648 stored before, 0 sent' '$T/cat.log'"
+printf '{"id":"x","language":"en","question":"q","reference":"r","category":"poetry"}\n' > "$T/poetry.jsonl"
+set +e; "$ARB" grade --items "$T/poetry.jsonl" --answer-from reference --task category \
+  --judges "$T/judges.yaml:ml-a" --db "$T/poetry.db" --no-progress 2>"$T/err"; rc=$?; set -e
+check "--task category refuses an item whose category is no task (file:line, exit 2, no db)" \
+  "[ $rc = 2 ] && grep -q 'poetry.jsonl:1: field \"category\"' '$T/err' && [ ! -e '$T/poetry.db' ]"
 finish

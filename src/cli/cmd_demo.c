@@ -533,51 +533,10 @@ static const char *const ml_judge_specs[] = {
     "strict=0.2,invalid=0.02,latency=1",
 };
 enum { N_ML_JUDGES = sizeof ml_judge_specs / sizeof ml_judge_specs[0] };
-static const char *const ml_tasks[] = {"qa", "math", "generic"};
 static const char *const ml_languages[] = {"fr", "ru", "zh", "hi", "ar"}; /* besides en */
 
-/* The lines of the embedded parallel set whose category is task, as a new dataset (NULL after
-** printing why). */
-static arb_dataset *parallel_subset(const char *task)
-{
-    const char *text = embedded("parallel");
-    if (!text) {
-        fprintf(stderr, "arbiter demo: the parallel set is missing from this build\n");
-        return NULL;
-    }
-    char needle[64];
-    snprintf(needle, sizeof needle, "\"category\": \"%s\"", task);
-    size_t len = strlen(text), n = 0;
-    char *lines = malloc(len + 1);
-    arb_dataset *ds = arb_dataset_create();
-    if (!lines || !ds) {
-        free(lines);
-        arb_dataset_destroy(ds);
-        fprintf(stderr, "arbiter demo: out of memory\n");
-        return NULL;
-    }
-    for (const char *p = text; *p;) {
-        const char *end = strchr(p, '\n');
-        size_t line_len = end ? (size_t)(end - p) + 1 : strlen(p);
-        char *line = strndup(p, line_len);
-        if (line && strstr(line, needle)) {
-            memcpy(lines + n, p, line_len);
-            n += line_len;
-        }
-        free(line);
-        p += line_len;
-    }
-    if (arb_dataset_add_items_jsonl(ds, "demo/parallel.jsonl", lines, n)) {
-        fprintf(stderr, "arbiter demo: %s\n", arb_dataset_errmsg(ds));
-        arb_dataset_destroy(ds);
-        ds = NULL;
-    }
-    free(lines);
-    return ds;
-}
-
-/* Grades the parallel set with the three judges, both modes, every task (on a simulator of its
-** own, whose oracle is the parallel set), then reports cross-language consistency with the
+/* Grades the parallel set with the three judges, both modes, each item as the task its
+** category names (on a simulator of its own, whose oracle is the parallel set), then reports cross-language consistency with the
 ** ensemble of the three; *recovered is cleared when the known language order does not come
 ** back. */
 static int judge_languages(demo *d, int *recovered)
@@ -585,7 +544,7 @@ static int judge_languages(demo *d, int *recovered)
     arb_sim_judge judges[N_ML_JUDGES];
     arb_judge_config configs[N_ML_JUDGES];
     const char *names[N_ML_JUDGES];
-    arb_dataset *all = NULL, *subset = NULL;
+    arb_dataset *all = NULL;
     arb_sim_server *srv = NULL;
     arb_consistency *cons = NULL;
     char *text = NULL, *json = NULL, *err = NULL, url[64];
@@ -621,28 +580,24 @@ static int judge_languages(demo *d, int *recovered)
         names[j] = judges[j].model;
     }
     size_t calls = 0, sent = 0, invalid = 0;
-    for (size_t t = 0; t < sizeof ml_tasks / sizeof *ml_tasks; t++) {
-        arb_dataset_destroy(subset);
-        if (!(subset = parallel_subset(ml_tasks[t]))) goto done;
-        for (int mode = 0; mode <= 1; mode++) {
-            arb_grade_params gp = arb_grade_default_params();
-            gp.kind = mode ? ARB_POINTWISE_GRADE : ARB_POINTWISE_YESNO;
-            gp.task = ml_tasks[t];
-            gp.answer_from_reference = 1;
-            gp.judges = configs;
-            gp.n_judges = N_ML_JUDGES;
-            gp.client.jobs = d->jobs;
-            gp.progress = 0;
-            arb_run_stats stats;
-            arb_status st = arb_grade_run(d->store, subset, &gp, &stats);
-            if (st) {
-                rc = store_failed(d, st);
-                goto done;
-            }
-            calls += stats.planned;
-            sent += stats.sent;
-            invalid += stats.invalid;
+    for (int mode = 0; mode <= 1; mode++) {
+        arb_grade_params gp = arb_grade_default_params();
+        gp.kind = mode ? ARB_POINTWISE_GRADE : ARB_POINTWISE_YESNO;
+        gp.task = "category"; /* the set mixes qa, math and generic items */
+        gp.answer_from_reference = 1;
+        gp.judges = configs;
+        gp.n_judges = N_ML_JUDGES;
+        gp.client.jobs = d->jobs;
+        gp.progress = 0;
+        arb_run_stats stats;
+        arb_status st = arb_grade_run(d->store, all, &gp, &stats);
+        if (st) {
+            rc = store_failed(d, st);
+            goto done;
         }
+        calls += stats.planned;
+        sent += stats.sent;
+        invalid += stats.invalid;
     }
     say_both(d, "\nMultilingual consistency (METHODS §8): 3 SIMULATED pointwise judges grade the "
                 "references of %zu items (36 parallel groups x 6 languages), yes/no and 1-5, "
@@ -719,7 +674,6 @@ done:
     arb_free(json);
     arb_consistency_destroy(cons);
     arb_sim_server_stop(srv);
-    arb_dataset_destroy(subset);
     arb_dataset_destroy(all);
     return rc;
 }
