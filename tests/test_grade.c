@@ -305,7 +305,18 @@ static void checks_before_any_request(void **state)
     p.task = "poetry";
     expect_refused(f, &p, ok_items, ok_answers, ARB_INVALID,
                    "unknown task \"poetry\" (known: qa, math, translation, summary, dialogue, "
-                   "generic)");
+                   "generic, or category: each item's own)");
+    /* --task category: each item's category must name a task */
+    p.task = "category";
+    p.model = NULL;
+    p.answer_from_reference = 1;
+    expect_refused(f, &p,
+                   "{\"id\":\"x\",\"language\":\"en\",\"question\":\"Q\",\"reference\":\"R\","
+                   "\"category\":\"math\"}\n"
+                   "{\"id\":\"y\",\"language\":\"en\",\"question\":\"Q\",\"reference\":\"R\","
+                   "\"category\":\"qa\"}\n",
+                   NULL, ARB_PARSE,
+                   "i.jsonl:2: missing field \"context\" (task qa needs \"question\" and \"context\")");
     p = params(f);
     p.rubric = "strict";
     expect_refused(f, &p, ok_items, ok_answers, ARB_INVALID,
