@@ -25,7 +25,8 @@ static void check(const arb_dataset *ds, arb_status st, size_t items_before,
     }
     for (size_t i = 0; i < arb_dataset_item_count(ds); i++) {
         const arb_item *it = arb_dataset_item(ds, i);
-        if (arb_dataset_find_item(ds, it->id) != it || !it->question || !it->extra_json) abort();
+        /* question is optional since pointwise items (METHODS §8) may hold other task inputs */
+        if (arb_dataset_find_item(ds, it->id) != it || !it->extra_json) abort();
     }
     for (size_t i = 0; i < arb_dataset_answer_count(ds); i++) {
         const arb_answer *a = arb_dataset_answer(ds, i);
