@@ -304,13 +304,19 @@ static int is_alnum(char c)
 
 /* ---- languages --------------------------------------------------------------------------- */
 
+/* A label of a judge spec: 1 to max letters, digits, '-' or, when underscore, '_'. */
+static int label_ok(const char *s, size_t n, size_t max, int underscore)
+{
+    if (n == 0 || n > max) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_alnum(s[i]) && s[i] != '-' && !(underscore && s[i] == '_')) return 0;
+    return 1;
+}
+
 /* A language code of a judge spec: 1 to ARB_SIM_LANGUAGE_MAX letters, digits or '-'. */
 static int language_code_ok(const char *s, size_t n)
 {
-    if (n == 0 || n > ARB_SIM_LANGUAGE_MAX) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!is_alnum(s[i]) && s[i] != '-') return 0;
-    return 1;
+    return label_ok(s, n, ARB_SIM_LANGUAGE_MAX, 0);
 }
 
 /* Labels of a judge spec are equal ignoring ASCII case: language codes (BCP 47 tags are
@@ -336,13 +342,7 @@ static size_t language_index(const arb_sim_judge *j, const char *code, size_t le
 /* ---- identities (persona bias) ----------------------------------------------------------- */
 
 /* An identity label of a judge spec: 1 to ARB_SIM_PERSONA_MAX letters, digits, '-' or '_'. */
-static int identity_ok(const char *s, size_t n)
-{
-    if (n == 0 || n > ARB_SIM_PERSONA_MAX) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_') return 0;
-    return 1;
-}
+static int identity_ok(const char *s, size_t n) { return label_ok(s, n, ARB_SIM_PERSONA_MAX, 1); }
 
 /* The index of the judge's entry for an identity (ignoring case), j->n_personas when none. */
 static size_t persona_index(const arb_sim_judge *j, const char *identity, size_t len)
