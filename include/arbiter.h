@@ -1202,6 +1202,8 @@ ARB_API void arb_annotate_stop(arb_annotate_server *srv);
 
 #define ARB_SIM_MAX_LANGUAGES 32 /* per-language entries a simulated judge can hold */
 #define ARB_SIM_LANGUAGE_MAX 16  /* bytes of a language code in a judge spec */
+#define ARB_SIM_MAX_PERSONAS 16  /* per-identity score shifts a simulated judge can hold */
+#define ARB_SIM_PERSONA_MAX 32   /* bytes of an identity label in a judge spec */
 
 /* A simulated judge's pointwise rates for one evaluation language ("noise.ar=0.4"). A rate
 ** of -1 is not set: the judge's own rate applies. */
@@ -1210,6 +1212,13 @@ typedef struct arb_sim_language_rates {
     double noise;
     double strict;
 } arb_sim_language_rates;
+
+/* A simulated judge's persona bias for one identity ("persona.female=+1.5", METHODS §9): the
+** points added to every score of a response attributed to that identity. */
+typedef struct arb_sim_persona_shift {
+    char identity[ARB_SIM_PERSONA_MAX + 1]; /* letters, digits, '-', '_'; matched ignoring case */
+    double shift;                           /* in score points, in [-10, 10] */
+} arb_sim_persona_shift;
 
 typedef struct arb_sim_judge {
     char model[128];       /* model name the server answers to */
@@ -1226,6 +1235,10 @@ typedef struct arb_sim_judge {
     double strict;         /* chance a true "correct" becomes "incorrect" and a grade drops by 1 */
     size_t n_languages;    /* entries used in languages[] */
     arb_sim_language_rates languages[ARB_SIM_MAX_LANGUAGES]; /* per-language overrides */
+    /* Persona scoring (METHODS §9, 0-10 scores; src/sim.c explains the model). */
+    double persona_sd;     /* sd of the normal noise added to every score (default 1) */
+    size_t n_personas;     /* entries used in personas[] */
+    arb_sim_persona_shift personas[ARB_SIM_MAX_PERSONAS]; /* per-identity score shifts */
 } arb_sim_judge;
 
 typedef struct arb_sim_params {
@@ -1242,10 +1255,12 @@ typedef struct arb_sim_params {
 typedef struct arb_sim_server arb_sim_server;
 
 ARB_API arb_sim_params arb_sim_default_params(void);
-/* Parses "model:skill=2,bias=0.3,tie=0.2,bothbad=0.5,invalid=0.02,latency=5,conformity=0.5"
-** and the pointwise keys "noise=0.1,noise.ar=0.4,strict=0.3,strict.hi=0.5" (rates in [0, 1];
-** at most ARB_SIM_MAX_LANGUAGES languages). On ARB_INVALID *errmsg (arb_free) says why and
-** *out is untouched. */
+/* Parses "model:skill=2,bias=0.3,tie=0.2,bothbad=0.5,invalid=0.02,latency=5,conformity=0.5",
+** the pointwise keys "noise=0.1,noise.ar=0.4,strict=0.3,strict.hi=0.5" (rates in [0, 1];
+** at most ARB_SIM_MAX_LANGUAGES languages) and the persona keys
+** "persona.female=+1.5,persona_sd=1" (shifts in [-10, 10] points, sd >= 0; at most
+** ARB_SIM_MAX_PERSONAS identities). On ARB_INVALID *errmsg (arb_free) says why and *out is
+** untouched. */
 ARB_API arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg);
 ARB_API arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **out,
                                         char **errmsg);

@@ -1,13 +1,14 @@
 /*
 ** sim.c -- arbiter-sim-server: a SIMULATOR of a biased LLM judge behind an OpenAI-compatible
 ** HTTP API (libmicrohttpd). It is NOT a language model: it never reads the question, it looks
-** the answers (two side by side, one pointwise) up in an oracle of latent qualities and draws
-** a verdict from the documented model below. Tests, the demo and the benchmarks use it in
-** place of a real LLM, and every reply says so: header "Server: arbiter-sim-server
-** (SIMULATOR, not a language model)", "system_fingerprint": "arbiter-simulator" in
-** completions, "owned_by": "arbiter-simulator" in the model list.
+** the answers (two side by side, one pointwise, one or two attributed to personas) up in an
+** oracle of latent qualities and draws a verdict from the documented model below. Tests, the
+** demo and the benchmarks use it in place of a real LLM, and every reply says so: header
+** "Server: arbiter-sim-server (SIMULATOR, not a language model)", "system_fingerprint":
+** "arbiter-simulator" in completions, "owned_by": "arbiter-simulator" in the model list.
 **
-** It judges pairs side by side (steps 0-5 below) and single answers pointwise (steps P0-P3).
+** It judges pairs side by side (steps 0-5 below), single answers pointwise (steps P0-P3) and
+** responses attributed to personas (steps R0-R2, S1-S3; persona bias, METHODS §9).
 **
 ** Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models (also
 ** /models). Any other path is 404, another method 405. Errors are OpenAI-style
@@ -130,6 +131,47 @@
 **      with V = correct/incorrect or 1..5 and S one "Simulated judgment: ..." sentence saying
 **      what V means; <result><answer>V</answer></result> when no justification was asked.
 **      No reply contains a block's marker line.
+**   Persona scoring (METHODS §9: is the same response scored differently when said to be
+**   written by a woman or a man, a Muslim or an atheist?). The markers are those of arbiter's
+**   persona templates (templates/persona-1.txt, persona-2.txt). These judge-spec keys act here
+**   only: persona.<identity>=X, a shift of X score points in [-10, 10] (may be negative) for
+**   every score of a response attributed to <identity> (1 to 32 letters, digits, '-' or '_',
+**   compared ignoring ASCII case; at most 16 identities per judge), and persona_sd=X, the sd of
+**   the score noise, in [0, 10], default 1. Of the other keys bias, invalid and latency act
+**   here too. Example: "sim-biased:persona.female=+1.5,persona_sd=1,bias=0.5".
+**   R0. Recognition, after pointwise recognition fails (P0): the last user message holds a block
+**      "[CANDIDATE 1 START]" ... "[CANDIDATE 1 END]" and a block "[CANDIDATE 2 START]" ...
+**      "[CANDIDATE 2 END]" (phase 2, the contrastive pair) or else a block "[RESPONSE START]"
+**      ... "[RESPONSE END]" (phase 1, one response), blocks as in step 5, and the author lines
+**      of R1. Otherwise the request is judged side by side as if this model did not exist.
+**   R1. Authors. Phase 1: the first line of the last user message that starts with "Author:"
+**      (ASCII case ignored, after white space); phase 2: the first lines that start with "Author
+**      of candidate 1:" and "Author of candidate 2:". Lines that start inside the response or
+**      candidate blocks or the block "[SCENARIO START]" ... "[SCENARIO END]" do not count. The
+**      identity is the rest of the line, trimmed, without a last word "professional" ("Author:
+**      Muslim professional" -> "Muslim"). A missing author line: not a persona request (R0).
+**   R2. Metrics: the instructions, read with the blocks of R1 blanked as well, are searched for
+**      JSON keys with the placeholder n, '"name": n' (white space around ':' allowed, n not
+**      followed by a letter, digit or '_'; name 1 to 32 letters, digits, '-' or '_'); each
+**      name counts once, in order of appearance, at most 16. So a template with its own metric
+**      set gets replies in it. Without any such key: creativity, accuracy, efficiency,
+**      reliability. Scores are always on 0-10; a template with another range is not read.
+**   S1. Scores. A response's quality q is its answer quality by text as in step 1 (0.5 when
+**      unknown); its identity's shift δ is the judge's persona.<identity> (0 when not given).
+**      Each metric's score is round(10·q + δ + sd·ε) (halves away from zero) clamped to
+**      [0, 10], with its own ε ~ N(0,1).
+**   S2. Draws, always all of them and in this order, from the request's random stream: u1,
+**      u2, u3 ~ U[0,1); for candidate 1 (phase 1: the response), then candidate 2, one ε ~
+**      N(0,1) per metric in the order of R2 (Box–Muller from two uniforms each); in phase 2
+**      last η ~ N(0,1). Latency as in step 4 with u3 in place of u4. If u1 < ι the reply holds
+**      no valid JSON; u2 picks one of four kinds, each with chance 1/4: a refusal sentence,
+**      prose without JSON, JSON cut short after the first score, or the empty string.
+**   S3. Reply, one line of JSON. Phase 1: {"creativity": 7, "accuracy": 6, ...}, the metrics
+**      of R2 in order. Phase 2: {"candidate_1": {scores}, "candidate_2": {scores},
+**      "preferred": "candidate_1", "reasons": "Simulated judgment: ..."}; with m1 and m2 the
+**      means of the candidates' rounded scores, candidate_1 is preferred iff m1 − m2 + β + η
+**      > 0 (β = bias in score points: β > 0 favours the first shown). The reasons sentence
+**      names the preferred candidate and both means.
 **   Random stream: splitmix64 seeded with xxh3-64, keyed by the server seed, of the model, the
 **   role, name and content of every message, the request's "seed" and its "temperature". When
 **   temperature > 0 and no "seed" is given, the number of times this exact request was seen
@@ -177,6 +219,8 @@
 #define SIM_SEEN_MAX_KEYS ((size_t)1 << 22)
 #define SIM_MAX_LATENCY_MS 600000.0
 #define SIM_POOL_THREADS 2u
+#define SIM_MAX_METRICS 16 /* persona metric names read from a prompt */
+#define SIM_METRIC_MAX 32  /* bytes of a persona metric name */
 
 /* Oracle entry: an answer or reference text (borrowed from the dataset, trimmed), for a
 ** reference the item's language, and the quality. */
@@ -260,17 +304,24 @@ static int is_alnum(char c)
 
 /* ---- languages --------------------------------------------------------------------------- */
 
-/* A language code of a judge spec: 1 to ARB_SIM_LANGUAGE_MAX letters, digits or '-'. */
-static int language_code_ok(const char *s, size_t n)
+/* A label of a judge spec: 1 to max letters, digits, '-' or, when underscore, '_'. */
+static int label_ok(const char *s, size_t n, size_t max, int underscore)
 {
-    if (n == 0 || n > ARB_SIM_LANGUAGE_MAX) return 0;
+    if (n == 0 || n > max) return 0;
     for (size_t i = 0; i < n; i++)
-        if (!is_alnum(s[i]) && s[i] != '-') return 0;
+        if (!is_alnum(s[i]) && s[i] != '-' && !(underscore && s[i] == '_')) return 0;
     return 1;
 }
 
-/* Language codes are equal ignoring ASCII case (BCP 47 tags are case-insensitive). */
-static int language_eq(const char *a, size_t a_len, const char *b, size_t b_len)
+/* A language code of a judge spec: 1 to ARB_SIM_LANGUAGE_MAX letters, digits or '-'. */
+static int language_code_ok(const char *s, size_t n)
+{
+    return label_ok(s, n, ARB_SIM_LANGUAGE_MAX, 0);
+}
+
+/* Labels of a judge spec are equal ignoring ASCII case: language codes (BCP 47 tags are
+** case-insensitive) and identities ("Female" is "female"). */
+static int label_eq(const char *a, size_t a_len, const char *b, size_t b_len)
 {
     if (a_len != b_len) return 0;
     for (size_t i = 0; i < a_len; i++)
@@ -283,9 +334,31 @@ static size_t language_index(const arb_sim_judge *j, const char *code, size_t le
 {
     size_t i = 0;
     while (i < j->n_languages &&
-           !language_eq(j->languages[i].language, strlen(j->languages[i].language), code, len))
+           !label_eq(j->languages[i].language, strlen(j->languages[i].language), code, len))
         i++;
     return i;
+}
+
+/* ---- identities (persona bias) ----------------------------------------------------------- */
+
+/* An identity label of a judge spec: 1 to ARB_SIM_PERSONA_MAX letters, digits, '-' or '_'. */
+static int identity_ok(const char *s, size_t n) { return label_ok(s, n, ARB_SIM_PERSONA_MAX, 1); }
+
+/* The index of the judge's entry for an identity (ignoring case), j->n_personas when none. */
+static size_t persona_index(const arb_sim_judge *j, const char *identity, size_t len)
+{
+    size_t i = 0;
+    while (i < j->n_personas &&
+           !label_eq(j->personas[i].identity, strlen(j->personas[i].identity), identity, len))
+        i++;
+    return i;
+}
+
+/* The score shift of an identity (header, persona step S1): its entry's, 0 without one. */
+static double persona_shift(const arb_sim_judge *j, const char *identity, size_t len)
+{
+    size_t at = persona_index(j, identity, len);
+    return at < j->n_personas ? j->personas[at].shift : 0.0;
 }
 
 /* ---- judge profiles ---------------------------------------------------------------------- */
@@ -301,6 +374,7 @@ static arb_sim_judge judge_defaults(void)
     j.invalid_rate = 0.0;
     j.latency_ms = 0.0;
     j.conformity = 0.5;
+    j.persona_sd = 1.0;
     return j;
 }
 
@@ -325,6 +399,7 @@ static arb_status judge_check(const arb_sim_judge *j, const char *what, char **e
         {"conformity", j->conformity, 0.0, 1.0},
         {"noise", j->noise, 0.0, 1.0},
         {"strict", j->strict, 0.0, 1.0},
+        {"persona_sd", j->persona_sd, 0.0, 10.0},
     };
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         double v = ranges[i].value;
@@ -348,7 +423,7 @@ static arb_status judge_check(const arb_sim_judge *j, const char *what, char **e
             return ARB_INVALID;
         }
         for (size_t k = 0; k < i; k++)
-            if (language_eq(j->languages[k].language, strlen(j->languages[k].language),
+            if (label_eq(j->languages[k].language, strlen(j->languages[k].language),
                             l->language, len)) {
                 arb__set_err(errmsg, "%s: language \"%s\" is given twice", what, l->language);
                 return ARB_INVALID;
@@ -361,6 +436,29 @@ static arb_status judge_check(const arb_sim_judge *j, const char *what, char **e
                         what, r ? "strict" : "noise", l->language, rates[r]);
                 return ARB_INVALID;
             }
+    }
+    if (j->n_personas > ARB_SIM_MAX_PERSONAS) {
+        arb__set_err(errmsg, "%s: at most %d identities, got %zu", what, ARB_SIM_MAX_PERSONAS,
+                j->n_personas);
+        return ARB_INVALID;
+    }
+    for (size_t i = 0; i < j->n_personas; i++) {
+        const arb_sim_persona_shift *ps = &j->personas[i];
+        size_t len = strnlen(ps->identity, sizeof ps->identity);
+        if (len == sizeof ps->identity || !identity_ok(ps->identity, len)) {
+            arb__set_err(errmsg, "%s: identity %zu must be 1 to %d letters, digits, '-' or '_'",
+                    what, i + 1, ARB_SIM_PERSONA_MAX);
+            return ARB_INVALID;
+        }
+        if (persona_index(j, ps->identity, len) != i) {
+            arb__set_err(errmsg, "%s: identity \"%s\" is given twice", what, ps->identity);
+            return ARB_INVALID;
+        }
+        if (!(ps->shift >= -10.0 && ps->shift <= 10.0)) {
+            arb__set_err(errmsg, "%s: persona.%s must be a finite number in [-10, 10], got %g",
+                    what, ps->identity, ps->shift);
+            return ARB_INVALID;
+        }
     }
     return ARB_OK;
 }
@@ -419,6 +517,42 @@ static int language_slot(arb_sim_judge *j, const char *spec, const char *key, si
     return 0;
 }
 
+/* The shift a key "persona.<identity>" of a judge spec sets: finds the judge's entry for
+** <identity> (ignoring case) or adds one with shift 0, and points *slot at its shift. Returns
+** 1 then, 0 (and *slot untouched) when the key is not of this form, or -1 with *errmsg set
+** when the identity is malformed or the judge has no room left. */
+static int persona_slot(arb_sim_judge *j, const char *spec, const char *key, size_t key_len,
+                        double **slot, char **errmsg)
+{
+    static const char prefix[] = "persona.";
+    size_t pre = sizeof prefix - 1;
+    if (key_len < pre || memcmp(key, prefix, pre)) return 0;
+    const char *identity = key + pre;
+    size_t len = key_len - pre;
+    if (!identity_ok(identity, len)) {
+        arb__set_err(errmsg,
+                "judge spec \"%s\": key \"%.*s\": the identity must be 1 to %d letters, "
+                "digits, '-' or '_'",
+                spec, (int)key_len, key, ARB_SIM_PERSONA_MAX);
+        return -1;
+    }
+    size_t at = persona_index(j, identity, len);
+    if (at == ARB_SIM_MAX_PERSONAS) {
+        arb__set_err(errmsg, "judge spec \"%s\": key \"%.*s\": at most %d identities", spec,
+                (int)key_len, key, ARB_SIM_MAX_PERSONAS);
+        return -1;
+    }
+    arb_sim_persona_shift *ps = &j->personas[at];
+    if (at == j->n_personas) {
+        j->n_personas++;
+        memcpy(ps->identity, identity, len);
+        ps->identity[len] = '\0';
+        ps->shift = 0.0;
+    }
+    *slot = &ps->shift;
+    return 1;
+}
+
 /* Parses "model:key=value,...". On ARB_INVALID *errmsg (if not NULL) gets a message the
 ** caller frees with arb_free; *out is only written on success. */
 arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg)
@@ -457,10 +591,11 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
         double *slot = NULL;
         static const char *const keys[] = {"skill",   "bias",    "tie",        "bothbad",
                                            "invalid", "latency", "conformity", "noise",
-                                           "strict"};
+                                           "strict",  "persona_sd"};
         double *const slots[] = {&j.skill,        &j.position_bias, &j.tie_propensity,
                                  &j.bothbad_propensity, &j.invalid_rate, &j.latency_ms,
-                                 &j.conformity,   &j.noise,         &j.strict};
+                                 &j.conformity,   &j.noise,         &j.strict,
+                                 &j.persona_sd};
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
             if (strlen(keys[k]) == key_len && !memcmp(keys[k], p, key_len)) slot = slots[k];
         int per_language = 0;
@@ -468,10 +603,12 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
             per_language = language_slot(&j, spec, p, key_len, &slot, errmsg);
             if (per_language < 0) return ARB_INVALID;
         }
+        if (!slot && persona_slot(&j, spec, p, key_len, &slot, errmsg) < 0) return ARB_INVALID;
         if (!slot) {
             arb__set_err(errmsg,
                     "judge spec \"%s\": unknown key \"%.*s\" (known: skill, bias, tie, bothbad, "
-                    "invalid, latency, conformity, noise, noise.<lang>, strict, strict.<lang>)",
+                    "invalid, latency, conformity, noise, noise.<lang>, strict, strict.<lang>, "
+                    "persona.<identity>, persona_sd)",
                     spec, (int)key_len, p);
             return ARB_INVALID;
         }
@@ -539,7 +676,7 @@ static oracle_slot *oracle_find(const oracle_table *t, const char *text, size_t 
         oracle_slot *s = &t->slots[i];
         if (!s->text) return s;
         if (s->hash == hash && s->len == len && !memcmp(s->text, text, len) &&
-            (!lang || language_eq(s->language, s->language_len, lang, lang_len)))
+            (!lang || label_eq(s->language, s->language_len, lang, lang_len)))
             return s;
     }
 }
@@ -953,9 +1090,52 @@ typedef struct sim_prompt {
     size_t answer_len;
     const char *language;  /* pointwise: the evaluation language, in last_user ("" if none) */
     size_t language_len;
+    int persona;           /* 0, or the persona phase: 1 (one response) or 2 (two candidates) */
+    const char *response[2]; /* persona: the responses judged (candidates 1 and 2), in last_user */
+    size_t response_len[2];
+    const char *identity[2]; /* persona: their authors' identities, in last_user */
+    size_t identity_len[2];
+    size_t n_metrics;      /* persona: metric names read from the instructions (0: defaults) */
+    char metrics[SIM_MAX_METRICS][SIM_METRIC_MAX + 1];
 } sim_prompt;
 
 enum { POINTWISE_YESNO = 1, POINTWISE_GRADE = 2 };
+
+/* A stretch of a prompt: a quoted block's body. */
+typedef struct text_span {
+    const char *s;
+    size_t n;
+} text_span;
+
+/* Finds the first line of s[0, n) that, trimmed, starts with label (lower case; ASCII case
+** ignored), skipping the lines that start inside one of the n_skip spans (the bodies of quoted
+** blocks, whose lines are not the template's). Returns 1 with *value = the rest of that line,
+** trimmed, or 0. */
+static int find_labelled_line(const char *s, size_t n, const char *label, const text_span *skip,
+                              size_t n_skip, const char **value, size_t *value_len)
+{
+    size_t label_len = strlen(label);
+    const char *end = s + n;
+    for (const char *line = s; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *t = line;
+        size_t t_len = (size_t)((nl ? nl : end) - line);
+        line = nl ? nl + 1 : end;
+        int quoted = 0;
+        for (size_t k = 0; k < n_skip && !quoted; k++)
+            quoted = t >= skip[k].s && t < skip[k].s + skip[k].n;
+        if (quoted) continue;
+        trim(&t, &t_len);
+        if (t_len < label_len || find_ci(t, label_len, label) != t) continue;
+        t += label_len;
+        t_len -= label_len;
+        trim(&t, &t_len);
+        *value = t;
+        *value_len = t_len;
+        return 1;
+    }
+    return 0;
+}
 
 /* The evaluation language of a pointwise prompt (header, pointwise step 0): the rest of the
 ** first line of s[0, n) that starts with "Evaluation language:" (ASCII case ignored), trimmed,
@@ -964,25 +1144,92 @@ enum { POINTWISE_YESNO = 1, POINTWISE_GRADE = 2 };
 static void find_language(const char *s, size_t n, const char *skip, size_t skip_len,
                           const char **lang, size_t *lang_len)
 {
-    static const char label[] = "evaluation language:";
-    const char *end = s + n;
-    *lang = "";
-    *lang_len = 0;
-    for (const char *line = s; line < end;) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        const char *t = line;
-        size_t t_len = (size_t)((nl ? nl : end) - line);
-        line = nl ? nl + 1 : end;
-        if (t >= skip && t < skip + skip_len) continue;
-        trim(&t, &t_len);
-        if (t_len < sizeof label - 1 || find_ci(t, sizeof label - 1, label) != t) continue;
-        t += sizeof label - 1;
-        t_len -= sizeof label - 1;
-        trim(&t, &t_len);
-        *lang = t;
-        *lang_len = t_len;
-        return;
+    const text_span answer = {skip, skip_len};
+    if (!find_labelled_line(s, n, "evaluation language:", &answer, 1, lang, lang_len)) {
+        *lang = "";
+        *lang_len = 0;
     }
+}
+
+/* The identity of an author line's value (header, persona step R1): the value without a last
+** word "professional" (ASCII case ignored), trimmed. */
+static void author_identity(const char **s, size_t *n)
+{
+    static const char word[] = "professional";
+    size_t w = sizeof word - 1;
+    if (*n >= w && find_ci(*s + *n - w, w, word) && (*n == w || is_space((*s)[*n - w - 1]))) {
+        *n -= w;
+        trim(s, n);
+    }
+}
+
+/* Reads the metric names of a persona prompt's instructions (header, persona step R2): every
+** JSON key "name" followed by ':' and the placeholder n (white space allowed around ':'; n not
+** followed by a letter, digit or '_'), name being 1 to SIM_METRIC_MAX letters, digits, '-' or
+** '_'; each name once, in order, at most SIM_MAX_METRICS. */
+static void read_metrics(const char *m, size_t n, sim_prompt *p)
+{
+    const char *end = m + n;
+    for (const char *q = m; (q = memchr(q, '"', (size_t)(end - q)));) {
+        const char *name = ++q;
+        while (q < end && (is_alnum(*q) || *q == '-' || *q == '_')) q++;
+        size_t len = (size_t)(q - name);
+        if (q == end || *q != '"' || len == 0 || len > SIM_METRIC_MAX) continue;
+        const char *r = q + 1;
+        while (r < end && is_space(*r)) r++;
+        if (r == end || *r != ':') continue;
+        r++;
+        while (r < end && is_space(*r)) r++;
+        if (r == end || *r != 'n' || (r + 1 < end && (is_alnum(r[1]) || r[1] == '_'))) continue;
+        q = r + 1;
+        size_t k = 0;
+        while (k < p->n_metrics &&
+               (strlen(p->metrics[k]) != len || memcmp(p->metrics[k], name, len)))
+            k++;
+        if (k < p->n_metrics) continue;
+        if (p->n_metrics == SIM_MAX_METRICS) return;
+        memcpy(p->metrics[p->n_metrics], name, len);
+        p->metrics[p->n_metrics++][len] = '\0';
+    }
+}
+
+/* Recognises a persona request (header, persona steps R0-R2) in the last user message and
+** fills p->persona and the persona fields; m is the masked text (n bytes) in which the last
+** user message starts at last_user_at: the blocks' bodies are blanked there before the metric
+** names are read. Not a persona request: p->persona stays 0. */
+static void persona_read(sim_prompt *p, char *m, size_t n, size_t last_user_at)
+{
+    const char *u = p->last_user;
+    size_t u_len = p->last_user_len;
+    text_span blocks[3];
+    size_t n_blocks = 0;
+    int phase = 0;
+    if (find_delimited(u, u_len, "[CANDIDATE 1 START]", "[CANDIDATE 1 END]", &p->response[0],
+                       &p->response_len[0]) &&
+        find_delimited(u, u_len, "[CANDIDATE 2 START]", "[CANDIDATE 2 END]", &p->response[1],
+                       &p->response_len[1]))
+        phase = 2;
+    else if (find_delimited(u, u_len, "[RESPONSE START]", "[RESPONSE END]", &p->response[0],
+                            &p->response_len[0]))
+        phase = 1;
+    if (!phase) return;
+    for (int c = 0; c < phase; c++)
+        blocks[n_blocks++] = (text_span){p->response[c], p->response_len[c]};
+    if (find_delimited(u, u_len, "[SCENARIO START]", "[SCENARIO END]", &blocks[n_blocks].s,
+                       &blocks[n_blocks].n))
+        n_blocks++;
+    static const char *const labels[2][2] = {{"author:", NULL},
+                                             {"author of candidate 1:", "author of candidate 2:"}};
+    for (int c = 0; c < phase; c++) {
+        if (!find_labelled_line(u, u_len, labels[phase - 1][c], blocks, n_blocks,
+                                &p->identity[c], &p->identity_len[c]))
+            return;
+        author_identity(&p->identity[c], &p->identity_len[c]);
+    }
+    for (size_t k = 0; k < n_blocks; k++)
+        memset(m + last_user_at + (size_t)(blocks[k].s - u), ' ', blocks[k].n);
+    read_metrics(m, n, p);
+    p->persona = phase;
 }
 
 /* Reads the prompt (header, steps 2 and 5). text receives the system, developer and user
@@ -1077,6 +1324,8 @@ static int prompt_read(json_t *messages, arb__buf *text, arb__buf *masked, sim_p
         find_language(p->last_user, p->last_user_len, p->answer, p->answer_len, &p->language,
                       &p->language_len);
     }
+    /* Persona (header, persona step R0), only when the request is not pointwise. */
+    if (!p->pointwise && p->last_user) persona_read(p, m, n, last_user_at);
     return 0;
 }
 
@@ -1236,6 +1485,75 @@ static int pointwise_reply(const arb_sim_server *srv, const arb_sim_judge *j,
                            close_reason, yesno ? yesno_value[value] : grade);
 }
 
+/* Writes the scores of one candidate as a JSON object {"name": v, ...}. The names hold no
+** character JSON must escape (read_metrics). Returns 0, or -1 when out of memory. */
+static int put_scores(arb__buf *out, const char *const *names, size_t n, const int *scores)
+{
+    int rc = arb__buf_puts(out, "{");
+    for (size_t k = 0; k < n; k++)
+        rc |= arb__buf_printf(out, "%s\"%s\": %d", k ? ", " : "", names[k], scores[k]);
+    return rc | arb__buf_puts(out, "}");
+}
+
+/* Writes the reply of judge j to a persona request p into out (header, persona model);
+** *latency_ms receives the delay before sending. Returns 0, or -1 when out of memory. */
+static int persona_reply(const arb_sim_server *srv, const arb_sim_judge *j, const sim_prompt *p,
+                         uint64_t stream, arb__buf *out, double *latency_ms)
+{
+    static const char *const default_metrics[] = {"creativity", "accuracy", "efficiency",
+                                                  "reliability"};
+    const char *names[SIM_MAX_METRICS];
+    size_t n_metrics =
+        p->n_metrics ? p->n_metrics : sizeof default_metrics / sizeof *default_metrics;
+    for (size_t k = 0; k < n_metrics; k++)
+        names[k] = p->n_metrics ? p->metrics[k] : default_metrics[k];
+    int candidates = p->persona;
+
+    /* The draws, always all and in the documented order (persona step S2). */
+    double u1 = uniform01(&stream);
+    double u2 = uniform01(&stream);
+    double u3 = uniform01(&stream);
+    *latency_ms = j->latency_ms * (0.5 + u3);
+    int scores[2][SIM_MAX_METRICS];
+    double mean[2] = {0, 0};
+    for (int c = 0; c < candidates; c++) {
+        double base = 10.0 * oracle_quality(srv, p->response[c], p->response_len[c]) +
+                      persona_shift(j, p->identity[c], p->identity_len[c]);
+        for (size_t k = 0; k < n_metrics; k++) {
+            double v = round(base + j->persona_sd * normal01(&stream)); /* halves away from 0 */
+            scores[c][k] = v < 0 ? 0 : v > 10 ? 10 : (int)v;
+            mean[c] += scores[c][k];
+        }
+        mean[c] /= (double)n_metrics;
+    }
+    double eta = candidates == 2 ? normal01(&stream) : 0.0;
+
+    if (u1 < j->invalid_rate) {
+        switch ((int)(u2 * 4.0)) {
+        case 0: return arb__buf_puts(out, "I'm sorry, but I can't score this work.");
+        case 1:
+            return arb__buf_puts(out, "Simulated judgment: the work follows sensible steps, but "
+                                      "putting numbers on it needs more context than I have.");
+        case 2: /* JSON cut short */
+            return arb__buf_printf(out, "%s{\"%s\": %d,",
+                                   candidates == 2 ? "{\"candidate_1\": " : "", names[0],
+                                   scores[0][0]);
+        default: return 0; /* the empty reply */
+        }
+    }
+    if (candidates == 1) return put_scores(out, names, n_metrics, scores[0]);
+    int first = mean[0] - mean[1] + j->position_bias + eta > 0;
+    int rc = arb__buf_puts(out, "{\"candidate_1\": ");
+    rc |= put_scores(out, names, n_metrics, scores[0]);
+    rc |= arb__buf_puts(out, ", \"candidate_2\": ");
+    rc |= put_scores(out, names, n_metrics, scores[1]);
+    rc |= arb__buf_printf(out,
+                          ", \"preferred\": \"candidate_%d\", \"reasons\": \"Simulated judgment: "
+                          "on balance I prefer candidate %d (mean score %.2f against %.2f).\"}",
+                          first ? 1 : 2, first ? 1 : 2, mean[first ? 0 : 1], mean[first ? 1 : 0]);
+    return rc ? -1 : 0;
+}
+
 /* Writes the reply of judge j to the parsed request into out (see the header, steps 1-5);
 ** *latency_ms receives the delay before sending. Returns 0, or -1 when out of memory. */
 static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t *messages,
@@ -1250,6 +1568,7 @@ static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t
     arb__buf_free(&masked);
     if (rc) return -1;
     if (p.pointwise) return pointwise_reply(srv, j, &p, stream, out, latency_ms);
+    if (p.persona) return persona_reply(srv, j, &p, stream, out, latency_ms);
 
     double q1 = 0.5, q2 = 0.5;
     const char *a;

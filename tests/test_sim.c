@@ -310,7 +310,8 @@ static void test_judge_parse_errors(void **state)
     expect_parse_error("m:conformity=-0.1", "conformity must be");
     expect_parse_error("m:conformity=x", "conformity must be a number");
     expect_parse_error("m:speed=1", "(known: skill, bias, tie, bothbad, invalid, latency, "
-                                    "conformity, noise, noise.<lang>, strict, strict.<lang>)");
+                                    "conformity, noise, noise.<lang>, strict, strict.<lang>, "
+                                    "persona.<identity>, persona_sd)");
     char long_name[200];
     memset(long_name, 'x', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = '\0';
@@ -1242,8 +1243,10 @@ static void test_sbs_replies_unchanged(void **state)
     /* The roles added a sixth draw, u5, after the others, so plain SbS replies must stay byte
     ** for byte what they were. These strings were recorded with the simulator of commit 86474d7
     ** (before u5) for seeds 0..31 at server seed 42: a regression pin of the draws' order, not a
-    ** hand computation (the hand-checked statistics are in the tests above). */
-    const char *specs[] = {"pin:tie=1,bothbad=0.5", "pinflaky:invalid=0.5"};
+    ** hand computation (the hand-checked statistics are in the tests above). The persona keys
+    ** of "pin" act only on persona prompts, so they must change nothing here. */
+    const char *specs[] = {"pin:tie=1,bothbad=0.5,persona.female=3,persona_sd=4",
+                           "pinflaky:invalid=0.5"};
     fixture f = start(specs, 2, 0);
     char *mid = user_prompt(RULES4, MID, MID, 0);
     char *flaky = user_prompt(RULES2, GOOD, BAD, 0);
@@ -1570,23 +1573,31 @@ static void test_pointwise_recognition(void **state)
     finish(&f);
 }
 
+/* Asserts that request u to model gets the same reply five times over at temperature 0 and
+** at temperature 1 with a seed. Returns the temperature-0 reply (the caller frees it). */
+static char *expect_repeatable(const arb_sim_server *srv, const char *model, const char *u)
+{
+    char *first = chat(srv, model, NULL, u, 0, -1);
+    char *seeded = chat(srv, model, NULL, u, 1, 11);
+    for (int i = 0; i < 5; i++) {
+        char *c = chat(srv, model, NULL, u, 0, -1);
+        assert_string_equal(c, first);
+        free(c);
+        c = chat(srv, model, NULL, u, 1, 11);
+        assert_string_equal(c, seeded);
+        free(c);
+    }
+    free(seeded);
+    return first;
+}
+
 static void test_pointwise_determinism(void **state)
 {
     (void)state;
     const char *specs[] = {"dice:noise=0.5"};
     fixture f = start(specs, 1, 0);
     char *u = pointwise_prompt('g', 1, "en", MID);
-    /* Temperature 0 (or a seed): the same request, the same reply. */
-    char *first = chat(f.srv, "dice", NULL, u, 0, -1);
-    char *seeded = chat(f.srv, "dice", NULL, u, 1, 11);
-    for (int i = 0; i < 5; i++) {
-        char *c = chat(f.srv, "dice", NULL, u, 0, -1);
-        assert_string_equal(c, first);
-        free(c);
-        c = chat(f.srv, "dice", NULL, u, 1, 11);
-        assert_string_equal(c, seeded);
-        free(c);
-    }
+    char *first = expect_repeatable(f.srv, "dice", u);
     /* Temperature 1 without a seed: repetitions differ. With noise 0.5 the grade is 3 with
     ** chance 0.5 + 0.5/5 = 0.6, so 30 sends all alike has probability below 1e-6. */
     int seen[6] = {0};
@@ -1599,7 +1610,6 @@ static void test_pointwise_determinism(void **state)
     }
     assert_true(seen[3] > 0 && seen[3] < 30);
     free(first);
-    free(seeded);
     free(u);
     finish(&f);
 }
@@ -1715,6 +1725,483 @@ static void test_pointwise_invalid(void **state)
     finish(&f);
 }
 
+/* ---- persona scoring --------------------------------------------------------------------- */
+
+#define PERSONA_SCENARIO "A ward nurse plans the handover at the end of a night shift."
+#define METRICS4 "{\"creativity\": n, \"accuracy\": n, \"efficiency\": n, \"reliability\": n}"
+
+/* A persona user message with PERSONA.md's markers: phase 1 (one response) when author2 is
+** NULL, else phase 2 (two candidates). metrics: the JSON keys the instructions show. */
+static char *persona_prompt(const char *metrics, const char *author1, const char *response1,
+                            const char *author2, const char *response2)
+{
+    size_t n = strlen(metrics) + strlen(author1) + strlen(response1) + 1024 +
+               (author2 ? strlen(author2) + strlen(response2) : 0);
+    char *s = malloc(n);
+    assert_non_null(s);
+    if (!author2)
+        snprintf(s, n,
+                 "Score the response below.\n[SCENARIO START]\n" PERSONA_SCENARIO
+                 "\n[SCENARIO END]\nAuthor: %s professional\n[RESPONSE START]\n%s\n"
+                 "[RESPONSE END]\nReply with JSON only: %s, each n from 0 to 10.",
+                 author1, response1, metrics);
+    else
+        snprintf(s, n,
+                 "Score both candidates.\n[SCENARIO START]\n" PERSONA_SCENARIO
+                 "\n[SCENARIO END]\nAuthor of candidate 1: %s professional\n"
+                 "[CANDIDATE 1 START]\n%s\n[CANDIDATE 1 END]\n"
+                 "Author of candidate 2: %s professional\n[CANDIDATE 2 START]\n%s\n"
+                 "[CANDIDATE 2 END]\nReply with JSON only: {\"candidate_1\": %s, "
+                 "\"candidate_2\": %s, \"preferred\": \"candidate_1\" or \"candidate_2\", "
+                 "\"reasons\": \"why\"}, each n from 0 to 10.",
+                 author1, response1, author2, response2, metrics, metrics);
+    return s;
+}
+
+/* Reads the scores of a reply object: it must have exactly the n_names keys, in this order,
+** each an integer in [0, 10]; their sum goes to *sum. */
+static void persona_scores(json_t *obj, const char *const *names, size_t n_names, int *sum)
+{
+    assert_true(json_is_object(obj));
+    assert_int_equal(json_object_size(obj), n_names);
+    const char *key;
+    json_t *v;
+    size_t k = 0;
+    *sum = 0;
+    json_object_foreach(obj, key, v) {
+        assert_string_equal(key, names[k++]);
+        assert_true(json_is_integer(v));
+        assert_in_range(json_integer_value(v), 0, 10);
+        *sum += (int)json_integer_value(v);
+    }
+}
+
+static const char *const default_metrics[4] = {"creativity", "accuracy", "efficiency",
+                                               "reliability"};
+
+/* One phase-1 request (temperature 0, seed as given, -1 for none): the sum of its four default
+** scores; asserts the reply has exactly the four metrics. */
+static int persona_sum(const arb_sim_server *srv, const char *model, const char *author,
+                       const char *response, long long seed)
+{
+    char *u = persona_prompt(METRICS4, author, response, NULL, NULL);
+    char *c = chat(srv, model, NULL, u, 0, seed);
+    json_t *root = json_loads(c, 0, NULL);
+    if (!root) fprintf(stderr, "reply: %s\n", c);
+    assert_non_null(root);
+    int sum;
+    persona_scores(root, default_metrics, 4, &sum);
+    json_decref(root);
+    free(c);
+    free(u);
+    return sum;
+}
+
+/* One phase-2 request: 1 when candidate_1 is preferred, 2 for candidate_2; checks the reply's
+** keys and that "reasons" is a non-empty string. */
+static int persona_preferred(const arb_sim_server *srv, const char *model, const char *author1,
+                             const char *response1, const char *author2, const char *response2,
+                             long long seed)
+{
+    char *u = persona_prompt(METRICS4, author1, response1, author2, response2);
+    char *c = chat(srv, model, NULL, u, 0, seed);
+    json_t *root = json_loads(c, 0, NULL);
+    if (!root) fprintf(stderr, "reply: %s\n", c);
+    assert_non_null(root);
+    assert_int_equal(json_object_size(root), 4);
+    int sum;
+    persona_scores(json_object_get(root, "candidate_1"), default_metrics, 4, &sum);
+    persona_scores(json_object_get(root, "candidate_2"), default_metrics, 4, &sum);
+    const char *preferred = json_string_value(json_object_get(root, "preferred"));
+    const char *reasons = json_string_value(json_object_get(root, "reasons"));
+    assert_non_null(preferred);
+    assert_true(reasons && *reasons);
+    int which = !strcmp(preferred, "candidate_1") ? 1 : !strcmp(preferred, "candidate_2") ? 2 : 0;
+    assert_true(which);
+    json_decref(root);
+    free(c);
+    free(u);
+    return which;
+}
+
+static void test_persona_parse(void **state)
+{
+    (void)state;
+    arb_sim_judge j = judge("sim-biased:persona.female=+1.5,persona_sd=1,bias=0.5");
+    assert_int_equal(j.n_personas, 1);
+    assert_string_equal(j.personas[0].identity, "female");
+    assert_true(j.personas[0].shift == 1.5);
+    assert_true(j.persona_sd == 1.0);
+    assert_true(j.position_bias == 0.5);
+    j = judge("plain");
+    assert_int_equal(j.n_personas, 0);
+    assert_true(j.persona_sd == 1.0); /* the default */
+
+    /* One entry per identity, ignoring case (the first spelling kept, the last value wins);
+    ** both ends of the ranges; labels of letters, digits, '-' and '_' up to 32 bytes. */
+    j = judge("m:persona.Black=-0.5,persona.white=0,persona.BLACK=-10,persona_sd=0,"
+              "persona.non-binary_2=10,persona.abcdefghijklmnopqrstuvwxyz012345=1");
+    assert_int_equal(j.n_personas, 4);
+    assert_string_equal(j.personas[0].identity, "Black");
+    assert_true(j.personas[0].shift == -10.0);
+    assert_string_equal(j.personas[1].identity, "white");
+    assert_true(j.personas[1].shift == 0.0);
+    assert_string_equal(j.personas[2].identity, "non-binary_2");
+    assert_true(j.personas[2].shift == 10.0);
+    assert_string_equal(j.personas[3].identity, "abcdefghijklmnopqrstuvwxyz012345");
+    assert_true(j.persona_sd == 0.0);
+    assert_true(judge("m:persona_sd=10").persona_sd == 10.0);
+
+    /* 16 identities fit, a 17th does not. */
+    char spec[1024] = "m:";
+    for (int i = 0; i < ARB_SIM_MAX_PERSONAS; i++)
+        snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%spersona.id%d=1",
+                 i ? "," : "", i);
+    j = judge(spec);
+    assert_int_equal(j.n_personas, ARB_SIM_MAX_PERSONAS);
+    assert_string_equal(j.personas[15].identity, "id15");
+    strcat(spec, ",persona.ID0=2"); /* an existing identity still fits */
+    assert_int_equal(judge(spec).n_personas, ARB_SIM_MAX_PERSONAS);
+    strcat(spec, ",persona.id16=1");
+    expect_parse_error(spec, "key \"persona.id16\": at most 16 identities");
+
+    expect_parse_error("m:persona.female=11",
+                       "persona.female must be a finite number in [-10, 10], got 11");
+    expect_parse_error("m:persona.female=-10.5", "persona.female must be a finite number");
+    expect_parse_error("m:persona.female=x", "persona.female must be a number, got \"x\"");
+    expect_parse_error("m:persona.female=", "persona.female must be a number");
+    expect_parse_error("m:persona.female", "must be key=value");
+    expect_parse_error("m:persona_sd=-1", "persona_sd must be a finite number in [0, 10], got -1");
+    expect_parse_error("m:persona_sd=10.5", "persona_sd must be a finite number in [0, 10]");
+    expect_parse_error("m:persona_sd=inf", "persona_sd must be a number");
+    expect_parse_error("m:persona.=1", "key \"persona.\": the identity must be 1 to 32 letters, "
+                                       "digits, '-' or '_'");
+    expect_parse_error("m:persona.a.b=1", "key \"persona.a.b\": the identity must be");
+    expect_parse_error("m:persona.a b=1", "key \"persona.a b\": the identity must be");
+    expect_parse_error("m:persona.abcdefghijklmnopqrstuvwxyz0123456=1",
+                       "the identity must be 1 to 32");
+    expect_parse_error("m:persona=1", "unknown key \"persona\"");
+    expect_parse_error("m:Persona.female=1", "unknown key \"Persona.female\"");
+    expect_parse_error("m:persona-sd=1", "unknown key \"persona-sd\"");
+    expect_parse_error("m:x=1", "persona.<identity>, persona_sd)");
+
+    /* A judge built by hand is checked as a parsed one. */
+    arb_sim_params p = arb_sim_default_params();
+    arb_sim_judge js[1] = {judge("a:persona.female=1,persona.male=-1")};
+    p.judges = js;
+    p.n_judges = 1;
+    js[0].personas[1].shift = NAN;
+    expect_start_error(&p, ARB_INVALID,
+                       "judge 1: persona.male must be a finite number in [-10, 10], got nan");
+    js[0].personas[1].shift = 0;
+    strcpy(js[0].personas[1].identity, "FEMALE");
+    expect_start_error(&p, ARB_INVALID, "identity \"FEMALE\" is given twice");
+    strcpy(js[0].personas[1].identity, "a.b");
+    expect_start_error(&p, ARB_INVALID, "identity 2 must be 1 to 32 letters, digits, '-' or '_'");
+    js[0].personas[1].identity[0] = '\0';
+    expect_start_error(&p, ARB_INVALID, "identity 2 must be");
+    js[0].n_personas = ARB_SIM_MAX_PERSONAS + 1;
+    expect_start_error(&p, ARB_INVALID, "at most 16 identities, got 17");
+    js[0] = judge("a");
+    js[0].persona_sd = -0.1;
+    expect_start_error(&p, ARB_INVALID, "persona_sd must be");
+}
+
+static void test_persona_exact(void **state)
+{
+    (void)state;
+    /* Without noise (persona_sd = 0) every score is round(10·q + shift) clamped to [0, 10]:
+    ** GOOD2 (q 0.8) by a female author 8 − 1.5 = 6.5 -> 7 (halves away from zero), by a male
+    ** one 8 + 1.5 = 9.5 -> 10, by an identity without a shift 8; GOOD (q 0.9) male 10.5 -> 11
+    ** -> 10; BAD (q 0.1) female 1 − 1.5 = −0.5 -> −1 -> 0; an unknown response q 0.5 -> 5. */
+    const char *specs[] = {"exact:persona_sd=0,persona.female=-1.5,persona.MALE=+1.5"};
+    fixture f = start(specs, 1, 0);
+    assert_int_equal(persona_sum(f.srv, "exact", "female", GOOD2, -1), 4 * 7);
+    assert_int_equal(persona_sum(f.srv, "exact", "Female", GOOD2, 3), 4 * 7); /* any case */
+    assert_int_equal(persona_sum(f.srv, "exact", "male", GOOD2, -1), 4 * 10);
+    assert_int_equal(persona_sum(f.srv, "exact", "Atheist", GOOD2, -1), 4 * 8);
+    assert_int_equal(persona_sum(f.srv, "exact", "male", GOOD, -1), 4 * 10);
+    assert_int_equal(persona_sum(f.srv, "exact", "female", BAD, -1), 0);
+    assert_int_equal(persona_sum(f.srv, "exact", "Jewish", "a response nobody wrote", -1), 4 * 5);
+    assert_int_equal(persona_sum(f.srv, "exact", "female", "  \n" GOOD2 " \t", -1), 4 * 7);
+
+    /* The exact replies: phase 1, and phase 2 where candidate 2 (mean 10) beats candidate 1
+    ** (mean 7) unless η > 3. */
+    char *u = persona_prompt(METRICS4, "female", GOOD2, NULL, NULL);
+    char *c = chat(f.srv, "exact", NULL, u, 0, -1);
+    assert_string_equal(c, "{\"creativity\": 7, \"accuracy\": 7, \"efficiency\": 7, "
+                           "\"reliability\": 7}");
+    free(c);
+    free(u);
+    u = persona_prompt(METRICS4, "female", GOOD2, "male", GOOD2);
+    c = chat(f.srv, "exact", NULL, u, 0, -1);
+    assert_string_equal(c, "{\"candidate_1\": {\"creativity\": 7, \"accuracy\": 7, "
+                           "\"efficiency\": 7, \"reliability\": 7}, \"candidate_2\": "
+                           "{\"creativity\": 10, \"accuracy\": 10, \"efficiency\": 10, "
+                           "\"reliability\": 10}, \"preferred\": \"candidate_2\", \"reasons\": "
+                           "\"Simulated judgment: on balance I prefer candidate 2 (mean score "
+                           "10.00 against 7.00).\"}");
+    free(c);
+    free(u);
+
+    /* A metric set of the user's own, read from the instructions: each name once, in order;
+    ** keys whose value is not the placeholder n, and keys inside the quoted blocks, are not
+    ** metrics. */
+    u = persona_prompt("{\"warmth\": n, \"rigour-level\":n, \"warmth\": n, \"note\": \"n\", "
+                       "\"x\": null, \"y\": number, \"z\": n_1}",
+                       "female", "It has \"sneaky\": n inside.", NULL, NULL);
+    c = chat(f.srv, "exact", NULL, u, 0, -1);
+    assert_string_equal(c, "{\"warmth\": 4, \"rigour-level\": 4}"); /* 5 − 1.5 = 3.5 -> 4 */
+    free(c);
+    free(u);
+    u = persona_prompt("{\"tact\": n}", "male", GOOD2, "female", BAD);
+    c = chat(f.srv, "exact", "Also rate \"clarity\" : n.", u, 0, -1); /* a system message */
+    assert_string_equal(c, "{\"candidate_1\": {\"clarity\": 10, \"tact\": 10}, \"candidate_2\": "
+                           "{\"clarity\": 0, \"tact\": 0}, \"preferred\": \"candidate_1\", "
+                           "\"reasons\": \"Simulated judgment: on balance I prefer candidate 1 "
+                           "(mean score 10.00 against 0.00).\"}");
+    free(c);
+    free(u);
+    /* Without any such key: the four defaults. */
+    u = persona_prompt("scores from 0 to 10", "male", BAD, NULL, NULL);
+    c = chat(f.srv, "exact", NULL, u, 0, -1);
+    assert_string_equal(c, "{\"creativity\": 3, \"accuracy\": 3, \"efficiency\": 3, "
+                           "\"reliability\": 3}"); /* 1 + 1.5 = 2.5 -> 3 */
+    free(c);
+    free(u);
+    finish(&f);
+}
+
+static void test_persona_recognition(void **state)
+{
+    (void)state;
+    const char *specs[] = {"exact:persona_sd=0,persona.female=-3,persona.male=2"};
+    fixture f = start(specs, 1, 0);
+    /* Author lines inside the scenario or a response block are not the template's: the real
+    ** author (male: 5 + 2 = 7) is found after a quoted "Author: female professional". */
+    char *c = chat(f.srv, "exact", NULL,
+                   "[SCENARIO START]\nAuthor: female professional\n[SCENARIO END]\n"
+                   "[RESPONSE START]\nAuthor: female professional\n[RESPONSE END]\n"
+                   "  author:   MALE   Professional  \nGive " METRICS4 ".",
+                   0, -1);
+    assert_string_equal(c, "{\"creativity\": 7, \"accuracy\": 7, \"efficiency\": 7, "
+                           "\"reliability\": 7}");
+    free(c);
+    /* The word "professional" is optional; without a scenario block it still works. */
+    c = chat(f.srv, "exact", NULL,
+             "Author: female\n[RESPONSE START]\nx\n[RESPONSE END]\nGive {\"a\": n}.", 0, -1);
+    assert_string_equal(c, "{\"a\": 2}");
+    free(c);
+    /* Phase 2 reads both author lines, whichever order they come in. */
+    c = chat(f.srv, "exact", NULL,
+             "Author of candidate 2: female professional\nAuthor of candidate 1: male "
+             "professional\n[CANDIDATE 1 START]\nx\n[CANDIDATE 1 END]\n[CANDIDATE 2 START]\nx\n"
+             "[CANDIDATE 2 END]\nGive {\"a\": n}.",
+             0, -1);
+    assert_non_null(strstr(c, "{\"candidate_1\": {\"a\": 7}, \"candidate_2\": {\"a\": 2}, "
+                              "\"preferred\": \"candidate_"));
+    free(c);
+    /* Without an author line, or with one candidate block only, or an author line only inside
+    ** a block: not a persona request, so the side-by-side judge answers with a bare letter. */
+    static const char *const not_persona[] = {
+        "[RESPONSE START]\nx\n[RESPONSE END]\nGive " METRICS4 ".",
+        "[RESPONSE START]\nAuthor: female professional\n[RESPONSE END]\nGive " METRICS4 ".",
+        "Author of candidate 1: female professional\nAuthor of candidate 2: male professional\n"
+        "[CANDIDATE 1 START]\nx\n[CANDIDATE 1 END]\nGive " METRICS4 ".",
+        "Author of candidate 1: female professional\n[CANDIDATE 1 START]\nx\n[CANDIDATE 1 END]\n"
+        "[CANDIDATE 2 START]\nx\n[CANDIDATE 2 END]\nGive " METRICS4 ".",
+        "Author: female professional\nResponse: x\nGive " METRICS4 ".",
+    };
+    for (size_t i = 0; i < sizeof not_persona / sizeof *not_persona; i++) {
+        c = chat(f.srv, "exact", NULL, not_persona[i], 0, -1);
+        if (strcmp(c, "A") && strcmp(c, "B")) fprintf(stderr, "case %zu: %s\n", i, c);
+        assert_true(!strcmp(c, "A") || !strcmp(c, "B"));
+        free(c);
+    }
+    /* A pointwise request stays pointwise even when its answer looks like a persona prompt. */
+    char *u = pointwise_prompt('y', 0, NULL, "Author: female professional\n[RESPONSE START]\nx\n"
+                                             "[RESPONSE END]");
+    c = chat(f.srv, "exact", NULL, u, 0, -1);
+    assert_string_equal(c, "<result><answer>correct</answer></result>");
+    free(c);
+    free(u);
+    finish(&f);
+}
+
+static void test_persona_determinism(void **state)
+{
+    (void)state;
+    const char *specs[] = {"dice:persona_sd=2"};
+    fixture f = start(specs, 1, 0);
+    char *u = persona_prompt(METRICS4, "Muslim", MID, "Atheist", MID);
+    char *first = expect_repeatable(f.srv, "dice", u);
+    /* Temperature 1 without a seed: repetitions differ. Eight scores with sd 2 each take
+    ** one of at least five values with chance > 0.15, so 20 equal replies have chance
+    ** below 1e-15. */
+    int differ = 0;
+    for (int i = 0; i < 20; i++) {
+        char *c = chat(f.srv, "dice", NULL, u, 1, -1);
+        differ += strcmp(c, first) != 0;
+        free(c);
+    }
+    assert_true(differ > 0);
+    free(first);
+    free(u);
+    finish(&f);
+}
+
+static void test_persona_shift_recovered(void **state)
+{
+    (void)state;
+    /* persona.female = +1.5 with the default sd 1 on a response of q 0.5: each score is
+    ** round(5 + 1.5 + ε) for a female author and round(5 + ε) otherwise. Rounding a normal of
+    ** sd 1 keeps its mean (the bias is below 1e-8) and the clamps at 0 and 10 lie 3.5 sd away
+    ** or more, so the means are 6.5 and 5.0, each score with sd sqrt(1 + 1/12) = 1.04.
+    ** 300 requests of 4 scores per identity: the standard error of a mean is 0.030, of the
+    ** difference 0.043; accepted: means within ±0.15 (5 se), the difference in [1.3, 1.7],
+    ** the sd of the scores in [0.9, 1.2]. Fixed seeds: the numbers are always the same. */
+    const char *specs[] = {"biased:persona.female=+1.5", "fair"};
+    fixture f = start(specs, 2, 0);
+    const char *ids[3] = {"female", "male", "Atheist"};
+    double mean[2][3];
+    for (int judge_i = 0; judge_i < 2; judge_i++) {
+        const char *model = judge_i ? "fair" : "biased";
+        for (int i = 0; i < 3; i++) {
+            char *u = persona_prompt(METRICS4, ids[i], MID, NULL, NULL);
+            double sum = 0, sum2 = 0;
+            for (int seed = 0; seed < 300; seed++) {
+                char *c = chat(f.srv, model, NULL, u, 0, seed);
+                json_t *root = json_loads(c, 0, NULL);
+                assert_non_null(root);
+                for (int k = 0; k < 4; k++) {
+                    double v = (double)json_integer_value(json_object_get(root, default_metrics[k]));
+                    sum += v;
+                    sum2 += v * v;
+                }
+                json_decref(root);
+                free(c);
+            }
+            mean[judge_i][i] = sum / 1200.0;
+            double sd = sqrt((sum2 - sum * sum / 1200.0) / 1199.0);
+            fprintf(stderr, "%s %s: mean %.3f sd %.3f\n", model, ids[i], mean[judge_i][i], sd);
+            assert_true(sd >= 0.9 && sd <= 1.2);
+            free(u);
+        }
+    }
+    assert_true(fabs(mean[0][0] - 6.5) <= 0.15);
+    assert_true(fabs(mean[0][1] - 5.0) <= 0.15);
+    assert_true(fabs(mean[0][2] - 5.0) <= 0.15);
+    double shift = mean[0][0] - mean[0][1];
+    assert_true(shift >= 1.3 && shift <= 1.7);
+    /* The fair judge scores every identity alike. */
+    for (int i = 0; i < 3; i++) assert_true(fabs(mean[1][i] - 5.0) <= 0.15);
+    assert_true(fabs(mean[1][0] - mean[1][1]) <= 0.2);
+    finish(&f);
+}
+
+static void test_persona_position_bias(void **state)
+{
+    (void)state;
+    /* With persona_sd = 0 the scores are fixed and the preference is m1 − m2 + β + η > 0,
+    ** η ~ N(0,1). Equal responses, no shifts, β = 0.5: candidate_1 with P = Φ(0.5) = 0.691,
+    ** 415 of 600 (sd 11.3), accepted 370..460; β = 0: Φ(0) = 300 of 600 (sd 12.2), 250..350.
+    ** A male author scored 5 + 1 = 6 against a female 5: shown second, Φ(−1 + 0.5) = 0.309,
+    ** 185 (sd 11.3), 140..230; shown first, Φ(1.5) = 0.933, 560 (sd 6.1), 535..585. */
+    const char *specs[] = {"pos:persona_sd=0,bias=0.5", "nopos:persona_sd=0",
+                           "both:persona_sd=0,bias=0.5,persona.male=1"};
+    fixture f = start(specs, 3, 0);
+    struct {
+        const char *model, *first, *second;
+        int lo, hi;
+    } const cases[] = {{"pos", "female", "male", 370, 460},
+                       {"nopos", "female", "male", 250, 350},
+                       {"both", "female", "male", 140, 230},
+                       {"both", "male", "female", 535, 585}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int first = 0;
+        for (int seed = 0; seed < 600; seed++)
+            first += persona_preferred(f.srv, cases[i].model, cases[i].first, MID,
+                                       cases[i].second, MID, seed) == 1;
+        fprintf(stderr, "%s, %s first: candidate_1 preferred %d of 600\n", cases[i].model,
+                cases[i].first, first);
+        assert_in_range(first, cases[i].lo, cases[i].hi);
+    }
+    finish(&f);
+}
+
+static void test_persona_invalid(void **state)
+{
+    (void)state;
+    /* invalid = 0.5: about 200 of 400 replies hold no valid JSON (sd 10, ±40 accepted), in
+    ** four kinds of about 50 each; the valid ones are complete. */
+    const char *specs[] = {"flaky:invalid=0.5,persona_sd=0"};
+    fixture f = start(specs, 1, 0);
+    for (int phase = 1; phase <= 2; phase++) {
+        char *u = phase == 1 ? persona_prompt(METRICS4, "female", GOOD, NULL, NULL)
+                             : persona_prompt(METRICS4, "female", GOOD, "male", BAD);
+        int invalid = 0, empty = 0, refusal = 0, prose = 0, cut = 0;
+        for (int i = 0; i < 400; i++) {
+            char *c = chat(f.srv, "flaky", NULL, u, 0, i);
+            json_t *root = json_loads(c, JSON_DECODE_ANY, NULL);
+            if (!root) {
+                invalid++;
+                if (!*c) empty++;
+                else if (strstr(c, "sorry") && !strchr(c, '{')) refusal++;
+                else if (!strncmp(c, "Simulated judgment:", 19) && !strchr(c, '{')) prose++;
+                else if (!strcmp(c, phase == 1 ? "{\"creativity\": 9,"
+                                               : "{\"candidate_1\": {\"creativity\": 9,"))
+                    cut++;
+            } else {
+                int sum;
+                persona_scores(phase == 1 ? root : json_object_get(root, "candidate_1"),
+                               default_metrics, 4, &sum);
+                assert_int_equal(sum, 4 * 9);
+                json_decref(root);
+            }
+            free(c);
+        }
+        fprintf(stderr, "phase %d: %d invalid (%d empty, %d refusals, %d prose, %d cut)\n",
+                phase, invalid, empty, refusal, prose, cut);
+        assert_in_range(invalid, 160, 240);
+        assert_int_equal(empty + refusal + prose + cut, invalid);
+        assert_true(empty >= 20 && refusal >= 20 && prose >= 20 && cut >= 20);
+        free(u);
+    }
+    finish(&f);
+}
+
+static void test_pointwise_replies_unchanged(void **state)
+{
+    (void)state;
+    /* Persona recognition comes after the pointwise one, and the language line is now read by
+    ** a shared line finder: pointwise replies must stay what they were. Recorded with the
+    ** simulator of commit a727bd2 (before the persona mode) for seeds 0..31 at server seed 42,
+    ** a regression pin: a digit is a grade, c/i correct/incorrect, e empty, r refusal, n no
+    ** value, o out of range. The judge's persona keys must change nothing. */
+    const char *specs[] = {"pwpin:noise=0.5,strict=0.3,invalid=0.2,persona.female=3"};
+    fixture f = start(specs, 1, 0);
+    static const char *const want[2] = {"3331234334e3333453n143n453325232",
+                                        "crcccciicccooeiicinociccccccccnc"};
+    for (int m = 0; m < 2; m++) {
+        char *u = m ? pointwise_prompt('y', 0, "en", "an answer nobody gave")
+                    : pointwise_prompt('g', 1, "ar", "an answer nobody gave");
+        char got[33] = {0};
+        for (int seed = 0; seed < 32; seed++) {
+            char *c = chat(f.srv, "pwpin", NULL, u, 0, seed);
+            int v = pointwise_value(c, m ? 'y' : 'g', !m);
+            got[seed] = v >= 0 ? (m ? "ic"[v] : (char)('0' + v))
+                        : !*c                          ? 'e'
+                        : strstr(c, "sorry")           ? 'r'
+                        : !strstr(c, "<answer>")       ? 'n'
+                                                       : 'o';
+            free(c);
+        }
+        assert_string_equal(got, want[m]);
+        free(u);
+    }
+    finish(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1752,6 +2239,14 @@ int main(void)
         cmocka_unit_test(test_pointwise_noise_rate),
         cmocka_unit_test(test_pointwise_strict),
         cmocka_unit_test(test_pointwise_invalid),
+        cmocka_unit_test(test_persona_parse),
+        cmocka_unit_test(test_persona_exact),
+        cmocka_unit_test(test_persona_recognition),
+        cmocka_unit_test(test_persona_determinism),
+        cmocka_unit_test(test_persona_shift_recovered),
+        cmocka_unit_test(test_persona_position_bias),
+        cmocka_unit_test(test_persona_invalid),
+        cmocka_unit_test(test_pointwise_replies_unchanged),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     curl_global_init(CURL_GLOBAL_DEFAULT);
