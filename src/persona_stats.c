@@ -652,7 +652,7 @@ arb_status arb_persona_stats_compute(arb_store *store, const arb_persona_stats_p
         st = fail_category(store, ps->category, &L.categories);
         goto done;
     }
-    qsort(ps->entries, ps->n_entries, sizeof *ps->entries, cmp_entry);
+    if (ps->n_entries > 1) qsort(ps->entries, ps->n_entries, sizeof *ps->entries, cmp_entry);
     for (size_t k = 0; k < ps->n_entries; k++)
         if ((st = entry_compute(&ps->entries[k], &ps->params))) goto failed;
     if ((st = adjust_all(ps))) goto failed;
@@ -773,7 +773,7 @@ static int put_name_right(arb__buf *b, const char *name, int width)
 
 static int name_width(const arb_persona_row *r)
 {
-    size_t w = 8;
+    size_t w = 10;
     for (size_t i = 0; i < r->n_identities; i++) {
         size_t n = arb__utf8_codepoints(r->identities[i], strlen(r->identities[i]));
         if (n + 1 > w) w = n + 1;
@@ -809,8 +809,7 @@ static int put_means(arb__buf *b, const arb_persona_row *r, int ci)
         put_name(b, "identity", w))
         return -1;
     for (size_t m = 0; m <= M; m++)
-        if (put_name_right(b, m < M ? r->metrics[m] : "combined", 6) ||
-            arb__buf_printf(b, "%*s", cw - 6, ""))
+        if (arb__buf_puts(b, "  ") || put_name(b, m < M ? r->metrics[m] : "combined", cw - 2))
             return -1;
     if (arb__buf_puts(b, "  n\n")) return -1;
     for (size_t i = 0; i < r->n_identities; i++) {
@@ -850,8 +849,8 @@ static int put_wins(arb__buf *b, const arb_persona_row *r, int ci)
                          "preferred in ") ||
         put_value(b, r->first_shown_rate, FMT_SHARE, 0) ||
         (ci && put_interval(b, r->first_shown_ci, FMT_SHARE, 0)) ||
-        arb__buf_printf(b, " of %zu valid calls (50%% = none);\n    every pairing is judged in "
-                           "both positions, so this order effect cancels out of the win rates\n",
+        arb__buf_printf(b, "\n    of %zu valid calls (50%% = none); every pairing is judged in both "
+                           "positions, so this\n    order effect cancels out of the win rates\n",
                         r->n_pairs))
         return -1;
     return 0;
