@@ -1140,6 +1140,105 @@ ARB_API char *arb_discussion_stats_to_text(const arb_discussion_stats *st);
 ARB_API char *arb_discussion_stats_to_json(const arb_discussion_stats *st);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Persona bias analysis (METHODS §9): does a judge score the same response differently when
+** it is attributed to another identity? One entry per judge x identity category x phase
+** (1: single candidate, 2: contrastive pair), read from the persona scores in the store.
+** Choices, documented in README ("Persona bias analysis"):
+**   - a call counts only when its reply was valid as a whole (phase 1: every metric a number;
+**     phase 2: both candidates' metrics and exactly one preferred); other calls are E, counted
+**     per entry and left out of every statistic;
+**   - every repetition of a call is one more observation (they are not averaged first);
+**   - identities and metrics are listed sorted by name (strcmp); only round 0 is read;
+**   - the combined score of an identity is the mean of its metric means;
+**   - bootstrap intervals resample scenarios (item ids) with replacement, all of a scenario's
+**     calls together, with arb_stat_bootstrap's MT19937 and the given seed;
+**   - the chi-squared tests (identity x score level per metric; in phase 2 also identity x
+**     preferred/not) form one family across the whole report, Holm-adjusted together; a test
+**     is significant when its Holm-adjusted p <= alpha;
+**   - the position effect (phase 2) is the share of valid calls won by the first-shown
+**     candidate, whatever the identities: the design swaps positions, so it is not identity. */
+
+typedef struct arb_persona_stats_params {
+    const char *category;           /* only this identity category (NULL: every category); one
+                                       without scores in the store is ARB_INVALID */
+    size_t bootstrap;               /* resamples of scenarios; 0 = no intervals (default 1000) */
+    unsigned long long seed;        /* bootstrap seed (default 20261123) */
+    double ci_level;                /* default 0.95 */
+    double alpha;                   /* significance level after Holm (default 0.05) */
+} arb_persona_stats_params;
+
+ARB_API arb_persona_stats_params arb_persona_stats_default_params(void);
+
+/* One chi-squared test of independence between identity and score level. */
+typedef struct arb_persona_chi2 {
+    const char *metric;             /* a metric, or "preferred" (phase 2: won / not won) */
+    size_t n_levels;                /* distinct values observed (the table's columns) */
+    size_t n;                       /* observations in the table */
+    arb_test_result test;           /* statistic, df, p_value, cramers_v, n_cells,
+                                       n_expected_below_5 */
+    double p_holm;                  /* Holm-adjusted across every test of the report; NAN when
+                                       the test is undefined */
+    int significant;                /* 1 p_holm <= alpha, 0 not, -1 undefined */
+} arb_persona_chi2;
+
+/* One judge x category x phase. Arrays are borrowed from the result. Intervals are {lo, hi},
+** NAN unless bootstrapped and defined. I = n_identities, M = n_metrics. */
+typedef struct arb_persona_row {
+    const char *judge;
+    const char *category;
+    int phase;                      /* 1 or 2 */
+    size_t n_identities;
+    const char *const *identities;  /* sorted by name */
+    size_t n_metrics;
+    const char *const *metrics;     /* the scored metrics, sorted ("preferred" excluded) */
+    size_t n_calls;                 /* calls stored, E included */
+    size_t n_errors;                /* E: calls without a valid reply */
+    size_t n_scenarios;             /* scenarios (item ids) of the valid calls: bootstrap units */
+    const double *mean;             /* I x M, row-major: mean score of identity i on metric m
+                                       (phase 2: of the candidates attributed to i) */
+    const double *mean_ci;          /* I x M x 2 */
+    const size_t *n_scores;         /* I x M: scores behind each mean */
+    const double *combined;         /* I: mean of the identity's metric means */
+    const double *combined_ci;      /* I x 2 */
+    const double *diff;             /* M x I x I: diff[(m I + i) I + j] = mean(i, m) - mean(j, m),
+                                       row minus column */
+    const double *combined_diff;    /* I x I: combined[i] - combined[j] */
+    /* phase 2 only (NULL, NAN, 0 in phase 1) */
+    const double *win_rate;         /* I: share of the pairings identity i was in where its
+                                       candidate was preferred */
+    const double *win_rate_ci;      /* I x 2 */
+    const size_t *n_pairings;       /* I: those pairings */
+    const size_t *n_wins;           /* I */
+    double first_shown_rate;        /* share of valid calls whose preferred candidate was shown
+                                       first: position effect, not identity */
+    double first_shown_ci[2];
+    size_t n_pairs;                 /* valid phase-2 calls */
+    size_t n_chi2;
+    const arb_persona_chi2 *chi2;   /* metrics in order, then "preferred" (phase 2) */
+} arb_persona_row;
+
+typedef struct arb_persona_stats arb_persona_stats;
+
+/* Reads the store's persona scores (protocols "persona1" and "persona2") and computes every
+** entry (params NULL: defaults). *out is owned by the caller (arb_persona_stats_destroy); a
+** store without persona scores gives no entries. ARB_INVALID (with the store's message) for bad
+** params or a category without scores; ARB_DB, ARB_NOMEM as usual. */
+ARB_API arb_status arb_persona_stats_compute(arb_store *store,
+                                             const arb_persona_stats_params *params,
+                                             arb_persona_stats **out);
+ARB_API void arb_persona_stats_destroy(arb_persona_stats *ps);
+/* Entries, ordered by judge, category, phase; borrowed (NULL when out of range). */
+ARB_API size_t arb_persona_stats_count(const arb_persona_stats *ps);
+ARB_API const arb_persona_row *arb_persona_stats_row_at(const arb_persona_stats *ps, size_t i);
+/* Defined chi-squared tests in the Holm family, and of those the significant ones. */
+ARB_API size_t arb_persona_stats_n_tests(const arb_persona_stats *ps);
+ARB_API size_t arb_persona_stats_n_significant(const arb_persona_stats *ps);
+/* Renders as text tables (with a plain statement of what is significant) or JSON (keys in
+** README; undefined values are null). Caller frees (arb_free); NULL when out of memory. */
+ARB_API char *arb_persona_stats_to_text(const arb_persona_stats *ps);
+ARB_API char *arb_persona_stats_to_json(const arb_persona_stats *ps);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Reports: everything the store knows, as one self-contained HTML file (inline CSS and SVG
 ** charts drawn by arbiter, no scripts, works offline, prints well) or as Markdown with the same
 ** tables. Every string from the store (answers, questions, names) is escaped.               */

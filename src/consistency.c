@@ -1155,17 +1155,6 @@ fail:
     return NULL;
 }
 
-static json_t *json_names(const char *const *names, size_t n)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; a && i < n; i++)
-        if (json_array_append_new(a, arb__json_name(names[i]))) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
-}
-
 static json_t *json_spearman(const arb_consistency_spearman *s)
 {
     json_t *o = json_object();
@@ -1201,7 +1190,7 @@ static json_t *json_ensemble(const arb_consistency *c, const arb_consistency_ens
     if (!o || arb__json_set(o, "task", arb__json_name(e->task)) ||
         arb__json_set(o, "mode", json_string(e->mode)) ||
         arb__json_set(o, "template", arb__json_name(e->template_name)) ||
-        arb__json_set(o, "members", json_names(e->members, e->n_members)) ||
+        arb__json_set(o, "members", arb__json_names(e->members, e->n_members)) ||
         arb__json_set(o, "min", arb__json_metric(e->min)) ||
         arb__json_set(o, "min_judge", e->min_judge ? arb__json_name(e->min_judge) : json_null()) ||
         arb__json_set(o, "ens", arb__json_metric(e->ens)) ||

@@ -65,8 +65,13 @@ void arb__excerpt(char *out, size_t size, const char *s, size_t n);
 /* An untrusted name as a JSON string; invalid UTF-8 bytes become U+FFFD. NULL when out of
 ** memory. */
 json_t *arb__json_name(const char *name);
+/* Untrusted names as a JSON array of strings. NULL when out of memory. */
+json_t *arb__json_names(const char *const *names, size_t n);
 /* A metric as a JSON real, or null when undefined (NaN or infinite). NULL when out of memory. */
 json_t *arb__json_metric(double x);
+/* An interval [lo, hi] as a JSON array, or null when either end is undefined. NULL when out of
+** memory. */
+json_t *arb__json_interval(double lo, double hi);
 /* obj[key] = value (value is taken over even on failure); -1 when value is NULL or on failure. */
 int arb__json_set(json_t *obj, const char *key, json_t *value);
 

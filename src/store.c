@@ -1895,3 +1895,84 @@ arb_status arb__store_each_pointwise(arb_store *s, arb__pointwise_fn fn, void *u
     sqlite3_finalize(q);
     return st;
 }
+
+/* ---- persona: read ------------------------------------------------------------------------ */
+
+/* Whether the scores table has the column `reason` (schema version 6 adds it): a store read
+** before its migration, or written by an older build, has none, and rows then read as reason
+** NULL. Returns 1, 0, or -1 on a database error. */
+static int scores_have_reason(arb_store *s)
+{
+    sqlite3_stmt *q = NULL;
+    int found = -1;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT count(*) FROM pragma_table_info('scores') WHERE name = 'reason'",
+                           -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        found = sqlite3_column_int(q, 0) > 0;
+    sqlite3_finalize(q);
+    return found;
+}
+
+/* See internal.h. Scores whose persona is missing read with category and identity "" (the
+** analysis leaves them out); rep is that of the call (0 when the call row is missing). */
+arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn, void *ud)
+{
+    static const char sql_head[] =
+        "SELECT sc.protocol, sc.judge_name, sc.item_id, sc.subject,\n"
+        "       coalesce(p.category, ''), coalesce(p.identity, ''), sc.position, sc.round,\n"
+        "       sc.metric, sc.value, sc.call_id, coalesce(c.rep, 0),\n"
+        "       coalesce(i.category, ''),\n"
+        "       coalesce(CASE WHEN json_type(i.extra, '$.variant') = 'text'\n"
+        "                     THEN json_extract(i.extra, '$.variant') END, ''),\n";
+    static const char sql_tail[] =
+        "  FROM scores sc\n"
+        "  LEFT JOIN personas p ON p.id = sc.persona_id\n"
+        "  LEFT JOIN calls c ON c.id = sc.call_id\n"
+        "  LEFT JOIN items i ON i.id = sc.item_id\n"
+        " ORDER BY sc.judge_name, sc.protocol, coalesce(p.category, ''), sc.call_id, sc.position,\n"
+        "          sc.metric";
+    if (!fn) return arb__store_fail(s, ARB_INVALID, "each_persona_score: no callback");
+    int has_reason = scores_have_reason(s);
+    if (has_reason < 0) return fail_db(s, "cannot read persona scores");
+    char *sql = arb__sprintf("%s       %s\n%s", sql_head, has_reason ? "sc.reason" : "NULL",
+                             sql_tail);
+    if (!sql) return arb__store_fail(s, ARB_NOMEM, "persona scores: out of memory");
+    sqlite3_stmt *q = NULL;
+    int prepared = sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) == SQLITE_OK;
+    free(sql);
+    if (!prepared) return fail_db(s, "cannot read persona scores");
+    arb_status st = ARB_OK;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        arb__persona_score_row r = {
+            .protocol = (const char *)sqlite3_column_text(q, 0),
+            .judge_name = (const char *)sqlite3_column_text(q, 1),
+            .item_id = (const char *)sqlite3_column_text(q, 2),
+            .subject = (const char *)sqlite3_column_text(q, 3),
+            .category = (const char *)sqlite3_column_text(q, 4),
+            .identity = (const char *)sqlite3_column_text(q, 5),
+            .position = sqlite3_column_int(q, 6),
+            .round = sqlite3_column_int(q, 7),
+            .metric = (const char *)sqlite3_column_text(q, 8),
+            .value = sqlite3_column_type(q, 9) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 9),
+            .call_id = sqlite3_column_int64(q, 10),
+            .rep = sqlite3_column_int(q, 11),
+            .base = (const char *)sqlite3_column_text(q, 12),
+            .variant = (const char *)sqlite3_column_text(q, 13),
+            .reason = (const char *)sqlite3_column_text(q, 14), /* NULL when valid or absent */
+        };
+        /* every column read as text is NOT NULL in the schema (or coalesced): NULL means the
+        ** conversion ran out of memory */
+        if (!r.protocol || !r.judge_name || !r.item_id || !r.subject || !r.category ||
+            !r.identity || !r.metric || !r.base || !r.variant) {
+            st = arb__store_fail(s, ARB_NOMEM, "persona scores: out of memory");
+            break;
+        }
+        if (fn(ud, &r)) break;
+    }
+    if (st == ARB_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        st = fail_db(s, "cannot read persona scores");
+    sqlite3_finalize(q);
+    return st;
+}

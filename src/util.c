@@ -321,6 +321,30 @@ fail:
 ** reference, or NULL when out of memory. */
 json_t *arb__json_metric(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
+/* Untrusted names as a JSON array of strings (see arb__json_name). NULL when out of memory. */
+json_t *arb__json_names(const char *const *names, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, arb__json_name(names[i]))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* [lo, hi] as a JSON array, or null when either end is undefined. NULL when out of memory. */
+json_t *arb__json_interval(double lo, double hi)
+{
+    if (!isfinite(lo) || !isfinite(hi)) return json_null();
+    json_t *a = json_array();
+    if (!a || json_array_append_new(a, json_real(lo)) || json_array_append_new(a, json_real(hi))) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
 /* Sets obj[key] to value, taking value over even on failure. Returns 0, or -1 when value is
 ** NULL (an earlier allocation failed) or setting fails. */
 int arb__json_set(json_t *obj, const char *key, json_t *value)
