@@ -37,6 +37,9 @@ int cmd_discussion_stats(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 int cmd_consistency(int argc, char **argv);
+int cmd_persona(int argc, char **argv);
+/* `arbiter persona report` (cmd_persona_report.c), called by cmd_persona's dispatcher. */
+int cmd_persona_report(int argc, char **argv);
 
 /* The transport options every judging command shares (sbs, tournament): help text, getopt
 ** entries (values CLI_OPT_JOBS...), and their parsing into the client parameters. */
