@@ -258,7 +258,10 @@ static arb_status check_template(grade_run *r)
 {
     static const char *const pairwise[] = {"answer1", "answer2", "option_list",
                                            "option_letters", "option_rules", "agent1",
-                                           "agent2", "self", "other", "reviews", "discussion"};
+                                           "agent2", "self", "other", "reviews", "discussion",
+                                           "scenario", "response", "identity", "candidate1",
+                                           "candidate2", "identity1", "identity2",
+                                           "metrics_json", "range"};
     const char *name = arb_template_name(r->tpl);
     if (!arb_template_uses(r->tpl, "answer"))
         return arb__store_fail(r->store, ARB_INVALID,

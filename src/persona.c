@@ -353,6 +353,16 @@ static arb_status load_template(persona_run *r, int phase)
             return arb__store_fail(r->store, ARB_INVALID,
                                    "template %s has no {%s}: a phase-%d persona template shows it",
                                    arb_template_name(tpl), needs[phase - 1][k], phase);
+    static const char *const other_protocols[] = {
+        "question", "answer1", "answer2", "reference", "language", "option_list",
+        "option_letters", "option_rules", "agent1", "agent2", "self", "other", "reviews",
+        "discussion", "answer", "task", "task_input"};
+    for (size_t k = 0; k < sizeof other_protocols / sizeof *other_protocols; k++)
+        if (arb_template_uses(tpl, other_protocols[k]))
+            return arb__store_fail(r->store, ARB_INVALID,
+                                   "template %s uses {%s}, which a persona template has nothing "
+                                   "to fill with",
+                                   arb_template_name(tpl), other_protocols[k]);
     for (int k = 0; k < 5 && foreign[phase - 1][k]; k++)
         if (arb_template_uses(tpl, foreign[phase - 1][k]))
             return arb__store_fail(r->store, ARB_INVALID,

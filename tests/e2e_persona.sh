@@ -210,6 +210,13 @@ bad_case "a bad phase" "$good" '' '--phase must be 1, 2 or both, got "3"' --phas
 bad_case "the panel is not built yet" "$good" '' '--panel: the panel of discussing judges (METHODS §9) is not built yet' --panel j1,j2
 bad_case "a phase-2 template given for phase 1" "$good" '' 'persona-2.txt has no {response}: a phase-1 persona template shows it' --template-1 "$SRC/templates/persona-2.txt"
 
+cp "$SRC/demo/items.jsonl" "$SRC/demo/answers.jsonl" "$T/"
+set +e; "$ARB" sbs --items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large \
+  --baseline birch-medium --judge-url "$BASE/fast/v1" --judge-model m1 --prompt persona-1 \
+  --db "$T/sbs.db" 2>"$T/err"; rc=$?; set -e
+check "sbs refuses a persona template" \
+  "[ $rc = 2 ] && grep -q \"template persona-1 uses {scenario}: it is for 'arbiter persona run'\" '$T/err'"
+
 # ---- options: metrics and range reach the prompt and the parser ---------------------------------
 "$ARB" persona run --scenarios "$T/sc.jsonl" --category gender --phase 1 --metrics accuracy,warmth \
   --range 1-10 --judges "$T/judges.yaml:j2" --db "$T/m.db" --no-progress 2>"$T/err" || true

@@ -643,6 +643,14 @@ static void checks_before_requests(void **state)
     p.template_1 = tpl;
     assert_int_equal(arb_persona_run(f->store, &p, &st), ARB_INVALID);
     assert_non_null(strstr(arb_store_errmsg(f->store), "has no {identity}"));
+    const char *t1q = "{question} {identity} {response} of {scenario}: {metrics_json}\n";
+    assert_int_equal(arb_test_write_file(tpl, t1q, strlen(t1q)), 0);
+    assert_int_equal(arb_persona_run(f->store, &p, &st), ARB_INVALID);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "uses {question}, which a persona "
+                                                       "template has nothing to fill with"));
+    p.template_1 = "persona-2";
+    assert_int_equal(arb_persona_run(f->store, &p, &st), ARB_INVALID);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "template persona-2 has no {response}"));
 
     p = f->p;
     static const char bad_scen[] = "{\"id\":\"s1\",\"base\":\"b\",\"scenario\":\"S\","
