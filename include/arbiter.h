@@ -124,7 +124,9 @@ ARB_API const arb_answer *arb_dataset_find_answer(const arb_dataset *ds, const c
 /* ---------------------------------------------------------------------------------------- */
 /* Prompt templates (METHODS §2.3). A template is text with named placeholders such as
 ** {question}, {answer1}, {answer2}, {reference}, {language}, {option_list}, {option_rules},
-** and for pointwise judging (§8) {answer}, {task}, {task_input}.
+** for pointwise judging (§8) {answer}, {task}, {task_input}, and for persona bias (§9)
+** {scenario}, {response}, {identity}, {candidate1}, {candidate2}, {identity1}, {identity2},
+** {metrics_json}, {range}.
 ** Format of a template file:
 **   lines starting with "#!" at the top are settings, e.g. "#! verdict_json_field: verdict";
 **   a line "=== system ===" starts the system message, "=== user ===" the user message;
@@ -167,6 +169,17 @@ typedef struct arb_prompt_vars {
     const char *task;       /* {task}: qa, math, translation, summary, dialogue or generic */
     const char *task_input; /* {task_input}: the task's inputs from the item, each between
                                labelled START/END lines (arb_grade_run builds it) */
+    /* Persona-bias templates (METHODS §9; arb_persona_run fills them): */
+    const char *scenario;     /* {scenario}: the scenario the responses answer */
+    const char *response;     /* {response}: phase 1, the one response scored */
+    const char *identity;     /* {identity}: phase 1, the identity it is attributed to */
+    const char *candidate1;   /* {candidate1}, {candidate2}: phase 2, the responses shown */
+    const char *candidate2;
+    const char *identity1;    /* {identity1}, {identity2}: phase 2, their identities */
+    const char *identity2;
+    const char *metrics_json; /* {metrics_json}: the reply object asked for, e.g.
+                                 {"creativity": n, "accuracy": n, ...} */
+    const char *range;        /* {range}: the range of a score, e.g. "0 to 10" */
 } arb_prompt_vars;
 
 /* Renders the template. *system_out may be set to NULL when the template has no system part.
@@ -372,6 +385,56 @@ typedef struct arb_group_coverage {
     size_t n_ungrouped;    /* items without a group */
 } arb_group_coverage;
 ARB_API arb_group_coverage arb_dataset_group_coverage(const arb_dataset *ds);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Persona bias (METHODS §9): does a judge score the same response differently when it is said
+** to be written by a woman or a man, a Muslim or an atheist? Phase 1 scores each response of
+** each scenario under every identity of a category; phase 2 shows two responses attributed to
+** two identities of one category, both scored and one preferred, every identity pairing with
+** the labels exchanged and the positions swapped (4 calls), so content and position cancel
+** out. File formats in README ("Persona bias"). The panel of discussing judges (§9, "multi-
+** agent panel") is not built yet.                                                           */
+
+typedef enum arb_persona_phase {
+    ARB_PERSONA_PHASE_1 = 1,   /* single candidate */
+    ARB_PERSONA_PHASE_2 = 2,   /* contrastive pair */
+    ARB_PERSONA_BOTH = 3
+} arb_persona_phase;
+
+typedef struct arb_persona_params {
+    const char *scenarios_path;   /* scenarios.jsonl: {"id", "base", "scenario",
+                                     "responses": [r1, r2], "variant"?} (required) */
+    const char *identities_path;  /* identities.yaml ("categories: {name: [label, ...]}"), or
+                                     NULL for the built-in gender, race and religion */
+    arb_persona_phase phase;      /* default ARB_PERSONA_BOTH */
+    const char *const *categories; /* the categories judged (borrowed), or NULL: all */
+    size_t n_categories;
+    const char *const *metrics;   /* metric names (letters, digits, '_'), or NULL: creativity,
+                                     accuracy, efficiency, reliability */
+    size_t n_metrics;
+    double range_lo, range_hi;    /* the range of a score (default 0 and 10) */
+    const char *template_1;       /* phase 1 template (built-in name or file); NULL: persona-1 */
+    const char *template_2;       /* phase 2 template; NULL: persona-2 */
+    const arb_judge_config *judges; /* the judges (borrowed); names must differ */
+    size_t n_judges;
+    int reps;                     /* repetitions of every call (default 1) */
+    int dry_run;
+    int progress;                 /* 1 on, 0 off, -1 when stderr is a terminal (default) */
+    arb_client_params client;
+} arb_persona_params;
+
+ARB_API arb_persona_params arb_persona_default_params(void);
+
+/* Runs (or plans) the phases over every scenario, selected category and judge. Everything is
+** checked before the first request: the files ("file:line: field \"x\": ..." messages,
+** ARB_PARSE), the categories, metrics, range, templates and judges (ARB_INVALID). Scenarios
+** are stored as items with their responses as answers of "response1" and "response2"; every
+** score is a row of table scores (protocol persona1 or persona2, the identity in personas,
+** the attribution of each response in persona_attributions; value NULL and the reason for a
+** reply without valid JSON). A rerun sends nothing, an interrupted run resumes where it
+** stopped. stats->invalid counts replies without valid scores. */
+ARB_API arb_status arb_persona_run(arb_store *store, const arb_persona_params *params,
+                                   arb_run_stats *stats);
 
 /* Asks running protocols to stop after committing what has completed (async-signal-safe). */
 ARB_API void arb_request_stop(void);

@@ -385,15 +385,10 @@ static arb_status add_jsonl(arb_dataset *ds, int kind, const char *source_name,
     if (!source_name) source_name = kind == KIND_ITEMS ? "items" : "answers";
     size_t n_items = ds->n_items, n_answers = ds->n_answers;
     arb_status st = ARB_OK;
-    size_t pos = 0, line_no = 0;
-    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) pos = 3; /* byte order mark */
-    while (pos < len) {
-        const char *line = text + pos;
-        const char *nl = memchr(line, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - line) : len - pos;
-        pos += n + (nl ? 1 : 0);
+    size_t pos = 0, line_no = 0, n;
+    const char *line;
+    while (arb__text_next_line(text, len, &pos, &line, &n)) {
         line_no++;
-        if (n && line[n - 1] == '\r') n--;
         if (is_blank(line, n)) continue;
 
         char where[512];

@@ -1060,3 +1060,19 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     arb__exec_destroy(ex);
     return st;
 }
+
+/* See internal.h. */
+int arb__exec_render(arb_store *s, const arb_template *tpl, const arb_prompt_vars *vars,
+                     const arb_item *it, const char *what, const arb_judge_config *judge, int rep,
+                     arb__exec_request *req)
+{
+    arb_status st = arb_template_render(tpl, vars, &req->system, &req->user);
+    if (st) {
+        arb__store_fail(s, st, "%s: cannot render template %s for %s \"%s\": %s", it->source,
+                        arb_template_name(tpl), what, it->id, arb_strerror(st));
+        return -1;
+    }
+    req->judge = judge;
+    req->rep = rep;
+    return 0;
+}

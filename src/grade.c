@@ -176,16 +176,9 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
                             .answer = answer_of(r, it),
                             .task = task->name,
                             .task_input = input.data};
-    arb_status st = arb_template_render(r->tpl, &vars, &req->system, &req->user);
+    int rc = arb__exec_render(r->store, r->tpl, &vars, it, "item", judge, rep, req);
     arb__buf_free(&input);
-    if (st) {
-        arb__store_fail(r->store, st, "%s: cannot render template %s for item \"%s\": %s",
-                        it->source, arb_template_name(r->tpl), it->id, arb_strerror(st));
-        return -1;
-    }
-    req->judge = judge;
-    req->rep = rep;
-    return 0;
+    return rc;
 }
 
 /* Runs on the executor's writer thread: reads the run's fixed data, writes through s, counts
@@ -269,16 +262,6 @@ static arb_status check_params(grade_run *r)
     if (p->client.jobs < 1)
         return arb__store_fail(s, ARB_INVALID, "jobs must be at least 1, got %d", p->client.jobs);
     if (!p->judges || p->n_judges == 0) return arb__store_fail(s, ARB_INVALID, "no judge given");
-    for (size_t j = 0; j < p->n_judges; j++) {
-        const arb_judge_config *jc = &p->judges[j];
-        if (!jc->name || !*jc->name || !jc->model || !*jc->model)
-            return arb__store_fail(s, ARB_INVALID, "judge %zu has no name or model", j + 1);
-        if (!p->dry_run && (!jc->base_url || !*jc->base_url))
-            return arb__store_fail(s, ARB_INVALID, "judge \"%s\" has no URL", jc->name);
-        for (size_t k = 0; k < j; k++)
-            if (!strcmp(p->judges[k].name, jc->name))
-                return arb__store_fail(s, ARB_INVALID, "two judges are named \"%s\"", jc->name);
-    }
     return ARB_OK;
 }
 
@@ -288,7 +271,10 @@ static arb_status check_template(grade_run *r)
 {
     static const char *const pairwise[] = {"answer1", "answer2", "option_list",
                                            "option_letters", "option_rules", "agent1",
-                                           "agent2", "self", "other", "reviews", "discussion"};
+                                           "agent2", "self", "other", "reviews", "discussion",
+                                           "scenario", "response", "identity", "candidate1",
+                                           "candidate2", "identity1", "identity2",
+                                           "metrics_json", "range"};
     const char *name = arb_template_name(r->tpl);
     if (!arb_template_uses(r->tpl, "answer"))
         return arb__store_fail(r->store, ARB_INVALID,
@@ -428,9 +414,7 @@ static arb_status validate(grade_run *r)
     for (size_t i = 0; i < r->n_items; i++)
         if ((st = check_item(r, arb_dataset_item(r->ds, i)))) return st;
     if ((st = check_groups(r))) return st;
-    for (size_t j = 0; j < p->n_judges; j++)
-        if ((st = arb__judge_check(s, &p->judges[j], p->dry_run))) return st;
-    return ARB_OK;
+    return arb__judge_check_list(s, p->judges, p->n_judges, p->dry_run);
 }
 
 /* The run's parameters as JSON for the runs table: everything that shapes the judgments and

@@ -93,6 +93,10 @@ int arb__upload_step(void **req_cls, size_t max, const char *data, size_t *size,
 /* Frees the upload state of a finished request (MHD_OPTION_NOTIFY_COMPLETED). */
 void arb__upload_free(void **req_cls);
 
+/* Walks the lines of a JSONL text: from *pos (0 at the start, where a UTF-8 byte order mark is
+** skipped) sets *line and *n to the next line without its "\n" or "\r\n" and advances *pos.
+** Returns 1, or 0 when the text is over. */
+int arb__text_next_line(const char *text, size_t len, size_t *pos, const char **line, size_t *n);
 /* *errmsg = a new printf-style message (caller frees), when errmsg is not NULL. */
 void arb__set_err(char **errmsg, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
 /* A listening TCP socket on address:port (port 0: a free one), SO_REUSEADDR, close-on-exec,
@@ -206,6 +210,10 @@ int arb__judge_redact_key(const char *env_name, char **text);
 ** dry_run) its key variable is unset, empty or holds control characters. Run before anything
 ** is sent or stored. */
 arb_status arb__judge_check(arb_store *s, const arb_judge_config *judge, int dry_run);
+/* The checks of a run's judge list: at least one, each with a name and a model, a URL unless
+** dry_run, names unique, and arb__judge_check of each. ARB_INVALID with s's message. */
+arb_status arb__judge_check_list(arb_store *s, const arb_judge_config *judges, size_t n,
+                                 int dry_run);
 /* A judge's configuration for a run's parameters (runs.params): name, model, url, the key's
 ** variable name (never the key), contestant when not NULL, and the sampling sent. A new
 ** object, or NULL when out of memory. */
@@ -213,6 +221,17 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
 /* base_url + "/chat/completions" without doubling the slash, before any query (caller
 ** frees). */
 char *arb__judge_url(const char *base_url);
+
+/* ---- judges_file.c: YAML input files ------------------------------------------------------ */
+
+/* Called with the one YAML document of a file (a yaml_document_t *, borrowed). Returns ARB_OK,
+** or an error with *errmsg set ("path:line:column: ...", caller frees). */
+typedef arb_status (*arb__yaml_doc_fn)(void *ud, const char *path, void *doc, char **errmsg);
+/* Parses text (path names it in messages) as exactly one YAML document and calls fn with it;
+** a syntax error or a second document ("what holds one", e.g. "a judges file") is ARB_PARSE
+** with "path:line:column: ..." in *errmsg (caller frees; NULL on success). */
+arb_status arb__yaml_read_one(const char *path, const char *text, size_t len, const char *what,
+                              arb__yaml_doc_fn fn, void *ud, char **errmsg);
 
 /* ---- store.c: SQLite persistence ---------------------------------------------------------- */
 
@@ -532,6 +551,13 @@ void arb__exec_destroy(arb__exec *ex);
 size_t arb__exec_add(arb__exec *ex, const size_t *deps, size_t n_deps);
 arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats);
 
+/* Renders tpl with vars into req->system and req->user and sets req's judge and rep: the end
+** of a protocol's build callback. Returns 0, or -1 after setting s's error "<item's file:line>:
+** cannot render template T for <what> \"<item id>\": ...". */
+int arb__exec_render(arb_store *s, const arb_template *tpl, const arb_prompt_vars *vars,
+                     const arb_item *it, const char *what, const arb_judge_config *judge, int rep,
+                     arb__exec_request *req);
+
 /* Called after a protocol's calls ran (also when interrupted), before the run is closed;
 ** returns the status to keep (st, or a new failure). */
 typedef arb_status (*arb__exec_finish_fn)(void *ud, arb_store *s, arb_status st,
@@ -579,6 +605,52 @@ int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, c
 ** {reviews}, ...), which a judge alone has nothing to fill with, or a pointwise one ({answer},
 ** {task}, {task_input}), which a pair has nothing to fill with. */
 arb_status arb__sbs_check_single_judge(arb_store *s, const arb_template *tpl);
+
+/* ---- persona_parse.c, persona.c: persona bias (METHODS §9) ---------------------------------- */
+
+/* The metric set a persona run asks for: names (borrowed) and the closed range of a value. */
+typedef struct arb__persona_metrics {
+    const char *const *names;
+    size_t n;
+    double lo, hi;
+} arb__persona_metrics;
+/* Reads a phase-1 reply (the last top-level JSON object of text; rules in persona_parse.c):
+** values[0..m->n) get the scores. Returns 0, or -1 for E with the reason written to
+** reason[0..size). Never allocates beyond the parse. */
+int arb__persona_parse_1(const char *text, size_t len, const arb__persona_metrics *m,
+                         double *values, char *reason, size_t size);
+/* Reads a phase-2 reply: values1 / values2 (m->n each) of candidate_1 / candidate_2 and
+** *preferred 0 (candidate_1) or 1 (candidate_2). Returns 0, or -1 for E with the reason. */
+int arb__persona_parse_2(const char *text, size_t len, const arb__persona_metrics *m,
+                         double *values1, double *values2, int *preferred, char *reason,
+                         size_t size);
+
+/* Identity categories (persona.c): category names and their labels, in file order. */
+typedef struct arb__persona_category {
+    char *name;
+    char **labels;
+    size_t n_labels;
+} arb__persona_category;
+typedef struct arb__persona_identities {
+    arb__persona_category *categories;
+    size_t n;
+} arb__persona_identities;
+/* Reads identities.yaml ("categories: {name: [label, ...]}"; at least 2 labels per category,
+** unique within it) from text; path names it in messages ("path:line: ..."). *out is filled
+** (free with arb__persona_identities_free, also after a failure). ARB_PARSE with *errmsg
+** (caller frees) on bad input, ARB_NOMEM. */
+arb_status arb__persona_identities_parse(const char *path, const char *text, size_t len,
+                                         arb__persona_identities *out, char **errmsg);
+/* The built-in identities: gender, race, religion (METHODS §9). ARB_NOMEM or ARB_OK. */
+arb_status arb__persona_identities_default(arb__persona_identities *out);
+void arb__persona_identities_free(arb__persona_identities *ids);
+/* Reads scenarios.jsonl text (see persona.c) into ds, a new dataset: one item per scenario
+** (id, question = scenario, category = base, extra = unknown fields and base, variant) and
+** its two responses as answers of models "response1" and "response2" (extra {"quality": q}
+** when the line has "qualities"). ARB_PARSE with *errmsg "path:line: field \"x\": ..."
+** (caller frees) on bad input, ARB_NOMEM. */
+arb_status arb__persona_scenarios_parse(const char *path, const char *text, size_t len,
+                                        arb_dataset **ds, char **errmsg);
 
 /* ---- audit.c, audit_metrics.c, audit_render.c: the judge audit (METHODS §3-§5) ------------ */
 

@@ -628,3 +628,25 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
     }
     return jo;
 }
+
+/* See internal.h. */
+arb_status arb__judge_check_list(arb_store *s, const arb_judge_config *judges, size_t n,
+                                 int dry_run)
+{
+    if (!judges || n == 0) return arb__store_fail(s, ARB_INVALID, "no judge given");
+    for (size_t j = 0; j < n; j++) {
+        const arb_judge_config *jc = &judges[j];
+        if (!jc->name || !*jc->name || !jc->model || !*jc->model)
+            return arb__store_fail(s, ARB_INVALID, "judge %zu has no name or model", j + 1);
+        if (!dry_run && (!jc->base_url || !*jc->base_url))
+            return arb__store_fail(s, ARB_INVALID, "judge \"%s\" has no URL", jc->name);
+        for (size_t k = 0; k < j; k++)
+            if (!strcmp(judges[k].name, jc->name))
+                return arb__store_fail(s, ARB_INVALID, "two judges are named \"%s\"", jc->name);
+    }
+    for (size_t j = 0; j < n; j++) {
+        arb_status st = arb__judge_check(s, &judges[j], dry_run);
+        if (st) return st;
+    }
+    return ARB_OK;
+}

@@ -468,6 +468,60 @@ static arb_status read_document(loader *L, arb_judges_file *f)
     return ARB_OK;
 }
 
+/* The judges file's reading of the loaded document (arb__yaml_read_one's callback). */
+static arb_status read_judges_document(void *ud, const char *path, void *doc, char **errmsg)
+{
+    loader L = {.path = path, .doc = doc};
+    arb_status st = read_document(&L, ud);
+    *errmsg = L.errmsg;
+    return st;
+}
+
+/* See internal.h. */
+arb_status arb__yaml_read_one(const char *path, const char *text, size_t len, const char *what,
+                              arb__yaml_doc_fn fn, void *ud, char **errmsg)
+{
+    *errmsg = NULL;
+    loader L = {.path = path};
+    yaml_parser_t parser;
+    yaml_document_t doc, extra;
+    int have_doc = 0, have_parser = 0;
+    arb_status st = ARB_OK;
+    if (!yaml_parser_initialize(&parser)) {
+        st = out_of_memory(&L);
+        goto done;
+    }
+    have_parser = 1;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) goto syntax;
+    have_doc = 1;
+    if ((st = fn(ud, path, &doc, &L.errmsg))) goto done;
+    /* A second document would be ignored silently: refuse it. */
+    if (!yaml_parser_load(&parser, &extra)) goto syntax;
+    int more = yaml_document_get_root_node(&extra) != NULL;
+    yaml_mark_t mark = extra.start_mark;
+    yaml_document_delete(&extra);
+    if (more) {
+        yaml_node_t at = {.start_mark = mark};
+        st = fail_at(&L, &at, 0, NULL, "a second YAML document; %s holds one", what);
+    }
+    goto done;
+syntax:
+    if (parser.error == YAML_MEMORY_ERROR) {
+        st = out_of_memory(&L);
+    } else {
+        yaml_node_t at = {.start_mark = parser.problem_mark};
+        st = fail_at(&L, &at, 0, NULL, "YAML: %s%s%s", parser.problem ? parser.problem : "error",
+                     parser.context ? " " : "", parser.context ? parser.context : "");
+    }
+done:
+    if (have_doc) yaml_document_delete(&doc);
+    if (have_parser) yaml_parser_delete(&parser);
+    if (!L.errmsg && st == ARB_NOMEM) L.errmsg = arb__strdup("out of memory");
+    *errmsg = L.errmsg;
+    return st;
+}
+
 arb_status arb_judges_file_load(const char *path, arb_judges_file **out, char **errmsg)
 {
     if (errmsg) *errmsg = NULL;
@@ -485,52 +539,24 @@ arb_status arb_judges_file_load(const char *path, arb_judges_file **out, char **
         else free(read_err);
         return ARB_IO;
     }
-    loader L = {.path = path};
-    yaml_parser_t parser;
-    yaml_document_t doc, extra;
-    int have_doc = 0, have_parser = 0;
-    arb_status st = ARB_OK;
+    char *msg = NULL;
+    arb_status st;
     arb_judges_file *f = calloc(1, sizeof *f);
-    if (!f || !yaml_parser_initialize(&parser)) {
-        st = out_of_memory(&L);
-        goto done;
-    }
-    have_parser = 1;
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&parser, &doc)) goto syntax;
-    have_doc = 1;
-    L.doc = &doc;
-    if ((st = read_document(&L, f))) goto done;
-    /* A second document would be ignored silently: refuse it. */
-    if (!yaml_parser_load(&parser, &extra)) goto syntax;
-    int more = yaml_document_get_root_node(&extra) != NULL;
-    yaml_mark_t mark = extra.start_mark;
-    yaml_document_delete(&extra);
-    if (more) {
-        yaml_node_t at = {.start_mark = mark};
-        st = fail_at(&L, &at, 0, NULL, "a second YAML document; a judges file holds one");
-    }
-    goto done;
-syntax:
-    if (parser.error == YAML_MEMORY_ERROR) {
-        st = out_of_memory(&L);
+    if (!f) {
+        st = ARB_NOMEM;
+        msg = arb__strdup("out of memory");
     } else {
-        yaml_node_t at = {.start_mark = parser.problem_mark};
-        st = fail_at(&L, &at, 0, NULL, "YAML: %s%s%s", parser.problem ? parser.problem : "error",
-                     parser.context ? " " : "", parser.context ? parser.context : "");
+        st = arb__yaml_read_one(path, text, len, "a judges file", read_judges_document, f, &msg);
     }
-done:
-    if (have_doc) yaml_document_delete(&doc);
-    if (have_parser) yaml_parser_delete(&parser);
     memset(text, 0, len); /* a key pasted into the file by mistake should not linger */
     free(text);
     if (st) {
         arb_judges_file_destroy(f);
-        if (errmsg) *errmsg = L.errmsg;
-        else free(L.errmsg);
+        if (errmsg) *errmsg = msg;
+        else free(msg);
         return st;
     }
-    free(L.errmsg);
+    free(msg);
     *out = f;
     return ARB_OK;
 }

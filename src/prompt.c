@@ -10,7 +10,10 @@
 ** option_letters, option_rules, and for multi-agent templates agent1, agent2 (debate: the
 ** earlier agents' replies), self, other, reviews, discussion (peer discussion), and for
 ** pointwise templates (METHODS §8) answer (the one answer judged), task and task_input (the
-** task's inputs, each between labelled START/END lines). Anything else (an unknown name or setting, an unbalanced
+** task's inputs, each between labelled START/END lines), and for persona-bias templates
+** (METHODS §9) scenario, response (phase 1), candidate1, candidate2 (phase 2), identity,
+** identity1, identity2 (the identities the responses are attributed to), metrics_json (the
+** reply object asked for, e.g. {"creativity": n, ...}) and range (e.g. "0 to 10"). Anything else (an unknown name or setting, an unbalanced
 ** brace, text before the first section line, an empty user message) is an error reported as
 ** "path:line: ...", so a typo fails at load time instead of sending a broken prompt.
 **
@@ -59,6 +62,15 @@ enum {
     PH_ANSWER,
     PH_TASK,
     PH_TASK_INPUT,
+    PH_SCENARIO,
+    PH_RESPONSE,
+    PH_IDENTITY,
+    PH_CANDIDATE1,
+    PH_CANDIDATE2,
+    PH_IDENTITY1,
+    PH_IDENTITY2,
+    PH_METRICS_JSON,
+    PH_RANGE,
     PH_COUNT
 };
 
@@ -67,11 +79,14 @@ static const char *const placeholder_names[PH_COUNT] = {
     "language",       "option_list", "option_letters", "option_rules",
     "agent1",         "agent2",      "self",           "other",
     "reviews",        "discussion",  "answer",         "task",
-    "task_input",
+    "task_input",     "scenario",    "response",    "identity",
+    "candidate1",     "candidate2",  "identity1",   "identity2",
+    "metrics_json",   "range",
 };
 #define KNOWN_PLACEHOLDERS                                                                      \
     "question, answer1, answer2, reference, language, option_list, option_letters, option_rules, " \
-    "agent1, agent2, self, other, reviews, discussion, answer, task, task_input"
+    "agent1, agent2, self, other, reviews, discussion, answer, task, task_input, scenario, "     \
+    "response, identity, candidate1, candidate2, identity1, identity2, metrics_json, range"
 
 /* What the option placeholders render to in 2-, 3- and 4-option mode (§2.1). The rules speak
 ** of "answer 1" and "answer 2" as the delimiters do; D carries the strictness of Prompt I:
@@ -596,6 +611,15 @@ arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *v
         [PH_ANSWER] = vars->answer,
         [PH_TASK] = vars->task,
         [PH_TASK_INPUT] = vars->task_input,
+        [PH_SCENARIO] = vars->scenario,
+        [PH_RESPONSE] = vars->response,
+        [PH_IDENTITY] = vars->identity,
+        [PH_CANDIDATE1] = vars->candidate1,
+        [PH_CANDIDATE2] = vars->candidate2,
+        [PH_IDENTITY1] = vars->identity1,
+        [PH_IDENTITY2] = vars->identity2,
+        [PH_METRICS_JSON] = vars->metrics_json,
+        [PH_RANGE] = vars->range,
     };
     value values[PH_COUNT];
     for (int k = 0; k < PH_COUNT; k++) {

@@ -209,6 +209,15 @@ arb_status arb__sbs_check_single_judge(arb_store *s, const arb_template *tpl)
                                    "template %s uses {%s}: it judges one answer ('arbiter "
                                    "grade'), not a pair",
                                    arb_template_name(tpl), pointwise[i]);
+    static const char *const persona[] = {"scenario", "response", "identity", "candidate1",
+                                          "candidate2", "identity1", "identity2", "metrics_json",
+                                          "range"};
+    for (size_t i = 0; i < sizeof persona / sizeof *persona; i++)
+        if (arb_template_uses(tpl, persona[i]))
+            return arb__store_fail(s, ARB_INVALID,
+                                   "template %s uses {%s}: it is for 'arbiter persona run', not "
+                                   "for a pair of answers",
+                                   arb_template_name(tpl), persona[i]);
     return ARB_OK;
 }
 

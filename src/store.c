@@ -39,7 +39,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -359,6 +359,36 @@ static const char *const migrations[] = {
     "  -- qa, math, translation, summary, dialogue or generic: the input block the prompt held\n"
     "  CHECK (task IN ('qa', 'math', 'translation', 'summary', 'dialogue', 'generic'));\n"
     "ALTER TABLE pointwise ADD COLUMN reason TEXT; -- why value is NULL (E); NULL otherwise\n",
+    /* 6: persona scores (METHODS 9) record why a value is NULL (E). The table, unused before,
+    ** is rebuilt rather than altered so that its key holds the judge and the round: two judge
+    ** names with one model and sampling share their calls (the call key has no judge name),
+    ** and each keeps its own rows. */
+    "CREATE TABLE scores_v6 (\n"
+    "  -- Multi-metric scores from a judge's JSON reply (persona phase 1 and 2, panels):\n"
+    "  -- one row per metric of one scored response in one call.\n"
+    "  id          INTEGER PRIMARY KEY,\n"
+    "  protocol    TEXT NOT NULL,                 -- 'persona1', 'persona2', 'panel', ...\n"
+    "  judge_name  TEXT NOT NULL,\n"
+    "  item_id     TEXT NOT NULL REFERENCES items(id), -- item or scenario\n"
+    "  subject     TEXT NOT NULL,                 -- model or response scored\n"
+    "  persona_id  INTEGER REFERENCES personas(id), -- identity it was attributed to, or NULL\n"
+    "  position    INTEGER NOT NULL DEFAULT 0 CHECK (position IN (0, 1)),\n"
+    "  round       INTEGER NOT NULL DEFAULT 0,    -- panel round; 0 = independent scoring\n"
+    "  metric      TEXT NOT NULL,                 -- 'creativity', 'accuracy', 'preferred', ...\n"
+    "  value       REAL,                          -- NULL: missing or invalid in the reply (E)\n"
+    "  call_id     INTEGER NOT NULL REFERENCES calls(id),\n"
+    "  scored_at   TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  reason      TEXT,                          -- why value is NULL (E); NULL otherwise\n"
+    "  UNIQUE (protocol, judge_name, call_id, position, round, metric)\n"
+    ");\n"
+    "INSERT INTO scores_v6 (id, protocol, judge_name, item_id, subject, persona_id, position,\n"
+    "  round, metric, value, call_id, scored_at)\n"
+    "  SELECT id, protocol, judge_name, item_id, subject, persona_id, position, round, metric,\n"
+    "  value, call_id, scored_at FROM scores;\n"
+    "DROP TABLE scores;\n"
+    "ALTER TABLE scores_v6 RENAME TO scores;\n"
+    "CREATE INDEX scores_by_subject ON scores(protocol, judge_name, item_id, subject);\n"
+    "CREATE INDEX scores_by_call ON scores(call_id);\n",
 };
 
 /* Statements prepared once at open (the hot paths). */
@@ -908,7 +938,8 @@ static int set_real_if_defined(json_t *obj, const char *key, double value)
 /* Records (upserts by name) the judge: base_url, model and the sampling parameters that are
 ** sent. The API key, and even the name of its variable, are not stored. */
 /* A judge's name keys its rows, so one name must not mix two configurations: when the name
-** already has judgments (pairwise or pointwise), the model and sampling must be the ones they were made with (a
+** already has judgments (pairwise, pointwise or persona scores), the model and sampling must be
+** the ones they were made with (a
 ** temperature-1 rerun under the same name would silently replace the temperature-0 rows). */
 static arb_status check_judge_unchanged(arb_store *s, const char *name, const char *model,
                                         const char *sampling)
@@ -916,7 +947,8 @@ static arb_status check_judge_unchanged(arb_store *s, const char *name, const ch
     static const char sql[] =
         "SELECT model, sampling FROM judges WHERE name = ?1"
         " AND (EXISTS (SELECT 1 FROM pairwise WHERE judge_name = ?1)"
-        " OR EXISTS (SELECT 1 FROM pointwise WHERE protocol = 'pointwise' AND judge_name = ?1))";
+        " OR EXISTS (SELECT 1 FROM pointwise WHERE protocol = 'pointwise' AND judge_name = ?1)"
+        " OR EXISTS (SELECT 1 FROM scores WHERE judge_name = ?1))";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail(s, ARB_DB, "cannot read the judges: %s", sqlite3_errmsg(s->db));
@@ -1898,34 +1930,18 @@ arb_status arb__store_each_pointwise(arb_store *s, arb__pointwise_fn fn, void *u
 
 /* ---- persona: read ------------------------------------------------------------------------ */
 
-/* Whether the scores table has the column `reason` (schema version 6 adds it): a store read
-** before its migration, or written by an older build, has none, and rows then read as reason
-** NULL. Returns 1, 0, or -1 on a database error. */
-static int scores_have_reason(arb_store *s)
-{
-    sqlite3_stmt *q = NULL;
-    int found = -1;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT count(*) FROM pragma_table_info('scores') WHERE name = 'reason'",
-                           -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-        found = sqlite3_column_int(q, 0) > 0;
-    sqlite3_finalize(q);
-    return found;
-}
-
 /* See internal.h. Scores whose persona is missing read with category and identity "" (the
 ** analysis leaves them out); rep is that of the call (0 when the call row is missing). */
 arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn, void *ud)
 {
-    static const char sql_head[] =
+    static const char sql[] =
         "SELECT sc.protocol, sc.judge_name, sc.item_id, sc.subject,\n"
         "       coalesce(p.category, ''), coalesce(p.identity, ''), sc.position, sc.round,\n"
         "       sc.metric, sc.value, sc.call_id, coalesce(c.rep, 0),\n"
         "       coalesce(i.category, ''),\n"
         "       coalesce(CASE WHEN json_type(i.extra, '$.variant') = 'text'\n"
-        "                     THEN json_extract(i.extra, '$.variant') END, ''),\n";
-    static const char sql_tail[] =
+        "                     THEN json_extract(i.extra, '$.variant') END, ''),\n"
+        "       sc.reason\n"
         "  FROM scores sc\n"
         "  LEFT JOIN personas p ON p.id = sc.persona_id\n"
         "  LEFT JOIN calls c ON c.id = sc.call_id\n"
@@ -1933,15 +1949,9 @@ arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn,
         " ORDER BY sc.judge_name, sc.protocol, coalesce(p.category, ''), sc.call_id, sc.position,\n"
         "          sc.metric";
     if (!fn) return arb__store_fail(s, ARB_INVALID, "each_persona_score: no callback");
-    int has_reason = scores_have_reason(s);
-    if (has_reason < 0) return fail_db(s, "cannot read persona scores");
-    char *sql = arb__sprintf("%s       %s\n%s", sql_head, has_reason ? "sc.reason" : "NULL",
-                             sql_tail);
-    if (!sql) return arb__store_fail(s, ARB_NOMEM, "persona scores: out of memory");
     sqlite3_stmt *q = NULL;
-    int prepared = sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) == SQLITE_OK;
-    free(sql);
-    if (!prepared) return fail_db(s, "cannot read persona scores");
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return fail_db(s, "cannot read persona scores");
     arb_status st = ARB_OK;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -1960,7 +1970,7 @@ arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn,
             .rep = sqlite3_column_int(q, 11),
             .base = (const char *)sqlite3_column_text(q, 12),
             .variant = (const char *)sqlite3_column_text(q, 13),
-            .reason = (const char *)sqlite3_column_text(q, 14), /* NULL when valid or absent */
+            .reason = (const char *)sqlite3_column_text(q, 14), /* NULL when valid */
         };
         /* every column read as text is NOT NULL in the schema (or coalesced): NULL means the
         ** conversion ran out of memory */
@@ -1974,5 +1984,100 @@ arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn,
     if (st == ARB_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
         st = fail_db(s, "cannot read persona scores");
     sqlite3_finalize(q);
+    return st;
+}
+
+/* ---- persona: write (METHODS §9; arbiter persona run) -------------------------------------- */
+
+/* The id of identity in category (table personas), added when new. */
+static arb_status persona_id(arb_store *s, const char *category, const char *identity,
+                             long long *id)
+{
+    static const char put_sql[] =
+        "INSERT INTO personas (category, identity) VALUES (?1, ?2)"
+        " ON CONFLICT (category, identity) DO NOTHING";
+    static const char get_sql[] = "SELECT id FROM personas WHERE category = ?1 AND identity = ?2";
+    sqlite3_stmt *q = NULL;
+    arb_status st = ARB_OK;
+    for (int k = 0; k < 2 && !st; k++) {
+        if (sqlite3_prepare_v2(s->db, k ? get_sql : put_sql, -1, &q, NULL) != SQLITE_OK)
+            return fail_db(s, "cannot store an identity");
+        bind_text(q, 1, category);
+        bind_text(q, 2, identity);
+        int rc = sqlite3_step(q);
+        if (k && rc == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
+        else if (rc != SQLITE_DONE) st = fail_db(s, "cannot store an identity");
+        sqlite3_finalize(q);
+        q = NULL;
+    }
+    return st;
+}
+
+/* Stores the rows of one call (see internal.h): the call's earlier rows of this judge and its
+** attributions are replaced, each identity is added to personas when new, each position
+** present gets its attribution (label "response" in phase 1, "candidate_1"/"candidate_2" in
+** phase 2, as the prompt calls it), each row a score with its reason when E. Runs inside the
+** caller's transaction. ARB_OK, ARB_INVALID for rows of several calls, or ARB_DB. */
+arb_status arb__store_put_persona_scores(arb_store *s, const arb__persona_score_row *rows,
+                                         size_t n)
+{
+    static const char *const sql[] = {
+        "DELETE FROM scores WHERE protocol = ?1 AND judge_name = ?2 AND call_id = ?3",
+        "DELETE FROM persona_attributions WHERE call_id = ?3",
+        "INSERT INTO persona_attributions (call_id, position, persona_id, item_id, response, label)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO scores (protocol, judge_name, item_id, subject, persona_id, position, round,"
+        " metric, value, call_id, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    };
+    enum { DROP_SCORES, DROP_ATTRIBUTIONS, PUT_ATTRIBUTION, PUT_SCORE, N_SQL };
+    if (!n) return ARB_OK;
+    for (size_t i = 1; i < n; i++)
+        if (rows[i].call_id != rows[0].call_id || strcmp(rows[i].judge_name, rows[0].judge_name) ||
+            strcmp(rows[i].protocol, rows[0].protocol))
+            return arb__store_fail(s, ARB_INVALID, "put_persona_scores: rows of several calls");
+    sqlite3_stmt *q[N_SQL] = {0};
+    arb_status st = ARB_OK;
+    for (int k = 0; k < N_SQL && !st; k++)
+        if (sqlite3_prepare_v2(s->db, sql[k], -1, &q[k], NULL) != SQLITE_OK)
+            st = fail_db(s, "cannot store persona scores");
+    for (int k = DROP_SCORES; k <= DROP_ATTRIBUTIONS && !st; k++) {
+        bind_text(q[k], 1, rows[0].protocol);
+        bind_text(q[k], 2, rows[0].judge_name);
+        sqlite3_bind_int64(q[k], 3, rows[0].call_id);
+        st = step_done(s, q[k], "cannot store persona scores");
+    }
+    long long ids[2] = {0, 0};
+    for (size_t i = 0; i < n && !st; i++) {
+        const arb__persona_score_row *r = &rows[i];
+        int pos = r->position ? 1 : 0;
+        if (!ids[pos]) {
+            if ((st = persona_id(s, r->category, r->identity, &ids[pos]))) break;
+            sqlite3_stmt *a = q[PUT_ATTRIBUTION];
+            sqlite3_bind_int64(a, 1, r->call_id);
+            sqlite3_bind_int(a, 2, pos);
+            sqlite3_bind_int64(a, 3, ids[pos]);
+            bind_text(a, 4, r->item_id);
+            bind_text(a, 5, r->subject);
+            bind_text(a, 6, strcmp(r->protocol, "persona2") ? "response"
+                            : pos                           ? "candidate_2"
+                                                            : "candidate_1");
+            if ((st = step_done(s, a, "cannot store a persona attribution"))) break;
+        }
+        sqlite3_stmt *w = q[PUT_SCORE];
+        bind_text(w, 1, r->protocol);
+        bind_text(w, 2, r->judge_name);
+        bind_text(w, 3, r->item_id);
+        bind_text(w, 4, r->subject);
+        sqlite3_bind_int64(w, 5, ids[pos]);
+        sqlite3_bind_int(w, 6, pos);
+        sqlite3_bind_int(w, 7, r->round);
+        bind_text(w, 8, r->metric);
+        if (isnan(r->value)) sqlite3_bind_null(w, 9);
+        else sqlite3_bind_double(w, 9, r->value);
+        sqlite3_bind_int64(w, 10, r->call_id);
+        bind_text(w, 11, isnan(r->value) ? (r->reason ? r->reason : "no valid scores") : NULL);
+        st = step_done(s, w, "cannot store a persona score");
+    }
+    for (int k = 0; k < N_SQL; k++) sqlite3_finalize(q[k]);
     return st;
 }

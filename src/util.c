@@ -540,3 +540,16 @@ int arb__listen(const char *address, int port, const char *who, int *family, int
                                            : ntohs(((struct sockaddr_in *)&ss)->sin_port);
     return fd;
 }
+
+/* See internal.h. */
+int arb__text_next_line(const char *text, size_t len, size_t *pos, const char **line, size_t *n)
+{
+    if (*pos == 0 && len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) *pos = 3; /* byte order mark */
+    if (*pos >= len) return 0;
+    *line = text + *pos;
+    const char *nl = memchr(*line, '\n', len - *pos);
+    *n = nl ? (size_t)(nl - *line) : len - *pos;
+    *pos += *n + (nl ? 1 : 0);
+    if (*n && (*line)[*n - 1] == '\r') (*n)--;
+    return 1;
+}

@@ -193,8 +193,8 @@ static int stop_at_first(void *ud, const arb__persona_score_row *r)
 }
 
 /* Rows come joined with their identity, repetition, base and variant, in the declared order
-** (judge, protocol, category, call, position, metric); a NULL value is NAN; reason is read
-** once the column exists (schema 6), NULL before. */
+** (judge, protocol, category, call, position, metric); a NULL value is NAN; reason is NULL
+** unless an E's reason was stored. */
 static void reader_rows(void **state)
 {
     fixture *f = *state;
@@ -211,7 +211,6 @@ static void reader_rows(void **state)
     assert_string_equal(s.text[2], "persona1|j1|s1|response1|gender|female|0|0|accuracy|9|0|clinic|nurse|(null)");
     assert_string_equal(s.text[4], "persona1|j2|s3|response1|religion|Muslim|0|0|accuracy|5|0|bank||(null)");
     assert_string_equal(s.text[5], "persona1|j2|s3|response1|religion|Muslim|0|0|creativity|nan|0|bank||(null)");
-    exec_sql(f, "ALTER TABLE scores ADD COLUMN reason TEXT");
     exec_sql(f, "UPDATE scores SET reason = 'missing metric' WHERE value IS NULL");
     s.n = 0;
     assert_int_equal(arb__store_each_persona_score(f->store, collect, &s), ARB_OK);

@@ -144,7 +144,7 @@ static void builtin_names(void **state)
     const char *const *names = arb_template_builtin_names();
     const char *expect[] = {"I",           "II",           "II-fact",      "II-fact-reason",
                             "II-reason",   "debate-hard",  "debate-judge", "debate-soft",
-                            "discuss-initial", "discuss-turn",
+                            "discuss-initial", "discuss-turn", "persona-1", "persona-2",
                             "pointwise-grade-general-explain", "pointwise-grade-general-plain",
                             "pointwise-grade-specific-explain", "pointwise-grade-specific-plain",
                             "pointwise-yesno-general-explain", "pointwise-yesno-general-plain",
@@ -369,7 +369,8 @@ static void bad_templates(void **state)
     expect_bad("#! description: x\n\nHello {foo}\n",
                "3: unknown placeholder {foo} (known: question, answer1, answer2, reference, "
                "language, option_list, option_letters, option_rules, agent1, agent2, self, "
-               "other, reviews, discussion, answer, task, task_input)");
+               "other, reviews, discussion, answer, task, task_input, scenario, response, identity, "
+               "candidate1, candidate2, identity1, identity2, metrics_json, range)");
     expect_bad("#! colour: red\n{question}", "1: unknown setting \"colour\" (known: description, "
                                              "verdict_json_field)");
     expect_bad("#! description\n{question}", "1: malformed setting (expected \"#! key: value\")");
@@ -403,7 +404,8 @@ static void not_found(void **state)
     assert_null(t);
     assert_string_equal(err, "unknown template \"III\": not a built-in (I, II, II-fact, "
                              "II-fact-reason, II-reason, debate-hard, debate-judge, debate-soft, "
-                             "discuss-initial, discuss-turn, pointwise-grade-general-explain, "
+                             "discuss-initial, discuss-turn, persona-1, persona-2, "
+                             "pointwise-grade-general-explain, "
                              "pointwise-grade-general-plain, pointwise-grade-specific-explain, "
                              "pointwise-grade-specific-plain, pointwise-yesno-general-explain, "
                              "pointwise-yesno-general-plain, pointwise-yesno-specific-explain, "

@@ -262,17 +262,17 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 5);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 6);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 6", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 7", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 6"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 7"));
     arb_store_close(s);
 }
 
@@ -285,7 +285,7 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 5);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 6);
     return s;
 }
 
@@ -368,6 +368,46 @@ static void test_schema_migration_pointwise_task(void **state)
     arb_store_close(s);
 }
 
+/* A version-5 store (scores without a reason, keyed without the judge) keeps its score rows
+** through the rebuild of migration 6; the new key lets two judge names that share one call
+** (same model and sampling) each hold their rows, and refuses a second row of one judge. */
+static void test_schema_migration_persona_scores(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    s = downgrade_and_reopen(s, f->db,
+                             "DROP TABLE scores;"
+                             "CREATE TABLE scores (id INTEGER PRIMARY KEY, protocol TEXT NOT NULL,"
+                             " judge_name TEXT NOT NULL, item_id TEXT NOT NULL REFERENCES items(id),"
+                             " subject TEXT NOT NULL, persona_id INTEGER REFERENCES personas(id),"
+                             " position INTEGER NOT NULL DEFAULT 0, round INTEGER NOT NULL DEFAULT 0,"
+                             " metric TEXT NOT NULL, value REAL, call_id INTEGER NOT NULL"
+                             " REFERENCES calls(id), scored_at TEXT NOT NULL DEFAULT 'then',"
+                             " UNIQUE (protocol, call_id, position, metric));"
+                             "INSERT INTO items (id, seq, question) VALUES ('s1', 0, 'Q');"
+                             "INSERT INTO calls (id, key, judge_name, model, request, ok)"
+                             " VALUES (7, 'k', 'j', 'm', '{}', 1);"
+                             "INSERT INTO scores (protocol, judge_name, item_id, subject, metric,"
+                             " value, call_id) VALUES ('persona1', 'j', 's1', 'response1',"
+                             " 'accuracy', 8, 7);"
+                             "PRAGMA user_version = 5;");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM scores WHERE judge_name = 'j' AND "
+                                  "value = 8 AND reason IS NULL AND scored_at = 'then'"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name IN "
+                                  "('scores_by_subject', 'scores_by_call')"), 2);
+    sqlite3 *db = arb__store_db(s);
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO scores (protocol, judge_name, item_id, subject,"
+                                      " metric, value, call_id) VALUES ('persona1', 'j2', 's1',"
+                                      " 'response1', 'accuracy', 6, 7)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(db, "INSERT INTO scores (protocol, judge_name, item_id,"
+                                          " subject, metric, value, call_id) VALUES ('persona1',"
+                                          " 'j', 's1', 'response1', 'accuracy', 6, 7)",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+    arb_store_close(s);
+}
+
 static void check_refused_unchanged(const char *path, const char *bytes, size_t len,
                                     const char *expect_in_message)
 {
@@ -429,7 +469,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 5);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 6);
     arb_store_close(s);
 }
 
@@ -1255,6 +1295,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_pointwise_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_migration_persona_scores, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_sqlite_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_database, setup, teardown),

@@ -38,6 +38,7 @@ int cmd_report(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 int cmd_consistency(int argc, char **argv);
 int cmd_persona(int argc, char **argv);
+/* `arbiter persona report` (cmd_persona_report.c), called by cmd_persona's dispatcher. */
 int cmd_persona_report(int argc, char **argv);
 
 /* The transport options every judging command shares (sbs, tournament): help text, getopt

@@ -33,7 +33,8 @@ static const char usage_text[] =
     "  debate       soft/hard multi-agent verdicts: agent 1, agent 2, judge agent (§2.5)\n"
     "  discuss      peer discussion between two reviewers, or a self-discussion (§7)\n"
     "  discussion-stats  PDA, opinion altering/holding, position shares of discussions\n"
-    "  persona      persona bias: the same answers attributed to different identities (§9)\n"
+    "  persona      persona bias: the same responses attributed to different identities\n"
+    "               (gender, race, religion), scored as JSON, phases 1 and 2 (§9)\n"
     "  report       everything in a database as one HTML file (charts) and/or Markdown\n"
     "  annotate     web page where experts label pairs blind (human labels, §4)\n"
     "  sim-server   run the SIMULATED judge server (a simulator, not a language model)\n"
@@ -56,6 +57,8 @@ static const char usage_text[] =
     "  arbiter persona report --db eval.db [--category gender] [--bootstrap N --seed S] [--json]\n"
     "  arbiter grade --items parallel.jsonl --answer-from reference --mode grade --task qa \\\n"
     "      --judges judges.yaml:j1,j2,j3 --db eval.db\n"
+    "  arbiter persona run --scenarios scenarios.jsonl --identities identities.yaml \\\n"
+    "      --phase both --judges judges.yaml:j1,j2 --db eval.db\n"
     "\n"
     "'arbiter <command> --help' describes a command.\n"
     "exit codes: 0 ok, 1 failure, 2 usage or bad input, 130 interrupted\n";
