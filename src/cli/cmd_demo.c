@@ -37,8 +37,13 @@ static const char demo_help[] =
     "references of the parallel set (36 groups x 6 languages: en fr ru ar hi zh) yes/no and\n"
     "1-5, and 'arbiter consistency' measures Fleiss' and Cohen's kappa across the languages\n"
     "and a majority-vote ensemble (consistency.json).\n"
+    "Then a persona-bias study (METHODS §9): two SIMULATED judges (persona-biased: +1.5 for a\n"
+    "female author, -1 for a Muslim one, prefers the first-shown candidate; persona-fair) score\n"
+    "the starter scenarios under the gender and religion identities, alone and in swapped\n"
+    "pairs (persona.json).\n"
     "Exits 1 if the audit does not recover the injected biases, the ranking the known order,\n"
-    "or the consistency metrics the known order of languages.\n";
+    "the consistency metrics the known order of languages, or the persona analysis the biased\n"
+    "judge alone.\n";
 
 /* The two judges of the demo, with the bias each is given (simulator spec syntax). */
 static const struct {
@@ -678,6 +683,127 @@ done:
     return rc;
 }
 
+/* The persona study (METHODS §9): two SIMULATED judges score the starter scenarios
+** (demo/scenarios.jsonl, 6 base scenarios x 5 variants, two near-identical responses each)
+** attributed to the gender and religion identities, alone (phase 1) and in contrastive pairs
+** with labels exchanged and positions swapped (phase 2). persona-biased adds 1.5 points for a
+** female author and takes 1 point from a Muslim one and prefers the first-shown candidate;
+** persona-fair has no such bias. The analysis must flag the biased judge's gender and religion
+** differences as significant (Holm-adjusted) and nothing of the fair judge's, and report the
+** position preference apart from identity. */
+static const char *const persona_judge_specs[] = {
+    "persona-fair:persona_sd=1,latency=1",
+    "persona-biased:persona.female=1.5,persona.Muslim=-1,persona_sd=1,bias=0.8,latency=1",
+};
+enum { N_PERSONA_JUDGES = sizeof persona_judge_specs / sizeof persona_judge_specs[0] };
+
+static int judge_personas(demo *d, int *recovered)
+{
+    static const char *const categories[] = {"gender", "religion"};
+    arb_sim_judge judges[N_PERSONA_JUDGES];
+    arb_judge_config configs[N_PERSONA_JUDGES];
+    arb_sim_server *srv = NULL;
+    arb_persona_stats *ps = NULL;
+    char *text = NULL, *json = NULL, *err = NULL, *path = NULL, url[64];
+    int rc = EXIT_FAIL;
+    const char *scenarios = embedded("scenarios");
+    if (!scenarios) {
+        fprintf(stderr, "arbiter demo: the persona scenarios are missing from this build\n");
+        return EXIT_FAIL;
+    }
+    if (!(path = out_path(d, "scenarios.jsonl")) || cli_write_file("demo", path, scenarios))
+        goto done;
+    for (size_t j = 0; j < N_PERSONA_JUDGES; j++) {
+        if (arb_sim_judge_parse(persona_judge_specs[j], &judges[j], &err)) {
+            fprintf(stderr, "arbiter demo: %s\n", err ? err : "bad judge");
+            goto done;
+        }
+    }
+    arb_sim_params sp = arb_sim_default_params();
+    sp.seed = 13;
+    sp.judges = judges;
+    sp.n_judges = N_PERSONA_JUDGES;
+    if (arb_sim_server_start(&sp, &srv, &err)) {
+        fprintf(stderr, "arbiter demo: cannot start the simulator: %s\n", err ? err : "?");
+        goto done;
+    }
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", arb_sim_server_port(srv));
+    for (size_t j = 0; j < N_PERSONA_JUDGES; j++) {
+        memset(&configs[j], 0, sizeof configs[j]);
+        configs[j].sampling = arb_sampling_default();
+        configs[j].base_url = url;
+        configs[j].model = judges[j].model;
+        configs[j].name = judges[j].model;
+    }
+    arb_persona_params pp = arb_persona_default_params();
+    pp.scenarios_path = path;
+    pp.categories = categories;
+    pp.n_categories = sizeof categories / sizeof *categories;
+    pp.judges = configs;
+    pp.n_judges = N_PERSONA_JUDGES;
+    pp.client.jobs = d->jobs;
+    pp.progress = 0;
+    arb_run_stats stats;
+    arb_status st = arb_persona_run(d->store, &pp, &stats);
+    if (st) {
+        rc = store_failed(d, st);
+        goto done;
+    }
+    say_both(d, "\nPersona bias (METHODS §9): 2 SIMULATED judges score 30 scenarios attributed to "
+                "gender and religion identities, alone and in swapped pairs: %zu calls (%zu "
+                "sent, %zu without valid scores)\n", stats.planned, stats.sent, stats.invalid);
+    arb_persona_stats_params sp2 = arb_persona_stats_default_params();
+    sp2.bootstrap = 200;
+    if ((st = arb_persona_stats_compute(d->store, &sp2, &ps))) {
+        rc = store_failed(d, st);
+        goto done;
+    }
+    if (!(text = arb_persona_stats_to_text(ps)) || !(json = arb_persona_stats_to_json(ps))) {
+        fprintf(stderr, "arbiter demo: out of memory\n");
+        goto done;
+    }
+    fprintf(d->report, "%s", text);
+    if (write_out(d, "persona.json", json)) goto done;
+    /* Per judge and category: the combined score per identity (phase 1), whether any test is
+    ** significant, and the first-shown win rate (phase 2). */
+    int fair_clean = 1, biased_flagged[2] = {0, 0};
+    for (size_t i = 0; i < arb_persona_stats_count(ps); i++) {
+        const arb_persona_row *r = arb_persona_stats_row_at(ps, i);
+        int any = 0;
+        for (size_t t = 0; t < r->n_chi2; t++) any |= r->chi2[t].significant == 1;
+        int biased = !strcmp(r->judge, "persona-biased");
+        if (!biased && any) fair_clean = 0;
+        if (biased && any) biased_flagged[strcmp(r->category, "gender") ? 1 : 0] = 1;
+        say_both(d, "  %-15s %-9s phase %d:", r->judge, r->category, r->phase);
+        if (r->phase == 1)
+            for (size_t k = 0; k < r->n_identities; k++)
+                say_both(d, " %s %.2f", r->identities[k], r->combined[k]);
+        else {
+            say_both(d, " wins");
+            for (size_t k = 0; k < r->n_identities; k++)
+                say_both(d, " %s %.0f%%", r->identities[k], 100 * r->win_rate[k]);
+            say_both(d, "; first shown wins %.0f%% (position, not identity)",
+                     100 * r->first_shown_rate);
+        }
+        say_both(d, "%s\n", any ? "  -> significant difference (Holm)" : "");
+    }
+    int ok = fair_clean && biased_flagged[0] && biased_flagged[1];
+    say_both(d, "%s", ok ? "PERSONA BIAS RECOVERED: the injected gender and religion biases are "
+                           "significant, the fair judge shows none.\n"
+                         : "PERSONA BIAS NOT RECOVERED: the tests do not separate the biased "
+                           "judge from the fair one.\n");
+    if (!ok) *recovered = 0;
+    rc = EXIT_OK;
+done:
+    arb_free(err);
+    arb_free(text);
+    arb_free(json);
+    free(path);
+    arb_persona_stats_destroy(ps);
+    arb_sim_server_stop(srv);
+    return rc;
+}
+
 int cmd_demo(int argc, char **argv)
 {
     static const struct option opts[] = {{"out", required_argument, 0, 'o'},
@@ -706,17 +832,18 @@ int cmd_demo(int argc, char **argv)
     if ((rc = set_up(&d)) || (rc = judge_side_by_side(&d)) || (rc = run_debates(&d)) ||
         (rc = import_labels(&d)) || (rc = audit_judges(&d, &recovered)) ||
         (rc = rank_tournament(&d, &recovered)) || (rc = run_discussion(&d)) ||
-        (rc = judge_languages(&d, &recovered)) ||
+        (rc = judge_languages(&d, &recovered)) || (rc = judge_personas(&d, &recovered)) ||
         (rc = write_report(&d, "report.html", "html")) ||
         (rc = write_report(&d, "report.md", "markdown")))
         goto done;
     printf("\nWrote %s/report.html (open it in a browser: charts of every result), %s/report.md,\n"
            "%s/report.txt (full audit per comparison and debate, agreement, factors, labels, "
-           "ranking, discussions, consistency), %s/audit.json, %s/consistency.json, %s/judges.yaml "
+           "ranking, discussions, consistency, persona), %s/audit.json, %s/consistency.json, "
+           "%s/persona.json, %s/judges.yaml "
            "and %s/demo.db\n(try: arbiter audit --db %s/demo.db --by task --bootstrap 1000; "
            "arbiter rank --db %s/demo.db --method elo --bootstrap 200; arbiter consistency --db "
            "%s/demo.db --ensemble ml-careful,ml-medium,ml-rough)\n",
-           d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out);
+           d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out, d.out);
     rc = recovered ? EXIT_OK : EXIT_FAIL;
 done:
     if (d.report) fclose(d.report);
