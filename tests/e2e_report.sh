@@ -27,10 +27,8 @@ set +e; "$ARB" report --db "$DB" --html "$T/x.html" --bootstrap lots 2>"$T/err";
 check "a bad --bootstrap exits 2" "[ $rc = 2 ]"
 
 # ---- the report ---------------------------------------------------------------------------------
-start=$(date +%s%N)
+# (timed in bench/, not here: a timed assertion fails on a busy machine, not on slow code)
 "$ARB" report --db "$DB" --html "$T/r.html" --markdown "$T/r.md" --title 'Demo <report>'
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
-check "both reports took ${ms} ms (< 10000, sanitizer builds included)" "[ $ms -lt 10000 ]"
 check "both files written, no .tmp left" "[ -s '$T/r.html' ] && [ -s '$T/r.md' ] && [ ! -e '$T/r.html.tmp' ] && [ ! -e '$T/r.md.tmp' ]"
 check "HTML starts with the doctype" "head -c 15 '$T/r.html' | grep -q '<!DOCTYPE html>'"
 check "the title is escaped" "grep -q '<title>Demo &lt;report&gt;</title>' '$T/r.html'"
