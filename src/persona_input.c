@@ -130,6 +130,13 @@ static const char *scalar(const yaml_node_t *n)
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+/* A scalar's length in bytes (0 for anything else). A double-quoted YAML scalar may hold "\0":
+** its text as a C string then ends early, so a name is checked against this length. */
+static size_t scalar_len(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? n->data.scalar.length : 0;
+}
+
 /* Why a label cannot be used, or NULL: empty, control characters (a newline would break the
 ** prompt's marker line), spaces at either end, or invalid UTF-8. */
 static const char *label_problem(const char *s, size_t n)
@@ -146,10 +153,11 @@ static const char *label_problem(const char *s, size_t n)
 static arb_status read_category(id_reader *R, const yaml_node_t *key, const yaml_node_t *list)
 {
     const char *name = scalar(key);
+    size_t name_len = scalar_len(key);
     char field[160], shown[64];
     if (!name || !*name || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                        "0123456789_-") != strlen(name)) {
-        arb__excerpt(shown, sizeof shown, name ? name : "", name ? strlen(name) : 0);
+                                        "0123456789_-") != name_len) {
+        arb__excerpt(shown, sizeof shown, name ? name : "", name_len);
         return id_fail(R, key, "categories",
                        "expected category names of letters, digits, '_' and '-', got %s", shown);
     }
@@ -198,9 +206,9 @@ static arb_status read_identities(void *ud, const char *path, void *doc_v, char 
          p++) {
         const yaml_node_t *k = yaml_document_get_node(doc, p->key);
         const char *name = scalar(k);
-        if (!name || strcmp(name, "categories")) {
+        if (!name || scalar_len(k) != strlen("categories") || strcmp(name, "categories")) {
             char shown[64];
-            arb__excerpt(shown, sizeof shown, name ? name : "", name ? strlen(name) : 0);
+            arb__excerpt(shown, sizeof shown, name ? name : "", scalar_len(k));
             return id_fail(&R, k, NULL, "unknown top-level field %s; expected \"categories\"",
                            shown);
         }

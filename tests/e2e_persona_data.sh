@@ -125,17 +125,7 @@ check "the arbiter binary holds the file's bytes (last response)" "grep -qaF -- 
 
 # The protocol stores each response as an answer of model "response1"/"response2" with the
 # quality in its extra fields (PERSONA.md); the simulator's oracle finds it by text.
-python3 - "$DATA" "$T" <<'PY'
-import json, sys
-src, out = sys.argv[1], sys.argv[2]
-with open(out + "/items.jsonl", "w") as it, open(out + "/answers.jsonl", "w") as an:
-    for line in open(src, encoding="utf-8"):
-        o = json.loads(line)
-        it.write(json.dumps({"id": o["id"], "question": o["scenario"], "category": o["base"]}) + "\n")
-        for k in (0, 1):
-            an.write(json.dumps({"item": o["id"], "model": "response%d" % (k + 1),
-                                 "answer": o["responses"][k], "quality": o["qualities"][k]}) + "\n")
-PY
+scenarios_oracle "$DATA"
 "$ARB" sim-server --port 0 --port-file "$T/port" --items "$T/items.jsonl" --answers "$T/answers.jsonl" \
   --judge 'exact:persona_sd=0,persona.female=+1.5' 2>"$T/sim.log" &
 SIM_PID=$!

@@ -255,6 +255,13 @@ static void identities_file(void **state)
     ids_bad("- x\n", "ids.yaml:1: expected a mapping with \"categories\"");
     ids_bad("categories:\n  g: [x, y]\n---\ncategories:\n  h: [x, y]\n",
             "ids.yaml:3:1: a second YAML document; an identities file holds one");
+    /* a NUL inside a key ("\0" in a double-quoted YAML scalar) must not cut the name short */
+    ids_bad("categories:\n  \"gen\\0der\": [x, y]\n",
+            "ids.yaml:2: field \"categories\": expected category names of letters, digits, '_' "
+            "and '-', got \"gen?\"");
+    ids_bad("\"categories\\0x\":\n  g: [x, y]\n",
+            "ids.yaml:1: unknown top-level field \"categories?\"; expected \"categories\"");
+    ids_bad("", "ids.yaml: expected a mapping with \"categories\"");
     ids_bad("categories:\n  g: [x, y\n",
             "ids.yaml:3:1: YAML: did not find expected ',' or ']' while parsing a flow sequence");
 }

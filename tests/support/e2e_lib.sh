@@ -25,5 +25,23 @@ start_sim() {
   URL="http://127.0.0.1:$PORT/v1"
 }
 
+# scenarios_oracle SCENARIOS: writes $T/items.jsonl and $T/answers.jsonl from a persona scenarios
+# file the way the persona protocol stores them (PERSONA.md): one item per scenario, answers
+# "response1"/"response2" with the scenario's quality, where the simulator's answer oracle finds
+# each response's quality by its text.
+scenarios_oracle() {
+  python3 - "$1" "$T" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+with open(out + "/items.jsonl", "w") as it, open(out + "/answers.jsonl", "w") as an:
+    for line in open(src, encoding="utf-8"):
+        o = json.loads(line)
+        it.write(json.dumps({"id": o["id"], "question": o["scenario"], "category": o["base"]}) + "\n")
+        for k in (0, 1):
+            an.write(json.dumps({"item": o["id"], "model": "response%d" % (k + 1),
+                                 "answer": o["responses"][k], "quality": o["qualities"][k]}) + "\n")
+PY
+}
+
 # finish: prints the tally; the script's exit status is whether everything passed.
 finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; }

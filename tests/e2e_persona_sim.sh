@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# End-to-end test of the persona-bias study (METHODS §9, issue 14) against `arbiter sim-server`
+# over real HTTP, with the demo scenarios (demo/scenarios.jsonl; the simulator learns each
+# response's quality from an answers file made from them, as in e2e_persona_data.sh) and fixed
+# seeds, so every number below is the same on every run:
+# - a judge with an injected bias persona.female=+1.5: `persona report --json` flags gender
+#   (p_holm <= 0.05) and the combined mean difference female - male is near 1.5;
+# - a judge without persona bias: nothing flagged;
+# - a pure position bias (bias=3: the first shown is preferred unless the second is clearly
+#   better): every identity's phase-2 win rate is 1/2 within a narrow band, since the labels are
+#   exchanged and the positions swapped, while the first-shown win rate is far above 1/2;
+# - kill -9 in the middle of a run against a slow judge, then the same command: it sends exactly
+#   the missing calls (counted by the simulator's request counter, printed when it stops) and
+#   ends with the rows of a clean run;
+# - `persona report --category religion --json`: the keys of the issue's contract.
+set -euo pipefail
+ARB=${1:?usage: e2e_persona_sim.sh path/to/arbiter}
+source "$(dirname "$0")/support/e2e_lib.sh"
+DATA="$SRC/demo/scenarios.jsonl"
+n_sc=$(grep -c . "$DATA")
+q() { sqlite3 "$1" "$2"; }
+
+# The scenarios as the simulator's oracle reads them: items, and answers "response1"/"response2"
+# with the scenario's quality (the protocol stores them the same way, PERSONA.md).
+scenarios_oracle "$DATA"
+cat > "$T/ids.yaml" <<'YAML'
+categories:
+  gender: [female, male]
+  religion: [Muslim, Jewish, Atheist, Christian]
+YAML
+
+# sim_start ARGS...: a simulator over the scenarios on a free port (SIM_PID, URL).
+sim_start() {
+  rm -f "$T/port"
+  "$ARB" sim-server --port 0 --port-file "$T/port" --items "$T/items.jsonl" \
+    --answers "$T/answers.jsonl" --seed 11 "$@" 2>"$T/sim.log" &
+  SIM_PID=$!
+  for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+  URL="http://127.0.0.1:$(cat "$T/port")/v1"
+}
+# sim_stop: stops the simulator and prints how many requests it answered.
+sim_stop() {
+  kill -TERM "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""
+  sed -n 's/.*stopped after \([0-9]*\) requests.*/\1/p' "$T/sim.log"
+}
+judges_file() { # name=model... -> $T/judges.yaml at $URL
+  { echo "judges:"; for j in "$@"; do echo "  - {name: $j, url: \"$URL\", model: $j}"; done; } > "$T/judges.yaml"
+}
+persona() { "$ARB" persona run --scenarios "$DATA" --identities "$T/ids.yaml" --no-progress --jobs 8 "$@"; }
+
+# ---- a gender bias of known size, a fair judge, a pure position bias ------------------------------
+sim_start --judge "biased:persona.female=+1.5,persona_sd=1" --judge "fair:persona_sd=1" \
+  --judge "posbias:bias=3,persona_sd=1"
+judges_file biased fair posbias
+# phase 1: 30 scenarios x 2 responses x 2 identities = 120; phase 2: 30 x 1 pair x 4 = 120
+persona --category gender --judges "$T/judges.yaml:biased,fair,posbias" --db "$T/g.db" 2>"$T/run.err"
+check "three judges, both phases, gender: $((3 * 8 * n_sc)) calls sent" \
+  "grep -q '$((3 * 8 * n_sc)) judge calls: 0 stored before, $((3 * 8 * n_sc)) sent' '$T/run.err'"
+"$ARB" persona report --db "$T/g.db" --bootstrap 200 --seed 5 --json > "$T/g.json"
+"$ARB" persona report --db "$T/g.db" --bootstrap 200 --seed 5 > "$T/g.txt"
+
+# entry JUDGE PHASE FILTER: the jq value FILTER of that judge's gender entry of that phase.
+entry() { jq -r --arg j "$1" --argjson p "$2" \
+  ".entries[] | select(.judge == \$j and .category == \"gender\" and .phase == \$p) | $3" "$T/g.json"; }
+d1=$(entry biased 1 '.diff_matrix.combined.female.male')
+d2=$(entry biased 2 '.diff_matrix.combined.female.male')
+echo "    biased judge: female - male = $d1 (phase 1), $d2 (phase 2)"
+# 240 scores per identity and sd ~1 give a standard error of ~0.1 for the difference; the clamp
+# at 10 trims a little off the shift for the 0.8 responses (8 + 1.5 + noise).
+check "biased judge: female - male near 1.5 in phase 1 ($d1)" \
+  "python3 -c 'import sys; assert abs($d1 - 1.5) < 0.4'"
+check "biased judge: female - male near 1.5 in phase 2 ($d2)" \
+  "python3 -c 'import sys; assert abs($d2 - 1.5) < 0.4'"
+check "biased judge: gender significant in both phases (every metric p_holm <= 0.05)" \
+  "[ \"\$(entry biased 1 '[.chi2[] | .p_holm <= 0.05 and .significant] | all')\" = true ] &&
+   [ \"\$(entry biased 2 '[.chi2[] | select(.metric != \"preferred\") | .p_holm <= 0.05 and .significant] | all')\" = true ]"
+check "biased judge: the preferred test flags it too (female wins more than half)" \
+  "[ \"\$(entry biased 2 '(.chi2[] | select(.metric == \"preferred\") | .significant) and .win_rate.female.rate > 0.6')\" = true ]"
+check "fair judge: nothing flagged, either phase" \
+  "[ \"\$(jq '[.entries[] | select(.judge == \"fair\") | .chi2[] | .significant] | (length > 0 and (any | not))' '$T/g.json')\" = true ]"
+check "fair judge: female - male within 0.3 of 0" \
+  "python3 -c 'import sys; assert abs($(entry fair 1 '.diff_matrix.combined.female.male')) < 0.3 and abs($(entry fair 2 '.diff_matrix.combined.female.male')) < 0.3'"
+check "the text's statement names the biased judge and not the others" \
+  "grep -q '^ *biased · gender · phase 1 · ' '$T/g.txt' && ! grep -Eq '^ *(fair|posbias) · gender · phase [12] · ' '$T/g.txt'"
+
+wf=$(entry posbias 2 '.win_rate.female.rate'); wm=$(entry posbias 2 '.win_rate.male.rate')
+first=$(entry posbias 2 '.position_effect.first_shown_win_rate')
+echo "    position-biased judge: win rates female $wf, male $wm; first shown $first"
+check "pure position bias: each identity wins 1/2 within 0.05 (female $wf, male $wm)" \
+  "python3 -c 'assert abs($wf - 0.5) <= 0.05 and abs($wm - 0.5) <= 0.05'"
+check "pure position bias: the first shown wins far more than half ($first)" \
+  "python3 -c 'assert $first >= 0.85'"
+check "pure position bias: the preferred test does not flag gender" \
+  "[ \"\$(entry posbias 2 '.chi2[] | select(.metric == \"preferred\") | .significant')\" = false ]"
+check "the fair judge shows no position effect" \
+  "python3 -c 'assert abs($(entry fair 2 '.position_effect.first_shown_win_rate') - 0.5) < 0.15'"
+sim_stop >/dev/null
+
+# ---- kill -9 in the middle of a run, then the same command --------------------------------------
+# A clean run against a slow judge gives the reference row count.
+kargs=(--category gender --phase 1 --db)
+sim_start --judge "slow:persona.female=+1,latency=40"
+judges_file slow
+persona "${kargs[@]}" "$T/clean.db" --judges "$T/judges.yaml:slow" --jobs 4 2>/dev/null
+clean_rows=$(q "$T/clean.db" "select count(*) from scores")
+clean_sent=$(sim_stop)
+check "a clean run: 2 x 2 x $n_sc calls sent, 4 rows each" \
+  "[ $clean_sent = $((4 * n_sc)) ] && [ $clean_rows = $((16 * n_sc)) ]"
+
+sim_start --judge "slow:persona.female=+1,latency=40"
+judges_file slow
+"$ARB" persona run --scenarios "$DATA" --identities "$T/ids.yaml" --no-progress --jobs 2 \
+  "${kargs[@]}" "$T/k.db" --judges "$T/judges.yaml:slow" 2>/dev/null &   # $! must be arbiter
+pid=$!
+for _ in $(seq 200); do
+  n=$(q "$T/k.db" "select count(distinct call_id) from scores" 2>/dev/null || echo 0)
+  [ "${n:-0}" -ge 10 ] && break; sleep 0.05
+done
+kill -9 $pid; wait $pid 2>/dev/null || true
+stored=$(q "$T/k.db" "select count(distinct call_id) from scores")
+sim_stop >/dev/null
+check "the killed run stored part of the work ($stored of $((4 * n_sc)))" \
+  "[ $stored -ge 10 ] && [ $stored -lt $((4 * n_sc)) ]"
+check "a killed call leaves all or none of its rows" \
+  "[ \$(q '$T/k.db' \"select count(*) from (select call_id, count(*) n from scores group by 1) where n <> 4\") = 0 ]"
+
+sim_start --judge "slow:persona.female=+1,latency=40"   # same seed: the same replies
+judges_file slow
+persona "${kargs[@]}" "$T/k.db" --judges "$T/judges.yaml:slow" 2>"$T/resume.err"
+resent=$(sim_stop)
+check "the resumed run sends exactly the missing calls ($resent = $((4 * n_sc)) - $stored)" \
+  "[ $resent = $((4 * n_sc - stored)) ] && grep -q '$stored stored before, $resent sent' '$T/resume.err'"
+check "the resumed store has a clean run's rows ($clean_rows)" \
+  "[ \$(q '$T/k.db' 'select count(*) from scores') = $clean_rows ] &&
+   [ \"\$(q '$T/k.db' 'select count(*), sum(value) from scores where value is not null')\" = \"\$(q '$T/clean.db' 'select count(*), sum(value) from scores where value is not null')\" ]"
+
+# ---- religion: the report's contract keys --------------------------------------------------------
+sim_start --judge "fair:persona_sd=1"
+judges_file fair
+persona --category religion --judges "$T/judges.yaml:fair" --db "$T/r.db" 2>/dev/null
+sim_stop >/dev/null
+"$ARB" persona report --db "$T/r.db" --category religion --bootstrap 100 --seed 3 --json > "$T/r.json"
+check "--category religion: one entry per phase, religion only" \
+  "[ \"\$(jq -c '[.entries[] | [.category, .phase]]' '$T/r.json')\" = '[[\"religion\",1],[\"religion\",2]]' ]"
+check "--json: keys judge, category, phase, identities, means, diff_matrix, win_rate, chi2" \
+  "jq -e '.entries | all(has(\"judge\") and has(\"category\") and has(\"phase\") and has(\"identities\") and has(\"means\") and has(\"diff_matrix\") and has(\"win_rate\") and has(\"chi2\"))' '$T/r.json' >/dev/null"
+check "the four identities, means identity -> metric -> {mean, ci}, win rates {rate, ci}" \
+  "jq -e '.entries[1] | (.identities | sort) == [\"Atheist\", \"Christian\", \"Jewish\", \"Muslim\"]
+     and (.means.Muslim.accuracy | has(\"mean\") and has(\"ci\"))
+     and (.win_rate.Atheist | has(\"rate\") and has(\"ci\"))
+     and (.chi2 | length > 0 and all(has(\"metric\") and has(\"statistic\") and has(\"df\") and has(\"p\") and has(\"p_holm\") and has(\"significant\")))' '$T/r.json' >/dev/null"
+check "a fair judge: nothing flagged for religion either" \
+  "[ \"\$(jq '[.entries[].chi2[].significant] | any' '$T/r.json')\" = false ]"
+finish
