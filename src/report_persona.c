@@ -158,7 +158,9 @@ static void matrix_part(persona_ctx *m, const arb_persona_row *r)
         if (!row) return;
         row[0] = ch->rows[i];
         for (size_t j = 0; j < I; j++) {
-            ch->values[i * I + j] = r->combined_diff[i * I + j];
+            double diff = r->combined_diff[i * I + j];
+            /* a difference that prints as 0 at two decimals is drawn as 0: no "-0.00" cell */
+            ch->values[i * I + j] = fabs(diff) < 0.005 ? 0 : diff;
             row[j + 1] = arb__report_value(d, ARB__FMT_SIGNED, r->combined_diff[i * I + j]);
         }
     }
