@@ -13,7 +13,11 @@
 ** right-to-left override) against hand-computed κ, accuracy, mean grade, gap and ensemble, its
 ** charts well formed (svg_check.h), n/a for undefined values, no bidi control, the ensemble only
 ** with --ensemble; the section absent without pointwise judgments; the side-by-side table per
-** language with two item languages and not with one; `arbiter report --ensemble`.
+** language with two item languages and not with one; `arbiter report --ensemble`. Issue 14: the
+** persona section of a store written through arb__store_put_persona_scores, against hand-worked
+** means, difference matrix, win rates, position effect, χ² and Holm p; identity labels that are
+** attacks (a script tag with a pipe, right-to-left text) escaped; its charts well formed
+** (diverging heat map, whiskers, the 50% line); the section absent without persona scores.
 **
 ** Run one test alone with ARB_TEST=<name>.
 */
