@@ -247,17 +247,21 @@ static const char *ink_on(const int rgb[3])
     return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? INK_DARK : INK_WHITE;
 }
 
-/* The sequential scale of the heat map: light to dark blue through ColorBrewer's Blues. */
-static const int ramp_stops[3][3] = {{0xF7, 0xFB, 0xFF}, {0x6B, 0xAE, 0xD6}, {0x08, 0x30, 0x6B}};
+/* The heat map's colour scales, three stops each (t = 0, 0.5, 1). Sequential: light to dark
+** blue through ColorBrewer's Blues. Diverging: ColorBrewer's RdBu (colour-blind safe), red
+** below the centre, near-white at it, blue above, for signed differences around 0. */
+typedef int ramp_def[3][3];
+static const ramp_def ramp_blues = {{0xF7, 0xFB, 0xFF}, {0x6B, 0xAE, 0xD6}, {0x08, 0x30, 0x6B}};
+static const ramp_def ramp_red_blue = {{0xB2, 0x18, 0x2B}, {0xF7, 0xF7, 0xF7}, {0x21, 0x66, 0xAC}};
 
-static void ramp_colour(double t, int rgb[3])
+static void ramp_colour(const ramp_def *ramp, double t, int rgb[3])
 {
     if (!(t >= 0)) t = 0;
     if (t > 1) t = 1;
     int seg = t <= 0.5 ? 0 : 1;
     double u = seg == 0 ? t * 2 : (t - 0.5) * 2;
     for (int k = 0; k < 3; k++) {
-        double a = ramp_stops[seg][k], z = ramp_stops[seg + 1][k];
+        double a = (*ramp)[seg][k], z = (*ramp)[seg + 1][k];
         rgb[k] = (int)lround(a + (z - a) * u);
     }
 }
@@ -376,8 +380,8 @@ static void chart_begin(chart *c, arb__buf *b, uint64_t hash, double w, double h
 }
 
 /* Closes the description and writes the definitions (the hatch of n/a marks, and with ramp
-** the heat map's colour scale as a gradient) and the white ground. */
-static void desc_end(chart *c, double w, double h, int ramp)
+** (NULL: none) the heat map's colour scale as a gradient) and the white ground. */
+static void desc_end(chart *c, double w, double h, const ramp_def *ramp)
 {
     emit(c,
          "</desc>\n<defs><pattern id=\"%i-na\" width=\"6\" height=\"6\" "
@@ -390,7 +394,7 @@ static void desc_end(chart *c, double w, double h, int ramp)
         emit(c, "<linearGradient id=\"%i-ramp\">");
         for (int s = 0; s < 3; s++) {
             char hex[8];
-            hex_of(ramp_stops[s], hex);
+            hex_of((*ramp)[s], hex);
             emit(c, "<stop offset=\"%f\" stop-color=\"%s\"/>", s * 0.5, hex);
         }
         put(c, "</linearGradient>");
@@ -726,7 +730,7 @@ int arb__svg_stacked_bars(arb__buf *b, const char *title, const char *const *row
     put_count(&c, n_cats);
     put(&c, " categories named in the legend; segments of 6% or more print their percentage.");
     if (any_na) put(&c, " Hatched grey bars and n/a marks are undefined shares.");
-    desc_end(&c, CHART_W, h, 0);
+    desc_end(&c, CHART_W, h, NULL);
 
     legend(&c, 1, x0, MARGIN, legend_w, cats, n_cats, SWATCH_RECT, any_na ? "n/a" : NULL);
     scale sc;
@@ -849,13 +853,17 @@ static void fmt_cell(char *out, size_t size, const char *fmt, double v)
     out[o] = '\0';
 }
 
-int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, size_t n_rows,
-                     const char *const *cols, size_t n_cols, const double *values, double lo,
-                     double hi, const char *cell_format, double scale_by)
+/* The heat map of arb__svg_heatmap (diverging 0) and arb__svg_heatmap_diverging (1): the same
+** grid, legend and hover texts; only the colour scale and its description differ. */
+static int heatmap(arb__buf *b, const char *title, const char *const *rows, size_t n_rows,
+                   const char *const *cols, size_t n_cols, const double *values, double lo,
+                   double hi, const char *cell_format, double scale_by, int diverging)
 {
     const char *fmt = cell_format && is_double_format(cell_format) ? cell_format : "%.2f";
     if (!isfinite(scale_by)) scale_by = 1;
-    /* The colour scale: lo..hi as given (hi < lo reverses it), else the data's range. */
+    const ramp_def *ramp = diverging ? &ramp_red_blue : &ramp_blues;
+    /* The colour scale: lo..hi as given (hi < lo reverses it), else the data's range;
+    ** diverging: -hi..hi with 0 in the middle, hi the largest |value| when not given. */
     double dmin = INFINITY, dmax = -INFINITY;
     int any_na = 0;
     for (size_t i = 0; i < n_rows * n_cols; i++) {
@@ -867,7 +875,11 @@ int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, si
         if (v < dmin) dmin = v;
         if (v > dmax) dmax = v;
     }
-    if (!isfinite(lo) || !isfinite(hi) || lo == hi) {
+    if (diverging) {
+        double widest = fmax(fabs(dmin), fabs(dmax));
+        if (!(isfinite(hi) && hi > 0)) hi = isfinite(widest) && widest > 0 ? widest : 1;
+        lo = -hi;
+    } else if (!isfinite(lo) || !isfinite(hi) || lo == hi) {
         lo = dmin;
         hi = dmax;
     }
@@ -895,7 +907,7 @@ int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, si
     double legend_y = top + grid_h + 14;
     double h = legend_y + 10 + 20 + MARGIN;
 
-    uint64_t hash = hash_start(b, "heatmap", title);
+    uint64_t hash = hash_start(b, diverging ? "heatmap-diverging" : "heatmap", title);
     hash_strs(&hash, rows, n_rows);
     hash_strs(&hash, cols, n_cols);
     hash_doubles(&hash, values, n_rows * n_cols);
@@ -909,10 +921,13 @@ int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, si
     put_count(&c, n_rows);
     put(&c, " rows by ");
     put_count(&c, n_cols);
-    put(&c, " columns; colour runs from light (low) to dark blue (high) as the legend under the "
-            "grid shows, and each cell prints its value where it fits.");
+    put(&c, diverging ? " columns; colour runs from red (below 0) through white (0) to blue "
+                        "(above 0), deeper the further from 0, as the legend under the grid "
+                        "shows, and each cell prints its value where it fits."
+                      : " columns; colour runs from light (low) to dark blue (high) as the legend "
+                        "under the grid shows, and each cell prints its value where it fits.");
     if (any_na) put(&c, " Hatched grey cells are n/a.");
-    desc_end(&c, w, h, 1);
+    desc_end(&c, w, h, ramp);
 
     if (!n_rows || !n_cols) draw_no_data(&c, grid_x0 + 6, top + ROW_H / 2 + 4);
     for (size_t j = 0; j < n_cols; j++) {
@@ -950,7 +965,7 @@ int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, si
                 int rgb[3];
                 char hex[8];
                 double t = hi != lo ? (v - lo) / (hi - lo) : 0.5; /* one value: mid-scale */
-                ramp_colour(t, rgb);
+                ramp_colour(ramp, t, rgb);
                 hex_of(rgb, hex);
                 ink = ink_on(rgb);
                 emit(&c, "<rect x=\"%f\" y=\"%f\" width=\"%f\" height=\"%f\" fill=\"%s\" "
@@ -984,6 +999,13 @@ int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, si
              grid_x0 + ramp_w, legend_y + 23, FS_SMALL, INK_SOFT);
         put_text(&c, text, strlen(text));
         put(&c, "</text>\n");
+        if (diverging) { /* the centre of the scale */
+            fmt_cell(text, sizeof text, fmt, 0.0);
+            emit(&c, "<text x=\"%f\" y=\"%f\" text-anchor=\"middle\" font-size=\"%f\" "
+                     "fill=\"%s\">", grid_x0 + ramp_w / 2, legend_y + 23, FS_SMALL, INK_SOFT);
+            put_text(&c, text, strlen(text));
+            put(&c, "</text>\n");
+        }
     }
     if (any_na) {
         emit(&c, "<rect x=\"%f\" y=\"%f\" width=\"%f\" height=\"10\" fill=\"url(#%i-na)\" "
@@ -992,6 +1014,23 @@ int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, si
                    "n/a");
     }
     return chart_end(&c);
+}
+
+int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, size_t n_rows,
+                     const char *const *cols, size_t n_cols, const double *values, double lo,
+                     double hi, const char *cell_format, double scale_by)
+{
+    return heatmap(b, title, rows, n_rows, cols, n_cols, values, lo, hi, cell_format, scale_by,
+                   0);
+}
+
+int arb__svg_heatmap_diverging(arb__buf *b, const char *title, const char *const *rows,
+                               size_t n_rows, const char *const *cols, size_t n_cols,
+                               const double *values, double half_range, const char *cell_format,
+                               double scale_by)
+{
+    return heatmap(b, title, rows, n_rows, cols, n_cols, values, NAN, half_range, cell_format,
+                   scale_by, 1);
 }
 
 /* ---- intervals ---------------------------------------------------------------------------- */
@@ -1053,7 +1092,7 @@ int arb__svg_intervals(arb__buf *b, const char *title, const char *axis_label,
         emit(&c, " A dashed vertical line marks the reference %s.", num);
     }
     if (any_na) put(&c, " Rows marked n/a have no value.");
-    desc_end(&c, CHART_W, h, 0);
+    desc_end(&c, CHART_W, h, NULL);
 
     draw_x_axis(&c, &sc, x0, x1, top, y_axis, axis_label, 0);
     if (!n) draw_no_data(&c, x0 + 6, top + ROW_H / 2 + 4);
@@ -1154,7 +1193,7 @@ int arb__svg_bars(arb__buf *b, const char *title, const char *axis_label,
     }
     put(&c, "; each bar's value is printed at its end.");
     if (any_na) put(&c, " Rows marked n/a have no value.");
-    desc_end(&c, CHART_W, h, 0);
+    desc_end(&c, CHART_W, h, NULL);
 
     draw_x_axis(&c, &sc, x0, x1, top, y_axis, axis_label, 0);
     if (!n) draw_no_data(&c, x0 + 6, top + ROW_H / 2 + 4);
@@ -1263,7 +1302,7 @@ int arb__svg_lines(arb__buf *b, const char *title, const char *x_label, const ch
     }
     put(&c, ".");
     if (any_na) put(&c, " Gaps in a line are n/a values.");
-    desc_end(&c, CHART_W, h, 0);
+    desc_end(&c, CHART_W, h, NULL);
 
     legend(&c, 1, x0, MARGIN, x1 - x0, series, n_series, SWATCH_LINE,
            any_na ? "gaps: n/a" : NULL);

@@ -875,6 +875,12 @@ int arb__svg_stacked_bars(arb__buf *b, const char *title, const char *const *row
 int arb__svg_heatmap(arb__buf *b, const char *title, const char *const *rows, size_t n_rows,
                      const char *const *cols, size_t n_cols, const double *values, double lo,
                      double hi, const char *cell_format, double scale);
+/* The same heat map on a diverging scale centred at 0 (signed differences): red below 0,
+** white at 0, blue above, from -half_range to +half_range (NAN or <= 0: the largest |value|). */
+int arb__svg_heatmap_diverging(arb__buf *b, const char *title, const char *const *rows,
+                               size_t n_rows, const char *const *cols, size_t n_cols,
+                               const double *values, double half_range, const char *cell_format,
+                               double scale);
 /* One row per label: a point at value with a whisker from lo to hi (NAN: no whisker) on a
 ** shared horizontal axis named axis_label, and a vertical reference line at ref (NAN: none). */
 int arb__svg_intervals(arb__buf *b, const char *title, const char *axis_label,

@@ -9,6 +9,8 @@
 **   judge-agreement  judge x judge mutual agreement, ties included (§5)
 **   multilingual     cross-language consistency of pointwise judgments (§8), only when the
 **                    store has some (report_consistency.c)
+**   persona          persona bias (§9): identity differences, win rates, χ² tests, only when
+**                    the store has persona scores (report_persona.c)
 **   win-rates, ratings, elo-trend, peer-weights   per battle source (§6)
 **   discussions      discussion and debate statistics (§7), a few transcripts in full
 **   worst-cases      the items whose verdicts depended most on the order of the answers
@@ -21,7 +23,7 @@
 ** text in the document and escaped by the renderer; the same store, parameters and seed give
 ** the same report apart from the generation time (every query is ordered, every bootstrap
 ** seeded); a section without data says why in one line instead of drawing an empty chart
-** (but the multilingual one, about judgments many stores never hold, is left out).
+** (but the multilingual and persona ones, about data many stores never hold, are left out).
 ** Not here: statistics (their own modules), HTML and Markdown (report_html.c, report_md.c).
 */
 #include "report.h"
@@ -770,6 +772,13 @@ static arb_status section_judge_agreement(report_ctx *c)
 static arb_status section_multilingual(report_ctx *c)
 {
     return arb__report_multilingual(c->doc, c->store, c->p);
+}
+
+/* ---- persona bias (METHODS §9): report_persona.c ----------------------------------------- */
+
+static arb_status section_persona(report_ctx *c)
+{
+    return arb__report_persona(c->doc, c->store, c->p);
 }
 
 /* ---- battles: win rates, ratings, Elo trend, peer rank ------------------------------------ */
@@ -1667,8 +1676,9 @@ static arb_status gather(report_ctx *c)
     arb_status (*const sections[])(report_ctx *) = {
         section_at_a_glance, section_summary,     section_verdicts,  section_position_bias,
         section_factors,     section_human_agreement, section_annotators,
-        section_judge_agreement, section_multilingual, section_win_rates, section_ratings,
-        section_elo_trend,   section_peer_weights, section_discussions, section_worst_cases};
+        section_judge_agreement, section_multilingual, section_persona, section_win_rates,
+        section_ratings,     section_elo_trend,   section_peer_weights, section_discussions,
+        section_worst_cases};
     for (size_t k = 0; k < sizeof sections / sizeof sections[0]; k++)
         if ((st = sections[k](c))) return st;
     return c->doc->nomem ? nomem(c) : ARB_OK;

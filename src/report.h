@@ -62,6 +62,8 @@ typedef struct arb__report_chart {
     double *lo, *hi;          /* intervals: n_rows each */
     double ref;               /* intervals: reference line (NAN none) */
     double v_lo, v_hi;        /* heatmap: colour scale */
+    int diverging;            /* heatmap: a scale centred at 0 from -v_hi to +v_hi (signed
+                                 differences; v_lo unused), arb__svg_heatmap_diverging */
     const char *cell_format;  /* heatmap: printf format of value * scale */
     double scale;
 } arb__report_chart;
@@ -154,7 +156,8 @@ typedef enum arb__report_format {
     ARB__FMT_PERCENT, /* a share 0..1 as a percentage with one decimal */
     ARB__FMT_SIGNED,  /* a signed difference, three decimals */
     ARB__FMT_PLAIN,   /* three decimals */
-    ARB__FMT_RATING   /* a rating on the Elo scale, no decimals */
+    ARB__FMT_RATING,  /* a rating on the Elo scale, no decimals */
+    ARB__FMT_P        /* a p-value, four decimals, "<0.0001" below that */
 } arb__report_format;
 const char *arb__report_value(arb__report_doc *doc, arb__report_format f, double x);
 const char *arb__report_value_ci(arb__report_doc *doc, arb__report_format f, double x,
@@ -169,6 +172,13 @@ const char *arb__report_seconds(arb__report_doc *doc, double s);  /* "0.31 s", "
 ** judgments), ARB_NOMEM when out of memory. */
 arb_status arb__report_multilingual(arb__report_doc *doc, arb_store *store,
                                     const arb_report_params *params);
+
+/* ---- report_persona.c: the persona section ------------------------------------------- */
+/* Appends the section "persona" (METHODS §9) to doc when store holds persona scores (nothing
+** otherwise), computed with params' bootstrap and seed. Returns store errors as
+** arb_persona_stats_compute does, ARB_NOMEM when out of memory. */
+arb_status arb__report_persona(arb__report_doc *doc, arb_store *store,
+                               const arb_report_params *params);
 
 /* ---- report_html.c, report_md.c: rendering ------------------------------------------ */
 /* Renders doc (complete: nomem not set) as one HTML file / as Markdown, appended to b.

@@ -364,6 +364,10 @@ static void put_number(char *out, size_t size, arb__report_format f, double x)
         snprintf(out, size, "%.3f", x);
         break;
     case ARB__FMT_RATING: snprintf(out, size, "%.0f", fabs(x) < 0.5 ? 0.0 : x); break;
+    case ARB__FMT_P:
+        if (x < 0.0001) snprintf(out, size, "<0.0001");
+        else snprintf(out, size, "%.4f", x);
+        break;
     }
 }
 

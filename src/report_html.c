@@ -113,8 +113,11 @@ static int put_chart(arb__buf *b, const arb__report_chart *c)
         rc = arb__svg_stacked_bars(b, c->title, rows, c->n_rows, cols, c->n_cols, c->values);
         break;
     case ARB__CHART_HEATMAP:
-        rc = arb__svg_heatmap(b, c->title, rows, c->n_rows, cols, c->n_cols, c->values, c->v_lo,
-                              c->v_hi, c->cell_format, c->scale);
+        rc = c->diverging
+                 ? arb__svg_heatmap_diverging(b, c->title, rows, c->n_rows, cols, c->n_cols,
+                                              c->values, c->v_hi, c->cell_format, c->scale)
+                 : arb__svg_heatmap(b, c->title, rows, c->n_rows, cols, c->n_cols, c->values,
+                                    c->v_lo, c->v_hi, c->cell_format, c->scale);
         break;
     case ARB__CHART_INTERVALS:
         rc = arb__svg_intervals(b, c->title, c->x_label, rows, c->n_rows, c->values, c->lo, c->hi,

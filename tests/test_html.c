@@ -286,6 +286,55 @@ static void heatmap_chart(void **state)
     arb__buf_free(&b);
 }
 
+/* The diverging heat map (signed differences): ColorBrewer's RdBu centred at 0, -h red, 0 the
+** near-white middle, +h blue; h the largest |value| when not given, else as given; the
+** legend marks both ends and the centre. */
+static void heatmap_diverging_chart(void **state)
+{
+    (void)state;
+    const char *rows[] = {"female", hostile_script};
+    const char *cols[] = {"female", hostile_script};
+    const double values[] = {0, 2, -2, NAN};
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    assert_int_equal(arb__svg_heatmap_diverging(&b, "Difference", rows, 2, cols, 2, values, NAN,
+                                                "%+.2f", 1), 0);
+    assert_chart(b.data);
+    assert_non_null(strstr(b.data, "colour runs from red (below 0) through white (0) to blue"));
+    /* 0 -> #F7F7F7 with dark ink; +2 -> #2166AC and -2 -> #B2182B, both dark enough for white
+    ** ink (luminance 0.13 and 0.10 < 0.179) */
+    assert_non_null(strstr(b.data, "fill=\"#F7F7F7\" stroke=\"#FFFFFF\"/><text"));
+    assert_non_null(strstr(b.data, "fill=\"#1A1A1A\">+0.00</text>"));
+    assert_non_null(strstr(b.data, "fill=\"#2166AC\""));
+    assert_non_null(strstr(b.data, "fill=\"#FFFFFF\">+2.00</text>"));
+    assert_non_null(strstr(b.data, "fill=\"#B2182B\""));
+    assert_non_null(strstr(b.data, "fill=\"#FFFFFF\">-2.00</text>"));
+    assert_non_null(strstr(b.data, "<stop offset=\"0.5\" stop-color=\"#F7F7F7\"/>"));
+    assert_non_null(strstr(b.data, ">-2.00</text>\n")); /* legend: -2, 0, +2 */
+    assert_non_null(strstr(b.data, ">+0.00</text>\n"));
+    assert_non_null(strstr(b.data, ">+2.00</text>\n"));
+    assert_non_null(strstr(b.data, hostile_script_esc));
+    assert_non_null(strstr(b.data, "Hatched grey cells are n/a"));
+    /* a given half-range of 4: +2 is halfway from white to blue: (247+33)/2 = 140 = 8C,
+    ** (247+102)/2 = 174.5 -> 175 = AF, (247+172)/2 = 209.5 -> 210 = D2 */
+    arb__buf_reset(&b);
+    assert_int_equal(arb__svg_heatmap_diverging(&b, "Difference", rows, 2, cols, 2, values, 4,
+                                                "%+.2f", 1), 0);
+    assert_chart(b.data);
+    assert_non_null(strstr(b.data, "fill=\"#8CAFD2\""));
+    assert_null(strstr(b.data, "fill=\"#2166AC\" stroke"));
+    assert_non_null(strstr(b.data, ">+4.00</text>\n"));
+    /* every value 0 (or none): the scale is -1..+1 and every cell the white middle */
+    const double zeros[] = {0, 0, 0, 0};
+    arb__buf_reset(&b);
+    assert_int_equal(arb__svg_heatmap_diverging(&b, "t", rows, 2, cols, 2, zeros, NAN, NULL, 1),
+                     0);
+    assert_chart(b.data);
+    assert_non_null(strstr(b.data, ">1.00</text>\n"));
+    assert_null(strstr(b.data, "#2166AC\" stroke"));
+    arb__buf_free(&b);
+}
+
 /* Intervals: the axis covers -0.3..0.5 with nice ticks -0.4, -0.2, ..., 0.6 (range 0.8 ->
 ** nice 1, step 1/5 = 0.2; floor(-0.3/0.2) = -2, ceil(0.5/0.2) = 3); rows in the given order;
 ** the reference line; n/a for an undefined value. */
@@ -519,6 +568,7 @@ int main(void)
         cmocka_unit_test(failure_leaves_buffer),
         cmocka_unit_test(stacked_bars_chart),
         cmocka_unit_test(heatmap_chart),
+        cmocka_unit_test(heatmap_diverging_chart),
         cmocka_unit_test(intervals_chart),
         cmocka_unit_test(bars_chart),
         cmocka_unit_test(lines_chart),

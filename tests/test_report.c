@@ -13,7 +13,11 @@
 ** right-to-left override) against hand-computed κ, accuracy, mean grade, gap and ensemble, its
 ** charts well formed (svg_check.h), n/a for undefined values, no bidi control, the ensemble only
 ** with --ensemble; the section absent without pointwise judgments; the side-by-side table per
-** language with two item languages and not with one; `arbiter report --ensemble`.
+** language with two item languages and not with one; `arbiter report --ensemble`. Issue 14: the
+** persona section of a store written through arb__store_put_persona_scores, against hand-worked
+** means, difference matrix, win rates, position effect, χ² and Holm p; identity labels that are
+** attacks (a script tag with a pipe, right-to-left text) escaped; its charts well formed
+** (diverging heat map, whiskers, the 50% line); the section absent without persona scores.
 **
 ** Run one test alone with ARB_TEST=<name>.
 */
@@ -22,6 +26,7 @@
 #include "testutil.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -910,6 +915,188 @@ static void cli_ensemble(void **state)
     assert_true(found);
 }
 
+/* ---- the persona section (issue 14) ------------------------------------------------------ */
+
+/* Identity labels from a user's identities file, as attacks: a script tag with a table pipe,
+** and right-to-left text (Arabic, an RLM, Hebrew); the category holds </svg> and a script. */
+#define ID_SCRIPT H_SCRIPT " |"
+#define ID_RTL RTL_TEXT
+#define P_CATEGORY "gender " H_SVG
+
+static int setup_persona(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    *state = f;
+    return arb_test_store_with_items("test_report",
+                                     "{\"id\":\"s1\",\"question\":\"one\"}\n"
+                                     "{\"id\":\"s2\",\"question\":\"two\"}\n"
+                                     "{\"id\":\"s3\",\"question\":\"three\"}\n"
+                                     "{\"id\":\"s4\",\"question\":\"four\"}\n",
+                                     f->dir, sizeof f->dir, &f->store);
+}
+
+/* One candidate's rows of a persona call: accuracy acc, creativity 6 (NAN both: E), and in
+** phase 2 preferred (won: 1 or 0). */
+static size_t persona_rows(arb__persona_score_row *rows, const arb__persona_score_row *base,
+                           const char *subject, const char *identity, int position, double acc,
+                           int won)
+{
+    static const char *const metrics[3] = {"accuracy", "creativity", "preferred"};
+    size_t n = !strcmp(base->protocol, "persona2") ? 3 : 2;
+    for (size_t k = 0; k < n; k++) {
+        rows[k] = *base;
+        rows[k].subject = subject;
+        rows[k].identity = identity;
+        rows[k].position = position;
+        rows[k].metric = metrics[k];
+        rows[k].value = isnan(acc) ? NAN : k == 0 ? acc : k == 1 ? 6 : won;
+        rows[k].reason = isnan(acc) ? "not JSON" : NULL;
+    }
+    return n;
+}
+
+/* Judge J_RLO, category P_CATEGORY, identities ID_SCRIPT (sorted first) and ID_RTL, metrics
+** accuracy and creativity, worked out by hand:
+** Phase 1: on s1..s4, response1 scored accuracy 8 as ID_SCRIPT and 6 as ID_RTL, creativity
+**   always 6; one more call (s4, response2, ID_SCRIPT) is E: 9 calls, 1 E, 4 scenarios.
+**   Means: ID_SCRIPT 8, 6, combined 7; ID_RTL 6, 6, combined 6: the difference +1 / -1.
+**   χ² accuracy: [[4, 0], [0, 4]], expected 2 in each cell (4 of 4 below 5): χ² = 4 * 2^2 / 2
+**   = 8, df 1, p = erfc(2) = 0.004678; creativity has one level: undefined (n/a).
+** Phase 2: every scenario's pairing in the four calls of the design (first shown ID_SCRIPT,
+**   ID_RTL, ID_RTL, ID_SCRIPT); ID_SCRIPT's candidates score 8 and 6, ID_RTL's 6 and 6. On
+**   s1 and s2 the ID_SCRIPT candidate is preferred, on s3 and s4 the first shown: ID_SCRIPT
+**   wins 4 + 4 + 2 + 2 = 12 of 16 pairings (75.0%, +25.0 pts), ID_RTL 4 (25.0%); the first
+**   shown wins 2 + 2 + 4 + 4 = 12 of 16 valid pairs (75.0%: position, not identity).
+**   χ² preferred: [[12, 4], [4, 12]], expected 8: 4 * 4^2 / 8 = 8, p 0.004678, 0 of 4 cells
+**   below 5; χ² accuracy [[16, 0], [0, 16]], expected 8: 4 * 8^2 / 8 = 32, p = erfc(4) =
+**   1.5e-8.
+** Holm over the 3 defined tests: 1.5e-8 * 3 < 0.0001; 0.004678 * 2 = 0.0094 for both p =
+**   0.004678 (the second's 0.004678 * 1 is raised to the first's): all 3 significant. */
+static void put_persona(fixture *f)
+{
+    arb__persona_score_row rows[6];
+    arb__persona_score_row base = {.protocol = "persona1", .judge_name = J_RLO,
+                                   .category = P_CATEGORY};
+    static const char *const items[4] = {"s1", "s2", "s3", "s4"};
+    for (int s = 0; s < 4; s++)
+        for (int k = 0; k < 2; k++) {
+            base.item_id = items[s];
+            base.call_id = put_call(f, J_RLO, "{}");
+            size_t n = persona_rows(rows, &base, "response1", k ? ID_RTL : ID_SCRIPT, 0,
+                                    k ? 6 : 8, 0);
+            assert_int_equal(arb__store_put_persona_scores(f->store, rows, n), ARB_OK);
+        }
+    base.item_id = "s4";
+    base.call_id = put_call(f, J_RLO, "no json");
+    size_t n = persona_rows(rows, &base, "response2", ID_SCRIPT, 0, NAN, 0);
+    assert_int_equal(arb__store_put_persona_scores(f->store, rows, n), ARB_OK);
+
+    base.protocol = "persona2";
+    static const int script_first[4] = {1, 0, 0, 1};
+    for (int s = 0; s < 4; s++)
+        for (int k = 0; k < 4; k++) {
+            base.item_id = items[s];
+            base.call_id = put_call(f, J_RLO, "{}");
+            int first_wins = s < 2 ? script_first[k] : 1;
+            const char *first = script_first[k] ? ID_SCRIPT : ID_RTL;
+            const char *second = script_first[k] ? ID_RTL : ID_SCRIPT;
+            n = persona_rows(rows, &base, k % 2 ? "response2" : "response1", first, 0,
+                             script_first[k] ? 8 : 6, first_wins);
+            n += persona_rows(rows + n, &base, k % 2 ? "response1" : "response2", second, 1,
+                              script_first[k] ? 6 : 8, !first_wins);
+            assert_int_equal(arb__store_put_persona_scores(f->store, rows, n), ARB_OK);
+        }
+}
+
+static void persona_section(void **state)
+{
+    fixture *f = *state;
+    arb_report_params p = arb_report_default_params();
+    p.bootstrap = 0; /* exact cells */
+    char *md = render(f, &p, "markdown");
+    assert_null(strstr(md, "Persona bias")); /* no persona scores: no section */
+    free(md);
+    char *html = render(f, &p, "html");
+    assert_null(strstr(html, "id=\"persona\""));
+    free(html);
+
+    put_persona(f);
+    md = render(f, &p, "markdown");
+    if (getenv("ARB_DUMP")) fputs(md, stderr);
+    check_md_tables(md);
+    assert_false(has_bidi_control(md));
+    assert_null(strstr(md, "nan"));
+    assert_null(strstr(md, "<script"));
+    assert_non_null(strstr(md, "\n## Persona bias\n"));
+#define MD_ID_SCRIPT "&lt;script&gt;window.\\_\\_pwned=1&lt;/script&gt; \\|"
+    /* the statement, then per judge x category: phase 1 */
+    assert_non_null(strstr(md, "Significant at α = 0.05 after Holm's correction over 3 tests, so "
+                               "the score depends on the identity there: Cevil · gender "
+                               "&lt;/svg&gt;&lt;script&gt;x&lt;/script&gt; · phase 1: accuracy; "
+                               "Cevil · gender &lt;/svg&gt;&lt;script&gt;x&lt;/script&gt; · phase "
+                               "2: accuracy, win rate.\n"));
+    assert_non_null(strstr(md, "### Cevil · gender &lt;/svg&gt;&lt;script&gt;x&lt;/script&gt;\n"));
+    assert_non_null(strstr(md, "9 calls, 1 E (left out), 4 scenarios.\n"));
+    assert_non_null(strstr(md, "| Identity | " MD_ID_SCRIPT " | " ID_RTL " |\n"));
+    assert_non_null(strstr(md, "| " MD_ID_SCRIPT " | +0.000 | +1.000 |\n"));
+    assert_non_null(strstr(md, "| " ID_RTL " | -1.000 | +0.000 |\n"));
+    assert_non_null(strstr(md, "| " MD_ID_SCRIPT " | 4 | 7.000 | 8.000 | 6.000 |\n"));
+    assert_non_null(strstr(md, "| " ID_RTL " | 4 | 6.000 | 6.000 | 6.000 |\n"));
+    assert_non_null(strstr(md, "| accuracy | 8.000 | 1 | 0.0047 | 0.0094 | yes | 4 of 4 |\n"));
+    assert_non_null(strstr(md, "| creativity | n/a | n/a | n/a | n/a | n/a | n/a |\n"));
+    assert_non_null(strstr(md, "Significant here at α = 0.05 after Holm's correction: accuracy "
+                               "(Holm p 0.0094; highest " MD_ID_SCRIPT " 8.000, lowest " ID_RTL
+                               " 6.000).\n"));
+    assert_non_null(strstr(md, "_Warning: some cells of accuracy have an expected count below 5"));
+    /* phase 2: win rates, the position effect apart, the preferred test */
+    assert_non_null(strstr(md, "16 calls, 0 E (left out), 4 scenarios, 16 valid pairs.\n"));
+    assert_non_null(strstr(md, "| " MD_ID_SCRIPT " | 16 | 12 | 75.0% | +25.0 pts |\n"));
+    assert_non_null(strstr(md, "| " ID_RTL " | 16 | 4 | 25.0% | -25.0 pts |\n"));
+    assert_non_null(strstr(md, "**Position effect (position, not identity)**\n"));
+    assert_non_null(strstr(md, "| shown first | 16 | 75.0% | +25.0 pts |\n"));
+    assert_non_null(strstr(md, "| accuracy | 32.000 | 1 | &lt;0.0001 | &lt;0.0001 | yes | 0 of 4 |\n"));
+    assert_non_null(strstr(md, "| preferred | 8.000 | 1 | 0.0047 | 0.0094 | yes | 0 of 4 |\n"));
+    assert_non_null(strstr(md, "win rate (Holm p 0.0094; highest " MD_ID_SCRIPT " 75.0%, lowest "
+                               ID_RTL " 25.0%)"));
+    assert_non_null(strstr(md, "No intervals (bootstrap 0)."));
+    free(md);
+
+    p.bootstrap = 100;
+    html = render(f, &p, "html");
+    check_tags(html);
+    assert_null(find_ci(html, "<script"));
+    assert_false(has_bidi_control(html));
+    assert_true(arb__utf8_valid(html, strlen(html), NULL));
+    assert_non_null(strstr(html, "<a href=\"#persona\">Persona bias</a>"));
+    char *sec = section_html(html, "persona");
+    /* per phase: the difference heat map and the means; phase 2: win rates and position */
+    assert_int_equal(check_all_svg(sec), 2 + 4);
+#define HTML_ID_SCRIPT "&lt;script&gt;window.__pwned=1&lt;/script&gt; |"
+    assert_non_null(strstr(sec, "<figcaption>Combined score difference: row identity minus "
+                                "column identity</figcaption>"));
+    assert_non_null(strstr(sec, "colour runs from red (below 0) through white (0) to blue"));
+    /* the scale is ±1 (the largest difference, at least 1 point): +1 is RdBu's blue end, -1 its
+    ** red end, the diagonal's 0 the white middle */
+    assert_non_null(strstr(sec, "fill=\"#2166AC\""));
+    assert_non_null(strstr(sec, "fill=\"#B2182B\""));
+    assert_non_null(strstr(sec, "fill=\"#F7F7F7\""));
+    assert_non_null(strstr(sec, "<title>" HTML_ID_SCRIPT " / " ID_RTL ": +1.00</title>"));
+    assert_non_null(strstr(sec, "<figcaption>Mean combined score per identity</figcaption>"));
+    assert_non_null(strstr(sec, "<figcaption>Win rate per identity in phase 2 (50%: no "
+                                "preference)</figcaption>"));
+    assert_non_null(strstr(sec, "<figcaption>Position, not identity: win rate of the candidate "
+                                "shown first (50%: no position effect)</figcaption>"));
+    assert_non_null(strstr(sec, "ref 50</text>"));
+    assert_non_null(strstr(sec, "<td>" ID_RTL "</td>"));
+    assert_non_null(strstr(sec, "<th scope=\"col\" class=\"num\">" HTML_ID_SCRIPT "</th>"));
+    /* bootstrapped: whiskers and intervals; a constant score has a point interval */
+    assert_non_null(strstr(sec, "bootstrap over scenarios, 100 resamples, seed 20261123"));
+    assert_non_null(strstr(sec, "<td class=\"num\">6.000 [6.000, 6.000]</td>"));
+    free(sec);
+    free(html);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -926,6 +1113,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(multilingual_section, setup_multilingual, teardown),
         cmocka_unit_test_setup_teardown(sbs_by_language, setup_multilingual, teardown),
         cmocka_unit_test_setup_teardown(cli_ensemble, setup_multilingual, teardown),
+        cmocka_unit_test_setup_teardown(persona_section, setup_persona, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

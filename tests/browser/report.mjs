@@ -158,8 +158,17 @@ export async function demoReportTests({ arb, browser, artifacts, demoDb, dir }) 
 
   const { context, page, seen, url } = await loadOffline(browser, html);
   try {
-    checkStructure('report', await structure(page, SECTIONS), 6);
+    const s = await structure(page, [...SECTIONS, 'persona']);
+    checkStructure('report', s, 6);
+    // the demo runs a persona study (METHODS §9): its section, with a difference heat map, the
+    // means and, in phase 2, the win rates and the position effect apart, all drawn
+    const persona = s.svgs.filter((v) => v.section === 'persona');
+    check(`report: the persona section is there with its charts drawn (${persona.length})`,
+      !s.missing.includes('persona') && persona.length >= 6 && persona.every((v) => v.w > 0 && v.h > 0),
+      () => JSON.stringify(persona));
     const dom = await hostileDom(page);
+    check('report: the position effect is labelled "position, not identity"',
+      dom.visibleText.includes('Position, not identity'));
     for (const m of ['atlas-large', 'birch-medium', 'cedar-small', 'drift-tiny', 'sim-fair', 'sim-primacy']) {
       check(`report: names ${m}`, dom.visibleText.includes(m));
     }
