@@ -421,6 +421,15 @@ typedef struct arb_persona_params {
     int dry_run;
     int progress;                 /* 1 on, 0 off, -1 when stderr is a terminal (default) */
     arb_client_params client;
+    /* The panel of discussing judges (METHODS §9), or n_panel 0 for none: 2 to 8 names of
+    ** judges above (borrowed), in the order that names the consensus "panel(a,b,c)". Round 0
+    ** is each agent's ordinary call; rounds 1..rounds show every agent the panel's replies of
+    ** the round before. */
+    const char *const *panel;
+    size_t n_panel;
+    int rounds;                   /* discussion rounds, 0 to 10 (default 1) */
+    const char *panel_template_1; /* panel round templates; NULL: persona-panel-1, -2 */
+    const char *panel_template_2;
 } arb_persona_params;
 
 ARB_API arb_persona_params arb_persona_default_params(void);
@@ -432,7 +441,12 @@ ARB_API arb_persona_params arb_persona_default_params(void);
 ** score is a row of table scores (protocol persona1 or persona2, the identity in personas,
 ** the attribution of each response in persona_attributions; value NULL and the reason for a
 ** reply without valid JSON). A rerun sends nothing, an interrupted run resumes where it
-** stopped. stats->invalid counts replies without valid scores. */
+** stopped. stats->invalid counts replies without valid scores. With a panel, each agent's
+** round-r scores are rows of protocol panel1 / panel2 with round r under the agent's name,
+** and the consensus (per metric the mean of the agents' valid last-round scores; phase 2 the
+** majority preferred candidate, a tie going to the first agent named) rows of persona1 /
+** persona2, round 0, under "panel(a,b,c)" with the call id of the first agent's last-round
+** call. The consensus needs no call: it is not counted in stats. */
 ARB_API arb_status arb_persona_run(arb_store *store, const arb_persona_params *params,
                                    arb_run_stats *stats);
 

@@ -348,7 +348,8 @@ arb_status arb__store_each_pointwise(arb_store *s, arb__pointwise_fn fn, void *u
 ** call's attributions), read back one row at a time by arb__store_each_persona_score, which
 ** also fills the fields marked "read only". */
 typedef struct arb__persona_score_row {
-    const char *protocol;   /* "persona1" (single candidate) or "persona2" (contrastive pair) */
+    const char *protocol;   /* "persona1" (single candidate) or "persona2" (contrastive pair);
+                               "panel1" / "panel2": a panel round r >= 1 (persona.c) */
     const char *judge_name;
     const char *item_id;    /* the scenario */
     const char *subject;    /* the response scored: "response1" or "response2" */
@@ -373,6 +374,11 @@ typedef int (*arb__persona_score_fn)(void *ud, const arb__persona_score_row *row
 /* Calls fn for every persona score row, ordered by judge_name, protocol, category, call_id,
 ** position, metric. Strings are valid only during the call. */
 arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn, void *ud);
+/* Sets *found when the store holds consensus rows of the panel named label (persona1 /
+** persona2 rows under that judge name) whose call is not a round-`rounds` call of the panel's
+** first agent: a consensus after another number of rounds. */
+arb_status arb__store_panel_other_rounds(arb_store *s, const char *label, const char *first_agent,
+                                         int rounds, int *found);
 
 /* One pairwise judgment as the audit reads it, with what its metrics need of the item. */
 typedef struct arb__audit_judgment {

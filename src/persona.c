@@ -23,9 +23,29 @@
 ** has value NULL and the same reason. The executor's cache and leases give reruns that send
 ** nothing and resume after SIGKILL.
 **
-** The attribution phrase is part of the template (persona-1, persona-2). The panel of
-** discussing judges (§9 "multi-agent panel") is not built yet. Nothing here computes a metric
-** (the report does).
+** The panel (§9 "multi-agent panel", --panel a,b,c --rounds R; the agents are judges of the
+** run): round 0 is each agent's ordinary call above (the very node of that judge: no call is
+** made twice). For every task and repetition the panel then has R rounds of one call per
+** agent, round r built only once every round r-1 reply of the panel is stored (executor
+** dependencies, as in debate.c); a round-r prompt (persona-panel-1, -2) shows the task as in
+** round 0 plus every agent's round r-1 reply verbatim, its own included, labelled "Agent A",
+** "Agent B", ... in panel order (never the judges' names). Those rows are protocol panel1 /
+** panel2, round r, under the agent's name. After round R a consensus node, which makes no
+** call, reads the last-round replies and stores the consensus as rows of persona1 / persona2,
+** round 0, under "panel(a,b,c)" (so the analysis reads it like any judge), with the call id
+** of the first agent's last-round call:
+**   - per metric, the mean of the agents' scores in their valid last-round replies (E
+**     replies left out; none valid: the consensus is E with that reason);
+**   - phase 2: the candidate preferred by most valid agents, a tie going to the preference of
+**     the first agent named (among the valid ones).
+** The consensus is not stored while any last-round call failed or was not sent (a rerun sends
+** it and completes the consensus). A failed call ends its task's panel for this run, as a
+** failed debate turn does (the later rounds are counted as skipped); an E reply does not: the
+** others see it as written. The consensus nodes are not calls: they are left out of the
+** run's planned and skipped counts.
+**
+** The attribution phrase is part of the template (persona-1, persona-2, persona-panel-1,
+** persona-panel-2). Nothing here computes a metric (the report does).
 */
 #include "internal.h"
 
@@ -34,6 +54,8 @@
 #include <string.h>
 
 #define MAX_METRICS 16
+#define MAX_PANEL 8
+#define MAX_ROUNDS 10
 
 static const char *const default_metrics[] = {"creativity", "accuracy", "efficiency",
                                               "reliability"};
@@ -49,6 +71,7 @@ arb_persona_params arb_persona_default_params(void)
     p.reps = 1;
     p.progress = -1;
     p.client = arb_client_default_params();
+    p.rounds = 1;
     return p;
 }
 
@@ -76,7 +99,69 @@ typedef struct persona_run {
     persona_task *tasks;
     size_t n_tasks, cap_tasks;
     size_t invalid;           /* written by the done callback only */
+    /* the panel (n_panel 0: none) */
+    size_t n_panel;
+    size_t panel_judge[MAX_PANEL]; /* index into params->judges of each agent */
+    int rounds;
+    arb_template *panel_tpl[2];
+    char *panel_label;        /* "panel(a,b,c)": the consensus's judge name */
+    size_t n_solo;            /* nodes of the judges' ordinary calls (round 0); panel after */
+    size_t per_block;         /* panel nodes per task and rep: n_panel * rounds + consensus */
+    struct consensus *consensus; /* one per task and rep: written by the consensus node's build
+                                    (main thread), read by its done (writer thread) */
+    size_t n_consensus_built;
 } persona_run;
+
+/* The consensus of one task and repetition, from the panel's last-round replies. */
+typedef struct consensus {
+    int ready;                /* 0: not stored (a last-round call failed or was not sent) */
+    int bad;                  /* no agent's reply was valid: E */
+    int preferred;            /* phase 2: 0 candidate_1, 1 candidate_2 */
+    long long call_id;        /* the first agent's last-round call */
+    double values[2][MAX_METRICS];
+    char reason[96];
+} consensus;
+
+/* Where a panel node sits: its task and rep (block = task * reps + rep), and either a round
+** (1..rounds) and agent, or the consensus. */
+typedef struct panel_coords {
+    size_t block, task, agent;
+    int rep, round, is_consensus;
+} panel_coords;
+
+static panel_coords panel_coords_of(const persona_run *r, size_t node)
+{
+    size_t k = node - r->n_solo, reps = (size_t)r->params->reps;
+    panel_coords c = {.block = k / r->per_block};
+    size_t in_block = k % r->per_block;
+    c.task = c.block / reps;
+    c.rep = (int)(c.block % reps);
+    c.is_consensus = in_block == r->n_panel * (size_t)r->rounds;
+    c.round = (int)(in_block / r->n_panel) + 1;
+    c.agent = in_block % r->n_panel;
+    return c;
+}
+
+/* The node of agent's call in round (0: the agent's ordinary call as a judge of the run). */
+static size_t round_node(const persona_run *r, const panel_coords *c, int round, size_t agent)
+{
+    size_t reps = (size_t)r->params->reps;
+    if (round == 0)
+        return (c->task * r->params->n_judges + r->panel_judge[agent]) * reps + (size_t)c->rep;
+    return r->n_solo + c->block * r->per_block + (size_t)(round - 1) * r->n_panel + agent;
+}
+
+/* A panel node depends on every agent's reply of the round before (the consensus: the last
+** round). */
+static size_t deps_of(void *ud, size_t node, size_t *deps)
+{
+    const persona_run *r = ud;
+    if (node < r->n_solo) return 0;
+    panel_coords c = panel_coords_of(r, node);
+    int before = c.is_consensus ? r->rounds : c.round - 1;
+    for (size_t a = 0; a < r->n_panel; a++) deps[a] = round_node(r, &c, before, a);
+    return r->n_panel;
+}
 
 static void node_coords(const persona_run *r, size_t node, const persona_task **task,
                         const arb_judge_config **judge, int *rep)
@@ -99,21 +184,28 @@ static const char *response_text(const persona_run *r, const persona_task *t, in
     return a ? a->answer : "";
 }
 
-static int build_call(void *ud, size_t node, const arb__call_outcome *const *deps,
-                      size_t n_deps, arb__exec_request *req)
+/* Reads the reply of a call of task t: 0 with the values (and preferred), or -1 with why. */
+static int parse_reply(const persona_run *r, const persona_task *t, const char *content,
+                       double values[2][MAX_METRICS], int *preferred, char *reason, size_t cap)
 {
-    (void)deps;
-    (void)n_deps;
-    persona_run *r = ud;
-    const persona_task *t;
-    const arb_judge_config *judge;
-    int rep;
-    node_coords(r, node, &t, &judge, &rep);
+    size_t len = strlen(content);
+    return t->phase == 1 ? arb__persona_parse_1(content, len, &r->metrics, values[0], reason, cap)
+                         : arb__persona_parse_2(content, len, &r->metrics, values[0], values[1],
+                                                preferred, reason, cap);
+}
+
+/* Renders task t's prompt with tpl for judge; self and discussion only in a panel round. */
+static int render_task(persona_run *r, const persona_task *t, arb_template *tpl,
+                       const arb_judge_config *judge, int rep, const char *self,
+                       const char *discussion, arb__exec_request *req)
+{
     const arb_item *it = arb_dataset_item(r->ds, t->scenario);
     arb_prompt_vars vars = {.options = 2, /* no option placeholder in a persona template */
                             .scenario = it->question,
                             .metrics_json = r->metrics_json,
-                            .range = r->range_text};
+                            .range = r->range_text,
+                            .self = self,
+                            .discussion = discussion};
     if (t->phase == 1) {
         vars.response = response_text(r, t, t->first);
         vars.identity = label_of(r, t, t->id_first);
@@ -123,33 +215,114 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
         vars.identity1 = label_of(r, t, t->id_first);
         vars.identity2 = label_of(r, t, t->id_second);
     }
-    return arb__exec_render(r->store, r->tpl[t->phase - 1], &vars, it, "scenario", judge, rep,
-                            req);
+    return arb__exec_render(r->store, tpl, &vars, it, "scenario", judge, rep, req);
 }
 
-/* Runs on the executor's writer thread: parses the reply and stores the call's rows. */
-static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
+/* The consensus of a task and rep from the last-round replies (rule at the top). Main
+** thread, in the consensus node's build. */
+static void compute_consensus(persona_run *r, const panel_coords *c,
+                              const arb__call_outcome *const *deps, size_t n_deps)
+{
+    consensus *out = &r->consensus[c->block];
+    const persona_task *t = &r->tasks[c->task];
+    memset(out, 0, sizeof *out);
+    for (size_t a = 0; a < n_deps; a++)
+        if (!deps[a]->ok || deps[a]->skipped || !deps[a]->content) return;
+    double sum[2][MAX_METRICS] = {{0}}, values[2][MAX_METRICS];
+    size_t n_valid = 0, votes[2] = {0, 0};
+    int first_choice = -1;
+    for (size_t a = 0; a < n_deps; a++) {
+        int preferred = 0;
+        char reason[8];
+        if (parse_reply(r, t, deps[a]->content, values, &preferred, reason, sizeof reason))
+            continue;
+        n_valid++;
+        for (int pos = 0; pos < t->phase; pos++)
+            for (size_t k = 0; k < r->metrics.n; k++) sum[pos][k] += values[pos][k];
+        votes[preferred]++;
+        if (first_choice < 0) first_choice = preferred;
+    }
+    out->ready = 1;
+    out->call_id = deps[0]->call_id;
+    if (!n_valid) {
+        out->bad = 1;
+        snprintf(out->reason, sizeof out->reason,
+                 "no agent of the panel gave valid scores in round %d", r->rounds);
+        return;
+    }
+    for (int pos = 0; pos < t->phase; pos++)
+        for (size_t k = 0; k < r->metrics.n; k++)
+            out->values[pos][k] = sum[pos][k] / (double)n_valid;
+    out->preferred = votes[0] > votes[1] ? 0 : votes[1] > votes[0] ? 1 : first_choice;
+}
+
+/* A panel round's {discussion}: every agent's reply of the round before, as written. */
+static char *previous_round(const persona_run *r, int round, const panel_coords *c,
+                            const arb__call_outcome *const *deps)
+{
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    int rc = 0;
+    for (size_t a = 0; a < r->n_panel; a++) {
+        const char *text = deps[a]->content ? deps[a]->content : "(no reply)";
+        rc |= arb__buf_printf(&b, "%sAgent %c%s, round %d:\n", a ? "\n\n" : "", (char)('A' + a),
+                              a == c->agent ? " (you)" : "", round - 1);
+        rc |= arb__buf_puts(&b, text);
+    }
+    if (rc || !b.data) {
+        arb__buf_free(&b);
+        return NULL;
+    }
+    return arb__buf_steal(&b);
+}
+
+static int build_call(void *ud, size_t node, const arb__call_outcome *const *deps,
+                      size_t n_deps, arb__exec_request *req)
 {
     persona_run *r = ud;
-    const persona_task *t;
-    const arb_judge_config *judge;
-    int rep;
-    node_coords(r, node, &t, &judge, &rep);
-    const arb__persona_metrics *m = &r->metrics;
-    double values[2][MAX_METRICS];
-    int preferred = 0, bad = -1;
-    char reason[256] = "no reply: the call failed (its error is stored with the call)";
-    if (out->ok && out->content) {
-        size_t len = strlen(out->content);
-        bad = t->phase == 1
-                  ? arb__persona_parse_1(out->content, len, m, values[0], reason, sizeof reason)
-                  : arb__persona_parse_2(out->content, len, m, values[0], values[1], &preferred,
-                                         reason, sizeof reason);
-        if (bad) r->invalid++;
-    } else if (out->ok) {
-        snprintf(reason, sizeof reason, "the reply has no content");
-        r->invalid++;
+    if (node < r->n_solo) {
+        const persona_task *t;
+        const arb_judge_config *judge;
+        int rep;
+        node_coords(r, node, &t, &judge, &rep);
+        return render_task(r, t, r->tpl[t->phase - 1], judge, rep, NULL, NULL, req);
     }
+    panel_coords c = panel_coords_of(r, node);
+    if (c.is_consensus) { /* no call: the consensus is computed here, stored by call_done */
+        r->n_consensus_built++;
+        if (!r->params->dry_run) compute_consensus(r, &c, deps, n_deps);
+        req->skip = 1;
+        return 0;
+    }
+    /* after a failed call the panel of this task stops (a dry run plans every call) */
+    for (size_t k = 0; k < n_deps; k++)
+        if (!r->params->dry_run && (!deps[k]->ok || deps[k]->skipped)) {
+            req->skip = 1;
+            return 0;
+        }
+    const persona_task *t = &r->tasks[c.task];
+    char self[16];
+    snprintf(self, sizeof self, "Agent %c", (char)('A' + c.agent));
+    char *discussion = previous_round(r, c.round, &c, deps);
+    if (!discussion) {
+        arb__store_fail(r->store, ARB_NOMEM, "out of memory");
+        return -1;
+    }
+    int rc = render_task(r, t, r->panel_tpl[t->phase - 1],
+                         &r->params->judges[r->panel_judge[c.agent]], c.rep, self, discussion,
+                         req);
+    free(discussion);
+    return rc;
+}
+
+/* The rows of one call (or consensus) of task t: every metric of each response shown, and in
+** phase 2 "preferred"; bad: every value NULL with reason. */
+static int put_rows(arb_store *s, const persona_run *r, const persona_task *t,
+                    const char *protocol, const char *judge_name, int round,
+                    double values[2][MAX_METRICS], int preferred, int bad, const char *reason,
+                    long long call_id)
+{
+    const arb__persona_metrics *m = &r->metrics;
     arb__persona_score_row rows[2 * (MAX_METRICS + 1)];
     size_t n = 0;
     const arb_item *it = arb_dataset_item(r->ds, t->scenario);
@@ -160,28 +333,76 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
             double v = NAN;
             if (!bad) v = k < m->n ? values[pos][k] : (pos == preferred ? 1.0 : 0.0);
             rows[n++] = (arb__persona_score_row){
-                .protocol = t->phase == 1 ? "persona1" : "persona2",
-                .judge_name = judge->name,
+                .protocol = protocol,
+                .judge_name = judge_name,
                 .item_id = it->id,
                 .subject = response_models[pos ? !t->first : t->first],
                 .category = r->ids.categories[t->category].name,
                 .identity = label_of(r, t, pos ? t->id_second : t->id_first),
                 .position = pos,
-                .round = 0,
+                .round = round,
                 .metric = k < m->n ? m->names[k] : "preferred",
                 .value = v,
                 .reason = bad ? reason : NULL,
-                .call_id = out->call_id,
+                .call_id = call_id,
             };
         }
     }
     return arb__store_put_persona_scores(s, rows, n) ? -1 : 0;
 }
 
+/* Runs on the executor's writer thread: parses the reply and stores the call's rows (or the
+** consensus computed by the consensus node's build). */
+static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
+{
+    persona_run *r = ud;
+    const persona_task *t;
+    const char *judge_name, *protocol;
+    int round = 0;
+    if (node < r->n_solo) {
+        const arb_judge_config *judge;
+        int rep;
+        node_coords(r, node, &t, &judge, &rep);
+        judge_name = judge->name;
+        protocol = t->phase == 1 ? "persona1" : "persona2";
+    } else {
+        panel_coords c = panel_coords_of(r, node);
+        t = &r->tasks[c.task];
+        if (c.is_consensus) {
+            consensus *con = &r->consensus[c.block];
+            if (!con->ready) return 0;
+            return put_rows(s, r, t, t->phase == 1 ? "persona1" : "persona2", r->panel_label,
+                            0, con->values, con->preferred, con->bad, con->reason,
+                            con->call_id);
+        }
+        if (out->skipped) return 0;
+        judge_name = r->params->judges[r->panel_judge[c.agent]].name;
+        protocol = t->phase == 1 ? "panel1" : "panel2";
+        round = c.round;
+    }
+    double values[2][MAX_METRICS];
+    int preferred = 0, bad = -1;
+    char reason[256] = "no reply: the call failed (its error is stored with the call)";
+    if (out->ok && out->content) {
+        bad = parse_reply(r, t, out->content, values, &preferred, reason, sizeof reason);
+        if (bad) r->invalid++;
+    } else if (out->ok) {
+        snprintf(reason, sizeof reason, "the reply has no content");
+        r->invalid++;
+    }
+    return put_rows(s, r, t, protocol, judge_name, round, values, preferred, bad, reason,
+                    out->call_id);
+}
+
+/* The consensus nodes make no call: they leave the planned and skipped counts. */
 static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
 {
     (void)s;
-    stats->invalid = ((const persona_run *)ud)->invalid;
+    const persona_run *r = ud;
+    stats->invalid = r->invalid;
+    size_t n_consensus = r->per_block ? r->n_tasks * (size_t)r->params->reps : 0;
+    stats->planned -= n_consensus <= stats->planned ? n_consensus : stats->planned;
+    stats->skipped -= r->n_consensus_built <= stats->skipped ? r->n_consensus_built : stats->skipped;
     return st;
 }
 
@@ -329,8 +550,10 @@ static arb_status check_metrics(persona_run *r)
     return st;
 }
 
-/* Loads the template of a phase and checks that it shows what the phase needs. */
-static arb_status load_template(persona_run *r, int phase)
+/* Loads the template of a phase (panel: of the phase's panel rounds) and checks that it shows
+** what the phase needs; a panel round also shows the round before ({discussion}) and may say
+** which agent reads it ({self}). */
+static arb_status load_template(persona_run *r, int phase, int panel)
 {
     static const char *const needs[2][4] = {{"scenario", "response", "identity", NULL},
                                             {"candidate1", "candidate2", "identity1", "identity2"}};
@@ -340,24 +563,34 @@ static arb_status load_template(persona_run *r, int phase)
     const arb_persona_params *p = r->params;
     const char *name = phase == 1 ? (p->template_1 ? p->template_1 : "persona-1")
                                   : (p->template_2 ? p->template_2 : "persona-2");
+    if (panel)
+        name = phase == 1 ? (p->panel_template_1 ? p->panel_template_1 : "persona-panel-1")
+                          : (p->panel_template_2 ? p->panel_template_2 : "persona-panel-2");
+    arb_template **slot = panel ? &r->panel_tpl[phase - 1] : &r->tpl[phase - 1];
     char *err = NULL;
-    arb_status st = arb_template_load(name, &r->tpl[phase - 1], &err);
+    arb_status st = arb_template_load(name, slot, &err);
     if (st) {
         arb__store_fail(r->store, st, "%s", err ? err : arb_strerror(st));
         free(err);
         return st;
     }
-    const arb_template *tpl = r->tpl[phase - 1];
+    const arb_template *tpl = *slot;
     for (int k = 0; k < 4 && needs[phase - 1][k]; k++)
         if (!arb_template_uses(tpl, needs[phase - 1][k]))
             return arb__store_fail(r->store, ARB_INVALID,
                                    "template %s has no {%s}: a phase-%d persona template shows it",
                                    arb_template_name(tpl), needs[phase - 1][k], phase);
+    if (panel && !arb_template_uses(tpl, "discussion"))
+        return arb__store_fail(r->store, ARB_INVALID,
+                               "template %s has no {discussion}: a panel round shows the panel's "
+                               "replies of the round before",
+                               arb_template_name(tpl));
     static const char *const other_protocols[] = {
         "question", "answer1", "answer2", "reference", "language", "option_list",
-        "option_letters", "option_rules", "agent1", "agent2", "self", "other", "reviews",
-        "discussion", "answer", "task", "task_input"};
-    for (size_t k = 0; k < sizeof other_protocols / sizeof *other_protocols; k++)
+        "option_letters", "option_rules", "agent1", "agent2", "other", "reviews",
+        "answer", "task", "task_input", "self", "discussion"};
+    size_t n_other = sizeof other_protocols / sizeof *other_protocols - (panel ? 2 : 0);
+    for (size_t k = 0; k < n_other; k++)
         if (arb_template_uses(tpl, other_protocols[k]))
             return arb__store_fail(r->store, ARB_INVALID,
                                    "template %s uses {%s}, which a persona template has nothing "
@@ -368,6 +601,63 @@ static arb_status load_template(persona_run *r, int phase)
             return arb__store_fail(r->store, ARB_INVALID,
                                    "template %s uses {%s}, which phase %d does not fill",
                                    arb_template_name(tpl), foreign[phase - 1][k], phase);
+    return ARB_OK;
+}
+
+/* The panel: 2 to MAX_PANEL distinct judges of the run, 0 to MAX_ROUNDS rounds, its
+** templates, its name, and no consensus of another number of rounds under that name. */
+static arb_status check_panel(persona_run *r)
+{
+    const arb_persona_params *p = r->params;
+    arb_store *s = r->store;
+    if (!p->n_panel) return ARB_OK;
+    if (!p->panel || p->n_panel < 2 || p->n_panel > MAX_PANEL)
+        return arb__store_fail(s, ARB_INVALID, "a panel has 2 to %d agents, got %zu", MAX_PANEL,
+                               p->n_panel);
+    if (p->rounds < 0 || p->rounds > MAX_ROUNDS)
+        return arb__store_fail(s, ARB_INVALID, "rounds must be between 0 and %d, got %d",
+                               MAX_ROUNDS, p->rounds);
+    arb__buf label;
+    arb__buf_init(&label, 0);
+    int nomem = arb__buf_puts(&label, "panel(");
+    for (size_t a = 0; a < p->n_panel; a++) {
+        const char *name = p->panel[a] ? p->panel[a] : "";
+        size_t j = 0;
+        while (j < p->n_judges && (!p->judges[j].name || strcmp(p->judges[j].name, name))) j++;
+        if (j == p->n_judges) {
+            arb__buf_free(&label);
+            return arb__store_fail(s, ARB_INVALID,
+                                   "panel agent \"%s\" is not one of the judges of the run (give "
+                                   "it in --judges too: its round 0 is its ordinary call)",
+                                   name);
+        }
+        for (size_t b = 0; b < a; b++)
+            if (r->panel_judge[b] == j) {
+                arb__buf_free(&label);
+                return arb__store_fail(s, ARB_INVALID, "panel agent \"%s\" named twice", name);
+            }
+        r->panel_judge[a] = j;
+        nomem |= arb__buf_printf(&label, "%s%s", a ? "," : "", name);
+    }
+    nomem |= arb__buf_puts(&label, ")");
+    r->panel_label = nomem ? NULL : arb__buf_steal(&label);
+    arb__buf_free(&label);
+    if (!r->panel_label) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    r->n_panel = p->n_panel;
+    r->rounds = p->rounds;
+    arb_status st;
+    for (int ph = 1; ph <= 2; ph++)
+        if ((p->phase & ph) && (st = load_template(r, ph, 1))) return st;
+    int other = 0;
+    if ((st = arb__store_panel_other_rounds(s, r->panel_label, p->judges[r->panel_judge[0]].name,
+                                            r->rounds, &other)))
+        return st;
+    if (other)
+        return arb__store_fail(s, ARB_INVALID,
+                               "the store already has a consensus of %s after another number of "
+                               "rounds than %d; both would be analysed as one judge: use another "
+                               "database, or the same --rounds",
+                               r->panel_label, r->rounds);
     return ARB_OK;
 }
 
@@ -385,9 +675,17 @@ static arb_status validate(persona_run *r)
     if ((st = check_metrics(r)) || (st = read_inputs(r)) || (st = select_categories(r)))
         return st;
     for (int ph = 1; ph <= 2; ph++)
-        if ((p->phase & ph) && (st = load_template(r, ph))) return st;
+        if ((p->phase & ph) && (st = load_template(r, ph, 0))) return st;
     if ((st = arb__judge_check_list(s, p->judges, p->n_judges, p->dry_run))) return st;
-    return plan(r);
+    if ((st = check_panel(r))) return st;
+    if ((st = plan(r))) return st;
+    r->n_solo = r->n_tasks * p->n_judges * (size_t)p->reps;
+    if (r->n_panel) {
+        r->per_block = r->n_panel * (size_t)r->rounds + 1;
+        r->consensus = calloc(r->n_tasks * (size_t)p->reps + 1, sizeof *r->consensus);
+        if (!r->consensus) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    }
+    return ARB_OK;
 }
 
 /* The run's parameters for the runs table: everything that shapes the scores, nothing secret.
@@ -430,6 +728,24 @@ static char *params_json(const persona_run *r)
               arb__json_set(o, "reps", json_integer(p->reps)) ||
               arb__json_set(o, "n_scenarios",
                             json_integer((json_int_t)arb_dataset_item_count(r->ds)));
+    if (!bad && r->n_panel) {
+        json_t *panel = json_object(), *agents = json_array();
+        bad = !panel || !agents;
+        for (size_t a = 0; !bad && a < r->n_panel; a++)
+            bad = json_array_append_new(agents, arb__json_name(p->judges[r->panel_judge[a]].name));
+        bad = bad || arb__json_set(panel, "agents", json_incref(agents)) ||
+              arb__json_set(panel, "rounds", json_integer(r->rounds)) ||
+              arb__json_set(panel, "name", arb__json_name(r->panel_label)) ||
+              arb__json_set(panel, "template_1", r->panel_tpl[0]
+                                                     ? arb__json_name(arb_template_name(r->panel_tpl[0]))
+                                                     : json_null()) ||
+              arb__json_set(panel, "template_2", r->panel_tpl[1]
+                                                     ? arb__json_name(arb_template_name(r->panel_tpl[1]))
+                                                     : json_null()) ||
+              arb__json_set(o, "panel", json_incref(panel));
+        json_decref(panel);
+        json_decref(agents);
+    }
     char *text = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
     json_decref(judges);
@@ -462,10 +778,14 @@ arb_status arb_persona_run(arb_store *store, const arb_persona_params *params,
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress};
     st = arb__exec_protocol(store, "persona", pjson, &ep,
-                            r.n_tasks * params->n_judges * (size_t)params->reps, NULL, build_call,
-                            call_done, count_invalid, &r, stats);
+                            r.n_solo + r.n_tasks * (size_t)params->reps * r.per_block, deps_of,
+                            build_call, call_done, count_invalid, &r, stats);
 done:
     free(pjson);
+    free(r.consensus);
+    free(r.panel_label);
+    arb_template_destroy(r.panel_tpl[0]);
+    arb_template_destroy(r.panel_tpl[1]);
     free(r.tasks);
     free(r.cats);
     free(r.metrics_json);

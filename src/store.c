@@ -2058,9 +2058,8 @@ arb_status arb__store_put_persona_scores(arb_store *s, const arb__persona_score_
             sqlite3_bind_int64(a, 3, ids[pos]);
             bind_text(a, 4, r->item_id);
             bind_text(a, 5, r->subject);
-            bind_text(a, 6, strcmp(r->protocol, "persona2") ? "response"
-                            : pos                           ? "candidate_2"
-                                                            : "candidate_1");
+            int pair = !strcmp(r->protocol, "persona2") || !strcmp(r->protocol, "panel2");
+            bind_text(a, 6, !pair ? "response" : pos ? "candidate_2" : "candidate_1");
             if ((st = step_done(s, a, "cannot store a persona attribution"))) break;
         }
         sqlite3_stmt *w = q[PUT_SCORE];
@@ -2079,5 +2078,32 @@ arb_status arb__store_put_persona_scores(arb_store *s, const arb__persona_score_
         st = step_done(s, w, "cannot store a persona score");
     }
     for (int k = 0; k < N_SQL; k++) sqlite3_finalize(q[k]);
+    return st;
+}
+
+/* ---- persona panel (METHODS §9; arbiter persona run --panel) -------------------------------- */
+
+arb_status arb__store_panel_other_rounds(arb_store *s, const char *label, const char *first_agent,
+                                         int rounds, int *found)
+{
+    static const char sql[] =
+        "SELECT 1 FROM scores c\n"
+        " WHERE c.protocol IN ('persona1', 'persona2') AND c.judge_name = ?1\n"
+        "   AND NOT EXISTS (SELECT 1 FROM scores a\n"
+        "                    WHERE a.protocol IN ('persona1', 'persona2', 'panel1', 'panel2')\n"
+        "                      AND a.judge_name = ?2 AND a.call_id = c.call_id AND a.round = ?3)\n"
+        " LIMIT 1";
+    *found = 0;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return fail_db(s, "cannot read panel consensus scores");
+    bind_text(q, 1, label);
+    bind_text(q, 2, first_agent);
+    sqlite3_bind_int(q, 3, rounds);
+    int rc = sqlite3_step(q);
+    arb_status st = ARB_OK;
+    if (rc == SQLITE_ROW) *found = 1;
+    else if (rc != SQLITE_DONE) st = fail_db(s, "cannot read panel consensus scores");
+    sqlite3_finalize(q);
     return st;
 }

@@ -9,7 +9,9 @@
 # attributions; E rows with the reason of each case; a rerun sends nothing; kill -9 in the
 # middle of a run, then the same command sends exactly the missing calls; bad input
 # (scenarios, identities, options) is file:line or a usage error, exit 2, nothing sent, no
-# database left behind; the panel is refused as not built yet.
+# database left behind; the panel (--panel, --rounds): calls per round, rows per round, the
+# consensus, a rerun that sends nothing, kill -9 in the middle then a resume that sends exactly
+# the missing calls and completes the consensus.
 set -euo pipefail
 [ -n "${E2E_DEBUG:-}" ] && set -x
 ARB=${1:?usage: e2e_persona.sh path/to/arbiter}
@@ -86,6 +88,9 @@ judges:
   - name: slow
     url: $BASE/slow/v1
     model: m1
+  - name: slow2
+    url: $BASE/slow/v1
+    model: m2
 EOF
 # Two scenarios of one base, each with two responses that follow the same steps.
 cat > "$T/sc.jsonl" <<'EOF'
@@ -159,14 +164,20 @@ for i in $(seq 1 10); do
   printf '{"id":"k%d","base":"b","scenario":"Scenario %d.","responses":["First %d.","Second %d."]}\n' "$i" "$i" "$i" "$i"
 done > "$T/many.jsonl"
 # 10 scenarios x 2 responses x 2 identities = 40 calls (phase 1, gender)
+# kill_when DB SQL MIN ARGS...: runs arbiter ARGS in the background and kills it with -9 once
+# SQL on DB counts MIN or more (or after 20 s).
+kill_when() {
+  local db=$1 sql=$2 min=$3; shift 3
+  "$ARB" "$@" 2>/dev/null &   # not through the persona function: $! must be arbiter
+  local pid=$! n
+  for _ in $(seq 400); do
+    n=$(q "$db" "$sql" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge "$min" ] && break; sleep 0.05
+  done
+  kill -9 $pid; wait $pid 2>/dev/null || true
+}
 kargs=(persona run --scenarios "$T/many.jsonl" --category gender --phase 1 --judges "$T/judges.yaml:slow" --db "$T/k.db" --no-progress)
-"$ARB" "${kargs[@]}" --jobs 2 2>/dev/null &   # not through a function: $! must be arbiter
-pid=$!
-for _ in $(seq 200); do
-  n=$(q "$T/k.db" "select count(distinct call_id) from scores" 2>/dev/null || echo 0)
-  [ "${n:-0}" -ge 6 ] && break; sleep 0.05
-done
-kill -9 $pid; wait $pid 2>/dev/null || true
+kill_when "$T/k.db" "select count(distinct call_id) from scores" 6 "${kargs[@]}" --jobs 2
 stored=$(q "$T/k.db" "select count(distinct call_id) from scores")
 sent_before=$(count slow)
 check "the killed run stored part of the work ($stored of 40)" "[ $stored -ge 6 ] && [ $stored -lt 40 ]"
@@ -175,6 +186,44 @@ check "a killed call leaves all or none of its rows" "[ \$(q '$T/k.db' \"select 
 resent=$(( $(count slow) - sent_before ))
 check "the resumed run sends exactly the missing calls ($resent = 40 - $stored)" "[ $resent = $((40 - stored)) ]"
 check "every call has its 4 rows" "[ \"\$(q '$T/k.db' \"select count(*), count(distinct call_id) from scores\")\" = '160|40' ]"
+
+# ---- the panel: two agents discuss for two rounds -------------------------------------------------
+# gender only: 2 scenarios x (phase 1: 2 x 2; phase 2: 1 pair x 4) = 16 tasks;
+# 16 x 2 ordinary calls + 16 x 2 agents x 2 rounds = 96 calls
+pargs=(--identities "$T/ids.yaml" --category gender --judges "$T/judges.yaml:j1,j2" --panel j1,j2 --rounds 2)
+persona "${pargs[@]}" --db "$T/panel.db" --dry-run 2>"$T/err"
+check "panel dry run: 96 judge calls" "grep -q 'persona plan: 96 judge calls, 0 already stored, 96 to send' '$T/err'"
+before=$(count fast)
+persona "${pargs[@]}" --db "$T/panel.db" 2>"$T/err"
+check "panel run: 96 calls sent" "grep -q '96 judge calls: 0 stored before, 96 sent (96 ok, 0 failed)' '$T/err' && [ \$(( \$(count fast) - before )) = 96 ]"
+check "panel rows per protocol, agent and round" \
+  "[ \"\$(q '$T/panel.db' \"select group_concat(protocol || ':' || judge_name || ':' || round || '=' || n, ' ') from (select protocol, judge_name, round, count(*) n from scores group by 1, 2, 3 order by 1, 2, 3)\")\" = 'panel1:j1:1=32 panel1:j1:2=32 panel1:j2:1=32 panel1:j2:2=32 panel2:j1:1=80 panel2:j1:2=80 panel2:j2:1=80 panel2:j2:2=80 persona1:j1:0=32 persona1:j2:0=32 persona1:panel(j1,j2):0=32 persona2:j1:0=80 persona2:j2:0=80 persona2:panel(j1,j2):0=80' ]"
+check "a panel prompt shows the round before between its markers" \
+  "[ \$(q '$T/panel.db' \"select count(*) from calls where json_extract(request, '\$.messages[#-1].content') like '%[PANEL ROUND START]' || char(10) || 'Agent A, round 1:%Agent B (you), round 1:%[PANEL ROUND END]%'\") = 16 ]"
+check "the consensus: the agents' mean (8 for female, 6 for male)" \
+  "[ \"\$(q '$T/panel.db' \"select group_concat(identity || '=' || m, ' ') from (select identity, avg(value) m from scores s join personas p on p.id = s.persona_id where judge_name = 'panel(j1,j2)' and metric = 'accuracy' group by 1 order by 1)\")\" = 'female=8.0 male=6.0' ]"
+"$ARB" persona report --db "$T/panel.db" --bootstrap 20 --json > "$T/panel.json"
+check "persona report analyses the consensus like a judge" \
+  "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=[x[\"phase\"] for x in d[\"entries\"] if x[\"judge\"] == \"panel(j1,j2)\"]; sys.exit(0 if sorted(r) == [1, 2] else 1)' '$T/panel.json'"
+before=$(count fast)
+persona "${pargs[@]}" --db "$T/panel.db" 2>"$T/err"
+check "panel rerun sends nothing" "grep -q '96 judge calls: 96 stored before, 0 sent' '$T/err' && [ \$(count fast) = $before ]"
+set +e; persona "${pargs[@]::${#pargs[@]}-1}" 1 --db "$T/panel.db" 2>"$T/err"; rc=$?; set -e
+check "another number of rounds under the same panel name is refused" \
+  "[ $rc = 2 ] && grep -q 'already has a consensus of panel(j1,j2) after another number of rounds than 1' '$T/err'"
+
+# kill -9 in the middle of a panel run, then resume: the missing calls only, the consensus complete
+kp=(persona run --scenarios "$T/many.jsonl" --category gender --phase 1 --judges "$T/judges.yaml:slow,slow2" --panel slow,slow2 --rounds 1 --db "$T/kp.db" --no-progress)
+# 10 scenarios x 2 responses x 2 identities = 40 tasks: 80 ordinary + 80 panel calls
+kill_when "$T/kp.db" "select count(distinct call_id) from scores where protocol = 'panel1'" 4 "${kp[@]}" --jobs 4
+stored=$(q "$T/kp.db" "select count(*) from calls where ok = 1")
+sent_before=$(count slow)
+check "the killed panel run stored part of the work ($stored of 160, panel rounds begun)" "[ $stored -ge 4 ] && [ $stored -lt 160 ]"
+"$ARB" "${kp[@]}" --jobs 8 2>"$T/err"
+resent=$(( $(count slow) - sent_before ))
+check "the resumed panel run sends exactly the missing calls ($resent = 160 - $stored)" "[ $resent = $((160 - stored)) ]"
+check "after the resume every consensus is there (40 tasks x 4 metrics)" \
+  "[ \"\$(q '$T/kp.db' \"select count(*), count(value) from scores where judge_name = 'panel(slow,slow2)'\")\" = '160|160' ]"
 
 # ---- bad input: file:line or a usage error, exit 2, nothing sent, no database ----------------------
 bad_case() { # name, scenarios text, identities text ('' = none), expected message, options...
@@ -207,7 +256,9 @@ bad_case "an empty name in --category" "$good" '' '--category expects names sepa
 bad_case "a metric named preferred" "$good" '' 'metric "preferred": the name is a key of the phase-2 reply' --metrics accuracy,preferred
 bad_case "a bad range" "$good" '' '--range expects LO-HI with LO < HI (e.g. 0-10), got "10-0"' --range 10-0
 bad_case "a bad phase" "$good" '' '--phase must be 1, 2 or both, got "3"' --phase 3
-bad_case "the panel is not built yet" "$good" '' '--panel: the panel of discussing judges (METHODS §9) is not built yet' --panel j1,j2
+bad_case "a panel agent that is not a judge of the run" "$good" '' 'panel agent "j2" is not one of the judges of the run' --panel j1,j2
+bad_case "a panel of one" "$good" '' 'a panel has 2 to 8 agents, got 1' --panel j1
+bad_case "--rounds without --panel" "$good" '' '--rounds without --panel' --rounds 2
 bad_case "a phase-2 template given for phase 1" "$good" '' 'persona-2.txt has no {response}: a phase-1 persona template shows it' --template-1 "$SRC/templates/persona-2.txt"
 
 cp "$SRC/demo/items.jsonl" "$SRC/demo/answers.jsonl" "$T/"
@@ -225,10 +276,10 @@ check "custom metrics: the prompt asks for them in the range" "[ $asked = 8 ]"
 check "custom metrics: a reply without warmth is E" \
   "[ \"\$(q '$T/m.db' \"select count(*), min(reason) from scores where value is null\")\" = '16|missing metric \"warmth\"' ]"
 
-# ---- the help says what is not built yet, and the report placeholder ----------------------------
+# ---- the help: run, report, the panel ------------------------------------------------------------
 "$ARB" persona --help > "$T/help"
-check "help: run, report, the panel not built yet" \
-  "grep -q 'arbiter persona run --scenarios FILE' '$T/help' && grep -q 'not built yet' '$T/help'"
+check "help: run, report, the panel" \
+  "grep -q 'arbiter persona run --scenarios FILE' '$T/help' && grep -q -- '--rounds R' '$T/help' && ! grep -q 'not built yet' '$T/help'"
 set +e; "$ARB" persona frobnicate 2>"$T/err"; rc=$?; set -e
 check "an unknown subcommand is a usage error" "[ $rc = 2 ] && grep -q 'unknown subcommand \"frobnicate\" (run or report)' '$T/err'"
 

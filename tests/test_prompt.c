@@ -145,6 +145,7 @@ static void builtin_names(void **state)
     const char *expect[] = {"I",           "II",           "II-fact",      "II-fact-reason",
                             "II-reason",   "debate-hard",  "debate-judge", "debate-soft",
                             "discuss-initial", "discuss-turn", "persona-1", "persona-2",
+                            "persona-panel-1", "persona-panel-2",
                             "pointwise-grade-general-explain", "pointwise-grade-general-plain",
                             "pointwise-grade-specific-explain", "pointwise-grade-specific-plain",
                             "pointwise-yesno-general-explain", "pointwise-yesno-general-plain",
@@ -404,7 +405,8 @@ static void not_found(void **state)
     assert_null(t);
     assert_string_equal(err, "unknown template \"III\": not a built-in (I, II, II-fact, "
                              "II-fact-reason, II-reason, debate-hard, debate-judge, debate-soft, "
-                             "discuss-initial, discuss-turn, persona-1, persona-2, "
+                             "discuss-initial, discuss-turn, persona-1, persona-2, persona-panel-1, "
+                             "persona-panel-2, "
                              "pointwise-grade-general-explain, "
                              "pointwise-grade-general-plain, pointwise-grade-specific-explain, "
                              "pointwise-grade-specific-plain, pointwise-yesno-general-explain, "

@@ -12,7 +12,8 @@
 
 static const char persona_help[] =
     "usage: arbiter persona run --scenarios FILE [--identities FILE] [--phase 1|2|both]\n"
-    "                           --judges FILE:NAME[,NAME...] --db FILE [options]\n"
+    "                           --judges FILE:NAME[,NAME...] [--panel A,B[,...] --rounds R]\n"
+    "                           --db FILE [options]"
     "       arbiter persona report --db FILE [options]   (see 'arbiter persona report --help')\n"
     "\n"
     "Persona bias (METHODS §9): does a judge score the same response differently when it is\n"
@@ -27,8 +28,9 @@ static const char persona_help[] =
     "           calls, labels exchanged and positions swapped, so content and position cancel\n"
     "A reply without valid JSON scores (not JSON, a metric missing or out of range, an unknown\n"
     "preferred value) is E: stored with its reason. Each finished call is committed at once: a\n"
-    "rerun sends nothing and an interrupted run resumes where it stopped. The panel of\n"
-    "discussing judges (--panel, --rounds) is not built yet.\n"
+    "rerun sends nothing and an interrupted run resumes where it stopped.\n"
+    "--panel: those judges then discuss for R rounds, each seeing all replies of the round\n"
+    "before; the consensus \"panel(A,B,...)\" (README) is analysed like a judge.\n"
     "\n"
     "input:\n"
     "  --scenarios FILE        JSONL: {\"id\", \"base\", \"scenario\", \"responses\": [r1, r2],\n"
@@ -51,13 +53,18 @@ static const char persona_help[] =
     "judges:\n"
     "  --judges FILE[:A,B,...] judges from a judges file (format in README): the named ones,\n"
     "                          or every judge of the file\n"
-    "  --panel, --rounds       not yet: the panel of discussing judges is not built\n"
+    "panel (METHODS §9):\n"
+    "  --panel A,B[,...]       2 to 8 of the judges that discuss (they must be in --judges)\n"
+    "  --rounds R              discussion rounds after the independent scores (0-10,\n"
+    "                          default 1)\n"
+    "  --panel-template-1|2 NAME|FILE  round templates (default persona-panel-1|2)\n"
     CLI_TRANSPORT_HELP
     CLI_RUN_OUTPUT_HELP;
 
 enum {
     OPT_SCENARIOS = 256, OPT_IDENTITIES, OPT_PHASE, OPT_CATEGORY, OPT_METRICS, OPT_RANGE,
-    OPT_TEMPLATE_1, OPT_TEMPLATE_2, OPT_REPS, OPT_JUDGES, OPT_PANEL, OPT_ROUNDS, OPT_HELP
+    OPT_TEMPLATE_1, OPT_TEMPLATE_2, OPT_REPS, OPT_JUDGES, OPT_PANEL, OPT_ROUNDS,
+    OPT_PANEL_TEMPLATE_1, OPT_PANEL_TEMPLATE_2, OPT_HELP
 };
 
 static const struct option run_options[] = {
@@ -73,6 +80,8 @@ static const struct option run_options[] = {
     {"judges", required_argument, 0, OPT_JUDGES},
     {"panel", required_argument, 0, OPT_PANEL},
     {"rounds", required_argument, 0, OPT_ROUNDS},
+    {"panel-template-1", required_argument, 0, OPT_PANEL_TEMPLATE_1},
+    {"panel-template-2", required_argument, 0, OPT_PANEL_TEMPLATE_2},
     CLI_RUN_OPTIONS,
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
@@ -139,8 +148,8 @@ static int persona_run(int argc, char **argv)
 {
     arb_persona_params p = arb_persona_default_params();
     const char *db = NULL, *judges_spec = NULL;
-    name_list cats = {0}, metrics = {0};
-    int c, rc = EXIT_OK;
+    name_list cats = {0}, metrics = {0}, panel = {0};
+    int c, rc = EXIT_OK, rounds_given = 0;
     long n;
     optind = 1;
     opterr = 0;
@@ -170,11 +179,16 @@ static int persona_run(int argc, char **argv)
             break;
         case OPT_JUDGES: judges_spec = optarg; break;
         case OPT_PANEL:
-        case OPT_ROUNDS:
-            rc = cli_usage_error("persona", "%s: the panel of discussing judges (METHODS §9) is "
-                                            "not built yet",
-                                 c == OPT_PANEL ? "--panel" : "--rounds");
+            if (panel.n) rc = cli_usage_error("persona", "--panel given twice");
+            else rc = name_list_add(&panel, "--panel", optarg);
             break;
+        case OPT_ROUNDS:
+            if (cli_parse_int("--rounds", optarg, 0, 10, &n)) rc = EXIT_USAGE;
+            p.rounds = (int)n;
+            rounds_given = 1;
+            break;
+        case OPT_PANEL_TEMPLATE_1: p.panel_template_1 = optarg; break;
+        case OPT_PANEL_TEMPLATE_2: p.panel_template_2 = optarg; break;
         case OPT_HELP: fputs(persona_help, stdout); goto out;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
@@ -196,6 +210,13 @@ static int persona_run(int argc, char **argv)
         rc = cli_usage_error("persona", "missing %s", missing);
         goto out;
     }
+    if (!panel.n && (rounds_given || p.panel_template_1 || p.panel_template_2)) {
+        rc = cli_usage_error("persona", "%s without --panel",
+                             rounds_given ? "--rounds" : "--panel-template-*");
+        goto out;
+    }
+    p.panel = (const char *const *)panel.names;
+    p.n_panel = panel.n;
     p.categories = (const char *const *)cats.names;
     p.n_categories = cats.n;
     p.metrics = (const char *const *)metrics.names;
@@ -226,6 +247,7 @@ static int persona_run(int argc, char **argv)
 out:
     name_list_free(&cats);
     name_list_free(&metrics);
+    name_list_free(&panel);
     return rc;
 }
 
