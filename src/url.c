@@ -28,6 +28,13 @@ const char *arb__url_problem(const char *url)
     /* libcurl without CURLU_DEFAULT_SCHEME refuses a URL without one; say so in plain words. */
     const char *authority = strstr(url, "://");
     if (!authority) return "has no scheme; expected http://host[:port]/path or https://...";
+    /* The URL must start with the scheme and "://": libcurl also takes "https:/x..." (one slash)
+    ** and would find a later "://" for us, so "https:/%ahttps://h/v1" passed and was sent to a
+    ** host nobody meant. */
+    size_t scheme_len = (size_t)(authority - url);
+    if (!(scheme_len == 4 && !strncasecmp(url, "http", 4)) &&
+        !(scheme_len == 5 && !strncasecmp(url, "https", 5)))
+        return "has an unsupported scheme; expected http:// or https://";
     /* libcurl 7.x reads "http:///v1" as a URL with a host; nothing can be sent to it. */
     if (strchr("/?#", authority[3])) return "has no host";
     CURLU *u = curl_url();

@@ -34,7 +34,9 @@ static void test_problem(void **state)
         {"http://h:65536/v1", "has a bad port; expected a number from 1 to 65535"},
         {"http://h:8o00/v1", "has a bad port; expected a number from 1 to 65535"},
         {"ftp://h/v1", "has an unsupported scheme; expected http:// or https://"},
-        {"file:///etc/passwd", "has no host"},
+        {"https:/%ahttps://api.example.com/v1", "has an unsupported scheme; expected http:// or https://"},
+        {"x http://h/v1", "has an unsupported scheme; expected http:// or https://"},
+        {"file:///etc/passwd", "has an unsupported scheme; expected http:// or https://"},
         {"http://h w/v1", "is not a valid URL (libcurl cannot parse it)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
