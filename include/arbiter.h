@@ -1225,7 +1225,8 @@ ARB_API char *arb_discussion_stats_to_json(const arb_discussion_stats *st);
 **     phase 2: both candidates' metrics and exactly one preferred); other calls are E, counted
 **     per entry and left out of every statistic;
 **   - every repetition of a call is one more observation (they are not averaged first);
-**   - identities and metrics are listed sorted by name (strcmp); only round 0 is read;
+**   - identities and metrics are listed sorted by name (strcmp); entries read round 0 only
+**     (the panel rounds feed the before/after view, arb_persona_stats_panel_at);
 **   - the combined score of an identity is the mean of its metric means;
 **   - bootstrap intervals resample scenarios (item ids) with replacement, all of a scenario's
 **     calls together, with arb_stat_bootstrap's MT19937 and the given seed;

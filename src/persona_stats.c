@@ -4,7 +4,8 @@
 ** identity difference matrix (row minus column) per metric and combined, the phase-2 win rate
 ** of each identity, chi-squared tests of independence between identity and score level with a
 ** Holm correction across every test of the report, the phase-2 position effect (first-shown
-** win rate) and the E counts.
+** win rate) and the E counts; per panel (consensus judge "panel(a,b,c)") the before/after
+** view: the identity spread per discussion round (panel1/panel2 rows read in a second pass).
 **
 ** Invariants: only calls whose reply was valid as a whole enter a statistic (phase 1: every
 ** row a number; phase 2: both positions scored and exactly one preferred); each valid call is
