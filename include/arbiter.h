@@ -1225,7 +1225,8 @@ ARB_API char *arb_discussion_stats_to_json(const arb_discussion_stats *st);
 **     phase 2: both candidates' metrics and exactly one preferred); other calls are E, counted
 **     per entry and left out of every statistic;
 **   - every repetition of a call is one more observation (they are not averaged first);
-**   - identities and metrics are listed sorted by name (strcmp); only round 0 is read;
+**   - identities and metrics are listed sorted by name (strcmp); entries read round 0 only
+**     (the panel rounds feed the before/after view, arb_persona_stats_panel_at);
 **   - the combined score of an identity is the mean of its metric means;
 **   - bootstrap intervals resample scenarios (item ids) with replacement, all of a scenario's
 **     calls together, with arb_stat_bootstrap's MT19937 and the given seed;
@@ -1308,6 +1309,35 @@ ARB_API void arb_persona_stats_destroy(arb_persona_stats *ps);
 ARB_API size_t arb_persona_stats_count(const arb_persona_stats *ps);
 ARB_API const arb_persona_row *arb_persona_stats_row_at(const arb_persona_stats *ps, size_t i);
 /* Defined chi-squared tests in the Holm family, and of those the significant ones. */
+/* Panel before/after (METHODS §9 multi-agent panel; README "Persona bias analysis"): per
+** panel (a consensus judge "panel(a,b,c)") x category x phase, the identity gap per round.
+** The identity spread of one judge's entry is max - min of its identities' combined means
+** (win-rate spread: of its phase-2 win rates); a round's spread is the mean over the agents
+** that have a defined one. Round 0 is the agents' independent persona1/persona2 scores, round
+** r >= 1 their panel1/panel2 rows of round r; point estimates, no interval or test. */
+typedef struct arb_persona_panel_round {
+    int round;
+    double identity_spread;         /* NAN when no agent has two identities with scores */
+    double win_rate_spread;         /* phase 2; NAN in phase 1 */
+} arb_persona_panel_round;
+
+typedef struct arb_persona_panel {
+    const char *panel;              /* the consensus's judge name, "panel(a,b,c)" */
+    size_t n_members;
+    const char *const *members;     /* the agents, in panel order */
+    const char *category;
+    int phase;
+    size_t n_rounds;                /* rounds 0..R: R + 1 */
+    const arb_persona_panel_round *rounds;
+    double consensus_spread;        /* of the consensus entry's combined means */
+    double consensus_win_rate_spread; /* phase 2; NAN in phase 1 */
+    const char *direction;          /* last round R against round 0 on the identity spread:
+                                       "toward parity" (smaller), "away from parity" (larger),
+                                       "unchanged", or NULL (R = 0 or a spread undefined) */
+} arb_persona_panel;
+
+ARB_API size_t arb_persona_stats_n_panels(const arb_persona_stats *ps);
+ARB_API const arb_persona_panel *arb_persona_stats_panel_at(const arb_persona_stats *ps, size_t i);
 ARB_API size_t arb_persona_stats_n_tests(const arb_persona_stats *ps);
 ARB_API size_t arb_persona_stats_n_significant(const arb_persona_stats *ps);
 /* Renders as text tables (with a plain statement of what is significant) or JSON (keys in

@@ -4,7 +4,8 @@
 ** identity difference matrix (row minus column) per metric and combined, the phase-2 win rate
 ** of each identity, chi-squared tests of independence between identity and score level with a
 ** Holm correction across every test of the report, the phase-2 position effect (first-shown
-** win rate) and the E counts.
+** win rate) and the E counts; per panel (consensus judge "panel(a,b,c)") the before/after
+** view: the identity spread per discussion round (panel1/panel2 rows read in a second pass).
 **
 ** Invariants: only calls whose reply was valid as a whole enter a statistic (phase 1: every
 ** row a number; phase 2: both positions scored and exactly one preferred); each valid call is
@@ -49,6 +50,7 @@ typedef struct ps_pair {
 
 typedef struct ps_entry {
     arb_persona_row pub;
+    int round;            /* 0; a panel round r >= 1 in the rounds pass (panel_pass) */
     char *judge, *category;
     arb__strtab identities, metrics, items; /* reading order; pub lists them sorted */
     ps_score *scores;
@@ -63,12 +65,22 @@ typedef struct ps_entry {
     arb_persona_chi2 *chi2;
 } ps_entry;
 
+/* One panel x category x phase of the before/after view. */
+typedef struct ps_panel {
+    arb_persona_panel pub;
+    char **members;                  /* owned, pub.members borrows them */
+    arb_persona_panel_round *rounds; /* owned: round 0..R */
+} ps_panel;
+
 struct arb_persona_stats {
     arb_persona_stats_params params; /* category below owned */
     char *category;
     ps_entry *entries;
     size_t n_entries, cap_entries;
     size_t n_tests, n_significant;
+    arb_persona_stats *rounds;       /* the panels' rounds r >= 1 (entries keyed by round) */
+    ps_panel *panels;
+    size_t n_panels;
 };
 
 /* The defaults: every category, 1000 resamples, seed 20261123, level 0.95, alpha 0.05. */
@@ -115,6 +127,13 @@ void arb_persona_stats_destroy(arb_persona_stats *ps)
     for (size_t i = 0; i < ps->n_entries; i++) entry_free(&ps->entries[i]);
     free(ps->entries);
     free(ps->category);
+    arb_persona_stats_destroy(ps->rounds);
+    for (size_t k = 0; k < ps->n_panels; k++) {
+        for (size_t a = 0; a < ps->panels[k].pub.n_members; a++) free(ps->panels[k].members[a]);
+        free(ps->panels[k].members);
+        free(ps->panels[k].rounds);
+    }
+    free(ps->panels);
     free(ps);
 }
 
@@ -137,6 +156,7 @@ size_t arb_persona_stats_n_significant(const arb_persona_stats *ps)
 typedef struct load_ctx {
     arb_persona_stats *ps;
     arb_store *store;
+    int panel_pass;           /* 0: round-0 persona1/2 rows; 1: panel1/2 rows of rounds >= 1 */
     arb__strtab categories;   /* every category seen, for the message of a bad filter */
     ps_entry *cur;            /* entry being filled (the last of ps->entries) */
     long long call_id;        /* call being read; its rows below */
@@ -201,10 +221,19 @@ static int flush_call(load_ctx *L)
     return 0;
 }
 
-/* Starts a new entry for (judge, category, phase). 0, or -1 when out of memory. */
-static int open_entry(load_ctx *L, const char *judge, const char *category, int phase)
+/* Makes the entry of (judge, category, phase, round) current: the one read before (a panel's
+** rounds interleave in call order), else a new one. 0, or -1 when out of memory. */
+static int open_entry(load_ctx *L, const char *judge, const char *category, int phase, int round)
 {
     arb_persona_stats *ps = L->ps;
+    for (size_t k = 0; k < ps->n_entries; k++) {
+        ps_entry *e = &ps->entries[k];
+        if (e->pub.phase == phase && e->round == round && !strcmp(e->judge, judge) &&
+            !strcmp(e->category, category)) {
+            L->cur = e;
+            return 0;
+        }
+    }
     if (arb__grow(&ps->entries, &ps->cap_entries, ps->n_entries + 1, sizeof *ps->entries))
         return -1;
     ps_entry *e = &ps->entries[ps->n_entries];
@@ -216,6 +245,7 @@ static int open_entry(load_ctx *L, const char *judge, const char *category, int 
     e->pub.judge = e->judge;
     e->pub.category = e->category;
     e->pub.phase = phase;
+    e->round = round;
     L->cur = e;
     return 0;
 }
@@ -223,15 +253,19 @@ static int open_entry(load_ctx *L, const char *judge, const char *category, int 
 static int on_score(void *ud, const arb__persona_score_row *r)
 {
     load_ctx *L = ud;
-    int phase = !strcmp(r->protocol, "persona1") ? 1 : !strcmp(r->protocol, "persona2") ? 2 : 0;
-    /* panels' later rounds, rows without an identity and other protocols are not ours */
-    if (!phase || r->round != 0 || !r->category[0]) return 0;
+    /* the first pass reads round 0 of persona1/2 (judges and panels' consensus), the panel
+    ** pass the panel rounds (panel1/2, round >= 1); rows without an identity and other
+    ** protocols are not ours */
+    const char *p1 = L->panel_pass ? "panel1" : "persona1", *p2 = L->panel_pass ? "panel2" : "persona2";
+    int phase = !strcmp(r->protocol, p1) ? 1 : !strcmp(r->protocol, p2) ? 2 : 0;
+    if (!phase || (L->panel_pass ? r->round < 1 : r->round != 0) || !r->category[0]) return 0;
     if (arb__strtab_intern(&L->categories, r->category) == NO_INDEX) goto nomem;
     if (L->ps->category && strcmp(L->ps->category, r->category)) return 0;
     ps_entry *e = L->cur;
-    if (!e || e->pub.phase != phase || strcmp(e->judge, r->judge_name) ||
+    if (!e || e->pub.phase != phase || e->round != r->round || strcmp(e->judge, r->judge_name) ||
         strcmp(e->category, r->category)) {
-        if (flush_call(L) || open_entry(L, r->judge_name, r->category, phase)) goto nomem;
+        if (flush_call(L) || open_entry(L, r->judge_name, r->category, phase, r->round))
+            goto nomem;
         e = L->cur;
     }
     if (L->in_call && L->call_id != r->call_id && flush_call(L)) goto nomem;
@@ -590,7 +624,8 @@ static int cmp_entry(const void *x, const void *y)
     const ps_entry *a = x, *b = y;
     int c = strcmp(a->judge, b->judge);
     if (!c) c = strcmp(a->category, b->category);
-    return c ? c : a->pub.phase - b->pub.phase;
+    if (!c) c = a->pub.phase - b->pub.phase;
+    return c ? c : a->round - b->round;
 }
 
 static arb_status check_params(arb_store *s, const arb_persona_stats_params *p)
@@ -626,6 +661,167 @@ static arb_status fail_category(arb_store *s, const char *category, const arb__s
     return st;
 }
 
+/* Reads one pass of rows (load_ctx.panel_pass) into ps->entries, sorted, and computes them.
+** seen: every category read (may be NULL). ARB_OK, or a status with the store's message set
+** (the reader's own, or "persona stats: ..."). */
+static arb_status load_and_compute(arb_store *store, arb_persona_stats *ps, int panel_pass,
+                                   arb__strtab *seen)
+{
+    load_ctx L;
+    memset(&L, 0, sizeof L);
+    L.ps = ps;
+    L.store = store;
+    L.panel_pass = panel_pass;
+    arb_status st = arb__store_each_persona_score(store, on_score, &L);
+    int reader_failed = st != ARB_OK && !L.st; /* its message is the store's */
+    if (!st && (L.st || flush_call(&L))) st = ARB_NOMEM;
+    if (L.st) st = ARB_NOMEM;
+    if (!st && ps->n_entries > 1) qsort(ps->entries, ps->n_entries, sizeof *ps->entries, cmp_entry);
+    for (size_t k = 0; !st && !(ps->category && ps->n_entries == 0) && k < ps->n_entries; k++)
+        st = entry_compute(&ps->entries[k], &ps->params);
+    if (seen) *seen = L.categories;
+    else arb__strtab_free(&L.categories);
+    free(L.rows);
+    free(L.call_item);
+    if (st == ARB_NOMEM) return arb__store_fail(store, ARB_NOMEM, "persona stats: out of memory");
+    return st && !reader_failed ? arb__store_fail(store, st, "persona stats: %s", arb_strerror(st))
+                                : st;
+}
+
+/* max - min over the n values that are defined; NAN with fewer than two. */
+static double spread(const double *v, size_t n)
+{
+    double lo = NAN, hi = NAN;
+    size_t k = 0;
+    for (size_t i = 0; v && i < n; i++) {
+        if (!isfinite(v[i])) continue;
+        if (!k++ || v[i] < lo) lo = v[i];
+        if (k == 1 || v[i] > hi) hi = v[i];
+    }
+    return k >= 2 ? hi - lo : NAN;
+}
+
+/* The entry of (judge, category, phase, round) in ps; NULL when none. */
+static const ps_entry *find_entry(const arb_persona_stats *ps, const char *judge,
+                                  const char *category, int phase, int round)
+{
+    for (size_t k = 0; ps && k < ps->n_entries; k++) {
+        const ps_entry *e = &ps->entries[k];
+        if (e->pub.phase == phase && e->round == round && !strcmp(e->judge, judge) &&
+            !strcmp(e->category, category))
+            return e;
+    }
+    return NULL;
+}
+
+/* The agents of a consensus judge name "panel(a,b,c)" as owned strings; 0 with *n = 0 when the
+** name is not a panel's, -1 when out of memory. */
+static int panel_members(const char *name, char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t len = strlen(name), cap = 0;
+    if (len < 8 || strncmp(name, "panel(", 6) || name[len - 1] != ')') return 0;
+    const char *at = name + 6, *end = name + len - 1;
+    while (at <= end) {
+        const char *comma = memchr(at, ',', (size_t)(end - at));
+        const char *stop = comma ? comma : end;
+        if (arb__grow(out, &cap, *n + 1, sizeof **out)) return -1;
+        if (!((*out)[*n] = strndup(at, (size_t)(stop - at)))) return -1;
+        (*n)++;
+        at = stop + 1;
+    }
+    return 0;
+}
+
+/* The mean over the panel's agents of the spread of their round-r entries (identity means
+** combined, or win rates); NAN when no agent has one. */
+static double agents_spread(const arb_persona_stats *ps, const ps_panel *pp, int round,
+                            int win_rates)
+{
+    const arb_persona_panel *pub = &pp->pub;
+    double total = 0;
+    size_t n = 0;
+    for (size_t a = 0; a < pub->n_members; a++) {
+        const ps_entry *e = find_entry(round ? ps->rounds : ps, pp->members[a], pub->category,
+                                       pub->phase, round);
+        if (!e) continue;
+        double s = win_rates ? spread(e->pub.win_rate, e->pub.n_identities)
+                             : spread(e->pub.combined, e->pub.n_identities);
+        if (!isfinite(s)) continue;
+        total += s;
+        n++;
+    }
+    return n ? total / (double)n : NAN;
+}
+
+/* Fills the before/after view of the consensus entry e (a panel's) into pp: rounds 0 (the
+** agents' independent scores) to the last round any agent has, the consensus, the direction.
+** 0, or -1 when out of memory. */
+static int panel_view(const arb_persona_stats *ps, const ps_entry *e, ps_panel *pp)
+{
+    arb_persona_panel *pub = &pp->pub;
+    pub->panel = e->judge;
+    pub->category = e->category;
+    pub->phase = e->pub.phase;
+    int last = 0;
+    for (size_t k = 0; ps->rounds && k < ps->rounds->n_entries; k++) {
+        const ps_entry *r = &ps->rounds->entries[k];
+        if (r->pub.phase != pub->phase || strcmp(r->category, pub->category)) continue;
+        for (size_t a = 0; a < pub->n_members; a++)
+            if (!strcmp(r->judge, pp->members[a]) && r->round > last) last = r->round;
+    }
+    pp->rounds = calloc((size_t)last + 1, sizeof *pp->rounds);
+    if (!pp->rounds) return -1;
+    pub->n_rounds = (size_t)last + 1;
+    pub->rounds = pp->rounds;
+    for (int r = 0; r <= last; r++) {
+        pp->rounds[r].round = r;
+        pp->rounds[r].identity_spread = agents_spread(ps, pp, r, 0);
+        pp->rounds[r].win_rate_spread = pub->phase == 2 ? agents_spread(ps, pp, r, 1) : NAN;
+    }
+    pub->consensus_spread = spread(e->pub.combined, e->pub.n_identities);
+    pub->consensus_win_rate_spread =
+        pub->phase == 2 ? spread(e->pub.win_rate, e->pub.n_identities) : NAN;
+    /* the last discussion round against round 0, on the combined score; no significance
+    ** claim (README "Persona bias analysis", panel before/after) */
+    double before = pp->rounds[0].identity_spread, after = pp->rounds[last].identity_spread;
+    pub->direction = last < 1 || !isfinite(before) || !isfinite(after) ? NULL
+                     : after < before                                   ? "toward parity"
+                     : after > before                                   ? "away from parity"
+                                                                        : "unchanged";
+    return 0;
+}
+
+/* Reads the panels' rounds and builds one view per consensus entry. ARB_OK or a status. */
+static arb_status build_panels(arb_store *store, arb_persona_stats *ps)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < ps->n_entries; k++)
+        if (!strncmp(ps->entries[k].judge, "panel(", 6)) n++;
+    if (!n) return ARB_OK;
+    if (!(ps->rounds = calloc(1, sizeof *ps->rounds))) return ARB_NOMEM;
+    ps->rounds->params = ps->params;
+    ps->rounds->params.bootstrap = 0; /* spreads of point estimates only */
+    ps->rounds->params.category = NULL;
+    arb_status st = load_and_compute(store, ps->rounds, 1, NULL);
+    if (st) return st;
+    if (!(ps->panels = calloc(n, sizeof *ps->panels))) return ARB_NOMEM;
+    for (size_t k = 0; k < ps->n_entries; k++) {
+        const ps_entry *e = &ps->entries[k];
+        ps_panel *pp = &ps->panels[ps->n_panels];
+        if (panel_members(e->judge, &pp->members, &pp->pub.n_members)) {
+            ps->n_panels++; /* frees what was made */
+            return ARB_NOMEM;
+        }
+        if (!pp->pub.n_members) continue;
+        ps->n_panels++;
+        pp->pub.members = (const char *const *)pp->members;
+        if (panel_view(ps, e, pp)) return ARB_NOMEM;
+    }
+    return ARB_OK;
+}
+
 /* Reads the persona scores and computes every entry (see arbiter.h). The caller owns *out. */
 arb_status arb_persona_stats_compute(arb_store *store, const arb_persona_stats_params *params,
                                      arb_persona_stats **out)
@@ -636,26 +832,23 @@ arb_status arb_persona_stats_compute(arb_store *store, const arb_persona_stats_p
     const arb_persona_stats_params *p = params ? params : &defaults;
     arb_status st = check_params(store, p);
     if (st) return st;
-    load_ctx L;
-    memset(&L, 0, sizeof L);
+    arb__strtab seen;
+    memset(&seen, 0, sizeof seen);
     arb_persona_stats *ps = calloc(1, sizeof *ps);
     if (!ps) goto nomem;
     ps->params = *p;
     if (p->category && !(ps->category = strdup(p->category))) goto nomem;
     ps->params.category = ps->category;
-    L.ps = ps;
-    L.store = store;
-    st = arb__store_each_persona_score(store, on_score, &L);
-    if (st) goto done;
-    if (L.st || flush_call(&L)) goto nomem;
+    if ((st = load_and_compute(store, ps, 0, &seen))) goto done;
     if (ps->category && ps->n_entries == 0) {
-        st = fail_category(store, ps->category, &L.categories);
+        st = fail_category(store, ps->category, &seen);
         goto done;
     }
-    if (ps->n_entries > 1) qsort(ps->entries, ps->n_entries, sizeof *ps->entries, cmp_entry);
-    for (size_t k = 0; k < ps->n_entries; k++)
-        if ((st = entry_compute(&ps->entries[k], &ps->params))) goto failed;
     if ((st = adjust_all(ps))) goto failed;
+    if ((st = build_panels(store, ps))) {
+        if (st == ARB_NOMEM) goto nomem;
+        goto done; /* load_and_compute set the message */
+    }
     *out = ps;
     ps = NULL;
     goto done;
@@ -666,11 +859,16 @@ failed:
 nomem:
     st = arb__store_fail(store, ARB_NOMEM, "persona stats: out of memory");
 done:
-    arb__strtab_free(&L.categories);
-    free(L.rows);
-    free(L.call_item);
+    arb__strtab_free(&seen);
     arb_persona_stats_destroy(ps);
     return st;
+}
+
+size_t arb_persona_stats_n_panels(const arb_persona_stats *ps) { return ps ? ps->n_panels : 0; }
+
+const arb_persona_panel *arb_persona_stats_panel_at(const arb_persona_stats *ps, size_t i)
+{
+    return ps && i < ps->n_panels ? &ps->panels[i].pub : NULL;
 }
 
 /* ---- what is significant ------------------------------------------------------------------ */
@@ -971,6 +1169,45 @@ static int put_significance_text(arb__buf *b, const arb_persona_stats *ps)
     return 0;
 }
 
+/* One spread as text: "1.50", or n/a. */
+static int put_spread(arb__buf *b, double v)
+{
+    return isfinite(v) ? arb__buf_printf(b, " %6.2f", v) : arb__buf_puts(b, "    n/a");
+}
+
+/* The panel before/after view: one line per panel x category x phase and spread. */
+static int put_panels_text(arb__buf *b, const arb_persona_stats *ps)
+{
+    if (!ps->n_panels) return 0;
+    if (arb__buf_puts(b, "\npanel before/after: identity spread = max - min of the identities' "
+                         "combined means, mean over the agents (win-rate spread likewise); round "
+                         "0 = independent scores; point estimates, no significance claim.\n"))
+        return -1;
+    for (size_t k = 0; k < ps->n_panels; k++) {
+        const arb_persona_panel *pp = &ps->panels[k].pub;
+        for (int w = 0; w < (pp->phase == 2 ? 2 : 1); w++) {
+            if (arb__buf_puts(b, "  ") || arb__buf_put_safe(b, pp->panel) ||
+                arb__buf_puts(b, " \xc2\xb7 ") || arb__buf_put_safe(b, pp->category) ||
+                arb__buf_printf(b, " \xc2\xb7 phase %d \xc2\xb7 %s:", pp->phase,
+                                w ? "win-rate spread" : "identity spread"))
+                return -1;
+            for (size_t r = 0; r < pp->n_rounds; r++) {
+                const arb_persona_panel_round *x = &pp->rounds[r];
+                if (arb__buf_printf(b, " round %d", x->round) ||
+                    put_spread(b, w ? x->win_rate_spread : x->identity_spread) ||
+                    arb__buf_puts(b, ","))
+                    return -1;
+            }
+            if (arb__buf_puts(b, " consensus") ||
+                put_spread(b, w ? pp->consensus_win_rate_spread : pp->consensus_spread) ||
+                (!w && arb__buf_printf(b, " -> %s", pp->direction ? pp->direction : "n/a")) ||
+                arb__buf_puts(b, "\n"))
+                return -1;
+        }
+    }
+    return 0;
+}
+
 /* Renders every entry as text, then the E counts and what is significant. Returns a string
 ** owned by the caller (arb_free), or NULL when out of memory or ps is NULL. */
 char *arb_persona_stats_to_text(const arb_persona_stats *ps)
@@ -996,7 +1233,8 @@ char *arb_persona_stats_to_text(const arb_persona_stats *ps)
         goto fail;
     for (size_t k = 0; k < ps->n_entries; k++)
         if (put_entry_text(&b, &ps->entries[k].pub, ci)) goto fail;
-    if (put_errors_text(&b, ps) || put_significance_text(&b, ps)) goto fail;
+    if (put_errors_text(&b, ps) || put_significance_text(&b, ps) || put_panels_text(&b, ps))
+        goto fail;
     return arb__buf_steal(&b);
 fail:
     arb__buf_free(&b);
@@ -1252,6 +1490,46 @@ static json_t *json_significant(const arb_persona_stats *ps)
     return a;
 }
 
+/* [{panel, members, category, phase, rounds: [{round, identity_spread, win_rate_spread}],
+** consensus_spread, consensus_win_rate_spread, direction}]: the panel before/after view. */
+static json_t *json_panels(const arb_persona_stats *ps)
+{
+    json_t *a = json_array();
+    for (size_t k = 0; a && k < ps->n_panels; k++) {
+        const arb_persona_panel *pp = &ps->panels[k].pub;
+        json_t *rounds = json_array();
+        for (size_t r = 0; rounds && r < pp->n_rounds; r++) {
+            const arb_persona_panel_round *x = &pp->rounds[r];
+            json_t *o = json_object();
+            if (!o || arb__json_set(o, "round", json_integer(x->round)) ||
+                arb__json_set(o, "identity_spread", arb__json_metric(x->identity_spread)) ||
+                arb__json_set(o, "win_rate_spread", arb__json_metric(x->win_rate_spread)) ||
+                json_array_append_new(rounds, o)) {
+                json_decref(rounds);
+                rounds = NULL;
+            }
+        }
+        static const char *const keys[] = {"panel", "members", "category", "phase", "rounds",
+                                           "consensus_spread", "consensus_win_rate_spread",
+                                           "direction"};
+        json_t *values[] = {arb__json_name(pp->panel), arb__json_names(pp->members, pp->n_members),
+                            arb__json_name(pp->category), json_integer(pp->phase), rounds,
+                            arb__json_metric(pp->consensus_spread),
+                            arb__json_metric(pp->consensus_win_rate_spread),
+                            pp->direction ? json_string(pp->direction) : json_null()};
+        json_t *o = json_object();
+        if (set_all(o, keys, values, sizeof keys / sizeof keys[0])) {
+            json_decref(o);
+            o = NULL;
+        }
+        if (!o || json_array_append_new(a, o)) { /* append_new releases o when it fails */
+            json_decref(a);
+            a = NULL;
+        }
+    }
+    return a;
+}
+
 /* Renders as pretty-printed JSON (keys in README, undefined values null). Returns a string
 ** owned by the caller (arb_free), or NULL when out of memory or ps is NULL. */
 char *arb_persona_stats_to_json(const arb_persona_stats *ps)
@@ -1278,12 +1556,12 @@ char *arb_persona_stats_to_json(const arb_persona_stats *ps)
         }
     static const char *const keys[] = {"arbiter_version", "category", "alpha", "bootstrap",
                                        "n_tests", "n_significant", "entries", "errors",
-                                       "significant"};
+                                       "significant", "panels"};
     json_t *values[] = {json_string(ARB_VERSION),
                         ps->category ? arb__json_name(ps->category) : json_null(),
                         json_real(p->alpha), boot, json_count(ps->n_tests),
                         json_count(ps->n_significant), entries, json_errors(ps),
-                        json_significant(ps)};
+                        json_significant(ps), json_panels(ps)};
     if (set_all(root, keys, values, sizeof keys / sizeof keys[0])) {
         json_decref(root);
         return NULL;

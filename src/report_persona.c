@@ -297,6 +297,47 @@ static void entry_part(persona_ctx *m, const arb_persona_row *r)
     tests_part(m, r);
 }
 
+/* The panels' before/after: per panel x category x phase, the identity spread per round, the
+** consensus's, and the direction (point estimates, no test). */
+static void panels_part(persona_ctx *m)
+{
+    arb__report_doc *d = m->doc;
+    size_t n = arb_persona_stats_n_panels(m->ps);
+    if (!n) return;
+    arb__report_heading(d, "Panel before/after");
+    arb__report_para(d, "Did discussion move the panel toward parity? The identity spread is the "
+                        "largest minus the smallest combined mean over the identities, averaged "
+                        "over the agents (phase 2 also: the spread of the win rates). Round 0 "
+                        "is the agents' independent scores, round r their scores after r rounds "
+                        "of discussion; the direction compares the last round with round 0. "
+                        "Point estimates only: no significance is claimed.");
+    for (size_t k = 0; k < n; k++) {
+        const arb_persona_panel *pp = arb_persona_stats_panel_at(m->ps, k);
+        const char **names = arb__report_alloc(d, pp->n_rounds + 1, sizeof *names);
+        if (!names) return;
+        for (size_t r = 0; r < pp->n_rounds; r++)
+            names[r] = arb__report_printf(d, "Round %d", pp->rounds[r].round);
+        names[pp->n_rounds] = "Consensus";
+        arb__report_table *t = arb__report_table_wide(
+            d,
+            arb__report_printf(d, "%s · %s · phase %d: %s", pp->panel, pp->category, pp->phase,
+                               pp->direction ? pp->direction : "direction undefined"),
+            "Spread", names, pp->n_rounds + 1);
+        if (!t) return;
+        for (int w = 0; w < (pp->phase == 2 ? 2 : 1); w++) {
+            const char **row = arb__report_table_row(d, t);
+            if (!row) return;
+            arb__report_format f = w ? ARB__FMT_PERCENT : ARB__FMT_PLAIN;
+            row[0] = w ? "win rate (max − min)" : "combined score (max − min)";
+            for (size_t r = 0; r < pp->n_rounds; r++)
+                row[r + 1] = arb__report_value(d, f, w ? pp->rounds[r].win_rate_spread
+                                                       : pp->rounds[r].identity_spread);
+            row[pp->n_rounds + 1] =
+                arb__report_value(d, f, w ? pp->consensus_win_rate_spread : pp->consensus_spread);
+        }
+    }
+}
+
 arb_status arb__report_persona(arb__report_doc *d, arb_store *store, const arb_report_params *p)
 {
     arb_persona_stats_params sp = arb_persona_stats_default_params();
@@ -342,6 +383,7 @@ arb_status arb__report_persona(arb__report_doc *d, arb_store *store, const arb_r
                 arb__report_heading(d, "%s · %s", r->judge, r->category);
             entry_part(&m, r);
         }
+        panels_part(&m);
     }
     arb_persona_stats_destroy(ps);
     return d->nomem ? arb__store_fail(store, ARB_NOMEM, "report: out of memory") : ARB_OK;

@@ -205,6 +205,8 @@ check "the consensus: the agents' mean (8 for female, 6 for male)" \
 "$ARB" persona report --db "$T/panel.db" --bootstrap 20 --json > "$T/panel.json"
 check "persona report analyses the consensus like a judge" \
   "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=[x[\"phase\"] for x in d[\"entries\"] if x[\"judge\"] == \"panel(j1,j2)\"]; sys.exit(0 if sorted(r) == [1, 2] else 1)' '$T/panel.json'"
+check "persona report's panel before/after: both phases, agents j1 and j2, rounds 0..2, a direction" \
+  "python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))[\"panels\"]; sys.exit(0 if [(x[\"panel\"], x[\"members\"], x[\"category\"], x[\"phase\"], [r[\"round\"] for r in x[\"rounds\"]]) for x in p] == [(\"panel(j1,j2)\", [\"j1\", \"j2\"], \"gender\", k, [0, 1, 2]) for k in (1, 2)] and all(x[\"direction\"] in (\"toward parity\", \"away from parity\", \"unchanged\") and x[\"rounds\"][0][\"identity_spread\"] is not None for x in p) else 1)' '$T/panel.json'"
 before=$(count fast)
 persona "${pargs[@]}" --db "$T/panel.db" 2>"$T/err"
 check "panel rerun sends nothing" "grep -q '96 judge calls: 96 stored before, 0 sent' '$T/err' && [ \$(count fast) = $before ]"

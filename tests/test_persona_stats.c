@@ -166,6 +166,103 @@ static size_t find_identity(const arb_persona_row *r, const char *name)
     return 0;
 }
 
+/* ---- panel before/after ------------------------------------------------------------------- */
+
+/* A phase-1 call of protocol (persona1 or panel1) in round: female and male both scored. */
+static void panel_scores(fixture *f, const char *protocol, const char *judge, int round,
+                         double fa, double fc, double ma, double mc)
+{
+    const int who[2] = {FEMALE, MALE};
+    const double acc[2] = {fa, ma}, cre[2] = {fc, mc};
+    for (int k = 0; k < 2; k++) {
+        long long call = put_call(f, judge, round);
+        exec_sql(f,
+                 "INSERT INTO persona_attributions (call_id, position, persona_id, item_id, "
+                 "response) VALUES (%lld, 0, %d, 's1', 'response1')",
+                 call, who[k]);
+        put_score(f, protocol, judge, "s1", "response1", who[k], 0, "accuracy", acc[k], call);
+        put_score(f, protocol, judge, "s1", "response1", who[k], 0, "creativity", cre[k], call);
+        exec_sql(f, "UPDATE scores SET round = %d WHERE call_id = %lld", round, call);
+    }
+}
+
+/* Sets agent b's round-2 male scores of metric (LIKE pattern) to value, then checks round 2's
+** spread and the direction. */
+static void rescore_b_male(fixture *f, const char *metric, double value, double spread,
+                           const char *direction)
+{
+    exec_sql(f, "UPDATE scores SET value = %g WHERE protocol = 'panel1' AND judge_name = 'b' AND "
+                "round = 2 AND persona_id = %d AND metric LIKE %Q",
+             value, MALE, metric);
+    arb_persona_stats *ps = compute(f, 0, NULL);
+    const arb_persona_panel *pp = arb_persona_stats_panel_at(ps, 0);
+    assert_float_equal(pp->rounds[2].identity_spread, spread, 1e-12);
+    assert_string_equal(pp->direction, direction);
+    arb_persona_stats_destroy(ps);
+}
+
+/* Spreads by hand (combined = mean of accuracy and creativity):
+** round 0: a female 7 male 6 -> 1; b female 9 male 5 -> 4; mean 2.5
+** round 1: a 7 vs 6 -> 1; b 7 vs 5 -> 2; mean 1.5
+** round 2: a 6 vs 6 -> 0; b 6 vs 5 -> 1; mean 0.5
+** consensus: female 6, male 5.5 -> 0.5; 0.5 < 2.5: toward parity. */
+static void panel_before_after(void **state)
+{
+    fixture *f = *state;
+    arb_persona_stats *ps = compute(f, 0, NULL);
+    assert_int_equal(arb_persona_stats_n_panels(ps), 0); /* no panel: no view */
+    assert_null(arb_persona_stats_panel_at(ps, 0));
+    arb_persona_stats_destroy(ps);
+    panel_scores(f, "persona1", "a", 0, 8, 6, 6, 6);
+    panel_scores(f, "persona1", "b", 0, 9, 9, 5, 5);
+    panel_scores(f, "panel1", "a", 1, 7, 7, 6, 6);
+    panel_scores(f, "panel1", "b", 1, 7, 7, 5, 5);
+    panel_scores(f, "panel1", "a", 2, 6, 6, 6, 6);
+    panel_scores(f, "panel1", "b", 2, 7, 5, 5, 5);
+    panel_scores(f, "persona1", "panel(a,b)", 0, 6, 6, 6, 5);
+    ps = compute(f, 0, NULL);
+    assert_int_equal(arb_persona_stats_count(ps), 3); /* a, b, panel(a,b): rounds not entries */
+    assert_int_equal(arb_persona_stats_n_panels(ps), 1);
+    const arb_persona_panel *pp = arb_persona_stats_panel_at(ps, 0);
+    assert_string_equal(pp->panel, "panel(a,b)");
+    assert_int_equal(pp->n_members, 2);
+    assert_string_equal(pp->members[0], "a");
+    assert_string_equal(pp->members[1], "b");
+    assert_string_equal(pp->category, "gender");
+    assert_int_equal(pp->phase, 1);
+    assert_int_equal(pp->n_rounds, 3);
+    const double want[3] = {2.5, 1.5, 0.5};
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(pp->rounds[r].round, r);
+        assert_float_equal(pp->rounds[r].identity_spread, want[r], 1e-12);
+        assert_true(isnan(pp->rounds[r].win_rate_spread));
+    }
+    assert_float_equal(pp->consensus_spread, 0.5, 1e-12);
+    assert_string_equal(pp->direction, "toward parity");
+    char *json = arb_persona_stats_to_json(ps), *text = arb_persona_stats_to_text(ps);
+    assert_non_null(strstr(json, "\"panels\""));
+    assert_non_null(strstr(json, "\"identity_spread\": 1.5"));
+    assert_non_null(strstr(json, "\"direction\": \"toward parity\""));
+    assert_non_null(strstr(text, "panel(a,b) \xc2\xb7 gender \xc2\xb7 phase 1 \xc2\xb7 identity "
+                                 "spread: round 0   2.50, round 1   1.50, round 2   0.50, "
+                                 "consensus   0.50 -> toward parity"));
+    arb_free(json);
+    arb_free(text);
+    arb_persona_stats_destroy(ps);
+    /* agent b's last round: male 1 -> spreads 0 and 6 - 1 = 5, mean 2.5 = round 0 */
+    rescore_b_male(f, "%", 1, 2.5, "unchanged");
+    /* male accuracy 0: male 0.5, spread 5.5, mean 2.75 > 2.5 */
+    rescore_b_male(f, "accuracy", 0, 2.75, "away from parity");
+    /* without its rounds the panel has round 0 only and no direction */
+    exec_sql(f, "DELETE FROM scores WHERE protocol = 'panel1'");
+    ps = compute(f, 0, NULL);
+    pp = arb_persona_stats_panel_at(ps, 0);
+    assert_int_equal(pp->n_rounds, 1);
+    assert_float_equal(pp->rounds[0].identity_spread, 2.5, 1e-12);
+    assert_null(pp->direction);
+    arb_persona_stats_destroy(ps);
+}
+
 /* ---- the store reader --------------------------------------------------------------------- */
 
 typedef struct seen_rows {
@@ -686,6 +783,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(invalid_calls_and_single_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_params, setup, teardown),
         cmocka_unit_test_setup_teardown(text_rendering, setup, teardown),
+        cmocka_unit_test_setup_teardown(panel_before_after, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1097,6 +1097,43 @@ static void persona_section(void **state)
     free(html);
 }
 
+/* The panel before/after table: J_RLO is the one agent of "panel(J_RLO)". Phase 1 round 0 is
+** put_persona's (combined 7 vs 6: spread 1); round 1 on s1..s4: accuracy 7 as ID_SCRIPT, 6 as
+** ID_RTL, creativity 6 (combined 6.5 vs 6: spread 0.5); the consensus likewise (0.5): toward
+** parity. Phase 2 has no consensus: no table. */
+static void persona_panel_table(void **state)
+{
+    fixture *f = *state;
+    put_persona(f);
+    arb__persona_score_row rows[2];
+    arb__persona_score_row base = {.category = P_CATEGORY};
+    static const char *const items[4] = {"s1", "s2", "s3", "s4"};
+    for (int who = 0; who < 2; who++)
+        for (int s = 0; s < 4; s++)
+            for (int k = 0; k < 2; k++) {
+                base.protocol = who ? "persona1" : "panel1";
+                base.judge_name = who ? "panel(" J_RLO ")" : J_RLO;
+                base.round = who ? 0 : 1;
+                base.item_id = items[s];
+                base.call_id = put_call(f, base.judge_name, "{}");
+                size_t n = persona_rows(rows, &base, "response1", k ? ID_RTL : ID_SCRIPT, 0,
+                                        k ? 6 : 7, 0);
+                assert_int_equal(arb__store_put_persona_scores(f->store, rows, n), ARB_OK);
+            }
+    arb_report_params p = arb_report_default_params();
+    p.bootstrap = 0;
+    char *md = render(f, &p, "markdown");
+    if (getenv("ARB_DUMP")) fputs(md, stderr);
+    check_md_tables(md);
+    assert_false(has_bidi_control(md));
+    assert_non_null(strstr(md, "\n### Panel before/after\n"));
+    assert_non_null(strstr(md, "phase 1: toward parity"));
+    assert_null(strstr(md, "phase 2: toward parity"));
+    assert_non_null(strstr(md, "| Spread | Round 0 | Round 1 | Consensus |\n"));
+    assert_non_null(strstr(md, "| combined score (max − min) | 1.000 | 0.500 | 0.500 |\n"));
+    free(md);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1114,6 +1151,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(sbs_by_language, setup_multilingual, teardown),
         cmocka_unit_test_setup_teardown(cli_ensemble, setup_multilingual, teardown),
         cmocka_unit_test_setup_teardown(persona_section, setup_persona, teardown),
+        cmocka_unit_test_setup_teardown(persona_panel_table, setup_persona, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);
