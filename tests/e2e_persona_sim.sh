@@ -38,10 +38,11 @@ sim_start() {
   for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
   URL="http://127.0.0.1:$(cat "$T/port")/v1"
 }
-# sim_stop: stops the simulator and prints how many requests it answered.
+# sim_stop: stops the simulator and sets SIM_REQUESTS to how many requests it answered. Not to
+# be called in $(...): a subshell cannot wait for the server, and would read its log too early.
 sim_stop() {
   kill -TERM "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""
-  sed -n 's/.*stopped after \([0-9]*\) requests.*/\1/p' "$T/sim.log"
+  SIM_REQUESTS=$(sed -n 's/.*stopped after \([0-9]*\) requests.*/\1/p' "$T/sim.log")
 }
 judges_file() { # name=model... -> $T/judges.yaml at $URL
   { echo "judges:"; for j in "$@"; do echo "  - {name: $j, url: \"$URL\", model: $j}"; done; } > "$T/judges.yaml"
@@ -94,7 +95,7 @@ check "pure position bias: the preferred test does not flag gender" \
   "[ \"\$(entry posbias 2 '.chi2[] | select(.metric == \"preferred\") | .significant')\" = false ]"
 check "the fair judge shows no position effect" \
   "python3 -c 'assert abs($(entry fair 2 '.position_effect.first_shown_win_rate') - 0.5) < 0.15'"
-sim_stop >/dev/null
+sim_stop
 
 # ---- kill -9 in the middle of a run, then the same command --------------------------------------
 # A clean run against a slow judge gives the reference row count.
@@ -103,7 +104,7 @@ sim_start --judge "slow:persona.female=+1,latency=40"
 judges_file slow
 persona "${kargs[@]}" "$T/clean.db" --judges "$T/judges.yaml:slow" --jobs 4 2>/dev/null
 clean_rows=$(q "$T/clean.db" "select count(*) from scores")
-clean_sent=$(sim_stop)
+sim_stop; clean_sent=$SIM_REQUESTS
 check "a clean run: 2 x 2 x $n_sc calls sent, 4 rows each" \
   "[ $clean_sent = $((4 * n_sc)) ] && [ $clean_rows = $((16 * n_sc)) ]"
 
@@ -118,7 +119,7 @@ for _ in $(seq 200); do
 done
 kill -9 $pid; wait $pid 2>/dev/null || true
 stored=$(q "$T/k.db" "select count(distinct call_id) from scores")
-sim_stop >/dev/null
+sim_stop
 check "the killed run stored part of the work ($stored of $((4 * n_sc)))" \
   "[ $stored -ge 10 ] && [ $stored -lt $((4 * n_sc)) ]"
 check "a killed call leaves all or none of its rows" \
@@ -127,7 +128,7 @@ check "a killed call leaves all or none of its rows" \
 sim_start --judge "slow:persona.female=+1,latency=40"   # same seed: the same replies
 judges_file slow
 persona "${kargs[@]}" "$T/k.db" --judges "$T/judges.yaml:slow" 2>"$T/resume.err"
-resent=$(sim_stop)
+sim_stop; resent=$SIM_REQUESTS
 check "the resumed run sends exactly the missing calls ($resent = $((4 * n_sc)) - $stored)" \
   "[ $resent = $((4 * n_sc - stored)) ] && grep -q '$stored stored before, $resent sent' '$T/resume.err'"
 check "the resumed store has a clean run's rows ($clean_rows)" \
@@ -138,7 +139,7 @@ check "the resumed store has a clean run's rows ($clean_rows)" \
 sim_start --judge "fair:persona_sd=1"
 judges_file fair
 persona --category religion --judges "$T/judges.yaml:fair" --db "$T/r.db" 2>/dev/null
-sim_stop >/dev/null
+sim_stop
 "$ARB" persona report --db "$T/r.db" --category religion --bootstrap 100 --seed 3 --json > "$T/r.json"
 check "--category religion: one entry per phase, religion only" \
   "[ \"\$(jq -c '[.entries[] | [.category, .phase]]' '$T/r.json')\" = '[[\"religion\",1],[\"religion\",2]]' ]"
