@@ -1872,7 +1872,59 @@ arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
     return st;
 }
 
+/* Runs the query sql and hands each row to row(q, ud): 0 goes on, 1 stops (ARB_OK), -1 means a
+** text column came back NULL from a NOT NULL (or coalesced) column, i.e. SQLite ran out of
+** memory converting it. what names the rows in messages ("pointwise judgments"). ARB_OK, or
+** ARB_DB / ARB_NOMEM with the store's message. One walk for every callback reader. */
+static arb_status each_row(arb_store *s, const char *sql, const char *what,
+                           int (*row)(sqlite3_stmt *q, void *ud), void *ud)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return arb__store_fail(s, ARB_DB, "cannot read %s: %s", what, sqlite3_errmsg(s->db));
+    arb_status st = ARB_OK;
+    int rc, r = 0;
+    while (!r && (rc = sqlite3_step(q)) == SQLITE_ROW) r = row(q, ud);
+    if (r < 0) st = arb__store_fail(s, ARB_NOMEM, "%s: out of memory", what);
+    else if (!r && rc != SQLITE_DONE)
+        st = arb__store_fail(s, ARB_DB, "cannot read %s: %s", what, sqlite3_errmsg(s->db));
+    sqlite3_finalize(q);
+    return st;
+}
+
 /* ---- pointwise: read ---------------------------------------------------------------------- */
+
+/* each_pointwise's callback and its data, for each_row. */
+typedef struct pointwise_walk {
+    arb__pointwise_fn fn;
+    void *ud;
+} pointwise_walk;
+
+static int pointwise_row(sqlite3_stmt *q, void *ud)
+{
+    const pointwise_walk *w = ud;
+    arb__pointwise_row r = {
+        .protocol = (const char *)sqlite3_column_text(q, 0),
+        .judge_name = (const char *)sqlite3_column_text(q, 1),
+        .item_id = (const char *)sqlite3_column_text(q, 2),
+        .model = (const char *)sqlite3_column_text(q, 3),
+        .language = (const char *)sqlite3_column_text(q, 4),
+        .kind = (const char *)sqlite3_column_text(q, 5),
+        .task = (const char *)sqlite3_column_text(q, 6),
+        .template_name = (const char *)sqlite3_column_text(q, 7),
+        .rep = sqlite3_column_int(q, 8),
+        .value = sqlite3_column_type(q, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(q, 9),
+        .reason = (const char *)sqlite3_column_text(q, 10), /* NULL when valid */
+        .call_id = sqlite3_column_int64(q, 11),
+        .item_language = (const char *)sqlite3_column_text(q, 12),
+        .group = (const char *)sqlite3_column_text(q, 13),
+        .item_seq = sqlite3_column_int64(q, 14),
+    };
+    if (!r.protocol || !r.judge_name || !r.item_id || !r.model || !r.language || !r.kind ||
+        !r.task || !r.template_name || !r.item_language || !r.group)
+        return -1;
+    return w->fn(w->ud, &r) ? 1 : 0;
+}
 
 /* Calls fn for every pointwise judgment with its item's language, parallel group and benchmark
 ** order ("" for a missing language or group), ordered by judge, template, kind, task, group,
@@ -1890,45 +1942,43 @@ arb_status arb__store_each_pointwise(arb_store *s, arb__pointwise_fn fn, void *u
         " ORDER BY p.judge_name, p.template_name, p.kind, p.task, coalesce(i.grp, ''),\n"
         "          coalesce(i.language, ''), p.item_id, p.model, p.rep, p.language, p.protocol";
     if (!fn) return arb__store_fail(s, ARB_INVALID, "each_pointwise: no callback");
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return fail_db(s, "cannot read pointwise judgments");
-    arb_status st = ARB_OK;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        arb__pointwise_row r = {
-            .protocol = (const char *)sqlite3_column_text(q, 0),
-            .judge_name = (const char *)sqlite3_column_text(q, 1),
-            .item_id = (const char *)sqlite3_column_text(q, 2),
-            .model = (const char *)sqlite3_column_text(q, 3),
-            .language = (const char *)sqlite3_column_text(q, 4),
-            .kind = (const char *)sqlite3_column_text(q, 5),
-            .task = (const char *)sqlite3_column_text(q, 6),
-            .template_name = (const char *)sqlite3_column_text(q, 7),
-            .rep = sqlite3_column_int(q, 8),
-            .value = sqlite3_column_type(q, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(q, 9),
-            .reason = (const char *)sqlite3_column_text(q, 10), /* NULL when valid */
-            .call_id = sqlite3_column_int64(q, 11),
-            .item_language = (const char *)sqlite3_column_text(q, 12),
-            .group = (const char *)sqlite3_column_text(q, 13),
-            .item_seq = sqlite3_column_int64(q, 14),
-        };
-        /* every column read as text is NOT NULL in the schema (or coalesced): NULL means the
-        ** conversion ran out of memory */
-        if (!r.protocol || !r.judge_name || !r.item_id || !r.model || !r.language || !r.kind ||
-            !r.task || !r.template_name || !r.item_language || !r.group) {
-            st = arb__store_fail(s, ARB_NOMEM, "pointwise: out of memory");
-            break;
-        }
-        if (fn(ud, &r)) break;
-    }
-    if (st == ARB_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
-        st = fail_db(s, "cannot read pointwise judgments");
-    sqlite3_finalize(q);
-    return st;
+    pointwise_walk w = {fn, ud};
+    return each_row(s, sql, "pointwise judgments", pointwise_row, &w);
 }
 
 /* ---- persona: read ------------------------------------------------------------------------ */
+
+/* each_persona_score's callback and its data, for each_row. */
+typedef struct persona_walk {
+    arb__persona_score_fn fn;
+    void *ud;
+} persona_walk;
+
+static int persona_score_row(sqlite3_stmt *q, void *ud)
+{
+    const persona_walk *w = ud;
+    arb__persona_score_row r = {
+        .protocol = (const char *)sqlite3_column_text(q, 0),
+        .judge_name = (const char *)sqlite3_column_text(q, 1),
+        .item_id = (const char *)sqlite3_column_text(q, 2),
+        .subject = (const char *)sqlite3_column_text(q, 3),
+        .category = (const char *)sqlite3_column_text(q, 4),
+        .identity = (const char *)sqlite3_column_text(q, 5),
+        .position = sqlite3_column_int(q, 6),
+        .round = sqlite3_column_int(q, 7),
+        .metric = (const char *)sqlite3_column_text(q, 8),
+        .value = sqlite3_column_type(q, 9) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 9),
+        .call_id = sqlite3_column_int64(q, 10),
+        .rep = sqlite3_column_int(q, 11),
+        .base = (const char *)sqlite3_column_text(q, 12),
+        .variant = (const char *)sqlite3_column_text(q, 13),
+        .reason = (const char *)sqlite3_column_text(q, 14), /* NULL when valid */
+    };
+    if (!r.protocol || !r.judge_name || !r.item_id || !r.subject || !r.category ||
+        !r.identity || !r.metric || !r.base || !r.variant)
+        return -1;
+    return w->fn(w->ud, &r) ? 1 : 0;
+}
 
 /* See internal.h. Scores whose persona is missing read with category and identity "" (the
 ** analysis leaves them out); rep is that of the call (0 when the call row is missing). */
@@ -1949,42 +1999,8 @@ arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn,
         " ORDER BY sc.judge_name, sc.protocol, coalesce(p.category, ''), sc.call_id, sc.position,\n"
         "          sc.metric";
     if (!fn) return arb__store_fail(s, ARB_INVALID, "each_persona_score: no callback");
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return fail_db(s, "cannot read persona scores");
-    arb_status st = ARB_OK;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        arb__persona_score_row r = {
-            .protocol = (const char *)sqlite3_column_text(q, 0),
-            .judge_name = (const char *)sqlite3_column_text(q, 1),
-            .item_id = (const char *)sqlite3_column_text(q, 2),
-            .subject = (const char *)sqlite3_column_text(q, 3),
-            .category = (const char *)sqlite3_column_text(q, 4),
-            .identity = (const char *)sqlite3_column_text(q, 5),
-            .position = sqlite3_column_int(q, 6),
-            .round = sqlite3_column_int(q, 7),
-            .metric = (const char *)sqlite3_column_text(q, 8),
-            .value = sqlite3_column_type(q, 9) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 9),
-            .call_id = sqlite3_column_int64(q, 10),
-            .rep = sqlite3_column_int(q, 11),
-            .base = (const char *)sqlite3_column_text(q, 12),
-            .variant = (const char *)sqlite3_column_text(q, 13),
-            .reason = (const char *)sqlite3_column_text(q, 14), /* NULL when valid */
-        };
-        /* every column read as text is NOT NULL in the schema (or coalesced): NULL means the
-        ** conversion ran out of memory */
-        if (!r.protocol || !r.judge_name || !r.item_id || !r.subject || !r.category ||
-            !r.identity || !r.metric || !r.base || !r.variant) {
-            st = arb__store_fail(s, ARB_NOMEM, "persona scores: out of memory");
-            break;
-        }
-        if (fn(ud, &r)) break;
-    }
-    if (st == ARB_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
-        st = fail_db(s, "cannot read persona scores");
-    sqlite3_finalize(q);
-    return st;
+    persona_walk w = {fn, ud};
+    return each_row(s, sql, "persona scores", persona_score_row, &w);
 }
 
 /* ---- persona: write (METHODS §9; arbiter persona run) -------------------------------------- */
