@@ -677,6 +677,34 @@ ARB_API char *arb_labels_report_to_text(const arb_labels_report *report);
 ARB_API char *arb_labels_report_to_json(const arb_labels_report *report);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Judgments made elsewhere (arbiter import judgments|fastchat|arena-hard): stored like
+** arbiter's own, so every audit, agreement, factor and report feature reads them.           */
+
+typedef struct arb_import_params {
+    const char *source;    /* the name they are stored under (required); importing the same
+                           ** name again replaces everything it brought */
+    const char *baseline;  /* which model of a pair is the baseline (FastChat, Arena-Hard);
+                           ** NULL: the source's own rule (README) */
+} arb_import_params;
+
+typedef struct arb_import_stats {
+    size_t judgments;      /* pairwise judgments stored */
+    size_t scores;         /* pointwise grades stored */
+    size_t skipped;        /* lines or games read but not stored (counted, README says why) */
+    size_t battles;        /* battles derived for the rankings (METHODS §6) */
+    size_t items_added;    /* items the store did not have before */
+} arb_import_stats;
+
+/* Imports path as kind ("judgments": the generic JSONL/CSV format; "fastchat": FastChat
+** model_judgment files; "arena-hard": an Arena-Hard-Auto judgment folder or file) under
+** params->source, all or nothing, in one transaction: on bad input returns ARB_PARSE (or
+** ARB_INVALID for a conflict with another source), stores nothing, and arb_store_errmsg()
+** says "file:line: field \"x\": what was expected". */
+ARB_API arb_status arb_judgments_import(arb_store *store, const char *kind, const char *path,
+                                        const arb_import_params *params,
+                                        arb_import_stats *stats);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Judges compared (METHODS §5): mutual agreement and disagreement.                          */
 
 typedef struct arb_agreement arb_agreement;

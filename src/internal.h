@@ -402,6 +402,72 @@ typedef int (*arb__audit_judgment_fn)(void *ud, const arb__audit_judgment *j); /
 arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
                                           arb__audit_judgment_fn fn, void *ud);
 
+/* ---- judgments made elsewhere (arbiter import judgments|fastchat|arena-hard; import_set.c,
+** store_import.c). An importer reads its source into an arb__import_set; the store then
+** replaces the source's earlier import with the set in one transaction. */
+
+/* One pairwise judgment as an importer read it. Strings are borrowed by arb__import_set_add
+** (copied); NULL means absent. */
+typedef struct arb__import_judgment {
+    const char *judge, *item, *candidate, *baseline;
+    const char *protocol;        /* NULL: "sbs" */
+    const char *template_name;   /* NULL: the source name */
+    int options;                 /* 2, 3 or 4 (METHODS §2.1) */
+    int order;                   /* 0: candidate shown first; 1: baseline shown first */
+    int rep;                     /* >= 0 */
+    char position_verdict;       /* 'A'..'E' */
+    int strength;                /* 0: none; 1: weak (A>B); 2: strong (A>>B) */
+    const char *category, *language, *question;
+    const char *candidate_answer, *baseline_answer; /* lengths; the report's worst cases */
+    const char *raw;             /* the judge's text */
+    const char *request;         /* JSON text of the request as sent, when known */
+    const char *judge_family, *candidate_family, *baseline_family;
+    const char *extra;           /* JSON object text of the fields arbiter does not know */
+    const char *where;           /* "file:line" it came from, for messages */
+} arb__import_judgment;
+
+/* One pointwise grade as an importer read it (FastChat single-answer grading: kind
+** "grade10", value 1..10). */
+typedef struct arb__import_score {
+    const char *judge, *item, *model;
+    const char *kind;            /* "yesno", "grade" or "grade10" */
+    const char *template_name;   /* NULL: the source name */
+    int rep;
+    int value;                   /* -1: no valid verdict (E) */
+    const char *reason;          /* why value is -1 */
+    const char *category, *question, *answer, *raw, *extra;
+    const char *judge_family, *model_family;
+    const char *where;
+} arb__import_score;
+
+typedef struct arb__import_set arb__import_set;
+arb__import_set *arb__import_set_create(void);
+void arb__import_set_destroy(arb__import_set *set);
+/* Adds a copy of j. ARB_INVALID with *errmsg (caller frees) when a field is out of range or
+** when the set already holds a judgment of the same judge on the same item with the same two
+** answers in the same shown order and repetition ("where: ... also at <where>"); ARB_NOMEM. */
+arb_status arb__import_set_add(arb__import_set *set, const arb__import_judgment *j,
+                               char **errmsg);
+/* Adds a copy of sc; duplicates (judge, item, model, kind, template, rep) are refused. */
+arb_status arb__import_set_add_score(arb__import_set *set, const arb__import_score *sc,
+                                     char **errmsg);
+/* A line read but not stored (e.g. a game without a score): counted, with its reason. */
+void arb__import_set_skip(arb__import_set *set, size_t n);
+size_t arb__import_set_count(const arb__import_set *set);
+size_t arb__import_set_score_count(const arb__import_set *set);
+size_t arb__import_set_skipped(const arb__import_set *set);
+/* The i-th judgment/score in the order added; strings owned by the set. */
+arb__import_judgment arb__import_set_at(const arb__import_set *set, size_t i);
+arb__import_score arb__import_set_score_at(const arb__import_set *set, size_t i);
+
+/* Families of judges and contestants (table families, METHODS §5/§6). role is "judge" or
+** "model"; source names the judges file or import that said so (may be NULL). Upserts. */
+arb_status arb__store_put_family(arb_store *s, const char *name, const char *role,
+                                 const char *family, const char *source);
+typedef int (*arb__family_fn)(void *ud, const char *name, const char *role, const char *family);
+/* Calls fn for every family record, ordered by role, name. Returns ARB_OK also when fn stops. */
+arb_status arb__store_each_family(arb_store *s, arb__family_fn fn, void *ud);
+
 /* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key, a hash of all the
 ** fields below: every turn's done callback upserts it (turns may finish in any order) and gets
 ** its id. An existing dialogue is open again (status "open", no final verdict) until

@@ -25,6 +25,7 @@
 ** used by one thread at a time.
 */
 #include "internal.h"
+#include "store_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +40,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -389,6 +390,74 @@ static const char *const migrations[] = {
     "ALTER TABLE scores_v6 RENAME TO scores;\n"
     "CREATE INDEX scores_by_subject ON scores(protocol, judge_name, item_id, subject);\n"
     "CREATE INDEX scores_by_call ON scores(call_id);\n",
+    /* 7: judgments made elsewhere (arbiter import judgments|fastchat|arena-hard) and the
+    ** families of judges and contestants (METHODS 5 and 6). Pointwise is rebuilt so that its
+    ** CHECKs admit FastChat's 1-10 single-answer grades. */
+    "ALTER TABLE pairwise ADD COLUMN source TEXT\n"
+    "  -- NULL: judged by arbiter; else the import source (judgment_sources.name)\n"
+    "  REFERENCES judgment_sources(name);\n"
+    "ALTER TABLE pairwise ADD COLUMN strength INTEGER\n"
+    "  -- how strongly the judge preferred the winner where its scale says so (Arena-Hard\n"
+    "  -- A>>B = 2, A>B = 1); NULL when the verdict has no strength (ties, E, other scales)\n"
+    "  CHECK (strength IS NULL OR strength IN (1, 2));\n"
+    "ALTER TABLE pairwise ADD COLUMN extra TEXT NOT NULL DEFAULT '{}'\n"
+    "  -- imported fields arbiter does not know, kept as they were\n"
+    "  CONSTRAINT extra_is_json CHECK (json_valid(extra));\n"
+    "CREATE INDEX pairwise_by_source ON pairwise(source) WHERE source IS NOT NULL;\n"
+    "CREATE TABLE judgment_sources (\n"
+    "  -- One import of judgments made elsewhere. Importing the same name again replaces\n"
+    "  -- everything it brought (pairwise and pointwise rows, their calls, its battles).\n"
+    "  name          TEXT PRIMARY KEY,\n"
+    "  kind          TEXT NOT NULL,               -- 'judgments', 'fastchat', 'arena-hard', ...\n"
+    "  path          TEXT NOT NULL,               -- what was read\n"
+    "  n_judgments   INTEGER NOT NULL DEFAULT 0,  -- rows stored (pairwise + pointwise)\n"
+    "  n_skipped     INTEGER NOT NULL DEFAULT 0,  -- lines read but not stored, with reason\n"
+    "  imported_at   TEXT NOT NULL DEFAULT (" NOW ")\n"
+    ");\n"
+    "CREATE TABLE families (\n"
+    "  -- The family of a judge or of a contestant model (METHODS 5: judges of one family\n"
+    "  -- agree more and may favour their own family's answers). From the judges file\n"
+    "  -- (family:, families:) or from imports (judge_family, candidate_family, ...).\n"
+    "  name          TEXT NOT NULL,               -- judge name or contestant model\n"
+    "  role          TEXT NOT NULL CHECK (role IN ('judge', 'model')),\n"
+    "  family        TEXT NOT NULL CHECK (family <> ''),\n"
+    "  source        TEXT,                        -- judges file or import source that said so\n"
+    "  updated_at    TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  PRIMARY KEY (name, role)\n"
+    ");\n"
+    "CREATE TABLE pointwise_v7 (\n"
+    "  -- Pointwise judgments (METHODS 8): Yes/No correctness or a grade of one answer.\n"
+    "  id                INTEGER PRIMARY KEY,\n"
+    "  protocol          TEXT NOT NULL DEFAULT 'pointwise',\n"
+    "  judge_name        TEXT NOT NULL,\n"
+    "  item_id           TEXT NOT NULL REFERENCES items(id),\n"
+    "  model             TEXT NOT NULL,           -- whose answer was judged\n"
+    "  language          TEXT NOT NULL DEFAULT '', -- evaluation language ('' = item's own)\n"
+    "  kind              TEXT NOT NULL CHECK (kind IN ('yesno', 'grade', 'grade10')),\n"
+    "                                             -- grade: 1..5; grade10: 1..10 (FastChat)\n"
+    "  template_name     TEXT NOT NULL,\n"
+    "  rep               INTEGER NOT NULL DEFAULT 0 CHECK (rep >= 0),\n"
+    "  value             INTEGER,                 -- yesno: 1 yes, 0 no; grade: 1..5;\n"
+    "                                             -- grade10: 1..10; NULL: no valid verdict (E)\n"
+    "  call_id           INTEGER REFERENCES calls(id),\n"
+    "  judged_at         TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  task              TEXT NOT NULL DEFAULT 'generic'\n"
+    "    CHECK (task IN ('qa', 'math', 'translation', 'summary', 'dialogue', 'generic')),\n"
+    "  reason            TEXT,                    -- why value is NULL (E); NULL otherwise\n"
+    "  source            TEXT REFERENCES judgment_sources(name), -- NULL: judged by arbiter\n"
+    "  CHECK (value IS NULL OR (kind = 'yesno' AND value IN (0, 1))\n"
+    "         OR (kind = 'grade' AND value BETWEEN 1 AND 5)\n"
+    "         OR (kind = 'grade10' AND value BETWEEN 1 AND 10)),\n"
+    "  UNIQUE (protocol, judge_name, kind, template_name, language, item_id, model, rep)\n"
+    ");\n"
+    "INSERT INTO pointwise_v7 (id, protocol, judge_name, item_id, model, language, kind,\n"
+    "  template_name, rep, value, call_id, judged_at, task, reason)\n"
+    "  SELECT id, protocol, judge_name, item_id, model, language, kind, template_name, rep,\n"
+    "  value, call_id, judged_at, task, reason FROM pointwise;\n"
+    "DROP TABLE pointwise;\n"
+    "ALTER TABLE pointwise_v7 RENAME TO pointwise;\n"
+    "CREATE INDEX pointwise_by_call ON pointwise(call_id);\n"
+    "CREATE INDEX pointwise_by_source ON pointwise(source) WHERE source IS NOT NULL;\n",
 };
 
 /* Statements prepared once at open (the hot paths). */
@@ -504,6 +573,9 @@ struct arb_store {
     char errmsg[1024];
 };
 
+/* The connection, for the other store_*.c files (store_internal.h). */
+sqlite3 *arb__store_conn(arb_store *s) { return s->db; }
+
 /* Sets the store's error message; returns code. Formats into a scratch buffer first so an
 ** argument may be the current message itself. */
 arb_status arb__store_fail(arb_store *s, arb_status code, const char *fmt, ...)
@@ -519,7 +591,7 @@ arb_status arb__store_fail(arb_store *s, arb_status code, const char *fmt, ...)
 }
 
 /* Fails with ARB_DB and SQLite's own explanation, prefixed by what was being done. */
-static arb_status fail_db(arb_store *s, const char *what)
+arb_status arb__store_fail_db(arb_store *s, const char *what)
 {
     return arb__store_fail(s, ARB_DB, "%s: %s", what, sqlite3_errmsg(s->db));
 }
@@ -536,11 +608,11 @@ const char *arb_store_errmsg(const arb_store *store)
 }
 
 /* Runs a statement that returns no rows and resets it. Returns ARB_OK or ARB_DB. */
-static arb_status step_done(arb_store *s, sqlite3_stmt *st, const char *what)
+arb_status arb__store_step_done(arb_store *s, sqlite3_stmt *st, const char *what)
 {
     int rc = sqlite3_step(st);
     arb_status status = ARB_OK;
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) status = fail_db(s, what);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) status = arb__store_fail_db(s, what);
     sqlite3_reset(st);
     return status;
 }
@@ -549,13 +621,13 @@ static arb_status step_done(arb_store *s, sqlite3_stmt *st, const char *what)
 ** (up to the busy timeout) and not in the middle of the transaction. */
 arb_status arb__store_begin(arb_store *s)
 {
-    return step_done(s, s->stmt[ST_BEGIN], "cannot begin a transaction");
+    return arb__store_step_done(s, s->stmt[ST_BEGIN], "cannot begin a transaction");
 }
 
 /* Commits. On failure the transaction stays open: the caller rolls it back. */
 arb_status arb__store_commit(arb_store *s)
 {
-    return step_done(s, s->stmt[ST_COMMIT], "cannot commit");
+    return arb__store_step_done(s, s->stmt[ST_COMMIT], "cannot commit");
 }
 
 /* Rolls back the open transaction, if any (SQLite may already have rolled it back after an
@@ -621,7 +693,7 @@ static arb_status create_schema(arb_store *s)
 {
     char *err = NULL;
     if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return fail_db(s, "cannot create the schema");
+        return arb__store_fail_db(s, "cannot create the schema");
     long long version = 0;
     if (pragma_int(s, "PRAGMA user_version", &version)) goto fail;
     if (version < STORE_SCHEMA_VERSION) {
@@ -645,7 +717,7 @@ static arb_status create_schema(arb_store *s)
         }
     }
     if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        fail_db(s, "cannot create the schema");
+        arb__store_fail_db(s, "cannot create the schema");
         goto fail;
     }
     return ARB_OK;
@@ -716,7 +788,7 @@ arb_status arb_store_open(const char *path, arb_store **out)
     }
     if (rc != SQLITE_ROW) {
         sqlite3_finalize(jm);
-        return fail_db(s, "cannot switch to WAL mode");
+        return arb__store_fail_db(s, "cannot switch to WAL mode");
     }
     const char *mode = (const char *)sqlite3_column_text(jm, 0);
     /* An in-memory database (":memory:") reports "memory"; it has no crash to survive. */
@@ -739,7 +811,7 @@ arb_status arb_store_open(const char *path, arb_store **out)
                      ** tens of MB of requests, and each checkpoint costs an fsync. */
                      "PRAGMA wal_autocheckpoint = 16384; PRAGMA journal_size_limit = 67108864;",
                      NULL, NULL, NULL) != SQLITE_OK)
-        return fail_db(s, "cannot set pragmas");
+        return arb__store_fail_db(s, "cannot set pragmas");
 
     if (version < STORE_SCHEMA_VERSION && (st = create_schema(s))) return st;
 
@@ -835,7 +907,7 @@ void arb_store_close(arb_store *store)
 
 /* Binds text or NULL. SQLITE_STATIC: every statement is reset before the caller's strings
 ** can go away. */
-static int bind_text(sqlite3_stmt *st, int index, const char *text)
+int arb__store_bind_text(sqlite3_stmt *st, int index, const char *text)
 {
     if (!text) return sqlite3_bind_null(st, index);
     return sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC);
@@ -886,7 +958,7 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
     size_t n = arb_dataset_item_count(ds);
     for (size_t i = 0; i < n; i++) {
         const arb_item *it = arb_dataset_item(ds, i);
-        bind_text(q, 1, it->id);
+        arb__store_bind_text(q, 1, it->id);
         sqlite3_bind_int64(q, 2, (sqlite3_int64)i);
         char *extra_owned;
         const char *extra = item_extra(it, &extra_owned);
@@ -894,16 +966,16 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
             st = arb__store_fail(s, ARB_NOMEM, "out of memory");
             goto done;
         }
-        bind_text(q, 3, it->question ? it->question : "");
-        bind_text(q, 4, it->reference);
-        bind_text(q, 5, it->category);
-        bind_text(q, 6, it->language);
-        bind_text(q, 7, it->group);
-        bind_text(q, 8, extra);
-        bind_text(q, 9, it->source);
+        arb__store_bind_text(q, 3, it->question ? it->question : "");
+        arb__store_bind_text(q, 4, it->reference);
+        arb__store_bind_text(q, 5, it->category);
+        arb__store_bind_text(q, 6, it->language);
+        arb__store_bind_text(q, 7, it->group);
+        arb__store_bind_text(q, 8, extra);
+        arb__store_bind_text(q, 9, it->source);
         snprintf(what, sizeof what, "%s: cannot store item \"%s\"",
                  it->source ? it->source : "dataset", it->id ? it->id : "");
-        st = step_done(s, q, what);
+        st = arb__store_step_done(s, q, what);
         free(extra_owned);
         if (st) goto done;
     }
@@ -911,15 +983,15 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
     n = arb_dataset_answer_count(ds);
     for (size_t i = 0; i < n; i++) {
         const arb_answer *a = arb_dataset_answer(ds, i);
-        bind_text(q, 1, a->item_id);
-        bind_text(q, 2, a->model);
-        bind_text(q, 3, a->answer);
-        bind_text(q, 4, a->extra_json ? a->extra_json : "{}");
-        bind_text(q, 5, a->source);
+        arb__store_bind_text(q, 1, a->item_id);
+        arb__store_bind_text(q, 2, a->model);
+        arb__store_bind_text(q, 3, a->answer);
+        arb__store_bind_text(q, 4, a->extra_json ? a->extra_json : "{}");
+        arb__store_bind_text(q, 5, a->source);
         snprintf(what, sizeof what, "%s: cannot store the answer of \"%s\" to item \"%s\"",
                  a->source ? a->source : "dataset", a->model ? a->model : "",
                  a->item_id ? a->item_id : "");
-        if ((st = step_done(s, q, what))) goto done;
+        if ((st = arb__store_step_done(s, q, what))) goto done;
     }
     if (own_tx) st = arb__store_commit(s);
 done:
@@ -952,7 +1024,7 @@ static arb_status check_judge_unchanged(arb_store *s, const char *name, const ch
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail(s, ARB_DB, "cannot read the judges: %s", sqlite3_errmsg(s->db));
-    bind_text(q, 1, name);
+    arb__store_bind_text(q, 1, name);
     arb_status st = ARB_OK;
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
@@ -1018,11 +1090,11 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
     if (!st && judge->base_url && !url) st = arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!st) {
         sqlite3_stmt *q = s->stmt[ST_PUT_JUDGE];
-        bind_text(q, 1, judge->name ? judge->name : judge->model);
-        bind_text(q, 2, url);
-        bind_text(q, 3, judge->model);
-        bind_text(q, 4, sampling);
-        st = step_done(s, q, "cannot store the judge");
+        arb__store_bind_text(q, 1, judge->name ? judge->name : judge->model);
+        arb__store_bind_text(q, 2, url);
+        arb__store_bind_text(q, 3, judge->model);
+        arb__store_bind_text(q, 4, sampling);
+        st = arb__store_step_done(s, q, "cannot store the judge");
     }
     free(url);
     free(sampling);
@@ -1045,15 +1117,15 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     if (!rec || !rec->key)
         return arb__store_fail(s, ARB_INVALID, "put_call: the call has no key");
     sqlite3_stmt *q = s->stmt[ST_PUT_CALL];
-    bind_text(q, 1, rec->key);
-    bind_text(q, 2, rec->judge_name);
-    bind_text(q, 3, rec->model);
-    bind_text(q, 4, rec->request_json);
+    arb__store_bind_text(q, 1, rec->key);
+    arb__store_bind_text(q, 2, rec->judge_name);
+    arb__store_bind_text(q, 3, rec->model);
+    arb__store_bind_text(q, 4, rec->request_json);
     sqlite3_bind_int(q, 5, rec->rep);
     sqlite3_bind_int(q, 6, rec->ok ? 1 : 0);
-    bind_text(q, 7, rec->content);
-    bind_text(q, 8, rec->raw_reply);
-    bind_text(q, 9, rec->error);
+    arb__store_bind_text(q, 7, rec->content);
+    arb__store_bind_text(q, 8, rec->raw_reply);
+    arb__store_bind_text(q, 9, rec->error);
     if (rec->http_status > 0) sqlite3_bind_int64(q, 10, rec->http_status);
     else sqlite3_bind_null(q, 10);
     sqlite3_bind_int(q, 11, rec->attempts);
@@ -1099,7 +1171,7 @@ arb_status arb__store_find_call(arb_store *s, const char *key, int *found, long 
     if (content) *content = NULL;
     if (!key) return arb__store_fail(s, ARB_INVALID, "find_call: no key");
     sqlite3_stmt *q = s->stmt[ST_FIND_CALL];
-    bind_text(q, 1, key);
+    arb__store_bind_text(q, 1, key);
     arb_status st = ARB_OK;
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
@@ -1135,17 +1207,17 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
                                "got code %d", row->model_verdict);
     char pv[2] = {row->position_verdict, 0}, mv[2] = {row->model_verdict, 0};
     sqlite3_stmt *q = s->stmt[ST_PUT_PAIRWISE];
-    bind_text(q, 1, row->protocol);
-    bind_text(q, 2, row->judge_name);
-    bind_text(q, 3, row->item_id);
-    bind_text(q, 4, row->candidate);
-    bind_text(q, 5, row->baseline);
-    bind_text(q, 6, row->template_name);
+    arb__store_bind_text(q, 1, row->protocol);
+    arb__store_bind_text(q, 2, row->judge_name);
+    arb__store_bind_text(q, 3, row->item_id);
+    arb__store_bind_text(q, 4, row->candidate);
+    arb__store_bind_text(q, 5, row->baseline);
+    arb__store_bind_text(q, 6, row->template_name);
     sqlite3_bind_int(q, 7, row->options);
     sqlite3_bind_int(q, 8, row->order);
     sqlite3_bind_int(q, 9, row->rep);
-    bind_text(q, 10, pv);
-    bind_text(q, 11, mv);
+    arb__store_bind_text(q, 10, pv);
+    arb__store_bind_text(q, 11, mv);
     if (row->call_id > 0) sqlite3_bind_int64(q, 12, row->call_id);
     else sqlite3_bind_null(q, 12);
     int rc = sqlite3_step(q);
@@ -1177,13 +1249,13 @@ arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, lon
     arb__buf_free(&b);
     if (bad) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     sqlite3_stmt *q = s->stmt[ST_PUT_DIALOGUE];
-    bind_text(q, 1, key);
-    bind_text(q, 2, d->kind);
-    bind_text(q, 3, d->item_id);
-    bind_text(q, 4, d->answer1);
-    bind_text(q, 5, d->answer2);
-    bind_text(q, 6, d->participants_json);
-    bind_text(q, 7, d->config_json);
+    arb__store_bind_text(q, 1, key);
+    arb__store_bind_text(q, 2, d->kind);
+    arb__store_bind_text(q, 3, d->item_id);
+    arb__store_bind_text(q, 4, d->answer1);
+    arb__store_bind_text(q, 5, d->answer2);
+    arb__store_bind_text(q, 6, d->participants_json);
+    arb__store_bind_text(q, 7, d->config_json);
     sqlite3_bind_int(q, 8, d->rep);
     arb_status st = ARB_OK;
     if (sqlite3_step(q) == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
@@ -1202,11 +1274,11 @@ arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
     sqlite3_stmt *q = s->stmt[ST_PUT_TURN];
     sqlite3_bind_int64(q, 1, dialogue_id);
     sqlite3_bind_int(q, 2, turn);
-    bind_text(q, 3, speaker);
-    bind_text(q, 4, role);
+    arb__store_bind_text(q, 3, speaker);
+    arb__store_bind_text(q, 4, role);
     if (call_id > 0) sqlite3_bind_int64(q, 5, call_id);
     else sqlite3_bind_null(q, 5);
-    bind_text(q, 6, verdict);
+    arb__store_bind_text(q, 6, verdict);
     arb_status st = ARB_OK;
     if (sqlite3_step(q) != SQLITE_DONE)
         st = arb__store_fail(s, ARB_DB, "cannot store turn %d of dialogue %lld: %s", turn,
@@ -1221,8 +1293,8 @@ arb_status arb__store_end_dialogue(arb_store *s, long long dialogue_id, const ch
 {
     sqlite3_stmt *q = s->stmt[ST_END_DIALOGUE];
     sqlite3_bind_int64(q, 1, dialogue_id);
-    bind_text(q, 2, final_verdict);
-    bind_text(q, 3, status);
+    arb__store_bind_text(q, 2, final_verdict);
+    arb__store_bind_text(q, 3, status);
     int rc = sqlite3_step(q);
     sqlite3_reset(q);
     if (rc == SQLITE_DONE) {
@@ -1254,8 +1326,8 @@ arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pai
     if (!protocol || !fn) return arb__store_fail(s, ARB_INVALID, "each_pairwise: bad arguments");
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return fail_db(s, "cannot read judgments");
-    bind_text(q, 1, protocol);
+        return arb__store_fail_db(s, "cannot read judgments");
+    arb__store_bind_text(q, 1, protocol);
     arb_status st = ARB_OK;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -1279,7 +1351,7 @@ arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pai
         };
         if (fn(ud, &row)) break;
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) st = fail_db(s, "cannot read judgments");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) st = arb__store_fail_db(s, "cannot read judgments");
     sqlite3_finalize(q);
     return st;
 }
@@ -1312,7 +1384,7 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
     if (!fn) return arb__store_fail(s, ARB_INVALID, "judgments_for_audit: no callback");
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return fail_db(s, "audit: cannot read judgments");
+        return arb__store_fail_db(s, "audit: cannot read judgments");
     sqlite3_bind_int(q, 1, (protocols & ARB_AUDIT_SBS) != 0);
     sqlite3_bind_int(q, 2, (protocols & ARB_AUDIT_TOURNAMENT) != 0);
     arb_status st = ARB_OK;
@@ -1348,7 +1420,7 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
         if (fn(ud, &j)) break;
     }
     if (st == ARB_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
-        st = fail_db(s, "audit: cannot read judgments");
+        st = arb__store_fail_db(s, "audit: cannot read judgments");
     sqlite3_finalize(q);
     return st;
 }
@@ -1417,14 +1489,14 @@ arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *
     char *params = params_without_credentials(params_json ? params_json : "{}");
     if (!params) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     sqlite3_stmt *q = s->stmt[ST_RUN_BEGIN];
-    bind_text(q, 1, protocol);
-    bind_text(q, 2, params);
-    bind_text(q, 3, arb__run_status_text(ARB__RUN_RUNNING));
+    arb__store_bind_text(q, 1, protocol);
+    arb__store_bind_text(q, 2, params);
+    arb__store_bind_text(q, 3, arb__run_status_text(ARB__RUN_RUNNING));
     int rc = sqlite3_step(q);
     long long id = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
     if (rc == SQLITE_ROW) rc = sqlite3_step(q);
     arb_status st = ARB_OK;
-    if (rc != SQLITE_DONE) st = fail_db(s, "cannot record the run");
+    if (rc != SQLITE_DONE) st = arb__store_fail_db(s, "cannot record the run");
     sqlite3_reset(q);
     free(params);
     if (!st && run_id) *run_id = id;
@@ -1457,9 +1529,9 @@ arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stat
     }
     sqlite3_stmt *q = s->stmt[ST_RUN_END];
     sqlite3_bind_int64(q, 1, run_id);
-    bind_text(q, 2, arb__run_status_text(status));
-    bind_text(q, 3, stats_json);
-    arb_status st = step_done(s, q, "cannot record the end of the run");
+    arb__store_bind_text(q, 2, arb__run_status_text(status));
+    arb__store_bind_text(q, 3, stats_json);
+    arb_status st = arb__store_step_done(s, q, "cannot record the end of the run");
     free(stats_json);
     if (!st && sqlite3_changes(s->db) == 0)
         st = arb__store_fail(s, ARB_NOTFOUND, "run %lld is not in the store", run_id);
@@ -1503,7 +1575,7 @@ static arb_status claim_one(arb_store *s, const arb__lease_owner *o, arb__call_c
         return ARB_OK;
     }
     sqlite3_stmt *q = s->stmt[ST_LEASE_GET];
-    bind_text(q, 1, c->key);
+    arb__store_bind_text(q, 1, c->key);
     int rc = sqlite3_step(q);
     int held = 0;
     if (rc == SQLITE_ROW) {
@@ -1514,18 +1586,18 @@ static arb_status claim_one(arb_store *s, const arb__lease_owner *o, arb__call_c
         if (held) c->holder_pid = pid;
     }
     sqlite3_reset(q);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail_db(s, "cannot read the call leases");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return arb__store_fail_db(s, "cannot read the call leases");
     if (held) {
         c->state = ARB__CLAIM_HELD;
         return ARB_OK;
     }
     q = s->stmt[ST_LEASE_PUT];
-    bind_text(q, 1, c->key);
-    bind_text(q, 2, o->id);
-    bind_text(q, 3, o->host);
+    arb__store_bind_text(q, 1, c->key);
+    arb__store_bind_text(q, 2, o->id);
+    arb__store_bind_text(q, 3, o->host);
     sqlite3_bind_int64(q, 4, o->pid);
     sqlite3_bind_double(q, 5, o->seconds);
-    if ((st = step_done(s, q, "cannot claim a call"))) return st;
+    if ((st = arb__store_step_done(s, q, "cannot claim a call"))) return st;
     c->state = ARB__CLAIM_OURS;
     return ARB_OK;
 }
@@ -1557,26 +1629,26 @@ arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__
 arb_status arb__store_renew_leases(arb_store *s, const arb__lease_owner *o)
 {
     sqlite3_stmt *q = s->stmt[ST_LEASE_RENEW];
-    bind_text(q, 1, o->id);
+    arb__store_bind_text(q, 1, o->id);
     sqlite3_bind_double(q, 2, o->seconds);
-    return step_done(s, q, "cannot renew the call leases");
+    return arb__store_step_done(s, q, "cannot renew the call leases");
 }
 
 /* See internal.h. */
 arb_status arb__store_release_lease(arb_store *s, const arb__lease_owner *o, const char *key)
 {
     sqlite3_stmt *q = s->stmt[ST_LEASE_RELEASE];
-    bind_text(q, 1, key);
-    bind_text(q, 2, o->id);
-    return step_done(s, q, "cannot release a call lease");
+    arb__store_bind_text(q, 1, key);
+    arb__store_bind_text(q, 2, o->id);
+    return arb__store_step_done(s, q, "cannot release a call lease");
 }
 
 /* See internal.h. */
 arb_status arb__store_release_leases(arb_store *s, const arb__lease_owner *o)
 {
     sqlite3_stmt *q = s->stmt[ST_LEASES_RELEASE];
-    bind_text(q, 1, o->id);
-    return step_done(s, q, "cannot release the call leases");
+    arb__store_bind_text(q, 1, o->id);
+    return arb__store_step_done(s, q, "cannot release the call leases");
 }
 
 /* ---- export ------------------------------------------------------------------------------- */
@@ -1685,7 +1757,7 @@ static arb_status export_rows(arb_store *store, sqlite3_stmt *q, const struct ex
         if (bad || fputc('\n', out) == EOF)
             return arb__store_fail(store, ARB_IO, "export: write failed");
     }
-    if (rc != SQLITE_DONE) return fail_db(store, "export");
+    if (rc != SQLITE_DONE) return arb__store_fail_db(store, "export");
     if (fflush(out) != 0 || ferror(out))
         return arb__store_fail(store, ARB_IO, "export: write failed");
     return ARB_OK;
@@ -1715,7 +1787,7 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
                                "transcripts, pointwise)", format);
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(store->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return fail_db(store, "export");
+        return arb__store_fail_db(store, "export");
     arb_status st = export_rows(store, q, export_columns, N_EXPORT_COLUMNS, csv, out);
     sqlite3_finalize(q);
     return st;
@@ -1818,22 +1890,22 @@ arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row)
         " task = excluded.task, reason = excluded.reason, judged_at = " NOW;
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return fail_db(s, "cannot store a pointwise judgment");
-    bind_text(q, 1, row->protocol ? row->protocol : "pointwise");
-    bind_text(q, 2, row->judge_name);
-    bind_text(q, 3, row->item_id);
-    bind_text(q, 4, row->model);
-    bind_text(q, 5, row->language ? row->language : "");
-    bind_text(q, 6, row->kind);
-    bind_text(q, 7, row->template_name);
+        return arb__store_fail_db(s, "cannot store a pointwise judgment");
+    arb__store_bind_text(q, 1, row->protocol ? row->protocol : "pointwise");
+    arb__store_bind_text(q, 2, row->judge_name);
+    arb__store_bind_text(q, 3, row->item_id);
+    arb__store_bind_text(q, 4, row->model);
+    arb__store_bind_text(q, 5, row->language ? row->language : "");
+    arb__store_bind_text(q, 6, row->kind);
+    arb__store_bind_text(q, 7, row->template_name);
     sqlite3_bind_int(q, 8, row->rep);
     if (row->value < 0) sqlite3_bind_null(q, 9);
     else sqlite3_bind_int(q, 9, row->value);
     if (row->call_id > 0) sqlite3_bind_int64(q, 10, row->call_id);
     else sqlite3_bind_null(q, 10);
-    bind_text(q, 11, row->task ? row->task : "generic");
-    bind_text(q, 12, row->value < 0 ? (row->reason ? row->reason : "no valid answer") : NULL);
-    arb_status st = step_done(s, q, "cannot store a pointwise judgment");
+    arb__store_bind_text(q, 11, row->task ? row->task : "generic");
+    arb__store_bind_text(q, 12, row->value < 0 ? (row->reason ? row->reason : "no valid answer") : NULL);
+    arb_status st = arb__store_step_done(s, q, "cannot store a pointwise judgment");
     sqlite3_finalize(q);
     return st;
 }
@@ -1864,7 +1936,7 @@ arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
         " ORDER BY p.judge_name, p.template_name, p.kind, p.task, i.grp, p.language, i.seq,"
         " p.item_id, p.model, p.rep";
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK) return fail_db(s, "export");
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK) return arb__store_fail_db(s, "export");
     arb_status st = export_rows(s, q, pointwise_export_columns,
                                 sizeof pointwise_export_columns / sizeof *pointwise_export_columns,
                                 0, out);
@@ -1876,7 +1948,7 @@ arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
 ** text column came back NULL from a NOT NULL (or coalesced) column, i.e. SQLite ran out of
 ** memory converting it. what names the rows in messages ("pointwise judgments"). ARB_OK, or
 ** ARB_DB / ARB_NOMEM with the store's message. One walk for every callback reader. */
-static arb_status each_row(arb_store *s, const char *sql, const char *what,
+arb_status arb__store_each_row(arb_store *s, const char *sql, const char *what,
                            int (*row)(sqlite3_stmt *q, void *ud), void *ud)
 {
     sqlite3_stmt *q = NULL;
@@ -1943,7 +2015,7 @@ arb_status arb__store_each_pointwise(arb_store *s, arb__pointwise_fn fn, void *u
         "          coalesce(i.language, ''), p.item_id, p.model, p.rep, p.language, p.protocol";
     if (!fn) return arb__store_fail(s, ARB_INVALID, "each_pointwise: no callback");
     pointwise_walk w = {fn, ud};
-    return each_row(s, sql, "pointwise judgments", pointwise_row, &w);
+    return arb__store_each_row(s, sql, "pointwise judgments", pointwise_row, &w);
 }
 
 /* ---- persona: read ------------------------------------------------------------------------ */
@@ -2000,7 +2072,7 @@ arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn,
         "          sc.metric";
     if (!fn) return arb__store_fail(s, ARB_INVALID, "each_persona_score: no callback");
     persona_walk w = {fn, ud};
-    return each_row(s, sql, "persona scores", persona_score_row, &w);
+    return arb__store_each_row(s, sql, "persona scores", persona_score_row, &w);
 }
 
 /* ---- persona: write (METHODS §9; arbiter persona run) -------------------------------------- */
@@ -2017,12 +2089,12 @@ static arb_status persona_id(arb_store *s, const char *category, const char *ide
     arb_status st = ARB_OK;
     for (int k = 0; k < 2 && !st; k++) {
         if (sqlite3_prepare_v2(s->db, k ? get_sql : put_sql, -1, &q, NULL) != SQLITE_OK)
-            return fail_db(s, "cannot store an identity");
-        bind_text(q, 1, category);
-        bind_text(q, 2, identity);
+            return arb__store_fail_db(s, "cannot store an identity");
+        arb__store_bind_text(q, 1, category);
+        arb__store_bind_text(q, 2, identity);
         int rc = sqlite3_step(q);
         if (k && rc == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
-        else if (rc != SQLITE_DONE) st = fail_db(s, "cannot store an identity");
+        else if (rc != SQLITE_DONE) st = arb__store_fail_db(s, "cannot store an identity");
         sqlite3_finalize(q);
         q = NULL;
     }
@@ -2055,12 +2127,12 @@ arb_status arb__store_put_persona_scores(arb_store *s, const arb__persona_score_
     arb_status st = ARB_OK;
     for (int k = 0; k < N_SQL && !st; k++)
         if (sqlite3_prepare_v2(s->db, sql[k], -1, &q[k], NULL) != SQLITE_OK)
-            st = fail_db(s, "cannot store persona scores");
+            st = arb__store_fail_db(s, "cannot store persona scores");
     for (int k = DROP_SCORES; k <= DROP_ATTRIBUTIONS && !st; k++) {
-        bind_text(q[k], 1, rows[0].protocol);
-        bind_text(q[k], 2, rows[0].judge_name);
+        arb__store_bind_text(q[k], 1, rows[0].protocol);
+        arb__store_bind_text(q[k], 2, rows[0].judge_name);
         sqlite3_bind_int64(q[k], 3, rows[0].call_id);
-        st = step_done(s, q[k], "cannot store persona scores");
+        st = arb__store_step_done(s, q[k], "cannot store persona scores");
     }
     long long ids[2] = {0, 0};
     for (size_t i = 0; i < n && !st; i++) {
@@ -2072,26 +2144,26 @@ arb_status arb__store_put_persona_scores(arb_store *s, const arb__persona_score_
             sqlite3_bind_int64(a, 1, r->call_id);
             sqlite3_bind_int(a, 2, pos);
             sqlite3_bind_int64(a, 3, ids[pos]);
-            bind_text(a, 4, r->item_id);
-            bind_text(a, 5, r->subject);
+            arb__store_bind_text(a, 4, r->item_id);
+            arb__store_bind_text(a, 5, r->subject);
             int pair = !strcmp(r->protocol, "persona2") || !strcmp(r->protocol, "panel2");
-            bind_text(a, 6, !pair ? "response" : pos ? "candidate_2" : "candidate_1");
-            if ((st = step_done(s, a, "cannot store a persona attribution"))) break;
+            arb__store_bind_text(a, 6, !pair ? "response" : pos ? "candidate_2" : "candidate_1");
+            if ((st = arb__store_step_done(s, a, "cannot store a persona attribution"))) break;
         }
         sqlite3_stmt *w = q[PUT_SCORE];
-        bind_text(w, 1, r->protocol);
-        bind_text(w, 2, r->judge_name);
-        bind_text(w, 3, r->item_id);
-        bind_text(w, 4, r->subject);
+        arb__store_bind_text(w, 1, r->protocol);
+        arb__store_bind_text(w, 2, r->judge_name);
+        arb__store_bind_text(w, 3, r->item_id);
+        arb__store_bind_text(w, 4, r->subject);
         sqlite3_bind_int64(w, 5, ids[pos]);
         sqlite3_bind_int(w, 6, pos);
         sqlite3_bind_int(w, 7, r->round);
-        bind_text(w, 8, r->metric);
+        arb__store_bind_text(w, 8, r->metric);
         if (isnan(r->value)) sqlite3_bind_null(w, 9);
         else sqlite3_bind_double(w, 9, r->value);
         sqlite3_bind_int64(w, 10, r->call_id);
-        bind_text(w, 11, isnan(r->value) ? (r->reason ? r->reason : "no valid scores") : NULL);
-        st = step_done(s, w, "cannot store a persona score");
+        arb__store_bind_text(w, 11, isnan(r->value) ? (r->reason ? r->reason : "no valid scores") : NULL);
+        st = arb__store_step_done(s, w, "cannot store a persona score");
     }
     for (int k = 0; k < N_SQL; k++) sqlite3_finalize(q[k]);
     return st;
@@ -2112,14 +2184,14 @@ arb_status arb__store_panel_other_rounds(arb_store *s, const char *label, const 
     *found = 0;
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return fail_db(s, "cannot read panel consensus scores");
-    bind_text(q, 1, label);
-    bind_text(q, 2, first_agent);
+        return arb__store_fail_db(s, "cannot read panel consensus scores");
+    arb__store_bind_text(q, 1, label);
+    arb__store_bind_text(q, 2, first_agent);
     sqlite3_bind_int(q, 3, rounds);
     int rc = sqlite3_step(q);
     arb_status st = ARB_OK;
     if (rc == SQLITE_ROW) *found = 1;
-    else if (rc != SQLITE_DONE) st = fail_db(s, "cannot read panel consensus scores");
+    else if (rc != SQLITE_DONE) st = arb__store_fail_db(s, "cannot read panel consensus scores");
     sqlite3_finalize(q);
     return st;
 }

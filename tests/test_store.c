@@ -262,22 +262,29 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 6);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 7);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 7", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 8", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 7"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 8"));
     arb_store_close(s);
 }
 
 /* Runs sql on the store (making it an older version), closes it, reopens it and checks that it
 ** was upgraded to the current version. Returns the reopened store. */
+/* Undoes migration 7 (imported judgments, families), for the tests that build older stores. */
+#define UNDO_V7                                                                                \
+    "DROP INDEX pairwise_by_source; DROP INDEX pointwise_by_source;"                            \
+    "ALTER TABLE pairwise DROP COLUMN source; ALTER TABLE pairwise DROP COLUMN strength;"       \
+    "ALTER TABLE pairwise DROP COLUMN extra; ALTER TABLE pointwise DROP COLUMN source;"         \
+    "DROP TABLE judgment_sources; DROP TABLE families;"
+
 static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const char *sql)
 {
     char *err = NULL;
@@ -285,7 +292,7 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 6);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 7);
     return s;
 }
 
@@ -295,7 +302,7 @@ static void test_schema_migration_from_1(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    s = downgrade_and_reopen(s, f->db,
+    s = downgrade_and_reopen(s, f->db, UNDO_V7
                              "DROP INDEX battles_by_reviewer;"
                              "DROP TABLE annotation_tasks;"
                              "DROP TABLE call_leases;"
@@ -332,7 +339,7 @@ static void test_schema_migration_run_status(void **state)
     assert_non_null(strstr(schema, "-- one of: running finished failed interrupted\n"));
     assert_null(strstr(schema, " ok "));
     sqlite3_finalize(q);
-    s = downgrade_and_reopen(s, f->db,
+    s = downgrade_and_reopen(s, f->db, UNDO_V7
                              "DROP TABLE call_leases;"
                              "DROP TABLE battles_left_out;"
                              "ALTER TABLE pointwise DROP COLUMN task;"
@@ -354,7 +361,7 @@ static void test_schema_migration_pointwise_task(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    s = downgrade_and_reopen(s, f->db,
+    s = downgrade_and_reopen(s, f->db, UNDO_V7
                              "ALTER TABLE pointwise DROP COLUMN task;"
                              "ALTER TABLE pointwise DROP COLUMN reason;"
                              "INSERT INTO items (id, seq, question) VALUES ('q1', 0, 'Q');"
@@ -375,7 +382,7 @@ static void test_schema_migration_persona_scores(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    s = downgrade_and_reopen(s, f->db,
+    s = downgrade_and_reopen(s, f->db, UNDO_V7
                              "DROP TABLE scores;"
                              "CREATE TABLE scores (id INTEGER PRIMARY KEY, protocol TEXT NOT NULL,"
                              " judge_name TEXT NOT NULL, item_id TEXT NOT NULL REFERENCES items(id),"
@@ -469,7 +476,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 6);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 7);
     arb_store_close(s);
 }
 
