@@ -40,7 +40,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -458,6 +458,24 @@ static const char *const migrations[] = {
     "ALTER TABLE pointwise_v7 RENAME TO pointwise;\n"
     "CREATE INDEX pointwise_by_call ON pointwise(call_id);\n"
     "CREATE INDEX pointwise_by_source ON pointwise(source) WHERE source IS NOT NULL;\n",
+    /* 8: real providers (issue 16): what a call cost, where it went, what the judge thought
+    ** before answering and how sure it was of the verdict token. */
+    "ALTER TABLE calls ADD COLUMN reasoning\n"
+    "  -- the judge's thinking (reasoning_content, reasoning, <think> blocks), kept apart from\n"
+    "  -- content and never parsed for a verdict; NULL when there was none\n"
+    "  TEXT;\n"
+    "ALTER TABLE calls ADD COLUMN reasoning_tokens INTEGER; -- usage, when reported\n"
+    "ALTER TABLE calls ADD COLUMN cached_tokens INTEGER;    -- usage: cached prompt tokens\n"
+    "ALTER TABLE calls ADD COLUMN logprobs TEXT\n"
+    "  -- the verdict token's distribution over the active options, {\"A\": p, ...}; NULL when\n"
+    "  -- not asked for or not returned\n"
+    "  CONSTRAINT logprobs_is_json CHECK (logprobs IS NULL OR json_valid(logprobs));\n"
+    "ALTER TABLE calls ADD COLUMN endpoint TEXT;  -- base URL it was sent to (no credentials)\n"
+    "ALTER TABLE calls ADD COLUMN cost_usd REAL;  -- from usage and the judge's prices; NULL\n"
+    "                                            -- when no price is known\n"
+    "ALTER TABLE judges ADD COLUMN price TEXT\n"
+    "  -- {input_per_mtok, output_per_mtok, cached_input_per_mtok} in USD, or NULL\n"
+    "  CONSTRAINT price_is_json CHECK (price IS NULL OR json_valid(price));\n",
 };
 
 /* Statements prepared once at open (the hot paths). */
