@@ -1,40 +1,79 @@
 #!/usr/bin/env bash
-# Harness throughput: arbiter vs a Python thread-pool harness on the same data, against the same
-# simulator in instant mode on loopback, in one run. Prints judgments/s and the ratio.
-# The Python harness runs on Debian's /usr/bin/python3 with python3-httpx.
-# Usage: bench/run.sh [N_ITEMS (default 10000)] [PY_ITEMS (default 2000)]
+# Harness throughput and client CPU per call: arbiter against the two ways Python users write the
+# same job, on the same data, against the same simulator (instant mode, loopback), in one run,
+# all with the same number of requests in flight:
+#   - asyncio + aiohttp (the fastest thing Python users write),
+#   - a thread pool + httpx (the common synchronous way; TCP_NODELAY forced on, see
+#     harness_common.py, because Debian's httpcore never sets it).
+# The official `openai` client is measured too when `import openai` works (it is not packaged in
+# Debian 12, and this machine has no PyPI): harness_openai.py.
+# Prints calls/s and client CPU-ms per call (user + system time of the client process only; the
+# simulator's CPU is not counted) and the ratios. Python runs on Debian's /usr/bin/python3.
+# Usage: bench/run.sh [N_ITEMS (default 20000)] [PY_ITEMS (default 5000)] [IN_FLIGHT (64)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ARB=./build/arbiter
-N=${1:-10000}
-PY_N=${2:-2000}
+ARB=${ARBITER:-./build/arbiter}
+N=${1:-20000}
+PY_N=${2:-5000}
+J=${3:-64}
 W=bench/out
 rm -rf "$W"; mkdir -p "$W"
-python3 bench/gen_data.py "$W/data" "$N"
-python3 bench/gen_data.py "$W/pydata" "$PY_N"
+/usr/bin/python3 bench/gen_data.py "$W/data" "$N"
+/usr/bin/python3 bench/gen_data.py "$W/pydata" "$PY_N"
 $ARB sim-server --instant --port 0 --port-file "$W/port" --judge bench-judge 2>"$W/sim.log" &
 SIM=$!
 trap 'kill $SIM 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.05; done
 URL="http://127.0.0.1:$(cat "$W/port")/v1"
+T=templates/II-reason.txt
 
-echo "arbiter: $((N*2)) judgments (render -> HTTP -> parse -> SQLite), 64 in flight"
-t0=$(date +%s.%N)
-$ARB sbs --items "$W/data/items.jsonl" --answers "$W/data/answers.jsonl" --candidate model-x \
-  --baseline model-y --judge-url "$URL" --judge-model bench-judge --jobs 64 --no-progress \
+echo "arbiter sbs --jobs $J: $((N*2)) calls (render -> HTTP -> parse -> SQLite: every call and judgment stored)"
+/usr/bin/time -f '%e %U %S' -o "$W/arbiter.time" \
+  $ARB sbs --items "$W/data/items.jsonl" --answers "$W/data/answers.jsonl" --candidate model-x \
+  --baseline model-y --judge-url "$URL" --judge-model bench-judge --jobs "$J" --no-progress \
   --db "$W/bench.db" 2>"$W/arbiter.log"
-t1=$(date +%s.%N)
 cat "$W/arbiter.log"
-arb_rate=$(python3 -c "print(f'{$((N*2))/($t1-$t0):.0f}')")
-echo "arbiter: $arb_rate judgments/s (wall clock, including start-up and loading)"
-
-echo "python (httpx, thread pool of 32): $((PY_N*2)) judgments"
-py=$(/usr/bin/python3 bench/harness_python.py "$W/pydata/items.jsonl" "$W/pydata/answers.jsonl" "$URL" \
-  bench-judge "$W/py.jsonl" 32 templates/II-reason.txt)
-echo "$py"
-py_rate=$(echo "$py" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["per_second"]))')
-echo "python: $py_rate judgments/s"
+read -r wall user sys <"$W/arbiter.time"
 phase_rate=$(sed -n 's/.*(\([0-9]*\) calls\/s).*/\1/p' "$W/arbiter.log")
-echo "arbiter judging phase: $phase_rate judgments/s (like the Python rate: loading excluded)"
-python3 -c "print(f'ratio arbiter/python, judging phase (like for like): {$phase_rate/$py_rate:.1f}x')"
-python3 -c "print(f'ratio arbiter wall clock incl. start-up / python judging phase: {$arb_rate/$py_rate:.1f}x')"
+/usr/bin/python3 - "$((N*2))" "$wall" "$user" "$sys" "$phase_rate" >"$W/arbiter.json" <<'PY'
+import json, sys
+n, wall, user, sys_, phase = int(sys.argv[1]), *map(float, sys.argv[2:6])
+print(json.dumps({"harness": "arbiter", "judgments": n, "per_second": phase,
+                  "wall_per_second": n / wall, "cpu_ms_per_call": 1000 * (user + sys_) / n}))
+PY
+cat "$W/arbiter.json"
+
+run_py() { # name script
+  echo "python: $1, $((PY_N*2)) calls, $J in flight"
+  (cd bench && /usr/bin/python3 "$2" "../$W/pydata/items.jsonl" "../$W/pydata/answers.jsonl" "$URL" \
+     bench-judge "../$W/$1.jsonl" "$J" "../$T") | tee "$W/$1.json"
+}
+run_py aiohttp harness_aiohttp.py
+run_py httpx harness_python.py
+if /usr/bin/python3 -c 'import openai' 2>/dev/null; then
+  run_py openai harness_openai.py
+else
+  echo "python: openai client skipped (not installed: not packaged in Debian 12; 'pip install openai')"
+fi
+
+/usr/bin/python3 - "$W" <<'PY'
+import json, os, sys
+w = sys.argv[1]
+arb = json.load(open(f"{w}/arbiter.json"))
+rows = [("arbiter", arb)]
+for name in ("aiohttp", "httpx", "openai"):
+    if os.path.exists(f"{w}/{name}.json") and os.path.getsize(f"{w}/{name}.json"):
+        rows.append((name, json.load(open(f"{w}/{name}.json"))))
+print()
+print(f"{'harness':<10} {'calls/s':>9} {'CPU-ms/call':>12} {'arbiter is (speed)':>19} {'(CPU per call)':>15}")
+for name, r in rows:
+    speed = arb["per_second"] / r["per_second"]
+    cpu = r["cpu_ms_per_call"] / arb["cpu_ms_per_call"]
+    extra = "" if name == "arbiter" else f"{speed:>18.1f}x {cpu:>14.1f}x"
+    print(f"{name:<10} {r['per_second']:>9.0f} {r['cpu_ms_per_call']:>12.3f} {extra}")
+    if "nodelay_connections" in r and r["nodelay_connections"] != r["connections"]:
+        print(f"WARNING: {name}: only {r['nodelay_connections']} of {r['connections']} connections had TCP_NODELAY")
+print("arbiter's rate is its judging phase (loading excluded, as for Python); its CPU includes "
+      "start-up, loading and SQLite.")
+json.dump({n: r for n, r in rows}, open(f"{w}/results.json", "w"), indent=1)
+PY

@@ -25,6 +25,7 @@ have_pc yaml-0.1 || need+=(libyaml-dev)
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-dev)
 if [ "${ARB_BENCH_DEPS:-0}" = 1 ]; then
   /usr/bin/python3 -c 'import httpx' 2>/dev/null || need+=(python3-httpx)
+  /usr/bin/python3 -c 'import aiohttp' 2>/dev/null || need+=(python3-aiohttp)
   /usr/bin/python3 -c 'import requests' 2>/dev/null || need+=(python3-requests)
   /usr/bin/python3 -c 'import pandas' 2>/dev/null || need+=(python3-pandas)
   /usr/bin/python3 -c 'import sklearn' 2>/dev/null || need+=(python3-sklearn)
