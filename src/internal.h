@@ -818,6 +818,8 @@ struct arb_audit {
     size_t n_rows, cap_rows;
     arb_audit_params params; /* as used: by includes ARB_BY_JUDGE */
     arb_discussion_stats *multi_agent; /* discussions and debates of the store (§7) */
+    int has_families;          /* the store knows a judge's family: family_preference shown */
+    arb__family_prefs family_prefs; /* per judge with a family (§6 by family; agreement.c) */
 };
 
 /* ---- labels.c: expert labels (METHODS §4) ------------------------------------------------ */
@@ -896,6 +898,8 @@ typedef struct arb__factor_group {
     const char *judge, *candidate, *task; /* borrowed; NULL is taken as "" */
     double pc, pf, quality_gap;           /* NAN when undefined */
     double length[ARB_LEN__COUNT];        /* mean lengths in code points */
+    const char *judge_family, *candidate_family; /* borrowed; NULL unknown. When any group
+                                          has one, judge_family and same_family are variables */
 } arb__factor_group;
 
 /* The factor analysis of groups (borrowed) for target "pc" or "pf": what arb_factors_compute
