@@ -965,26 +965,28 @@ static int put_text(arb__buf *b, const arb_agreement *ag)
     return 0;
 }
 
-/* Appends "  80.0% [70.0%, 90.0%]" (signed points for a difference), or n/a parts. */
-static int put_share_ci(arb__buf *b, double v, double lo, double hi, int signed_points)
+/* Appends "  80.0% [70.0%, 90.0%]" (signed points for a difference), or n/a parts; the
+** interval padded to a column unless last. */
+static int put_share_ci(arb__buf *b, double v, double lo, double hi, int signed_points, int last)
 {
-    if (!isfinite(v)) return arb__buf_printf(b, "  %7s %-17s", "n/a", "");
+    int pad = last ? 0 : 17;
+    if (!isfinite(v)) return arb__buf_printf(b, "  %7s %-*s", "n/a", pad, "");
     int r = signed_points ? arb__buf_printf(b, "  %+6.1fpt", 100.0 * v)
                           : arb__buf_printf(b, "  %6.1f%%", 100.0 * v);
     if (r) return -1;
-    if (!isfinite(lo) || !isfinite(hi)) return arb__buf_printf(b, " %-17s", "[n/a]");
+    if (!isfinite(lo) || !isfinite(hi)) return arb__buf_printf(b, " %-*s", pad, "[n/a]");
     char ci[64];
     if (signed_points) snprintf(ci, sizeof ci, "[%+.1f, %+.1f]", 100.0 * lo, 100.0 * hi);
     else snprintf(ci, sizeof ci, "[%.1f%%, %.1f%%]", 100.0 * lo, 100.0 * hi);
-    return arb__buf_printf(b, " %-17s", ci);
+    return arb__buf_printf(b, " %-*s", pad, ci);
 }
 
 /* One line of a pool: label, agreement with and without ties with intervals, counts. */
 static int put_pool_line(arb__buf *b, const arb_agreement_pool *pool, int signed_points)
 {
-    return put_share_ci(b, pool->agreement, pool->ci_low, pool->ci_high, signed_points) ||
+    return put_share_ci(b, pool->agreement, pool->ci_low, pool->ci_high, signed_points, 0) ||
            put_share_ci(b, pool->agreement_no_ties, pool->ci_low_no_ties,
-                        pool->ci_high_no_ties, signed_points) ||
+                        pool->ci_high_no_ties, signed_points, 0) ||
            arb__buf_printf(b, "  %11zu  %9zu  %11zu\n", pool->n_comparisons, pool->n_instances,
                            pool->n_judge_pairs);
 }
@@ -995,7 +997,7 @@ static int put_family_text(arb__buf *b, const arb_agreement *ag)
     int level = (int)lround(100.0 * ag->ci_level);
     if (arb__buf_puts(b, "\nAgreement by judge family (METHODS \xc2\xa7" "5): mutual agreement pooled "
                          "over pairs of judges,\nevery (instance, pair of judges) comparison "
-                         "counting once; ") ||
+                         "counting once;\n") ||
         (ag->bootstrap ? arb__buf_printf(b, "%d%% percentile bootstrap intervals over items "
                                             "(%zu resamples)\n",
                                          level, ag->bootstrap)
@@ -1048,7 +1050,7 @@ static int put_family_text(arb__buf *b, const arb_agreement *ag)
                          "family\n"))
         return -1;
     if (ag->prefs.n == 0) return arb__buf_puts(b, "  no judge with a family\n");
-    if (arb__buf_printf(b, "  %-20s  %-12s  %11s  %7s  %7s  %8s %-17s\n", "judge", "family",
+    if (arb__buf_printf(b, "  %-20s  %-12s  %11s  %7s  %7s  %8s %s\n", "judge", "family",
                         "comparisons", "own", "others", "diff", "interval"))
         return -1;
     for (size_t i = 0; i < ag->prefs.n; i++) {
@@ -1068,7 +1070,8 @@ static int put_family_text(arb__buf *b, const arb_agreement *ag)
         }
         if (arb__buf_printf(b, "  %6.1f%%  %6.1f%%", 100.0 * fp->own_win_rate,
                             100.0 * fp->others_win_rate) ||
-            put_share_ci(b, fp->difference, fp->ci_low, fp->ci_high, 1) || arb__buf_puts(b, "\n"))
+            put_share_ci(b, fp->difference, fp->ci_low, fp->ci_high, 1, 1) ||
+            arb__buf_puts(b, "\n"))
             return -1;
     }
     return 0;
