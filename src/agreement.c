@@ -428,14 +428,16 @@ static arb_status family_finish(arb_agreement *ag, const ag_family_pass *fp,
         pool->ci_low_no_ties = lo[2 * x + 1];
         pool->ci_high_no_ties = hi[2 * x + 1];
         pool->n_instances = fp->n_inst[x];
-        /* sums of the pool (the difference: within and across together) */
+        if (x == np) { /* the difference: the counts of within and across together */
+            pool->n_comparisons = ag->pools[np - 2].n_comparisons + ag->pools[np - 1].n_comparisons;
+            pool->n_comparisons_no_ties =
+                ag->pools[np - 2].n_comparisons_no_ties + ag->pools[np - 1].n_comparisons_no_ties;
+            continue;
+        }
         for (size_t u = 0; u < fp->n_units; u++) {
-            for (size_t y = 0; y < np; y++) {
-                if (x < np ? y != x : y < np - 2) continue;
-                const double *c = fp->agg + (u * np + y) * FS__COUNT;
-                pool->n_comparisons += (size_t)c[FS_COMMON];
-                pool->n_comparisons_no_ties += (size_t)c[FS_COMMON_AB];
-            }
+            const double *c = fp->agg + (u * np + x) * FS__COUNT;
+            pool->n_comparisons += (size_t)c[FS_COMMON];
+            pool->n_comparisons_no_ties += (size_t)c[FS_COMMON_AB];
         }
     }
     for (size_t i = 0; i < k; i++) {
