@@ -244,6 +244,12 @@ typedef struct arb_judge_config {
                                 control characters, and replaces the key by "[REDACTED]"
                                 wherever a reply echoes it. */
     arb_sampling sampling;
+    const char *family;      /* the judge's family (METHODS §5: e.g. "gpt", "qwen"), or NULL;
+                                stored with the judge (families table, role "judge") */
+    const struct arb_judges_file *judges_file; /* the judges file this config was read from,
+                                or NULL: its path is the source recorded with the families,
+                                and its families: map of contestants is stored with the
+                                judge (role "model"); set by arb_judges_file_load */
 } arb_judge_config;
 
 typedef struct arb_client_params {
@@ -723,6 +729,69 @@ ARB_API double arb_agreement_value(const arb_agreement *ag, size_t i, size_t j,
 ARB_API char *arb_agreement_to_text(const arb_agreement *ag);
 ARB_API char *arb_agreement_to_json(const arb_agreement *ag);
 
+/* The agreement by family (METHODS §5: judges of one family agree more) and the family
+** preference (§6 self-enhancement generalised to families), computed when by_family is set.
+** Families are read from the store (table families: judges files and imports). */
+typedef struct arb_agreement_params {
+    int by_family;            /* 0 (default): only the judges x judges figures */
+    size_t bootstrap;         /* resamples of items for the intervals (default 1000; 0 = none) */
+    unsigned long long seed;  /* default 20261123 */
+    double ci_level;          /* default 0.95 */
+} arb_agreement_params;
+ARB_API arb_agreement_params arb_agreement_default_params(void);
+/* arb_agreement_compute with params (NULL = defaults). */
+ARB_API arb_status arb_agreement_compute_with(arb_store *store, const arb_agreement_params *params,
+                                              arb_agreement **out);
+
+/* Mutual agreement pooled over judge pairs: every (instance, pair of judges) comparison of the
+** pool counts once, so agreement = identical verdicts / comparisons (E equals nothing), and
+** without ties over the comparisons where both said A or B. Intervals: percentile bootstrap
+** over items (all instances of an item together). For the difference within - across, the
+** agreements are the differences and the counts those of both pools together. */
+typedef struct arb_agreement_pool {
+    double agreement, agreement_no_ties;      /* NAN when there is no comparison */
+    double ci_low, ci_high;                   /* agreement's interval; NAN when not computed */
+    double ci_low_no_ties, ci_high_no_ties;
+    size_t n_instances;   /* distinct instances with at least one comparison in the pool */
+    size_t n_comparisons; /* (instance, judge pair) comparisons; without ties: */
+    size_t n_comparisons_no_ties;
+    size_t n_judge_pairs; /* pairs of judges of the pool that share an instance */
+} arb_agreement_pool;
+typedef enum arb_family_pool {
+    ARB_POOL_WITHIN,      /* both judges of the same family */
+    ARB_POOL_ACROSS,      /* judges of different families */
+    ARB_POOL_DIFFERENCE,  /* within - across */
+    ARB_POOL_FAMILY_PAIR  /* one judge of family f1, the other of family f2 (f1 = f2: within f1) */
+} arb_family_pool;
+/* Families of the judges compared (sorted; judges without a family are left out of every
+** pool and counted by arb_agreement_no_family_count). 0 without by_family. */
+ARB_API size_t arb_agreement_family_count(const arb_agreement *ag);
+ARB_API const char *arb_agreement_family(const arb_agreement *ag, size_t f);
+/* The family of judge i (borrowed), or NULL when it has none or by_family was not asked. */
+ARB_API const char *arb_agreement_judge_family(const arb_agreement *ag, size_t i);
+ARB_API size_t arb_agreement_no_family_count(const arb_agreement *ag);
+/* Fills *out for pool (f1, f2 only for ARB_POOL_FAMILY_PAIR). ARB_INVALID without by_family
+** or for an index out of range. */
+ARB_API arb_status arb_agreement_pool_get(const arb_agreement *ag, arb_family_pool pool,
+                                          size_t f1, size_t f2, arb_agreement_pool *out);
+
+/* Family preference of one judge with a family: its win rate for the contestants of its own
+** family minus the win rate that judges of other families give in the same comparisons (same
+** item, same pair of contestants; comparisons where exactly one contestant shares the judge's
+** family). Win rate per judgment: 1 win, ½ tie (C or D), 0 loss; E left out. Pooled over the
+** matched comparisons, interval by a percentile bootstrap over items. */
+typedef struct arb_family_preference {
+    const char *judge, *family;   /* borrowed from the agreement result */
+    size_t n_comparisons;         /* matched (item, pair) comparisons */
+    size_t n_own, n_others;       /* judgments counted: the judge's, the other families' */
+    double own_win_rate, others_win_rate, difference; /* NAN with no matched comparison */
+    double ci_low, ci_high;
+} arb_family_preference;
+/* Judges with a family, in name order (0 without by_family). */
+ARB_API size_t arb_agreement_family_preference_count(const arb_agreement *ag);
+ARB_API const arb_family_preference *arb_agreement_family_preference(const arb_agreement *ag,
+                                                                      size_t i);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Cross-language consistency of pointwise judgments (METHODS §8).                            */
 /* One row per judge x template x mode (yesno or grade) x task. Every language of the row is a
@@ -1043,14 +1112,25 @@ typedef struct arb_judges_file arb_judges_file;
 **       model: gpt-4o
 **       api_key_env: OPENAI_API_KEY   # optional
 **       contestant: gpt4          # optional: the contestant model this judge is (peer rank)
+**       family: gpt               # optional: the judge's family (METHODS §5)
 **       temperature: 0            # optional sampling: max_tokens, top_p, frequency_penalty, seed
-** Errors say "path:line:column: field ...". */
+**   families:                     # optional: contestant model name -> family
+**     gpt4: gpt
+** Errors say "path:line:column: field ...". A judging command stores the families of its
+** judges and the families: map when it stores its judges (arb_judge_config.judges_file). */
 ARB_API arb_status arb_judges_file_load(const char *path, arb_judges_file **out, char **errmsg);
 ARB_API void arb_judges_file_destroy(arb_judges_file *f);
 ARB_API size_t arb_judges_file_count(const arb_judges_file *f);
 ARB_API const arb_judge_config *arb_judges_file_judge(const arb_judges_file *f, size_t index);
 /* The contestant model judge index is, or NULL. */
 ARB_API const char *arb_judges_file_contestant(const arb_judges_file *f, size_t index);
+/* The path the file was loaded from (borrowed), or NULL. */
+ARB_API const char *arb_judges_file_path(const arb_judges_file *f);
+/* Entries of the families: map, in file order: the family of entry index (borrowed), *model
+** its contestant model name; NULL past the end. */
+ARB_API size_t arb_judges_file_family_count(const arb_judges_file *f);
+ARB_API const char *arb_judges_file_family(const arb_judges_file *f, size_t index,
+                                           const char **model);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Tournament (METHODS §6): every unordered pair of models in both orders, by every reviewer. */

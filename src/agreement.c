@@ -15,6 +15,13 @@
 ** and the judgments sorted once by instance; for a million rows this takes a few tenths of a
 ** second, and reading the rows from SQLite takes longer than all of it (about 2 s in all).
 **
+** By family (params.by_family; families from the store's families table): the same
+** comparisons pooled over pairs of judges -- within a family, across families, per family pair
+** -- each (instance, pair of judges) counting once, with percentile bootstrap intervals over
+** items; and the family preference, §6's self-enhancement with "own answers" widened to "answers
+** of the judge's family" (family_preference below). Judges without a family take part in
+** neither and are counted.
+**
 ** Not here: agreement with human labels (§4), chance-corrected coefficients (stats.c).
 */
 #include "internal.h"
@@ -52,7 +59,20 @@ struct arb_agreement {
     size_t n_instances;     /* distinct instances */
     size_t n_all;           /* instances judged by every judge (disagreement base) */
     size_t *histogram;      /* K entries: instances with d disagreeing judges, d = 0..K-1 */
+    /* by family (NULL / 0 unless asked) */
+    int by_family;
+    size_t bootstrap;
+    double ci_level;
+    size_t n_families;
+    char **families;          /* sorted (owned) */
+    char **judge_family;      /* per judge: its family (owned) or NULL */
+    size_t n_no_family;
+    arb_agreement_pool *pools; /* n_families^2 family pairs (f1 <= f2), within, across, diff */
+    arb__family_prefs prefs;
 };
+
+/* Sums per (item, pool) of the agreement by family. */
+enum { FS_COMMON, FS_SAME, FS_COMMON_AB, FS_SAME_AB, FS__COUNT };
 
 /* ---- interning ---------------------------------------------------------------------------- */
 
@@ -275,17 +295,398 @@ static void count_instance(arb_agreement *ag, const size_t *judges, const char *
     }
 }
 
+/* ---- by family ---------------------------------------------------------------------------- */
+
+/* What the family pass accumulates while the instances are counted. */
+typedef struct ag_family_pass {
+    size_t n_fam, n_pools;   /* pools: n_fam^2 family pairs, then within, then across */
+    int64_t *fam_of;         /* per judge (sorted position): family index, -1 none */
+    double *agg;             /* n_units x n_pools x FS__COUNT */
+    size_t n_units, cap_units;
+    uint32_t unit_item;      /* item of the last unit */
+    size_t *n_inst;          /* per pool, then one more: instances touching within or across */
+    uint8_t *touched;        /* per pool, scratch */
+} ag_family_pass;
+
+/* Counts one instance of item for the family pools. 0 ok, -1 out of memory. */
+static int count_family(ag_family_pass *fp, uint32_t item, const size_t *judges,
+                        const char *verdicts, size_t m)
+{
+    size_t np = fp->n_pools, within = np - 2, across = np - 1;
+    double *row = NULL;
+    memset(fp->touched, 0, np);
+    for (size_t a = 0; a < m; a++) {
+        int64_t fa = fp->fam_of[judges[a]];
+        if (fa < 0) continue;
+        for (size_t b = a + 1; b < m; b++) {
+            int64_t fb = fp->fam_of[judges[b]];
+            if (fb < 0) continue;
+            if (!row) {
+                if (fp->n_units == 0 || fp->unit_item != item) {
+                    if (fp->n_units == fp->cap_units) {
+                        size_t cap = fp->cap_units ? 2 * fp->cap_units : 64;
+                        double *agg = realloc(fp->agg, cap * np * FS__COUNT * sizeof *agg);
+                        if (!agg) return -1;
+                        fp->agg = agg;
+                        fp->cap_units = cap;
+                    }
+                    memset(fp->agg + fp->n_units * np * FS__COUNT, 0,
+                           np * FS__COUNT * sizeof *fp->agg);
+                    fp->n_units++;
+                    fp->unit_item = item;
+                }
+                row = fp->agg + (fp->n_units - 1) * np * FS__COUNT;
+            }
+            size_t lo = (size_t)(fa < fb ? fa : fb), hi = (size_t)(fa < fb ? fb : fa);
+            size_t pools[2] = {lo * fp->n_fam + hi, fa == fb ? within : across};
+            int same = verdicts[a] == verdicts[b] && verdicts[a] != 'E';
+            int both_ab = is_ab(verdicts[a]) && is_ab(verdicts[b]);
+            for (int x = 0; x < 2; x++) {
+                double *c = row + pools[x] * FS__COUNT;
+                c[FS_COMMON] += 1;
+                c[FS_SAME] += same;
+                c[FS_COMMON_AB] += both_ab;
+                c[FS_SAME_AB] += both_ab && same;
+                fp->touched[pools[x]] = 1;
+            }
+        }
+    }
+    for (size_t x = 0; x < np; x++) fp->n_inst[x] += fp->touched[x];
+    fp->n_inst[np] += fp->touched[within] || fp->touched[across];
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Reads the judges' families into ag (sorted family list, family per judge) and prepares fp.
+** 0 ok, -1 out of memory. */
+static int family_setup(arb_agreement *ag, const arb__families *fam, ag_family_pass *fp)
+{
+    size_t k = ag->n_judges, nf = 0;
+    ag->judge_family = calloc(k ? k : 1, sizeof *ag->judge_family);
+    ag->families = calloc(k ? k : 1, sizeof *ag->families);
+    fp->fam_of = calloc(k ? k : 1, sizeof *fp->fam_of);
+    if (!ag->judge_family || !ag->families || !fp->fam_of) return -1;
+    for (size_t i = 0; i < k; i++) {
+        const char *f = arb__families_of(fam, "judge", ag->judges[i]);
+        if (!f) {
+            ag->n_no_family++;
+            continue;
+        }
+        if (!(ag->judge_family[i] = arb__strdup(f))) return -1;
+        size_t j = 0;
+        while (j < nf && strcmp(ag->families[j], f)) j++;
+        if (j == nf && !(ag->families[nf++] = arb__strdup(f))) return -1;
+    }
+    qsort(ag->families, nf, sizeof *ag->families, cmp_str);
+    ag->n_families = nf;
+    for (size_t i = 0; i < k; i++) {
+        fp->fam_of[i] = -1;
+        for (size_t j = 0; ag->judge_family[i] && j < nf; j++)
+            if (!strcmp(ag->families[j], ag->judge_family[i])) fp->fam_of[i] = (int64_t)j;
+    }
+    fp->n_fam = nf;
+    fp->n_pools = nf * nf + 2;
+    fp->n_inst = calloc(fp->n_pools + 1, sizeof *fp->n_inst);
+    fp->touched = calloc(fp->n_pools, 1);
+    ag->pools = calloc(fp->n_pools + 1, sizeof *ag->pools);
+    return fp->n_inst && fp->touched && ag->pools ? 0 : -1;
+}
+
+/* Turns the family pass into ag->pools: pooled agreements and their bootstrap intervals over
+** items (§5 mutual agreement pooled; stats.c's pooled ratios). ARB_OK or ARB_NOMEM. */
+static arb_status family_finish(arb_agreement *ag, const ag_family_pass *fp,
+                                const arb_agreement_params *p)
+{
+    size_t np = fp->n_pools, n_stats = 2 * np + 2, k = ag->n_judges;
+    arb__ratio_stat *ratios = calloc(n_stats, sizeof *ratios);
+    double *est = calloc(3 * n_stats, sizeof *est);
+    arb_status st = ARB_NOMEM;
+    if (!ratios || !est) goto done;
+    for (size_t x = 0; x < np; x++) {
+        ratios[2 * x] = (arb__ratio_stat){x * FS__COUNT + FS_SAME, x * FS__COUNT + FS_COMMON, 0, 0, 0};
+        ratios[2 * x + 1] =
+            (arb__ratio_stat){x * FS__COUNT + FS_SAME_AB, x * FS__COUNT + FS_COMMON_AB, 0, 0, 0};
+    }
+    size_t w = (np - 2) * FS__COUNT, a = (np - 1) * FS__COUNT;
+    ratios[2 * np] = (arb__ratio_stat){w + FS_SAME, w + FS_COMMON, 1, a + FS_SAME, a + FS_COMMON};
+    ratios[2 * np + 1] =
+        (arb__ratio_stat){w + FS_SAME_AB, w + FS_COMMON_AB, 1, a + FS_SAME_AB, a + FS_COMMON_AB};
+    double *lo = est + n_stats, *hi = est + 2 * n_stats;
+    if ((st = arb__stat_pooled_ratios(fp->agg, fp->n_units, np * FS__COUNT, ratios, n_stats,
+                                      p->bootstrap, p->seed, p->ci_level, est, lo, hi)))
+        goto done;
+    for (size_t x = 0; x <= np; x++) {
+        arb_agreement_pool *pool = &ag->pools[x];
+        pool->agreement = est[2 * x];
+        pool->agreement_no_ties = est[2 * x + 1];
+        pool->ci_low = lo[2 * x];
+        pool->ci_high = hi[2 * x];
+        pool->ci_low_no_ties = lo[2 * x + 1];
+        pool->ci_high_no_ties = hi[2 * x + 1];
+        pool->n_instances = fp->n_inst[x];
+        if (x == np) { /* the difference: the counts of within and across together */
+            pool->n_comparisons = ag->pools[np - 2].n_comparisons + ag->pools[np - 1].n_comparisons;
+            pool->n_comparisons_no_ties =
+                ag->pools[np - 2].n_comparisons_no_ties + ag->pools[np - 1].n_comparisons_no_ties;
+            continue;
+        }
+        for (size_t u = 0; u < fp->n_units; u++) {
+            const double *c = fp->agg + (u * np + x) * FS__COUNT;
+            pool->n_comparisons += (size_t)c[FS_COMMON];
+            pool->n_comparisons_no_ties += (size_t)c[FS_COMMON_AB];
+        }
+    }
+    for (size_t i = 0; i < k; i++) {
+        for (size_t j = i + 1; j < k; j++) {
+            int64_t fi = fp->fam_of[i], fj = fp->fam_of[j];
+            if (fi < 0 || fj < 0 || ag->n_common[i * k + j] == 0) continue;
+            size_t lo_f = (size_t)(fi < fj ? fi : fj), hi_f = (size_t)(fi < fj ? fj : fi);
+            ag->pools[lo_f * fp->n_fam + hi_f].n_judge_pairs++;
+            ag->pools[fi == fj ? np - 2 : np - 1].n_judge_pairs++;
+            ag->pools[np].n_judge_pairs++;
+        }
+    }
+    st = ARB_OK;
+done:
+    free(ratios);
+    free(est);
+    return st;
+}
+
+/* ---- family preference -------------------------------------------------------------------- */
+
+/* One judgment of a judge with a family, keyed by its comparison: item and the unordered pair
+** lo < hi (interned ids), with the points of contestant lo (1 win, ½ tie, 0 loss). */
+typedef struct fp_row {
+    uint32_t item, lo, hi, judge;
+    double points_lo;
+} fp_row;
+
+static int cmp_fp_row(const void *x, const void *y)
+{
+    const fp_row *a = x, *b = y;
+    if (a->item != b->item) return a->item < b->item ? -1 : 1;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+    return (a->judge > b->judge) - (a->judge < b->judge);
+}
+
+/* Per (item, judge with a family): the points and judgments of the judge's own-family
+** contestant in its own judgments and in the other families' judgments of the same
+** comparisons, like self-enhancement's (peer.c). */
+enum { FP_OWN_POINTS, FP_OWN_N, FP_OTHER_POINTS, FP_OTHER_N, FP__COUNT };
+
+void arb__family_prefs_free(arb__family_prefs *prefs)
+{
+    if (!prefs) return;
+    for (size_t i = 0; i < prefs->n; i++) {
+        free((void *)(uintptr_t)prefs->v[i].judge);
+        free((void *)(uintptr_t)prefs->v[i].family);
+    }
+    free(prefs->v);
+    memset(prefs, 0, sizeof *prefs);
+}
+
+/* Adds the group rows[g0..g1) (one comparison) to the unit row agg_row for every judge of the
+** group whose family has exactly one of the two contestants. */
+static void prefer_group(const fp_row *rows, size_t g0, size_t g1, const char *const *judge_fam,
+                         const char *fam_lo, const char *fam_hi, const size_t *subj_of,
+                         double *agg_row, size_t *n_comparisons, size_t *n_own, size_t *n_others)
+{
+    for (size_t x = g0; x < g1; x++) {
+        if (x > g0 && rows[x].judge == rows[x - 1].judge) continue; /* each judge once */
+        const char *f = judge_fam[rows[x].judge];
+        int lo_own = fam_lo && !strcmp(fam_lo, f), hi_own = fam_hi && !strcmp(fam_hi, f);
+        if (lo_own == hi_own) continue; /* both or neither of the judge's family */
+        double sum[FP__COUNT] = {0};
+        for (size_t y = g0; y < g1; y++) {
+            const char *fy = judge_fam[rows[y].judge];
+            int own = rows[y].judge == rows[x].judge;
+            if (!own && !strcmp(fy, f)) continue; /* another judge of the same family */
+            double points = lo_own ? rows[y].points_lo : 1.0 - rows[y].points_lo;
+            sum[own ? FP_OWN_POINTS : FP_OTHER_POINTS] += points;
+            sum[own ? FP_OWN_N : FP_OTHER_N] += 1;
+        }
+        if (!(sum[FP_OWN_N] > 0 && sum[FP_OTHER_N] > 0)) continue;
+        size_t s = subj_of[rows[x].judge];
+        for (int k = 0; k < FP__COUNT; k++) agg_row[s * FP__COUNT + k] += sum[k];
+        n_comparisons[s]++;
+        n_own[s] += (size_t)sum[FP_OWN_N];
+        n_others[s] += (size_t)sum[FP_OTHER_N];
+    }
+}
+
+/* See internal.h. The win rate is per judgment (a judgment is one battle, §6): ties (C, D)
+** count ½, E is left out. */
+arb_status arb__family_preference_compute(arb_store *store, const arb__families *fam,
+                                          const arb_agreement_params *p, arb__family_prefs *out)
+{
+    memset(out, 0, sizeof *out);
+    arb_status st = ARB_OK;
+    ag_walk w;
+    memset(&w, 0, sizeof w);
+    for (int f = 0; f < 4; f++) w.last_id[f] = -1;
+    fp_row *rows = NULL;
+    const char **judge_fam = NULL;
+    size_t *subj_of = NULL, *counts = NULL;
+    ag_name_idx *subj = NULL;
+    double *agg = NULL, *est = NULL;
+    arb__ratio_stat *ratios = NULL;
+    size_t n_rows = 0, n_subj = 0, n_units = 0, cap_units = 0;
+
+    static const char *const protocols[] = {"sbs", "tournament"};
+    for (size_t i = 0; i < sizeof protocols / sizeof *protocols; i++) {
+        st = arb__store_each_pairwise(store, protocols[i], on_row, &w);
+        if (w.nomem) goto nomem;
+        if (st != ARB_OK) goto done;
+    }
+    size_t nj = w.judges.n;
+    judge_fam = calloc(nj ? nj : 1, sizeof *judge_fam);
+    subj_of = calloc(nj ? nj : 1, sizeof *subj_of);
+    subj = calloc(nj ? nj : 1, sizeof *subj);
+    rows = calloc(w.n_rows ? w.n_rows : 1, sizeof *rows);
+    if (!judge_fam || !subj_of || !subj || !rows) goto nomem;
+    for (size_t j = 0; j < nj; j++) {
+        judge_fam[j] = arb__families_of(fam, "judge", w.judges.strs[j]);
+        if (judge_fam[j]) subj[n_subj++] = (ag_name_idx){w.judges.strs[j], j};
+    }
+    qsort(subj, n_subj, sizeof *subj, cmp_name_idx);
+    for (size_t s = 0; s < n_subj; s++) subj_of[subj[s].id] = s;
+    for (size_t r = 0; r < w.n_rows; r++) {
+        const ag_judgment *j = &w.rows[r];
+        char v = norm_verdict(j->verdict);
+        if (v == 'E' || !judge_fam[j->judge]) continue;
+        /* points of the candidate: A is the answer shown first */
+        double cand = v == 'A' ? (j->order == 0 ? 1.0 : 0.0)
+                      : v == 'B' ? (j->order == 0 ? 0.0 : 1.0)
+                                 : 0.5;
+        int cand_lo = j->candidate < j->baseline;
+        rows[n_rows++] = (fp_row){j->item, cand_lo ? j->candidate : j->baseline,
+                                  cand_lo ? j->baseline : j->candidate, j->judge,
+                                  cand_lo ? cand : 1.0 - cand};
+    }
+    if (n_rows) qsort(rows, n_rows, sizeof *rows, cmp_fp_row);
+    counts = calloc(3 * (n_subj ? n_subj : 1), sizeof *counts);
+    if (!counts) goto nomem;
+    size_t row_len = n_subj * FP__COUNT;
+    for (size_t g0 = 0, g1; g0 < n_rows; g0 = g1) {
+        for (g1 = g0 + 1; g1 < n_rows && rows[g1].item == rows[g0].item &&
+                          rows[g1].lo == rows[g0].lo && rows[g1].hi == rows[g0].hi;
+             g1++)
+            ;
+        /* a unit per item, opened when the item is new */
+        if (n_units == 0 || g0 == 0 || rows[g0].item != rows[g0 - 1].item) {
+            if (n_units == cap_units) {
+                size_t cap = cap_units ? 2 * cap_units : 64;
+                double *grown = realloc(agg, cap * (row_len ? row_len : 1) * sizeof *grown);
+                if (!grown) goto nomem;
+                agg = grown;
+                cap_units = cap;
+            }
+            memset(agg + n_units * row_len, 0, row_len * sizeof *agg);
+            n_units++;
+        }
+        prefer_group(rows, g0, g1, judge_fam,
+                     arb__families_of(fam, "model", w.strings.strs[rows[g0].lo]),
+                     arb__families_of(fam, "model", w.strings.strs[rows[g0].hi]), subj_of,
+                     agg + (n_units - 1) * row_len, counts, counts + n_subj, counts + 2 * n_subj);
+    }
+    /* items where no judge had a matched comparison carry nothing: drop them (as §6's
+    ** self-enhancement counts only the questions with a matched comparison) */
+    size_t kept = 0;
+    for (size_t u = 0; u < n_units; u++) {
+        const double *row = agg + u * row_len;
+        int any = 0;
+        for (size_t s = 0; s < n_subj && !any; s++) any = row[s * FP__COUNT + FP_OWN_N] > 0;
+        if (!any) continue;
+        if (kept != u) memmove(agg + kept * row_len, row, row_len * sizeof *agg);
+        kept++;
+    }
+    n_units = kept;
+
+    ratios = calloc(3 * (n_subj ? n_subj : 1), sizeof *ratios);
+    est = calloc(9 * (n_subj ? n_subj : 1), sizeof *est);
+    out->v = calloc(n_subj ? n_subj : 1, sizeof *out->v);
+    if (!ratios || !est || !out->v) goto nomem;
+    for (size_t s = 0; s < n_subj; s++) {
+        size_t b = s * FP__COUNT;
+        ratios[3 * s] = (arb__ratio_stat){b + FP_OWN_POINTS, b + FP_OWN_N, 0, 0, 0};
+        ratios[3 * s + 1] = (arb__ratio_stat){b + FP_OTHER_POINTS, b + FP_OTHER_N, 0, 0, 0};
+        ratios[3 * s + 2] = (arb__ratio_stat){b + FP_OWN_POINTS, b + FP_OWN_N, 1,
+                                              b + FP_OTHER_POINTS, b + FP_OTHER_N};
+    }
+    double *lo = est + 3 * n_subj, *hi = est + 6 * n_subj;
+    if (arb__stat_pooled_ratios(agg, n_units, row_len, ratios, 3 * n_subj, p->bootstrap, p->seed,
+                                p->ci_level, est, lo, hi))
+        goto nomem;
+    for (size_t s = 0; s < n_subj; s++) {
+        arb_family_preference *fp = &out->v[s];
+        fp->judge = arb__strdup(subj[s].name);
+        fp->family = arb__strdup(judge_fam[subj[s].id]);
+        out->n = s + 1;
+        if (!fp->judge || !fp->family) goto nomem;
+        fp->n_comparisons = counts[s];
+        fp->n_own = counts[n_subj + s];
+        fp->n_others = counts[2 * n_subj + s];
+        fp->own_win_rate = est[3 * s];
+        fp->others_win_rate = est[3 * s + 1];
+        fp->difference = est[3 * s + 2];
+        fp->ci_low = lo[3 * s + 2];
+        fp->ci_high = hi[3 * s + 2];
+    }
+    goto done;
+nomem:
+    st = arb__store_fail(store, ARB_NOMEM, "family preference: out of memory");
+done:
+    if (st != ARB_OK) arb__family_prefs_free(out);
+    free(rows);
+    free(judge_fam);
+    free(subj_of);
+    free(subj);
+    free(counts);
+    free(agg);
+    free(est);
+    free(ratios);
+    free(w.rows);
+    intern_free(&w.strings);
+    intern_free(&w.judges);
+    return st;
+}
+
 /* Compares the judges in the store's side-by-side judgments. *out is owned by the caller
 ** (arb_agreement_destroy); on failure it is NULL and arb_store_errmsg(store) says why. A store
 ** with no judgments gives a result with no judges. */
 arb_status arb_agreement_compute(arb_store *store, arb_agreement **out)
 {
+    return arb_agreement_compute_with(store, NULL, out);
+}
+
+/* The defaults: no family view; 1000 resamples, seed 20261123, level 0.95 for it. */
+arb_agreement_params arb_agreement_default_params(void)
+{
+    return (arb_agreement_params){.by_family = 0, .bootstrap = 1000, .seed = 20261123ULL,
+                                  .ci_level = 0.95};
+}
+
+/* arb_agreement_compute, and with params->by_family the agreement by family and the family
+** preference (families read from the store). params NULL = the defaults. */
+arb_status arb_agreement_compute_with(arb_store *store, const arb_agreement_params *params,
+                                      arb_agreement **out)
+{
     if (!out) return ARB_INVALID;
     *out = NULL;
     if (!store) return ARB_INVALID;
 
+    arb_agreement_params p = params ? *params : arb_agreement_default_params();
     arb_status st = ARB_OK;
     ag_walk w;
+    ag_family_pass fp;
+    arb__families *fam = NULL;
+    memset(&fp, 0, sizeof fp);
     memset(&w, 0, sizeof w);
     for (int f = 0; f < 4; f++) w.last_id[f] = -1;
     ag_name_idx *names = NULL;
@@ -293,6 +694,10 @@ arb_status arb_agreement_compute(arb_store *store, arb_agreement **out)
     char *group_verdicts = NULL;
     arb_agreement *ag = calloc(1, sizeof *ag);
     if (!ag) goto nomem;
+    ag->by_family = p.by_family;
+    ag->bootstrap = p.bootstrap;
+    ag->ci_level = p.ci_level;
+    if (p.by_family && (st = arb__families_load(store, &fam)) != ARB_OK) goto done;
 
     /* A debate's final verdicts (§2.5) count as one more judge, "soft(a1,a2,j)" or
     ** "hard(...)", on the same instances (agent 1's template). */
@@ -317,6 +722,7 @@ arb_status arb_agreement_compute(arb_store *store, arb_agreement **out)
         ag->judges[pos] = w.judges.strs[names[pos].id];
         w.judges.strs[names[pos].id] = NULL; /* now owned by ag */
     }
+    if (p.by_family && family_setup(ag, fam, &fp)) goto nomem;
 
     if (w.n_rows) qsort(w.rows, w.n_rows, sizeof *w.rows, cmp_judgment);
     for (size_t start = 0; start < w.n_rows;) {
@@ -332,13 +738,24 @@ arb_status arb_agreement_compute(arb_store *store, arb_agreement **out)
             end++;
         }
         count_instance(ag, group_judges, group_verdicts, m);
+        if (p.by_family && count_family(&fp, w.rows[start].item, group_judges, group_verdicts, m))
+            goto nomem;
         start = end;
+    }
+    if (p.by_family) {
+        if ((st = family_finish(ag, &fp, &p)) == ARB_NOMEM) goto nomem;
+        st = arb__family_preference_compute(store, fam, &p, &ag->prefs);
     }
     goto done;
 
 nomem:
     st = arb__store_fail(store, ARB_NOMEM, "agreement: out of memory");
 done:
+    arb__families_free(fam);
+    free(fp.fam_of);
+    free(fp.agg);
+    free(fp.n_inst);
+    free(fp.touched);
     free(names);
     free(rank);
     free(group_judges);
@@ -368,7 +785,56 @@ void arb_agreement_destroy(arb_agreement *ag)
     free(ag->n_common_ab);
     free(ag->n_same_ab);
     free(ag->histogram);
+    for (size_t i = 0; ag->judge_family && i < ag->n_judges; i++) free(ag->judge_family[i]);
+    free(ag->judge_family);
+    for (size_t f = 0; f < ag->n_families; f++) free(ag->families[f]);
+    free(ag->families);
+    free(ag->pools);
+    arb__family_prefs_free(&ag->prefs);
     free(ag);
+}
+
+size_t arb_agreement_family_count(const arb_agreement *ag) { return ag ? ag->n_families : 0; }
+
+const char *arb_agreement_family(const arb_agreement *ag, size_t f)
+{
+    return ag && f < ag->n_families ? ag->families[f] : NULL;
+}
+
+const char *arb_agreement_judge_family(const arb_agreement *ag, size_t i)
+{
+    return ag && ag->judge_family && i < ag->n_judges ? ag->judge_family[i] : NULL;
+}
+
+size_t arb_agreement_no_family_count(const arb_agreement *ag) { return ag ? ag->n_no_family : 0; }
+
+arb_status arb_agreement_pool_get(const arb_agreement *ag, arb_family_pool pool, size_t f1,
+                                  size_t f2, arb_agreement_pool *out)
+{
+    if (!ag || !out || !ag->pools) return ARB_INVALID;
+    size_t nf = ag->n_families, at;
+    switch (pool) {
+    case ARB_POOL_WITHIN: at = nf * nf; break;
+    case ARB_POOL_ACROSS: at = nf * nf + 1; break;
+    case ARB_POOL_DIFFERENCE: at = nf * nf + 2; break;
+    case ARB_POOL_FAMILY_PAIR:
+        if (f1 >= nf || f2 >= nf) return ARB_INVALID;
+        at = f1 <= f2 ? f1 * nf + f2 : f2 * nf + f1;
+        break;
+    default: return ARB_INVALID;
+    }
+    *out = ag->pools[at];
+    return ARB_OK;
+}
+
+size_t arb_agreement_family_preference_count(const arb_agreement *ag)
+{
+    return ag ? ag->prefs.n : 0;
+}
+
+const arb_family_preference *arb_agreement_family_preference(const arb_agreement *ag, size_t i)
+{
+    return ag && i < ag->prefs.n ? &ag->prefs.v[i] : NULL;
 }
 
 /* Returns the number of judges (0 for NULL). */
@@ -501,6 +967,118 @@ static int put_text(arb__buf *b, const arb_agreement *ag)
     return 0;
 }
 
+/* Appends "  80.0% [70.0%, 90.0%]" (signed points for a difference), or n/a parts; the
+** interval padded to a column unless last. */
+static int put_share_ci(arb__buf *b, double v, double lo, double hi, int signed_points, int last)
+{
+    int pad = last ? 0 : 17;
+    if (!isfinite(v)) return arb__buf_printf(b, "  %7s %-*s", "n/a", pad, "");
+    int r = signed_points ? arb__buf_printf(b, "  %+6.1fpt", 100.0 * v)
+                          : arb__buf_printf(b, "  %6.1f%%", 100.0 * v);
+    if (r) return -1;
+    if (!isfinite(lo) || !isfinite(hi)) return arb__buf_printf(b, " %-*s", pad, "[n/a]");
+    char ci[64];
+    if (signed_points) snprintf(ci, sizeof ci, "[%+.1f, %+.1f]", 100.0 * lo, 100.0 * hi);
+    else snprintf(ci, sizeof ci, "[%.1f%%, %.1f%%]", 100.0 * lo, 100.0 * hi);
+    return arb__buf_printf(b, " %-*s", pad, ci);
+}
+
+/* One line of a pool: label, agreement with and without ties with intervals, counts. */
+static int put_pool_line(arb__buf *b, const arb_agreement_pool *pool, int signed_points)
+{
+    return put_share_ci(b, pool->agreement, pool->ci_low, pool->ci_high, signed_points, 0) ||
+           put_share_ci(b, pool->agreement_no_ties, pool->ci_low_no_ties,
+                        pool->ci_high_no_ties, signed_points, 0) ||
+           arb__buf_printf(b, "  %11zu  %9zu  %11zu\n", pool->n_comparisons, pool->n_instances,
+                           pool->n_judge_pairs);
+}
+
+static int put_family_text(arb__buf *b, const arb_agreement *ag)
+{
+    size_t nf = ag->n_families, np = nf * nf;
+    int level = (int)lround(100.0 * ag->ci_level);
+    if (arb__buf_puts(b, "\nAgreement by judge family (METHODS \xc2\xa7" "5): mutual agreement pooled "
+                         "over pairs of judges,\nevery (instance, pair of judges) comparison "
+                         "counting once;\n") ||
+        (ag->bootstrap ? arb__buf_printf(b, "%d%% percentile bootstrap intervals over items "
+                                            "(%zu resamples)\n",
+                                         level, ag->bootstrap)
+                       : arb__buf_puts(b, "no intervals (--bootstrap 0)\n")))
+        return -1;
+    for (size_t i = 0; i < ag->n_judges; i++)
+        if (arb__buf_printf(b, "  [%zu] ", i + 1) || arb__buf_put_safe(b, ag->judges[i]) ||
+            arb__buf_puts(b, "  family ") ||
+            (ag->judge_family[i] ? arb__buf_put_safe(b, ag->judge_family[i])
+                                 : arb__buf_puts(b, "(no family)")) ||
+            arb__buf_puts(b, "\n"))
+            return -1;
+    if (ag->n_no_family &&
+        arb__buf_printf(b, "  %zu judge%s without a family: left out of the figures below\n",
+                        ag->n_no_family, ag->n_no_family == 1 ? "" : "s"))
+        return -1;
+    if (nf == 0)
+        return arb__buf_puts(b, "  no judge has a family (give family: in the judges file or "
+                                "judge_family in an import)\n");
+    if (arb__buf_printf(b, "  %-24s  %7s %-17s  %7s %-17s  %11s  %9s  %11s\n", "", "agree",
+                        "interval", "no ties", "interval", "comparisons", "instances",
+                        "judge pairs"))
+        return -1;
+    static const char *const labels[3] = {"within a family", "across families",
+                                          "within - across"};
+    for (int x = 0; x < 3; x++)
+        if (arb__buf_printf(b, "  %-24s", labels[x]) || put_pool_line(b, &ag->pools[np + (size_t)x], x == 2))
+            return -1;
+    if (arb__buf_puts(b, "  (within - across in percentage points)\n\nFamily x family\n")) return -1;
+    for (size_t f1 = 0; f1 < nf; f1++) {
+        for (size_t f2 = f1; f2 < nf; f2++) {
+            arb__buf cell;
+            arb__buf_init(&cell, 0);
+            int bad = arb__buf_put_safe(&cell, ag->families[f1]) || arb__buf_puts(&cell, " x ") ||
+                      arb__buf_put_safe(&cell, ag->families[f2]);
+            char *label = bad ? NULL : arb__buf_steal(&cell);
+            if (bad) arb__buf_free(&cell);
+            bad = !label || arb__buf_printf(b, "  %-24s", label) ||
+                  put_pool_line(b, &ag->pools[f1 * nf + f2], 0);
+            free(label);
+            if (bad) return -1;
+        }
+    }
+
+    if (arb__buf_puts(b, "\nFamily preference (METHODS \xc2\xa7" "6 self-enhancement by family): "
+                         "the judge's win rate for the\ncontestant of its own family minus the "
+                         "win rate judges of other families give in the\nsame comparisons (item "
+                         "and pair); win rate per judgment: 1 win, 1/2 tie (C or D), 0 loss,\nE "
+                         "left out; only comparisons with exactly one contestant of the judge's "
+                         "family\n"))
+        return -1;
+    if (ag->prefs.n == 0) return arb__buf_puts(b, "  no judge with a family\n");
+    if (arb__buf_printf(b, "  %-20s  %-12s  %11s  %7s  %7s  %8s %s\n", "judge", "family",
+                        "comparisons", "own", "others", "diff", "interval"))
+        return -1;
+    for (size_t i = 0; i < ag->prefs.n; i++) {
+        const arb_family_preference *fp = &ag->prefs.v[i];
+        arb__buf name, fam;
+        arb__buf_init(&name, 0);
+        arb__buf_init(&fam, 0);
+        int bad = arb__buf_put_safe(&name, fp->judge) || arb__buf_put_safe(&fam, fp->family);
+        char *nm = arb__buf_steal(&name), *fm = arb__buf_steal(&fam);
+        bad = bad || !nm || !fm || arb__buf_printf(b, "  %-20s  %-12s  %11zu", nm, fm, fp->n_comparisons);
+        free(nm);
+        free(fm);
+        if (bad) return -1;
+        if (!isfinite(fp->difference)) {
+            if (arb__buf_printf(b, "  %7s  %7s  %8s\n", "n/a", "n/a", "n/a")) return -1;
+            continue;
+        }
+        if (arb__buf_printf(b, "  %6.1f%%  %6.1f%%", 100.0 * fp->own_win_rate,
+                            100.0 * fp->others_win_rate) ||
+            put_share_ci(b, fp->difference, fp->ci_low, fp->ci_high, 1, 1) ||
+            arb__buf_puts(b, "\n"))
+            return -1;
+    }
+    return 0;
+}
+
 /* Renders the judges, the two agreement matrices and the disagreement histogram as text.
 ** Returns a string owned by the caller (arb_free), or NULL when out of memory or ag is NULL. */
 char *arb_agreement_to_text(const arb_agreement *ag)
@@ -508,7 +1086,7 @@ char *arb_agreement_to_text(const arb_agreement *ag)
     if (!ag) return NULL;
     arb__buf b;
     arb__buf_init(&b, 0);
-    if (put_text(&b, ag)) {
+    if (put_text(&b, ag) || (ag->by_family && put_family_text(&b, ag))) {
         arb__buf_free(&b);
         return NULL;
     }
@@ -577,6 +1155,99 @@ fail:
     return NULL;
 }
 
+static json_t *json_pool(const arb_agreement_pool *pool)
+{
+    json_t *o = json_object();
+    if (!o || arb__json_set(o, "agreement", arb__json_metric(pool->agreement)) ||
+        arb__json_set(o, "agreement_no_ties", arb__json_metric(pool->agreement_no_ties)) ||
+        arb__json_set(o, "n_instances", json_integer((json_int_t)pool->n_instances)) ||
+        arb__json_set(o, "n_comparisons", json_integer((json_int_t)pool->n_comparisons)) ||
+        arb__json_set(o, "n_comparisons_no_ties",
+                      json_integer((json_int_t)pool->n_comparisons_no_ties)) ||
+        arb__json_set(o, "n_judge_pairs", json_integer((json_int_t)pool->n_judge_pairs)) ||
+        arb__json_set(o, "ci_low", arb__json_metric(pool->ci_low)) ||
+        arb__json_set(o, "ci_high", arb__json_metric(pool->ci_high)) ||
+        arb__json_set(o, "ci_low_no_ties", arb__json_metric(pool->ci_low_no_ties)) ||
+        arb__json_set(o, "ci_high_no_ties", arb__json_metric(pool->ci_high_no_ties))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The by_family object (keys in README). */
+static json_t *json_by_family(const arb_agreement *ag)
+{
+    size_t nf = ag->n_families, np = nf * nf;
+    json_t *o = json_object(), *fams = json_array(), *none = json_array(), *matrix = json_array();
+    if (!o || !fams || !none || !matrix) goto fail;
+    for (size_t f = 0; f < nf; f++) {
+        json_t *e = json_object(), *judges = json_array();
+        if (append(fams, e) || !judges) {
+            json_decref(judges);
+            goto fail;
+        }
+        for (size_t i = 0; i < ag->n_judges; i++)
+            if (ag->judge_family[i] && !strcmp(ag->judge_family[i], ag->families[f]) &&
+                append(judges, arb__json_name(ag->judges[i]))) {
+                json_decref(judges);
+                goto fail;
+            }
+        if (arb__json_set(e, "family", arb__json_name(ag->families[f])) ||
+            arb__json_set(e, "judges", judges))
+            goto fail;
+    }
+    for (size_t i = 0; i < ag->n_judges; i++)
+        if (!ag->judge_family[i] && append(none, arb__json_name(ag->judges[i]))) goto fail;
+    for (size_t f1 = 0; f1 < nf; f1++) {
+        for (size_t f2 = f1; f2 < nf; f2++) {
+            json_t *e = json_pool(&ag->pools[f1 * nf + f2]);
+            if (append(matrix, e) || json_object_set_new(e, "family1", arb__json_name(ag->families[f1])) ||
+                json_object_set_new(e, "family2", arb__json_name(ag->families[f2])))
+                goto fail;
+        }
+    }
+    int bad = arb__json_set(o, "families", fams);
+    bad |= arb__json_set(o, "no_family", none);
+    fams = none = NULL;
+    bad = bad || arb__json_set(o, "n_no_family", json_integer((json_int_t)ag->n_no_family)) ||
+          arb__json_set(o, "bootstrap", json_integer((json_int_t)ag->bootstrap)) ||
+          arb__json_set(o, "ci_level", json_real(ag->ci_level)) ||
+          arb__json_set(o, "within", json_pool(&ag->pools[np])) ||
+          arb__json_set(o, "across", json_pool(&ag->pools[np + 1])) ||
+          arb__json_set(o, "difference", json_pool(&ag->pools[np + 2]));
+    json_t *m = matrix;
+    matrix = NULL;
+    if (bad || arb__json_set(o, "matrix", m)) goto fail;
+    return o;
+fail:
+    json_decref(fams);
+    json_decref(none);
+    json_decref(matrix);
+    json_decref(o);
+    return NULL;
+}
+
+/* See internal.h: one judge's family preference as JSON (the keys of README). */
+json_t *arb__json_family_preference(const arb_family_preference *fp)
+{
+    json_t *o = json_object();
+    if (!o || arb__json_set(o, "judge", arb__json_name(fp->judge)) ||
+        arb__json_set(o, "family", arb__json_name(fp->family)) ||
+        arb__json_set(o, "n_comparisons", json_integer((json_int_t)fp->n_comparisons)) ||
+        arb__json_set(o, "n_own", json_integer((json_int_t)fp->n_own)) ||
+        arb__json_set(o, "n_others", json_integer((json_int_t)fp->n_others)) ||
+        arb__json_set(o, "own_win_rate", arb__json_metric(fp->own_win_rate)) ||
+        arb__json_set(o, "others_win_rate", arb__json_metric(fp->others_win_rate)) ||
+        arb__json_set(o, "difference", arb__json_metric(fp->difference)) ||
+        arb__json_set(o, "ci_low", arb__json_metric(fp->ci_low)) ||
+        arb__json_set(o, "ci_high", arb__json_metric(fp->ci_high))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* Renders the result as pretty-printed JSON: judges, one entry per unordered pair of judges,
 ** and the disagreement histogram (null with fewer than two judges). Returns a string owned by
 ** the caller (arb_free), or NULL when out of memory or ag is NULL. */
@@ -601,6 +1272,20 @@ char *arb_agreement_to_json(const arb_agreement *ag)
     judges = pairs = NULL; /* stolen, even on failure */
     bad |= json_object_set_new(root, "disagreement", dis);
     if (bad) goto done;
+    if (ag->by_family) {
+        json_t *prefs = json_array();
+        for (size_t i = 0; prefs && i < ag->prefs.n; i++)
+            if (append(prefs, arb__json_family_preference(&ag->prefs.v[i]))) {
+                json_decref(prefs);
+                prefs = NULL;
+            }
+        if (arb__json_set(root, "by_family", json_by_family(ag)) ||
+            arb__json_set(root, "family_preference_win_rate",
+                          json_string("per judgment: 1 win, 0.5 tie (C or D), 0 loss; E left "
+                                      "out")) ||
+            arb__json_set(root, "family_preference", prefs))
+            goto done;
+    }
     text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 done:
     json_decref(judges);

@@ -652,6 +652,7 @@ void arb_audit_destroy(arb_audit *audit)
     for (size_t i = 0; i < audit->n_rows; i++) row_free(&audit->rows[i]);
     free(audit->rows);
     arb_discussion_stats_destroy(audit->multi_agent);
+    arb__family_prefs_free(&audit->family_prefs);
     free(audit);
 }
 
@@ -714,6 +715,26 @@ static arb_status check_params(arb_store *s, const arb_audit_params *p)
                                        p->ensemble[i]);
     }
     return ARB_OK;
+}
+
+/* When the store knows a judge's family: every such judge's family preference (§6
+** self-enhancement by family, agreement.c), its interval with the audit's resamples, or 1000
+** when the audit has none (as self-enhancement: the estimate never goes without one). */
+static arb_status family_preference(arb_store *store, const arb_audit_params *p, arb_audit *audit)
+{
+    arb__families *fam = NULL;
+    arb_status st = arb__families_load(store, &fam);
+    if (st) return st;
+    audit->has_families = arb__families_count(fam, "judge") > 0;
+    if (audit->has_families) {
+        arb_agreement_params ap = arb_agreement_default_params();
+        ap.bootstrap = p->bootstrap ? p->bootstrap : 1000;
+        ap.seed = p->seed;
+        ap.ci_level = p->ci_level;
+        st = arb__family_preference_compute(store, fam, &ap, &audit->family_prefs);
+    }
+    arb__families_free(fam);
+    return st;
 }
 
 /* Reads the store and computes one row per group. *out is owned by the caller
@@ -779,6 +800,7 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         dp.ci_level = p.ci_level;
         if ((st = arb_discussion_stats_compute(store, &dp, &audit->multi_agent))) goto done;
     }
+    if ((st = family_preference(store, &p, audit))) goto done;
     st = ARB_OK;
     goto done;
 nomem:

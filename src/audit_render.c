@@ -535,6 +535,17 @@ char *arb_audit_to_json(const arb_audit *audit)
         goto done;
     }
     rows = NULL;
+    if (audit->has_families) {
+        /* per judge with a family (only then, so the audit of a store without families is
+        ** what it always was) */
+        json_t *prefs = json_array();
+        for (size_t i = 0; prefs && i < audit->family_prefs.n; i++)
+            if (json_array_append_new(prefs, arb__json_family_preference(&audit->family_prefs.v[i]))) {
+                json_decref(prefs);
+                prefs = NULL;
+            }
+        if (arb__json_set(root, "family_preference", prefs)) goto done;
+    }
     if (audit->multi_agent) {
         /* {"discussions": [...], "debates": [...]} as discussion-stats writes it */
         char *ma = arb_discussion_stats_to_json(audit->multi_agent);

@@ -31,6 +31,12 @@
 ** two-sided p-values from Student's t with n − k + 1 residual degrees of freedom; all three
 ** are undefined (NAN) when no residual degree of freedom is left.
 **
+** Judge families (METHODS §5: judges of one family may favour their family's answers): when
+** the store knows any family, two more candidates follow the others -- judge_family
+** (categorical; "(none)" for a judge without one) and same_family (1 when the judge's family
+** is the candidate's, 0 otherwise, unknown included). Without families the variables and the
+** output are exactly those of before.
+**
 ** Not here: computing PC, PF, δq and the lengths (audit.c); other model families.
 */
 #include "internal.h"
@@ -444,12 +450,19 @@ done:
 ** the categoricals. */
 enum { FV_QUESTION = ARB_LEN_QUESTION, FV_CANDIDATE_LEN = ARB_LEN_CANDIDATE,
        FV_BASELINE_LEN = ARB_LEN_BASELINE, FV_PROMPT_LEN = ARB_LEN_PROMPT,
-       FV_GAP = ARB_LEN__COUNT, FV_JUDGE, FV_CANDIDATE, FV_TASK, FV__COUNT };
-#define FV_NUMERIC (FV_GAP + 1) /* the first five are numeric */
+       FV_GAP = ARB_LEN__COUNT, FV_JUDGE, FV_CANDIDATE, FV_TASK, FV_JUDGE_FAMILY,
+       FV_SAME_FAMILY, FV__COUNT };
+#define FV_NUMERIC (FV_GAP + 1)      /* the first five are numeric */
+#define FV_N_CATEGORICAL 4           /* judge, candidate, task, judge_family */
+#define FV_WITHOUT_FAMILIES FV_JUDGE_FAMILY /* the variables when no family is known */
 
 static const char *const fv_names[FV__COUNT] = {
     "question_length", "candidate_length", "baseline_length", "prompt_length",
-    "quality_gap",     "judge",            "candidate",       "task"};
+    "quality_gap",     "judge",            "candidate",       "task",
+    "judge_family",    "same_family"};
+
+/* Numeric variables: the lengths, the gap and same_family (0/1). */
+static int fv_numeric(size_t v) { return v < FV_NUMERIC || v == FV_SAME_FAMILY; }
 
 struct arb_factors {
     char target[4];            /* "pc" or "pf" */
@@ -462,6 +475,7 @@ struct arb_factors {
     char **levels[FV__COUNT];  /* categorical: sorted distinct names (owned) */
     size_t n_levels[FV__COUNT];
     int fitted;
+    int n_vars;                /* FV__COUNT with families, else FV_WITHOUT_FAMILIES */
     arb__stepwise_result fit;
 };
 
@@ -544,11 +558,15 @@ arb_status arb__factors_from_groups(const arb__factor_group *groups, size_t n,
     arb_factors *f = calloc(1, sizeof *f);
     double *y = malloc((n ? n : 1) * sizeof *y);
     double *x = malloc((n ? n : 1) * FV_NUMERIC * sizeof *x);
-    size_t *lv = malloc((n ? n : 1) * 3 * sizeof *lv);
-    const char **names = malloc((n ? n : 1) * 3 * sizeof *names);
-    if (!f || !y || !x || !lv || !names) goto done;
+    size_t *lv = malloc((n ? n : 1) * FV_N_CATEGORICAL * sizeof *lv);
+    const char **names = malloc((n ? n : 1) * FV_N_CATEGORICAL * sizeof *names);
+    double *same = malloc((n ? n : 1) * sizeof *same);
+    if (!f || !y || !x || !lv || !names || !same) goto done;
     memcpy(f->target, target, 3);
     f->n_groups = n;
+    f->n_vars = FV_WITHOUT_FAMILIES;
+    for (size_t i = 0; i < n; i++)
+        if (groups[i].judge_family || groups[i].candidate_family) f->n_vars = FV__COUNT;
 
     /* a numeric predictor undefined in every group with a defined target (e.g. prompt
     ** lengths of judgments imported without their calls) is left out, not allowed to empty
@@ -584,10 +602,14 @@ arb_status arb__factors_from_groups(const arb__factor_group *groups, size_t n,
         names[0 * n + m] = g->judge ? g->judge : "";
         names[1 * n + m] = g->candidate ? g->candidate : "";
         names[2 * n + m] = g->task ? g->task : "";
+        names[3 * n + m] = g->judge_family ? g->judge_family : "";
+        same[m] = g->judge_family && g->candidate_family &&
+                  strcmp(g->judge_family, g->candidate_family) == 0;
         m++;
     }
     f->n_used = m;
-    for (int c = 0; c < 3; c++)
+    int n_cat = f->n_vars == FV__COUNT ? FV_N_CATEGORICAL : 3;
+    for (int c = 0; c < n_cat; c++)
         if (build_levels(f, FV_JUDGE + c, &names[(size_t)c * n], m)) goto done;
 
     if (m < 3) {
@@ -596,16 +618,18 @@ arb_status arb__factors_from_groups(const arb__factor_group *groups, size_t n,
         st = ARB_OK;
         goto done;
     }
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; c < n_cat; c++)
         for (size_t i = 0; i < m; i++)
             lv[(size_t)c * n + i] =
                 level_of(f->levels[FV_JUDGE + c], f->n_levels[FV_JUDGE + c], names[(size_t)c * n + i]);
 
     arb__factor_var vars[FV__COUNT];
     memset(vars, 0, sizeof vars);
-    for (int v = 0; v < FV__COUNT; v++) {
+    for (int v = 0; v < f->n_vars; v++) {
         vars[v].name = fv_names[v];
-        if (v < FV_NUMERIC) {
+        if (v == FV_SAME_FAMILY) {
+            vars[v].x = same;
+        } else if (v < FV_NUMERIC) {
             vars[v].x = &x[(size_t)v * n];
         } else {
             vars[v].level = &lv[(size_t)(v - FV_JUDGE) * n];
@@ -613,7 +637,7 @@ arb_status arb__factors_from_groups(const arb__factor_group *groups, size_t n,
             vars[v].level_names = (const char *const *)f->levels[v];
         }
     }
-    st = arb__stepwise_fit(y, m, vars, FV__COUNT, &f->fit);
+    st = arb__stepwise_fit(y, m, vars, (size_t)f->n_vars, &f->fit);
     if (st == ARB_OK) f->fitted = 1;
 
 done:
@@ -621,6 +645,7 @@ done:
     free(x);
     free(lv);
     free(names);
+    free(same);
     if (st != ARB_OK) {
         arb_factors_destroy(f);
         return st;
@@ -650,9 +675,15 @@ arb_status arb_factors_compute(arb_store *store, const arb_factors_params *param
     arb_status st = arb_audit_compute(store, &ap, &audit);
     if (st != ARB_OK) return st; /* the audit set the message */
 
+    arb__families *fam = NULL; /* judge and contestant families (§5), from the store */
+    if ((st = arb__families_load(store, &fam)) != ARB_OK) {
+        arb_audit_destroy(audit);
+        return st;
+    }
     size_t n = arb_audit_count(audit);
     arb__factor_group *groups = calloc(n ? n : 1, sizeof *groups);
     if (!groups) {
+        arb__families_free(fam);
         arb_audit_destroy(audit);
         return arb__store_fail(store, ARB_NOMEM, "factors: out of memory");
     }
@@ -666,9 +697,12 @@ arb_status arb_factors_compute(arb_store *store, const arb_factors_params *param
         g->pf = r->m.value[ARB_M_PF];
         g->quality_gap = r->m.value[ARB_M_QUALITY_GAP];
         for (int l = 0; l < ARB_LEN__COUNT; l++) g->length[l] = r->m.length[l].mean;
+        g->judge_family = arb__families_of(fam, "judge", r->judge);
+        g->candidate_family = arb__families_of(fam, "model", r->candidate);
     }
     st = arb__factors_from_groups(groups, n, target, out);
     free(groups);
+    arb__families_free(fam);
     arb_audit_destroy(audit);
     if (st == ARB_NOMEM) return arb__store_fail(store, ARB_NOMEM, "factors: out of memory");
     if (st != ARB_OK)
@@ -703,7 +737,7 @@ static int put_term(arb__buf *b, const arb_factors *f, const arb__stepwise_coef 
 {
     if (c->var == SIZE_MAX) return arb__buf_puts(b, "(intercept)");
     if (arb__buf_puts(b, fv_names[c->var])) return -1;
-    if (c->var < FV_NUMERIC) return 0;
+    if (fv_numeric(c->var)) return 0;
     return arb__buf_puts(b, " = ") || put_level(b, f->levels[c->var][c->level]);
 }
 
@@ -726,10 +760,15 @@ static int put_text(arb__buf *b, const arb_factors *f)
                         f->n_used, f->n_groups, f->n_target_undefined,
                         strcmp(f->target, "pf") == 0 ? "PF" : "PC", f->n_predictor_undefined))
         return -1;
+    if (f->n_vars == FV__COUNT &&
+        arb__buf_puts(b, "judge families known: judge_family (categorical, (none) for a judge "
+                         "without one) and\nsame_family (1 when the judge's family is the "
+                         "candidate's, else 0) are candidates too\n"))
+        return -1;
     if (f->message) return arb__buf_printf(b, "%s\n", f->message);
 
     int any = 0;
-    for (int v = 0; v < FV__COUNT; v++) {
+    for (int v = 0; v < f->n_vars; v++) {
         if (!r->unusable[v]) continue;
         if (arb__buf_puts(b, any ? ", " : "not used: ") ||
             arb__buf_printf(b, "%s (%s)", fv_names[v], unusable_reason(f, v)))
@@ -759,11 +798,11 @@ static int put_text(arb__buf *b, const arb_factors *f)
     if (arb__buf_puts(b, "  variable            AIC without it - AIC with it (> 0: it helps)\n"))
         return -1;
     any = 0;
-    for (int v = 0; v < FV__COUNT; v++) {
+    for (int v = 0; v < f->n_vars; v++) {
         if (!r->in_model[v]) continue;
         any = 1;
         if (arb__buf_printf(b, "  %-18s  %+10.3f", fv_names[v], r->delta_aic[v])) return -1;
-        if (v >= FV_JUDGE && (arb__buf_puts(b, "   (reference: ") ||
+        if (!fv_numeric((size_t)v) && (arb__buf_puts(b, "   (reference: ") ||
                               put_level(b, f->levels[v][r->reference[v]]) ||
                               arb__buf_puts(b, ")")))
             return -1;
@@ -813,12 +852,13 @@ static json_t *json_model(const arb_factors *f)
     const arb__stepwise_result *r = &f->fit;
     json_t *o = json_object(), *vars = json_array(), *coefs = json_array();
     if (!o || !vars || !coefs) goto fail;
-    for (int v = 0; v < FV__COUNT; v++) {
+    for (int v = 0; v < f->n_vars; v++) {
         if (!r->in_model[v]) continue;
         json_t *e = json_object();
+        int numeric = fv_numeric((size_t)v);
         if (jappend(vars, e) || arb__json_set(e, "variable", json_string(fv_names[v])) ||
-            arb__json_set(e, "kind", json_string(v < FV_NUMERIC ? "numeric" : "categorical")) ||
-            arb__json_set(e, "reference", v < FV_NUMERIC ? json_null()
+            arb__json_set(e, "kind", json_string(numeric ? "numeric" : "categorical")) ||
+            arb__json_set(e, "reference", numeric ? json_null()
                                                 : arb__json_name(f->levels[v][r->reference[v]])) ||
             arb__json_set(e, "delta_aic", arb__json_metric(r->delta_aic[v])))
             goto fail;
@@ -826,7 +866,7 @@ static json_t *json_model(const arb_factors *f)
     for (size_t j = 0; j < r->n_coefs; j++) {
         const arb__stepwise_coef *c = &r->coefs[j];
         json_t *e = json_object();
-        int is_cat = c->var != SIZE_MAX && c->var >= FV_JUDGE;
+        int is_cat = c->var != SIZE_MAX && !fv_numeric(c->var);
         if (jappend(coefs, e) ||
             arb__json_set(e, "variable", json_string(c->var == SIZE_MAX ? "(intercept)" : fv_names[c->var])) ||
             arb__json_set(e, "level", is_cat ? arb__json_name(f->levels[c->var][c->level]) : json_null()) ||
@@ -860,7 +900,7 @@ char *arb_factors_to_json(const arb_factors *f)
     json_t *root = json_object(), *not_used = json_array(), *steps = json_array();
     if (!root || !not_used || !steps) goto done;
     if (f->fitted) {
-        for (int v = 0; v < FV__COUNT; v++) {
+        for (int v = 0; v < f->n_vars; v++) {
             if (!r->unusable[v]) continue;
             json_t *e = json_object();
             if (jappend(not_used, e) || arb__json_set(e, "variable", json_string(fv_names[v])) ||
@@ -887,6 +927,11 @@ char *arb_factors_to_json(const arb_factors *f)
     int bad = arb__json_set(root, "not_used", not_used);
     not_used = NULL;
     if (bad || arb__json_set(root, "aic_intercept_only", f->fitted ? arb__json_metric(r->aic_null) : json_null()))
+        goto done;
+    /* only with families, so that the output without them is what it always was */
+    if (f->n_vars == FV__COUNT &&
+        arb__json_set(root, "family_variables",
+                      arb__json_names(&fv_names[FV_JUDGE_FAMILY], FV__COUNT - FV_JUDGE_FAMILY)))
         goto done;
     bad = arb__json_set(root, "steps", steps);
     steps = NULL;

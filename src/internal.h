@@ -125,6 +125,25 @@ void arb__strtab_free(arb__strtab *t);
 /* Stop flag set by arb_request_stop() (signal handlers). */
 extern volatile int arb__stop_requested;
 
+/* ---- stats.c: pooled ratios with percentile bootstrap intervals (METHODS §10) ------------ */
+
+/* One statistic over pooled sums: sum[num] / sum[den], minus sum[num2] / sum[den2] when
+** difference is set (a ratio with a zero denominator is NAN, and so is a difference with it). */
+typedef struct arb__ratio_stat {
+    size_t num, den;
+    int difference;
+    size_t num2, den2;
+} arb__ratio_stat;
+/* The statistics on units agg[0..n_units) (each a row of n_sums sums, summed over the units) in
+** est, and their percentile bootstrap intervals over units (arb_stat_bootstrap: resamples, seed,
+** level; resamples 0 = no intervals) in lo/hi; every output NAN when undefined, the intervals
+** NAN too for a bad level. Self-enhancement (§6), the family preference and the agreement by
+** family (§5) are all such ratios. ARB_OK or ARB_NOMEM. */
+arb_status arb__stat_pooled_ratios(const double *agg, size_t n_units, size_t n_sums,
+                                   const arb__ratio_stat *stats, size_t n_stats,
+                                   size_t resamples, unsigned long long seed, double level,
+                                   double *est, double *lo, double *hi);
+
 /* ---- url.c: judge endpoint URLs (libcurl's URL API) ------------------------------------- */
 
 /* Why url cannot be a judge endpoint, as a static phrase that follows "the URL " (e.g. "has
@@ -467,6 +486,37 @@ arb_status arb__store_put_family(arb_store *s, const char *name, const char *rol
 typedef int (*arb__family_fn)(void *ud, const char *name, const char *role, const char *family);
 /* Calls fn for every family record, ordered by role, name. Returns ARB_OK also when fn stops. */
 arb_status arb__store_each_family(arb_store *s, arb__family_fn fn, void *ud);
+/* Stores what a judge's config says about families (called by arb__store_put_judge, so every
+** judging command records them where it records its judges): judge->family under the judge's
+** name (role "judge") and every entry of judge->judges_file's families: map (role "model"),
+** with the file's path as source. Nothing when the config has neither. */
+arb_status arb__store_put_judge_families(arb_store *s, const arb_judge_config *judge);
+
+/* ---- families.c: the families table as a lookup (METHODS §5) ------------------------------ */
+typedef struct arb__families arb__families;
+/* Reads every family record of the store. *out owned by the caller (arb__families_free); on
+** failure NULL and arb_store_errmsg(s) says why. */
+arb_status arb__families_load(arb_store *s, arb__families **out);
+void arb__families_free(arb__families *f); /* accepts NULL */
+/* The family of name in role ("judge" or "model"), borrowed from f; NULL when unknown. */
+const char *arb__families_of(const arb__families *f, const char *role, const char *name);
+/* How many names of role have a family. */
+size_t arb__families_count(const arb__families *f, const char *role);
+
+/* ---- agreement.c: the family preference (METHODS §6 self-enhancement, by family) --------- */
+typedef struct arb__family_prefs {
+    arb_family_preference *v; /* strings owned */
+    size_t n;
+} arb__family_prefs;
+/* The family preference of every judge with a family in fam, over the pairwise judgments of
+** protocols sbs and tournament (see arb_family_preference), with p's bootstrap over items.
+** out is filled (arb__family_prefs_free); ARB_OK, or an error with arb_store_errmsg(s). */
+arb_status arb__family_preference_compute(arb_store *s, const arb__families *fam,
+                                          const arb_agreement_params *p, arb__family_prefs *out);
+void arb__family_prefs_free(arb__family_prefs *prefs);
+/* One judge's family preference as a JSON object (judge, family, n_comparisons, n_own,
+** n_others, own_win_rate, others_win_rate, difference, ci_low, ci_high); NULL out of memory. */
+json_t *arb__json_family_preference(const arb_family_preference *fp);
 
 /* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key, a hash of all the
 ** fields below: every turn's done callback upserts it (turns may finish in any order) and gets
@@ -768,6 +818,8 @@ struct arb_audit {
     size_t n_rows, cap_rows;
     arb_audit_params params; /* as used: by includes ARB_BY_JUDGE */
     arb_discussion_stats *multi_agent; /* discussions and debates of the store (§7) */
+    int has_families;          /* the store knows a judge's family: family_preference shown */
+    arb__family_prefs family_prefs; /* per judge with a family (§6 by family; agreement.c) */
 };
 
 /* ---- labels.c: expert labels (METHODS §4) ------------------------------------------------ */
@@ -846,6 +898,8 @@ typedef struct arb__factor_group {
     const char *judge, *candidate, *task; /* borrowed; NULL is taken as "" */
     double pc, pf, quality_gap;           /* NAN when undefined */
     double length[ARB_LEN__COUNT];        /* mean lengths in code points */
+    const char *judge_family, *candidate_family; /* borrowed; NULL unknown. When any group
+                                          has one, judge_family and same_family are variables */
 } arb__factor_group;
 
 /* The factor analysis of groups (borrowed) for target "pc" or "pf": what arb_factors_compute

@@ -11,6 +11,12 @@
 **       temperature: 0              # optional sampling, defaults arb_sampling_default():
 **       top_p: 0.1                  #   temperature, top_p, max_tokens, frequency_penalty,
 **       max_tokens: 1024            #   seed; null = not sent
+**       family: gpt                 # optional: the judge's family (METHODS §5)
+**   families:                       # optional: contestant model name -> family, how
+**     gpt4: gpt                     #   arbiter's own runs know contestant families
+**
+** A judging command stores the families (table families, source = the file's path) when it
+** stores its judges: each config read here points back at the file (judges_file).
 **
 ** The file is parsed by libyaml's document loader; scalars are typed by the YAML 1.2 core
 ** schema (plain 0.5 is a number, "0.5" quoted is a string). Everything is checked and the first
@@ -33,6 +39,9 @@ struct arb_judges_file {
     arb_judge_config *judges; /* string fields owned (freed through a cast) */
     char **contestants;       /* per judge, owned, NULL when none */
     size_t n;
+    char *path;               /* owned */
+    char **family_models, **family_names; /* the families: map, file order, owned */
+    size_t n_families;
 };
 
 typedef struct loader {
@@ -43,13 +52,13 @@ typedef struct loader {
 
 /* The fields of a judge, in the order the messages list them. */
 enum { F_NAME, F_URL, F_MODEL, F_API_KEY_ENV, F_CONTESTANT, F_TEMPERATURE, F_TOP_P,
-       F_MAX_TOKENS, F_FREQUENCY_PENALTY, F_SEED, F__COUNT };
+       F_MAX_TOKENS, F_FREQUENCY_PENALTY, F_SEED, F_FAMILY, F__COUNT };
 static const char *const field_names[F__COUNT] = {
     "name", "url", "model", "api_key_env", "contestant", "temperature", "top_p",
-    "max_tokens", "frequency_penalty", "seed",
+    "max_tokens", "frequency_penalty", "seed", "family",
 };
 #define FIELD_LIST "name, url, model, api_key_env, contestant, temperature, top_p, " \
-                   "max_tokens, frequency_penalty, seed"
+                   "max_tokens, frequency_penalty, seed, family"
 
 /* ---- messages ------------------------------------------------------------------------------ */
 
@@ -263,6 +272,7 @@ static void free_config(arb_judge_config *c)
     free((void *)(uintptr_t)c->base_url);
     free((void *)(uintptr_t)c->model);
     free((void *)(uintptr_t)c->api_key_env);
+    free((void *)(uintptr_t)c->family);
     memset(c, 0, sizeof *c);
 }
 
@@ -315,7 +325,7 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
                        "missing; expected the model name the endpoint serves");
 
     arb_status st;
-    char *name = NULL, *url = NULL, *model = NULL, *key_env = NULL;
+    char *name = NULL, *url = NULL, *model = NULL, *key_env = NULL, *family = NULL;
     arb_sampling sp = arb_sampling_default();
     if ((st = read_text(L, judge_no, F_URL, jf.value[F_URL], 0, &url))) goto fail;
     const char *problem = arb__url_problem(url);
@@ -345,6 +355,9 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
     }
     if (jf.value[F_CONTESTANT] &&
         (st = read_text(L, judge_no, F_CONTESTANT, jf.value[F_CONTESTANT], 1, contestant)))
+        goto fail;
+    if (jf.value[F_FAMILY] &&
+        (st = read_text(L, judge_no, F_FAMILY, jf.value[F_FAMILY], 1, &family)))
         goto fail;
     /* Ranges as accepted by `arbiter sbs` (METHODS §2.6). */
     if (jf.value[F_TEMPERATURE] &&
@@ -376,8 +389,10 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
     cfg->model = model;
     cfg->api_key_env = key_env;
     cfg->sampling = sp;
+    cfg->family = family;
     return ARB_OK;
 fail:
+    free(family);
     free(name);
     free(url);
     free(model);
@@ -396,12 +411,83 @@ void arb_judges_file_destroy(arb_judges_file *f)
         free_config(&f->judges[i]);
         free(f->contestants[i]);
     }
+    for (size_t i = 0; i < f->n_families; i++) {
+        free(f->family_models[i]);
+        free(f->family_names[i]);
+    }
+    free(f->family_models);
+    free(f->family_names);
     free(f->judges);
     free(f->contestants);
+    free(f->path);
     free(f);
 }
 
-/* Reads the judges list of the loaded document into f. */
+/* A scalar usable as a name or a family: a non-empty string (numbers count as their text),
+** not null or a boolean, without NUL bytes. */
+static int name_scalar_ok(const yaml_node_t *v)
+{
+    return v && v->type == YAML_SCALAR_NODE && classify(v) != K_NULL && classify(v) != K_BOOL &&
+           v->data.scalar.length && strlen(scalar_text(v)) == v->data.scalar.length;
+}
+
+/* Reads the top-level families: map (contestant model name -> family, METHODS §5) into f:
+** a non-empty mapping of non-empty strings, each model once. */
+static arb_status read_families(loader *L, const yaml_node_t *map, arb_judges_file *f)
+{
+    char got[160], model[96];
+    if (map->type != YAML_MAPPING_NODE ||
+        map->data.mapping.pairs.top == map->data.mapping.pairs.start) {
+        if (map->type == YAML_MAPPING_NODE) snprintf(got, sizeof got, "an empty mapping");
+        else describe(got, sizeof got, map, 1);
+        return fail_at(L, map, 0, "families",
+                       "expected a mapping of contestant model names to families "
+                       "(e.g. gpt-4o: gpt), got %s", got);
+    }
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    f->family_models = calloc(n, sizeof *f->family_models);
+    f->family_names = calloc(n, sizeof *f->family_names);
+    if (!f->family_models || !f->family_names) return out_of_memory(L);
+    const yaml_node_t **keys = calloc(n, sizeof *keys);
+    if (!keys) return out_of_memory(L);
+    arb_status st = ARB_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        const yaml_node_pair_t *p = &map->data.mapping.pairs.start[i];
+        const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+        const yaml_node_t *v = yaml_document_get_node(L->doc, p->value);
+        if (!k || !v) {
+            st = fail_at(L, map, 0, "families", "malformed mapping");
+            break;
+        }
+        if (!name_scalar_ok(k)) {
+            describe(got, sizeof got, k, 1);
+            st = fail_at(L, k, 0, "families", "expected a contestant model name, got %s", got);
+            break;
+        }
+        arb__excerpt(model, sizeof model, scalar_text(k), k->data.scalar.length);
+        for (size_t j = 0; j < i && !st; j++)
+            if (!strcmp(scalar_text(keys[j]), scalar_text(k)))
+                st = fail_at(L, k, 0, "families", "model %s given twice (first at line %lu)",
+                             model, (unsigned long)keys[j]->start_mark.line + 1);
+        if (st) break;
+        keys[i] = k;
+        if (!name_scalar_ok(v)) {
+            describe(got, sizeof got, v, 1);
+            st = fail_at(L, v, 0, "families",
+                         "model %s: expected a non-empty string (its family), got %s", model,
+                         got);
+            break;
+        }
+        f->family_models[i] = arb__strdup(scalar_text(k));
+        f->family_names[i] = arb__strdup(scalar_text(v));
+        f->n_families = i + 1;
+        if (!f->family_models[i] || !f->family_names[i]) st = out_of_memory(L);
+    }
+    free(keys);
+    return st;
+}
+
+/* Reads the judges list (and the families: map) of the loaded document into f. */
 static arb_status read_document(loader *L, arb_judges_file *f)
 {
     char got[160];
@@ -412,17 +498,27 @@ static arb_status read_document(loader *L, arb_judges_file *f)
         describe(got, sizeof got, root, 1);
         return fail_at(L, root, 0, NULL, "expected a mapping with a \"judges\" list, got %s", got);
     }
-    const yaml_node_t *list = NULL, *list_key = NULL;
+    const yaml_node_t *list = NULL, *list_key = NULL, *families = NULL, *families_key = NULL;
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
          p++) {
         const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar_text(k), "families")) {
+            if (families)
+                return fail_at(L, k, 0, "families", "given twice (first at line %lu)",
+                               (unsigned long)families_key->start_mark.line + 1);
+            families_key = k;
+            families = yaml_document_get_node(L->doc, p->value);
+            if (!families) return fail_at(L, k, 0, "families", "malformed mapping");
+            continue;
+        }
         if (!k || k->type != YAML_SCALAR_NODE || strcmp(scalar_text(k), "judges")) {
             if (k && k->type == YAML_SCALAR_NODE)
                 arb__excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
             else
                 describe(got, sizeof got, k, 1);
             return fail_at(L, k ? k : root, 0, NULL,
-                           "unknown top-level field %s; expected \"judges\"", got);
+                           "unknown top-level field %s; expected \"judges\" or \"families\"",
+                           got);
         }
         if (list)
             return fail_at(L, k, 0, "judges", "given twice (first at line %lu)",
@@ -432,6 +528,10 @@ static arb_status read_document(loader *L, arb_judges_file *f)
     }
     if (!list)
         return fail_at(L, root, 0, "judges", "missing; expected a list of judges");
+    if (families) {
+        arb_status st = read_families(L, families, f);
+        if (st) return st;
+    }
     if (list->type != YAML_SEQUENCE_NODE || list->data.sequence.items.top ==
                                                 list->data.sequence.items.start) {
         if (list->type == YAML_SEQUENCE_NODE) snprintf(got, sizeof got, "an empty list");
@@ -557,6 +657,12 @@ arb_status arb_judges_file_load(const char *path, arb_judges_file **out, char **
         return st;
     }
     free(msg);
+    if (!(f->path = arb__strdup(path))) {
+        arb_judges_file_destroy(f);
+        if (errmsg) *errmsg = arb__strdup("out of memory");
+        return ARB_NOMEM;
+    }
+    for (size_t i = 0; i < f->n; i++) f->judges[i].judges_file = f;
     *out = f;
     return ARB_OK;
 }
@@ -571,4 +677,16 @@ const arb_judge_config *arb_judges_file_judge(const arb_judges_file *f, size_t i
 const char *arb_judges_file_contestant(const arb_judges_file *f, size_t index)
 {
     return f && index < f->n ? f->contestants[index] : NULL;
+}
+
+const char *arb_judges_file_path(const arb_judges_file *f) { return f ? f->path : NULL; }
+
+size_t arb_judges_file_family_count(const arb_judges_file *f) { return f ? f->n_families : 0; }
+
+const char *arb_judges_file_family(const arb_judges_file *f, size_t index, const char **model)
+{
+    if (model) *model = NULL;
+    if (!f || index >= f->n_families) return NULL;
+    if (model) *model = f->family_models[index];
+    return f->family_names[index];
 }

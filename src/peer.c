@@ -592,28 +592,6 @@ static comparison_key *comparison_keys(const arb_battles *b, const uint8_t *keep
 ** reviews and in the other reviewers' reviews of the same comparisons. */
 enum { SE_OWN_POINTS, SE_OWN_N, SE_OTHER_POINTS, SE_OTHER_N, SE__COUNT };
 
-typedef struct se_data {
-    const double *agg; /* n_units x n_self x SE__COUNT */
-    size_t n_self;
-} se_data;
-
-/* arb_stat_resample_fn: each self reviewer's own win rate minus the others' on the units. */
-static int se_statistic(void *ud, const size_t *indices, size_t n, double *out)
-{
-    const se_data *d = ud;
-    for (size_t s = 0; s < d->n_self; s++) {
-        double sum[SE__COUNT] = {0};
-        for (size_t x = 0; x < n; x++) {
-            const double *a = d->agg + (indices[x] * d->n_self + s) * SE__COUNT;
-            for (int f = 0; f < SE__COUNT; f++) sum[f] += a[f];
-        }
-        out[s] = sum[SE_OWN_N] > 0 && sum[SE_OTHER_N] > 0
-                     ? sum[SE_OWN_POINTS] / sum[SE_OWN_N] - sum[SE_OTHER_POINTS] / sum[SE_OTHER_N]
-                     : NAN;
-    }
-    return 0;
-}
-
 /* Points of contestant m in battle k: 1 win, ½ tie, 0 loss. */
 static double points_of(const arb_battles *b, size_t k, uint32_t m)
 {
@@ -647,7 +625,7 @@ arb_status arb__rank_self_enhancement(const arb_battles *b, const arb_rank_param
     size_t *unit_of = arb__rank_zalloc(b->questions.n, sizeof *unit_of);
     comparison_key *keys = NULL;
     double *agg = NULL, *est = NULL, *lo = NULL, *hi = NULL;
-    size_t *identity = NULL;
+    arb__ratio_stat *ratios = NULL;
     char *msg = NULL;
     if (!use || !reviewer_model || !self_of || !self_rev || !reviews || !unit_of) goto done;
 
@@ -728,19 +706,16 @@ arb_status arb__rank_self_enhancement(const arb_battles *b, const arb_rank_param
     est = arb__rank_zalloc(n_self, sizeof *est);
     lo = arb__rank_zalloc(n_self, sizeof *lo);
     hi = arb__rank_zalloc(n_self, sizeof *hi);
-    identity = arb__rank_zalloc(n_units, sizeof *identity);
-    if (!est || !lo || !hi || !identity) goto done;
-    for (size_t s = 0; s < n_self; s++) est[s] = lo[s] = hi[s] = NAN;
-    if (n_units > 0) {
-        se_data d = {agg, n_self};
-        for (size_t x = 0; x < n_units; x++) identity[x] = x;
-        se_statistic(&d, identity, n_units, est);
-        arb_status st = arb_stat_bootstrap(n_units, n_self, se_statistic, &d,
-                                           p->bootstrap ? p->bootstrap : 1000, p->seed,
-                                           p->ci_level, lo, hi);
-        if (st == ARB_NOMEM) goto done;
-        /* ARB_INVALID (a bad level, checked by the caller) leaves the intervals NAN. */
-    }
+    ratios = arb__rank_zalloc(n_self, sizeof *ratios);
+    if (!est || !lo || !hi || !ratios) goto done;
+    /* own win rate minus the others', each pooled over the resampled units */
+    for (size_t s = 0; s < n_self; s++)
+        ratios[s] = (arb__ratio_stat){s * SE__COUNT + SE_OWN_POINTS, s * SE__COUNT + SE_OWN_N, 1,
+                                      s * SE__COUNT + SE_OTHER_POINTS, s * SE__COUNT + SE_OTHER_N};
+    if (arb__stat_pooled_ratios(agg, n_units, n_self * SE__COUNT, ratios, n_self,
+                                p->bootstrap ? p->bootstrap : 1000, p->seed, p->ci_level, est, lo,
+                                hi))
+        goto done;
 
     arb_rank_reviewer *revs =
         realloc(out->reviewers, (out->n_reviewers + n_self + 1) * sizeof *revs);
@@ -772,7 +747,7 @@ done:
     free(est);
     free(lo);
     free(hi);
-    free(identity);
+    free(ratios);
     return rc;
 }
 

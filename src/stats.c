@@ -592,3 +592,61 @@ done:
     free(indices);
     return rc;
 }
+
+/* ---- pooled ratios over resampled units ---------------------------------------------------- */
+
+typedef struct pooled_ctx {
+    const double *agg;
+    size_t n_sums;
+    const arb__ratio_stat *stats;
+    size_t n_stats;
+    double *sum; /* n_sums scratch */
+} pooled_ctx;
+
+/* sum[num] / sum[den], NAN when the denominator is not positive. */
+static double pooled_ratio(const double *sum, size_t num, size_t den)
+{
+    return sum[den] > 0 ? sum[num] / sum[den] : NAN;
+}
+
+/* arb_stat_resample_fn: every statistic on the units picked. */
+static int pooled_statistic(void *ud, const size_t *indices, size_t n, double *out)
+{
+    const pooled_ctx *c = ud;
+    memset(c->sum, 0, c->n_sums * sizeof *c->sum);
+    for (size_t x = 0; x < n; x++) {
+        const double *row = c->agg + indices[x] * c->n_sums;
+        for (size_t k = 0; k < c->n_sums; k++) c->sum[k] += row[k];
+    }
+    for (size_t s = 0; s < c->n_stats; s++) {
+        const arb__ratio_stat *r = &c->stats[s];
+        double v = pooled_ratio(c->sum, r->num, r->den);
+        if (r->difference) v -= pooled_ratio(c->sum, r->num2, r->den2); /* NAN stays NAN */
+        out[s] = v;
+    }
+    return 0;
+}
+
+/* See internal.h. */
+arb_status arb__stat_pooled_ratios(const double *agg, size_t n_units, size_t n_sums,
+                                   const arb__ratio_stat *stats, size_t n_stats,
+                                   size_t resamples, unsigned long long seed, double level,
+                                   double *est, double *lo, double *hi)
+{
+    for (size_t s = 0; s < n_stats; s++) est[s] = lo[s] = hi[s] = NAN;
+    if (n_units == 0 || n_stats == 0) return ARB_OK;
+    pooled_ctx c = {agg, n_sums, stats, n_stats, stat_alloc_doubles(n_sums ? n_sums : 1)};
+    size_t *all = malloc(n_units * sizeof *all);
+    arb_status st = ARB_NOMEM;
+    if (!c.sum || !all) goto done;
+    for (size_t x = 0; x < n_units; x++) all[x] = x;
+    pooled_statistic(&c, all, n_units, est);
+    st = resamples ? arb_stat_bootstrap(n_units, n_stats, pooled_statistic, &c, resamples, seed,
+                                        level, lo, hi)
+                   : ARB_OK;
+    if (st == ARB_INVALID) st = ARB_OK; /* a bad level: the intervals stay NAN */
+done:
+    free(all);
+    free(c.sum);
+    return st;
+}

@@ -1114,6 +1114,7 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
         arb__store_bind_text(q, 4, sampling);
         st = arb__store_step_done(s, q, "cannot store the judge");
     }
+    if (!st) st = arb__store_put_judge_families(s, judge);
     free(url);
     free(sampling);
     return st;

@@ -36,6 +36,21 @@ arb_status arb__store_put_family(arb_store *s, const char *name, const char *rol
     return st;
 }
 
+arb_status arb__store_put_judge_families(arb_store *s, const arb_judge_config *judge)
+{
+    const char *source = arb_judges_file_path(judge->judges_file);
+    const char *name = judge->name ? judge->name : judge->model;
+    arb_status st = ARB_OK;
+    if (judge->family) st = arb__store_put_family(s, name, "judge", judge->family, source);
+    size_t n = arb_judges_file_family_count(judge->judges_file);
+    for (size_t i = 0; !st && i < n; i++) {
+        const char *model = NULL;
+        const char *family = arb_judges_file_family(judge->judges_file, i, &model);
+        st = arb__store_put_family(s, model, "model", family, source);
+    }
+    return st;
+}
+
 typedef struct family_walk {
     arb__family_fn fn;
     void *ud;

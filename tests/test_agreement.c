@@ -417,6 +417,294 @@ static void agreement_untrusted_names(void **state)
     arb_agreement_destroy(ag);
 }
 
+/* ---- by family (METHODS §5) and family preference (§6 generalised) ------------------------ */
+
+static arb_agreement *agreement_by_family(fixture *f, size_t bootstrap)
+{
+    arb_agreement_params p = arb_agreement_default_params();
+    p.by_family = 1;
+    p.bootstrap = bootstrap;
+    arb_agreement *ag = NULL;
+    if (arb_agreement_compute_with(f->store, &p, &ag) != ARB_OK)
+        fail_msg("arb_agreement_compute_with: %s", arb_store_errmsg(f->store));
+    assert_non_null(ag);
+    return ag;
+}
+
+static void put_family(fixture *f, const char *name, const char *role, const char *family)
+{
+    assert_int_equal(arb__store_put_family(f->store, name, role, family, "test"), ARB_OK);
+}
+
+static void assert_pool(const arb_agreement *ag, arb_family_pool which, size_t f1, size_t f2,
+                        double agree, double no_ties, size_t n_comparisons,
+                        size_t n_comparisons_no_ties, size_t n_instances, size_t n_judge_pairs)
+{
+    arb_agreement_pool pool;
+    assert_int_equal(arb_agreement_pool_get(ag, which, f1, f2, &pool), ARB_OK);
+    if (isnan(agree)) assert_true(isnan(pool.agreement));
+    else assert_near(pool.agreement, agree);
+    if (isnan(no_ties)) assert_true(isnan(pool.agreement_no_ties));
+    else assert_near(pool.agreement_no_ties, no_ties);
+    assert_int_equal(pool.n_comparisons, n_comparisons);
+    assert_int_equal(pool.n_comparisons_no_ties, n_comparisons_no_ties);
+    assert_int_equal(pool.n_instances, n_instances);
+    assert_int_equal(pool.n_judge_pairs, n_judge_pairs);
+}
+
+/* g1, g2 of family gpt, qw of family qwen, x without a family, on three items:
+**        q1  q2  q3
+**   g1   A   B   A
+**   g2   A   C   A
+**   qw   B   B   A
+**   x    A   B   -
+** within (g1-g2): same on q1, q3 of 3 -> 2/3; without ties (both A/B: q1, q3) 2/2 = 1.
+** across (g1-qw, g2-qw): q1 0+0, q2 1+0, q3 1+1 -> 3/6 = 1/2; without ties: comparisons
+** q1 2, q2 1 (g1-qw; C is a tie), q3 2 = 5, same 0 + 1 + 2 = 3 -> 3/5.
+** within - across: 2/3 - 1/2 = 1/6; without ties 1 - 3/5 = 2/5. */
+static void agreement_by_family_pools(void **state)
+{
+    fixture *f = *state;
+    static const judgment g1[] = {{"q1", "m", "t", 4, 0, 0, 'A'}, {"q2", "m", "t", 4, 0, 0, 'B'},
+                                  {"q3", "m", "t", 4, 0, 0, 'A'}};
+    static const judgment g2[] = {{"q1", "m", "t", 4, 0, 0, 'A'}, {"q2", "m", "t", 4, 0, 0, 'C'},
+                                  {"q3", "m", "t", 4, 0, 0, 'A'}};
+    static const judgment qw[] = {{"q1", "m", "t", 4, 0, 0, 'B'}, {"q2", "m", "t", 4, 0, 0, 'B'},
+                                  {"q3", "m", "t", 4, 0, 0, 'A'}};
+    static const judgment x[] = {{"q1", "m", "t", 4, 0, 0, 'A'}, {"q2", "m", "t", 4, 0, 0, 'B'}};
+    put_judgments(f, "g1", g1, 3);
+    put_judgments(f, "g2", g2, 3);
+    put_judgments(f, "qw", qw, 3);
+    put_judgments(f, "x", x, 2);
+
+    /* without families: no family view, every pool refused */
+    arb_agreement *ag = agreement_by_family(f, 0);
+    arb_agreement_pool pool;
+    assert_int_equal(arb_agreement_family_count(ag), 0);
+    assert_int_equal(arb_agreement_no_family_count(ag), 4);
+    assert_int_equal(arb_agreement_family_preference_count(ag), 0);
+    assert_pool(ag, ARB_POOL_WITHIN, 0, 0, NAN, NAN, 0, 0, 0, 0);
+    assert_int_equal(arb_agreement_pool_get(ag, ARB_POOL_FAMILY_PAIR, 0, 0, &pool), ARB_INVALID);
+    arb_agreement_destroy(ag);
+
+    put_family(f, "g1", "judge", "gpt");
+    put_family(f, "g2", "judge", "gpt");
+    put_family(f, "qw", "judge", "qwen");
+    put_family(f, "m", "model", "mistral"); /* a model's family is not a judge's */
+    ag = agreement_by_family(f, 1000);
+    assert_int_equal(arb_agreement_family_count(ag), 2);
+    assert_string_equal(arb_agreement_family(ag, 0), "gpt");
+    assert_string_equal(arb_agreement_family(ag, 1), "qwen");
+    assert_null(arb_agreement_family(ag, 2));
+    assert_int_equal(arb_agreement_no_family_count(ag), 1);
+    assert_string_equal(arb_agreement_judge_family(ag, 0), "gpt");
+    assert_null(arb_agreement_judge_family(ag, 3)); /* x */
+    assert_pool(ag, ARB_POOL_WITHIN, 0, 0, 2.0 / 3.0, 1.0, 3, 2, 3, 1);
+    assert_pool(ag, ARB_POOL_ACROSS, 0, 0, 0.5, 0.6, 6, 5, 3, 2);
+    assert_pool(ag, ARB_POOL_DIFFERENCE, 0, 0, 2.0 / 3.0 - 0.5, 1.0 - 0.6, 9, 7, 3, 3);
+    assert_pool(ag, ARB_POOL_FAMILY_PAIR, 0, 0, 2.0 / 3.0, 1.0, 3, 2, 3, 1);
+    assert_pool(ag, ARB_POOL_FAMILY_PAIR, 1, 0, 0.5, 0.6, 6, 5, 3, 2);
+    assert_pool(ag, ARB_POOL_FAMILY_PAIR, 1, 1, NAN, NAN, 0, 0, 0, 0);
+    assert_int_equal(arb_agreement_pool_get(ag, ARB_POOL_FAMILY_PAIR, 2, 0, &pool), ARB_INVALID);
+    /* within per item: 1/1, 0/1, 1/1. 1/27 of the resamples hold only q2 (0) and 8/27 no q2
+    ** (1), both more than 2.5%: the 95% interval is [0, 1] */
+    assert_int_equal(arb_agreement_pool_get(ag, ARB_POOL_WITHIN, 0, 0, &pool), ARB_OK);
+    assert_near(pool.ci_low, 0.0);
+    assert_near(pool.ci_high, 1.0);
+    assert_int_equal(arb_agreement_pool_get(ag, ARB_POOL_DIFFERENCE, 0, 0, &pool), ARB_OK);
+    assert_true(pool.ci_low <= pool.agreement && pool.agreement <= pool.ci_high);
+    assert_true(pool.ci_low < pool.ci_high);
+
+    /* the renderings */
+    json_t *root = json_of(ag);
+    json_t *by = json_object_get(root, "by_family");
+    assert_non_null(by);
+    assert_near(json_real_value(json_object_get(json_object_get(by, "within"), "agreement")),
+                2.0 / 3.0);
+    assert_near(json_real_value(json_object_get(json_object_get(by, "across"),
+                                                "agreement_no_ties")),
+                0.6);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(by, "across"),
+                                                        "n_instances")),
+                     3);
+    assert_near(json_real_value(json_object_get(json_object_get(by, "difference"), "ci_low")),
+                pool.ci_low);
+    assert_int_equal(json_integer_value(json_object_get(by, "n_no_family")), 1);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(by, "no_family"), 0)),
+                        "x");
+    assert_int_equal(json_array_size(json_object_get(by, "matrix")), 3);
+    assert_true(json_is_null(json_object_get(json_array_get(json_object_get(by, "matrix"), 2),
+                                             "agreement")));
+    json_decref(root);
+    char *text = arb_agreement_to_text(ag);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "within a family             66.7% [0.0%, 100.0%]"));
+    assert_non_null(strstr(text, "[4] x  family (no family)"));
+    assert_non_null(strstr(text, "1 judge without a family"));
+    arb_free(text);
+    arb_agreement_destroy(ag);
+}
+
+/* One judgment of judge on item: candidate vs baseline, order, position verdict. */
+static void put_one(fixture *f, const char *judge, const char *item, const char *candidate,
+                    const char *baseline, int order, char verdict)
+{
+    arb__pairwise_row row;
+    memset(&row, 0, sizeof row);
+    row.judge_name = judge;
+    row.item_id = item;
+    row.candidate = candidate;
+    row.baseline = baseline;
+    row.template_name = "t";
+    row.options = 4;
+    row.order = order;
+    row.position_verdict = verdict;
+    if (arb_test_put_sbs_judgment(f->store, &row, NULL)) fail();
+}
+
+static const arb_family_preference *preference_of(const arb_agreement *ag, const char *judge)
+{
+    for (size_t i = 0; i < arb_agreement_family_preference_count(ag); i++)
+        if (!strcmp(arb_agreement_family_preference(ag, i)->judge, judge))
+            return arb_agreement_family_preference(ag, i);
+    fail_msg("no family preference for %s", judge);
+    return NULL;
+}
+
+/* cg is a gpt model, base a qwen one; g1, g2 are gpt judges, qw a qwen judge, x has none.
+** Points of cg (order 0: cg shown first):
+**            q1/0  q1/1  q2/0  q2/1
+**   g1        A=1   B=1   C=.5  E(out)
+**   qw        B=0   C=.5  A=1   A=0
+**   g2        B=0
+**   x         A=1   (no family: never counted)
+** g1 (own: cg): own (1+1+.5)/3 = 5/6; others = qwen judges only (g2 is gpt) (0+.5+1+0)/4 = 3/8;
+**   difference 5/6 - 3/8 = 11/24 over 2 comparisons (q1, q2), n_own 3, n_others 4.
+** qw (own: base, points 1 - cg's): own (1+.5+0+1)/4 = 5/8; others g1 and g2:
+**   (0+0+1 + .5)/4 = 3/8; difference 1/4, n_own 4, n_others 4.
+** g2: own (base... no: cg) 0/1; others (qw at q1) (0+.5)/2 = 1/4; difference -1/4, 1 comparison.
+** A pair of two gpt models (cg, cg2) counts for nobody: both or neither are the judge's. */
+static void agreement_family_preference(void **state)
+{
+    fixture *f = *state;
+    put_one(f, "g1", "q1", "cg", "base", 0, 'A');
+    put_one(f, "g1", "q1", "cg", "base", 1, 'B');
+    put_one(f, "g1", "q2", "cg", "base", 0, 'C');
+    put_one(f, "g1", "q2", "cg", "base", 1, 'E');
+    put_one(f, "qw", "q1", "cg", "base", 0, 'B');
+    put_one(f, "qw", "q1", "cg", "base", 1, 'C');
+    put_one(f, "qw", "q2", "cg", "base", 0, 'A');
+    put_one(f, "qw", "q2", "cg", "base", 1, 'A');
+    put_one(f, "g2", "q1", "cg", "base", 0, 'B');
+    put_one(f, "x", "q1", "cg", "base", 0, 'A');
+    put_one(f, "g1", "q3", "cg", "cg2", 0, 'A');
+    put_one(f, "qw", "q3", "cg", "cg2", 0, 'B');
+    put_family(f, "g1", "judge", "gpt");
+    put_family(f, "g2", "judge", "gpt");
+    put_family(f, "qw", "judge", "qwen");
+    put_family(f, "cg", "model", "gpt");
+    put_family(f, "cg2", "model", "gpt");
+    put_family(f, "base", "model", "qwen");
+
+    arb_agreement *ag = agreement_by_family(f, 1000);
+    assert_int_equal(arb_agreement_family_preference_count(ag), 3); /* x has no family */
+    assert_string_equal(arb_agreement_family_preference(ag, 0)->judge, "g1");
+    assert_null(arb_agreement_family_preference(ag, 3));
+    const arb_family_preference *p = preference_of(ag, "g1");
+    assert_string_equal(p->family, "gpt");
+    assert_near(p->own_win_rate, 5.0 / 6.0);
+    assert_near(p->others_win_rate, 3.0 / 8.0);
+    assert_near(p->difference, 11.0 / 24.0);
+    assert_int_equal(p->n_comparisons, 2);
+    assert_int_equal(p->n_own, 3);
+    assert_int_equal(p->n_others, 4);
+    assert_true(p->ci_low <= p->difference && p->difference <= p->ci_high);
+    p = preference_of(ag, "qw");
+    assert_string_equal(p->family, "qwen");
+    assert_near(p->own_win_rate, 5.0 / 8.0);
+    assert_near(p->others_win_rate, 3.0 / 8.0);
+    assert_near(p->difference, 0.25);
+    assert_int_equal(p->n_comparisons, 2);
+    assert_int_equal(p->n_own, 4);
+    assert_int_equal(p->n_others, 4);
+    p = preference_of(ag, "g2");
+    assert_near(p->own_win_rate, 0.0);
+    assert_near(p->others_win_rate, 0.25);
+    assert_near(p->difference, -0.25);
+    assert_int_equal(p->n_comparisons, 1);
+    /* one item only: every resample is that item, the interval is the point */
+    assert_near(p->ci_low, -0.25);
+    assert_near(p->ci_high, -0.25);
+
+    json_t *root = json_of(ag);
+    json_t *first = json_array_get(json_object_get(root, "family_preference"), 0);
+    assert_string_equal(json_string_value(json_object_get(first, "judge")), "g1");
+    assert_near(json_real_value(json_object_get(first, "difference")), 11.0 / 24.0);
+    assert_near(json_real_value(json_object_get(first, "own_win_rate")), 5.0 / 6.0);
+    assert_int_equal(json_integer_value(json_object_get(first, "n_comparisons")), 2);
+    assert_non_null(json_object_get(root, "family_preference_win_rate"));
+    json_decref(root);
+    char *text = arb_agreement_to_text(ag);
+    if (!strstr(text, "  g1                    gpt                     2    83.3%    37.5%   +45.8pt"))
+        fail_msg("%s", text);
+    arb_free(text);
+    arb_agreement_destroy(ag);
+
+    /* without by_family the output has no family keys */
+    ag = agreement_of(f);
+    root = json_of(ag);
+    assert_null(json_object_get(root, "by_family"));
+    assert_null(json_object_get(root, "family_preference"));
+    json_decref(root);
+    arb_agreement_destroy(ag);
+}
+
+static int count_family(void *ud, const char *name, const char *role, const char *family)
+{
+    (void)name;
+    (void)role;
+    (void)family;
+    (*(size_t *)ud)++;
+    return 0;
+}
+
+/* A judging command stores its judges with arb__store_put_judge: a judge read from a judges
+** file brings its family and the file's families: map into the store, where --by family reads
+** them; a judge configured without a file brings none. */
+static void judges_file_families_stored(void **state)
+{
+    fixture *f = *state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/judges.yaml", f->dir);
+    static const char yaml[] = "judges:\n"
+                               "  - {name: ja, url: http://127.0.0.1:9/v1, model: m, family: gpt}\n"
+                               "  - {name: jb, url: http://127.0.0.1:9/v1, model: n}\n"
+                               "families:\n  cand: qwen\n  base: gpt\n";
+    assert_int_equal(arb_test_write_file(path, yaml, strlen(yaml)), 0);
+    arb_judges_file *jf = NULL;
+    assert_int_equal(arb_judges_file_load(path, &jf, NULL), ARB_OK);
+    arb_judge_config plain = {.name = "jc", .base_url = "http://127.0.0.1:9/v1", .model = "o",
+                              .sampling = arb_sampling_default()};
+    assert_int_equal(arb__store_put_judge(f->store, &plain), ARB_OK);
+    size_t n = 0;
+    assert_int_equal(arb__store_each_family(f->store, count_family, &n), ARB_OK);
+    assert_int_equal(n, 0);
+    arb_judge_config copy = *arb_judges_file_judge(jf, 0); /* as the CLI copies a config */
+    assert_int_equal(arb__store_put_judge(f->store, &copy), ARB_OK);
+    assert_int_equal(arb__store_put_judge(f->store, arb_judges_file_judge(jf, 1)), ARB_OK);
+    arb_judges_file_destroy(jf);
+    arb__families *fam = NULL;
+    assert_int_equal(arb__families_load(f->store, &fam), ARB_OK);
+    assert_int_equal(arb__families_count(fam, "judge"), 1);
+    assert_int_equal(arb__families_count(fam, "model"), 2);
+    assert_string_equal(arb__families_of(fam, "judge", "ja"), "gpt");
+    assert_null(arb__families_of(fam, "judge", "jb"));
+    assert_string_equal(arb__families_of(fam, "model", "cand"), "qwen");
+    assert_string_equal(arb__families_of(fam, "model", "base"), "gpt");
+    assert_null(arb__families_of(fam, "judge", "cand"));
+    arb__families_free(fam);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +715,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(agreement_one_judge, setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(agreement_empty_store, setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(agreement_untrusted_names, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(agreement_by_family_pools, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(agreement_family_preference, setup_store,
+                                        teardown_store),
+        cmocka_unit_test_setup_teardown(judges_file_families_stored, setup_store, teardown_store),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -990,6 +990,53 @@ static void audit_ensemble_row(void **state)
     assert_int_equal(arb_audit_compute(f->store, &p, &bad), ARB_INVALID);
 }
 
+/* family_preference in the audit JSON, only when the store knows a judge's family. The
+** numbers are those of test_agreement's agreement_family_preference for g1 and qw (the same
+** judgments without g2): g1 (gpt, own cg) 5/6 - 3/8 = 11/24; qw (qwen, own base):
+** own (1 + .5 + 0 + 1)/4 = 5/8, others = g1's points for base (0 + 0 + .5)/3 = 1/6,
+** difference 11/24 as well, over 2 comparisons each. */
+static void audit_family_preference(void **state)
+{
+    fixture *f = *state;
+    static const judgment g1[] = {{"q1", 0, 0, 'A'}, {"q1", 0, 1, 'B'}, {"q2", 0, 0, 'C'},
+                                  {"q2", 0, 1, 'E'}};
+    static const judgment qw[] = {{"q1", 0, 0, 'B'}, {"q1", 0, 1, 'C'}, {"q2", 0, 0, 'A'},
+                                  {"q2", 0, 1, 'A'}};
+    put_judgments(f, "g1", "cg", "base", "t", 4, g1, 4);
+    put_judgments(f, "qw", "cg", "base", "t", 4, qw, 4);
+    arb_audit *audit = audit_of(f);
+    char *text = arb_audit_to_json(audit);
+    assert_null(strstr(text, "family_preference")); /* no family: the audit of before */
+    arb_free(text);
+    arb_audit_destroy(audit);
+
+    assert_int_equal(arb__store_put_family(f->store, "g1", "judge", "gpt", "t"), ARB_OK);
+    assert_int_equal(arb__store_put_family(f->store, "qw", "judge", "qwen", "t"), ARB_OK);
+    assert_int_equal(arb__store_put_family(f->store, "cg", "model", "gpt", "t"), ARB_OK);
+    assert_int_equal(arb__store_put_family(f->store, "base", "model", "qwen", "t"), ARB_OK);
+    audit = audit_of(f);
+    text = arb_audit_to_json(audit);
+    json_t *root = json_loads(text, 0, NULL);
+    assert_non_null(root);
+    json_t *prefs = json_object_get(root, "family_preference");
+    assert_int_equal(json_array_size(prefs), 2);
+    json_t *g = json_array_get(prefs, 0), *q = json_array_get(prefs, 1);
+    assert_string_equal(json_string_value(json_object_get(g, "judge")), "g1");
+    assert_string_equal(json_string_value(json_object_get(g, "family")), "gpt");
+    assert_near(json_real_value(json_object_get(g, "own_win_rate")), 5.0 / 6.0);
+    assert_near(json_real_value(json_object_get(g, "others_win_rate")), 3.0 / 8.0);
+    assert_near(json_real_value(json_object_get(g, "difference")), 11.0 / 24.0);
+    assert_int_equal(json_integer_value(json_object_get(g, "n_comparisons")), 2);
+    assert_true(json_is_real(json_object_get(g, "ci_low")));
+    assert_string_equal(json_string_value(json_object_get(q, "judge")), "qw");
+    assert_near(json_real_value(json_object_get(q, "own_win_rate")), 5.0 / 8.0);
+    assert_near(json_real_value(json_object_get(q, "others_win_rate")), 1.0 / 6.0);
+    assert_near(json_real_value(json_object_get(q, "difference")), 11.0 / 24.0);
+    json_decref(root);
+    arb_free(text);
+    arb_audit_destroy(audit);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1010,6 +1057,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(audit_groupings_and_lengths, setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(audit_expert_labels, setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(audit_bootstrap, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(audit_family_preference, setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(audit_tournament_rows, setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(audit_window_block_bootstrap, setup_store,
                                         teardown_store),

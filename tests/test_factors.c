@@ -539,6 +539,67 @@ static void factors_length_undefined_everywhere(void **state)
     arb_factors_destroy(f);
 }
 
+/* Judge families (§5): j1 is gpt, j2 qwen; candidates c1, c3 gpt, c2, c4 qwen. PC is .9 when
+** the judge's family is the candidate's and .5 otherwise, plus a wobble of ±.01 orthogonal to
+** judge, candidate and same_family (j1: + + - -, j2: - - + + over c1..c4). Judge and candidate
+** means are all .7: only same_family helps. Expected: one step, add same_family; intercept .5,
+** same_family +.4 exactly; RSS = 8e-4, k = 3; intercept only: TSS = 8 x .2^2 + 8e-4. */
+static void factors_judge_family(void **state)
+{
+    (void)state;
+    const char *judges[] = {"j1", "j2"}, *jfam[] = {"gpt", "qwen"};
+    const char *cands[] = {"c1", "c2", "c3", "c4"}, *cfam[] = {"gpt", "qwen", "gpt", "qwen"};
+    const double wobble[2][4] = {{0.01, 0.01, -0.01, -0.01}, {-0.01, -0.01, 0.01, 0.01}};
+    arb__factor_group gs[8];
+    for (int j = 0; j < 2; j++)
+        for (int c = 0; c < 4; c++) {
+            int same = strcmp(jfam[j], cfam[c]) == 0;
+            gs[j * 4 + c] = group(judges[j], cands[c], "t", 0.5 + 0.4 * same + wobble[j][c], 0.0,
+                                  0.25, 10);
+            gs[j * 4 + c].judge_family = jfam[j];
+            gs[j * 4 + c].candidate_family = cfam[c];
+        }
+    arb_factors *f = NULL;
+    assert_int_equal(arb__factors_from_groups(gs, 8, "pc", &f), ARB_OK);
+    char *text = arb_factors_to_text(f);
+    assert_non_null(strstr(text, "judge families known: judge_family"));
+    assert_non_null(strstr(text, "  1  add    same_family"));
+    arb_free(text);
+    json_t *root = parse(arb_factors_to_json(f));
+    json_t *fv = json_object_get(root, "family_variables");
+    assert_int_equal(json_array_size(fv), 2);
+    assert_string_equal(json_string_value(json_array_get(fv, 0)), "judge_family");
+    assert_string_equal(json_string_value(json_array_get(fv, 1)), "same_family");
+    assert_close(json_real_value(json_object_get(root, "aic_intercept_only")),
+                 aic_of(0.32 + 8e-4, 8, 2), 1e-9);
+    json_t *steps = json_object_get(root, "steps");
+    assert_int_equal(json_array_size(steps), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(steps, 0), "variable")),
+                        "same_family");
+    json_t *model = json_object_get(root, "model");
+    json_t *v0 = json_array_get(json_object_get(model, "variables"), 0);
+    assert_string_equal(json_string_value(json_object_get(v0, "kind")), "numeric");
+    assert_close(json_real_value(json_object_get(v0, "delta_aic")),
+                 aic_of(0.32 + 8e-4, 8, 2) - aic_of(8e-4, 8, 3), 1e-9);
+    json_t *coefs = json_object_get(model, "coefficients");
+    assert_int_equal(json_array_size(coefs), 2);
+    assert_close(json_real_value(json_object_get(json_array_get(coefs, 0), "estimate")), 0.5,
+                 1e-12);
+    assert_close(json_real_value(json_object_get(json_array_get(coefs, 1), "estimate")), 0.4,
+                 1e-12);
+    assert_close(json_real_value(json_object_get(model, "aic")), aic_of(8e-4, 8, 3), 1e-9);
+    json_decref(root);
+    arb_factors_destroy(f);
+
+    /* families of contestants only: judge_family has one level ("(none)"), same_family is 0 */
+    for (int i = 0; i < 8; i++) gs[i].judge_family = NULL;
+    assert_int_equal(arb__factors_from_groups(gs, 8, "pc", &f), ARB_OK);
+    text = arb_factors_to_text(f);
+    assert_non_null(strstr(text, "judge_family (one level), same_family (no variation)"));
+    arb_free(text);
+    arb_factors_destroy(f);
+}
+
 /* ---- through a store ---------------------------------------------------------------------- */
 
 /* Stores one side-by-side judgment with its call (whose request carries the prompt, so the
@@ -673,6 +734,26 @@ static void factors_compute_store(void **state)
         json_decref(root);
         arb_factors_destroy(f);
     }
+    /* no family in the store: no family line or key (the output of before) */
+    assert_int_equal(arb_factors_compute(store, NULL, &f), ARB_OK);
+    char *text = arb_factors_to_text(f);
+    assert_null(strstr(text, "famil"));
+    arb_free(text);
+    text = arb_factors_to_json(f);
+    assert_null(strstr(text, "famil"));
+    arb_free(text);
+    arb_factors_destroy(f);
+    /* families from the store (as a judges file or an import writes them) */
+    assert_int_equal(arb__store_put_family(store, "j1", "judge", "gpt", "test"), ARB_OK);
+    assert_int_equal(arb__store_put_family(store, "c1", "model", "gpt", "test"), ARB_OK);
+    assert_int_equal(arb_factors_compute(store, NULL, &f), ARB_OK);
+    text = arb_factors_to_text(f);
+    assert_non_null(strstr(text, "judge families known: judge_family"));
+    arb_free(text);
+    root = parse(arb_factors_to_json(f));
+    assert_int_equal(json_array_size(json_object_get(root, "family_variables")), 2);
+    json_decref(root);
+    arb_factors_destroy(f);
     arb_audit_destroy(audit);
     arb_dataset_destroy(ds);
     arb_store_close(store);
@@ -692,6 +773,7 @@ int main(void)
         cmocka_unit_test(factors_too_few_groups),
         cmocka_unit_test(factors_from_groups),
         cmocka_unit_test(factors_length_undefined_everywhere),
+        cmocka_unit_test(factors_judge_family),
         cmocka_unit_test(factors_compute_store),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));

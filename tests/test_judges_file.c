@@ -158,7 +158,7 @@ static void field_errors(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    colour: red\n",
                  "4:5: judge 1: unknown field \"colour\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
-                 "seed");
+                 "seed, family");
     expect_error(f, "judges:\n  - url: [http://h/v1]\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected a non-empty string, got a list");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    model: n\n",
@@ -171,7 +171,7 @@ static void field_errors(void **state)
                  "serves");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n  - just-a-name\n",
                  "4:5: judge 2: expected a mapping of fields (name, url, model, api_key_env, "
-                 "contestant, temperature, top_p, max_tokens, frequency_penalty, seed), got "
+                 "contestant, temperature, top_p, max_tokens, frequency_penalty, seed, family), got "
                  "string \"just-a-name\"");
     expect_error(f, "judges:\n  - url: ftp://h/\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected an http:// or https:// URL with a host "
@@ -216,6 +216,63 @@ static void field_errors(void **state)
                  "4:7: judge 1: expected a field name, got a list");
 }
 
+/* family: per judge and the families: map of contestants (METHODS §5), and their refusals. */
+static void families(void **state)
+{
+    fixture *f = *state;
+    arb_judges_file *jf = NULL;
+    char *msg = NULL;
+    assert_int_equal(load_text(f, "families:\n  gpt-4o: gpt\n  7: qwen\n"
+                                  "judges:\n  - {name: a, url: http://h/v1, model: m, family: gpt}\n"
+                                  "  - {name: b, url: http://h/v1, model: n}\n",
+                               &jf, &msg),
+                     ARB_OK);
+    assert_null(msg);
+    assert_string_equal(arb_judges_file_judge(jf, 0)->family, "gpt");
+    assert_null(arb_judges_file_judge(jf, 1)->family);
+    assert_ptr_equal(arb_judges_file_judge(jf, 0)->judges_file, jf);
+    assert_string_equal(arb_judges_file_path(jf), f->path);
+    assert_int_equal(arb_judges_file_family_count(jf), 2);
+    const char *model = NULL;
+    assert_string_equal(arb_judges_file_family(jf, 0, &model), "gpt");
+    assert_string_equal(model, "gpt-4o");
+    assert_string_equal(arb_judges_file_family(jf, 1, &model), "qwen");
+    assert_string_equal(model, "7"); /* a model may be called 7 */
+    assert_null(arb_judges_file_family(jf, 2, &model));
+    assert_null(model);
+    arb_judges_file_destroy(jf);
+    assert_int_equal(arb_judges_file_family_count(NULL), 0);
+    assert_null(arb_judges_file_path(NULL));
+
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m, family: \"\"}\n",
+                 "2:42: judge 1: field \"family\": expected a non-empty string, got string \"\"");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m, family: [a]}\n",
+                 "2:42: judge 1: field \"family\": expected a non-empty string, got a list");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m, family: a, family: b}\n",
+                 "2:45: judge 1: field \"family\": given twice (first at line 2)");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\nfamilies: {}\n",
+                 "3:11: field \"families\": expected a mapping of contestant model names to "
+                 "families (e.g. gpt-4o: gpt), got an empty mapping");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\nfamilies: [gpt]\n",
+                 "3:11: field \"families\": expected a mapping of contestant model names to "
+                 "families (e.g. gpt-4o: gpt), got a list");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\nfamilies:\n  a: gpt\n  b: \"\"\n",
+                 "5:6: field \"families\": model \"b\": expected a non-empty string (its family), "
+                 "got string \"\"");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\nfamilies:\n  a: gpt\n  b: null\n",
+                 "5:6: field \"families\": model \"b\": expected a non-empty string (its family), "
+                 "got null");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\nfamilies:\n  a: gpt\n  a: qwen\n",
+                 "5:3: field \"families\": model \"a\" given twice (first at line 4)");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\nfamilies:\n  ~: gpt\n",
+                 "4:3: field \"families\": expected a contestant model name, got null");
+    expect_error(f, "judges:\n  - {url: http://h/v1, model: m}\nfamilies: {a: x}\n"
+                    "families: {b: y}\n",
+                 "4:1: field \"families\": given twice (first at line 3)");
+    expect_error(f, "families: {a: x}\n",
+                 "1:1: field \"judges\": missing; expected a list of judges");
+}
+
 static void duplicate_names(void **state)
 {
     fixture *f = *state;
@@ -242,7 +299,7 @@ static void top_level_errors(void **state)
     expect_error(f, "- url: http://h/v1\n  model: m\n",
                  "1:1: expected a mapping with a \"judges\" list, got a list");
     expect_error(f, "judge:\n  - {url: http://h/v1, model: m}\n",
-                 "1:1: unknown top-level field \"judge\"; expected \"judges\"");
+                 "1:1: unknown top-level field \"judge\"; expected \"judges\" or \"families\"");
     expect_error(f, "judges: []\n", "1:9: field \"judges\": expected a list of at least one "
                                     "judge, got an empty list");
     expect_error(f, "judges:\n", "1:8: field \"judges\": expected a list of at least one judge, "
@@ -299,12 +356,12 @@ static void names_are_made_safe(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    \"\\e[2Jx\": 1\n",
                  "4:5: judge 1: unknown field \"?[2Jx\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
-                 "seed");
+                 "seed, family");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    "
                     "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij: 1\n",
                  "4:5: judge 1: unknown field \"abcdefghijabcdefghijabcdefghijabcdefghij\"...; "
                  "expected one of name, url, model, api_key_env, contestant, temperature, top_p, "
-                 "max_tokens, frequency_penalty, seed");
+                 "max_tokens, frequency_penalty, seed, family");
 }
 
 static void bad_arguments_and_missing_file(void **state)
@@ -335,6 +392,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(nulls_are_not_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(yaml_numbers, setup, teardown),
         cmocka_unit_test_setup_teardown(field_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(families, setup, teardown),
         cmocka_unit_test_setup_teardown(duplicate_names, setup, teardown),
         cmocka_unit_test_setup_teardown(top_level_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(secrets_stay_out_of_messages, setup, teardown),
