@@ -246,6 +246,12 @@ void arb__store_rollback(arb_store *s);
 /* Records (upserts) every item and answer of ds, keeping the dataset order in items.seq so
 ** window series (METHODS §3.1) can walk items in benchmark order. */
 arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds);
+/* store_items.c: calls fn(ud, item_id, model, answer) for every stored answer, in no
+** particular order; the strings are borrowed until fn returns. fn returns nonzero to stop the
+** walk (which then returns ARB_OK). */
+typedef int (*arb__answer_fn)(void *ud, const char *item_id, const char *model,
+                              const char *answer);
+arb_status arb__store_each_answer(arb_store *s, arb__answer_fn fn, void *ud);
 /* Records the judge (name, base_url, model, sampling as JSON; never the key). A name that
 ** already has judgments made with another model or other sampling is refused (ARB_INVALID):
 ** one name must not mix two configurations. */
@@ -491,6 +497,42 @@ arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
 ** rerun that ended earlier than a previous attempt). */
 arb_status arb__store_end_dialogue(arb_store *s, long long dialogue_id, const char *final_verdict,
                                    const char *status, int last_turn);
+
+/* One row of a dialogue walk: a dialogue with one of its turns (has_turn 0: a dialogue without
+** turns, one row). Strings are NULL for SQL NULL and borrowed until the callback returns. */
+typedef struct arb__dialogue_turn_row {
+    long long dialogue_id;
+    const char *kind, *item_id, *answer1, *answer2;
+    const char *participants_json, *config_json;
+    int has_rep;
+    long long rep;
+    const char *status, *final_verdict;
+    int has_turn;
+    long long turn;
+    const char *speaker, *role, *verdict;
+    int has_call;
+    long long call_id;
+    /* The turn's call (each_dialogue_turn only, else NULL): its model, the messages sent (the
+    ** request's "messages", JSON), the reply's content and the error. */
+    const char *model, *messages_json, *reply, *error;
+} arb__dialogue_turn_row;
+/* Returns nonzero to stop the walk (which then returns ARB_OK). */
+typedef int (*arb__dialogue_turn_fn)(void *ud, const arb__dialogue_turn_row *row);
+/* store_dialogues.c: every dialogue with each of its turns and the turn's call, ordered by
+** dialogue id then turn. */
+arb_status arb__store_each_dialogue_turn(arb_store *s, arb__dialogue_turn_fn fn, void *ud);
+/* The same rows for the dialogues of the four discussion and debate kinds ("discussion",
+** "self-discussion", "soft", "hard"), without the calls (model..error NULL). */
+arb_status arb__store_each_discussion_turn(arb_store *s, arb__dialogue_turn_fn fn, void *ud);
+/* The config of a stored dialogue of kind with these participants, the same agent 1 template
+** and options but another config (debate.c refuses such a set-up under one name), in
+** *other_config (caller frees), or NULL when there is none. On ARB_DB the store's message is
+** SQLite's own. */
+arb_status arb__store_find_other_debate_config(arb_store *s, const char *kind,
+                                               const char *participants_json,
+                                               const char *config_json,
+                                               const char *agent1_template, int options,
+                                               char **other_config);
 
 /* transcripts.c: every dialogue with its turns as JSONL (arb_store_export "transcripts"). */
 arb_status arb__store_export_transcripts(arb_store *s, FILE *out);
