@@ -106,86 +106,8 @@ extern const arb__webapp_file arb__webapp_js[];
 #define ANNOTATE_SPARE_FILES 64         /* descriptors kept for the store and the rest */
 #define ANNOTATE_MAX_PER_ADDRESS 16     /* connections from one IP address */
 
-#define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
-/* Open tasks assigned after this moment hold their item (?2 is "-N minutes"). */
-#define CUTOFF_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now',?2)"
-
 #define CSP "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; " \
             "frame-ancestors 'none'"
-
-/* Parameters of the statements below: ?1 annotator, ?2 lease ("-30 minutes"), ?3 overlap,
-** ?4 item, ?5 candidate, ?6 baseline, ?7 shown order / task id / outcome. */
-
-/* The (pair, item) tasks annotator ?1 could still be given. */
-#define ELIGIBLE_SQL                                                                         \
-    " FROM temp.annotate_pairs p CROSS JOIN items i"                                         \
-    " WHERE EXISTS (SELECT 1 FROM answers a WHERE a.item_id = i.id AND a.model = p.candidate)" \
-    " AND EXISTS (SELECT 1 FROM answers a WHERE a.item_id = i.id AND a.model = p.baseline)"  \
-    " AND NOT EXISTS (SELECT 1 FROM annotation_tasks t WHERE t.item_id = i.id"               \
-    "   AND t.candidate = p.candidate AND t.baseline = p.baseline AND t.annotator = ?1)"     \
-    " AND NOT EXISTS (SELECT 1 FROM human_labels l WHERE l.item_id = i.id"                   \
-    "   AND l.candidate = p.candidate AND l.baseline = p.baseline AND l.annotator = ?1)"     \
-    " AND (SELECT count(*) FROM human_labels l WHERE l.item_id = i.id"                       \
-    "   AND l.candidate = p.candidate AND l.baseline = p.baseline)"                          \
-    "   + (SELECT count(*) FROM annotation_tasks t WHERE t.item_id = i.id"                   \
-    "   AND t.candidate = p.candidate AND t.baseline = p.baseline AND t.outcome IS NULL"     \
-    "   AND t.assigned_at > " CUTOFF_SQL ") < ?3"
-
-enum {
-    Q_OWN_OPEN,
-    Q_HELD_BY_OTHERS,
-    Q_RENEW,
-    Q_RELEASE,
-    Q_NEXT,
-    Q_COUNT_ELIGIBLE,
-    Q_INSERT_TASK,
-    Q_CONTENT,
-    Q_GET_TASK,
-    Q_FINISH_TASK,
-    Q_PUT_LABEL,
-    Q_PROGRESS,
-    Q__COUNT
-};
-
-static const char *const query_sql[Q__COUNT] = {
-    [Q_OWN_OPEN] =
-        "SELECT t.id, t.item_id, t.candidate, t.baseline, t.assigned_at > " CUTOFF_SQL
-        " FROM annotation_tasks t JOIN temp.annotate_pairs p"
-        " ON p.candidate = t.candidate AND p.baseline = t.baseline"
-        " WHERE t.annotator = ?1 AND t.outcome IS NULL ORDER BY p.pos, t.id LIMIT 1",
-    [Q_HELD_BY_OTHERS] =
-        "SELECT (SELECT count(*) FROM human_labels l WHERE l.item_id = ?4 AND l.candidate = ?5"
-        "  AND l.baseline = ?6 AND l.annotator <> ?1)"
-        " + (SELECT count(*) FROM annotation_tasks t WHERE t.item_id = ?4 AND t.candidate = ?5"
-        "  AND t.baseline = ?6 AND t.annotator <> ?1 AND t.outcome IS NULL"
-        "  AND t.assigned_at > " CUTOFF_SQL ")",
-    [Q_RENEW] = "UPDATE annotation_tasks SET assigned_at = " NOW_SQL " WHERE id = ?7",
-    [Q_RELEASE] = "DELETE FROM annotation_tasks WHERE id = ?7 AND outcome IS NULL",
-    [Q_NEXT] = "SELECT p.candidate, p.baseline, i.id" ELIGIBLE_SQL
-               " ORDER BY p.pos, i.seq, i.id LIMIT 1",
-    [Q_COUNT_ELIGIBLE] = "SELECT count(*)" ELIGIBLE_SQL,
-    [Q_INSERT_TASK] = "INSERT INTO annotation_tasks(item_id, candidate, baseline, annotator,"
-                      " shown_order) VALUES (?4, ?5, ?6, ?1, ?7)",
-    [Q_CONTENT] = "SELECT i.question, i.reference, c.answer, b.answer FROM items i"
-                  " JOIN answers c ON c.item_id = i.id AND c.model = ?5"
-                  " JOIN answers b ON b.item_id = i.id AND b.model = ?6 WHERE i.id = ?4",
-    [Q_GET_TASK] = "SELECT item_id, candidate, baseline, annotator, shown_order, outcome,"
-                   " assigned_at > " CUTOFF_SQL " FROM annotation_tasks WHERE id = ?7",
-    [Q_FINISH_TASK] = "UPDATE annotation_tasks SET finished_at = " NOW_SQL ", outcome = ?1"
-                      " WHERE id = ?7 AND outcome IS NULL",
-    /* ?1 annotator, ?2 verdict, ?3 shown order, ?4..?6 the pair, ?7 time_ms */
-    [Q_PUT_LABEL] =
-        "INSERT INTO human_labels(item_id, candidate, baseline, verdict, annotator, shown_order,"
-        " time_ms, source) VALUES (?4, ?5, ?6, ?2, ?1, ?3, ?7, 'ui')"
-        " ON CONFLICT(item_id, candidate, baseline, annotator) DO UPDATE SET"
-        " verdict = excluded.verdict, shown_order = excluded.shown_order,"
-        " time_ms = excluded.time_ms, source = excluded.source, imported_at = " NOW_SQL,
-    [Q_PROGRESS] =
-        "SELECT coalesce(sum(t.outcome = 'label'), 0), coalesce(sum(t.outcome = 'skip'), 0),"
-        " coalesce(sum(t.outcome IS NULL), 0)"
-        " FROM annotation_tasks t JOIN temp.annotate_pairs p"
-        " ON p.candidate = t.candidate AND p.baseline = t.baseline WHERE t.annotator = ?1",
-};
 
 /* A connection of the daemon, for the deadline (see the file comment). */
 typedef struct live_conn {
@@ -202,16 +124,14 @@ struct arb_annotate_server {
     live_conn *conns;           /* every open connection */
     int stopping;
     pthread_t sweeper;
-    pthread_mutex_t lock; /* guards store and stmt */
+    pthread_mutex_t lock; /* guards store and tasks */
     arb_store *store;
-    sqlite3 *db;          /* the store's connection (borrowed) */
-    sqlite3_stmt *stmt[Q__COUNT];
+    arb__annotation_tasks *tasks; /* the task statements, prepared once */
     char *token;
     size_t token_len;
     char *annotator;      /* default name, or NULL */
     int overlap;
     unsigned long long seed;
-    char lease[32];       /* SQLite time modifier, "-30 minutes" */
     int lease_minutes;
     size_t n_pairs;       /* (candidate, baseline) pairs served */
 };
@@ -357,39 +277,6 @@ static int shown_order_of(unsigned long long seed, const char *item, const char 
     return order;
 }
 
-static void bind_text(sqlite3_stmt *q, int i, const char *s)
-{
-    if (s) sqlite3_bind_text(q, i, s, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(q, i);
-}
-
-/* The statement k, reset, with ?1 annotator, ?2 lease and ?3 overlap bound where it has them
-** (binding a parameter a statement lacks is a harmless SQLITE_RANGE). */
-static sqlite3_stmt *query(arb_annotate_server *srv, int k, const char *annotator)
-{
-    sqlite3_stmt *q = srv->stmt[k];
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    bind_text(q, 1, annotator);
-    bind_text(q, 2, srv->lease);
-    sqlite3_bind_int(q, 3, srv->overlap);
-    return q;
-}
-
-static void bind_task(sqlite3_stmt *q, const char *item, const char *candidate,
-                      const char *baseline)
-{
-    bind_text(q, 4, item);
-    bind_text(q, 5, candidate);
-    bind_text(q, 6, baseline);
-}
-
-static const char *column_text(sqlite3_stmt *q, int col)
-{
-    const char *s = (const char *)sqlite3_column_text(q, col);
-    return s ? s : "";
-}
-
 /* ---- replies ----------------------------------------------------------------------------- */
 
 static reply reply_json(unsigned status, json_t *json) { return (reply){status, json}; }
@@ -414,11 +301,12 @@ static reply reply_error(unsigned status, const char *fmt, ...)
 ** longer than the busy timeout, else 500. */
 static reply reply_db_error(arb_annotate_server *srv, const char *what)
 {
-    int busy = (sqlite3_errcode(srv->db) & 0xFF) == SQLITE_BUSY;
+    int busy;
+    const char *why = arb__store_last_db_error(srv->store, &busy);
     if (busy)
         return reply_error(503, "the database is busy (another program is writing to it); "
                                 "try again in a moment");
-    return reply_error(500, "database error while %s: %s", what, sqlite3_errmsg(srv->db));
+    return reply_error(500, "database error while %s: %s", what, why);
 }
 
 static void add_common_headers(struct MHD_Response *resp, const char *content_type)
@@ -581,96 +469,52 @@ static int body_is_json(struct MHD_Connection *conn)
 static json_t *progress_of(arb_annotate_server *srv, const char *annotator, int *nomem)
 {
     *nomem = 0;
-    sqlite3_stmt *q = query(srv, Q_PROGRESS, annotator);
-    if (sqlite3_step(q) != SQLITE_ROW) return NULL;
-    long long labelled = sqlite3_column_int64(q, 0), skipped = sqlite3_column_int64(q, 1);
-    long long open = sqlite3_column_int64(q, 2);
-    sqlite3_reset(q);
-    q = query(srv, Q_COUNT_ELIGIBLE, annotator);
-    if (sqlite3_step(q) != SQLITE_ROW) return NULL;
-    long long eligible = sqlite3_column_int64(q, 0);
-    sqlite3_reset(q);
-    json_t *o = json_pack("{s:I, s:I, s:I}", "labelled", (json_int_t)labelled, "skipped",
-                          (json_int_t)skipped, "remaining", (json_int_t)(open + eligible));
+    arb__annotation_progress p;
+    if (arb__store_annotation_progress(srv->tasks, annotator, &p)) return NULL;
+    json_t *o = json_pack("{s:I, s:I, s:I}", "labelled", (json_int_t)p.labelled, "skipped",
+                          (json_int_t)p.skipped, "remaining", (json_int_t)p.remaining);
     if (!o) *nomem = 1;
     return o;
-}
-
-/* One task as the annotator sees it. Strings are owned. */
-typedef struct task_ref {
-    long long id;
-    char *item, *candidate, *baseline;
-} task_ref;
-
-static void task_ref_free(task_ref *t)
-{
-    free(t->item);
-    free(t->candidate);
-    free(t->baseline);
-    memset(t, 0, sizeof *t);
-}
-
-/* Copies the strings of row q (columns first..first+2) into t. Returns 0, or -1 when out of
-** memory. */
-static int task_ref_fill(task_ref *t, sqlite3_stmt *q, int first)
-{
-    t->item = arb__strdup(column_text(q, first));
-    t->candidate = arb__strdup(column_text(q, first + 1));
-    t->baseline = arb__strdup(column_text(q, first + 2));
-    return t->item && t->candidate && t->baseline ? 0 : -1;
 }
 
 /* Failures of the task functions (a database error's message is in the connection). */
 enum { TASK_DB_ERROR = -1, TASK_NOMEM = -2, TASK_GONE = -3 };
 
+/* The TASK_* code of a failed store call. */
+static int task_failure(arb_status st) { return st == ARB_NOMEM ? TASK_NOMEM : TASK_DB_ERROR; }
+
 /* Inside the caller's write transaction: finds the annotator's open task or assigns the next
 ** one (see the file comment). Returns 1 with *t filled, 0 when nothing is left, or TASK_*. */
-static int find_or_assign(arb_annotate_server *srv, const char *annotator, task_ref *t)
+static int find_or_assign(arb_annotate_server *srv, const char *annotator,
+                          arb__annotation_task *t)
 {
-    memset(t, 0, sizeof *t);
+    arb_status st;
+    int found;
     for (;;) { /* at most twice: an expired own task may be released */
-        sqlite3_stmt *q = query(srv, Q_OWN_OPEN, annotator);
-        int rc = sqlite3_step(q);
-        if (rc == SQLITE_DONE) break;
-        if (rc != SQLITE_ROW) return TASK_DB_ERROR;
-        t->id = sqlite3_column_int64(q, 0);
-        int live = sqlite3_column_int(q, 4);
-        if (task_ref_fill(t, q, 1)) return TASK_NOMEM;
-        sqlite3_reset(q);
+        if ((st = arb__store_own_open_annotation_task(srv->tasks, annotator, t, &found)))
+            return task_failure(st);
+        if (!found) break;
         long long held = 0;
-        if (!live) { /* expired: still ours unless the others filled the item meanwhile */
-            q = query(srv, Q_HELD_BY_OTHERS, annotator);
-            bind_task(q, t->item, t->candidate, t->baseline);
-            if (sqlite3_step(q) != SQLITE_ROW) return TASK_DB_ERROR;
-            held = sqlite3_column_int64(q, 0);
-            sqlite3_reset(q);
-        }
-        q = query(srv, live || held < srv->overlap ? Q_RENEW : Q_RELEASE, annotator);
-        sqlite3_bind_int64(q, 7, t->id);
-        if (sqlite3_step(q) != SQLITE_DONE) return TASK_DB_ERROR;
-        sqlite3_reset(q);
-        if (live || held < srv->overlap) return 1;
-        task_ref_free(t);
+        if (!t->live && /* expired: still ours unless the others filled the item meanwhile */
+            (st = arb__store_count_annotation_holders(srv->tasks, annotator, t->item,
+                                                      t->candidate, t->baseline, &held)))
+            return task_failure(st);
+        int keep = t->live || held < srv->overlap;
+        st = keep ? arb__store_renew_annotation_task(srv->tasks, t->id)
+                  : arb__store_release_annotation_task(srv->tasks, t->id);
+        if (st) return task_failure(st);
+        if (keep) return 1;
+        arb__annotation_task_free(t);
     }
 
-    sqlite3_stmt *q = query(srv, Q_NEXT, annotator);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE) return 0;
-    if (rc != SQLITE_ROW) return TASK_DB_ERROR;
-    /* columns: candidate, baseline, item */
-    t->candidate = arb__strdup(column_text(q, 0));
-    t->baseline = arb__strdup(column_text(q, 1));
-    t->item = arb__strdup(column_text(q, 2));
-    sqlite3_reset(q);
-    if (!t->item || !t->candidate || !t->baseline) return TASK_NOMEM;
+    if ((st = arb__store_next_annotation_task(srv->tasks, annotator, t, &found)))
+        return task_failure(st);
+    if (!found) return 0;
     int order = shown_order_of(srv->seed, t->item, t->candidate, t->baseline, annotator);
     if (order < 0) return TASK_NOMEM;
-    q = query(srv, Q_INSERT_TASK, annotator);
-    bind_task(q, t->item, t->candidate, t->baseline);
-    sqlite3_bind_int(q, 7, order);
-    if (sqlite3_step(q) != SQLITE_DONE) return TASK_DB_ERROR;
-    sqlite3_reset(q);
-    t->id = sqlite3_last_insert_rowid(srv->db);
+    if ((st = arb__store_put_annotation_task(srv->tasks, annotator, t->item, t->candidate,
+                                             t->baseline, order, &t->id)))
+        return task_failure(st);
     return 1;
 }
 
@@ -689,31 +533,32 @@ static json_t *shown_text(const char *s)
 /* The task as JSON for the page: {"task", "question", "reference", "answers"} with the answers
 ** in the shown order stored with the task. Returns 0 with *out set, TASK_DB_ERROR, TASK_NOMEM,
 ** or TASK_GONE when the item or an answer is no longer in the store. */
-static int task_json(arb_annotate_server *srv, const task_ref *t, json_t **out)
+static int task_json(arb_annotate_server *srv, const arb__annotation_task *t, json_t **out)
 {
     *out = NULL;
-    sqlite3_stmt *q = query(srv, Q_GET_TASK, NULL);
-    sqlite3_bind_int64(q, 7, t->id);
-    int rc = sqlite3_step(q);
-    if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? TASK_GONE : TASK_DB_ERROR;
-    int order = sqlite3_column_int(q, 4);
-    sqlite3_reset(q);
-    q = query(srv, Q_CONTENT, NULL);
-    bind_task(q, t->item, t->candidate, t->baseline);
-    rc = sqlite3_step(q);
-    if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? TASK_GONE : TASK_DB_ERROR;
+    arb__annotation_task stored;
+    int found;
+    arb_status st = arb__store_get_annotation_task(srv->tasks, t->id, &stored, &found);
+    int order = stored.shown_order;
+    arb__annotation_task_free(&stored);
+    if (st) return task_failure(st);
+    if (!found) return TASK_GONE;
+    arb__annotation_texts x;
+    st = arb__store_get_annotation_texts(srv->tasks, t->item, t->candidate, t->baseline, &x,
+                                         &found);
+    if (st) return task_failure(st);
+    if (!found) return TASK_GONE;
     json_t *o = json_object();
     json_t *answers = json_array();
     int fail = !o || !answers;
-    const char *first = column_text(q, order ? 3 : 2), *second = column_text(q, order ? 2 : 3);
+    const char *first = order ? x.baseline_answer : x.candidate_answer,
+               *second = order ? x.candidate_answer : x.baseline_answer;
     fail = fail || json_array_append_new(answers, shown_text(first)) ||
            json_array_append_new(answers, shown_text(second));
     fail = fail || arb__json_set(o, "task", json_integer(t->id)) ||
-           arb__json_set(o, "question", shown_text(column_text(q, 0))) ||
-           arb__json_set(o, "reference", sqlite3_column_type(q, 1) == SQLITE_NULL
-                                             ? json_null()
-                                             : shown_text(column_text(q, 1)));
-    sqlite3_reset(q);
+           arb__json_set(o, "question", shown_text(x.question)) ||
+           arb__json_set(o, "reference", x.reference ? shown_text(x.reference) : json_null());
+    arb__annotation_texts_free(&x);
     if (fail || arb__json_set(o, "answers", answers)) {
         if (fail) json_decref(answers);
         json_decref(o);
@@ -721,12 +566,6 @@ static int task_json(arb_annotate_server *srv, const task_ref *t, json_t **out)
     }
     *out = o;
     return 0;
-}
-
-/* Resets every statement, so none keeps a read open after a failed transaction. */
-static void reset_all(arb_annotate_server *srv)
-{
-    for (int i = 0; i < Q__COUNT; i++) sqlite3_reset(srv->stmt[i]);
 }
 
 /* Ends the transaction after a failure in a handler and returns the reply for code. */
@@ -737,7 +576,7 @@ static reply fail_transaction(arb_annotate_server *srv, int code, const char *wh
                   ? reply_error(500, "the item or an answer of this task is no longer in the "
                                      "store")
                   : reply_db_error(srv, what);
-    reset_all(srv);
+    arb__store_reset_annotation_tasks(srv->tasks);
     arb__store_rollback(srv->store);
     return r;
 }
@@ -827,11 +666,11 @@ done:
 static reply do_next(arb_annotate_server *srv, const char *annotator)
 {
     if (arb__store_begin(srv->store)) return reply_db_error(srv, "starting a transaction");
-    task_ref t;
+    arb__annotation_task t;
     json_t *o = NULL;
     int found = find_or_assign(srv, annotator, &t);
     int code = found < 0 ? found : found ? task_json(srv, &t, &o) : 0;
-    task_ref_free(&t);
+    arb__annotation_task_free(&t);
     if (!code && !o && !(o = json_pack("{s:b}", "done", 1))) code = TASK_NOMEM;
     if (!code) {
         int nomem;
@@ -905,67 +744,52 @@ static reply do_label(arb_annotate_server *srv, const char *annotator, const lab
 {
     if (arb__store_begin(srv->store)) return reply_db_error(srv, "starting a transaction");
     reply r;
-    task_ref t;
-    memset(&t, 0, sizeof t);
-    int code = TASK_DB_ERROR;
-    sqlite3_stmt *q = query(srv, Q_GET_TASK, NULL);
-    sqlite3_bind_int64(q, 7, lr->task);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE) {
+    arb__annotation_task t;
+    int code = TASK_DB_ERROR, found;
+    arb_status st = arb__store_get_annotation_task(srv->tasks, lr->task, &t, &found);
+    if (st) {
+        code = task_failure(st);
+        goto fail;
+    }
+    if (!found) {
         r = reply_error(404, "task %lld does not exist (it may have been given to someone else "
                              "after its lease expired)", lr->task);
         goto refuse;
     }
-    if (rc != SQLITE_ROW) goto fail;
-    if (strcmp(column_text(q, 3), annotator)) {
+    if (strcmp(t.annotator, annotator)) {
         r = reply_error(403, "task %lld belongs to another annotator", lr->task);
         goto refuse;
     }
-    if (sqlite3_column_type(q, 5) != SQLITE_NULL) {
+    if (t.answered) {
         r = reply_error(409, "task %lld is already answered", lr->task);
         goto refuse;
     }
-    int order = sqlite3_column_int(q, 4), live = sqlite3_column_int(q, 6);
-    if (task_ref_fill(&t, q, 0)) {
-        code = TASK_NOMEM;
-        goto fail;
-    }
-    sqlite3_reset(q);
-    if (!live) {
+    if (!t.live) {
         /* Expired: others may have been given the item meanwhile (as find_or_assign counts
         ** them). When they fill it, this verdict would push the item past the overlap. */
-        q = query(srv, Q_HELD_BY_OTHERS, annotator);
-        bind_task(q, t.item, t.candidate, t.baseline);
-        if (sqlite3_step(q) != SQLITE_ROW) goto fail;
-        long long held = sqlite3_column_int64(q, 0);
-        sqlite3_reset(q);
+        long long held;
+        if (arb__store_count_annotation_holders(srv->tasks, annotator, t.item, t.candidate,
+                                                t.baseline, &held))
+            goto fail;
         if (held >= srv->overlap) {
-            q = query(srv, Q_RELEASE, annotator);
-            sqlite3_bind_int64(q, 7, lr->task);
-            if (sqlite3_step(q) != SQLITE_DONE) goto fail;
-            sqlite3_reset(q);
-            if (arb__store_commit(srv->store)) goto fail;
-            task_ref_free(&t);
+            if (arb__store_release_annotation_task(srv->tasks, lr->task) ||
+                arb__store_commit(srv->store))
+                goto fail;
+            arb__annotation_task_free(&t);
             return reply_error(409, "task %lld expired (no answer within %d minutes) and went to "
                                     "someone else; your verdict was not stored", lr->task,
                                srv->lease_minutes);
         }
     }
     if (lr->choice != 'S') {
-        char verdict[2] = {arb_verdict_to_model(lr->choice, order), 0};
-        q = query(srv, Q_PUT_LABEL, annotator);
-        bind_text(q, 2, verdict);
-        sqlite3_bind_int(q, 3, order);
-        bind_task(q, t.item, t.candidate, t.baseline);
-        if (lr->time_ms >= 0) sqlite3_bind_int64(q, 7, lr->time_ms);
-        else sqlite3_bind_null(q, 7);
-        if (sqlite3_step(q) != SQLITE_DONE) goto fail;
-        sqlite3_reset(q);
+        char verdict[2] = {arb_verdict_to_model(lr->choice, t.shown_order), 0};
+        if (arb__store_put_annotation_label(srv->tasks, annotator, t.item, t.candidate,
+                                            t.baseline, verdict, t.shown_order, lr->time_ms))
+            goto fail;
     }
-    q = query(srv, Q_FINISH_TASK, lr->choice == 'S' ? "skip" : "label");
-    sqlite3_bind_int64(q, 7, lr->task);
-    if (sqlite3_step(q) != SQLITE_DONE) goto fail;
-    sqlite3_reset(q);
+    if (arb__store_finish_annotation_task(srv->tasks, lr->task,
+                                          lr->choice == 'S' ? "skip" : "label"))
+        goto fail;
     int nomem;
     json_t *progress = progress_of(srv, annotator, &nomem);
     if (!progress) {
@@ -983,15 +807,15 @@ static reply do_label(arb_annotate_server *srv, const char *annotator, const lab
         json_decref(o);
         goto fail;
     }
-    task_ref_free(&t);
+    arb__annotation_task_free(&t);
     return reply_json(200, o);
 refuse:
-    reset_all(srv);
+    arb__store_reset_annotation_tasks(srv->tasks);
     arb__store_rollback(srv->store);
-    task_ref_free(&t);
+    arb__annotation_task_free(&t);
     return r;
 fail:
-    task_ref_free(&t);
+    arb__annotation_task_free(&t);
     return fail_transaction(srv, code, "storing the label");
 }
 
@@ -999,8 +823,7 @@ fail:
 static reply do_progress(arb_annotate_server *srv, const char *annotator)
 {
     /* One read transaction, so the counts come from one snapshot. */
-    if (sqlite3_exec(srv->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-        return reply_db_error(srv, "reading the progress");
+    if (arb__store_begin_read(srv->store)) return reply_db_error(srv, "reading the progress");
     int nomem, code = 0;
     json_t *progress = progress_of(srv, annotator, &nomem);
     json_t *o = progress ? json_object() : NULL;
@@ -1014,8 +837,7 @@ static reply do_progress(arb_annotate_server *srv, const char *annotator)
         json_decref(o);
         return fail_transaction(srv, code, "reading the progress");
     }
-    reset_all(srv);
-    sqlite3_exec(srv->db, "COMMIT", NULL, NULL, NULL);
+    arb__store_end_read(srv->store);
     return reply_json(200, o);
 }
 
@@ -1348,80 +1170,30 @@ static void set_pair_err(char **errmsg, const char *what, const char *candidate,
     arb__buf_free(&b);
 }
 
-/* Fills temp.annotate_pairs with the pairs served, in order: the given ones (each must have at
-** least one item answered by both models) or every side-by-side pair of the store. */
+/* Makes the list of the pairs served, in order: the given ones (each must have at least one
+** item answered by both models) or every side-by-side pair of the store. */
 static arb_status load_pairs(arb_annotate_server *srv, const arb_annotate_params *p,
                              char **errmsg)
 {
-    static const char create_sql[] =
-        "CREATE TEMP TABLE annotate_pairs (\n"
-        "  pos       INTEGER PRIMARY KEY,  -- order in which pairs are served\n"
-        "  candidate TEXT NOT NULL,\n"
-        "  baseline  TEXT NOT NULL,\n"
-        "  UNIQUE (candidate, baseline)\n"
-        ")";
-    static const char insert_sql[] =
-        "INSERT INTO temp.annotate_pairs(candidate, baseline) VALUES (?1, ?2)";
-    static const char discover_sql[] =
-        "INSERT INTO temp.annotate_pairs(candidate, baseline)"
-        " SELECT DISTINCT candidate, baseline FROM pairwise WHERE protocol = 'sbs'"
-        " ORDER BY candidate, baseline";
-    static const char answered_sql[] =
-        "SELECT EXISTS (SELECT 1 FROM answers c JOIN answers b"
-        " ON b.item_id = c.item_id AND b.model = ?2 WHERE c.model = ?1)";
-    if (sqlite3_exec(srv->db, create_sql, NULL, NULL, NULL) != SQLITE_OK) goto db_error;
-    if (!p->n_pairs) {
-        if (sqlite3_exec(srv->db, discover_sql, NULL, NULL, NULL) != SQLITE_OK) goto db_error;
-        srv->n_pairs = (size_t)sqlite3_changes(srv->db);
-        if (srv->n_pairs == 0) {
-            arb__set_err(errmsg, "annotate: nothing to annotate: the store has no side-by-side "
-                            "judgments, and no pairs were given (give them as candidate:baseline)");
-            return ARB_INVALID;
-        }
-        return ARB_OK;
+    size_t bad;
+    arb__annotation_pair_problem problem;
+    arb_status st = arb__store_put_annotation_pairs(srv->store, p->pairs, p->n_pairs,
+                                                    &srv->n_pairs, &bad, &problem);
+    if (st == ARB_INVALID && problem == ARB__PAIR_UNANSWERED)
+        set_pair_err(errmsg, "pair", p->pairs[bad].first, p->pairs[bad].second,
+                     "has nothing to label: no item has answers from both models (check "
+                     "the model names)");
+    else if (st == ARB_INVALID && problem == ARB__PAIR_TWICE)
+        set_pair_err(errmsg, "pair", p->pairs[bad].first, p->pairs[bad].second,
+                     "is given twice");
+    else if (st)
+        arb__set_err(errmsg, "annotate: %s", arb_store_errmsg(srv->store));
+    else if (srv->n_pairs == 0) {
+        arb__set_err(errmsg, "annotate: nothing to annotate: the store has no side-by-side "
+                             "judgments, and no pairs were given (give them as candidate:baseline)");
+        return ARB_INVALID;
     }
-    sqlite3_stmt *ins = NULL, *answered = NULL;
-    if (sqlite3_prepare_v2(srv->db, insert_sql, -1, &ins, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(srv->db, answered_sql, -1, &answered, NULL) != SQLITE_OK) {
-        sqlite3_finalize(ins);
-        goto db_error;
-    }
-    arb_status st = ARB_OK;
-    for (size_t i = 0; i < p->n_pairs && !st; i++) {
-        const char *cand = p->pairs[i].first, *base = p->pairs[i].second;
-        sqlite3_reset(answered);
-        bind_text(answered, 1, cand);
-        bind_text(answered, 2, base);
-        int rc = sqlite3_step(answered);
-        if (rc != SQLITE_ROW) {
-            arb__set_err(errmsg, "annotate: cannot read the answers: %s", sqlite3_errmsg(srv->db));
-            st = ARB_DB;
-        } else if (!sqlite3_column_int(answered, 0)) {
-            set_pair_err(errmsg, "pair", cand, base,
-                         "has nothing to label: no item has answers from both models (check "
-                         "the model names)");
-            st = ARB_INVALID;
-        }
-        if (st) break;
-        sqlite3_reset(ins);
-        bind_text(ins, 1, cand);
-        bind_text(ins, 2, base);
-        rc = sqlite3_step(ins);
-        if ((rc & 0xFF) == SQLITE_CONSTRAINT) {
-            set_pair_err(errmsg, "pair", cand, base, "is given twice");
-            st = ARB_INVALID;
-        } else if (rc != SQLITE_DONE) {
-            arb__set_err(errmsg, "annotate: cannot record the pairs: %s", sqlite3_errmsg(srv->db));
-            st = ARB_DB;
-        }
-    }
-    if (!st) srv->n_pairs = p->n_pairs;
-    sqlite3_finalize(ins);
-    sqlite3_finalize(answered);
     return st;
-db_error:
-    arb__set_err(errmsg, "annotate: cannot list the pairs to annotate: %s", sqlite3_errmsg(srv->db));
-    return ARB_DB;
 }
 
 /* How many connections the daemon may hold: ANNOTATE_MAX_CONNECTIONS, or fewer when the
@@ -1452,7 +1224,7 @@ static void stop_sweeper(arb_annotate_server *srv)
 static void server_free(arb_annotate_server *srv, int ready)
 {
     if (!srv) return;
-    for (int i = 0; i < Q__COUNT; i++) sqlite3_finalize(srv->stmt[i]);
+    arb__store_close_annotation_tasks(srv->tasks);
     arb_store_close(srv->store);
     if (ready > 0) pthread_mutex_destroy(&srv->lock);
     if (ready > 1) pthread_mutex_destroy(&srv->conns_lock);
@@ -1499,7 +1271,6 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
     srv->overlap = params->overlap;
     srv->seed = params->seed;
     srv->lease_minutes = params->lease_minutes;
-    snprintf(srv->lease, sizeof srv->lease, "-%d minutes", params->lease_minutes);
 
     st = arb_store_open(db_path, &srv->store);
     if (st) {
@@ -1507,17 +1278,18 @@ arb_status arb_annotate_start(const char *db_path, const arb_annotate_params *pa
                                                    : arb_strerror(st));
         goto fail;
     }
-    srv->db = arb__store_db(srv->store);
     /* Requests queue behind srv->lock: a database locked by another program must answer 503
     ** soon, not hold everyone up for the store's default wait. */
-    sqlite3_busy_timeout(srv->db, ANNOTATE_BUSY_TIMEOUT_MS);
+    arb__store_set_busy_timeout(srv->store, ANNOTATE_BUSY_TIMEOUT_MS);
     if ((st = load_pairs(srv, params, errmsg))) goto fail;
-    for (int i = 0; i < Q__COUNT; i++)
-        if (sqlite3_prepare_v2(srv->db, query_sql[i], -1, &srv->stmt[i], NULL) != SQLITE_OK) {
-            arb__set_err(errmsg, "annotate: cannot prepare query %d: %s", i, sqlite3_errmsg(srv->db));
-            st = ARB_DB;
-            goto fail;
-        }
+    /* after the pairs: the task statements read temp.annotate_pairs */
+    st = arb__store_open_annotation_tasks(srv->store, params->lease_minutes, params->overlap,
+                                          &srv->tasks);
+    if (st) {
+        arb__set_err(errmsg, "annotate: %s", st == ARB_NOMEM ? "out of memory"
+                                                           : arb_store_errmsg(srv->store));
+        goto fail;
+    }
 
     const char *address = params->bind_address ? params->bind_address : "127.0.0.1";
     fd = arb__listen(address, params->port, "annotate: ", &family, &srv->port, errmsg);

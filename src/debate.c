@@ -213,30 +213,19 @@ static arb_status describe(debate_run *r, char **params_out)
 ** under the same name, so it is refused. */
 static arb_status check_label_free(debate_run *r)
 {
-    sqlite3 *db = arb__store_db(r->store);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT config FROM dialogues WHERE kind = ?1 AND participants = ?2"
-                           " AND config <> ?3 AND json_extract(config, '$.agent1_template') = ?4"
-                           " AND json_extract(config, '$.options') = ?5 LIMIT 1",
-                           -1, &q, NULL) != SQLITE_OK)
-        return arb__store_fail(r->store, ARB_DB, "debate: %s", sqlite3_errmsg(db));
-    sqlite3_bind_text(q, 1, r->kind, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, r->participants_json, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 3, r->config_json, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 4, arb_template_name(r->tpl[AGENT1]), -1, SQLITE_STATIC);
-    sqlite3_bind_int(q, 5, r->params->options);
-    int rc = sqlite3_step(q);
-    arb_status st = ARB_OK;
-    if (rc == SQLITE_ROW)
+    char *other = NULL;
+    arb_status st = arb__store_find_other_debate_config(
+        r->store, r->kind, r->participants_json, r->config_json,
+        arb_template_name(r->tpl[AGENT1]), r->params->options, &other);
+    if (st == ARB_DB) return arb__store_fail(r->store, ARB_DB, "debate: %s",
+                                             arb_store_errmsg(r->store));
+    if (!st && other)
         st = arb__store_fail(r->store, ARB_INVALID,
                              "the store already has %s debates with other templates (%s); their "
                              "verdicts share the name %s in the audit, so this run would mix "
                              "them: give the agents other names, or use another database",
-                             r->kind, (const char *)sqlite3_column_text(q, 0), r->label);
-    else if (rc != SQLITE_DONE)
-        st = arb__store_fail(r->store, ARB_DB, "debate: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(q);
+                             r->kind, other, r->label);
+    free(other);
     return st;
 }
 

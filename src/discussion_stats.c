@@ -235,18 +235,10 @@ static int is_debate_kind(const char *kind)
     return strcmp(kind, "soft") == 0 || strcmp(kind, "hard") == 0;
 }
 
-static const char *col_text(sqlite3_stmt *q, int col)
-{
-    const char *s = (const char *)sqlite3_column_text(q, col);
-    return s ? s : "";
-}
+static const char *text_or_empty(const char *s) { return s ? s : ""; }
 
-/* The single character of a verdict column, 0 when NULL or not one character. */
-static char col_verdict(sqlite3_stmt *q, int col)
-{
-    const char *s = (const char *)sqlite3_column_text(q, col);
-    return s && s[0] && !s[1] ? s[0] : 0;
-}
+/* The single character of a verdict, 0 when NULL or not one character. */
+static char verdict_char(const char *s) { return s && s[0] && !s[1] ? s[0] : 0; }
 
 /* Interns the names of a discussion's participants ([leader, follower]) into names[2]. Returns
 ** 0, or -1 when out of memory. Malformed participants leave UINT32_MAX. */
@@ -265,12 +257,13 @@ static int intern_participants(ds_load *L, const char *participants_json, uint32
     return rc;
 }
 
-/* Starts a dialogue from the current row. Returns 0, or -1 when out of memory. */
-static int add_dialogue(ds_load *L, sqlite3_stmt *q)
+/* Starts a dialogue from row r. Returns 0, or -1 when out of memory. */
+static int add_dialogue(ds_load *L, const arb__dialogue_turn_row *r)
 {
-    const char *kind = col_text(q, 1), *item_id = col_text(q, 2), *answer1 = col_text(q, 3),
-               *answer2 = col_text(q, 4), *participants = col_text(q, 5),
-               *config = col_text(q, 6), *status = col_text(q, 7);
+    const char *kind = text_or_empty(r->kind), *item_id = text_or_empty(r->item_id),
+               *answer1 = text_or_empty(r->answer1), *answer2 = text_or_empty(r->answer2),
+               *participants = text_or_empty(r->participants_json),
+               *config = text_or_empty(r->config_json), *status = text_or_empty(r->status);
     int debate = is_debate_kind(kind);
     if (arb__grow(&L->dialogues, &L->cap_dialogues, L->n_dialogues + 1, sizeof *L->dialogues))
         return -1;
@@ -302,7 +295,7 @@ static int add_dialogue(ds_load *L, sqlite3_stmt *q)
     if (d->item == UINT32_MAX) return -1;
     if (!debate && intern_participants(L, participants, d->names)) return -1;
     d->status = strcmp(status, "done") == 0 ? 'd' : strcmp(status, "failed") == 0 ? 'f' : 'o';
-    d->final = col_verdict(q, 8);
+    d->final = verdict_char(r->final_verdict);
     if (!debate && L->label_keys.n) {
         int e = expert_of(L, item_id, answer1, answer2);
         if (e < 0) return -1;
@@ -312,45 +305,39 @@ static int add_dialogue(ds_load *L, sqlite3_stmt *q)
     return 0;
 }
 
+/* load_dialogues' walk: the dialogue whose turns are being read. */
+typedef struct ds_walk {
+    ds_load *L;
+    long long last_id;
+    int have_last;
+} ds_walk;
+
+static int on_dialogue_turn(void *ud, const arb__dialogue_turn_row *r)
+{
+    ds_walk *w = ud;
+    ds_load *L = w->L;
+    if (!w->have_last || r->dialogue_id != w->last_id) {
+        if (add_dialogue(L, r)) goto nomem;
+        w->last_id = r->dialogue_id;
+        w->have_last = 1;
+    }
+    if (!r->has_turn) return 0; /* a dialogue without turns */
+    if (arb__grow(&L->turns, &L->cap_turns, L->n_turns + 1, sizeof *L->turns)) goto nomem;
+    L->turns[L->n_turns++] = (ds_turn){r->turn, verdict_char(r->verdict)};
+    L->dialogues[L->n_dialogues - 1].n_turns++;
+    return 0;
+nomem:
+    L->nomem = 1;
+    return 1;
+}
+
 /* Reads every dialogue of the four kinds with its turns into L. */
 static arb_status load_dialogues(arb_store *s, ds_load *L)
 {
-    static const char sql[] =
-        "SELECT d.id, d.kind, d.item_id, d.answer1, d.answer2, d.participants, d.config,"
-        " d.status, d.final_verdict, t.turn, t.verdict"
-        " FROM dialogues d LEFT JOIN dialogue_turns t ON t.dialogue_id = d.id"
-        " WHERE d.kind IN ('discussion', 'self-discussion', 'soft', 'hard')"
-        " ORDER BY d.id, t.turn";
-    sqlite3 *db = arb__store_db(s);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-        return arb__store_fail(s, ARB_DB, "discussion stats: cannot read the dialogues: %s",
-                               sqlite3_errmsg(db));
-    int rc;
-    long long last_id = 0;
-    int have_last = 0;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        long long id = sqlite3_column_int64(q, 0);
-        if (!have_last || id != last_id) {
-            if (add_dialogue(L, q)) goto nomem;
-            last_id = id;
-            have_last = 1;
-        }
-        if (sqlite3_column_type(q, 9) == SQLITE_NULL) continue; /* a dialogue without turns */
-        if (arb__grow(&L->turns, &L->cap_turns, L->n_turns + 1, sizeof *L->turns)) goto nomem;
-        L->turns[L->n_turns++] = (ds_turn){sqlite3_column_int64(q, 9), col_verdict(q, 10)};
-        L->dialogues[L->n_dialogues - 1].n_turns++;
-    }
-    arb_status st = ARB_OK;
-    if (rc != SQLITE_DONE)
-        st = arb__store_fail(s, ARB_DB, "discussion stats: cannot read the dialogues: %s",
-                             sqlite3_errmsg(db));
-    sqlite3_finalize(q);
-    return st;
-nomem:
-    sqlite3_finalize(q);
-    L->nomem = 1;
-    return ARB_NOMEM;
+    ds_walk w = {L, 0, 0};
+    arb_status st = arb__store_each_discussion_turn(s, on_dialogue_turn, &w);
+    if (st == ARB_DB) return arb__store_fail(s, st, "discussion stats: %s", arb_store_errmsg(s));
+    return L->nomem ? ARB_NOMEM : st;
 }
 
 /* ---- discussion set-ups ------------------------------------------------------------------- */

@@ -265,6 +265,12 @@ void arb__store_rollback(arb_store *s);
 /* Records (upserts) every item and answer of ds, keeping the dataset order in items.seq so
 ** window series (METHODS §3.1) can walk items in benchmark order. */
 arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds);
+/* store_items.c: calls fn(ud, item_id, model, answer) for every stored answer, in no
+** particular order; the strings are borrowed until fn returns. fn returns nonzero to stop the
+** walk (which then returns ARB_OK). */
+typedef int (*arb__answer_fn)(void *ud, const char *item_id, const char *model,
+                              const char *answer);
+arb_status arb__store_each_answer(arb_store *s, arb__answer_fn fn, void *ud);
 /* Records the judge (name, base_url, model, sampling as JSON; never the key). A name that
 ** already has judgments made with another model or other sampling is refused (ARB_INVALID):
 ** one name must not mix two configurations. */
@@ -542,8 +548,145 @@ arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
 arb_status arb__store_end_dialogue(arb_store *s, long long dialogue_id, const char *final_verdict,
                                    const char *status, int last_turn);
 
+/* One row of a dialogue walk: a dialogue with one of its turns (has_turn 0: a dialogue without
+** turns, one row). Strings are NULL for SQL NULL and borrowed until the callback returns. */
+typedef struct arb__dialogue_turn_row {
+    long long dialogue_id;
+    const char *kind, *item_id, *answer1, *answer2;
+    const char *participants_json, *config_json;
+    int has_rep;
+    long long rep;
+    const char *status, *final_verdict;
+    int has_turn;
+    long long turn;
+    const char *speaker, *role, *verdict;
+    int has_call;
+    long long call_id;
+    /* The turn's call (each_dialogue_turn only, else NULL): its model, the messages sent (the
+    ** request's "messages", JSON), the reply's content and the error. */
+    const char *model, *messages_json, *reply, *error;
+} arb__dialogue_turn_row;
+/* Returns nonzero to stop the walk (which then returns ARB_OK). */
+typedef int (*arb__dialogue_turn_fn)(void *ud, const arb__dialogue_turn_row *row);
+/* store_dialogues.c: every dialogue with each of its turns and the turn's call, ordered by
+** dialogue id then turn. */
+arb_status arb__store_each_dialogue_turn(arb_store *s, arb__dialogue_turn_fn fn, void *ud);
+/* The same rows for the dialogues of the four discussion and debate kinds ("discussion",
+** "self-discussion", "soft", "hard"), without the calls (model..error NULL). */
+arb_status arb__store_each_discussion_turn(arb_store *s, arb__dialogue_turn_fn fn, void *ud);
+/* The config of a stored dialogue of kind with these participants, the same agent 1 template
+** and options but another config (debate.c refuses such a set-up under one name), in
+** *other_config (caller frees), or NULL when there is none. On ARB_DB the store's message is
+** SQLite's own. */
+arb_status arb__store_find_other_debate_config(arb_store *s, const char *kind,
+                                               const char *participants_json,
+                                               const char *config_json,
+                                               const char *agent1_template, int options,
+                                               char **other_config);
+
 /* transcripts.c: every dialogue with its turns as JSONL (arb_store_export "transcripts"). */
 arb_status arb__store_export_transcripts(arb_store *s, FILE *out);
+
+/* ---- store_annotate.c: the annotation web app's pairs, tasks and labels (annotate.c) ---- */
+
+/* Sets how long the connection waits for a database another program holds locked. */
+void arb__store_set_busy_timeout(arb_store *s, int ms);
+/* SQLite's explanation of the connection's last failure (owned by the store), and in *busy
+** whether it was a wait for another program's lock that timed out. */
+const char *arb__store_last_db_error(arb_store *s, int *busy);
+/* A read transaction (deferred BEGIN), so several reads see one snapshot; ended by
+** arb__store_end_read (COMMIT) or arb__store_rollback. ARB_DB: see arb__store_last_db_error. */
+arb_status arb__store_begin_read(arb_store *s);
+void arb__store_end_read(arb_store *s);
+
+typedef enum arb__annotation_pair_problem {
+    ARB__PAIR_OK,
+    ARB__PAIR_UNANSWERED, /* no item has answers from both models */
+    ARB__PAIR_TWICE       /* the pair is given twice */
+} arb__annotation_pair_problem;
+/* Makes this connection's list of the pairs served (temp.annotate_pairs, in order): the n given
+** ones (first = candidate, second = baseline), or when n is 0 every (candidate, baseline) of
+** the stored side-by-side judgments, sorted by name. *n_pairs gets how many (0: none found).
+** ARB_INVALID with *bad (the index) and *problem when a given pair cannot be served; ARB_DB
+** with the store's message. Once per connection. */
+arb_status arb__store_put_annotation_pairs(arb_store *s, const arb_model_pair *pairs, size_t n,
+                                           size_t *n_pairs, size_t *bad,
+                                           arb__annotation_pair_problem *problem);
+
+/* The task statements of one annotation server, prepared once over its store (after the pairs
+** are made) and used under the server's lock, inside the caller's transactions. Their
+** functions return ARB_OK, ARB_NOMEM (store message set), or ARB_DB: SQLite's explanation is
+** then arb__store_last_db_error, and the failed statement stays as it failed until
+** arb__store_reset_annotation_tasks, which the caller calls before rolling back. */
+typedef struct arb__annotation_tasks arb__annotation_tasks;
+/* An open task holds its item for lease_minutes; at most overlap annotators label an item. */
+arb_status arb__store_open_annotation_tasks(arb_store *s, int lease_minutes, int overlap,
+                                            arb__annotation_tasks **out);
+void arb__store_close_annotation_tasks(arb__annotation_tasks *at); /* accepts NULL */
+void arb__store_reset_annotation_tasks(arb__annotation_tasks *at);
+
+/* A task (annotation_tasks row). Strings are owned (arb__annotation_task_free). */
+typedef struct arb__annotation_task {
+    long long id;
+    char *item, *candidate, *baseline;
+    char *annotator;  /* filled by arb__store_get_annotation_task only */
+    int shown_order;  /* 0: the candidate's answer shown first (get only) */
+    int answered;     /* has an outcome, label or skip (get only) */
+    int live;         /* assigned or renewed less than the lease ago (own_open and get) */
+} arb__annotation_task;
+void arb__annotation_task_free(arb__annotation_task *t);
+/* The annotator's open task of a served pair (first in pair order, then task id): id, names,
+** live. *found 0 when there is none. */
+arb_status arb__store_own_open_annotation_task(arb__annotation_tasks *at, const char *annotator,
+                                               arb__annotation_task *t, int *found);
+/* How many OTHER annotators hold (item, candidate, baseline): their labels plus their open
+** tasks assigned less than the lease ago. */
+arb_status arb__store_count_annotation_holders(arb__annotation_tasks *at, const char *annotator,
+                                               const char *item, const char *candidate,
+                                               const char *baseline, long long *held);
+/* Renews the task's lease (assigned_at = now). */
+arb_status arb__store_renew_annotation_task(arb__annotation_tasks *at, long long id);
+/* Deletes the task when it is still open. */
+arb_status arb__store_release_annotation_task(arb__annotation_tasks *at, long long id);
+/* Ends an open task with outcome "label" or "skip" (finished_at = now). */
+arb_status arb__store_finish_annotation_task(arb__annotation_tasks *at, long long id,
+                                             const char *outcome);
+/* The first (pair, item) in pair order, then benchmark order, that has answers from both
+** models, that the annotator has neither a task nor a label for, and that fewer than overlap
+** others hold (names filled, id 0). *found 0 when nothing is left. */
+arb_status arb__store_next_annotation_task(arb__annotation_tasks *at, const char *annotator,
+                                           arb__annotation_task *t, int *found);
+/* Records a new open task, assigned now; *id gets its id. */
+arb_status arb__store_put_annotation_task(arb__annotation_tasks *at, const char *annotator,
+                                          const char *item, const char *candidate,
+                                          const char *baseline, int shown_order, long long *id);
+/* Task id with every field. *found 0 when there is no such task. */
+arb_status arb__store_get_annotation_task(arb__annotation_tasks *at, long long id,
+                                          arb__annotation_task *t, int *found);
+
+/* What a task shows (owned, arb__annotation_texts_free); reference NULL when the item has none. */
+typedef struct arb__annotation_texts {
+    char *question, *reference, *candidate_answer, *baseline_answer;
+} arb__annotation_texts;
+void arb__annotation_texts_free(arb__annotation_texts *x);
+/* The item's question and reference and both models' answers. *found 0 when the item or an
+** answer is no longer stored. */
+arb_status arb__store_get_annotation_texts(arb__annotation_tasks *at, const char *item,
+                                           const char *candidate, const char *baseline,
+                                           arb__annotation_texts *x, int *found);
+/* Upserts the annotator's human label of (item, candidate, baseline): the MODEL verdict
+** ("a".."d"), the shown order, time_ms (-1: NULL), source "ui". */
+arb_status arb__store_put_annotation_label(arb__annotation_tasks *at, const char *annotator,
+                                           const char *item, const char *candidate,
+                                           const char *baseline, const char *verdict,
+                                           int shown_order, long long time_ms);
+/* An annotator's counts over the served pairs: tasks labelled, skipped, and remaining (its open
+** tasks plus the tasks it could still be given). */
+typedef struct arb__annotation_progress {
+    long long labelled, skipped, remaining;
+} arb__annotation_progress;
+arb_status arb__store_annotation_progress(arb__annotation_tasks *at, const char *annotator,
+                                          arb__annotation_progress *p);
 
 /* The path the store was opened with, and whether it names an in-memory database (which a
 ** second connection could not share). */

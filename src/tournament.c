@@ -381,43 +381,42 @@ static uint32_t answer_key(arb__strtab *t, const char *item, const char *model, 
     return k;
 }
 
+/* load_styles' walk: the battle walk and the capacity of its styles. */
+typedef struct style_walk {
+    arb_store *s;
+    battle_walk *w;
+    size_t cap;
+    arb_status status; /* out of memory, its message set */
+} style_walk;
+
+static int on_answer(void *ud, const char *item, const char *model, const char *answer)
+{
+    style_walk *sw = ud;
+    battle_walk *w = sw->w;
+    if (!item || !model || !answer) return 0;
+    uint32_t k = answer_key(&w->answer_keys, item, model, 1);
+    if (k == UINT32_MAX) goto nomem;
+    if (k >= sw->cap) {
+        size_t ncap = sw->cap ? sw->cap * 2 : 256;
+        while (ncap <= k) ncap *= 2;
+        double (*grown)[ARB_STYLE__COUNT] = realloc(w->styles, ncap * sizeof *grown);
+        if (!grown) goto nomem;
+        w->styles = grown;
+        sw->cap = ncap;
+    }
+    arb__answer_style(answer, w->styles[k]);
+    return 0;
+nomem:
+    sw->status = arb__store_fail(sw->s, ARB_NOMEM, "out of memory");
+    return 1;
+}
+
 /* Computes the style of every stored answer. */
 static arb_status load_styles(arb_store *s, battle_walk *w)
 {
-    sqlite3 *db = arb__store_db(s);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT item_id, model, answer FROM answers", -1, &q, NULL))
-        return arb__store_fail(s, ARB_DB, "cannot read answers: %s", sqlite3_errmsg(db));
-    arb_status st = ARB_OK;
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *item = (const char *)sqlite3_column_text(q, 0);
-        const char *model = (const char *)sqlite3_column_text(q, 1);
-        const char *answer = (const char *)sqlite3_column_text(q, 2);
-        if (!item || !model || !answer) continue;
-        uint32_t k = answer_key(&w->answer_keys, item, model, 1);
-        if (k == UINT32_MAX) {
-            st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-            break;
-        }
-        if (k >= cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            while (ncap <= k) ncap *= 2;
-            double (*grown)[ARB_STYLE__COUNT] = realloc(w->styles, ncap * sizeof *grown);
-            if (!grown) {
-                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-                break;
-            }
-            w->styles = grown;
-            cap = ncap;
-        }
-        arb__answer_style(answer, w->styles[k]);
-    }
-    if (!st && rc != SQLITE_DONE)
-        st = arb__store_fail(s, ARB_DB, "cannot read answers: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(q);
-    return st;
+    style_walk sw = {s, w, 0, ARB_OK};
+    arb_status st = arb__store_each_answer(s, on_answer, &sw);
+    return st ? st : sw.status;
 }
 
 static void copy_style(battle_walk *w, const char *item, const char *model, double *out)

@@ -13,33 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char transcripts_sql[] =
-    "SELECT d.id, d.kind, d.item_id, d.answer1, d.answer2, d.participants, d.config, d.rep,"
-    "       d.status, d.final_verdict, t.turn, t.speaker, t.role, t.verdict, t.call_id,"
-    "       c.model, json_extract(c.request, '$.messages'), c.content, c.error"
-    "  FROM dialogues d"
-    "  LEFT JOIN dialogue_turns t ON t.dialogue_id = d.id"
-    "  LEFT JOIN calls c ON c.id = t.call_id"
-    " ORDER BY d.id, t.turn";
-
-/* The column as a JSON string (NULL: null), or parsed JSON for the columns holding JSON. */
-static json_t *column_json(sqlite3_stmt *q, int col, int parse)
+/* A text column as JSON: null for NULL, else the string, or parsed for the columns that hold
+** JSON (kept as a string when it does not parse). */
+static json_t *text_json(const char *text, int parse)
 {
-    if (sqlite3_column_type(q, col) == SQLITE_NULL) return json_null();
-    const char *text = (const char *)sqlite3_column_text(q, col);
-    size_t len = (size_t)sqlite3_column_bytes(q, col);
+    if (!text) return json_null();
     if (parse) {
-        json_t *v = json_loadb(text, len, 0, NULL);
-        return v ? v : json_stringn(text, len);
+        json_t *v = json_loadb(text, strlen(text), 0, NULL);
+        return v ? v : json_stringn(text, strlen(text));
     }
-    return arb__json_name(text ? text : ""); /* invalid UTF-8 would make json_string fail */
+    return arb__json_name(text); /* invalid UTF-8 would make json_string fail */
 }
 
-static json_t *column_int(sqlite3_stmt *q, int col)
-{
-    return sqlite3_column_type(q, col) == SQLITE_NULL ? json_null()
-                                                      : json_integer(sqlite3_column_int64(q, col));
-}
+static json_t *int_json(int present, long long v) { return present ? json_integer(v) : json_null(); }
 
 /* Writes and frees the dialogue object. Returns 0, or -1 when writing failed. */
 static int flush_dialogue(json_t *obj, FILE *out)
@@ -49,74 +35,86 @@ static int flush_dialogue(json_t *obj, FILE *out)
     return bad ? -1 : 0;
 }
 
+/* The export under way: the dialogue being filled (owned) and its turns (borrowed from it). */
+typedef struct transcript_writer {
+    arb_store *s;
+    FILE *out;
+    json_t *dialogue, *turns;
+    long long current;
+    arb_status status; /* a failure of the writer, its message set */
+} transcript_writer;
+
+/* Starts the dialogue of row r. Returns 0, or -1 when out of memory. */
+static int start_dialogue(transcript_writer *w, const arb__dialogue_turn_row *r)
+{
+    w->current = r->dialogue_id;
+    w->dialogue = json_object();
+    w->turns = json_array();
+    const char *const texts[] = {r->kind, r->item_id, r->answer1, r->answer2,
+                                 r->participants_json, r->config_json};
+    static const char *const keys[] = {"kind", "item", "answer1", "answer2", "participants",
+                                       "config"};
+    int bad = !w->dialogue || !w->turns ||
+              arb__json_set(w->dialogue, "dialogue", json_integer(r->dialogue_id));
+    for (int k = 0; k < 6 && !bad; k++)
+        bad = arb__json_set(w->dialogue, keys[k], text_json(texts[k], k >= 4));
+    bad = bad || arb__json_set(w->dialogue, "rep", int_json(r->has_rep, r->rep)) ||
+          arb__json_set(w->dialogue, "status", text_json(r->status, 0)) ||
+          arb__json_set(w->dialogue, "final_verdict", text_json(r->final_verdict, 0)) ||
+          json_object_set(w->dialogue, "turns", w->turns);
+    json_decref(w->turns); /* the dialogue holds it */
+    return bad ? -1 : 0;
+}
+
+static int on_dialogue_turn(void *ud, const arb__dialogue_turn_row *r)
+{
+    transcript_writer *w = ud;
+    if (!w->dialogue || r->dialogue_id != w->current) {
+        if (w->dialogue) {
+            int bad = flush_dialogue(w->dialogue, w->out);
+            w->dialogue = NULL;
+            if (bad) {
+                w->status = arb__store_fail(w->s, ARB_IO, "export: write failed");
+                return 1;
+            }
+        }
+        if (start_dialogue(w, r)) goto nomem;
+    }
+    if (!r->has_turn) return 0; /* no turn yet */
+    json_t *turn = json_object();
+    int bad = !turn || arb__json_set(turn, "turn", int_json(1, r->turn)) ||
+              arb__json_set(turn, "speaker", text_json(r->speaker, 0)) ||
+              arb__json_set(turn, "role", text_json(r->role, 0)) ||
+              arb__json_set(turn, "verdict", text_json(r->verdict, 0)) ||
+              arb__json_set(turn, "call_id", int_json(r->has_call, r->call_id)) ||
+              arb__json_set(turn, "model", text_json(r->model, 0)) ||
+              arb__json_set(turn, "messages", text_json(r->messages_json, 1)) ||
+              arb__json_set(turn, "reply", text_json(r->reply, 0)) ||
+              arb__json_set(turn, "error", text_json(r->error, 0));
+    if (bad) {
+        json_decref(turn);
+        goto nomem;
+    }
+    if (json_array_append_new(w->turns, turn)) goto nomem; /* turn released by jansson */
+    return 0;
+nomem:
+    w->status = arb__store_fail(w->s, ARB_NOMEM, "out of memory");
+    return 1;
+}
+
 arb_status arb__store_export_transcripts(arb_store *s, FILE *out)
 {
-    sqlite3 *db = arb__store_db(s);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, transcripts_sql, -1, &q, NULL) != SQLITE_OK)
-        return arb__store_fail(s, ARB_DB, "export: cannot read dialogues: %s", sqlite3_errmsg(db));
-    arb_status st = ARB_OK;
-    json_t *dialogue = NULL, *turns = NULL;
-    long long current = -1;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        long long id = sqlite3_column_int64(q, 0);
-        if (id != current) {
-            if (dialogue && flush_dialogue(dialogue, out)) {
-                dialogue = NULL;
-                st = arb__store_fail(s, ARB_IO, "export: write failed");
-                goto done;
-            }
-            current = id;
-            dialogue = json_object();
-            turns = json_array();
-            static const char *const keys[] = {"kind", "item", "answer1", "answer2",
-                                               "participants", "config"};
-            int bad = !dialogue || !turns || arb__json_set(dialogue, "dialogue", json_integer(id));
-            for (int k = 0; k < 6 && !bad; k++)
-                bad = arb__json_set(dialogue, keys[k], column_json(q, 1 + k, k >= 4));
-            bad = bad || arb__json_set(dialogue, "rep", column_int(q, 7)) ||
-                  arb__json_set(dialogue, "status", column_json(q, 8, 0)) ||
-                  arb__json_set(dialogue, "final_verdict", column_json(q, 9, 0)) ||
-                  json_object_set(dialogue, "turns", turns);
-            json_decref(turns); /* the dialogue holds it */
-            if (bad) goto nomem;
-        }
-        if (sqlite3_column_type(q, 10) == SQLITE_NULL) continue; /* no turn yet */
-        json_t *turn = json_object();
-        int bad = !turn || arb__json_set(turn, "turn", column_int(q, 10)) ||
-                  arb__json_set(turn, "speaker", column_json(q, 11, 0)) ||
-                  arb__json_set(turn, "role", column_json(q, 12, 0)) ||
-                  arb__json_set(turn, "verdict", column_json(q, 13, 0)) ||
-                  arb__json_set(turn, "call_id", column_int(q, 14)) ||
-                  arb__json_set(turn, "model", column_json(q, 15, 0)) ||
-                  arb__json_set(turn, "messages", column_json(q, 16, 1)) ||
-                  arb__json_set(turn, "reply", column_json(q, 17, 0)) ||
-                  arb__json_set(turn, "error", column_json(q, 18, 0));
-        if (bad) {
-            json_decref(turn);
-            goto nomem;
-        }
-        if (json_array_append_new(turns, turn)) goto nomem; /* turn released by jansson */
+    transcript_writer w = {.s = s, .out = out};
+    arb_status st = arb__store_each_dialogue_turn(s, on_dialogue_turn, &w);
+    if (st == ARB_DB) arb__store_fail(s, st, "export: %s", arb_store_errmsg(s));
+    if (!st) st = w.status;
+    if (!st && w.dialogue) {
+        int bad = flush_dialogue(w.dialogue, out);
+        w.dialogue = NULL;
+        if (bad) st = arb__store_fail(s, ARB_IO, "export: write failed");
     }
-    if (rc != SQLITE_DONE) {
-        st = arb__store_fail(s, ARB_DB, "export: cannot read dialogues: %s", sqlite3_errmsg(db));
-        goto done;
-    }
-    if (dialogue) {
-        int bad = flush_dialogue(dialogue, out);
-        dialogue = NULL;
-        if (bad) {
-            st = arb__store_fail(s, ARB_IO, "export: write failed");
-            goto done;
-        }
-    }
-    if (fflush(out) != 0 || ferror(out)) st = arb__store_fail(s, ARB_IO, "export: write failed");
-    goto done;
-nomem:
-    st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-done:
-    json_decref(dialogue);
-    sqlite3_finalize(q);
+    if (!st && (fflush(out) != 0 || ferror(out)))
+        st = arb__store_fail(s, ARB_IO, "export: write failed");
+    json_decref(w.dialogue);
     return st;
 }
