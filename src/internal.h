@@ -460,6 +460,47 @@ size_t arb__import_set_skipped(const arb__import_set *set);
 arb__import_judgment arb__import_set_at(const arb__import_set *set, size_t i);
 arb__import_score arb__import_set_score_at(const arb__import_set *set, size_t i);
 
+/* Readers of other tools' judgment files into a set (import_fastchat.c, import_arena_hard.c;
+** mappings in README "Import"). All or nothing is the caller's: on failure the set may hold
+** part of the file and must be dropped. ARB_PARSE (or ARB_NOTFOUND / ARB_IO / ARB_INVALID) with
+** *errmsg (caller frees) "path:line: field \"x\": expected ..., got ...". */
+/* FastChat model_judgment/<judge>_pair.jsonl (two judgments per line) or _single.jsonl
+** (grade10 scores); params->baseline picks the baseline of a pair (else model_2). */
+arb_status arb__import_fastchat(arb__import_set *set, const char *path,
+                                const arb_import_params *params, char **errmsg);
+/* Arena-Hard-Auto model_judgment/<judge>/ folder of <model>.jsonl files, or one such file;
+** params->baseline names the baseline of lines that do not (v0.1), and is then required. */
+arb_status arb__import_arena_hard(arb__import_set *set, const char *path,
+                                  const arb_import_params *params, char **errmsg);
+
+/* The entries of folder except "." and "..", sorted bytewise (readdir's order is the file
+** system's), so an import reads a folder in the same order everywhere. *names and each name
+** are the caller's (arb__import_free_names). ARB_NOTFOUND / ARB_IO / ARB_NOMEM with b's
+** message. (import.c) */
+arb_status arb__import_list_folder(arb_battles *b, const char *folder, char ***names, size_t *n);
+void arb__import_free_names(char **names, size_t n);
+
+/* One FastChat pairwise judgment line as both importers read it (battles: import.c;
+** judgments: import_fastchat.c). Strings borrow the JSON object, except item. */
+typedef struct arb__fastchat_line {
+    char *item;              /* "<question_id>", or "<question_id>#<turn>" from turn 2 (owned) */
+    const char *question_id; /* as text (an integer id is written into qbuf) */
+    char qbuf[32];
+    json_int_t turn;         /* 1 when absent */
+    const char *model_1, *model_2;
+    const char *judge;       /* judge model; "" when the line names none */
+    const char *prompt;      /* the judge prompt's name ("pair-v2"), NULL when not given */
+    int s1, s2;              /* game 1 (model_1 shown first) and game 2 (model_2 shown first),
+                             ** for the answer shown first: -1 better, 0 tie, +1 worse, 2 error */
+    int single;              /* m1_score given: one verdict from two grades, no shown order */
+    const char *judgment_1, *judgment_2; /* g1_judgment, g2_judgment (NULL when absent) */
+} arb__fastchat_line;
+/* Reads one pairwise line read from path:line into *p (free with arb__fastchat_line_free,
+** also after a failure). ARB_PARSE with b's message "path:line: field ..." when it is not one. */
+arb_status arb__fastchat_pair_read(arb_battles *b, json_t *obj, const char *path, size_t line,
+                                   arb__fastchat_line *p);
+void arb__fastchat_line_free(arb__fastchat_line *p);
+
 /* Families of judges and contestants (table families, METHODS §5/§6). role is "judge" or
 ** "model"; source names the judges file or import that said so (may be NULL). Upserts. */
 arb_status arb__store_put_family(arb_store *s, const char *name, const char *role,
