@@ -1,8 +1,9 @@
 /*
-** fuzz_labels.c -- libFuzzer target for the label importers of labels.c (JSONL and CSV).
+** fuzz_labels.c -- libFuzzer target for the label importers of labels.c (JSONL, CSV and
+** MT-Bench human judgments).
 **
-** The input is imported twice into an in-memory store that holds items "q1" and "7": as JSONL
-** and as CSV. Whatever happens, an import is all or nothing: on failure the number of stored
+** The input is imported three times into an in-memory store that holds items "q1" and "7": as
+** JSONL, as CSV and as fastchat-human. Whatever happens, an import is all or nothing: on failure the number of stored
 ** labels is unchanged and the message names the source; on success every stored label has a
 ** verdict a..d and the counts add up.
 */
@@ -41,8 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         arb_dataset_destroy(ds);
     }
-    static const char *const formats[] = {"jsonl", "csv"};
-    for (int f = 0; f < 2; f++) {
+    static const char *const formats[] = {"jsonl", "csv", "fastchat-human"};
+    for (int f = 0; f < 3; f++) {
         long long before = count_labels(store, "");
         arb_labels_import_stats st;
         arb_status rc = arb__labels_import_text(store, "fuzz", formats[f], (const char *)data,

@@ -662,7 +662,9 @@ typedef struct arb_labels_import_stats {
 
 /* Imports labels from a JSONL or CSV file (format "jsonl", "csv", or NULL to choose by the
 ** file name's extension). Fields: item, candidate, baseline, verdict (model verdict a/b/c/d),
-** annotator; optional shown_order (0/1) and time_ms. Every item must already be in the store.
+** annotator; optional shown_order (0/1) and time_ms. Format "fastchat-human" reads MT-Bench
+** human judgments instead (JSONL: question_id, model_a, model_b, winner, judge, turn; the
+** mapping is in README "Human labels"). Every item must already be in the store.
 ** All or nothing: on bad input returns ARB_PARSE, stores nothing, and arb_store_errmsg() says
 ** "file:line: field: what was expected". */
 ARB_API arb_status arb_labels_import(arb_store *store, const char *path, const char *format,

@@ -501,6 +501,12 @@ arb_status arb__fastchat_pair_read(arb_battles *b, json_t *obj, const char *path
                                    arb__fastchat_line *p);
 void arb__fastchat_line_free(arb__fastchat_line *p);
 
+/* Which way round the stored pairwise judgments take the models x and y (store_labels.c):
+** *which = 1 when x is their candidate and y the baseline, 2 when y is, 0 when the pair was
+** never judged. The item's own judgments decide first, then the pair's on any item. */
+arb_status arb__store_pair_orientation(arb_store *s, const char *item, const char *x,
+                                       const char *y, int *which);
+
 /* Families of judges and contestants (table families, METHODS §5/§6). role is "judge" or
 ** "model"; source names the judges file or import that said so (may be NULL). Upserts. */
 arb_status arb__store_put_family(arb_store *s, const char *name, const char *role,

@@ -60,6 +60,7 @@ typedef struct label_row {
     int shown_order;
     int has_time_ms;
     long long time_ms;
+    char *owned_item;                /* the item id when built from other fields (caller frees) */
 } label_row;
 
 /* Where each (item, candidate, baseline, annotator) of the file was first seen, so a second
@@ -131,6 +132,9 @@ typedef struct importer {
     seen_set seen;
     arb__buf key;
     arb_labels_import_stats stats;
+    int fastchat_human;              /* rows are MT-Bench human judgments (format fastchat-human) */
+    json_t *pair_baseline;           /* fastchat-human: "x\x1fy" (x < y) -> the baseline the
+                                        file's first label of a never-judged pair gave it */
 } importer;
 
 /* Fails with "path:line: field "name": <message>" and returns ARB_PARSE. */
@@ -230,6 +234,11 @@ static arb_status store_row(importer *im, const label_row *r)
     sqlite3_reset(q);
     if (rc == SQLITE_DONE) {
         arb__excerpt(shown, sizeof shown, item, strlen(item));
+        if (im->fastchat_human)
+            return field_fail(im, r->line, "question_id",
+                              "item %s is not in the store; import the judgments first "
+                              "(arbiter import fastchat model_judgment/<judge>_pair.jsonl "
+                              "stores the items)", shown);
         return field_fail(im, r->line, "item",
                           "item %s is not in the store; judge it first (arbiter sbs stores the "
                           "items)", shown);
@@ -370,6 +379,96 @@ static arb_status read_json_row(importer *im, json_t *obj, label_row *r)
     return ARB_OK;
 }
 
+/* One line of MT-Bench human judgments (lmsys/mt_bench_human_judgments, as FastChat's
+** compute_agreement.py reads them): question_id, model_a, model_b, winner, judge (the
+** annotator), turn. The label is put on the (candidate, baseline) orientation the stored
+** judgments of that item and pair use, so audit compares like with like; a pair never judged
+** takes model_b of its first line in the file as the baseline (FastChat's pair rule), and keeps
+** it for the rest of the file, so all its labels are on one (candidate, baseline) and have one
+** majority. model_a was shown first. MT-Bench's
+** human labels have no "both bad": a tie is c. Item "<question_id>", "<question_id>#<turn>"
+** from turn 2, as the FastChat importers name them. */
+static arb_status read_fastchat_human_row(importer *im, json_t *obj, label_row *r)
+{
+    char got[128], qbuf[32];
+    json_t *v = json_object_get(obj, "question_id");
+    const char *qid = arb__battles_question_text(v, qbuf, sizeof qbuf);
+    if (!qid) {
+        describe_json(got, sizeof got, v);
+        return field_fail(im, r->line, "question_id", "expected an integer or a non-empty "
+                          "string, got %s", got);
+    }
+    json_int_t turn = 1;
+    if ((v = json_object_get(obj, "turn")) && !json_is_null(v)) {
+        turn = json_is_integer(v) ? json_integer_value(v) : 0;
+        if (turn < 1) {
+            describe_json(got, sizeof got, v);
+            return field_fail(im, r->line, "turn", "expected an integer >= 1, got %s", got);
+        }
+    }
+    static const char *const models[2] = {"model_a", "model_b"};
+    const char *model[2];
+    for (int k = 0; k < 2; k++) {
+        v = json_object_get(obj, models[k]);
+        if (!(model[k] = arb__battles_name_text(v))) {
+            describe_json(got, sizeof got, v);
+            return field_fail(im, r->line, models[k], "expected a non-empty string, got %s", got);
+        }
+    }
+    if (!strcmp(model[0], model[1])) {
+        describe_json(got, sizeof got, v);
+        return field_fail(im, r->line, "model_b", "expected a model other than model_a, got %s",
+                          got);
+    }
+    v = json_object_get(obj, "judge");
+    const char *annotator = arb__battles_name_text(v);
+    if (!annotator) {
+        describe_json(got, sizeof got, v);
+        return field_fail(im, r->line, "judge",
+                          json_is_array(v) ? "expected the annotator's name (\"expert_0\"), got "
+                          "%s: [model, prompt] is a model judge's verdict (the dataset's "
+                          "gpt4_pair split), not a human label"
+                                           : "expected the annotator's name (\"expert_0\"), got %s",
+                          got);
+    }
+    v = json_object_get(obj, "winner");
+    const char *winner = json_string_value(v);
+    int won = !winner ? -1 : !strcmp(winner, "model_a") ? 0 : !strcmp(winner, "model_b") ? 1
+              : !strcmp(winner, "tie") ? 2 : -1;
+    if (won < 0) {
+        describe_json(got, sizeof got, v);
+        return field_fail(im, r->line, "winner", "expected \"model_a\", \"model_b\" or \"tie\", "
+                          "got %s", got);
+    }
+    r->owned_item = turn == 1 ? arb__strdup(qid)
+                              : arb__sprintf("%s#%" JSON_INTEGER_FORMAT, qid, turn);
+    if (!r->owned_item) return arb__store_fail(im->store, ARB_NOMEM, "labels: out of memory");
+    int which = 0;
+    arb_status st = arb__store_pair_orientation(im->store, r->owned_item, model[0], model[1],
+                                                &which);
+    if (st) return st;
+    if (!which) { /* never judged: the first label of the pair in the file decides */
+        int x_first = strcmp(model[0], model[1]) < 0;
+        char *key = arb__sprintf("%s\x1f%s", model[!x_first], model[x_first]);
+        if (!key) return arb__store_fail(im->store, ARB_NOMEM, "labels: out of memory");
+        const char *known = json_string_value(json_object_get(im->pair_baseline, key));
+        which = known ? (!strcmp(known, model[1]) ? 1 : 2) : 1;
+        if (!known && json_object_set_new(im->pair_baseline, key, json_string(model[1])))
+            which = 0;
+        free(key);
+        if (!which) return arb__store_fail(im->store, ARB_NOMEM, "labels: out of memory");
+    }
+    int candidate = which == 1 ? 0 : 1;
+    r->text[COL_ITEM] = r->owned_item;
+    r->text[COL_CANDIDATE] = model[candidate];
+    r->text[COL_BASELINE] = model[!candidate];
+    r->text[COL_VERDICT] = won == 2 ? "c" : won == candidate ? "a" : "b";
+    r->text[COL_ANNOTATOR] = annotator;
+    r->has_shown_order = 1;
+    r->shown_order = candidate == 0 ? 0 : 1; /* model_a is shown first */
+    return ARB_OK;
+}
+
 /* Imports JSONL text: one object per line, blank lines skipped. */
 static arb_status import_jsonl(importer *im, const char *text, size_t len)
 {
@@ -416,8 +515,10 @@ static arb_status import_jsonl(importer *im, const char *text, size_t len)
             memset(&r, 0, sizeof r);
             r.line = line;
             im->stats.rows++;
-            st = read_json_row(im, obj, &r);
+            st = im->fastchat_human ? read_fastchat_human_row(im, obj, &r)
+                                    : read_json_row(im, obj, &r);
             if (!st) st = store_row(im, &r);
+            free(r.owned_item);
         }
         json_decref(obj);
         if (st) return st;
@@ -663,9 +764,10 @@ arb_status arb_labels_import(arb_store *store, const char *path, const char *for
                                    "%s: cannot tell the label format from the file name: name it "
                                    ".jsonl, .json or .csv, or give the format (jsonl or csv)",
                                    path);
-    } else if (strcmp(format, "jsonl") && strcmp(format, "csv")) {
-        return arb__store_fail(store, ARB_INVALID,
-                               "unknown label format \"%s\": expected jsonl or csv", format);
+    } else if (strcmp(format, "jsonl") && strcmp(format, "csv") &&
+               strcmp(format, "fastchat-human")) {
+        return arb__store_fail(store, ARB_INVALID, "unknown label format \"%s\": expected "
+                               "jsonl, csv or fastchat-human", format);
     }
 
     struct stat sb;
@@ -708,6 +810,9 @@ arb_status arb__labels_import_text(arb_store *store, const char *source, const c
     memset(&im, 0, sizeof im);
     im.store = store;
     im.path = path;
+    im.fastchat_human = !strcmp(format, "fastchat-human");
+    if (im.fastchat_human && !(im.pair_baseline = json_object()))
+        return arb__store_fail(store, ARB_NOMEM, "labels: out of memory");
     arb__buf_init(&im.key, 0);
     sqlite3 *db = arb__store_db(store);
     sqlite3_stmt **stmts[4] = {&im.find_item, &im.find_label, &im.insert, &im.update};
@@ -744,6 +849,7 @@ arb_status arb__labels_import_text(arb_store *store, const char *source, const c
     }
     for (int i = 0; i < 4; i++) sqlite3_finalize(*stmts[i]);
     seen_free(&im.seen);
+    json_decref(im.pair_baseline);
     arb__buf_free(&im.key);
     if (!st && stats) *stats = im.stats;
     return st;
