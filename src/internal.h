@@ -108,6 +108,20 @@ int arb__listen(const char *address, int port, const char *who, int *family, int
 double arb__now_ms(void);           /* monotonic clock, milliseconds */
 char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
 
+/* ---- csv.c: CSV text record by record (RFC 4180, libcsv strict mode) ----------------------- */
+
+/* One record: n fields, each NUL-terminated with its length in lens (a field may hold a NUL
+** byte). line: the physical line it starts on; index: 0 for the first record (a header).
+** Returns ARB_OK to go on; any other status stops the walk and is returned as it is (the
+** callback keeps its own message). */
+typedef arb_status (*arb__csv_record_fn)(void *ud, size_t line, size_t index,
+                                         const char *const *fields, const size_t *lens,
+                                         size_t n);
+/* Hands each record of text (path names it in messages) to fn. Malformed CSV is ARB_PARSE
+** with *errmsg "path:line: malformed CSV: ..." (caller frees); ARB_NOMEM, ARB_TOOBIG. */
+arb_status arb__csv_each_record(const char *path, const char *text, size_t len,
+                                arb__csv_record_fn fn, void *ud, char **errmsg);
+
 /* Interned strings: each distinct string gets the next index (0, 1, ...). Open addressing on
 ** xxh3; names[k] is the k-th string (owned). */
 typedef struct arb__strtab {
