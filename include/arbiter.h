@@ -891,6 +891,7 @@ typedef struct arb_battle {
     const char *reviewer; /* judge, human, or "" when the source does not say */
     int s;                /* -1 i better, 0 tie, +1 j better */
     int both_bad;         /* a tie where both answers were bad (arena "tie (bothbad)") */
+    int strong;           /* a win the reviewer called strong (Arena-Hard A>>B); only s != 0 */
     double style_i[ARB_STYLE__COUNT], style_j[ARB_STYLE__COUNT];
 } arb_battle;
 
