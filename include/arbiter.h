@@ -695,6 +695,7 @@ typedef struct arb_import_stats {
     size_t skipped;        /* lines or games read but not stored (counted, README says why) */
     size_t battles;        /* battles derived for the rankings (METHODS §6) */
     size_t items_added;    /* items the store did not have before */
+    size_t battles_left_out; /* judgments without a verdict (E), so without a battle: counted */
 } arb_import_stats;
 
 /* Imports path as kind ("judgments": the generic JSONL/CSV format; "fastchat": FastChat

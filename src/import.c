@@ -368,32 +368,6 @@ static arb_status arena_battle(void *ud, arb_battles *b, json_t *obj, const char
 
 /* ---- FastChat MT-Bench pairwise judgments ---------------------------------------------------- */
 
-/* Adds the two games of one judgment (models and verdicts already checked). */
-static arb_status fastchat_games(arb_battles *b, arb_battle *battle, const char *m1,
-                                 const char *m2, int s1, int s2, int single, const char *path,
-                                 size_t line)
-{
-    arb_status st;
-    /* game 1: model_1 shown first */
-    battle->model_i = m1;
-    battle->model_j = m2;
-    battle->s = s1;
-    if (s1 == 2) b->skipped++;
-    else if ((st = add_at(b, battle, path, line))) return st;
-    /* Pairs graded by single-answer scores (m1_score, m2_score) carry one verdict written
-    ** twice and no shown order: one battle, not two. */
-    if (single) return ARB_OK;
-    /* game 2: model_2 shown first; g2_winner names the model, so model_2 winning is i better */
-    battle->model_i = m2;
-    battle->model_j = m1;
-    battle->s = s2;
-    if (s2 == 2) {
-        b->skipped++;
-        return ARB_OK;
-    }
-    return add_at(b, battle, path, line);
-}
-
 /* One judgment line (fastchat/llm_judge, model_judgment/<judge>_pair.jsonl): two games, read
 ** as the judgment importer reads them (import_fastchat.c). */
 static arb_status fastchat_judgment(void *ud, arb_battles *b, json_t *obj, const char *path,
@@ -402,12 +376,7 @@ static arb_status fastchat_judgment(void *ud, arb_battles *b, json_t *obj, const
     (void)ud;
     arb__fastchat_line p;
     arb_status st = arb__fastchat_pair_read(b, obj, path, line, &p);
-    if (!st) {
-        arb_battle battle = arb_battle_init();
-        battle.question = p.item;
-        battle.reviewer = p.judge;
-        st = fastchat_games(b, &battle, p.model_1, p.model_2, p.s1, p.s2, p.single, path, line);
-    }
+    if (!st) st = arb__fastchat_battles(b, &p, p.judge, path, line);
     arb__fastchat_line_free(&p);
     return st;
 }

@@ -199,8 +199,8 @@ static int jsonl_name(const char *name)
 }
 
 /* See internal.h. */
-arb_status arb__import_arena_hard(arb__import_set *set, const char *path,
-                                  const arb_import_params *params, char **errmsg)
+arb_status arb__import_arena_hard(const char *path, const arb_import_params *params,
+                                  arb__import_set *set, char **errmsg)
 {
     if (!set || !path) {
         arb__set_err(errmsg, "arena-hard: no folder or file given");

@@ -14,7 +14,7 @@
 **     "tie" is [[C]]; "error" means the judge's reply held no verdict.
 **   - pair lines with m1_score/m2_score were graded by two single-answer calls: one verdict
 **     written twice and no shown order, so they give no side-by-side judgment (counted as
-**     skipped; the battle importer keeps its one battle).
+**     skipped) but keep the one battle the battle importer gives them.
 **   - single: question_id, model, judge, judgment, score (the [[rating]], -1 when none was
 **     found), turn.
 **
@@ -134,6 +134,34 @@ arb_status arb__fastchat_pair_read(arb_battles *b, json_t *obj, const char *path
     p->single = json_object_get(obj, "m1_score") != NULL;
     p->judgment_1 = json_string_value(json_object_get(obj, "g1_judgment"));
     p->judgment_2 = json_string_value(json_object_get(obj, "g2_judgment"));
+    return ARB_OK;
+}
+
+/* See internal.h. */
+arb_status arb__fastchat_battles(arb_battles *b, const arb__fastchat_line *p,
+                                 const char *reviewer, const char *path, size_t line)
+{
+    /* game 1 shows model_1 first; game 2 model_2, and g2_winner names the model, so model_2
+    ** winning is i better. Pairs graded by single-answer scores (m1_score, m2_score) carry one
+    ** verdict written twice and no shown order: one battle, not two. */
+    for (int game = 0; game < (p->single ? 1 : 2); game++) {
+        int s = game == 0 ? p->s1 : p->s2;
+        if (s == 2) { /* "error": no verdict, left out and counted */
+            b->skipped++;
+            continue;
+        }
+        arb_battle battle = arb_battle_init();
+        battle.question = p->item;
+        battle.reviewer = reviewer;
+        battle.model_i = game == 0 ? p->model_1 : p->model_2;
+        battle.model_j = game == 0 ? p->model_2 : p->model_1;
+        battle.s = s;
+        arb_status st = arb_battles_add(b, &battle);
+        if (st == ARB_INVALID) /* checked when read, so only a surprise; still name the place */
+            return arb__battles_fail(b, ARB_PARSE, "%s:%zu: %s", path, line,
+                                     arb_battles_errmsg(b));
+        if (st) return st;
+    }
     return ARB_OK;
 }
 
@@ -310,9 +338,16 @@ static arb_status pair_line(fastchat_import *im, arb_battles *b, json_t *obj, co
     arb_status st = arb__fastchat_pair_read(b, obj, path, line, &p);
     const char *judge = st ? "" : judge_of(im, p.judge);
     if (!st && !*judge) st = no_judge(b, path, line);
+    if (!st && p.single) {
+        /* graded by two single-answer calls: no shown order, so no side-by-side judgment
+        ** (counted as skipped), but the one battle the battle importer gives is kept */
+        arb_battles *own = arb__import_set_battles(im->set);
+        st = own ? arb__fastchat_battles(own, &p, judge, path, line)
+                 : arb__battles_fail(b, ARB_NOMEM, "out of memory");
+        if (st && own) st = arb__battles_fail(b, st, "%s", arb_battles_errmsg(own));
+        arb__import_set_skip(im->set, 1);
+    }
     if (st || p.single) {
-        /* graded by two single-answer calls: no shown order, no side-by-side judgment */
-        if (!st) arb__import_set_skip(im->set, 1);
         arb__fastchat_line_free(&p);
         return st;
     }
@@ -450,8 +485,8 @@ static char *judge_from_name(const char *path)
 }
 
 /* See internal.h. */
-arb_status arb__import_fastchat(arb__import_set *set, const char *path,
-                                const arb_import_params *params, char **errmsg)
+arb_status arb__import_fastchat(const char *path, const arb_import_params *params,
+                                arb__import_set *set, char **errmsg)
 {
     if (!set || !path) {
         arb__set_err(errmsg, "fastchat: no file given");

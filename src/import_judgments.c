@@ -45,6 +45,8 @@ static const struct import_kind {
     arb__import_reader_fn read;
 } import_kinds[] = {
     {"judgments", arb__import_generic},
+    {"fastchat", arb__import_fastchat},
+    {"arena-hard", arb__import_arena_hard},
 };
 #define N_IMPORT_KINDS (sizeof import_kinds / sizeof *import_kinds)
 

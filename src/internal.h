@@ -465,6 +465,11 @@ arb_status arb__import_set_add(arb__import_set *set, const arb__import_judgment 
 /* Adds a copy of sc; duplicates (judge, item, model, kind, template, rep) are refused. */
 arb_status arb__import_set_add_score(arb__import_set *set, const arb__import_score *sc,
                                      char **errmsg);
+/* The battles a source gives without a judgment behind them (FastChat pairs graded by two
+** single-answer calls: a verdict but no shown order), stored after those derived from the
+** judgments. Created on first use (NULL when out of memory); owned by the set. */
+arb_battles *arb__import_set_battles(arb__import_set *set);
+const arb_battles *arb__import_set_own_battles(const arb__import_set *set); /* NULL: none */
 /* A line read but not stored (e.g. a game without a score): counted, with its reason. */
 void arb__import_set_skip(arb__import_set *set, size_t n);
 size_t arb__import_set_count(const arb__import_set *set);
@@ -513,12 +518,12 @@ arb_status arb__import_generic_text(const char *path, const char *text, size_t l
 ** *errmsg (caller frees) "path:line: field \"x\": expected ..., got ...". */
 /* FastChat model_judgment/<judge>_pair.jsonl (two judgments per line) or _single.jsonl
 ** (grade10 scores); params->baseline picks the baseline of a pair (else model_2). */
-arb_status arb__import_fastchat(arb__import_set *set, const char *path,
-                                const arb_import_params *params, char **errmsg);
+arb_status arb__import_fastchat(const char *path, const arb_import_params *params,
+                                arb__import_set *set, char **errmsg);
 /* Arena-Hard-Auto model_judgment/<judge>/ folder of <model>.jsonl files, or one such file;
 ** params->baseline names the baseline of lines that do not (v0.1), and is then required. */
-arb_status arb__import_arena_hard(arb__import_set *set, const char *path,
-                                  const arb_import_params *params, char **errmsg);
+arb_status arb__import_arena_hard(const char *path, const arb_import_params *params,
+                                  arb__import_set *set, char **errmsg);
 
 /* The entries of folder except "." and "..", sorted bytewise (readdir's order is the file
 ** system's), so an import reads a folder in the same order everywhere. *names and each name
@@ -546,6 +551,11 @@ typedef struct arb__fastchat_line {
 ** also after a failure). ARB_PARSE with b's message "path:line: field ..." when it is not one. */
 arb_status arb__fastchat_pair_read(arb_battles *b, json_t *obj, const char *path, size_t line,
                                    arb__fastchat_line *p);
+/* Adds the battles of one pairwise line read by arb__fastchat_pair_read to b (METHODS §6):
+** game 1 (model_1 shown first) and game 2 (model_2 first), an "error" game left out and
+** counted (b->skipped); one battle for a single-graded pair. reviewer: the judge's name. */
+arb_status arb__fastchat_battles(arb_battles *b, const arb__fastchat_line *p,
+                                 const char *reviewer, const char *path, size_t line);
 void arb__fastchat_line_free(arb__fastchat_line *p);
 
 /* Which way round the stored pairwise judgments take the models x and y (store_labels.c):

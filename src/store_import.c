@@ -369,6 +369,7 @@ static arb_status add_battle(importer *im, const arb__import_judgment *j)
     const char *second = j->order == 0 ? j->baseline : j->candidate;
     arb_status st;
     if (j->position_verdict == 'E') {
+        im->stats.battles_left_out++;
         int ordered = strcmp(first, second) < 0;
         st = arb_battles_add_left_out(im->battles, ordered ? first : second,
                                       ordered ? second : first, j->judge, 1);
@@ -500,6 +501,14 @@ static arb_status import_all(importer *im, const char *kind, const char *path)
     for (size_t k = 0; k < n_scores && !st; k++) {
         arb__import_score sc = arb__import_set_score_at(im->set, k);
         st = put_score(im, &sc);
+    }
+    /* battles the source gives without a judgment (FastChat single-graded pairs) come last */
+    const arb_battles *own = arb__import_set_own_battles(im->set);
+    if (!st && own) {
+        if ((st = arb__battles_append(im->battles, own)))
+            arb__store_fail(im->s, st, "import: out of memory");
+        else
+            im->stats.battles_left_out += arb_battles_skipped(own);
     }
     if (!st) st = arb_store_put_battles(im->s, im->source, im->battles);
     if (!st) im->stats.battles = arb_battles_count(im->battles);

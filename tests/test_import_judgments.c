@@ -527,7 +527,7 @@ static void import_bad_arguments(void **state)
     arb_import_stats st;
     assert_int_equal(arb_judgments_import(f->store, "nope", "x", &params, &st), ARB_INVALID);
     assert_string_equal(arb_store_errmsg(f->store), "import: unknown kind \"nope\" (known: "
-                        "judgments)");
+                        "judgments, fastchat, arena-hard)");
     params.source = "";
     assert_int_equal(arb_judgments_import(f->store, "judgments", "x", &params, &st),
                      ARB_INVALID);

@@ -99,7 +99,7 @@ static void expect_texts(const fixture *f, size_t k, const char *category, const
 
 /* Runs importer on path and checks it fails with code and a message containing msg; the
 ** message must also start with the file's path. */
-typedef arb_status (*importer_fn)(arb__import_set *, const char *, const arb_import_params *,
+typedef arb_status (*importer_fn)(const char *, const arb_import_params *, arb__import_set *,
                                   char **);
 static void refused(fixture *f, importer_fn importer, const char *path,
                     const arb_import_params *params, arb_status code, const char *msg)
@@ -107,7 +107,7 @@ static void refused(fixture *f, importer_fn importer, const char *path,
     arb__import_set *set = arb__import_set_create();
     assert_non_null(set);
     char *err = NULL;
-    arb_status st = importer(set, path, params, &err);
+    arb_status st = importer(path, params, set, &err);
     arb__import_set_destroy(set);
     if (st != code || !err || !strstr(err, msg) || strncmp(err, path, strlen(path)))
         fail_msg("%s: got status %d and \"%s\", expected %d and \"...%s\"", path, st,
@@ -122,7 +122,7 @@ static void fastchat_pairs(void **state)
     fixture *f = *state;
     char path[700];
     snprintf(path, sizeof path, "%s/mt_bench/model_judgment/gpt-4_pair.jsonl", f->data);
-    assert_int_equal(arb__import_fastchat(f->set, path, NULL, &f->errmsg), ARB_OK);
+    assert_int_equal(arb__import_fastchat(path, NULL, f->set, &f->errmsg), ARB_OK);
     /* six lines, two games each; baseline = model_2 (no --baseline); game 1 shows model_1
     ** (here the candidate) first, game 2 model_2, whose g2_winner names the model */
     assert_int_equal(arb__import_set_count(f->set), 12);
@@ -168,7 +168,7 @@ static void fastchat_baseline_flag(void **state)
     /* --baseline vicuna-13b: it is model_1 of five lines, so game 1 shows the baseline first;
     ** the alpaca line does not name it and keeps the model_2 rule */
     arb_import_params params = {.source = "t", .baseline = "vicuna-13b"};
-    assert_int_equal(arb__import_fastchat(f->set, path, &params, &f->errmsg), ARB_OK);
+    assert_int_equal(arb__import_fastchat(path, &params, f->set, &f->errmsg), ARB_OK);
     const char *v = "vicuna-13b", *g = "gpt-3.5-turbo", *a = "alpaca-13b";
     expect(f, 0, "gpt-4", "81", g, v, "pair-v2", 1, 'A', 0);
     expect(f, 1, "gpt-4", "81", g, v, "pair-v2", 0, 'B', 0);
@@ -188,7 +188,7 @@ static void fastchat_single(void **state)
     fixture *f = *state;
     char path[700];
     snprintf(path, sizeof path, "%s/mt_bench/model_judgment/gpt-4_single.jsonl", f->data);
-    assert_int_equal(arb__import_fastchat(f->set, path, NULL, &f->errmsg), ARB_OK);
+    assert_int_equal(arb__import_fastchat(path, NULL, f->set, &f->errmsg), ARB_OK);
     assert_int_equal(arb__import_set_count(f->set), 0);
     assert_int_equal(arb__import_set_score_count(f->set), 4);
     static const struct {
@@ -235,9 +235,18 @@ static void fastchat_loose(void **state)
                                "\"g1_winner\": \"model_1\", \"g2_winner\": \"model_1\", "
                                "\"judge\": [\"gpt-4\", \"single-v1\"], \"m1_score\": 9, "
                                "\"m2_score\": 3}\n");
-    assert_int_equal(arb__import_fastchat(f->set, path, NULL, &f->errmsg), ARB_OK);
+    assert_int_equal(arb__import_fastchat(path, NULL, f->set, &f->errmsg), ARB_OK);
     assert_int_equal(arb__import_set_count(f->set), 4);
     assert_int_equal(arb__import_set_skipped(f->set), 1);
+    /* ... but its one battle is kept, as the battle importer gives it */
+    const arb_battles *own = arb__import_set_own_battles(f->set);
+    assert_non_null(own);
+    assert_int_equal(arb_battles_count(own), 1);
+    arb_battle battle = arb_battles_at(own, 0);
+    assert_string_equal(battle.question, "84");
+    assert_string_equal(battle.model_i, "a");
+    assert_string_equal(battle.reviewer, "gpt-4");
+    assert_int_equal(battle.s, -1);
     expect(f, 0, "claude-v1", "q7#3", "a", "b", NULL, 0, 'B', 0);
     expect(f, 1, "claude-v1", "q7#3", "a", "b", NULL, 1, 'E', 0);
     expect(f, 2, "me", "5", "b", "a", NULL, 0, 'C', 0);
@@ -295,7 +304,7 @@ static void fastchat_refusals(void **state)
     scratch(f, "bench/question.jsonl", "{\"question_id\": 81, \"turns\": \"one\"}\n");
     const char *path = scratch(f, "bench/model_judgment/gpt-4_pair.jsonl", good);
     char *err = NULL;
-    assert_int_equal(arb__import_fastchat(f->set, path, NULL, &err), ARB_PARSE);
+    assert_int_equal(arb__import_fastchat(path, NULL, f->set, &err), ARB_PARSE);
     assert_non_null(strstr(err, "bench/question.jsonl:1: field \"turns\": expected an array of "
                                 "the user's turns, got string \"one\""));
     free(err);
@@ -311,7 +320,7 @@ static void arena_hard_v2_folder(void **state)
     fixture *f = *state;
     char path[700];
     snprintf(path, sizeof path, "%s/arena-hard-v2.0/model_judgment/gpt-4.1", f->data);
-    assert_int_equal(arb__import_arena_hard(f->set, path, NULL, &f->errmsg), ARB_OK);
+    assert_int_equal(arb__import_arena_hard(path, NULL, f->set, &f->errmsg), ARB_OK);
     /* files in name order (deepseek-r1, qwq-32b); game 1: the baseline first (order 1) */
     assert_int_equal(arb__import_set_count(f->set), 12);
     const char *d = "deepseek-r1", *q = "qwq-32b", *o = "o3-mini", *t = "arena-hard";
@@ -333,7 +342,7 @@ static void arena_hard_v2_folder(void **state)
     /* --baseline does not override a line that names its own */
     arb__import_set *again = arb__import_set_create();
     arb_import_params params = {.source = "t", .baseline = "gpt-4-0314"};
-    assert_int_equal(arb__import_arena_hard(again, path, &params, &f->errmsg), ARB_OK);
+    assert_int_equal(arb__import_arena_hard(path, &params, again, &f->errmsg), ARB_OK);
     assert_string_equal(arb__import_set_at(again, 0).baseline, "o3-mini");
     arb__import_set_destroy(again);
 }
@@ -351,7 +360,7 @@ static void arena_hard_v01(void **state)
             "baseline (Arena-Hard v0.1 keeps it in the run's configuration); give it with "
             "--baseline MODEL");
     arb_import_params params = {.source = "t", .baseline = "gpt-4-0314"};
-    assert_int_equal(arb__import_arena_hard(f->set, file, &params, &f->errmsg), ARB_OK);
+    assert_int_equal(arb__import_arena_hard(file, &params, f->set, &f->errmsg), ARB_OK);
     assert_int_equal(arb__import_set_count(f->set), 4);
     const char *m = "gpt-4-0613", *b = "gpt-4-0314", *j = "gpt-4-1106-preview";
     expect(f, 0, j, "328c149ed45a41c0", m, b, "arena-hard", 1, 'B', 1);
@@ -370,14 +379,14 @@ static void arena_hard_names(void **state)
                                "{\"question_id\": 7, \"games\": [{\"score\": \"A>B\"}, "
                                "{\"score\": \"B>>A\"}]}\n");
     arb_import_params params = {.source = "t", .baseline = "base"};
-    assert_int_equal(arb__import_arena_hard(f->set, path, &params, &f->errmsg), ARB_OK);
+    assert_int_equal(arb__import_arena_hard(path, &params, f->set, &f->errmsg), ARB_OK);
     expect(f, 0, "my-judge", "7", "model-x", "base", "arena-hard", 1, 'A', 1);
     expect(f, 1, "my-judge", "7", "model-x", "base", "arena-hard", 0, 'B', 2);
     /* the folder: only *.jsonl files count; none is an error */
     scratch(f, "judges/my-judge/notes.txt", "not judgments\n");
     arb__import_set *again = arb__import_set_create();
     snprintf(f->path, sizeof f->path, "%s/judges/my-judge/", f->dir);
-    assert_int_equal(arb__import_arena_hard(again, f->path, &params, &f->errmsg), ARB_OK);
+    assert_int_equal(arb__import_arena_hard(f->path, &params, again, &f->errmsg), ARB_OK);
     assert_int_equal(arb__import_set_count(again), 2);
     arb__import_set_destroy(again);
     char empty[700];
