@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_store.h"
 #include "internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,38 +21,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char items[] = "{\"id\":\"q1\",\"question\":\"one?\"}\n"
                             "{\"id\":7,\"question\":\"seven?\"}\n";
 
-static long long count(arb_store *s, const char *sql)
-{
-    sqlite3_stmt *q = NULL;
-    long long n = -1;
-    if (sqlite3_prepare_v2(arb__store_db(s), sql, -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-        n = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return n;
-}
-
 /* Stores set as source "fuzz" and checks what the file comment promises. */
 static void store_and_check(arb_store *store, const arb__import_set *set)
 {
-    long long before = count(store, "SELECT count(*) FROM pairwise");
+    long long before = fuzz_count(store, "SELECT count(*) FROM pairwise");
     arb_import_stats st;
     arb_status rc = arb__store_put_import(store, "fuzz", "judgments", "fuzz", set, &st);
     if (rc != ARB_OK) {
-        if (count(store, "SELECT count(*) FROM pairwise") != before) abort();
+        if (fuzz_count(store, "SELECT count(*) FROM pairwise") != before) abort();
         if (rc == ARB_INVALID && strncmp(arb_store_errmsg(store), "fuzz:", 5) != 0) abort();
         return;
     }
     size_t n = arb__import_set_count(set);
     if (st.judgments != n) abort();
-    if (count(store, "SELECT count(*) FROM pairwise WHERE source = 'fuzz'") != (long long)n)
+    if (fuzz_count(store, "SELECT count(*) FROM pairwise WHERE source = 'fuzz'") != (long long)n)
         abort();
-    if (count(store, "SELECT count(*) FROM pairwise WHERE model_verdict <> CASE"
+    if (fuzz_count(store, "SELECT count(*) FROM pairwise WHERE model_verdict <> CASE"
                      " WHEN position_verdict = 'A' THEN (CASE ord WHEN 0 THEN 'a' ELSE 'b' END)"
                      " WHEN position_verdict = 'B' THEN (CASE ord WHEN 0 THEN 'b' ELSE 'a' END)"
                      " ELSE lower(position_verdict) END") != 0)
         abort();
-    if (count(store, "SELECT count(*) FROM pairwise WHERE position_verdict <> 'E'") !=
+    if (fuzz_count(store, "SELECT count(*) FROM pairwise WHERE position_verdict <> 'E'") !=
         (long long)st.battles)
         abort();
     arb_import_stats again;
@@ -59,20 +49,13 @@ static void store_and_check(arb_store *store, const arb__import_set *set)
         again.judgments != st.judgments || again.battles != st.battles ||
         again.items_added != 0)
         abort();
-    if (count(store, "SELECT count(*) FROM pairwise") != before + (long long)n) abort();
+    if (fuzz_count(store, "SELECT count(*) FROM pairwise") != before + (long long)n) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static arb_store *store;
-    if (!store) {
-        arb_dataset *ds = arb_dataset_create();
-        if (arb_store_open(":memory:", &store) != ARB_OK || !ds ||
-            arb_dataset_add_items_jsonl(ds, "items", items, strlen(items)) != ARB_OK ||
-            arb__store_put_dataset(store, ds) != ARB_OK)
-            abort();
-        arb_dataset_destroy(ds);
-    }
+    if (!store) store = fuzz_store_with_items(items);
     for (int csv = 0; csv < 2; csv++) {
         arb__import_set *set = arb__import_set_create();
         if (!set) abort();
