@@ -325,6 +325,19 @@ static void store_rows(void **state)
                           " model_a = 'm0' AND model_b = 'm1' AND reviewer = 'j1'"), 1);
     assert_int_equal(q(f, "SELECT count(*) FROM judgment_sources WHERE name = 'src1' AND"
                           " kind = 'judgments' AND n_judgments = 5 AND n_skipped = 0"), 1);
+    /* export writes the source, the strength and the answers back */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(arb_store_export(f->store, "jsonl", out), ARB_OK);
+    fclose(out);
+    assert_non_null(strstr(text, "\"order\":1,\"rep\":0,\"position_verdict\":\"B\","));
+    assert_non_null(strstr(text, ",\"request\":\"{\\\"messages\\\":[]}\",\"question\":\"new?\","
+                                 "\"candidate_answer\":\"xyz\",\"baseline_answer\":\"uv\","
+                                 "\"category\":\"cat\",\"language\":null,\"source\":\"src1\","
+                                 "\"strength\":\"strong\"}\n"));
+    free(text);
     /* the battles read back with strong kept */
     arb_battles *b = arb_battles_create();
     assert_int_equal(arb_store_get_battles(f->store, "src1", b), ARB_OK);
