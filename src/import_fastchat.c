@@ -300,6 +300,14 @@ static arb_status load_bench(fastchat_import *im, arb_battles *b, const char *pa
 
 /* ---- the judgment lines --------------------------------------------------------------------- */
 
+/* The line's own "category" when it has one (FastChat's do not; other writers' may), else the
+** question's in question.jsonl; NULL when neither says. */
+static const char *category_of(json_t *obj, json_t *question)
+{
+    const char *own = arb__battles_name_text(json_object_get(obj, "category"));
+    return own ? own : json_string_value(json_object_get(question, "category"));
+}
+
 /* The verdict in positions of a game whose s is -1 (shown first better), 0, +1 or 2 (error). */
 static char position_verdict(int s)
 {
@@ -378,7 +386,7 @@ static arb_status pair_line(fastchat_import *im, arb_battles *b, json_t *obj, co
             .options = 3,
             .order = first == candidate ? 0 : 1,
             .position_verdict = position_verdict(game == 0 ? p.s1 : p.s2),
-            .category = json_string_value(json_object_get(question, "category")),
+            .category = category_of(obj, question),
             .question = turn_text(json_object_get(question, "turns"), p.turn),
             .candidate_answer = candidate == p.model_1 ? text_1 : text_2,
             .baseline_answer = candidate == p.model_1 ? text_2 : text_1,
@@ -442,7 +450,7 @@ static arb_status single_line(fastchat_import *im, arb_battles *b, json_t *obj,
             .template_name = p.prompt,
             .value = value,
             .reason = reason,
-            .category = json_string_value(json_object_get(question, "category")),
+            .category = category_of(obj, question),
             .question = turn_text(json_object_get(question, "turns"), p.turn),
             .answer = turn_text(json_object_get(turns, p.question_id), p.turn),
             .raw = json_string_value(json_object_get(obj, "judgment")),

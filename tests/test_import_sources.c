@@ -230,7 +230,8 @@ static void fastchat_loose(void **state)
                                "\"g1_winner\": \"model_2\", \"g2_winner\": \"error\", "
                                "\"turn\": 3}\n"
                                "{\"question_id\": 5, \"model_1\": \"b\", \"model_2\": \"a\", "
-                               "\"g1_winner\": \"tie\", \"g2_winner\": \"tie\", \"judge\": \"me\"}\n"
+                               "\"g1_winner\": \"tie\", \"g2_winner\": \"tie\", \"judge\": \"me\", "
+                               "\"category\": \"math\"}\n"
                                "{\"question_id\": 84, \"model_1\": \"a\", \"model_2\": \"b\", "
                                "\"g1_winner\": \"model_1\", \"g2_winner\": \"model_1\", "
                                "\"judge\": [\"gpt-4\", \"single-v1\"], \"m1_score\": 9, "
@@ -251,6 +252,7 @@ static void fastchat_loose(void **state)
     expect(f, 1, "claude-v1", "q7#3", "a", "b", NULL, 1, 'E', 0);
     expect(f, 2, "me", "5", "b", "a", NULL, 0, 'C', 0);
     expect_texts(f, 0, NULL, NULL, NULL, NULL, NULL);
+    expect_texts(f, 2, "math", NULL, NULL, NULL, NULL); /* a line's own category */
     char where[700];
     snprintf(where, sizeof where, "%s:2", path);
     assert_string_equal(arb__import_set_at(f->set, 2).where, where);
