@@ -668,7 +668,9 @@ typedef struct arb_labels_import_stats {
 
 /* Imports labels from a JSONL or CSV file (format "jsonl", "csv", or NULL to choose by the
 ** file name's extension). Fields: item, candidate, baseline, verdict (model verdict a/b/c/d),
-** annotator; optional shown_order (0/1) and time_ms. Every item must already be in the store.
+** annotator; optional shown_order (0/1) and time_ms. Format "fastchat-human" reads MT-Bench
+** human judgments instead (JSONL: question_id, model_a, model_b, winner, judge, turn; the
+** mapping is in README "Human labels"). Every item must already be in the store.
 ** All or nothing: on bad input returns ARB_PARSE, stores nothing, and arb_store_errmsg() says
 ** "file:line: field: what was expected". */
 ARB_API arb_status arb_labels_import(arb_store *store, const char *path, const char *format,
@@ -699,6 +701,7 @@ typedef struct arb_import_stats {
     size_t skipped;        /* lines or games read but not stored (counted, README says why) */
     size_t battles;        /* battles derived for the rankings (METHODS §6) */
     size_t items_added;    /* items the store did not have before */
+    size_t battles_left_out; /* judgments without a verdict (E), so without a battle: counted */
 } arb_import_stats;
 
 /* Imports path as kind ("judgments": the generic JSONL/CSV format; "fastchat": FastChat
@@ -958,6 +961,7 @@ typedef struct arb_battle {
     const char *reviewer; /* judge, human, or "" when the source does not say */
     int s;                /* -1 i better, 0 tie, +1 j better */
     int both_bad;         /* a tie where both answers were bad (arena "tie (bothbad)") */
+    int strong;           /* a win the reviewer called strong (Arena-Hard A>>B); only s != 0 */
     double style_i[ARB_STYLE__COUNT], style_j[ARB_STYLE__COUNT];
 } arb_battle;
 

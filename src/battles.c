@@ -7,6 +7,7 @@
 **
 ** Invariants:
 **   - Every battle in a set has i != j, s in {-1, 0, 1}, both_bad only on a tie (s == 0),
+**     strong only on a win (s != 0; Arena-Hard's A>>B, stored as extra "strong": true),
 **     non-empty question and model names, and style covariates that are NAN or in
 **     [0, FLT_MAX] (the style column is float: counts are exact up to 2^24).
 **   - style is NULL until the first battle with a known style value arrives; it is then
@@ -249,6 +250,8 @@ arb_status arb_battles_add(arb_battles *b, const arb_battle *battle)
     if (battle->both_bad && battle->s != 0)
         return arb__battles_fail(b, ARB_INVALID,
                                  "battles: both_bad marks a tie, but s is %d", battle->s);
+    if (battle->strong && battle->s == 0)
+        return arb__battles_fail(b, ARB_INVALID, "battles: strong marks a win, but s is 0");
     int any_style = 0;
     for (int k = 0; k < ARB_STYLE__COUNT; k++) {
         if (!style_ok(battle->style_i[k]) || !style_ok(battle->style_j[k]))
@@ -276,7 +279,7 @@ arb_status arb_battles_add(arb_battles *b, const arb_battle *battle)
     b->j[n] = j;
     b->r[n] = r;
     b->s[n] = (int8_t)battle->s;
-    b->both_bad[n] = battle->both_bad ? 1 : 0;
+    b->both_bad[n] = (uint8_t)((battle->both_bad ? 1 : 0) | (battle->strong ? 2 : 0));
     if (b->style) {
         float *st = b->style + n * STYLE_STRIDE;
         for (int k = 0; k < ARB_STYLE__COUNT; k++) {
@@ -299,7 +302,8 @@ arb_battle arb_battles_at(const arb_battles *b, size_t index)
     battle.model_j = b->models.names[b->j[index]];
     battle.reviewer = b->reviewers.names[b->r[index]];
     battle.s = b->s[index];
-    battle.both_bad = b->both_bad[index];
+    battle.both_bad = b->both_bad[index] & 1;
+    battle.strong = (b->both_bad[index] >> 1) & 1;
     if (b->style) {
         const float *st = b->style + index * STYLE_STRIDE;
         for (int k = 0; k < ARB_STYLE__COUNT; k++) {
@@ -818,7 +822,7 @@ arb_status arb_battles_write_jsonl(const arb_battles *b, FILE *out)
 
 /* ---- the store's battles table --------------------------------------------------------------- */
 
-/* The extra JSON of a stored battle: both_bad and the known style covariates, e.g.
+/* The extra JSON of a stored battle: both_bad, strong and the known style covariates, e.g.
 ** {"both_bad":true,"style_i":{"length":812,"headers":2},"style_j":{...}}; "{}" when there is
 ** nothing. Caller frees; NULL when out of memory. */
 static char *extra_json(const arb_battle *battle)
@@ -826,6 +830,7 @@ static char *extra_json(const arb_battle *battle)
     json_t *obj = json_object();
     int bad = !obj;
     if (!bad && battle->both_bad) bad = arb__json_set(obj, "both_bad", json_true());
+    if (!bad && battle->strong) bad = arb__json_set(obj, "strong", json_true());
     for (int side = 0; side < 2 && !bad; side++) {
         const double *style = side ? battle->style_j : battle->style_i;
         json_t *st = NULL;
@@ -918,7 +923,7 @@ done:
     return st;
 }
 
-/* Reads the extra JSON of a stored battle into battle (both_bad, style). -1 when it is not
+/* Reads the extra JSON of a stored battle into battle (both_bad, strong, style). -1 when it is not
 ** what arb_store_put_battles writes. Unknown keys are ignored (a newer arbiter may add some). */
 static int parse_extra(const char *text, arb_battle *battle)
 {
@@ -926,6 +931,7 @@ static int parse_extra(const char *text, arb_battle *battle)
     int bad = !json_is_object(obj);
     if (!bad) {
         battle->both_bad = json_is_true(json_object_get(obj, "both_bad"));
+        battle->strong = json_is_true(json_object_get(obj, "strong"));
         for (int side = 0; side < 2 && !bad; side++) {
             json_t *st = json_object_get(obj, side ? "style_j" : "style_i");
             double *style = side ? battle->style_j : battle->style_i;

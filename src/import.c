@@ -65,15 +65,15 @@ static int cmp_names(const void *pa, const void *pb)
     return strcmp(*(char *const *)pa, *(char *const *)pb);
 }
 
-static void free_names(char **names, size_t n)
+/* See internal.h. */
+void arb__import_free_names(char **names, size_t n)
 {
     for (size_t k = 0; k < n; k++) free(names[k]);
     free(names);
 }
 
-/* The entries of folder except "." and "..", sorted bytewise (readdir's order is the file
-** system's). *names and each name are the caller's (free_names). */
-static arb_status list_folder(arb_battles *b, const char *folder, char ***names, size_t *n)
+/* See internal.h. */
+arb_status arb__import_list_folder(arb_battles *b, const char *folder, char ***names, size_t *n)
 {
     *names = NULL;
     *n = 0;
@@ -104,7 +104,7 @@ static arb_status list_folder(arb_battles *b, const char *folder, char ***names,
     }
     closedir(dir);
     if (st) {
-        free_names(*names, *n);
+        arb__import_free_names(*names, *n);
         *names = NULL;
         *n = 0;
         return arb__battles_fail(b, st, "%s: out of memory", folder);
@@ -191,7 +191,7 @@ static arb_status prd_load_styles(arb_battles *b, const char *root, prd_styles *
     arb_status st = ARB_OK;
     char **names = NULL;
     size_t n = 0;
-    if (is_kind(folder, 1)) st = list_folder(b, folder, &names, &n);
+    if (is_kind(folder, 1)) st = arb__import_list_folder(b, folder, &names, &n);
     for (size_t k = 0; k < n && !st; k++) {
         static const char prefix[] = "answer_";
         size_t len = strlen(names[k]);
@@ -208,7 +208,7 @@ static arb_status prd_load_styles(arb_battles *b, const char *root, prd_styles *
         free(model);
         free(path);
     }
-    free_names(names, n);
+    arb__import_free_names(names, n);
     free(folder);
     return st;
 }
@@ -282,7 +282,7 @@ static arb_status prd_folder(arb_battles *b, const char *folder, const char *rev
 {
     char **names = NULL;
     size_t n = 0;
-    arb_status st = list_folder(b, folder, &names, &n);
+    arb_status st = arb__import_list_folder(b, folder, &names, &n);
     for (size_t k = 0; k < n && !st; k++) {
         const char *name = names[k];
         size_t len = strlen(name);
@@ -316,7 +316,7 @@ static arb_status prd_folder(arb_battles *b, const char *folder, const char *rev
         free(y);
         free(path);
     }
-    free_names(names, n);
+    arb__import_free_names(names, n);
     return st;
 }
 
@@ -335,7 +335,7 @@ static arb_status import_prd(arb_battles *b, const char *root)
     prd_styles styles;
     memset(&styles, 0, sizeof styles);
     arb_status st = prd_load_styles(b, root, &styles);
-    if (!st) st = list_folder(b, root, &names, &n);
+    if (!st) st = arb__import_list_folder(b, root, &names, &n);
     for (size_t k = 0; k < n && !st; k++) {
         static const char prefix[] = "ratings-";
         if (strncmp(names[k], prefix, sizeof prefix - 1) || !names[k][sizeof prefix - 1])
@@ -348,7 +348,7 @@ static arb_status import_prd(arb_battles *b, const char *root)
         }
         free(folder);
     }
-    free_names(names, n);
+    arb__import_free_names(names, n);
     arb__strtab_free(&styles.keys);
     free(styles.style);
     if (!st && !folders)
@@ -368,95 +368,16 @@ static arb_status arena_battle(void *ud, arb_battles *b, json_t *obj, const char
 
 /* ---- FastChat MT-Bench pairwise judgments ---------------------------------------------------- */
 
-/* The s of a FastChat winner for a game that showed `first` first: "model_1"/"model_2" name
-** the model (already mapped back by FastChat), "tie"; 2 for "error"; 3 for anything else. */
-static int fastchat_s(const char *winner, const char *first)
-{
-    if (!winner) return 3;
-    if (!strcmp(winner, "tie")) return 0;
-    if (!strcmp(winner, "error")) return 2;
-    if (strcmp(winner, "model_1") && strcmp(winner, "model_2")) return 3;
-    return !strcmp(winner, first) ? -1 : 1;
-}
-
-/* Adds the two games of one judgment (models and verdicts already checked). */
-static arb_status fastchat_games(arb_battles *b, arb_battle *battle, const char *m1,
-                                 const char *m2, int s1, int s2, int single, const char *path,
-                                 size_t line)
-{
-    arb_status st;
-    /* game 1: model_1 shown first */
-    battle->model_i = m1;
-    battle->model_j = m2;
-    battle->s = s1;
-    if (s1 == 2) b->skipped++;
-    else if ((st = add_at(b, battle, path, line))) return st;
-    /* Pairs graded by single-answer scores (m1_score, m2_score) carry one verdict written
-    ** twice and no shown order: one battle, not two. */
-    if (single) return ARB_OK;
-    /* game 2: model_2 shown first; g2_winner names the model, so model_2 winning is i better */
-    battle->model_i = m2;
-    battle->model_j = m1;
-    battle->s = s2;
-    if (s2 == 2) {
-        b->skipped++;
-        return ARB_OK;
-    }
-    return add_at(b, battle, path, line);
-}
-
-/* One judgment line (fastchat/llm_judge, model_judgment/<judge>_pair.jsonl): two games. */
+/* One judgment line (fastchat/llm_judge, model_judgment/<judge>_pair.jsonl): two games, read
+** as the judgment importer reads them (import_fastchat.c). */
 static arb_status fastchat_judgment(void *ud, arb_battles *b, json_t *obj, const char *path,
                                     size_t line)
 {
     (void)ud;
-    char qbuf[32];
-    arb_battle battle = arb_battle_init();
-    json_t *v = json_object_get(obj, "question_id");
-    const char *qid = arb__battles_question_text(v, qbuf, sizeof qbuf);
-    if (!qid)
-        return arb__battles_field_fail(b, path, line, "question_id",
-                                       "an integer or a non-empty string", v);
-    v = json_object_get(obj, "turn");
-    json_int_t turn = 1;
-    if (v && !json_is_null(v)) {
-        turn = json_is_integer(v) ? json_integer_value(v) : 0;
-        if (turn < 1) return arb__battles_field_fail(b, path, line, "turn", "an integer >= 1", v);
-    }
-    static const char hint[] = "a non-empty string (a pairwise judgment; single-answer grading "
-                               "files have \"model\" and \"score\" instead)";
-    const char *m1 = arb__battles_name_text(v = json_object_get(obj, "model_1"));
-    if (!m1) return arb__battles_field_fail(b, path, line, "model_1", hint, v);
-    const char *m2 = arb__battles_name_text(v = json_object_get(obj, "model_2"));
-    if (!m2) return arb__battles_field_fail(b, path, line, "model_2", hint, v);
-    if (!strcmp(m1, m2))
-        return arb__battles_field_fail(b, path, line, "model_2", "a model other than model_1", v);
-    v = json_object_get(obj, "judge");
-    battle.reviewer = "";
-    if (json_is_array(v)) { /* [judge model, prompt name]: the model is the reviewer */
-        json_t *model = json_array_get(v, 0);
-        if (!(battle.reviewer = arb__battles_name_text(model)))
-            return arb__battles_field_fail(b, path, line, "judge",
-                                           "an array starting with the judge model's name",
-                                           model ? model : v);
-    } else if (v && !json_is_null(v)) {
-        if (!(battle.reviewer = arb__battles_name_text(v)))
-            return arb__battles_field_fail(b, path, line, "judge",
-                                           "an array [judge model, prompt name] or a string", v);
-    }
-    static const char winners[] = "\"model_1\", \"model_2\", \"tie\" or \"error\"";
-    json_t *g1 = json_object_get(obj, "g1_winner"), *g2 = json_object_get(obj, "g2_winner");
-    int s1 = fastchat_s(json_string_value(g1), "model_1");
-    int s2 = fastchat_s(json_string_value(g2), "model_2");
-    if (s1 == 3) return arb__battles_field_fail(b, path, line, "g1_winner", winners, g1);
-    if (s2 == 3) return arb__battles_field_fail(b, path, line, "g2_winner", winners, g2);
-    /* the second turn of a question is a comparison of its own: "<question_id>#<turn>" */
-    char *owned = turn == 1 ? NULL : arb__sprintf("%s#%" JSON_INTEGER_FORMAT, qid, turn);
-    if (turn != 1 && !owned) return arb__battles_fail(b, ARB_NOMEM, "%s: out of memory", path);
-    battle.question = owned ? owned : qid;
-    arb_status st = fastchat_games(b, &battle, m1, m2, s1, s2,
-                                   json_object_get(obj, "m1_score") != NULL, path, line);
-    free(owned);
+    arb__fastchat_line p;
+    arb_status st = arb__fastchat_pair_read(b, obj, path, line, &p);
+    if (!st) st = arb__fastchat_battles(b, &p, p.judge, path, line);
+    arb__fastchat_line_free(&p);
     return st;
 }
 

@@ -44,6 +44,7 @@ struct arb__import_set {
     stored_score *scores;
     size_t n_scores, cap_scores;
     size_t skipped;
+    arb_battles *battles;    /* battles the source gives without a judgment behind them */
 };
 
 #define SCORE_BIT ((size_t)1 << (sizeof(size_t) * 8 - 1))
@@ -58,6 +59,7 @@ void arb__import_set_destroy(arb__import_set *set)
     free(set->keyed);
     free(set->judgments);
     free(set->scores);
+    arb_battles_destroy(set->battles);
     free(set);
 }
 
@@ -96,7 +98,7 @@ static int claim_key(arb__import_set *set, const char *key, size_t entry, size_t
 /* The key of a judgment: fields joined by \x1f (unit separator, never in a name we accept
 ** as meaningful; a name containing it still gives a distinct key because every field is
 ** followed by one). */
-static char *judgment_key(const arb__import_judgment *j)
+char *arb__import_judgment_key(const arb__import_judgment *j)
 {
     const char *first = j->order == 0 ? j->candidate : j->baseline;
     const char *second = j->order == 0 ? j->baseline : j->candidate;
@@ -129,7 +131,7 @@ arb_status arb__import_set_add(arb__import_set *set, const arb__import_judgment 
                      "and strength 0..2", where);
         return ARB_INVALID;
     }
-    char *key = judgment_key(j);
+    char *key = arb__import_judgment_key(j);
     if (!key) return ARB_NOMEM;
     size_t first = 0;
     int claimed = claim_key(set, key, set->n_judgments, &first);
@@ -216,6 +218,17 @@ arb_status arb__import_set_add_score(arb__import_set *set, const arb__import_sco
     s->value = sc->value;
     set->n_scores++;
     return ARB_OK;
+}
+
+arb_battles *arb__import_set_battles(arb__import_set *set)
+{
+    if (set && !set->battles) set->battles = arb_battles_create();
+    return set ? set->battles : NULL;
+}
+
+const arb_battles *arb__import_set_own_battles(const arb__import_set *set)
+{
+    return set ? set->battles : NULL;
 }
 
 void arb__import_set_skip(arb__import_set *set, size_t n)

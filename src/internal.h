@@ -108,6 +108,20 @@ int arb__listen(const char *address, int port, const char *who, int *family, int
 double arb__now_ms(void);           /* monotonic clock, milliseconds */
 char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
 
+/* ---- csv.c: CSV text record by record (RFC 4180, libcsv strict mode) ----------------------- */
+
+/* One record: n fields, each NUL-terminated with its length in lens (a field may hold a NUL
+** byte). line: the physical line it starts on; index: 0 for the first record (a header).
+** Returns ARB_OK to go on; any other status stops the walk and is returned as it is (the
+** callback keeps its own message). */
+typedef arb_status (*arb__csv_record_fn)(void *ud, size_t line, size_t index,
+                                         const char *const *fields, const size_t *lens,
+                                         size_t n);
+/* Hands each record of text (path names it in messages) to fn. Malformed CSV is ARB_PARSE
+** with *errmsg "path:line: malformed CSV: ..." (caller frees); ARB_NOMEM, ARB_TOOBIG. */
+arb_status arb__csv_each_record(const char *path, const char *text, size_t len,
+                                arb__csv_record_fn fn, void *ud, char **errmsg);
+
 /* Interned strings: each distinct string gets the next index (0, 1, ...). Open addressing on
 ** xxh3; names[k] is the k-th string (owned). */
 typedef struct arb__strtab {
@@ -436,7 +450,7 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
 typedef struct arb__import_judgment {
     const char *judge, *item, *candidate, *baseline;
     const char *protocol;        /* NULL: "sbs" */
-    const char *template_name;   /* NULL: the source name */
+    const char *template_name;   /* NULL: "imported" */
     int options;                 /* 2, 3 or 4 (METHODS §2.1) */
     int order;                   /* 0: candidate shown first; 1: baseline shown first */
     int rep;                     /* >= 0 */
@@ -456,7 +470,7 @@ typedef struct arb__import_judgment {
 typedef struct arb__import_score {
     const char *judge, *item, *model;
     const char *kind;            /* "yesno", "grade" or "grade10" */
-    const char *template_name;   /* NULL: the source name */
+    const char *template_name;   /* NULL: "imported" */
     int rep;
     int value;                   /* -1: no valid verdict (E) */
     const char *reason;          /* why value is -1 */
@@ -476,6 +490,11 @@ arb_status arb__import_set_add(arb__import_set *set, const arb__import_judgment 
 /* Adds a copy of sc; duplicates (judge, item, model, kind, template, rep) are refused. */
 arb_status arb__import_set_add_score(arb__import_set *set, const arb__import_score *sc,
                                      char **errmsg);
+/* The battles a source gives without a judgment behind them (FastChat pairs graded by two
+** single-answer calls: a verdict but no shown order), stored after those derived from the
+** judgments. Created on first use (NULL when out of memory); owned by the set. */
+arb_battles *arb__import_set_battles(arb__import_set *set);
+const arb_battles *arb__import_set_own_battles(const arb__import_set *set); /* NULL: none */
 /* A line read but not stored (e.g. a game without a score): counted, with its reason. */
 void arb__import_set_skip(arb__import_set *set, size_t n);
 size_t arb__import_set_count(const arb__import_set *set);
@@ -484,6 +503,91 @@ size_t arb__import_set_skipped(const arb__import_set *set);
 /* The i-th judgment/score in the order added; strings owned by the set. */
 arb__import_judgment arb__import_set_at(const arb__import_set *set, size_t i);
 arb__import_score arb__import_set_score_at(const arb__import_set *set, size_t i);
+/* The key two imports may not share (protocol, judge, template, options, item, answer shown
+** first, answer shown second, rep), as text; caller frees; NULL when out of memory. */
+char *arb__import_judgment_key(const arb__import_judgment *j);
+
+/* Stores set as source (store_import.c), all or nothing, in one transaction (a savepoint when
+** the caller holds one): first everything source brought before is deleted (its pairwise and
+** pointwise rows, their calls, its battles, its families, its judgment_sources row); then a
+** judgment that another source, or arbiter itself, already holds under the same key is
+** refused (ARB_INVALID, "where: ... already judged by arbiter" / "... imported from source
+** \"X\""), as is an answer text that differs from the stored one and a name given two
+** families. Missing items are added after the store's last (items.seq, in order of first
+** appearance), answers and families stored, a call row made for each judgment with a raw text
+** or a request, and the battles derived from the judgments stored under source (METHODS §6:
+** i = shown first; A -1, B +1, C and D 0 (D both_bad), E left out and counted; strength 2
+** strong). kind and path are recorded in judgment_sources. stats (may be NULL) gets the
+** counts, zero on failure. Borrowing only; the message is in the store. */
+arb_status arb__store_put_import(arb_store *s, const char *source, const char *kind,
+                                 const char *path, const arb__import_set *set,
+                                 arb_import_stats *stats);
+
+/* A reader of one kind of judgment source (import_judgments.c's table of kinds): reads path
+** into set. Bad input is ARB_PARSE with *errmsg "file:line: field \"x\": ..." (caller frees);
+** ARB_IO, ARB_TOOBIG, ARB_NOMEM likewise. */
+typedef arb_status (*arb__import_reader_fn)(const char *path, const arb_import_params *params,
+                                            arb__import_set *set, char **errmsg);
+/* The generic format (import judgments): JSONL, or CSV when path ends in .csv. */
+arb_status arb__import_generic(const char *path, const arb_import_params *params,
+                               arb__import_set *set, char **errmsg);
+/* The generic format on text already read (path names it in messages; csv: CSV with a header,
+** else JSONL); what arb__import_generic does once the file is read, and what the fuzz target
+** drives. text is borrowed. */
+arb_status arb__import_generic_text(const char *path, const char *text, size_t len, int csv,
+                                    arb__import_set *set, char **errmsg);
+
+/* Readers of other tools' judgment files into a set (import_fastchat.c, import_arena_hard.c;
+** mappings in README "Import"). All or nothing is the caller's: on failure the set may hold
+** part of the file and must be dropped. ARB_PARSE (or ARB_NOTFOUND / ARB_IO / ARB_INVALID) with
+** *errmsg (caller frees) "path:line: field \"x\": expected ..., got ...". */
+/* FastChat model_judgment/<judge>_pair.jsonl (two judgments per line) or _single.jsonl
+** (grade10 scores); params->baseline picks the baseline of a pair (else model_2). */
+arb_status arb__import_fastchat(const char *path, const arb_import_params *params,
+                                arb__import_set *set, char **errmsg);
+/* Arena-Hard-Auto model_judgment/<judge>/ folder of <model>.jsonl files, or one such file;
+** params->baseline names the baseline of lines that do not (v0.1), and is then required. */
+arb_status arb__import_arena_hard(const char *path, const arb_import_params *params,
+                                  arb__import_set *set, char **errmsg);
+
+/* The entries of folder except "." and "..", sorted bytewise (readdir's order is the file
+** system's), so an import reads a folder in the same order everywhere. *names and each name
+** are the caller's (arb__import_free_names). ARB_NOTFOUND / ARB_IO / ARB_NOMEM with b's
+** message. (import.c) */
+arb_status arb__import_list_folder(arb_battles *b, const char *folder, char ***names, size_t *n);
+void arb__import_free_names(char **names, size_t n);
+
+/* One FastChat pairwise judgment line as both importers read it (battles: import.c;
+** judgments: import_fastchat.c). Strings borrow the JSON object, except item. */
+typedef struct arb__fastchat_line {
+    char *item;              /* "<question_id>", or "<question_id>#<turn>" from turn 2 (owned) */
+    const char *question_id; /* as text (an integer id is written into qbuf) */
+    char qbuf[32];
+    json_int_t turn;         /* 1 when absent */
+    const char *model_1, *model_2;
+    const char *judge;       /* judge model; "" when the line names none */
+    const char *prompt;      /* the judge prompt's name ("pair-v2"), NULL when not given */
+    int s1, s2;              /* game 1 (model_1 shown first) and game 2 (model_2 shown first),
+                             ** for the answer shown first: -1 better, 0 tie, +1 worse, 2 error */
+    int single;              /* m1_score given: one verdict from two grades, no shown order */
+    const char *judgment_1, *judgment_2; /* g1_judgment, g2_judgment (NULL when absent) */
+} arb__fastchat_line;
+/* Reads one pairwise line read from path:line into *p (free with arb__fastchat_line_free,
+** also after a failure). ARB_PARSE with b's message "path:line: field ..." when it is not one. */
+arb_status arb__fastchat_pair_read(arb_battles *b, json_t *obj, const char *path, size_t line,
+                                   arb__fastchat_line *p);
+/* Adds the battles of one pairwise line read by arb__fastchat_pair_read to b (METHODS §6):
+** game 1 (model_1 shown first) and game 2 (model_2 first), an "error" game left out and
+** counted (b->skipped); one battle for a single-graded pair. reviewer: the judge's name. */
+arb_status arb__fastchat_battles(arb_battles *b, const arb__fastchat_line *p,
+                                 const char *reviewer, const char *path, size_t line);
+void arb__fastchat_line_free(arb__fastchat_line *p);
+
+/* Which way round the stored pairwise judgments take the models x and y (store_labels.c):
+** *which = 1 when x is their candidate and y the baseline, 2 when y is, 0 when the pair was
+** never judged. The item's own judgments decide first, then the pair's on any item. */
+arb_status arb__store_pair_orientation(arb_store *s, const char *item, const char *x,
+                                       const char *y, int *which);
 
 /* Families of judges and contestants (table families, METHODS §5/§6). role is "judge" or
 ** "model"; source names the judges file or import that said so (may be NULL). Upserts. */
@@ -1064,7 +1168,7 @@ struct arb_battles {
     arb__strtab questions, models, reviewers;
     uint32_t *q, *i, *j, *r; /* per battle: indices into the tables above */
     int8_t *s;               /* -1 i better, 0 tie, +1 j better */
-    uint8_t *both_bad;
+    uint8_t *both_bad;        /* per battle: bit 0 both_bad, bit 1 strong */
     float *style;            /* n x 2 x ARB_STYLE__COUNT (i then j), NAN unknown; NULL while no
                                 battle has any style value */
     size_t n, cap;

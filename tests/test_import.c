@@ -57,13 +57,7 @@ static int teardown(void **state)
 /* f->path = <scratch>/<name>; creates the folders on the way and writes text when not NULL. */
 static const char *scratch(fixture *f, const char *name, const char *text)
 {
-    snprintf(f->path, sizeof f->path, "%s/%s", f->dir, name);
-    for (char *p = f->path + strlen(f->dir) + 1; (p = strchr(p, '/')); p++) {
-        *p = '\0';
-        mkdir(f->path, 0700);
-        *p = '/';
-    }
-    if (text) assert_int_equal(arb_test_write_file(f->path, text, strlen(text)), 0);
+    assert_non_null(arb_test_scratch(f->dir, name, text, f->path, sizeof f->path));
     return f->path;
 }
 

@@ -100,6 +100,33 @@ static void assert_message(fixture *f, const char *where, const char *want)
 }
 
 /* ---- importing ----------------------------------------------------------------------------- */
+/* A judgment of judge "j" on item, candidate vs baseline, candidate shown first: [[A]]. */
+static void put_judgment(fixture *f, const char *item, const char *candidate,
+                         const char *baseline)
+{
+    arb__pairwise_row row;
+    memset(&row, 0, sizeof row);
+    row.judge_name = "j";
+    row.item_id = item;
+    row.candidate = candidate;
+    row.baseline = baseline;
+    row.template_name = "t";
+    row.options = 3;
+    row.position_verdict = 'A';
+    if (arb_test_put_sbs_judgment(f->store, &row, NULL)) fail();
+}
+
+/* The stored label of annotator on item as "candidate>baseline:verdict:shown_order". */
+static void assert_label(fixture *f, const char *item, const char *annotator, const char *want)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM human_labels WHERE item_id = '%s' AND "
+             "annotator = '%s' AND candidate || '>' || baseline || ':' || verdict || ':' || "
+             "shown_order = '%s'", item, annotator, want);
+    if (arb_test_query_int(f->store, sql) != 1) fail_msg("no label %s on %s by %s", want, item,
+                                                         annotator);
+}
+
 
 static void import_jsonl_fields(void **state)
 {
@@ -313,7 +340,7 @@ static void import_bad_arguments(void **state)
     assert_int_equal(arb_labels_import(f->store, f->file, "jsonl", NULL), ARB_OK);
     assert_int_equal(count_labels(f), 1);
     assert_int_equal(arb_labels_import(f->store, f->file, "xml", NULL), ARB_INVALID);
-    assert_non_null(strstr(arb_store_errmsg(f->store), "expected jsonl or csv"));
+    assert_non_null(strstr(arb_store_errmsg(f->store), "expected jsonl, csv or fastchat-human"));
     char missing[256];
     snprintf(missing, sizeof missing, "%s/missing.jsonl", f->dir);
     assert_int_equal(arb_labels_import(f->store, missing, NULL, NULL), ARB_IO);
@@ -671,6 +698,81 @@ static void report_sets_and_names(void **state)
     arb_labels_report_destroy(r);
 }
 
+static void import_fastchat_human(void **state)
+{
+    fixture *f = *state;
+    /* q1 is judged x (candidate) vs y, q2 the other way round; q3 not at all but the pair is,
+    ** once each way (the candidate that sorts first wins: x); p vs q never */
+    put_judgment(f, "q1", "x", "y");
+    put_judgment(f, "q2", "y", "x");
+    static const char text[] =
+        "{\"question_id\": \"q1\", \"model_a\": \"y\", \"model_b\": \"x\", \"winner\": "
+        "\"model_a\", \"judge\": \"expert_0\", \"turn\": 1, \"conversation_a\": [], "
+        "\"conversation_b\": []}\n"
+        "{\"question_id\": \"q2\", \"model_a\": \"y\", \"model_b\": \"x\", \"winner\": "
+        "\"model_a\", \"judge\": \"expert_0\", \"turn\": 1}\n"
+        "{\"question_id\": \"q3\", \"model_a\": \"y\", \"model_b\": \"x\", \"winner\": \"tie\", "
+        "\"judge\": \"author_3\"}\n"
+        "{\"question_id\": \"q4\", \"model_a\": \"p\", \"model_b\": \"q\", \"winner\": "
+        "\"model_b\", \"judge\": \"author_3\", \"turn\": 1}\n"
+        "{\"question_id\": \"q3\", \"model_a\": \"q\", \"model_b\": \"p\", \"winner\": "
+        "\"model_a\", \"judge\": \"expert_0\", \"turn\": 1}\n";
+    write_file(f, "human.jsonl", text, strlen(text));
+    arb_labels_import_stats st;
+    if (arb_labels_import(f->store, f->file, "fastchat-human", &st))
+        fail_msg("%s", arb_store_errmsg(f->store));
+    assert_int_equal(st.rows, 5);
+    assert_int_equal(st.inserted, 5);
+    assert_label(f, "q1", "expert_0", "x>y:b:1"); /* y (the baseline here) won, shown first */
+    assert_label(f, "q2", "expert_0", "y>x:a:0");
+    assert_label(f, "q3", "author_3", "x>y:c:1");
+    assert_label(f, "q4", "author_3", "p>q:b:0"); /* never judged: model_b is the baseline */
+    assert_label(f, "q3", "expert_0", "p>q:b:1"); /* ... of the pair's first line, kept */
+    assert_int_equal(count_labels(f), 5);
+}
+
+static void import_fastchat_human_refusals(void **state)
+{
+    fixture *f = *state;
+    static const char good[] = "{\"question_id\": \"q1\", \"model_a\": \"y\", \"model_b\": "
+                               "\"x\", \"winner\": \"tie\", \"judge\": \"expert_0\"}\n";
+    static const struct {
+        const char *line, *where, *msg;
+    } cases[] = {
+        {"{\"question_id\": \"q1\", \"model_a\": \"y\", \"model_b\": \"x\", \"winner\": "
+         "\"tie (bothbad)\", \"judge\": \"expert_1\"}",
+         "2: field \"winner\"", "expected \"model_a\", \"model_b\" or \"tie\", got string "
+         "\"tie (bothbad)\""},
+        {"{\"question_id\": \"q1\", \"model_a\": \"y\", \"model_b\": \"y\", \"winner\": \"tie\", "
+         "\"judge\": \"expert_1\"}",
+         "2: field \"model_b\"", "expected a model other than model_a, got string \"y\""},
+        {"{\"question_id\": \"q1\", \"model_a\": \"y\", \"model_b\": \"x\", \"winner\": \"tie\", "
+         "\"judge\": [\"gpt-4\", \"pair-v2\"]}",
+         "2: field \"judge\"", "is a model judge's verdict (the dataset's gpt4_pair split)"},
+        {"{\"question_id\": \"q1\", \"model_a\": \"y\", \"model_b\": \"x\", \"winner\": \"tie\", "
+         "\"judge\": \"expert_1\", \"turn\": 2}",
+         "2: field \"question_id\"", "item \"q1#2\" is not in the store; import the judgments "
+         "first (arbiter import fastchat"},
+        {"{\"question_id\": \"q1\", \"model_a\": \"y\", \"model_b\": \"x\", \"winner\": \"tie\", "
+         "\"judge\": \"expert_1\", \"turn\": 0}",
+         "2: field \"turn\"", "expected an integer >= 1, got number 0"},
+        {"{\"question_id\": null, \"model_a\": \"y\", \"model_b\": \"x\", \"winner\": \"tie\", "
+         "\"judge\": \"expert_1\"}",
+         "2: field \"question_id\"", "expected an integer or a non-empty string, got null"},
+        {"{\"question_id\": \"q1\", \"model_a\": \"x\", \"model_b\": \"y\", \"winner\": \"tie\", "
+         "\"judge\": \"expert_0\"}",
+         "2: duplicate label", "was already given at line 1"},
+    };
+    char text[1024];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        snprintf(text, sizeof text, "%s%s\n", good, cases[k].line);
+        write_file(f, "human.jsonl", text, strlen(text));
+        assert_int_equal(arb_labels_import(f->store, f->file, "fastchat-human", NULL), ARB_PARSE);
+        assert_message(f, cases[k].where, cases[k].msg);
+        assert_int_equal(count_labels(f), 0); /* all or nothing */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -689,6 +791,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(report_numbers, setup, teardown),
         cmocka_unit_test_setup_teardown(report_splits, setup, teardown),
         cmocka_unit_test_setup_teardown(report_sets_and_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(import_fastchat_human, setup, teardown),
+        cmocka_unit_test_setup_teardown(import_fastchat_human_refusals, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 static const char labels_help[] =
-    "usage: arbiter labels import --db FILE [--format jsonl|csv] FILE...\n"
+    "usage: arbiter labels import --db FILE [--format jsonl|csv|fastchat-human] FILE...\n"
     "       arbiter labels summary --db FILE [--split N] [--json] [--output FILE]\n"
     "\n"
     "Human (expert) labels of candidate vs baseline (METHODS §4).\n"
@@ -23,6 +23,12 @@ static const char labels_help[] =
     "            again (same item, candidate, baseline, annotator) updates it. Files are\n"
     "            imported in the order given and the first bad file stops the import: the\n"
     "            files before it stay imported, it and the files after it are not.\n"
+    "            --format fastchat-human reads MT-Bench human judgments (JSONL of\n"
+    "            question_id, model_a, model_b, winner model_a|model_b|tie, judge = the\n"
+    "            annotator, turn): item <question_id> (turn 2: <question_id>#2), the\n"
+    "            candidate/baseline way round the stored judgments of that pair take it\n"
+    "            (never judged: model_b is the baseline), tie = c (no both-bad there),\n"
+    "            model_a shown first. Import the FastChat judgments first.\n"
     "  summary   per (candidate, baseline): items, labels, annotators, majority labels,\n"
     "            annotator ties (no majority), and per benchmark split of N items (by\n"
     "            position in the dataset) for each annotator pair with >= 2 common items\n"
@@ -31,7 +37,8 @@ static const char labels_help[] =
     "            annotators.\n"
     "\n"
     "  --db FILE        the database written by 'arbiter sbs'\n"
-    "  --format F       jsonl or csv (default: from the file name: .jsonl/.json, .csv)\n"
+    "  --format F       jsonl, csv or fastchat-human (default: from the file name:\n"
+    "                   .jsonl/.json, .csv)\n"
     "  --split N        items per benchmark split (default 600)\n"
     "  --json           the summary as JSON (keys documented in README)\n"
     "  --output FILE    write the summary there instead of stdout\n"
@@ -60,8 +67,10 @@ static int labels_import(int argc, char **argv)
     }
     if (!db) return cli_usage_error("labels", "missing --db");
     if (optind >= argc) return cli_usage_error("labels", "import: no label file given");
-    if (format && strcmp(format, "jsonl") && strcmp(format, "csv"))
-        return cli_usage_error("labels", "--format expects jsonl or csv, got \"%s\"", format);
+    if (format && strcmp(format, "jsonl") && strcmp(format, "csv") &&
+        strcmp(format, "fastchat-human"))
+        return cli_usage_error("labels", "--format expects jsonl, csv or fastchat-human, got "
+                               "\"%s\"", format);
 
     /* labels refer to items, which only a database that has judged them holds */
     arb_store *store = NULL;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int arb_test_make_dir(const char *prefix, char *dir, size_t size)
@@ -52,6 +53,19 @@ int arb_test_write_file(const char *path, const void *data, size_t n)
         return -1;
     }
     return 0;
+}
+
+const char *arb_test_scratch(const char *dir, const char *name, const char *text, char *out,
+                             size_t size)
+{
+    if (snprintf(out, size, "%s/%s", dir, name) >= (int)size) return NULL;
+    for (char *p = out + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
+        *p = '\0';
+        mkdir(out, 0700);
+        *p = '/';
+    }
+    if (text && arb_test_write_file(out, text, strlen(text))) return NULL;
+    return out;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

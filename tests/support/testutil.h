@@ -17,6 +17,11 @@ int arb_test_store_with_items(const char *prefix, const char *items_jsonl, char 
                               size_t dir_size, arb_store **out);
 /* Writes n bytes of data to path (created or truncated). Returns 0, or -1 after printing why. */
 int arb_test_write_file(const char *path, const void *data, size_t n);
+/* out = <dir>/<name> (size bytes), creating the folders of name on the way, and writes text
+** there when it is not NULL. Returns out, or NULL when the path does not fit or the file cannot
+** be written. */
+const char *arb_test_scratch(const char *dir, const char *name, const char *text, char *out,
+                             size_t size);
 /* Removes the directory and everything in it. */
 void arb_test_remove_dir(const char *dir);
 /* The integer in the first column of the first row of sql run on the store's database, or
