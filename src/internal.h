@@ -868,6 +868,7 @@ struct arb_battles {
     uint32_t *q, *i, *j, *r; /* per battle: indices into the tables above */
     int8_t *s;               /* -1 i better, 0 tie, +1 j better */
     uint8_t *both_bad;
+    uint8_t *strong;         /* a strong verdict (arb_battle.strong): only on a win (s != 0) */
     float *style;            /* n x 2 x ARB_STYLE__COUNT (i then j), NAN unknown; NULL while no
                                 battle has any style value */
     size_t n, cap;
@@ -906,6 +907,13 @@ arb_status arb__battles_each_json(arb_battles *b, const char *path, int allow_ar
 /* Appends every battle of src to dst, in order; adds src's skipped count. All or nothing
 ** except that, out of memory, dst's string tables may keep names of no battle. */
 arb_status arb__battles_append(arb_battles *dst, const arb_battles *src);
+/* The number of strong battles in b (arb_battle.strong). */
+size_t arb__battles_count_strong(const arb_battles *b);
+/* A copy of b in which every strong battle stands `times` times in a row where it stood
+** (Arena-Hard-Auto's weighting of A>>B verdicts: the battle repeated), with b's string tables
+** in the same order (so model, question and reviewer indices are b's), left-out records and
+** skipped count. Caller destroys; NULL when out of memory. */
+arb_battles *arb__battles_repeat_strong(const arb_battles *b, size_t times);
 /* store.c: the left-out records of b under source, written inside arb_store_put_battles'
 ** transaction (replacing the source's), and read back into b (source NULL: all). */
 arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
