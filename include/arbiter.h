@@ -889,9 +889,9 @@ typedef struct arb_battle {
     const char *reviewer; /* judge, human, or "" when the source does not say */
     int s;                /* -1 i better, 0 tie, +1 j better */
     int both_bad;         /* a tie where both answers were bad (arena "tie (bothbad)") */
+    int strong;           /* a win the reviewer called strong (Arena-Hard A>>B, strength 2);
+                             only s != 0; arb_rank_params.strong_weight counts it K times */
     double style_i[ARB_STYLE__COUNT], style_j[ARB_STYLE__COUNT];
-    int strong;           /* a strong verdict (Arena-Hard A>>B, strength 2): only with s != 0;
-                             arb_rank_params.strong_weight counts it K times */
 } arb_battle;
 
 /* Returns a battle with every style covariate NAN and the rest zero. */

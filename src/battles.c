@@ -7,7 +7,8 @@
 **
 ** Invariants:
 **   - Every battle in a set has i != j, s in {-1, 0, 1}, both_bad only on a tie (s == 0),
-**     strong only on a win (s != 0), non-empty question and model names, and style covariates that are NAN or in
+**     strong only on a win (s != 0; Arena-Hard's A>>B, stored as extra "strong": true),
+**     non-empty question and model names, and style covariates that are NAN or in
 **     [0, FLT_MAX] (the style column is float: counts are exact up to 2^24).
 **   - style is NULL until the first battle with a known style value arrives; it is then
 **     allocated for the whole capacity and filled with NAN, so earlier battles read as unknown.
@@ -982,8 +983,9 @@ done:
     return st;
 }
 
-/* Reads the extra JSON of a stored battle into battle (both_bad, strong, style). -1 when it is not
-** what arb_store_put_battles writes. Unknown keys are ignored (a newer arbiter may add some). */
+/* Reads the extra JSON of a stored battle into battle (both_bad, strong, style). -1 when it
+** is not what arb_store_put_battles writes. Unknown keys are ignored (a newer arbiter may add
+** some). */
 static int parse_extra(const char *text, arb_battle *battle)
 {
     json_t *obj = text ? json_loads(text, 0, NULL) : NULL;

@@ -96,7 +96,7 @@ static int claim_key(arb__import_set *set, const char *key, size_t entry, size_t
 /* The key of a judgment: fields joined by \x1f (unit separator, never in a name we accept
 ** as meaningful; a name containing it still gives a distinct key because every field is
 ** followed by one). */
-static char *judgment_key(const arb__import_judgment *j)
+char *arb__import_judgment_key(const arb__import_judgment *j)
 {
     const char *first = j->order == 0 ? j->candidate : j->baseline;
     const char *second = j->order == 0 ? j->baseline : j->candidate;
@@ -129,7 +129,7 @@ arb_status arb__import_set_add(arb__import_set *set, const arb__import_judgment 
                      "and strength 0..2", where);
         return ARB_INVALID;
     }
-    char *key = judgment_key(j);
+    char *key = arb__import_judgment_key(j);
     if (!key) return ARB_NOMEM;
     size_t first = 0;
     int claimed = claim_key(set, key, set->n_judgments, &first);

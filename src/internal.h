@@ -108,6 +108,20 @@ int arb__listen(const char *address, int port, const char *who, int *family, int
 double arb__now_ms(void);           /* monotonic clock, milliseconds */
 char *arb__read_file(const char *path, size_t *len, char **errmsg); /* caller frees */
 
+/* ---- csv.c: CSV text record by record (RFC 4180, libcsv strict mode) ----------------------- */
+
+/* One record: n fields, each NUL-terminated with its length in lens (a field may hold a NUL
+** byte). line: the physical line it starts on; index: 0 for the first record (a header).
+** Returns ARB_OK to go on; any other status stops the walk and is returned as it is (the
+** callback keeps its own message). */
+typedef arb_status (*arb__csv_record_fn)(void *ud, size_t line, size_t index,
+                                         const char *const *fields, const size_t *lens,
+                                         size_t n);
+/* Hands each record of text (path names it in messages) to fn. Malformed CSV is ARB_PARSE
+** with *errmsg "path:line: malformed CSV: ..." (caller frees); ARB_NOMEM, ARB_TOOBIG. */
+arb_status arb__csv_each_record(const char *path, const char *text, size_t len,
+                                arb__csv_record_fn fn, void *ud, char **errmsg);
+
 /* Interned strings: each distinct string gets the next index (0, 1, ...). Open addressing on
 ** xxh3; names[k] is the k-th string (owned). */
 typedef struct arb__strtab {
@@ -411,7 +425,7 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
 typedef struct arb__import_judgment {
     const char *judge, *item, *candidate, *baseline;
     const char *protocol;        /* NULL: "sbs" */
-    const char *template_name;   /* NULL: the source name */
+    const char *template_name;   /* NULL: "imported" */
     int options;                 /* 2, 3 or 4 (METHODS §2.1) */
     int order;                   /* 0: candidate shown first; 1: baseline shown first */
     int rep;                     /* >= 0 */
@@ -431,7 +445,7 @@ typedef struct arb__import_judgment {
 typedef struct arb__import_score {
     const char *judge, *item, *model;
     const char *kind;            /* "yesno", "grade" or "grade10" */
-    const char *template_name;   /* NULL: the source name */
+    const char *template_name;   /* NULL: "imported" */
     int rep;
     int value;                   /* -1: no valid verdict (E) */
     const char *reason;          /* why value is -1 */
@@ -459,6 +473,39 @@ size_t arb__import_set_skipped(const arb__import_set *set);
 /* The i-th judgment/score in the order added; strings owned by the set. */
 arb__import_judgment arb__import_set_at(const arb__import_set *set, size_t i);
 arb__import_score arb__import_set_score_at(const arb__import_set *set, size_t i);
+/* The key two imports may not share (protocol, judge, template, options, item, answer shown
+** first, answer shown second, rep), as text; caller frees; NULL when out of memory. */
+char *arb__import_judgment_key(const arb__import_judgment *j);
+
+/* Stores set as source (store_import.c), all or nothing, in one transaction (a savepoint when
+** the caller holds one): first everything source brought before is deleted (its pairwise and
+** pointwise rows, their calls, its battles, its families, its judgment_sources row); then a
+** judgment that another source, or arbiter itself, already holds under the same key is
+** refused (ARB_INVALID, "where: ... already judged by arbiter" / "... imported from source
+** \"X\""), as is an answer text that differs from the stored one and a name given two
+** families. Missing items are added after the store's last (items.seq, in order of first
+** appearance), answers and families stored, a call row made for each judgment with a raw text
+** or a request, and the battles derived from the judgments stored under source (METHODS §6:
+** i = shown first; A -1, B +1, C and D 0 (D both_bad), E left out and counted; strength 2
+** strong). kind and path are recorded in judgment_sources. stats (may be NULL) gets the
+** counts, zero on failure. Borrowing only; the message is in the store. */
+arb_status arb__store_put_import(arb_store *s, const char *source, const char *kind,
+                                 const char *path, const arb__import_set *set,
+                                 arb_import_stats *stats);
+
+/* A reader of one kind of judgment source (import_judgments.c's table of kinds): reads path
+** into set. Bad input is ARB_PARSE with *errmsg "file:line: field \"x\": ..." (caller frees);
+** ARB_IO, ARB_TOOBIG, ARB_NOMEM likewise. */
+typedef arb_status (*arb__import_reader_fn)(const char *path, const arb_import_params *params,
+                                            arb__import_set *set, char **errmsg);
+/* The generic format (import judgments): JSONL, or CSV when path ends in .csv. */
+arb_status arb__import_generic(const char *path, const arb_import_params *params,
+                               arb__import_set *set, char **errmsg);
+/* The generic format on text already read (path names it in messages; csv: CSV with a header,
+** else JSONL); what arb__import_generic does once the file is read, and what the fuzz target
+** drives. text is borrowed. */
+arb_status arb__import_generic_text(const char *path, const char *text, size_t len, int csv,
+                                    arb__import_set *set, char **errmsg);
 
 /* Families of judges and contestants (table families, METHODS §5/§6). role is "judge" or
 ** "model"; source names the judges file or import that said so (may be NULL). Upserts. */

@@ -24,7 +24,6 @@
 */
 #include "internal.h"
 
-#include <csv.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -428,65 +427,28 @@ static arb_status import_jsonl(importer *im, const char *text, size_t len)
 
 /* ---- import: CSV (libcsv) ------------------------------------------------------------------ */
 
-/* libcsv hands over fields and record ends through callbacks; this is their state. The text is
-** fed one physical line at a time, so a record end is known to fall on the line being fed, and
-** the line it started on is that line minus the newlines inside its (quoted) fields. */
-typedef struct csv_field {
-    size_t offset; /* into csv_reader.values */
-    size_t len;
-} csv_field;
-
-typedef struct csv_reader {
+/* The columns of the header, found by name (csv.c reads the records). */
+typedef struct csv_columns {
     importer *im;
-    arb__buf values;        /* the record's field values, each followed by a NUL */
-    csv_field *fields;
-    size_t n_fields, cap_fields;
-    size_t newlines;        /* '\n' inside this record's fields */
-    size_t line;            /* physical line being fed */
-    size_t records;         /* records completed, header included */
     int col[COL__COUNT];    /* index of each known column in the header, -1 when absent */
     size_t n_columns;       /* fields in the header */
-    arb_status status;      /* first error; once set, callbacks do nothing */
-} csv_reader;
-
-static void csv_on_field(void *s, size_t len, void *data)
-{
-    csv_reader *cr = data;
-    if (cr->status) return;
-    const char *text = s ? s : "";
-    if (arb__grow(&cr->fields, &cr->cap_fields, cr->n_fields + 1, sizeof *cr->fields) ||
-        arb__buf_reserve(&cr->values, len + 1)) {
-        cr->status = arb__store_fail(cr->im->store, ARB_NOMEM, "%s: out of memory", cr->im->path);
-        return;
-    }
-    cr->fields[cr->n_fields].offset = cr->values.len;
-    cr->fields[cr->n_fields].len = len;
-    arb__buf_append(&cr->values, text, len); /* room reserved above */
-    arb__buf_append(&cr->values, "", 1);
-    for (size_t i = 0; i < len; i++)
-        if (text[i] == '\n') cr->newlines++;
-    cr->n_fields++;
-}
-
-static const char *csv_value(const csv_reader *cr, size_t i)
-{
-    return cr->values.data + cr->fields[i].offset;
-}
+} csv_columns;
 
 /* The header: every required column present once; unknown columns are ignored. */
-static arb_status csv_header(csv_reader *cr, size_t line)
+static arb_status csv_header(csv_columns *cr, size_t line, const char *const *fields,
+                             const size_t *lens, size_t n_fields)
 {
     importer *im = cr->im;
     for (int c = 0; c < COL__COUNT; c++) cr->col[c] = -1;
-    for (size_t i = 0; i < cr->n_fields; i++) {
-        const char *name = csv_value(cr, i);
+    for (size_t i = 0; i < n_fields; i++) {
+        const char *name = fields[i];
         size_t bad = 0;
-        if (!arb__utf8_valid(name, cr->fields[i].len, &bad))
+        if (!arb__utf8_valid(name, lens[i], &bad))
             return arb__store_fail(im->store, ARB_PARSE,
                                    "%s:%zu: header: column %zu: invalid UTF-8 byte 0x%02X",
                                    im->path, line, i + 1, (unsigned char)name[bad]);
         for (int c = 0; c < COL__COUNT; c++) {
-            if (cr->fields[i].len != strlen(col_names[c]) || strcmp(name, col_names[c]) != 0)
+            if (lens[i] != strlen(col_names[c]) || strcmp(name, col_names[c]) != 0)
                 continue;
             if (cr->col[c] >= 0)
                 return arb__store_fail(im->store, ARB_PARSE,
@@ -503,18 +465,19 @@ static arb_status csv_header(csv_reader *cr, size_t line)
                                    "name the columns: item, candidate, baseline, verdict, "
                                    "annotator, and optionally shown_order, time_ms)",
                                    im->path, line, col_names[c]);
-    cr->n_columns = cr->n_fields;
+    cr->n_columns = n_fields;
     return ARB_OK;
 }
 
 /* One data record: the fields of the known columns, validated, then stored. */
-static arb_status csv_record(csv_reader *cr, size_t line)
+static arb_status csv_record(csv_columns *cr, size_t line, const char *const *fields,
+                             const size_t *lens, size_t n_fields)
 {
     importer *im = cr->im;
-    if (cr->n_fields != cr->n_columns)
+    if (n_fields != cr->n_columns)
         return arb__store_fail(im->store, ARB_PARSE,
                                "%s:%zu: expected %zu fields as in the header, got %zu", im->path,
-                               line, cr->n_columns, cr->n_fields);
+                               line, cr->n_columns, n_fields);
     label_row r;
     memset(&r, 0, sizeof r);
     r.line = line;
@@ -522,16 +485,16 @@ static arb_status csv_record(csv_reader *cr, size_t line)
     arb_status st;
     for (int c = 0; c < COL__REQUIRED; c++) {
         size_t i = (size_t)cr->col[c];
-        const char *s = csv_value(cr, i);
-        if ((st = check_text(im, line, c, s, cr->fields[i].len))) return st;
-        if (c == COL_VERDICT && (st = check_verdict(im, line, s, cr->fields[i].len))) return st;
+        const char *s = fields[i];
+        if ((st = check_text(im, line, c, s, lens[i]))) return st;
+        if (c == COL_VERDICT && (st = check_verdict(im, line, s, lens[i]))) return st;
         r.text[c] = s;
     }
     char shown[96];
     if (cr->col[COL_SHOWN_ORDER] >= 0) {
         size_t i = (size_t)cr->col[COL_SHOWN_ORDER];
-        const char *s = csv_value(cr, i);
-        size_t n = cr->fields[i].len;
+        const char *s = fields[i];
+        size_t n = lens[i];
         if (n) { /* empty = unknown */
             if (n != 1 || (s[0] != '0' && s[0] != '1')) {
                 arb__excerpt(shown, sizeof shown, s, n);
@@ -545,8 +508,8 @@ static arb_status csv_record(csv_reader *cr, size_t line)
     }
     if (cr->col[COL_TIME_MS] >= 0) {
         size_t i = (size_t)cr->col[COL_TIME_MS];
-        const char *s = csv_value(cr, i);
-        size_t n = cr->fields[i].len;
+        const char *s = fields[i];
+        size_t n = lens[i];
         if (n) {
             if (parse_count(s, n, &r.time_ms)) {
                 arb__excerpt(shown, sizeof shown, s, n);
@@ -560,68 +523,25 @@ static arb_status csv_record(csv_reader *cr, size_t line)
     return store_row(im, &r);
 }
 
-static void csv_on_record(int terminator, void *data)
+static arb_status csv_on_record(void *ud, size_t line, size_t index, const char *const *fields,
+                                const size_t *lens, size_t n)
 {
-    (void)terminator;
-    csv_reader *cr = data;
-    if (cr->status) return;
-    size_t start = cr->line - cr->newlines;
-    cr->status = cr->records == 0 ? csv_header(cr, start) : csv_record(cr, start);
-    cr->records++;
-    cr->n_fields = 0;
-    cr->newlines = 0;
-    arb__buf_reset(&cr->values);
+    csv_columns *cr = ud;
+    return index == 0 ? csv_header(cr, line, fields, lens, n)
+                      : csv_record(cr, line, fields, lens, n);
 }
 
 /* Imports CSV text (RFC 4180, parsed by libcsv in strict mode): a header row naming the
 ** columns, then one label per record. */
 static arb_status import_csv(importer *im, const char *text, size_t len)
 {
-    struct csv_parser parser;
-    if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
-        return arb__store_fail(im->store, ARB_NOMEM, "%s: out of memory", im->path);
-    csv_reader cr;
+    csv_columns cr;
     memset(&cr, 0, sizeof cr);
     cr.im = im;
-    arb__buf_init(&cr.values, 0);
-
-    /* pending_line: the first line that may start a record not yet completed */
-    size_t line = 1, pending_line = 1;
-    const char *p = text, *end = text + len;
-    while (p < end && !cr.status) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-        size_t before = cr.records;
-        cr.line = line;
-        if (csv_parse(&parser, p, n, csv_on_field, csv_on_record, &cr) != n && !cr.status) {
-            int e = csv_error(&parser);
-            cr.status = e == CSV_EPARSE
-                            ? arb__store_fail(im->store, ARB_PARSE,
-                                              "%s:%zu: malformed CSV: a quote inside an unquoted "
-                                              "field, or text after a closing quote (quote fields "
-                                              "that contain quotes, and double the inner quotes)",
-                                              im->path, line)
-                            : arb__store_fail(im->store, e == CSV_ETOOBIG ? ARB_TOOBIG : ARB_NOMEM,
-                                              "%s:%zu: %s", im->path, line, csv_strerror(e));
-        }
-        int blank = 1;
-        for (size_t i = 0; i < n && blank; i++)
-            blank = p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n';
-        if (cr.records != before || (blank && pending_line == line)) pending_line = line + 1;
-        p += n;
-        if (nl && p < end) line++;
-    }
-    if (!cr.status) {
-        cr.line = line;
-        if (csv_fini(&parser, csv_on_field, csv_on_record, &cr) != 0 && !cr.status)
-            cr.status = arb__store_fail(im->store, ARB_PARSE,
-                                        "%s:%zu: malformed CSV: a quoted field that starts at or "
-                                        "after this line is never closed", im->path, pending_line);
-    }
-    arb_status st = cr.status;
-    csv_free(&parser);
-    arb__buf_free(&cr.values);
-    free(cr.fields);
+    char *err = NULL;
+    arb_status st = arb__csv_each_record(im->path, text, len, csv_on_record, &cr, &err);
+    if (err) arb__store_fail(im->store, st, "%s", err); /* csv.c's own message */
+    free(err);
     return st;
 }
 
