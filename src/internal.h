@@ -493,6 +493,31 @@ arb_status arb__store_put_import(arb_store *s, const char *source, const char *k
                                  const char *path, const arb__import_set *set,
                                  arb_import_stats *stats);
 
+/* One import source as stored (store_sources.c): its judgment_sources row, the pairwise and
+** pointwise rows stored under it now, and its judges as "a, b" in name order. Borrowed for
+** the callback. */
+typedef struct arb__judgment_source {
+    const char *name, *kind, *path, *imported_at;
+    long long n_judgments, n_skipped, n_pairwise, n_pointwise;
+    const char *judges;
+} arb__judgment_source;
+/* Returns 0 to go on, non-zero to stop. */
+typedef int (*arb__judgment_source_fn)(void *ud, const arb__judgment_source *source);
+/* Calls fn for every import source in name order. ARB_OK (also when fn stops), ARB_DB. */
+arb_status arb__store_each_judgment_source(arb_store *s, arb__judgment_source_fn fn, void *ud);
+
+/* Both orders of one judge's judgment of one pair (everything but the order). */
+typedef struct arb__pair_key {
+    const char *protocol, *judge_name, *template_name, *item_id, *candidate, *baseline;
+    int options, rep;
+} arb__pair_key;
+/* The stored texts of the pair key names (store_sources.c): text[ord] is the judge's reply of
+** the judgment shown in order ord (calls.content: arbiter's reply, or the imported "raw"),
+** NULL when there is none; *source the import source, NULL when arbiter judged it. Copies the
+** caller frees (all NULL on failure). ARB_OK, ARB_DB, ARB_NOMEM. */
+arb_status arb__store_pair_texts(arb_store *s, const arb__pair_key *key, char *text[2],
+                                 char **source);
+
 /* A reader of one kind of judgment source (import_judgments.c's table of kinds): reads path
 ** into set. Bad input is ARB_PARSE with *errmsg "file:line: field \"x\": ..." (caller frees);
 ** ARB_IO, ARB_TOOBIG, ARB_NOMEM likewise. */
