@@ -3,8 +3,8 @@
 # arbiter did not make. A hand-made generic judgment file (`arbiter import judgments`) is the
 # only input; no judge is called (the simulator runs the whole time and answers 0 requests,
 # and the store records no run). Then audit (all metrics, --by task and candidate, the
-# bootstrap, the ensemble, expert labels), agreement, factors, report (HTML and Markdown),
-# rank --db and export, each with values worked out by hand below.
+# bootstrap, the ensemble, expert labels, repetitions), agreement, factors, report (HTML and
+# Markdown), rank --db (with a strong verdict) and export, each with values worked out by hand.
 #
 # The file: judges jx and jy, candidate cand vs baseline base, items q1 q2 (category math) and
 # q3 q4 (writing), both orders (order 0: cand shown first). Position verdicts (order 0, order 1):
@@ -134,6 +134,30 @@ for line in sys.stdin:
 "$ARB" audit --db "$T/bare.db" --json > "$T/bare.json"
 check "no question, no answers: every length is unknown (null), PC still 3/4" \
   "jq_py '$T/bare.json' \"(lambda r: all(r['lengths'][k]['mean'] is None for k in ('question', 'candidate', 'baseline', 'prompt')) and $(near "r['pc']" 0.75))(d['rows'][0])\""
+
+# ---- repetitions and a strong verdict ---------------------------------------------------------------
+# judge jr, item r1: order 0 reps A A B, order 1 reps B B B -> RS = (2/3 + 1)/2 = 5/6; pairs by rep
+# (A,B) (A,B) (B,B), and s1 (A strong, A): PC 2/4. Battles: r1 cand wins 2 + 3, base 1; s1 order
+# 0 cand strong win (3 at --strong-weight 3), order 1 base win: cand 8 of 10 counted -> 80%.
+python3 - "$T/reps.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for order, verdicts in ((0, "AAB"), (1, "BBB")):
+        for rep, v in enumerate(verdicts):
+            f.write(json.dumps({"judge": "jr", "item": "r1", "candidate": "cand", "baseline": "base",
+                                "order": order, "rep": rep, "verdict": v}) + "\n")
+    f.write(json.dumps({"judge": "jr", "item": "s1", "candidate": "cand", "baseline": "base",
+                        "order": 0, "verdict": "A", "strength": "strong"}) + "\n")
+    f.write(json.dumps({"judge": "jr", "item": "s1", "candidate": "cand", "baseline": "base",
+                        "order": 1, "verdict": "A"}) + "\n")
+PY
+"$ARB" import judgments "$T/reps.jsonl" --db "$T/reps.db" 2>/dev/null
+"$ARB" audit --db "$T/reps.db" --json > "$T/reps.json"
+check "repetitions: RS 5/6 over 2 repeated queries, PC 1/2" \
+  "jq_py '$T/reps.json' \"(lambda r: $(near "r['rs']" 5/6) and r['n_rep_queries'] == 2 and $(near "r['pc']" 0.5))(d['rows'][0])\""
+"$ARB" rank --db "$T/reps.db" --strong-weight 3 --json > "$T/strong.json"
+check "rank --strong-weight 3 on an imported strong verdict: cand 80% of 10 counted, 1 strong" \
+  "jq_py '$T/strong.json' \"(lambda m: $(near "m['score']" 0.8) and m['battles'] == 10)([m for m in d['models'] if m['model'] == 'cand'][0]) and d['n_strong'] == 1 and d['n_battles'] == 8\""
 
 # ---- no judge was called --------------------------------------------------------------------------
 check "the store records no run of arbiter" "[ \$(sqlite3 '$DB' 'select count(*) from runs') = 0 ]"
