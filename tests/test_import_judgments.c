@@ -262,7 +262,8 @@ static const char three[] =
     "\"baseline_answer\":\"uv\",\"raw\":\"[[A]]\",\"judge_family\":\"fa\",\"candidate_family\":"
     "\"fm\",\"tag\":1}\n"
     "{\"judge\":\"j1\",\"item\":\"n1\",\"candidate\":\"m1\",\"baseline\":\"m0\",\"order\":1,"
-    "\"verdict\":\"B\",\"strength\":\"strong\",\"request\":{\"messages\":[]}}\n"
+    "\"verdict\":\"B\",\"strength\":\"strong\",\"request\":{\"messages\":[]},\"model\":\"gpt\","
+    "\"prompt_tokens\":12,\"completion_tokens\":\"x\",\"latency_ms\":2.5,\"attempts\":3}\n"
     "{\"judge\":\"j1\",\"item\":\"q2\",\"candidate\":\"m1\",\"baseline\":\"m0\",\"order\":0,"
     "\"verdict\":\"D\"}\n"
     "{\"judge\":\"j1\",\"item\":\"n0\",\"candidate\":\"m1\",\"baseline\":\"m0\",\"order\":0,"
@@ -296,7 +297,12 @@ static void store_rows(void **state)
                           " AND c.ok = 1 AND c.model = 'j1'"), 1);
     assert_int_equal(q(f, "SELECT count(*) FROM calls c JOIN pairwise p ON p.call_id = c.id"
                           " WHERE p.ord = 1 AND c.content IS NULL"
-                          " AND c.request = '{\"messages\":[]}'"), 1);
+                          " AND c.request = '{\"messages\":[]}' AND c.model = 'gpt'"
+                          " AND c.prompt_tokens = 12 AND c.completion_tokens IS NULL"
+                          " AND c.latency_ms = 2.5 AND c.attempts = 3"), 1);
+    assert_int_equal(q(f, "SELECT count(*) FROM calls c JOIN pairwise p ON p.call_id = c.id"
+                          " WHERE p.ord = 0 AND c.prompt_tokens IS NULL AND c.attempts = 0"
+                          " AND c.latency_ms IS NULL"), 1);
     /* items after the store's last (q4 = seq 3), in order of first appearance */
     assert_int_equal(q(f, "SELECT seq FROM items WHERE id = 'n1'"), 4);
     assert_int_equal(q(f, "SELECT seq FROM items WHERE id = 'n0'"), 5);
