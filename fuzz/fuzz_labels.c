@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_store.h"
 #include "internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,26 +22,13 @@ static long long count_labels(arb_store *s, const char *where)
 {
     char sql[160];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM human_labels%s", where);
-    sqlite3_stmt *q = NULL;
-    long long n = -1;
-    if (sqlite3_prepare_v2(arb__store_db(s), sql, -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-        n = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return n;
+    return fuzz_count(s, sql);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static arb_store *store;
-    if (!store) {
-        arb_dataset *ds = arb_dataset_create();
-        if (arb_store_open(":memory:", &store) != ARB_OK || !ds ||
-            arb_dataset_add_items_jsonl(ds, "items", items, strlen(items)) != ARB_OK ||
-            arb__store_put_dataset(store, ds) != ARB_OK)
-            abort();
-        arb_dataset_destroy(ds);
-    }
+    if (!store) store = fuzz_store_with_items(items);
     static const char *const formats[] = {"jsonl", "csv"};
     for (int f = 0; f < 2; f++) {
         long long before = count_labels(store, "");

@@ -12,7 +12,8 @@
 ** baseline_family, and the additions protocol, template, request, strength (weak|strong).
 ** What `arbiter export --format jsonl|csv` writes reads back as is: position_verdict is the
 ** verdict, content the raw text; the other keys it writes (model_verdict, model, error,
-** tokens, latency, attempts, source) and every unknown field are kept in pairwise.extra.
+** tokens, latency, attempts, source) and every unknown field are kept in pairwise.extra (the
+** store also writes model, tokens, latency and attempts into the call row).
 **
 ** Invariants:
 **   - All or nothing: the whole file is read and checked before the store sees any of it;

@@ -485,7 +485,8 @@ char *arb__import_judgment_key(const arb__import_judgment *j);
 ** \"X\""), as is an answer text that differs from the stored one and a name given two
 ** families. Missing items are added after the store's last (items.seq, in order of first
 ** appearance), answers and families stored, a call row made for each judgment with a raw text
-** or a request, and the battles derived from the judgments stored under source (METHODS §6:
+** or a request (model, tokens, latency and attempts read from extra under export's names), and
+** the battles derived from the judgments stored under source (METHODS §6:
 ** i = shown first; A -1, B +1, C and D 0 (D both_bad), E left out and counted; strength 2
 ** strong). kind and path are recorded in judgment_sources. stats (may be NULL) gets the
 ** counts, zero on failure. Borrowing only; the message is in the store. */

@@ -1689,6 +1689,13 @@ static const struct export_column {
     {"content", COL_TEXT},         {"error", COL_TEXT},
     {"prompt_tokens", COL_INT},    {"completion_tokens", COL_INT},
     {"latency_ms", COL_REAL},      {"attempts", COL_INT},
+    /* added for issue 15, so `arbiter import judgments` reads an export back faithfully: the
+    ** request as sent (prompt lengths), the item and both answers (lengths, categories), the
+    ** import source (null: judged by arbiter) and the strength of a win (weak, strong) */
+    {"request", COL_TEXT},         {"question", COL_TEXT},
+    {"candidate_answer", COL_TEXT}, {"baseline_answer", COL_TEXT},
+    {"category", COL_TEXT},        {"language", COL_TEXT},
+    {"source", COL_TEXT},          {"strength", COL_TEXT},
 };
 #define N_EXPORT_COLUMNS (sizeof export_columns / sizeof export_columns[0])
 
@@ -1791,9 +1798,13 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
     static const char sql[] =
         "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"
         " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, c.model, c.content,"
-        " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts"
+        " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts,"
+        " c.request, i.question, ac.answer, ab.answer, i.category, i.language, p.source,"
+        " CASE p.strength WHEN 1 THEN 'weak' WHEN 2 THEN 'strong' END"
         " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
+        " LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate"
+        " LEFT JOIN answers ab ON ab.item_id = p.item_id AND ab.model = p.baseline"
         " ORDER BY p.protocol, p.judge_name, p.candidate, p.baseline, p.template_name,"
         " p.options, i.seq, p.item_id, p.rep, p.ord";
     if (!store) return ARB_INVALID;

@@ -262,7 +262,8 @@ static const char three[] =
     "\"baseline_answer\":\"uv\",\"raw\":\"[[A]]\",\"judge_family\":\"fa\",\"candidate_family\":"
     "\"fm\",\"tag\":1}\n"
     "{\"judge\":\"j1\",\"item\":\"n1\",\"candidate\":\"m1\",\"baseline\":\"m0\",\"order\":1,"
-    "\"verdict\":\"B\",\"strength\":\"strong\",\"request\":{\"messages\":[]}}\n"
+    "\"verdict\":\"B\",\"strength\":\"strong\",\"request\":{\"messages\":[]},\"model\":\"gpt\","
+    "\"prompt_tokens\":12,\"completion_tokens\":\"x\",\"latency_ms\":2.5,\"attempts\":3}\n"
     "{\"judge\":\"j1\",\"item\":\"q2\",\"candidate\":\"m1\",\"baseline\":\"m0\",\"order\":0,"
     "\"verdict\":\"D\"}\n"
     "{\"judge\":\"j1\",\"item\":\"n0\",\"candidate\":\"m1\",\"baseline\":\"m0\",\"order\":0,"
@@ -296,7 +297,12 @@ static void store_rows(void **state)
                           " AND c.ok = 1 AND c.model = 'j1'"), 1);
     assert_int_equal(q(f, "SELECT count(*) FROM calls c JOIN pairwise p ON p.call_id = c.id"
                           " WHERE p.ord = 1 AND c.content IS NULL"
-                          " AND c.request = '{\"messages\":[]}'"), 1);
+                          " AND c.request = '{\"messages\":[]}' AND c.model = 'gpt'"
+                          " AND c.prompt_tokens = 12 AND c.completion_tokens IS NULL"
+                          " AND c.latency_ms = 2.5 AND c.attempts = 3"), 1);
+    assert_int_equal(q(f, "SELECT count(*) FROM calls c JOIN pairwise p ON p.call_id = c.id"
+                          " WHERE p.ord = 0 AND c.prompt_tokens IS NULL AND c.attempts = 0"
+                          " AND c.latency_ms IS NULL"), 1);
     /* items after the store's last (q4 = seq 3), in order of first appearance */
     assert_int_equal(q(f, "SELECT seq FROM items WHERE id = 'n1'"), 4);
     assert_int_equal(q(f, "SELECT seq FROM items WHERE id = 'n0'"), 5);
@@ -325,6 +331,19 @@ static void store_rows(void **state)
                           " model_a = 'm0' AND model_b = 'm1' AND reviewer = 'j1'"), 1);
     assert_int_equal(q(f, "SELECT count(*) FROM judgment_sources WHERE name = 'src1' AND"
                           " kind = 'judgments' AND n_judgments = 5 AND n_skipped = 0"), 1);
+    /* export writes the source, the strength and the answers back */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(arb_store_export(f->store, "jsonl", out), ARB_OK);
+    fclose(out);
+    assert_non_null(strstr(text, "\"order\":1,\"rep\":0,\"position_verdict\":\"B\","));
+    assert_non_null(strstr(text, ",\"request\":\"{\\\"messages\\\":[]}\",\"question\":\"new?\","
+                                 "\"candidate_answer\":\"xyz\",\"baseline_answer\":\"uv\","
+                                 "\"category\":\"cat\",\"language\":null,\"source\":\"src1\","
+                                 "\"strength\":\"strong\"}\n"));
+    free(text);
     /* the battles read back with strong kept */
     arb_battles *b = arb_battles_create();
     assert_int_equal(arb_store_get_battles(f->store, "src1", b), ARB_OK);

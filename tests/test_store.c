@@ -902,11 +902,13 @@ static void test_export_csv(void **state)
     assert_int_equal(st, ARB_OK);
     const char *expected =
         "protocol,judge,item,candidate,baseline,template,options,order,rep,position_verdict,"
-        "model_verdict,model,content,error,prompt_tokens,completion_tokens,latency_ms,attempts\r\n"
+        "model_verdict,model,content,error,prompt_tokens,completion_tokens,latency_ms,attempts,"
+        "request,question,candidate_answer,baseline_answer,category,language,source,strength\r\n"
         "sbs,j1,\"q,2\",cand,base,II-reason,4,0,0,A,a,judge-model,"
-        "\"He said \"\"hi\"\", then\nleft.\r\nПривет — “мир” 日本 [[A]]\",,100,20,12.5,1\r\n"
+        "\"He said \"\"hi\"\", then\nleft.\r\nПривет — “мир” 日本 [[A]]\",,100,20,12.5,1,"
+        "\"{\"\"model\"\":\"\"judge-model\"\"}\",a,,,,,,\r\n"
         "sbs,j1,q1,cand,base,II-reason,4,1,0,E,e,judge-model,,HTTP 503 after 7 attempts,,,"
-        "0.25,7\r\n";
+        "0.25,7,\"{\"\"model\"\":\"\"judge-model\"\"}\",b,,,,,,\r\n";
     assert_string_equal(csv, expected);
     free(csv);
     arb_store_close(s);
@@ -946,7 +948,17 @@ static void test_export_jsonl(void **state)
     assert_int_equal(json_integer_value(json_object_get(a, "completion_tokens")), 20);
     assert_true(json_real_value(json_object_get(a, "latency_ms")) == 12.5);
     assert_int_equal(json_integer_value(json_object_get(a, "attempts")), 1);
-    assert_int_equal(json_object_size(a), 18);
+    /* the keys added for issue 15 (import judgments reads an export back) */
+    assert_string_equal(json_string_value(json_object_get(a, "request")),
+                        "{\"model\":\"judge-model\"}");
+    assert_string_equal(json_string_value(json_object_get(a, "question")), "a");
+    assert_true(json_is_null(json_object_get(a, "candidate_answer")));
+    assert_true(json_is_null(json_object_get(a, "baseline_answer")));
+    assert_true(json_is_null(json_object_get(a, "category")));
+    assert_true(json_is_null(json_object_get(a, "language")));
+    assert_true(json_is_null(json_object_get(a, "source")));
+    assert_true(json_is_null(json_object_get(a, "strength")));
+    assert_int_equal(json_object_size(a), 26);
     json_decref(a);
 
     json_t *b = json_loads(nl1 + 1, 0, &err);
