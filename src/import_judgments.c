@@ -33,9 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* Files larger than this are refused before they are read. */
-#define IMPORT_MAX_FILE_BYTES ((size_t)1 << 30)
+#include <sys/stat.h>
 
 /* ---- the kinds of source ------------------------------------------------------------------- */
 
@@ -625,8 +623,14 @@ arb_status arb__import_generic(const char *path, const arb_import_params *params
     (void)params;
     size_t n = strlen(path);
     int csv = n >= 4 && !strcasecmp(path + n - 4, ".csv");
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        arb__set_err(errmsg, "%s: is a directory, not a judgment file", path);
+        return ARB_IO;
+    }
     size_t len = 0;
     char *err = NULL;
+    /* arb__read_file refuses more than 1 GiB ("too large") */
     char *text = arb__read_file(path, &len, &err);
     if (!text) {
         arb_status code = err && strstr(err, "too large") ? ARB_TOOBIG : ARB_IO;
@@ -634,13 +638,7 @@ arb_status arb__import_generic(const char *path, const arb_import_params *params
         free(err);
         return code;
     }
-    arb_status st = ARB_OK;
-    if (len > IMPORT_MAX_FILE_BYTES) {
-        arb__set_err(errmsg, "%s: %zu bytes is more than the 1 GiB a judgment file may have: "
-                     "split it into several sources", path, len);
-        st = ARB_TOOBIG;
-    }
-    if (!st) st = arb__import_generic_text(path, text, len, csv, set, errmsg);
+    arb_status st = arb__import_generic_text(path, text, len, csv, set, errmsg);
     if (!st && arb__import_set_count(set) == 0) {
         arb__set_err(errmsg, "%s: no judgments in the file", path);
         st = ARB_PARSE;

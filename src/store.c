@@ -555,7 +555,10 @@ static const char *const stmt_sql[ST__COUNT] = {
         " ON CONFLICT(protocol, judge_name, candidate, baseline, template_name, options,"
         " item_id, rep, ord) DO UPDATE SET position_verdict = excluded.position_verdict,"
         " model_verdict = excluded.model_verdict, call_id = excluded.call_id,"
-        " judged_at = excluded.judged_at",
+        " judged_at = excluded.judged_at,"
+        /* arbiter's own judgment takes the row over from an import (issue 15): it is no
+        ** longer the source's, so a re-import neither deletes nor counts it */
+        " source = NULL, strength = NULL, extra = '{}'",
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
