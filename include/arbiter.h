@@ -961,7 +961,8 @@ typedef struct arb_battle {
     const char *reviewer; /* judge, human, or "" when the source does not say */
     int s;                /* -1 i better, 0 tie, +1 j better */
     int both_bad;         /* a tie where both answers were bad (arena "tie (bothbad)") */
-    int strong;           /* a win the reviewer called strong (Arena-Hard A>>B); only s != 0 */
+    int strong;           /* a win the reviewer called strong (Arena-Hard A>>B, strength 2);
+                             only s != 0; arb_rank_params.strong_weight counts it K times */
     double style_i[ARB_STYLE__COUNT], style_j[ARB_STYLE__COUNT];
 } arb_battle;
 
@@ -981,8 +982,9 @@ ARB_API size_t arb_battles_count(const arb_battles *b);
 ARB_API arb_battle arb_battles_at(const arb_battles *b, size_t index);
 
 /* Reads an arena-convention JSONL file: {"question_id", "model_a", "model_b", "judge",
-** "winner": "model_a"|"model_b"|"tie"|"tie (bothbad)"}, optional style fields. All or
-** nothing; errors say "path:line: field ...". */
+** "winner": "model_a"|"model_b"|"tie"|"tie (bothbad)"}, optional style fields and "strong":
+** true (a strong win, e.g. Arena-Hard A>>B; not on a tie). All or nothing; errors say
+** "path:line: field ...". */
 ARB_API arb_status arb_battles_read_jsonl(arb_battles *b, const char *path);
 /* Writes the battles in the same convention. */
 ARB_API arb_status arb_battles_write_jsonl(const arb_battles *b, FILE *out);
@@ -1057,6 +1059,10 @@ typedef struct arb_rank_params {
     const char *human_prefix;   /* reviewers starting with this are humans: weighted majority
                                    vote vs their majority, accuracy, Fleiss' kappa (default
                                    "human") */
+    size_t strong_weight;       /* a strong battle (arb_battle.strong, Arena-Hard A>>B) counts
+                                   this many times in every method, its bootstrap and the
+                                   battles/wins/ties/losses counts, as if repeated (Arena-Hard-
+                                   Auto uses 3); 1..1000, default 1 */
 } arb_rank_params;
 
 ARB_API arb_rank_params arb_rank_default_params(void);
@@ -1084,6 +1090,15 @@ typedef struct arb_rank_reviewer {
                                        reviewer's win-rate ranking of the contestants against
                                        the humans' (PRD summary level, §6); NAN otherwise */
     double summary_kendall;
+    /* When humans reviewed: this reviewer's own reviews against the humans' majority of the
+    ** same comparison (question, pair), every review counted, both orders separately (PRD's
+    ** per-reviewer table). The majority is the verdict most annotators gave (METHODS §4); a
+    ** comparison where two verdicts tie for most has none, and its reviews are skipped. */
+    size_t human_reviews;       /* reviews compared with a human majority */
+    size_t human_ties_skipped;  /* reviews skipped: the annotators tied */
+    double human_accuracy;      /* share of human_reviews equal to the majority; NAN when 0 */
+    double human_kappa;         /* Cohen's kappa over {first better, tie, second better}; NAN
+                                   when undefined (no reviews, or one category only) */
 } arb_rank_reviewer;
 
 typedef struct arb_rank arb_rank;

@@ -82,7 +82,8 @@ void arb__answer_style(const char *text, double style[ARB_STYLE__COUNT])
 
 /* ---- the set --------------------------------------------------------------------------------- */
 
-/* Returns a battle with NULL strings, s = 0, no both_bad and every style covariate NAN. */
+/* Returns a battle with NULL strings, s = 0, no both_bad, not strong and every style
+** covariate NAN. */
 arb_battle arb_battle_init(void)
 {
     arb_battle battle;
@@ -107,6 +108,7 @@ void arb_battles_destroy(arb_battles *b)
     free(b->r);
     free(b->s);
     free(b->both_bad);
+    free(b->strong);
     free(b->style);
     free(b->left_out);
     free(b->errmsg);
@@ -216,7 +218,8 @@ static int reserve_one(arb_battles *b)
     if (grow_column(&b->q, cap, sizeof *b->q) || grow_column(&b->i, cap, sizeof *b->i) ||
         grow_column(&b->j, cap, sizeof *b->j) || grow_column(&b->r, cap, sizeof *b->r) ||
         grow_column(&b->s, cap, sizeof *b->s) ||
-        grow_column(&b->both_bad, cap, sizeof *b->both_bad))
+        grow_column(&b->both_bad, cap, sizeof *b->both_bad) ||
+        grow_column(&b->strong, cap, sizeof *b->strong))
         return -1;
     if (b->style) {
         if (grow_column(&b->style, cap, STYLE_STRIDE * sizeof *b->style)) return -1;
@@ -251,7 +254,8 @@ arb_status arb_battles_add(arb_battles *b, const arb_battle *battle)
         return arb__battles_fail(b, ARB_INVALID,
                                  "battles: both_bad marks a tie, but s is %d", battle->s);
     if (battle->strong && battle->s == 0)
-        return arb__battles_fail(b, ARB_INVALID, "battles: strong marks a win, but s is 0");
+        return arb__battles_fail(b, ARB_INVALID,
+                                 "battles: strong marks a win (A>>B), but s is 0 (a tie)");
     int any_style = 0;
     for (int k = 0; k < ARB_STYLE__COUNT; k++) {
         if (!style_ok(battle->style_i[k]) || !style_ok(battle->style_j[k]))
@@ -279,7 +283,8 @@ arb_status arb_battles_add(arb_battles *b, const arb_battle *battle)
     b->j[n] = j;
     b->r[n] = r;
     b->s[n] = (int8_t)battle->s;
-    b->both_bad[n] = (uint8_t)((battle->both_bad ? 1 : 0) | (battle->strong ? 2 : 0));
+    b->both_bad[n] = battle->both_bad ? 1 : 0;
+    b->strong[n] = battle->strong ? 1 : 0;
     if (b->style) {
         float *st = b->style + n * STYLE_STRIDE;
         for (int k = 0; k < ARB_STYLE__COUNT; k++) {
@@ -302,8 +307,8 @@ arb_battle arb_battles_at(const arb_battles *b, size_t index)
     battle.model_j = b->models.names[b->j[index]];
     battle.reviewer = b->reviewers.names[b->r[index]];
     battle.s = b->s[index];
-    battle.both_bad = b->both_bad[index] & 1;
-    battle.strong = (b->both_bad[index] >> 1) & 1;
+    battle.both_bad = b->both_bad[index];
+    battle.strong = b->strong[index];
     if (b->style) {
         const float *st = b->style + index * STYLE_STRIDE;
         for (int k = 0; k < ARB_STYLE__COUNT; k++) {
@@ -339,6 +344,47 @@ arb_status arb__battles_append(arb_battles *dst, const arb_battles *src)
     }
     dst->skipped += src->skipped;
     return ARB_OK;
+}
+
+/* See internal.h. */
+size_t arb__battles_count_strong(const arb_battles *b)
+{
+    size_t n = 0;
+    for (size_t k = 0; b && k < b->n; k++) n += b->strong[k];
+    return n;
+}
+
+/* Interns every name of src into dst in src's order; 0, or -1 when out of memory. */
+static int copy_names(arb__strtab *dst, const arb__strtab *src)
+{
+    for (size_t k = 0; k < src->n; k++)
+        if (arb__strtab_intern(dst, src->names[k]) == UINT32_MAX) return -1;
+    return 0;
+}
+
+/* See internal.h. The copies stand next to their battle, as Arena-Hard-Auto's show_result.py
+** repeats a strong game's row (so a single Elo pass in the given order sees them together). */
+arb_battles *arb__battles_repeat_strong(const arb_battles *b, size_t times)
+{
+    arb_battles *out = arb_battles_create();
+    if (!out) return NULL;
+    if (copy_names(&out->questions, &b->questions) || copy_names(&out->models, &b->models) ||
+        copy_names(&out->reviewers, &b->reviewers))
+        goto fail;
+    for (size_t k = 0; k < b->n; k++) {
+        arb_battle battle = arb_battles_at(b, k);
+        for (size_t c = 0; c < (battle.strong ? times : 1); c++)
+            if (arb_battles_add(out, &battle)) goto fail; /* valid in b: out of memory only */
+    }
+    for (size_t k = 0; k < b->n_left_out; k++) {
+        arb_battle_left_out x = arb_battles_left_out_at(b, k);
+        if (arb_battles_add_left_out(out, x.model_a, x.model_b, x.reviewer, x.n)) goto fail;
+    }
+    out->skipped = b->skipped;
+    return out;
+fail:
+    arb_battles_destroy(out);
+    return NULL;
 }
 
 /* ---- arena-convention JSON ------------------------------------------------------------------- */
@@ -511,8 +557,20 @@ arb_status arb__battles_add_json(arb_battles *b, json_t *obj, const char *path, 
     if (meta && !json_is_null(meta) && !json_is_object(meta))
         return arb__battles_field_fail(b, path, line, "conv_metadata", "an object", meta);
     if (!json_is_object(meta)) meta = NULL;
-    /* only question_id, model_a, model_b, winner and perhaps judge: no style to look for */
-    size_t core = 4 + (json_object_get(obj, "judge") != NULL);
+    /* "strong": true marks a strong win (Arena-Hard A>>B), which arb_rank_params.strong_weight
+    ** may count several times; a tie cannot be strong */
+    v = json_object_get(obj, "strong");
+    if (v && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            return arb__battles_field_fail(b, path, line, "strong", "true or false", v);
+        if (json_is_true(v) && battle.s == 0)
+            return arb__battles_field_fail(b, path, line, "strong",
+                                           "false on a tie (only a win can be strong)", v);
+        battle.strong = json_is_true(v);
+    }
+    /* only question_id, model_a, model_b, winner and perhaps judge and strong: no style to
+    ** look for */
+    size_t core = 4 + (json_object_get(obj, "judge") != NULL) + (v != NULL);
     arb_status st = ARB_OK;
     if (meta || json_object_size(obj) > core) {
         st = read_style(b, path, line, obj, meta, 0, battle.style_i);
@@ -779,7 +837,8 @@ static const char *winner_text(const arb_battle *battle)
 }
 
 /* Writes the battles as arena-convention JSONL, one object per line: question_id (always a
-** string), model_a, model_b, judge, winner, and the known style covariates as flat fields
+** string), model_a, model_b, judge, winner, "strong": true on a strong win, and the known
+** style covariates as flat fields
 ** (length_a, length_b, headers_a, ...). ARB_IO when out cannot be written (message in b). */
 arb_status arb_battles_write_jsonl(const arb_battles *b, FILE *out)
 {
@@ -795,7 +854,8 @@ arb_status arb_battles_write_jsonl(const arb_battles *b, FILE *out)
                   arb__json_set(obj, "model_a", arb__json_name(battle.model_i)) ||
                   arb__json_set(obj, "model_b", arb__json_name(battle.model_j)) ||
                   arb__json_set(obj, "judge", arb__json_name(battle.reviewer)) ||
-                  arb__json_set(obj, "winner", json_string(winner_text(&battle)));
+                  arb__json_set(obj, "winner", json_string(winner_text(&battle))) ||
+                  (battle.strong && arb__json_set(obj, "strong", json_true()));
         for (int side = 0; side < 2 && !bad; side++) {
             const double *style = side ? battle.style_j : battle.style_i;
             for (int c = 0; c < ARB_STYLE__COUNT && !bad; c++) {
@@ -823,8 +883,8 @@ arb_status arb_battles_write_jsonl(const arb_battles *b, FILE *out)
 /* ---- the store's battles table --------------------------------------------------------------- */
 
 /* The extra JSON of a stored battle: both_bad, strong and the known style covariates, e.g.
-** {"both_bad":true,"style_i":{"length":812,"headers":2},"style_j":{...}}; "{}" when there is
-** nothing. Caller frees; NULL when out of memory. */
+** {"both_bad":true,"style_i":{"length":812,"headers":2},"style_j":{...}} or {"strong":true};
+** "{}" when there is nothing. Caller frees; NULL when out of memory. */
 static char *extra_json(const arb_battle *battle)
 {
     json_t *obj = json_object();
@@ -923,8 +983,9 @@ done:
     return st;
 }
 
-/* Reads the extra JSON of a stored battle into battle (both_bad, strong, style). -1 when it is not
-** what arb_store_put_battles writes. Unknown keys are ignored (a newer arbiter may add some). */
+/* Reads the extra JSON of a stored battle into battle (both_bad, strong, style). -1 when it
+** is not what arb_store_put_battles writes. Unknown keys are ignored (a newer arbiter may add
+** some). */
 static int parse_extra(const char *text, arb_battle *battle)
 {
     json_t *obj = text ? json_loads(text, 0, NULL) : NULL;

@@ -12,7 +12,8 @@
 ** baseline_family, and the additions protocol, template, request, strength (weak|strong).
 ** What `arbiter export --format jsonl|csv` writes reads back as is: position_verdict is the
 ** verdict, content the raw text; the other keys it writes (model_verdict, model, error,
-** tokens, latency, attempts, source) and every unknown field are kept in pairwise.extra.
+** tokens, latency, attempts, source) and every unknown field are kept in pairwise.extra (the
+** store also writes model, tokens, latency and attempts into the call row).
 **
 ** Invariants:
 **   - All or nothing: the whole file is read and checked before the store sees any of it;
@@ -32,9 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* Files larger than this are refused before they are read. */
-#define IMPORT_MAX_FILE_BYTES ((size_t)1 << 30)
+#include <sys/stat.h>
 
 /* ---- the kinds of source ------------------------------------------------------------------- */
 
@@ -626,8 +625,14 @@ arb_status arb__import_generic(const char *path, const arb_import_params *params
     (void)params;
     size_t n = strlen(path);
     int csv = n >= 4 && !strcasecmp(path + n - 4, ".csv");
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        arb__set_err(errmsg, "%s: is a directory, not a judgment file", path);
+        return ARB_IO;
+    }
     size_t len = 0;
     char *err = NULL;
+    /* arb__read_file refuses more than 1 GiB ("too large") */
     char *text = arb__read_file(path, &len, &err);
     if (!text) {
         arb_status code = err && strstr(err, "too large") ? ARB_TOOBIG : ARB_IO;
@@ -635,13 +640,7 @@ arb_status arb__import_generic(const char *path, const arb_import_params *params
         free(err);
         return code;
     }
-    arb_status st = ARB_OK;
-    if (len > IMPORT_MAX_FILE_BYTES) {
-        arb__set_err(errmsg, "%s: %zu bytes is more than the 1 GiB a judgment file may have: "
-                     "split it into several sources", path, len);
-        st = ARB_TOOBIG;
-    }
-    if (!st) st = arb__import_generic_text(path, text, len, csv, set, errmsg);
+    arb_status st = arb__import_generic_text(path, text, len, csv, set, errmsg);
     if (!st && arb__import_set_count(set) == 0) {
         arb__set_err(errmsg, "%s: no judgments in the file", path);
         st = ARB_PARSE;

@@ -515,13 +515,39 @@ char *arb__import_judgment_key(const arb__import_judgment *j);
 ** \"X\""), as is an answer text that differs from the stored one and a name given two
 ** families. Missing items are added after the store's last (items.seq, in order of first
 ** appearance), answers and families stored, a call row made for each judgment with a raw text
-** or a request, and the battles derived from the judgments stored under source (METHODS §6:
+** or a request (model, tokens, latency and attempts read from extra under export's names), and
+** the battles derived from the judgments stored under source (METHODS §6:
 ** i = shown first; A -1, B +1, C and D 0 (D both_bad), E left out and counted; strength 2
 ** strong). kind and path are recorded in judgment_sources. stats (may be NULL) gets the
 ** counts, zero on failure. Borrowing only; the message is in the store. */
 arb_status arb__store_put_import(arb_store *s, const char *source, const char *kind,
                                  const char *path, const arb__import_set *set,
                                  arb_import_stats *stats);
+
+/* One import source as stored (store_sources.c): its judgment_sources row, the pairwise and
+** pointwise rows stored under it now, and its judges as "a, b" in name order. Borrowed for
+** the callback. */
+typedef struct arb__judgment_source {
+    const char *name, *kind, *path, *imported_at;
+    long long n_judgments, n_skipped, n_pairwise, n_pointwise;
+    const char *judges;
+} arb__judgment_source;
+/* Returns 0 to go on, non-zero to stop. */
+typedef int (*arb__judgment_source_fn)(void *ud, const arb__judgment_source *source);
+/* Calls fn for every import source in name order. ARB_OK (also when fn stops), ARB_DB. */
+arb_status arb__store_each_judgment_source(arb_store *s, arb__judgment_source_fn fn, void *ud);
+
+/* Both orders of one judge's judgment of one pair (everything but the order). */
+typedef struct arb__pair_key {
+    const char *protocol, *judge_name, *template_name, *item_id, *candidate, *baseline;
+    int options, rep;
+} arb__pair_key;
+/* The stored texts of the pair key names (store_sources.c): text[ord] is the judge's reply of
+** the judgment shown in order ord (calls.content: arbiter's reply, or the imported "raw"),
+** NULL when there is none; *source the import source, NULL when arbiter judged it. Copies the
+** caller frees (all NULL on failure). ARB_OK, ARB_DB, ARB_NOMEM. */
+arb_status arb__store_pair_texts(arb_store *s, const arb__pair_key *key, char *text[2],
+                                 char **source);
 
 /* A reader of one kind of judgment source (import_judgments.c's table of kinds): reads path
 ** into set. Bad input is ARB_PARSE with *errmsg "file:line: field \"x\": ..." (caller frees);
@@ -1168,7 +1194,8 @@ struct arb_battles {
     arb__strtab questions, models, reviewers;
     uint32_t *q, *i, *j, *r; /* per battle: indices into the tables above */
     int8_t *s;               /* -1 i better, 0 tie, +1 j better */
-    uint8_t *both_bad;        /* per battle: bit 0 both_bad, bit 1 strong */
+    uint8_t *both_bad;
+    uint8_t *strong;         /* a strong verdict (arb_battle.strong): only on a win (s != 0) */
     float *style;            /* n x 2 x ARB_STYLE__COUNT (i then j), NAN unknown; NULL while no
                                 battle has any style value */
     size_t n, cap;
@@ -1207,6 +1234,13 @@ arb_status arb__battles_each_json(arb_battles *b, const char *path, int allow_ar
 /* Appends every battle of src to dst, in order; adds src's skipped count. All or nothing
 ** except that, out of memory, dst's string tables may keep names of no battle. */
 arb_status arb__battles_append(arb_battles *dst, const arb_battles *src);
+/* The number of strong battles in b (arb_battle.strong). */
+size_t arb__battles_count_strong(const arb_battles *b);
+/* A copy of b in which every strong battle stands `times` times in a row where it stood
+** (Arena-Hard-Auto's weighting of A>>B verdicts: the battle repeated), with b's string tables
+** in the same order (so model, question and reviewer indices are b's), left-out records and
+** skipped count. Caller destroys; NULL when out of memory. */
+arb_battles *arb__battles_repeat_strong(const arb_battles *b, size_t times);
 /* store.c: the left-out records of b under source, written inside arb_store_put_battles'
 ** transaction (replacing the source's), and read back into b (source NULL: all). */
 arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,

@@ -353,6 +353,7 @@ static size_t reviewer_slot(arb_rank *out, size_t n_before, const char *name, co
     memset(rv, 0, sizeof *rv);
     rv->weight = rv->self_enhancement = rv->self_ci_lo = rv->self_ci_hi = NAN;
     rv->summary_spearman = rv->summary_kendall = NAN;
+    rv->human_accuracy = rv->human_kappa = NAN;
     rv->reviews = reviews;
     if (!(rv->reviewer = names_add(out, name))) return SIZE_MAX;
     if (model && !(rv->model = model_name(out, model))) return SIZE_MAX;
@@ -834,6 +835,40 @@ done:
     return st;
 }
 
+/* Per-reviewer agreement with the humans (METHODS §4, PRD's per-reviewer table): table holds
+** 9 counts per reviewer index (its verdict in rows, the human majority in columns, both over
+** {first better, tie, second better} oriented to the pair's fixed order) and skipped one count
+** per reviewer. Fills the human_* fields of the reviewers already in out->reviewers. */
+static void reviewer_human_agreement(const arb_battles *b, const double *table,
+                                     const size_t *skipped, arb_rank *out)
+{
+    for (size_t k = 0; k < out->n_reviewers; k++) {
+        arb_rank_reviewer *v = &out->reviewers[k];
+        uint32_t r = arb__strtab_find(&b->reviewers, v->reviewer);
+        if (r == UINT32_MAX) continue;
+        const double *t = table + 9 * (size_t)r;
+        double n = 0, hits = 0;
+        for (int x = 0; x < 9; x++) n += t[x];
+        for (int x = 0; x < 3; x++) hits += t[4 * x];
+        v->human_reviews = (size_t)n;
+        v->human_ties_skipped = skipped[r];
+        v->human_accuracy = n > 0 ? hits / n : NAN;
+        v->human_kappa = n > 0 ? arb_stat_cohen_kappa(t, 3) : NAN;
+    }
+}
+
+/* The humans' majority of one comparison (METHODS §4): the category (0 first better, 1 tie,
+** 2 second better) more annotators chose than any other, or -1 when two tie for most. */
+static int plurality_of(const size_t votes[3])
+{
+    int best = 0;
+    for (int c = 1; c < 3; c++)
+        if (votes[c] > votes[best]) best = c;
+    for (int c = 0; c < 3; c++)
+        if (c != best && votes[c] == votes[best]) return -1;
+    return best;
+}
+
 /* Example-level aggregation (§6): for every (question, unordered pair) with at least one human
 ** vote and one selected review, the humans' majority is the sign of their mean vote (PRD
 ** convention: a split is a tie) and the reviewers' vote is the sign of Σ w_r·s, both with s
@@ -850,7 +885,14 @@ done:
 ** ranks) and Kendall tau-b (src/stats.c) over the contestants that both rank, per selected
 ** reviewer (into out->reviewers, appended when absent) and for the score column of the
 ** entries (out->human.summary_*); NAN when undefined (fewer than two contestants, or one
-** side ranks them all equal). Returns ARB_OK or ARB_NOMEM. */
+** side ranks them all equal).
+**
+** Per reviewer (reviewer_human_agreement): each selected review of a comparison with a human
+** vote is compared with the humans' plurality verdict (METHODS §4; a tie between annotators
+** skips the review and counts it), so both orders of a pair count, as PRD's per-reviewer
+** table counts them. The plurality differs from the sign of the mean vote above only where
+** annotators disagree: {first, tie} has mean sign "first" but no plurality. Returns ARB_OK or
+** ARB_NOMEM. */
 arb_status arb__rank_human_agreement(const arb_battles *b, const arb_rank_params *p,
                                      const double *weight, arb_rank *out)
 {
@@ -867,7 +909,9 @@ arb_status arb__rank_human_agreement(const arb_battles *b, const arb_rank_params
     uint32_t *reviewer_model = arb__rank_zalloc(nr, sizeof *reviewer_model);
     comparison_key *keys = NULL;
     double *counts_all = NULL, *counts_w = NULL;
-    if (!human || !use || !keep || !reviewer_model) goto done;
+    double *rev_table = arb__rank_zalloc(9 * nr, sizeof *rev_table);
+    size_t *rev_skipped = arb__rank_zalloc(nr, sizeof *rev_skipped);
+    if (!human || !use || !keep || !reviewer_model || !rev_table || !rev_skipped) goto done;
     int any_human = 0;
     for (size_t r = 0; r < nr; r++) {
         human[r] = !strncmp(b->reviewers.names[r], prefix, plen);
@@ -892,7 +936,7 @@ arb_status arb__rank_human_agreement(const arb_battles *b, const arb_rank_params
              g1++)
             ;
         double human_sum = 0, sum_all = 0, sum_w = 0, abs_w = 0;
-        size_t n_human = 0, n_reviews = 0;
+        size_t n_human = 0, n_reviews = 0, human_votes[3] = {0, 0, 0};
         for (size_t x = g0; x < g1; x++) {
             size_t k = keys[x].battle;
             uint32_t r = b->r[k];
@@ -900,6 +944,7 @@ arb_status arb__rank_human_agreement(const arb_battles *b, const arb_rank_params
             if (human[r]) {
                 human_sum += s;
                 n_human++;
+                human_votes[(int)s + 1]++;
             } else if (use[k]) {
                 sum_all += s;
                 n_reviews++;
@@ -911,6 +956,15 @@ arb_status arb__rank_human_agreement(const arb_battles *b, const arb_rank_params
             }
         }
         if (!n_human || !n_reviews) continue;
+        int plurality = plurality_of(human_votes);
+        for (size_t x = g0; x < g1; x++) { /* each review on its own (per-reviewer table) */
+            size_t k = keys[x].battle;
+            uint32_t r = b->r[k];
+            if (human[r] || !use[k]) continue;
+            int s = b->i[k] == keys[g0].a ? b->s[k] : -b->s[k];
+            if (plurality < 0) rev_skipped[r]++;
+            else rev_table[9 * (size_t)r + 3 * (size_t)(s + 1) + (size_t)plurality] += 1;
+        }
         int majority = sign_of(human_sum, 0); /* integer votes: exact */
         int vote_all = sign_of(sum_all, 0);
         int vote_w = sign_of(sum_w, PEER_EQUAL_EPS * abs_w);
@@ -932,7 +986,10 @@ arb_status arb__rank_human_agreement(const arb_battles *b, const arb_rank_params
         }
     }
     rc = summary_correlations(b, use, human, reviewer_model, out);
+    if (rc == ARB_OK) reviewer_human_agreement(b, rev_table, rev_skipped, out);
 done:
+    free(rev_table);
+    free(rev_skipped);
     free(msg);
     free(human);
     free(use);

@@ -56,7 +56,7 @@
 /* Returns the defaults: win rate, Elo K 32 and initial 1000 over 1000 permutations, no anchor
 ** (the mean is 1000), no bootstrap, seed 1, 95% intervals, every reviewer, peer rank up to 10
 ** iterations or a weight change below 1e-9, no trend, no length or style control, humans are
-** the reviewers whose name starts with "human". */
+** the reviewers whose name starts with "human", a strong battle counted once. */
 arb_rank_params arb_rank_default_params(void)
 {
     arb_rank_params p;
@@ -70,6 +70,7 @@ arb_rank_params arb_rank_default_params(void)
     p.max_iterations = 1000;
     p.tolerance = 1e-9;
     p.human_prefix = "human";
+    p.strong_weight = 1;
     return p;
 }
 
@@ -1251,6 +1252,8 @@ static const char *check_params(const arb_rank_params *p)
     if (p->n_reviewers > 0 && !p->reviewers) return "n_reviewers > 0 but no reviewers given";
     if (p->n_reviewer_info > 0 && !p->reviewer_info)
         return "n_reviewer_info > 0 but no reviewer_info given";
+    if (p->strong_weight < 1 || p->strong_weight > 1000)
+        return "strong_weight must be from 1 to 1000";
     return NULL;
 }
 
@@ -1271,6 +1274,7 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     size_t *pos = NULL;
     double *weights = NULL;
     uint8_t *allowed = NULL;
+    arb_battles *repeated = NULL;
     if (out) *out = NULL;
     if (errmsg) *errmsg = NULL;
     if (!battles || !params || !out) {
@@ -1286,6 +1290,15 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
     }
     const arb_battles *b = battles;
     const arb_rank_params *p = params;
+    /* Strong battles (Arena-Hard A>>B) count strong_weight times: everything below runs on a
+    ** copy in which each stands that many times, which is what Arena-Hard-Auto's
+    ** show_result.py does (it repeats the battle's row before fitting and bootstrapping), so
+    ** every method, its bootstrap (the copies are resampled independently, as there) and the
+    ** counts see the same weighting (METHODS §6, README "Strong verdicts"). */
+    if (p->strong_weight > 1 && arb__battles_count_strong(b) > 0) {
+        if (!(repeated = arb__battles_repeat_strong(b, p->strong_weight))) goto done;
+        b = repeated;
+    }
     int peer = p->method == ARB_RANK_PEER_WINRATE || p->method == ARB_RANK_PEER_ELO;
     size_t nm = b->models.n, nr = b->reviewers.n;
 
@@ -1324,7 +1337,10 @@ arb_status arb_rank_compute(const arb_battles *battles, const arb_rank_params *p
             c.compact[x] = (uint32_t)c.m;
             c.model_of[c.m++] = (uint32_t)x;
         }
-    r->n_battles_used = c.n_used;
+    r->n_counted = c.n_used;
+    for (size_t k = 0; k < b->n; k++) r->n_strong += c.use[k] && b->strong[k];
+    r->n_strong /= p->strong_weight > 1 && repeated ? p->strong_weight : 1; /* copies */
+    r->n_battles_used = c.n_used - r->n_strong * (repeated ? p->strong_weight - 1 : 0);
     size_t m = c.m;
     c.anchor = SIZE_MAX;
     if (p->anchor) {
@@ -1436,6 +1452,7 @@ done:
     free(pos);
     free(weights);
     free(allowed);
+    arb_battles_destroy(repeated);
     return st;
 }
 

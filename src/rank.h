@@ -64,7 +64,10 @@ struct arb_rank {
     double *trend;            /* n_trend x n_entries: Elo after every trend_every battles */
     size_t n_trend;
     arb__rank_human human;    /* n_comparisons 0 when there are no human reviewers */
-    size_t n_battles_used;
+    size_t n_battles_used;    /* distinct battles the selection used */
+    size_t n_strong;          /* of them strong (arb_battle.strong) */
+    size_t n_counted;         /* battles as the methods count them: a strong one
+                                 params.strong_weight times (= n_battles_used when 1) */
     arb__rank_left_out *left_out; /* per pair, of the selected reviewers; NULL when none */
     size_t n_left_out, left_out_total;
     /* rank.c: how the Bradley-Terry and control fits went (see rank.c's file comment) */

@@ -241,6 +241,18 @@ static int put_title(arb__buf *b, const arb_rank *r)
         }
     }
     if (arb__buf_printf(b, "%zu battles, %zu models", r->n_battles_used, r->n_entries)) return -1;
+    /* Strong verdicts (Arena-Hard A>>B) weighted as Arena-Hard-Auto does: say so, since every
+    ** count and rate below then counts such a battle several times (README "Strong verdicts") */
+    if ((r->n_strong > 0 || p->strong_weight > 1) &&
+        arb__buf_printf(b, "; %zu strong (A>>B) battle%s, each counted %zu time%s "
+                           "(--strong-weight)",
+                        r->n_strong, r->n_strong == 1 ? "" : "s", p->strong_weight,
+                        p->strong_weight == 1 ? "" : "s"))
+        return -1;
+    if (r->n_counted != r->n_battles_used &&
+        arb__buf_printf(b, ":\n%zu battles in every count, rate, rating and bootstrap below",
+                        r->n_counted))
+        return -1;
     if (p->bootstrap > 0 && !is_peer(p->method) &&
         arb__buf_printf(b, "; %g%% percentile intervals from %zu bootstrap rounds (seed %llu)",
                         100.0 * p->ci_level, p->bootstrap, p->seed))
@@ -397,7 +409,7 @@ done:
 static size_t trend_after(const arb_rank *r, size_t t)
 {
     size_t after = (t + 1) * r->params.trend_every;
-    return after < r->n_battles_used ? after : r->n_battles_used;
+    return after < r->n_counted ? after : r->n_counted;
 }
 
 static int put_trend(arb__buf *b, const arb_rank *r)
@@ -532,6 +544,43 @@ static int put_human(arb__buf *b, const arb_rank *r)
     return 0;
 }
 
+/* 1 when reviewer v was compared with the humans' majority (some review counted or skipped). */
+static int compared_with_humans(const arb_rank_reviewer *v)
+{
+    return v->human_reviews > 0 || v->human_ties_skipped > 0;
+}
+
+/* Each reviewer's own reviews against the humans' majority (METHODS §4; PRD's per-reviewer
+** table), after the majority-vote rows. */
+static int put_reviewer_agreement(arb__buf *b, const arb_rank *r)
+{
+    size_t rw = 8, n = 0;
+    for (size_t k = 0; k < r->n_reviewers; k++) {
+        if (!compared_with_humans(&r->reviewers[k])) continue;
+        n++;
+        size_t w = name_width(r->reviewers[k].reviewer);
+        if (w > rw) rw = w > NAME_MAX_WIDTH ? NAME_MAX_WIDTH : w;
+    }
+    if (!n) return 0;
+    if (arb__buf_puts(b, "\neach reviewer against the humans' majority, every review counted "
+                         "(both orders; PRD's per-reviewer\ntable, METHODS §4):\n") ||
+        put_name(b, "reviewer", rw) ||
+        arb__buf_puts(b, "   reviews  accuracy   Cohen κ   skipped (annotators tied)\n"))
+        return -1;
+    for (size_t k = 0; k < r->n_reviewers; k++) {
+        const arb_rank_reviewer *v = &r->reviewers[k];
+        if (!compared_with_humans(v)) continue;
+        if (put_name(b, v->reviewer, rw) || arb__buf_printf(b, "  %8zu  ", v->human_reviews) ||
+            put_score(b, v->human_accuracy, 1, 8) || put_corr(b, v->human_kappa, 8) ||
+            arb__buf_printf(b, "  %8zu\n", v->human_ties_skipped))
+            return -1;
+    }
+    return arb__buf_puts(b, "the majority here is the verdict most annotators gave; a "
+                            "comparison where two verdicts tie for\nmost has none and its "
+                            "reviews are skipped (the vote rows above take the sign of the "
+                            "mean\nhuman vote instead, a split being a tie)\n");
+}
+
 /* Returns the ranking as text (caller frees with arb_free), NULL when out of memory. */
 char *arb_rank_to_text(const arb_rank *r)
 {
@@ -545,7 +594,8 @@ char *arb_rank_to_text(const arb_rank *r)
     }
     table_cols t = table_columns(r);
     if (put_table(&b, r, &t) || put_notes(&b, r) || put_left_out(&b, r) || put_matrix(&b, r, t.name_width) ||
-        put_trend(&b, r) || put_reviewers(&b, r) || put_human(&b, r))
+        put_trend(&b, r) || put_reviewers(&b, r) || put_human(&b, r) ||
+        put_reviewer_agreement(&b, r))
         goto fail;
     return arb__buf_steal(&b);
 fail:
@@ -681,6 +731,31 @@ static json_t *human_json(const arb_rank *r)
     return o;
 }
 
+/* [{"reviewer", "n_reviews", "accuracy", "kappa", "n_human_ties_skipped"}] per reviewer compared
+** with the humans' majority; null when no reviewer was (no humans). */
+static json_t *reviewer_agreement_json(const arb_rank *r)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->n_reviewers; k++) n += compared_with_humans(&r->reviewers[k]);
+    if (!n) return json_null();
+    json_t *a = json_array();
+    for (size_t k = 0; a && k < r->n_reviewers; k++) {
+        const arb_rank_reviewer *v = &r->reviewers[k];
+        if (!compared_with_humans(v)) continue;
+        json_t *o = json_object();
+        if (!o || json_array_append_new(a, o) ||
+            arb__json_set(o, "reviewer", arb__json_name(v->reviewer)) ||
+            arb__json_set(o, "n_reviews", json_size(v->human_reviews)) ||
+            arb__json_set(o, "accuracy", arb__json_metric(v->human_accuracy)) ||
+            arb__json_set(o, "kappa", arb__json_metric(v->human_kappa)) ||
+            arb__json_set(o, "n_human_ties_skipped", json_size(v->human_ties_skipped))) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 /* [{"model_a", "model_b", "n"}] per pair (empty when none). */
 static json_t *left_out_json(const arb_rank *r)
 {
@@ -763,6 +838,9 @@ char *arb_rank_to_json(const arb_rank *r)
         arb__json_set(root, "method", json_string(method_name(p->method))) ||
         arb__json_set(root, "params", params_json(r)) ||
         arb__json_set(root, "n_battles", json_size(r->n_battles_used)) ||
+        arb__json_set(root, "strong_weight", json_size(p->strong_weight)) ||
+        arb__json_set(root, "n_strong", json_size(r->n_strong)) ||
+        arb__json_set(root, "n_counted", json_size(r->n_counted)) ||
         arb__json_set(root, "n_left_out_e", json_size(r->left_out_total)) ||
         arb__json_set(root, "left_out_e", left_out_json(r))) {
         json_decref(models);
@@ -779,6 +857,7 @@ char *arb_rank_to_json(const arb_rank *r)
     if (arb__json_set(root, "pairwise", pairwise_json(r)) ||
         arb__json_set(root, "reviewers", reviewers_json(r)) || arb__json_set(root, "peer", peer) ||
         arb__json_set(root, "human", human_json(r)) ||
+        arb__json_set(root, "reviewer_agreement", reviewer_agreement_json(r)) ||
         arb__json_set(root, "trend", trend_json(r)) ||
         arb__json_set(root, "bt_mle_exists",
                       p->method == ARB_RANK_BT ? json_boolean(!r->bt_ridge_bound) : json_null()) ||

@@ -307,6 +307,57 @@ static arb_status summary_battle_sources(report_ctx *c)
     return st;
 }
 
+/* The judgments imported from elsewhere ('arbiter import judgments|fastchat|arena-hard'):
+** arbiter made no call for them, so the summary names where they came from instead. */
+typedef struct imported_acc {
+    report_ctx *c;
+    arb__report_table *t; /* NULL: only count */
+    long long n_judgments;
+    size_t n_sources;
+    const char *names;    /* "a, b" in the document's arena */
+} imported_acc;
+
+static int imported_row(void *ud, const arb__judgment_source *src)
+{
+    imported_acc *a = ud;
+    arb__report_doc *d = a->c->doc;
+    if (!a->t) {
+        a->n_judgments += src->n_pairwise + src->n_pointwise;
+        a->names = a->n_sources++ ? arb__report_printf(d, "%s, %s", a->names, src->name)
+                                  : arb__report_str(d, src->name);
+        return 0;
+    }
+    const char **row = arb__report_table_row(d, a->t);
+    if (!row) return 0;
+    row[0] = arb__report_str(d, src->name);
+    row[1] = arb__report_str(d, src->kind);
+    row[2] = arb__report_str(d, src->path);
+    row[3] = arb__report_count(d, src->n_pairwise);
+    row[4] = arb__report_count(d, src->n_pointwise);
+    row[5] = arb__report_count(d, src->n_skipped);
+    row[6] = arb__report_str(d, src->judges);
+    row[7] = arb__report_str(d, src->imported_at);
+    return 0;
+}
+
+/* The table of import sources, after the protocols: what was read, when, by which judges. */
+static arb_status summary_imported(report_ctx *c, const imported_acc *counted)
+{
+    if (!counted->n_sources) return ARB_OK;
+    imported_acc a = {c, NULL, 0, 0, NULL};
+    a.t = arb__report_table_new(c->doc, "Judgments imported from elsewhere (no judge call by "
+                                        "arbiter)",
+                                "Source|Kind|File|#Pairwise judgments|#Grades|#Lines skipped|"
+                                "Judges|Imported at (UTC)");
+    arb_status st = arb__store_each_judgment_source(c->store, imported_row, &a);
+    if (!st)
+        arb__report_para(c->doc,
+                         "These judgments were made by other tools and read by 'arbiter "
+                         "import'; their calls, tokens and times are not known to arbiter "
+                         "(n/a above). Every section below uses them like arbiter's own.");
+    return st;
+}
+
 static arb_status section_summary(report_ctx *c)
 {
     arb__report_begin_section(c->doc, "summary", "Run summary");
@@ -333,12 +384,20 @@ static arb_status section_summary(report_ctx *c)
     arb__report_para(d,
                      "The store holds %s items with answers from %s models, %s judges, %s "
                      "pairwise judgments, %s expert labels, %s battles and %s dialogues "
-                     "(debates and discussions), made in %s runs.",
+                     "(debates and discussions); arbiter's own runs: %s.",
                      arb__report_count(d, n[0]), arb__report_count(d, n[1]),
                      arb__report_count(d, n[2]), arb__report_count(d, n[3]),
                      arb__report_count(d, n[4]), arb__report_count(d, n[5]),
                      arb__report_count(d, n[6]), arb__report_count(d, n[7]));
-    if ((st = summary_judges(c)) || (st = summary_protocols(c))) return st;
+    imported_acc counted = {c, NULL, 0, 0, NULL};
+    if ((st = arb__store_each_judgment_source(c->store, imported_row, &counted))) return st;
+    if (counted.n_sources)
+        arb__report_para(d, "%s of these judgments were not made by arbiter: they were "
+                            "imported from %s.",
+                         arb__report_count(d, counted.n_judgments), counted.names);
+    if ((st = summary_judges(c)) || (st = summary_protocols(c)) ||
+        (st = summary_imported(c, &counted)))
+        return st;
     return summary_battle_sources(c);
 }
 
@@ -1418,9 +1477,35 @@ static arb_status section_discussions(report_ctx *c)
     "  AND b.options = a.options AND b.item_id = a.item_id AND b.rep = a.rep AND b.ord = 1"    \
     " WHERE a.ord = 0)"
 
+/* The judge's own text of a worst case in both orders (arbiter's reply, or the "raw" text of
+** an imported judgment), shown below the verdicts: the words behind a flip. */
+typedef struct worst_texts {
+    const char *judge, *label[2], *text[2];
+} worst_texts;
+
+/* Reads the texts of the pair key names into w (document strings, cut to TEXT_MAX) and
+** returns the import source (document string) or NULL when arbiter judged it. */
+static arb_status pair_texts(report_ctx *c, const arb__pair_key *key, worst_texts *w,
+                             const char **source)
+{
+    char *text[2], *from = NULL;
+    arb_status st = arb__store_pair_texts(c->store, key, text, &from);
+    if (st) return st;
+    *source = from ? arb__report_str(c->doc, from) : NULL;
+    for (int o = 0; o < 2; o++) {
+        w->text[o] = text[o] ? arb__report_str_cut(c->doc, text[o], TEXT_MAX) : NULL;
+        free(text[o]);
+    }
+    free(from);
+    return ARB_OK;
+}
+
 static arb_status worst_case_verdicts(report_ctx *c, sqlite3_stmt *q, const char *item,
                                       const char *candidate, const char *baseline)
 {
+    worst_texts *texts = NULL;
+    size_t n_texts = 0, cap = 0;
+    arb_status st = ARB_OK;
     sqlite3_reset(q);
     sqlite3_bind_text(q, 1, item, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(q, 2, candidate, -1, SQLITE_TRANSIENT);
@@ -1428,20 +1513,41 @@ static arb_status worst_case_verdicts(report_ctx *c, sqlite3_stmt *q, const char
     arb__report_table *t = arb__report_table_new(
         c->doc, "Verdicts per judge",
         "Judge|Set-up|#Rep|Candidate shown first|Baseline shown first|Changed");
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    int rc = SQLITE_DONE;
+    while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char **row = arb__report_table_row(c->doc, t);
         if (!row) continue;
         const char *v0 = col_raw(q, 5), *v1 = col_raw(q, 6);
-        row[0] = col_str(c, q, 1);
-        row[1] = arb__report_printf(c->doc, "%s · %s · %d options", col_raw(q, 0),
-                                    col_raw(q, 2), sqlite3_column_int(q, 3));
-        row[2] = arb__report_printf(c->doc, "%d", sqlite3_column_int(q, 4));
+        arb__pair_key key = {col_raw(q, 0), col_raw(q, 1), col_raw(q, 2), item, candidate,
+                             baseline, sqlite3_column_int(q, 3), sqlite3_column_int(q, 4)};
+        worst_texts w = {col_str(c, q, 1), {NULL, NULL}, {NULL, NULL}};
+        const char *source = NULL;
+        if ((st = pair_texts(c, &key, &w, &source))) break;
+        row[0] = w.judge;
+        row[1] = arb__report_printf(c->doc, "%s · %s · %d options%s%s", key.protocol,
+                                    key.template_name, key.options,
+                                    source ? " · imported from " : "", source ? source : "");
+        row[2] = arb__report_printf(c->doc, "%d", key.rep);
         row[3] = verdict_words(c, v0[0], candidate, baseline);
         row[4] = verdict_words(c, v1[0], candidate, baseline);
         row[5] = sqlite3_column_int(q, 7) ? "yes" : "no";
+        if (!w.text[0] && !w.text[1]) continue;
+        for (int o = 0; o < 2; o++)
+            w.label[o] = arb__report_printf(c->doc, "%s, %s shown first (%s)%s", w.judge,
+                                            o ? baseline : candidate, row[3 + o],
+                                            w.text[o] ? "" : ": no text stored");
+        if (arb__grow(&texts, &cap, n_texts + 1, sizeof *texts)) {
+            st = nomem(c);
+            break;
+        }
+        texts[n_texts++] = w;
     }
-    return step_status(c, rc);
+    if (!st) st = step_status(c, rc);
+    for (size_t k = 0; !st && k < n_texts; k++)
+        arb__report_pair(c->doc, texts[k].label[0], texts[k].text[0] ? texts[k].text[0] : "",
+                         texts[k].label[1], texts[k].text[1] ? texts[k].text[1] : "");
+    free(texts);
+    return st;
 }
 
 static arb_status section_worst_cases(report_ctx *c)
@@ -1480,7 +1586,9 @@ static arb_status section_worst_cases(report_ctx *c)
                              "The items whose verdicts depended most on the order of the "
                              "answers: per item and pair of models, the judges whose model "
                              "verdicts differ between the two orders (E not counted), most "
-                             "judges first. Each judge's verdict is given in both orders.");
+                             "judges first. Each judge's verdict is given in both orders, "
+                             "with its own text when the store has it (the reply arbiter "
+                             "received, or the raw text of an imported judgment).");
     }
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *item = col_str(c, q, 0), *cand = col_str(c, q, 1), *base = col_str(c, q, 2);

@@ -555,7 +555,10 @@ static const char *const stmt_sql[ST__COUNT] = {
         " ON CONFLICT(protocol, judge_name, candidate, baseline, template_name, options,"
         " item_id, rep, ord) DO UPDATE SET position_verdict = excluded.position_verdict,"
         " model_verdict = excluded.model_verdict, call_id = excluded.call_id,"
-        " judged_at = excluded.judged_at",
+        " judged_at = excluded.judged_at,"
+        /* arbiter's own judgment takes the row over from an import (issue 15): it is no
+        ** longer the source's, so a re-import neither deletes nor counts it */
+        " source = NULL, strength = NULL, extra = '{}'",
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
@@ -1377,7 +1380,9 @@ arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pai
 
 /* Lengths in code points come from SQLite's length(), which counts characters of TEXT (METHODS
 ** §5: code points, not bytes; the store holds valid UTF-8 only). The prompt length sums the
-** messages of the call as sent. */
+** messages of the call as sent. An item stored with an empty question (an import that gave
+** none: the column is NOT NULL) has an unknown question length, not 0; an answer or a prompt
+** the store lacks (an import without answers or request) is unknown too. */
 static double column_length(sqlite3_stmt *q, int col)
 {
     return sqlite3_column_type(q, col) == SQLITE_NULL ? NAN : sqlite3_column_double(q, col);
@@ -1389,7 +1394,8 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
     static const char sql[] =
         "SELECT p.protocol, p.judge_name, p.candidate, p.baseline, p.template_name, p.options,\n"
         "       p.item_id, i.rowid, i.seq, coalesce(i.category, ''), p.rep, p.ord,\n"
-        "       p.position_verdict, length(i.question), length(ac.answer), length(ab.answer),\n"
+        "       p.position_verdict, length(nullif(i.question, '')), length(ac.answer),\n"
+        "       length(ab.answer),\n"
         "       (SELECT total(length(json_extract(m.value, '$.content')))\n"
         "          FROM calls c, json_each(c.request, '$.messages') m\n"
         "         WHERE c.id = p.call_id AND json_valid(c.request)),\n"

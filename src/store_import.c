@@ -22,6 +22,7 @@
 */
 #include "store_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,11 +330,48 @@ static arb_status put_family(importer *im, const char *name, const char *role,
     return arb__store_put_family(im->s, name, role, family, im->source);
 }
 
+/* What a source said about the call itself, kept in extra under the names arbiter export
+** writes: the model the request went to, tokens, latency and attempts. A key that is absent
+** or not of its type is left out (it stays in extra as it was). */
+typedef struct call_usage {
+    json_t *extra;        /* owns the strings below */
+    const char *model;
+    long long prompt_tokens, completion_tokens;
+    double latency_ms;
+    int attempts;
+} call_usage;
+
+static long long usage_count(json_t *extra, const char *key)
+{
+    json_t *v = json_object_get(extra, key);
+    return json_is_integer(v) && json_integer_value(v) >= 0 ? (long long)json_integer_value(v)
+                                                            : -1;
+}
+
+static void usage_read(call_usage *u, const char *extra_text)
+{
+    memset(u, 0, sizeof *u);
+    u->extra = extra_text ? json_loads(extra_text, 0, NULL) : NULL;
+    json_t *model = json_object_get(u->extra, "model");
+    u->model = json_is_string(model) && json_string_length(model) ? json_string_value(model)
+                                                                  : NULL;
+    u->prompt_tokens = usage_count(u->extra, "prompt_tokens");
+    u->completion_tokens = usage_count(u->extra, "completion_tokens");
+    json_t *latency = json_object_get(u->extra, "latency_ms");
+    u->latency_ms = json_is_number(latency) && json_number_value(latency) >= 0
+                        ? json_number_value(latency)
+                        : NAN;
+    long long attempts = usage_count(u->extra, "attempts");
+    u->attempts = attempts >= 0 && attempts <= INT_MAX ? (int)attempts : 0;
+}
+
 /* The call row of an imported judgment or grade that came with the judge's text or the
-** request: ok, content = raw, request as sent (or "{}"), model = the judge's name. key_text
-** is the judgment's key. *call_id = 0 when there is nothing to store. */
+** request: ok, content = raw, request as sent (or "{}"), model as the source said (else the
+** judge's name), and the tokens, latency and attempts the source gave (extra_text). key_text is
+** the judgment's key. *call_id = 0 when there is nothing to store. */
 static arb_status put_call(importer *im, const char *key_text, const char *judge, int rep,
-                           const char *raw, const char *request, long long *call_id)
+                           const char *raw, const char *request, const char *extra_text,
+                           long long *call_id)
 {
     *call_id = 0;
     if (!raw && !request) return ARB_OK;
@@ -346,19 +384,24 @@ static arb_status put_call(importer *im, const char *key_text, const char *judge
     if (!bad) arb__hash_hex(b.data, b.len, key);
     arb__buf_free(&b);
     if (bad) return arb__store_fail(im->s, ARB_NOMEM, "import: out of memory");
+    call_usage u;
+    usage_read(&u, extra_text);
     arb__call_record rec = {
         .key = key,
         .judge_name = judge,
-        .model = judge,
+        .model = u.model ? u.model : judge,
         .request_json = request ? request : "{}",
         .rep = rep,
         .ok = 1,
         .content = raw,
-        .prompt_tokens = -1,
-        .completion_tokens = -1,
-        .latency_ms = NAN,
+        .attempts = u.attempts,
+        .prompt_tokens = u.prompt_tokens,
+        .completion_tokens = u.completion_tokens,
+        .latency_ms = u.latency_ms,
     };
-    return arb__store_put_call(im->s, &rec, call_id);
+    arb_status st = arb__store_put_call(im->s, &rec, call_id);
+    json_decref(u.extra);
+    return st;
 }
 
 /* The battle of one judgment (METHODS §6): i shown first; A -> -1, B -> +1, C -> 0, D -> 0
@@ -406,7 +449,7 @@ static arb_status put_judgment(importer *im, const arb__import_judgment *j)
     char *key = arb__import_judgment_key(j);
     if (!key) return arb__store_fail(im->s, ARB_NOMEM, "import: out of memory");
     long long call_id = 0;
-    st = put_call(im, key, j->judge, j->rep, j->raw, j->request, &call_id);
+    st = put_call(im, key, j->judge, j->rep, j->raw, j->request, j->extra, &call_id);
     free(key);
     if (st) return st;
     char pv[2] = {j->position_verdict, 0};
@@ -449,7 +492,7 @@ static arb_status put_score(importer *im, const arb__import_score *sc)
                              sc->model, sc->kind, or_default(sc->template_name, ""), sc->rep);
     if (!key) return arb__store_fail(im->s, ARB_NOMEM, "import: out of memory");
     long long call_id = 0;
-    st = put_call(im, key, sc->judge, sc->rep, sc->raw, NULL, &call_id);
+    st = put_call(im, key, sc->judge, sc->rep, sc->raw, NULL, sc->extra, &call_id);
     free(key);
     if (st) return st;
     sqlite3_stmt *q = im->q[Q_PUT_POINTWISE];

@@ -77,4 +77,55 @@ sqlite3 "$DB" "$q" > "$T/rows1"
 sqlite3 "$T/again.db" "$q" > "$T/rows2"
 check "the re-imported rows equal the stored ones (extra included)" "cmp -s '$T/rows1' '$T/rows2'"
 
+# ---- strong verdicts: stored, exported and counted --strong-weight times by rank ----------------
+# A>>B at weight 3: A has 3 wins + 1 loss + 1 tie in 5 counted battles -> (3 + 0.5)/5 = 70%
+printf '%s\n' \
+  '{"question_id": 1, "model_a": "A", "model_b": "B", "winner": "model_a", "strong": true}' \
+  '{"question_id": 2, "model_a": "A", "model_b": "B", "winner": "model_b"}' \
+  '{"question_id": 3, "model_a": "B", "model_b": "A", "winner": "tie"}' > "$T/strong.jsonl"
+"$ARB" import arena "$T/strong.jsonl" --db "$T/strong.db" 2>/dev/null
+check "a strong battle is stored with extra strong true" \
+  "[ \$(rows '$T/strong.db' \"json_extract(extra, '\$.strong') = 1\") = 1 ]"
+"$ARB" export --db "$T/strong.db" --format battles > "$T/strong_out.jsonl"
+check "export writes strong true" "[ \$(grep -c '\"strong\":true' '$T/strong_out.jsonl') = 1 ]"
+"$ARB" rank --db "$T/strong.db" --strong-weight 3 --json > "$T/strong.json"
+check "rank --strong-weight 3: A 70%, n_strong 1, strong_weight 3, 5 counted" \
+  "python3 -c \"import json,sys; d=json.load(open('$T/strong.json')); a=[m for m in d['models'] if m['model']=='A'][0]; sys.exit(not (abs(a['score']-0.7)<1e-12 and a['battles']==5 and d['n_strong']==1 and d['strong_weight']==3 and d['n_battles']==3 and d['n_counted']==5))\""
+"$ARB" rank --battles "$T/strong_out.jsonl" > "$T/strong.txt"
+check "rank (weight 1) says how many battles were strong and the weight used" \
+  "grep -q '3 battles, 2 models; 1 strong (A>>B) battle, each counted 1 time (--strong-weight)' '$T/strong.txt' && grep -q ' A *50.0%' '$T/strong.txt'"
+set +e; "$ARB" rank --battles "$T/strong.jsonl" --strong-weight 0 2>"$T/err"; rc=$?; set -e
+check "--strong-weight 0 exits 2" "[ $rc = 2 ] && grep -q 'strong-weight' '$T/err'"
+
+# ---- PRD per-reviewer agreement with the humans' majority (METHODS §4) ---------------------------
+# Hand-made folder: contestants alpha and beta; three annotators per question; gpt reviews
+# both orders, claude one order and always says alpha. Human plurality with alpha first: q1
+# alpha, q2 beta, q3 tie, q4 none (1-1-1, skipped), q5 alpha. gpt (alpha-first file, then
+# beta-first file, oriented to alpha first): q1 a,a; q2 b,a; q3 t,b; q4 a,a; q5 a,b -> 8 reviews,
+# 5 right (62.5%), 2 skipped; Cohen's kappa (p_o 5/8, p_e 3/8) = 0.4. claude: q1 hit, q2 miss,
+# q3 miss, q5 hit -> 4 reviews, 50%, 1 skipped, kappa 0.
+P="$T/prd-hand"
+mkdir -p "$P/ratings-gpt" "$P/ratings-claude" "$P/ratings-human"
+review() { printf '{"review_id": "r%s", "question_id": %s, "answer1_id": "x", "answer2_id": "y", "reviewer_id": 1, "metadata": {}, "text": "%s", "score": %s}\n' "$1" "$1" "$2" "$2"; }
+# score 1 = the file's first model better, 2 = second, 3 = tie
+{ review 1 1; review 2 2; review 3 3; review 4 1; review 5 1; } \
+  > "$P/ratings-gpt/answer_alpha-vs-answer_beta-gpt-reviewer_threeclass.jsonl"
+{ review 1 2; review 2 2; review 3 1; review 4 2; review 5 1; } \
+  > "$P/ratings-gpt/answer_beta-vs-answer_alpha-gpt-reviewer_threeclass.jsonl"
+{ review 1 1; review 2 1; review 3 1; review 4 1; review 5 1; } \
+  > "$P/ratings-claude/answer_alpha-vs-answer_beta-claude-reviewer_threeclass.jsonl"
+human() { printf '{"question_id": %s, "text": "question %s", "score": %s}\n' "$1" "$1" "$2"; }
+{ human 1 1; human 1 1; human 1 2; human 2 2; human 2 2; human 2 3; human 3 3; human 3 3;
+  human 3 1; human 4 1; human 4 2; human 4 3; human 5 1; human 5 1; human 5 1; } \
+  > "$P/ratings-human/answer_alpha-vs-answer_beta-human-reviewer_threeclass.jsonl"
+"$ARB" import prd "$P" --db "$T/prd-hand.db" 2>/dev/null
+"$ARB" rank --db "$T/prd-hand.db" --json > "$T/prd-hand.json"
+check "rank --json: reviewer_agreement of gpt is 8 reviews, 62.5%, kappa 0.4, 2 skipped" \
+  "python3 -c \"import json,sys; d=json.load(open('$T/prd-hand.json')); g=[x for x in d['reviewer_agreement'] if x['reviewer']=='gpt'][0]; sys.exit(not (g['n_reviews']==8 and abs(g['accuracy']-0.625)<1e-12 and abs(g['kappa']-0.4)<1e-12 and g['n_human_ties_skipped']==2))\""
+check "rank --json: claude 4 reviews, 50%, kappa 0, 1 skipped" \
+  "python3 -c \"import json,sys; d=json.load(open('$T/prd-hand.json')); g=[x for x in d['reviewer_agreement'] if x['reviewer']=='claude'][0]; sys.exit(not (g['n_reviews']==4 and abs(g['accuracy']-0.5)<1e-12 and abs(g['kappa'])<1e-12 and g['n_human_ties_skipped']==1))\""
+"$ARB" rank --db "$T/prd-hand.db" > "$T/prd-hand.txt"
+check "rank text: the per-reviewer table after the majority-vote rows" \
+  "grep -q '^gpt  *8  *62.5%  *+0.400  *2$' '$T/prd-hand.txt' && grep -q 'agreement of the reviewers. majority vote' '$T/prd-hand.txt'"
+
 finish

@@ -386,6 +386,7 @@ static void expect_same(const arb_battles *a, const arb_battles *b)
         assert_string_equal(x.reviewer, y.reviewer);
         assert_int_equal(x.s, y.s);
         assert_int_equal(x.both_bad, y.both_bad);
+        assert_int_equal(x.strong, y.strong);
         for (int c = 0; c < ARB_STYLE__COUNT; c++) {
             assert_true(isnan(x.style_i[c]) ? isnan(y.style_i[c]) : x.style_i[c] == y.style_i[c]);
             assert_true(isnan(x.style_j[c]) ? isnan(y.style_j[c]) : x.style_j[c] == y.style_j[c]);
@@ -401,6 +402,7 @@ static void fill(arb_battles *b)
                        make("3", "m1", "m3", "u2", 0), make("4", "m3", "m2", "u1", 0),
                        make("5", "m2", "m3", "u1", 1)};
     v[3].both_bad = 1;
+    v[4].strong = 1;
     v[1].style_i[ARB_STYLE_LENGTH] = 812;
     v[1].style_j[ARB_STYLE_LENGTH] = 0;
     v[1].style_j[ARB_STYLE_HEADERS] = 2;
@@ -436,6 +438,10 @@ static void write_read_round_trip(void **state)
     assert_non_null(strstr(line, "\"bold_a\":0.100000001}"));
     assert_non_null(fgets(line, sizeof line, in));
     assert_non_null(strstr(line, "\"winner\":\"tie (bothbad)\""));
+    assert_non_null(fgets(line, sizeof line, in));
+    assert_string_equal(line, "{\"question_id\":\"5\",\"model_a\":\"m2\",\"model_b\":\"m3\","
+                              "\"judge\":\"u1\",\"winner\":\"model_b\",\"strong\":true,"
+                              "\"lists_b\":16777216}\n");
     fclose(in);
     /* an empty set writes nothing; a failing stream is ARB_IO */
     arb_battles *empty = arb_battles_create();
@@ -451,6 +457,95 @@ static void write_read_round_trip(void **state)
         fclose(full);
     }
     assert_int_equal(arb_battles_write_jsonl(f->b, NULL), ARB_INVALID);
+}
+
+/* A strong verdict (Arena-Hard A>>B): only a win can be one; the arena file's "strong": true
+** (false and null are fine, anything else is refused naming the line); the repeated copy that
+** arb_rank_params.strong_weight ranks. */
+static void strong_flag(void **state)
+{
+    fixture *f = *state;
+    arb_battle tie = make("q", "a", "b", "r", 0);
+    tie.strong = 1;
+    assert_int_equal(arb_battles_add(f->b, &tie), ARB_INVALID);
+    assert_non_null(strstr(arb_battles_errmsg(f->b), "strong marks a win"));
+    assert_int_equal(arb_battles_count(f->b), 0);
+
+    const char *path = write_file(
+        f, "strong.jsonl",
+        "{\"question_id\": 1, \"model_a\": \"a\", \"model_b\": \"b\", \"winner\": \"model_a\", "
+        "\"strong\": true}\n"
+        "{\"question_id\": 2, \"model_a\": \"a\", \"model_b\": \"b\", \"winner\": \"model_b\", "
+        "\"strong\": false}\n"
+        "{\"question_id\": 3, \"model_a\": \"b\", \"model_b\": \"a\", \"winner\": \"tie\", "
+        "\"strong\": null, \"judge\": \"j\"}\n"
+        "{\"question_id\": 4, \"model_a\": \"b\", \"model_b\": \"a\", \"winner\": \"model_b\", "
+        "\"judge\": \"j\", \"strong\": true, \"length_a\": 5}\n");
+    assert_int_equal(arb_battles_read_jsonl(f->b, path), ARB_OK);
+    assert_int_equal(arb_battles_count(f->b), 4);
+    static const int strong[4] = {1, 0, 0, 1};
+    for (size_t k = 0; k < 4; k++) assert_int_equal(arb_battles_at(f->b, k).strong, strong[k]);
+    assert_true(arb_battles_at(f->b, 3).style_i[ARB_STYLE_LENGTH] == 5);
+    assert_int_equal(arb__battles_count_strong(f->b), 2);
+
+    static const struct {
+        const char *line;
+        const char *message;
+    } bad[] = {
+        {"{\"question_id\": 9, \"model_a\": \"a\", \"model_b\": \"b\", \"winner\": \"model_a\", "
+         "\"strong\": \"yes\"}",
+         "bad.jsonl:2: field \"strong\": expected true or false, got string \"yes\""},
+        {"{\"question_id\": 9, \"model_a\": \"a\", \"model_b\": \"b\", \"winner\": \"model_a\", "
+         "\"strong\": 1}",
+         "bad.jsonl:2: field \"strong\": expected true or false, got number 1"},
+        {"{\"question_id\": 9, \"model_a\": \"a\", \"model_b\": \"b\", \"winner\": \"tie\", "
+         "\"strong\": true}",
+         "bad.jsonl:2: field \"strong\": expected false on a tie (only a win can be strong), "
+         "got boolean true"},
+        {"{\"question_id\": 9, \"model_a\": \"a\", \"model_b\": \"b\", "
+         "\"winner\": \"tie (bothbad)\", \"strong\": true}",
+         "bad.jsonl:2: field \"strong\": expected false on a tie"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"question_id\": 8, \"model_a\": \"a\", \"model_b\": \"b\", "
+                 "\"winner\": \"model_a\", \"strong\": true}\n%s\n", bad[k].line);
+        path = write_file(f, "bad.jsonl", text);
+        assert_int_equal(arb_battles_read_jsonl(f->b, path), ARB_PARSE);
+        if (!strstr(arb_battles_errmsg(f->b), bad[k].message))
+            fail_msg("case %zu: got \"%s\", want \"%s\"", k, arb_battles_errmsg(f->b),
+                     bad[k].message);
+        assert_int_equal(arb_battles_count(f->b), 4); /* all or nothing */
+    }
+
+    /* the repeated copy: each strong battle 3 times in a row where it stood, the same string
+    ** tables (a left-out record's model interned first keeps its index), left-outs and skipped */
+    arb_battles *src = arb_battles_create();
+    assert_int_equal(arb_battles_add_left_out(src, "z", "b", "j", 2), ARB_OK);
+    for (size_t k = 0; k < 4; k++) {
+        arb_battle x = arb_battles_at(f->b, k);
+        assert_int_equal(arb_battles_add(src, &x), ARB_OK);
+    }
+    src->skipped = 5;
+    arb_battles *rep = arb__battles_repeat_strong(src, 3);
+    assert_non_null(rep);
+    assert_int_equal(arb_battles_count(rep), 8);
+    static const char *const questions[8] = {"1", "1", "1", "2", "3", "4", "4", "4"};
+    for (size_t k = 0; k < 8; k++) {
+        arb_battle x = arb_battles_at(rep, k);
+        assert_string_equal(x.question, questions[k]);
+        assert_int_equal(x.strong, k < 3 || k > 4);
+    }
+    assert_true(arb_battles_at(rep, 7).style_i[ARB_STYLE_LENGTH] == 5);
+    assert_int_equal(arb__strtab_find(&rep->models, "z"), arb__strtab_find(&src->models, "z"));
+    assert_int_equal(arb__strtab_find(&rep->models, "a"), arb__strtab_find(&src->models, "a"));
+    assert_int_equal(arb_battles_left_out_count(rep), 1);
+    assert_int_equal(arb_battles_left_out_at(rep, 0).n, 2);
+    assert_int_equal(arb_battles_skipped(rep), 5);
+    assert_int_equal(arb__battles_count_strong(rep), 6);
+    arb_battles_destroy(rep);
+    arb_battles_destroy(src);
 }
 
 /* ---- the store ------------------------------------------------------------------------------- */
@@ -489,6 +584,9 @@ static void store_round_trip(void **state)
     free(extra);
     extra = query_text(f->store, "select extra from battles where source = 'src-b' and seq = 0");
     assert_string_equal(extra, "{}");
+    free(extra);
+    extra = query_text(f->store, "select extra from battles where source = 'src-b' and seq = 4");
+    assert_string_equal(extra, "{\"strong\":true,\"style_j\":{\"lists\":16777216}}");
     free(extra);
 
     /* one source, in order */
@@ -640,6 +738,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(read_jsonl_good, setup, teardown),
         cmocka_unit_test_setup_teardown(read_jsonl_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(write_read_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(strong_flag, setup, teardown),
         cmocka_unit_test_setup_teardown(store_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(store_survives_reopen_and_bad_extra, setup, teardown),
         cmocka_unit_test_setup_teardown(store_inside_transaction, setup, teardown),

@@ -262,7 +262,8 @@ static const char three[] =
     "\"baseline_answer\":\"uv\",\"raw\":\"[[A]]\",\"judge_family\":\"fa\",\"candidate_family\":"
     "\"fm\",\"tag\":1}\n"
     "{\"judge\":\"j1\",\"item\":\"n1\",\"candidate\":\"m1\",\"baseline\":\"m0\",\"order\":1,"
-    "\"verdict\":\"B\",\"strength\":\"strong\",\"request\":{\"messages\":[]}}\n"
+    "\"verdict\":\"B\",\"strength\":\"strong\",\"request\":{\"messages\":[]},\"model\":\"gpt\","
+    "\"prompt_tokens\":12,\"completion_tokens\":\"x\",\"latency_ms\":2.5,\"attempts\":3}\n"
     "{\"judge\":\"j1\",\"item\":\"q2\",\"candidate\":\"m1\",\"baseline\":\"m0\",\"order\":0,"
     "\"verdict\":\"D\"}\n"
     "{\"judge\":\"j1\",\"item\":\"n0\",\"candidate\":\"m1\",\"baseline\":\"m0\",\"order\":0,"
@@ -296,7 +297,12 @@ static void store_rows(void **state)
                           " AND c.ok = 1 AND c.model = 'j1'"), 1);
     assert_int_equal(q(f, "SELECT count(*) FROM calls c JOIN pairwise p ON p.call_id = c.id"
                           " WHERE p.ord = 1 AND c.content IS NULL"
-                          " AND c.request = '{\"messages\":[]}'"), 1);
+                          " AND c.request = '{\"messages\":[]}' AND c.model = 'gpt'"
+                          " AND c.prompt_tokens = 12 AND c.completion_tokens IS NULL"
+                          " AND c.latency_ms = 2.5 AND c.attempts = 3"), 1);
+    assert_int_equal(q(f, "SELECT count(*) FROM calls c JOIN pairwise p ON p.call_id = c.id"
+                          " WHERE p.ord = 0 AND c.prompt_tokens IS NULL AND c.attempts = 0"
+                          " AND c.latency_ms IS NULL"), 1);
     /* items after the store's last (q4 = seq 3), in order of first appearance */
     assert_int_equal(q(f, "SELECT seq FROM items WHERE id = 'n1'"), 4);
     assert_int_equal(q(f, "SELECT seq FROM items WHERE id = 'n0'"), 5);
@@ -411,6 +417,26 @@ static void store_conflicts(void **state)
     import_ok(f, "c.jsonl", "{\"judge\":\"j2\",\"item\":\"q1\",\"candidate\":\"m1\",\"baseline\":"
               "\"m0\",\"order\":1,\"verdict\":\"A\",\"rep\":1}\n", "srcB", &st);
     assert_int_equal(q(f, "SELECT count(*) FROM pairwise"), 3);
+}
+
+/* arbiter judging the same judgment after an import takes the row over: it is arbiter's own
+** from then on, and a re-import of the source is refused instead of deleting it. */
+static void store_arbiter_takes_over(void **state)
+{
+    fixture *f = *state;
+    arb_import_stats st;
+    const char *line = "{\"judge\":\"j1\",\"item\":\"q1\",\"candidate\":\"m1\",\"baseline\":"
+                       "\"m0\",\"order\":0,\"verdict\":\"A\",\"strength\":\"weak\",\"x\":1}\n";
+    import_ok(f, "one.jsonl", line, "src1", &st);
+    arb__pairwise_row row = {.judge_name = "j1", .item_id = "q1", .candidate = "m1",
+                             .baseline = "m0", .template_name = "imported", .options = 4,
+                             .order = 0, .rep = 0, .position_verdict = 'B'};
+    assert_int_equal(arb_test_put_sbs_judgment(f->store, &row, NULL), 0);
+    assert_int_equal(q(f, "SELECT count(*) FROM pairwise WHERE source IS NULL AND strength IS"
+                          " NULL AND extra = '{}' AND position_verdict = 'B'"), 1);
+    assert_int_equal(import_file(f, "one.jsonl", line, "src1", &st), ARB_INVALID);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "already judged by arbiter"));
+    assert_int_equal(q(f, "SELECT count(*) FROM pairwise"), 1);
 }
 
 static void store_answers_and_families(void **state)
@@ -548,6 +574,8 @@ static void import_bad_arguments(void **state)
     char path[256];
     snprintf(path, sizeof path, "%s/missing.jsonl", f->dir);
     assert_int_equal(arb_judgments_import(f->store, "judgments", path, &params, &st), ARB_IO);
+    assert_int_equal(arb_judgments_import(f->store, "judgments", f->dir, &params, &st), ARB_IO);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "is a directory, not a judgment file"));
     assert_int_equal(import_file(f, "empty.jsonl", "\n\n", "s", &st), ARB_PARSE);
     assert_non_null(strstr(arb_store_errmsg(f->store), "no judgments in the file"));
 }
@@ -561,6 +589,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(store_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(store_reimport_replaces, setup, teardown),
         cmocka_unit_test_setup_teardown(store_conflicts, setup, teardown),
+        cmocka_unit_test_setup_teardown(store_arbiter_takes_over, setup, teardown),
         cmocka_unit_test_setup_teardown(store_answers_and_families, setup, teardown),
         cmocka_unit_test_setup_teardown(store_inside_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(store_scores, setup, teardown),

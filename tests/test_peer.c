@@ -914,6 +914,114 @@ static void human_agreement_hand(void **state)
     arb_battles_destroy(b);
 }
 
+/* Per-reviewer agreement (METHODS §4, PRD's per-reviewer table): contestants A, B; three
+** annotators; gpt reviews each comparison in both orders, claude once (A first), always "A".
+** Human plurality (A first): q1 A,A,B -> A; q2 B,B,tie -> B; q3 tie,tie,A -> tie; q4 A,B,tie
+** -> none (skipped); q5 A,A,A -> A; q6 A,tie -> none (skipped; the sign of the mean says A).
+** gpt, oriented to A first (order AB, then BA):
+**   q1 A, A (2 hits); q2 B, A (1); q3 tie, B (1); q4, q6 skipped (4); q5 A, B (1).
+**   8 reviews, 5 hits: accuracy 5/8. Table (gpt x human): AA 3, AB 1, tt 1, Bt 1, BB 1, BA 1;
+**   rows A 4, t 1, B 3; columns A 4, t 2, B 2; p_o = 5/8, p_e = (16 + 2 + 6)/64 = 3/8,
+**   kappa = (5/8 - 3/8)/(5/8) = 2/5.
+** claude: q1 hit, q2 miss, q3 miss, q5 hit, q4 and q6 skipped: 4 reviews, accuracy 1/2, one
+**   category only on its side: p_o = p_e = 1/2, kappa 0. */
+static arb_battles *per_reviewer_case(void)
+{
+    arb_battles *b = arb_battles_create();
+    static const struct {
+        const char *q;
+        int humans[3]; /* s with A first; 9 = no such annotator */
+        int gpt_ab, gpt_ba; /* gpt's s in its own order (BA: B shown first) */
+    } rows[] = {
+        {"q1", {-1, -1, 1}, -1, 1}, {"q2", {1, 1, 0}, 1, 1},   {"q3", {0, 0, -1}, 0, -1},
+        {"q4", {-1, 1, 0}, -1, 1},  {"q5", {-1, -1, -1}, -1, -1}, {"q6", {-1, 0, 9}, -1, 1},
+    };
+    static const char *const annotators[3] = {"human-1", "human-2", "human-3"};
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+        for (int h = 0; h < 3; h++)
+            if (rows[k].humans[h] != 9) add(b, rows[k].q, "A", "B", annotators[h], rows[k].humans[h]);
+        add(b, rows[k].q, "A", "B", "gpt", rows[k].gpt_ab);
+        add(b, rows[k].q, "B", "A", "gpt", rows[k].gpt_ba);
+        add(b, rows[k].q, "A", "B", "claude", -1);
+    }
+    return b;
+}
+
+static void human_agreement_per_reviewer(void **state)
+{
+    (void)state;
+    arb_battles *b = per_reviewer_case();
+    arb_rank_params p = arb_rank_default_params();
+    arb_rank *rk = new_rank();
+    assert_int_equal(arb__rank_human_agreement(b, &p, NULL, rk), 0);
+    const arb_rank_reviewer *gpt = reviewer_of(rk, "gpt"), *claude = reviewer_of(rk, "claude");
+    assert_int_equal(gpt->human_reviews, 8);
+    assert_int_equal(gpt->human_ties_skipped, 4);
+    assert_near(gpt->human_accuracy, 5.0 / 8);
+    assert_near(gpt->human_kappa, 2.0 / 5);
+    assert_int_equal(claude->human_reviews, 4);
+    assert_int_equal(claude->human_ties_skipped, 2);
+    assert_near(claude->human_accuracy, 0.5);
+    assert_near(claude->human_kappa, 0);
+    arb_rank_destroy(rk);
+
+    /* through arb_rank_compute: text and JSON (reviewer_agreement) */
+    arb_rank *r = NULL;
+    char *err = NULL;
+    assert_int_equal(arb_rank_compute(b, &p, &r, &err), ARB_OK);
+    char *text = arb_rank_to_text(r);
+    assert_non_null(strstr(text, "each reviewer against the humans' majority, every review "
+                                 "counted (both orders"));
+    assert_non_null(strstr(text, "gpt              8     62.5%    +0.400         4\n"));
+    assert_non_null(strstr(text, "claude           4     50.0%    +0.000         2\n"));
+    arb_free(text);
+    char *json = arb_rank_to_json(r);
+    json_t *root = json_loads(json, 0, NULL);
+    json_t *agreement = json_object_get(root, "reviewer_agreement");
+    assert_int_equal(json_array_size(agreement), 2);
+    int seen = 0;
+    for (size_t k = 0; k < 2; k++) {
+        json_t *o = json_array_get(agreement, k);
+        if (strcmp(json_string_value(json_object_get(o, "reviewer")), "gpt")) continue;
+        seen = 1;
+        assert_int_equal(json_integer_value(json_object_get(o, "n_reviews")), 8);
+        assert_near(json_real_value(json_object_get(o, "accuracy")), 0.625);
+        assert_near(json_real_value(json_object_get(o, "kappa")), 0.4);
+        assert_int_equal(json_integer_value(json_object_get(o, "n_human_ties_skipped")), 4);
+    }
+    assert_true(seen);
+    json_decref(root);
+    arb_free(json);
+    arb_rank_destroy(r);
+
+    /* the earlier case: J3 gets 1 of 3 right (q2's annotators tie: skipped; q6 has no human:
+    ** neither counted nor skipped); a constant-looking table gives kappa 0 */
+    arb_battles_destroy(b);
+    b = human_case();
+    rk = new_rank();
+    assert_int_equal(arb__rank_human_agreement(b, &p, NULL, rk), 0);
+    const arb_rank_reviewer *j1 = reviewer_of(rk, "J1"), *j3 = reviewer_of(rk, "J3");
+    assert_int_equal(j1->human_reviews, 3);
+    assert_int_equal(j1->human_ties_skipped, 1);
+    assert_near(j1->human_accuracy, 2.0 / 3);
+    assert_int_equal(j3->human_reviews, 3);
+    assert_near(j3->human_accuracy, 1.0 / 3);
+    assert_near(j3->human_kappa, 0);
+    arb_rank_destroy(rk);
+    arb_battles_destroy(b);
+
+    /* no humans: no per-reviewer figures, reviewer_agreement is null */
+    b = three_models();
+    assert_int_equal(arb_rank_compute(b, &p, &r, &err), ARB_OK);
+    json = arb_rank_to_json(r);
+    root = json_loads(json, 0, NULL);
+    assert_true(json_is_null(json_object_get(root, "reviewer_agreement")));
+    json_decref(root);
+    arb_free(json);
+    arb_rank_destroy(r);
+    arb_battles_destroy(b);
+}
+
 static void human_agreement_none(void **state)
 {
     (void)state;
@@ -970,6 +1078,7 @@ int main(void)
         cmocka_unit_test(self_enhancement_undefined),
         cmocka_unit_test(human_agreement_hand),
         cmocka_unit_test(human_agreement_none),
+        cmocka_unit_test(human_agreement_per_reviewer),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

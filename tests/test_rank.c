@@ -34,9 +34,9 @@ static void assert_undefined(double got)
     if (!isnan(got)) fail_msg("got %.15g, want NAN", got);
 }
 
-/* Adds one battle: s = -1 i better, 0 tie, +1 j better. */
-static void add(arb_battles *b, const char *q, const char *i, const char *j, const char *rev,
-                int s)
+/* Adds one battle: s = -1 i better, 0 tie, +1 j better; strong marks a strong win (A>>B). */
+static void add_battle(arb_battles *b, const char *q, const char *i, const char *j,
+                       const char *rev, int s, int strong)
 {
     arb_battle x = arb_battle_init();
     x.question = q;
@@ -44,7 +44,14 @@ static void add(arb_battles *b, const char *q, const char *i, const char *j, con
     x.model_j = j;
     x.reviewer = rev;
     x.s = s;
+    x.strong = strong;
     assert_int_equal(arb_battles_add(b, &x), ARB_OK);
+}
+
+static void add(arb_battles *b, const char *q, const char *i, const char *j, const char *rev,
+                int s)
+{
+    add_battle(b, q, i, j, rev, s, 0);
 }
 
 /* Adds a battle with answer lengths (style covariates: length only, or all four). */
@@ -128,6 +135,7 @@ static void default_params(void **state)
     assert_close(p.tolerance, 1e-9, 0);
     assert_int_equal(p.trend_every, 0);
     assert_string_equal(p.human_prefix, "human");
+    assert_int_equal(p.strong_weight, 1);
 }
 
 static void no_battles(void **state)
@@ -198,6 +206,15 @@ static void bad_params(void **state)
     p.n_reviewers = 1;
     assert_int_equal(arb_rank_compute(b, &p, &r, &err), ARB_INVALID);
     assert_non_null(strstr(err, "reviewer \"ghost\" reviewed no battle"));
+    arb_free(err);
+
+    p = arb_rank_default_params();
+    p.strong_weight = 0;
+    assert_int_equal(arb_rank_compute(b, &p, &r, &err), ARB_INVALID);
+    assert_non_null(strstr(err, "strong_weight must be from 1 to 1000"));
+    arb_free(err);
+    p.strong_weight = 1001;
+    assert_int_equal(arb_rank_compute(b, &p, &r, &err), ARB_INVALID);
     arb_free(err);
 
     assert_int_equal(arb_rank_compute(NULL, &p, &r, NULL), ARB_INVALID);
@@ -279,6 +296,133 @@ static void winrate_hand(void **state)
     arb__win_rate(b, use, w, out);
     assert_close(out[ia], 3.5 / 4, 1e-15);
     arb_battles_destroy(b);
+}
+
+/* ---- strong verdicts (Arena-Hard A>>B) ----------------------------------------------------- */
+
+/* Adds a battle of "judge" marked strong (a win stated with strength 2). */
+static void add_strong(arb_battles *b, const char *q, const char *i, const char *j, int s)
+{
+    add_battle(b, q, i, j, "judge", s, 1);
+}
+
+/* q1 A>>B (strong), q2 B beats A, q3 B ties A, q4 A>>C (strong, C shown first), q5 B beats C.
+** strong_weight 3, each strong battle counted 3 times:
+**   A: 3 + 1 + 1 + 3 = 8 battles, wins 3 + 3 = 6, 1 tie, 1 loss -> 6.5/8 = 0.8125
+**   B: 3 + 1 + 1 + 1 = 6 battles, wins 2, 1 tie, 3 losses       -> 2.5/6
+**   C: 3 + 1 = 4 battles, no win                                 -> 0
+**   A over B: (3 + ½)/5 = 0.7; 5 battles, 2 strong, 9 counted.
+** strong_weight 1: A 2.5/4, B 2.5/4, C 0/2 (the flag changes nothing). */
+static arb_battles *strong_battles(int repeat_by_hand)
+{
+    arb_battles *b = arb_battles_create();
+    for (int c = 0; c < (repeat_by_hand ? 3 : 1); c++) add_strong(b, "q1", "A", "B", -1);
+    add(b, "q2", "A", "B", "judge", 1);
+    add(b, "q3", "B", "A", "judge", 0);
+    for (int c = 0; c < (repeat_by_hand ? 3 : 1); c++) add_strong(b, "q4", "C", "A", 1);
+    add(b, "q5", "B", "C", "judge", -1);
+    return b;
+}
+
+static void strong_weight_winrate_hand(void **state)
+{
+    (void)state;
+    arb_battles *b = strong_battles(0);
+    arb_rank_params p = arb_rank_default_params();
+    arb_rank *r = rank_of(b, &p);
+    assert_close(entry_of(r, "A", NULL)->score, 2.5 / 4, 1e-15);
+    assert_close(entry_of(r, "B", NULL)->score, 2.5 / 4, 1e-15);
+    assert_int_equal(r->n_battles_used, 5);
+    assert_int_equal(r->n_strong, 2);
+    assert_int_equal(r->n_counted, 5);
+    arb_rank_destroy(r);
+
+    p.strong_weight = 3;
+    r = rank_of(b, &p);
+    size_t ia, ib;
+    const arb_rank_entry *a = entry_of(r, "A", &ia), *bb = entry_of(r, "B", &ib);
+    const arb_rank_entry *c = entry_of(r, "C", NULL);
+    assert_close(a->score, 6.5 / 8, 1e-15);
+    assert_close(bb->score, 2.5 / 6, 1e-15);
+    assert_close(c->score, 0, 0);
+    assert_int_equal(a->battles, 8);
+    assert_int_equal(a->wins, 6);
+    assert_int_equal(a->ties, 1);
+    assert_int_equal(a->losses, 1);
+    assert_int_equal(bb->battles, 6);
+    assert_int_equal(bb->losses, 3);
+    assert_int_equal(c->battles, 4);
+    assert_close(arb_rank_pairwise(r, ia, ib), 0.7, 1e-15);
+    assert_int_equal(r->n_battles_used, 5);
+    assert_int_equal(r->n_strong, 2);
+    assert_int_equal(r->n_counted, 9);
+
+    char *text = arb_rank_to_text(r);
+    assert_non_null(strstr(text, "5 battles, 3 models; 2 strong (A>>B) battles, each counted 3 "
+                                 "times (--strong-weight):\n9 battles in every count"));
+    arb_free(text);
+    char *json = arb_rank_to_json(r);
+    json_t *root = json_loads(json, 0, NULL);
+    assert_non_null(root);
+    assert_int_equal(json_integer_value(json_object_get(root, "strong_weight")), 3);
+    assert_int_equal(json_integer_value(json_object_get(root, "n_strong")), 2);
+    assert_int_equal(json_integer_value(json_object_get(root, "n_counted")), 9);
+    assert_int_equal(json_integer_value(json_object_get(root, "n_battles")), 5);
+    json_decref(root);
+    arb_free(json);
+    arb_rank_destroy(r);
+
+    /* Bradley-Terry of two models: A>>B once and B>A once at weight 3 is 3 wins in 4, so the
+    ** ratings differ by 400·log10(3) around the mean 1000 */
+    arb_battles *two = arb_battles_create();
+    add_strong(two, "q1", "A", "B", -1);
+    add(two, "q2", "B", "A", "judge", -1);
+    p.method = ARB_RANK_BT;
+    r = rank_of(two, &p);
+    assert_close(entry_of(r, "A", NULL)->score, 1000 + 200 * log10(3.0), 1e-3);
+    assert_close(entry_of(r, "B", NULL)->score, 1000 - 200 * log10(3.0), 1e-3);
+    arb_rank_destroy(r);
+    arb_battles_destroy(two);
+    arb_battles_destroy(b);
+}
+
+/* Weight K is the battle repeated K times (Arena-Hard-Auto's show_result.py): every method,
+** with its bootstrap, the Elo permutations, the trend and peer rank, gives exactly what the
+** same battles written out K times give. */
+static void strong_weight_is_repetition(void **state)
+{
+    (void)state;
+    arb_battles *flagged = strong_battles(0), *by_hand = strong_battles(1);
+    const arb_rank_method methods[] = {ARB_RANK_WINRATE, ARB_RANK_ELO, ARB_RANK_BT};
+    for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+        arb_rank_params p = arb_rank_default_params();
+        p.method = methods[m];
+        p.bootstrap = 40;
+        p.elo_permutations = 20;
+        p.trend_every = 2;
+        arb_rank_params ph = p;
+        p.strong_weight = 3;
+        arb_rank *r = rank_of(flagged, &p), *h = rank_of(by_hand, &ph);
+        assert_int_equal(arb_rank_count(r), arb_rank_count(h));
+        for (size_t k = 0; k < arb_rank_count(r); k++) {
+            const arb_rank_entry *x = arb_rank_entry_at(r, k), *y = arb_rank_entry_at(h, k);
+            assert_string_equal(x->model, y->model);
+            assert_true(x->score == y->score);
+            assert_true(isnan(y->ci_lo) ? isnan(x->ci_lo) : x->ci_lo == y->ci_lo);
+            assert_true(isnan(y->ci_hi) ? isnan(x->ci_hi) : x->ci_hi == y->ci_hi);
+            assert_true(isnan(y->sd) ? isnan(x->sd) : x->sd == y->sd);
+            assert_int_equal(x->battles, y->battles);
+            assert_int_equal(x->wins, y->wins);
+        }
+        assert_true(methods[m] != ARB_RANK_BT || isfinite(arb_rank_entry_at(r, 0)->ci_lo));
+        assert_int_equal(r->n_trend, h->n_trend);
+        for (size_t t = 0; t < r->n_trend * r->n_entries; t++)
+            assert_true(r->trend[t] == h->trend[t]);
+        arb_rank_destroy(r);
+        arb_rank_destroy(h);
+    }
+    arb_battles_destroy(flagged);
+    arb_battles_destroy(by_hand);
 }
 
 /* ---- Elo ---------------------------------------------------------------------------------- */
@@ -1035,6 +1179,8 @@ int main(void)
         cmocka_unit_test(no_battles),
         cmocka_unit_test(bad_params),
         cmocka_unit_test(winrate_hand),
+        cmocka_unit_test(strong_weight_winrate_hand),
+        cmocka_unit_test(strong_weight_is_repetition),
         cmocka_unit_test(elo_hand),
         cmocka_unit_test(elo_zero_sum),
         cmocka_unit_test(elo_bootstrap),

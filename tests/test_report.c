@@ -368,6 +368,58 @@ static void hand_numbers(void **state)
     free(html);
 }
 
+/* Judgments made elsewhere (arbiter import judgments): judge J on i1 says A in both orders (a
+** flip: a then b), on i2 A then B (consistent). The summary says they were imported and from
+** where, without a call count of its own; the worst case (i1) says "imported from ext" and
+** shows the imported raw text of both orders, escaped. */
+static void imported_judgments(void **state)
+{
+    fixture *f = *state;
+    char path[256];
+    snprintf(path, sizeof path, "%s/ext.jsonl", f->dir);
+    static const char lines[] =
+        "{\"judge\":\"J\",\"item\":\"i1\",\"candidate\":\"C\",\"baseline\":\"B\",\"order\":0,"
+        "\"verdict\":\"A\",\"question\":\"<b>one?</b>\",\"candidate_answer\":\"c1\","
+        "\"baseline_answer\":\"b1\",\"raw\":\"first <img src=x onerror=alert(1)> [[A]]\"}\n"
+        "{\"judge\":\"J\",\"item\":\"i1\",\"candidate\":\"C\",\"baseline\":\"B\",\"order\":1,"
+        "\"verdict\":\"A\",\"raw\":\"second looks better [[A]]\"}\n"
+        "{\"judge\":\"J\",\"item\":\"i2\",\"candidate\":\"C\",\"baseline\":\"B\",\"order\":0,"
+        "\"verdict\":\"A\"}\n"
+        "{\"judge\":\"J\",\"item\":\"i2\",\"candidate\":\"C\",\"baseline\":\"B\",\"order\":1,"
+        "\"verdict\":\"B\"}\n";
+    assert_int_equal(arb_test_write_file(path, lines, strlen(lines)), 0);
+    arb_import_params ip = {"ext", NULL};
+    arb_import_stats stats;
+    if (arb_judgments_import(f->store, "judgments", path, &ip, &stats))
+        fail_msg("import: %s", arb_store_errmsg(f->store));
+    assert_int_equal(stats.judgments, 4);
+    arb_report_params p = arb_report_default_params();
+    p.bootstrap = 0;
+    char *md = render(f, &p, "markdown");
+    assert_non_null(strstr(md, "(debates and discussions); arbiter's own runs: 0.\n"));
+    assert_non_null(strstr(md, "4 of these judgments were not made by arbiter: they were "
+                               "imported from ext.\n"));
+    assert_non_null(strstr(md, "**Judgments imported from elsewhere (no judge call by arbiter)**"));
+    assert_non_null(strstr(md, "| ext | judgments | "));
+    assert_non_null(strstr(md, "ext.jsonl | 4 | 0 | 0 | J | "));
+    assert_non_null(strstr(md, "### Item i1: C vs B, 1 of 1 judges changed their verdict\n"));
+    assert_null(strstr(md, "### Item i2"));
+    assert_non_null(strstr(md, "| J | sbs · imported · 4 options · imported from ext | 0 | "
+                               "a: C better | b: B better | yes |\n"));
+    assert_non_null(strstr(md, "**J, C shown first (a: C better)**\n\n> first &lt;img src=x "
+                               "onerror=alert(1)&gt; \\[\\[A\\]\\]\n"));
+    assert_non_null(strstr(md, "**J, B shown first (b: B better)**\n\n> second looks better"));
+    check_md_tables(md);
+    free(md);
+    char *html = render(f, &p, "html");
+    assert_null(find_ci(html, "<img"));
+    assert_null(find_ci(html, "<b>one"));
+    assert_non_null(strstr(html, "first &lt;img src=x onerror=alert(1)&gt; [[A]]"));
+    assert_non_null(strstr(html, "&lt;b&gt;one?&lt;/b&gt;"));
+    check_tags(html);
+    free(html);
+}
+
 /* A 13001-byte answer ("x" then 6500 two-byte "é") is cut below 12000 bytes at a code point:
 ** byte 12000 continues the "é" that starts at 11999, so 11999 bytes stay and 1002 go. The
 ** URL's user and password are not shown, its host is. */
@@ -1141,6 +1193,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(bad_format, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(empty_store, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(hand_numbers, setup_small, teardown),
+        cmocka_unit_test_setup_teardown(imported_judgments, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(long_text_and_url, setup_small, teardown),
         cmocka_unit_test_setup_teardown(hostile_html, setup_hostile, teardown),
         cmocka_unit_test_setup_teardown(hostile_markdown, setup_hostile, teardown),

@@ -19,7 +19,8 @@ static const char rank_help[] =
     "                    [--seed N] [--level 0.95] [--k 32] [--initial 1000]\n"
     "                    [--permutations N] [--anchor MODEL] [--trend K] [--length-control]\n"
     "                    [--style-control] [--max-iterations N] [--tolerance X]\n"
-    "                    [--human-prefix P] [--judges judges.yaml] [--json] [--output FILE]\n"
+    "                    [--human-prefix P] [--strong-weight K] [--judges judges.yaml]\n"
+    "                    [--json] [--output FILE]\n"
     "\n"
     "Ranks the contestants of battle reviews (reviewer r compared model i, shown first, with j\n"
     "on question q: i better, tie or j better; METHODS §6).\n"
@@ -28,7 +29,8 @@ static const char rank_help[] =
     "  --source S         only the battles stored under source S (default: all)\n"
     "  --battles FILE     read an arena-convention JSONL file instead: {\"question_id\",\n"
     "                     \"model_a\", \"model_b\", \"judge\", \"winner\": \"model_a\"|\"model_b\"|\n"
-    "                     \"tie\"|\"tie (bothbad)\"} plus optional style fields\n"
+    "                     \"tie\"|\"tie (bothbad)\"} plus optional style fields and\n"
+    "                     \"strong\": true (a strong win, e.g. Arena-Hard A>>B)\n"
     "  --method M         winrate (default): (wins + ½ ties) / battles;\n"
     "                     elo: online Elo, mean over --permutations random orders;\n"
     "                     bt: Bradley-Terry maximum likelihood on the Elo scale;\n"
@@ -57,6 +59,10 @@ static const char rank_help[] =
     "                     before the weights settle is reported on stderr and in the output\n"
     "  --tolerance X      peer rank stops when no weight moves by X (default 1e-9)\n"
     "  --human-prefix P   reviewers starting with P are humans (default \"human\")\n"
+    "  --strong-weight K  a strong battle (Arena-Hard A>>B, imported with strength 2, or\n"
+    "                     \"strong\": true) counts K times in every method, its bootstrap\n"
+    "                     and the counts, as if repeated K times (default 1; Arena-Hard-Auto\n"
+    "                     uses 3)\n"
     "  --judges FILE      the tournament's judges file: its 'contestant' fields say which\n"
     "                     model each judge is (peer rank, --exclude-self, self-enhancement)\n"
     "  --json             the same numbers as JSON (keys documented in README)\n"
@@ -127,6 +133,7 @@ int cmd_rank(int argc, char **argv)
                                          {"max-iterations", required_argument, 0, 'I'},
                                          {"tolerance", required_argument, 0, 'T'},
                                          {"human-prefix", required_argument, 0, 'H'},
+                                         {"strong-weight", required_argument, 0, 'W'},
                                          {"judges", required_argument, 0, 'J'},
                                          {"json", no_argument, 0, 'j'},
                                          {"output", required_argument, 0, 'o'},
@@ -223,6 +230,10 @@ int cmd_rank(int argc, char **argv)
             if (cli_parse_double("--tolerance", optarg, 0, 1, &params.tolerance)) goto done;
             break;
         case 'H': params.human_prefix = optarg; break;
+        case 'W':
+            if (cli_parse_int("--strong-weight", optarg, 1, 1000, &n)) goto done;
+            params.strong_weight = (size_t)n;
+            break;
         case 'J': judges_path = optarg; break;
         case 'j': json = 1; break;
         case 'o': output = optarg; break;
