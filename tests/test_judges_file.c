@@ -158,7 +158,7 @@ static void field_errors(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    colour: red\n",
                  "4:5: judge 1: unknown field \"colour\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
-                 "seed");
+                 "seed, price");
     expect_error(f, "judges:\n  - url: [http://h/v1]\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected a non-empty string, got a list");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    model: n\n",
@@ -171,7 +171,7 @@ static void field_errors(void **state)
                  "serves");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n  - just-a-name\n",
                  "4:5: judge 2: expected a mapping of fields (name, url, model, api_key_env, "
-                 "contestant, temperature, top_p, max_tokens, frequency_penalty, seed), got "
+                 "contestant, temperature, top_p, max_tokens, frequency_penalty, seed, price), got "
                  "string \"just-a-name\"");
     expect_error(f, "judges:\n  - url: ftp://h/\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected an http:// or https:// URL with a host "
@@ -299,12 +299,12 @@ static void names_are_made_safe(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    \"\\e[2Jx\": 1\n",
                  "4:5: judge 1: unknown field \"?[2Jx\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
-                 "seed");
+                 "seed, price");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    "
                     "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij: 1\n",
                  "4:5: judge 1: unknown field \"abcdefghijabcdefghijabcdefghijabcdefghij\"...; "
                  "expected one of name, url, model, api_key_env, contestant, temperature, top_p, "
-                 "max_tokens, frequency_penalty, seed");
+                 "max_tokens, frequency_penalty, seed, price");
 }
 
 static void bad_arguments_and_missing_file(void **state)

@@ -843,13 +843,15 @@ static void test_runs(void **state)
     assert_query_text(s, "SELECT finished_at FROM runs", "(null)");
     arb_run_stats st = {.planned = 10, .cached = 4, .sent = 5, .ok = 4, .failed = 1, .invalid = 2,
                         .prompt_tokens = 1000, .completion_tokens = 50,
-                        .est_prompt_tokens = 7, .retries = 3, .seconds = 1.5};
+                        .est_prompt_tokens = 7, .retries = 3, .seconds = 1.5,
+                        .cost_usd = 0.75, .cost_unknown = 1, .not_sent = 2};
     assert_int_equal(arb__store_run_end(s, run, &st, ARB__RUN_INTERRUPTED), ARB_OK);
     assert_query_text(s, "SELECT status FROM runs", "interrupted");
     assert_query_text(s, "SELECT stats FROM runs",
                       "{\"planned\":10,\"cached\":4,\"sent\":5,\"ok\":4,\"failed\":1,\"invalid\":2,"
                       "\"prompt_tokens\":1000,\"completion_tokens\":50,\"est_prompt_tokens\":7,"
-                      "\"retries\":3,\"seconds\":1.5}");
+                      "\"retries\":3,\"cost_usd\":0.75,\"cost_unknown\":1,\"not_sent\":2,"
+                      "\"seconds\":1.5}");
     assert_int_equal(query_int(s, "SELECT finished_at >= started_at FROM runs"), 1);
     assert_int_equal(arb__store_run_end(s, run + 100, &st, ARB__RUN_FINISHED), ARB_NOTFOUND);
     /* Parameters must be JSON. */
