@@ -652,6 +652,7 @@ void arb_audit_destroy(arb_audit *audit)
     for (size_t i = 0; i < audit->n_rows; i++) row_free(&audit->rows[i]);
     free(audit->rows);
     arb_discussion_stats_destroy(audit->multi_agent);
+    arb__store_judge_costs_free(audit->costs, audit->n_costs);
     free(audit);
 }
 
@@ -779,6 +780,8 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         dp.ci_level = p.ci_level;
         if ((st = arb_discussion_stats_compute(store, &dp, &audit->multi_agent))) goto done;
     }
+    /* What the judges' calls spent (every stored call, of every protocol). */
+    if ((st = arb__store_judge_costs(store, &audit->costs, &audit->n_costs))) goto done;
     st = ARB_OK;
     goto done;
 nomem:

@@ -331,6 +331,9 @@ typedef struct arb__judge_cost_row {
 ** arb__store_judge_costs_free). */
 arb_status arb__store_judge_costs(arb_store *s, arb__judge_cost_row **rows, size_t *n);
 void arb__store_judge_costs_free(arb__judge_cost_row *rows, size_t n);
+/* The cost of a row for people: "$X", "$X + N calls of unknown cost", or "unknown (no price)" /
+** "unknown (no usage reported)" when no call has a cost -- never $0 for what is not known. */
+void arb__judge_cost_text(char *out, size_t size, const arb__judge_cost_row *r);
 
 /* One pairwise judgment (table pairwise), unique on (protocol, judge_name, item_id, candidate,
 ** baseline, template_name, options, order, rep); a rerun replaces the row. */
@@ -816,6 +819,8 @@ struct arb_audit {
     size_t n_rows, cap_rows;
     arb_audit_params params; /* as used: by includes ARB_BY_JUDGE */
     arb_discussion_stats *multi_agent; /* discussions and debates of the store (§7) */
+    arb__judge_cost_row *costs;        /* tokens and cost per judge, every stored call */
+    size_t n_costs;
 };
 
 /* ---- labels.c: expert labels (METHODS §4) ------------------------------------------------ */

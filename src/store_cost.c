@@ -9,6 +9,7 @@
 #include "store_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,4 +101,16 @@ void arb__store_judge_costs_free(arb__judge_cost_row *rows, size_t n)
         free(rows[i].price_json);
     }
     free(rows);
+}
+
+/* See internal.h. */
+void arb__judge_cost_text(char *out, size_t size, const arb__judge_cost_row *r)
+{
+    if (r->with_cost == 0)
+        snprintf(out, size, "unknown (%s)", r->price_json ? "no usage reported" : "no price");
+    else if (r->with_cost < r->calls)
+        snprintf(out, size, "$%.4f + %zu calls of unknown cost", r->cost_usd,
+                 r->calls - r->with_cost);
+    else
+        snprintf(out, size, "$%.4f", r->cost_usd);
 }
