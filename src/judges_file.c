@@ -218,17 +218,19 @@ static arb_status read_text(loader *L, size_t judge_no, int f, const yaml_node_t
 /* A number field in [lo, hi]; null leaves *out NAN (not sent). whole: integers only. */
 static arb_status read_number_named(loader *L, size_t judge_no, const char *field,
                                     const yaml_node_t *v, double lo, double hi, int whole,
-                                    double *out);
+                                    const char *what, double *out);
 static arb_status read_number(loader *L, size_t judge_no, int f, const yaml_node_t *v,
                               double lo, double hi, int whole, double *out)
 {
-    return read_number_named(L, judge_no, field_names[f], v, lo, hi, whole, out);
+    return read_number_named(L, judge_no, field_names[f], v, lo, hi, whole, "or null: not sent",
+                             out);
 }
 
-/* read_number for a field named in full (e.g. "price.input_per_mtok"). */
+/* read_number for a field named in full (e.g. "price.input_per_mtok"); what is the remark in
+** parentheses after the range in messages. */
 static arb_status read_number_named(loader *L, size_t judge_no, const char *field,
                                     const yaml_node_t *v, double lo, double hi, int whole,
-                                    double *out)
+                                    const char *what, double *out)
 {
     char got[160];
     scalar_kind k = v->type == YAML_SCALAR_NODE ? classify(v) : K_STRING;
@@ -256,10 +258,10 @@ static arb_status read_number_named(loader *L, size_t judge_no, const char *fiel
         describe(got, sizeof got, v, 1);
         if (whole)
             return fail_at(L, v, judge_no, field,
-                           "expected a whole number from %.0f to %.0f (or null: not sent), got %s",
-                           lo, hi, got);
-        return fail_at(L, v, judge_no, field,
-                       "expected a number from %g to %g (or null: not sent), got %s", lo, hi, got);
+                           "expected a whole number from %.0f to %.0f (%s), got %s", lo, hi, what,
+                           got);
+        return fail_at(L, v, judge_no, field, "expected a number from %g to %g (%s), got %s", lo,
+                       hi, what, got);
     }
     *out = x;
     return ARB_OK;
@@ -290,7 +292,10 @@ static arb_status read_price(loader *L, size_t judge_no, const yaml_node_t *v, a
         size_t i = 0;
         while (i < 3 && (k->type != YAML_SCALAR_NODE || strcmp(scalar_text(k), keys[i]))) i++;
         if (i == 3) {
-            describe(got, sizeof got, k, 1);
+            if (k->type == YAML_SCALAR_NODE)
+                arb__excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
+            else
+                describe(got, sizeof got, k, 1);
             return fail_at(L, k, judge_no, field_names[F_PRICE],
                            "unknown field %s; expected input_per_mtok, output_per_mtok, "
                            "cached_input_per_mtok", got);
@@ -310,7 +315,8 @@ static arb_status read_price(loader *L, size_t judge_no, const yaml_node_t *v, a
             return fail_at(L, value[i], judge_no, full[i],
                            "expected a number from 0 to 1e+06 (USD per million tokens), got null");
         }
-        arb_status st = read_number_named(L, judge_no, full[i], value[i], 0, 1e6, 0, &x[i]);
+        arb_status st = read_number_named(L, judge_no, full[i], value[i], 0, 1e6, 0,
+                                          "USD per million tokens", &x[i]);
         if (st) return st;
     }
     out->known = 1;

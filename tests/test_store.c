@@ -763,6 +763,88 @@ static void test_put_dataset(void **state)
     arb_store_close(s);
 }
 
+/* Prices go to judges.price; a call's cost to calls.cost_usd, NULL when unknown; the spend per
+** judge sums known costs and counts the calls without one, shown "unknown", never $0. */
+static void test_cost_per_judge(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    arb_judge_config j = {.name = "priced", .base_url = "http://127.0.0.1:1/v1", .model = "m",
+                          .sampling = {.max_tokens = 16},
+                          .price = {.known = 1, .input_per_mtok = 1.5, .output_per_mtok = 6,
+                                    .cached_input_per_mtok = NAN}};
+    assert_int_equal(arb__store_put_judge(s, &j), ARB_OK);
+    assert_query_text(s, "SELECT price FROM judges WHERE name = 'priced'",
+                      "{\"input_per_mtok\":1.5,\"output_per_mtok\":6.0}");
+    j.price.cached_input_per_mtok = 0.75; /* a price change is recorded, not refused */
+    assert_int_equal(arb__store_put_judge(s, &j), ARB_OK);
+    assert_query_text(s, "SELECT price ->> '$.cached_input_per_mtok' FROM judges", "0.75");
+    arb_judge_config free_judge = {.name = "unpriced", .model = "m2"};
+    assert_int_equal(arb__store_put_judge(s, &free_judge), ARB_OK);
+    assert_query_text(s, "SELECT price FROM judges WHERE name = 'unpriced'", "(null)");
+
+    arb__call_record a = call_record("c1", 1, "[[A]]");
+    a.judge_name = "priced";
+    a.cost_usd = 0.25;
+    a.cached_tokens = 40;
+    a.reasoning_tokens = 5;
+    put_call(s, &a);
+    arb__call_record b = call_record("c2", 1, "[[B]]");
+    b.judge_name = "priced";
+    b.cost_usd = NAN; /* a reply without usage */
+    b.cached_tokens = b.reasoning_tokens = -1;
+    put_call(s, &b);
+    arb__call_record c = call_record("c3", 1, "[[B]]");
+    c.judge_name = "unpriced";
+    c.cost_usd = NAN;
+    put_call(s, &c);
+    assert_query_text(s, "SELECT cost_usd FROM calls WHERE key = 'c2'", "(null)");
+    assert_query_text(s, "SELECT cached_tokens || '/' || reasoning_tokens FROM calls WHERE key = 'c1'",
+                      "40/5");
+    int found = 0;
+    long long id = 0;
+    arb__call_spend spend;
+    assert_int_equal(arb__store_find_call_spend(s, "c1", &found, &id, NULL, &spend), ARB_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(spend.prompt_tokens, 100);
+    assert_int_equal(spend.completion_tokens, 20);
+    assert_true(spend.cost_usd == 0.25);
+    assert_int_equal(arb__store_find_call_spend(s, "c2", &found, &id, NULL, &spend), ARB_OK);
+    assert_true(isnan(spend.cost_usd));
+
+    arb__judge_cost_row *rows = NULL;
+    size_t n = 0;
+    assert_int_equal(arb__store_judge_costs(s, &rows, &n), ARB_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0].judge_name, "priced");
+    assert_int_equal(rows[0].calls, 2);
+    assert_int_equal(rows[0].with_cost, 1);
+    assert_int_equal(rows[0].prompt_tokens, 200);
+    assert_int_equal(rows[0].cached_tokens, 40);
+    assert_true(rows[0].cost_usd == 0.25);
+    char text[128];
+    arb__judge_cost_text(text, sizeof text, &rows[0]);
+    assert_string_equal(text, "$0.2500 + 1 calls of unknown cost");
+    arb__judge_cost_text(text, sizeof text, &rows[1]);
+    assert_string_equal(text, "unknown (no price)");
+    rows[0].with_cost = 2;
+    arb__judge_cost_text(text, sizeof text, &rows[0]);
+    assert_string_equal(text, "$0.2500");
+    rows[0].with_cost = 0;
+    arb__judge_cost_text(text, sizeof text, &rows[0]);
+    assert_string_equal(text, "unknown (no usage reported)");
+    arb__store_judge_costs_free(rows, n);
+
+    double mean;
+    assert_int_equal(arb__store_judge_completion_mean(s, "priced", &mean, &n), ARB_OK);
+    assert_int_equal(n, 2);
+    assert_true(mean == 20);
+    assert_int_equal(arb__store_judge_completion_mean(s, "nobody", &mean, &n), ARB_OK);
+    assert_int_equal(n, 0);
+    assert_true(isnan(mean));
+    arb_store_close(s);
+}
+
 static void test_put_judge(void **state)
 {
     fixture *f = *state;
@@ -1320,6 +1402,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_each_pairwise_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_dataset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_judge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cost_per_judge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_urls_stored_without_credentials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_csv, setup, teardown),
