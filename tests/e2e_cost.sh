@@ -71,8 +71,14 @@ set +e; "$ARB" grade --items "$T/items.jsonl" --answers "$T/answers.jsonl" --mod
   --judge-url "$URL" --judge-model sim-judge --db "$T/g.db" --no-progress $DOLLAR \
   --budget-usd 5 2>"$T/g1"; rc=$?; set -e
 check "grade stops at the budget too (2 calls, \$4)" "[ $rc = 3 ] && grep -q 'spent \\\$4.0000 of \\\$5.0000; $((n_items - 2)) calls not sent' '$T/g1' && [ \$(sqlite3 '$T/g.db' 'select count(*) from calls') = 2 ]"
+# Estimates above the cost ($4 with --max-tokens 4, $2 spent): calls held back while others are in
+# flight start once the spend is exact: $0 + 4 + 4 <= 9 (two start), a third waits until they
+# are stored ($4 + 4 <= 9: it starts), a fourth would make $6 + 4 > 9: 3 calls, whatever --jobs.
+set +e; sbs --db "$T/h.db" --price-in 0 --price-out 1000000 --max-tokens 4 --jobs 4 \
+  --budget-usd 9 2>"$T/h1"; rc=$?; set -e
+check "held-back calls start once the spend is known: 3 calls, \$6 of \$9" "[ $rc = 3 ] && grep -q 'spent \\\$6.0000 of \\\$9.0000; $((n_calls - 3)) calls not sent' '$T/h1' && [ \$(sqlite3 '$T/h.db' 'select count(*) from calls') = 3 ]"
 kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""
-check "the simulator received exactly $((n_calls + 2)) requests: none repeated, none lost" "grep -q 'stopped after $((n_calls + 2)) requests' '$T/sim.log'"
+check "the simulator received exactly $((n_calls + 5)) requests: none repeated, none lost" "grep -q 'stopped after $((n_calls + 5)) requests' '$T/sim.log'"
 
 # ---- budget in tokens ------------------------------------------------------------------------
 rm -f "$T/port"
