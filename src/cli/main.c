@@ -62,7 +62,8 @@ static const char usage_text[] =
     "      --phase both --judges judges.yaml:j1,j2 --db eval.db\n"
     "\n"
     "'arbiter <command> --help' describes a command.\n"
-    "exit codes: 0 ok, 1 failure, 2 usage or bad input, 130 interrupted\n";
+    "exit codes: 0 ok, 1 failure, 2 usage or bad input, 3 budget reached (--budget-usd,\n"
+    "--budget-tokens), 130 interrupted\n";
 
 /* The running subcommand, set once by main(), so that value errors found deep in shared option
 ** parsing still name it. */
