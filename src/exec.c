@@ -30,6 +30,13 @@
 ** lease ends in the transaction that stores the call. Should two replies to one key still meet
 ** (a lease that expired while its holder was stopped), the stored one wins and the protocol's
 ** rows are made from it, so no judgment contradicts the stored reply.
+** Budgets (arb_client_params.budget_usd / budget_tokens; README "Cost and budgets") are kept
+** here, once for every protocol: a claimed call starts only while the plan's spend (its stored
+** calls, at their stored cost) plus the estimates of the calls in flight and its own stay within
+** the budget. One that does not fit is held back, with every call after it, until the calls in
+** flight are stored; then it starts if it fits with the exact spend, and otherwise the run ends
+** with ARB_BUDGET. The calls held back were never sent: their leases are released and a rerun
+** with a larger budget sends them.
 ** It does not parse verdicts or know any protocol: that is the build/done callbacks' job.
 */
 #include "internal.h"
