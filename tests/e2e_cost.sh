@@ -7,6 +7,7 @@
 #   $10), a rerun with 20 sends 6 more (the 4 stored count: $8 + 6 x $2 = $20), a rerun with
 #   1000 sends the other 70, and the simulator received exactly 80 requests (none repeated,
 #   none lost). The same gate stops `arbiter grade` (the executor's, shared by every protocol).
+# - cached prompt tokens (sim-server --cached-share) billed at the cached price.
 # - --budget-tokens: the message's spent figure is the stored calls' tokens.
 # - --dry-run: estimates against what the run then reports (the non-instant simulator counts
 #   ceil(code points / 4) of the messages joined by newlines); no database left behind.
@@ -87,6 +88,17 @@ set +e; sbs --db "$T/t.db" --max-tokens 2 --budget-tokens 3000 2>"$T/t1"; rc=$?;
 spent=$(sqlite3 "$T/t.db" 'select sum(prompt_tokens + completion_tokens) from calls')
 stored=$(sqlite3 "$T/t.db" 'select count(*) from calls')
 check "token budget: exit 3, spent = the stored calls' tokens ($spent of 3000, $stored calls)" "[ $rc = 3 ] && [ $spent -le 3000 ] && grep -q 'budget reached: spent $spent tokens of 3000; $((n_calls - stored)) calls not sent' '$T/t1'"
+
+# Cached prompt tokens (the simulator reports floor(prompt * 0.5) as cached with --cached-share
+# 0.5) are billed at the cached price: $1 per uncached prompt token, cached and completion free.
+kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""
+rm -f "$T/port"
+start_sim --instant --cached-share 0.5
+sbs --db "$T/c.db" --price-in 1000000 --price-cached-in 0 --price-out 0 2>"$T/c1"
+check "cached tokens stored as reported: floor(prompt / 2)" "[ \$(sqlite3 '$T/c.db' 'select count(*) from calls where cached_tokens = prompt_tokens / 2') = $n_calls ]"
+check "cost = uncached prompt tokens x \$1" "[ \$(sqlite3 '$T/c.db' 'select sum(cost_usd) = sum(prompt_tokens - cached_tokens) from calls') = 1 ]"
+cached=$(sqlite3 "$T/c.db" 'select sum(cached_tokens) from calls')
+check "summary shows the cached tokens ($cached)" "grep -q 'judge sim-judge: $n_calls calls sent, tokens [0-9]* prompt ($cached cached)' '$T/c1'"
 
 # ---- cost in audit and report ----------------------------------------------------------------
 "$ARB" audit --db "$T/b.db" >"$T/audit.txt"
