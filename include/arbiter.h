@@ -45,7 +45,8 @@ extern "C" {
     X(HTTP, "transfer failed")                                 \
     X(NOTFOUND, "not found")                                   \
     X(TOOBIG, "size limit exceeded")                           \
-    X(INTERRUPTED, "interrupted")
+    X(INTERRUPTED, "interrupted")                              \
+    X(BUDGET, "budget reached")
 
 typedef enum arb_status {
 #define ARB__STATUS_ENUM(name, msg) ARB_##name,
@@ -232,6 +233,17 @@ typedef struct arb_sampling {
 ** frequency_penalty 1.0, no seed. */
 ARB_API arb_sampling arb_sampling_default(void);
 
+/* A judge's price in USD per million tokens (README "Cost and budgets"). A call costs
+** (prompt - cached) * input + cached * cached_input + completion * output, per million, with
+** the counts of the reply's usage; reasoning tokens are part of completion_tokens (OpenAI bills
+** them as output). */
+typedef struct arb_price {
+    int known;                    /* 0: no price (every other field ignored) */
+    double input_per_mtok;        /* >= 0 */
+    double output_per_mtok;       /* >= 0 */
+    double cached_input_per_mtok; /* NAN: cached prompt tokens are billed at input_per_mtok */
+} arb_price;
+
 typedef struct arb_judge_config {
     const char *name;        /* key of the judge's rows; NULL = model */
     const char *base_url;    /* OpenAI-compatible base, e.g. "http://127.0.0.1:8000/v1";
@@ -250,6 +262,8 @@ typedef struct arb_judge_config {
                                 or NULL: its path is the source recorded with the families,
                                 and its families: map of contestants is stored with the
                                 judge (role "model"); set by arb_judges_file_load */
+    arb_price price;         /* USD per million tokens; price.known 0 (the zero value): no
+                                price, costs are "unknown", never 0 */
 } arb_judge_config;
 
 typedef struct arb_client_params {
@@ -263,6 +277,14 @@ typedef struct arb_client_params {
     long max_retry_wait_ms;   /* longest wait before a retry, whatever the backoff or a
                                  server's Retry-After asks (default 60000); arbiter has no
                                  run deadline, so this bounds every wait of a run */
+    /* Budgets (README "Cost and budgets"); 0 or less: none (the default). No request starts
+    ** once the plan's spend so far plus the estimates of the calls in flight and of this one
+    ** would pass a budget; the calls in flight finish and are stored, and the run ends with
+    ** ARB_BUDGET. The plan's spend counts its calls already stored (by earlier runs too) at
+    ** their stored cost, so a rerun with a larger budget continues where the last one
+    ** stopped. A budget in USD needs a price for every judge of the run. */
+    double budget_usd;
+    long long budget_tokens;  /* prompt + completion tokens */
 } arb_client_params;
 
 ARB_API arb_client_params arb_client_default_params(void);
@@ -311,6 +333,28 @@ typedef struct arb_sbs_params {
 
 ARB_API arb_sbs_params arb_sbs_default_params(void);
 
+/* What one judge of a run spent (sent calls, as the replies' usage reports them) and, for the
+** calls not stored yet, what they are estimated to cost (README "Cost and budgets"). */
+typedef struct arb_judge_spend {
+    const char *name;            /* borrowed from the run's judge configuration */
+    int has_price;               /* 0: costs are unknown (not 0) */
+    size_t sent;                 /* calls sent in this run that finished */
+    size_t cost_unknown;         /* of which without a cost: no price, or no usage reported */
+    long long prompt_tokens, completion_tokens; /* reported by the server, this run */
+    long long cached_tokens, reasoning_tokens;  /* of which cached prompt / reasoning tokens */
+    double cost_usd;             /* of the sent calls whose cost is known */
+    /* Dry run: the calls of the plan that are not stored, and their estimates. */
+    size_t to_send;
+    long long est_prompt_tokens;     /* rendered request: ceil(code points / 4) + 4 per message */
+    long long est_completion_max;    /* max_tokens per call (upper bound); -1: no max_tokens */
+    long long est_completion_typical; /* mean completion tokens of this judge's stored calls per
+                                         call; -1: none stored */
+    double est_cost_max, est_cost_typical; /* from the estimates above; NAN when unknown */
+} arb_judge_spend;
+
+/* How many judges a run's stats itemise; the totals count every judge. */
+#define ARB_RUN_STATS_JUDGES 32
+
 typedef struct arb_run_stats {
     size_t planned;          /* judge calls the protocol needs */
     size_t cached;           /* of which already stored (not sent) */
@@ -320,12 +364,23 @@ typedef struct arb_run_stats {
     size_t invalid;          /* replies without a valid verdict (verdict E) */
     long long prompt_tokens;     /* as reported by the server, this run */
     long long completion_tokens;
-    long long est_prompt_tokens; /* estimate for the calls not yet stored (≈ chars/4) */
+    long long est_prompt_tokens; /* estimate for the calls not yet stored: ceil(code
+                                    points / 4) + 4 per message */
     size_t retries;
     double seconds;
     size_t skipped;          /* calls of the plan not needed (a dialogue ended early or an
                                 earlier turn failed) */
     size_t ok;               /* of the sent calls, those answered with a usable reply */
+    /* Cost (README "Cost and budgets"). */
+    double cost_usd;         /* of the calls sent this run whose cost is known */
+    size_t cost_unknown;     /* calls sent this run whose cost is unknown */
+    size_t not_sent;         /* calls not sent because a budget was reached (ARB_BUDGET) */
+    double budget_spent_usd; /* the plan's spend the budget saw: stored calls of the plan
+                                (earlier runs too) at their stored cost, or their estimate
+                                when it is unknown */
+    long long budget_spent_tokens;
+    size_t n_judges;         /* entries of judges[] (at most ARB_RUN_STATS_JUDGES) */
+    arb_judge_spend judges[ARB_RUN_STATS_JUDGES];
 } arb_run_stats;
 
 /* Runs (or with dry_run, plans) candidate vs baseline over every item of ds that has both
@@ -1583,6 +1638,10 @@ typedef struct arb_sim_params {
     size_t n_judges;
     const arb_dataset *answers_oracle; /* answers with a "quality" extra field (0..1); borrowed */
     double fail_rate;         /* share of requests answered 500 (tests of retries), default 0 */
+    double cached_share;      /* 0..1: usage reports prompt_tokens_details.cached_tokens =
+                                 floor(prompt_tokens * cached_share), as a provider's prompt
+                                 cache would (tests of cached prices); 0 (default): the field is
+                                 not sent */
 } arb_sim_params;
 
 typedef struct arb_sim_server arb_sim_server;

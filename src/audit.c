@@ -653,6 +653,7 @@ void arb_audit_destroy(arb_audit *audit)
     free(audit->rows);
     arb_discussion_stats_destroy(audit->multi_agent);
     arb__family_prefs_free(&audit->family_prefs);
+    arb__store_judge_costs_free(audit->costs, audit->n_costs);
     free(audit);
 }
 
@@ -801,6 +802,8 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         if ((st = arb_discussion_stats_compute(store, &dp, &audit->multi_agent))) goto done;
     }
     if ((st = family_preference(store, &p, audit))) goto done;
+    /* What the judges' calls spent (every stored call, of every protocol). */
+    if ((st = arb__store_judge_costs(store, &audit->costs, &audit->n_costs))) goto done;
     st = ARB_OK;
     goto done;
 nomem:

@@ -258,6 +258,52 @@ static int put_row_text(arb__buf *b, const arb_audit_row *r, const arb_audit_par
                            m->n_items, m->n_pairs, m->n_valid_pairs, m->n_judgments);
 }
 
+/* Tokens and cost per judge over every stored call (README "Cost and budgets"). */
+static int put_spend_text(arb__buf *b, const arb_audit *audit)
+{
+    if (!audit->n_costs) return 0;
+    if (arb__buf_puts(b, "\ntokens and cost per judge (every stored call, all runs; cost from "
+                         "the reply's usage and the judge's price)\n"))
+        return -1;
+    for (size_t i = 0; i < audit->n_costs; i++) {
+        const arb__judge_cost_row *r = &audit->costs[i];
+        char cost[128], name[96];
+        arb__judge_cost_text(cost, sizeof cost, r);
+        arb__excerpt(name, sizeof name, r->judge_name, strlen(r->judge_name));
+        if (arb__buf_printf(b, "  %s: %zu calls, tokens %lld prompt (%lld cached) + %lld completion "
+                               "(%lld reasoning), cost %s\n", name, r->calls, r->prompt_tokens,
+                            r->cached_tokens, r->completion_tokens, r->reasoning_tokens, cost))
+            return -1;
+    }
+    return 0;
+}
+
+/* The same as JSON: [{judge, calls, prompt_tokens, cached_tokens, completion_tokens,
+** reasoning_tokens, calls_with_cost, cost_usd (null when no call has a cost), price}]. */
+static json_t *json_spend(const arb_audit *audit)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < audit->n_costs; i++) {
+        const arb__judge_cost_row *r = &audit->costs[i];
+        json_t *o = json_object();
+        json_t *price = r->price_json ? json_loads(r->price_json, 0, NULL) : json_null();
+        if (!o || json_array_append_new(a, o) ||
+            arb__json_set(o, "judge", arb__json_name(r->judge_name)) ||
+            arb__json_set(o, "calls", json_integer((json_int_t)r->calls)) ||
+            arb__json_set(o, "prompt_tokens", json_integer(r->prompt_tokens)) ||
+            arb__json_set(o, "cached_tokens", json_integer(r->cached_tokens)) ||
+            arb__json_set(o, "completion_tokens", json_integer(r->completion_tokens)) ||
+            arb__json_set(o, "reasoning_tokens", json_integer(r->reasoning_tokens)) ||
+            arb__json_set(o, "calls_with_cost", json_integer((json_int_t)r->with_cost)) ||
+            arb__json_set(o, "cost_usd", r->with_cost ? json_real(r->cost_usd) : json_null()) ||
+            arb__json_set(o, "price", price)) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 /* Renders the audit as text tables, one block per row. Returns a string owned by the caller
 ** (arb_free), or NULL when out of memory or audit is NULL. */
 char *arb_audit_to_text(const arb_audit *audit)
@@ -285,6 +331,7 @@ char *arb_audit_to_text(const arb_audit *audit)
         free(text);
         if (bad) goto fail;
     }
+    if (put_spend_text(&b, audit)) goto fail;
     return arb__buf_steal(&b);
 fail:
     arb__buf_free(&b);
@@ -553,6 +600,7 @@ char *arb_audit_to_json(const arb_audit *audit)
         free(ma);
         if (arb__json_set(root, "multi_agent", v)) goto done;
     }
+    if (arb__json_set(root, "spend", json_spend(audit))) goto done;
     /* 15 significant digits: 0.1 prints as 0.1, not 0.10000000000000001 */
     text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 done:

@@ -30,6 +30,13 @@
 ** lease ends in the transaction that stores the call. Should two replies to one key still meet
 ** (a lease that expired while its holder was stopped), the stored one wins and the protocol's
 ** rows are made from it, so no judgment contradicts the stored reply.
+** Budgets (arb_client_params.budget_usd / budget_tokens; README "Cost and budgets") are kept
+** here, once for every protocol: a claimed call starts only while the plan's spend (its stored
+** calls, at their stored cost) plus the estimates of the calls in flight and its own stay within
+** the budget. One that does not fit is held back, with every call after it, until the calls in
+** flight are stored; then it starts if it fits with the exact spend, and otherwise the run ends
+** with ARB_BUDGET. The calls held back were never sent: their leases are released and a rerun
+** with a larger budget sends them.
 ** It does not parse verdicts or know any protocol: that is the build/done callbacks' job.
 */
 #include "internal.h"
@@ -57,6 +64,9 @@ typedef struct exec_node {
     char *body;            /* canonical request JSON */
     char key[33];
     int rep;
+    int spend_slot;        /* index into stats->judges, -1 when not itemised */
+    double est_usd;        /* estimated cost and tokens (budgets): upper bounds, see */
+    long long est_tokens;  /* estimate_node() */
     /* Outcome (kept while dependents may still need it). */
     arb__call_outcome out;
     char *content;
@@ -81,7 +91,8 @@ typedef struct exec_node {
 typedef struct committed_call {
     size_t node;
     int cached, ok, skipped;
-    long long prompt_tokens, completion_tokens;
+    long long prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens;
+    double cost_usd;
 } committed_call;
 
 /* The writer thread: takes batches of finished calls, stores them, hands back what it
@@ -112,7 +123,8 @@ typedef struct finished_call {
     char *error;
     long http_status;
     int attempts;
-    long long prompt_tokens, completion_tokens;
+    long long prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens;
+    double cost_usd;       /* NAN: unknown */
     double latency_ms;
 } finished_call;
 
@@ -167,6 +179,17 @@ struct arb__exec {
     long held_pid;         /* a holder of the last batch, for the progress line */
     arb__call_claim *claims;
     size_t cap_claims;
+    /* Budgets (see budget_fits). spent: the plan's calls stored, at their cost (or estimate
+    ** when unknown); inflight: the estimates of the calls sent and not yet accounted. Calls
+    ** the gate held back wait in gated (in order) until the calls in flight are accounted. */
+    int budgeting;
+    double spent_usd, inflight_usd;
+    long long spent_tokens, inflight_tokens;
+    size_t *gated;
+    size_t n_gated, cap_gated;
+    int budget_stop;       /* 1: a call does not fit with nothing in flight: the run ends */
+    int budget_by_usd;     /* which budget stopped it */
+    const arb_judge_config *slot_judge[ARB_RUN_STATS_JUDGES];
 };
 
 static void finished_free(finished_call *fc);
@@ -185,6 +208,8 @@ arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
     ex->done = done;
     ex->ud = ud;
     ex->leasing = !params->dry_run;
+    ex->budgeting = !params->dry_run &&
+                    (params->client.budget_usd > 0 || params->client.budget_tokens > 0);
     if (ex->leasing) arb__lease_owner_init(&ex->lease, LEASE_SECONDS);
     return ex;
 }
@@ -224,6 +249,7 @@ void arb__exec_destroy(arb__exec *ex)
     free(ex->to_claim);
     free(ex->held);
     free(ex->claims);
+    free(ex->gated);
     free(ex->ready);
     arb__http_destroy(ex->http);
     free(ex);
@@ -417,6 +443,143 @@ static void release_dependencies(arb__exec *ex, const exec_node *n)
     }
 }
 
+/* ---- spend and budgets (README "Cost and budgets") ---------------------------------------- */
+
+/* A judge that sets no max_tokens is estimated at this many completion tokens per call when a
+** budget must bound its calls (a dry run shows no upper bound for it instead). */
+#define EST_COMPLETION_UNBOUNDED 4096
+
+/* The itemised spend of judge in stats->judges (added on first sight), or -1 beyond
+** ARB_RUN_STATS_JUDGES judges (the totals still count them). */
+static int spend_slot(arb__exec *ex, const arb_judge_config *judge)
+{
+    const char *name = judge->name ? judge->name : judge->model;
+    arb_run_stats *rs = ex->stats;
+    for (size_t i = 0; i < rs->n_judges; i++)
+        if (ex->slot_judge[i] == judge || !strcmp(rs->judges[i].name, name)) return (int)i;
+    if (rs->n_judges == ARB_RUN_STATS_JUDGES) return -1;
+    arb_judge_spend *js = &rs->judges[rs->n_judges];
+    memset(js, 0, sizeof *js);
+    js->name = name;
+    js->has_price = judge->price.known;
+    js->est_completion_max = js->est_completion_typical = -1;
+    js->est_cost_max = js->est_cost_typical = NAN;
+    ex->slot_judge[rs->n_judges] = judge;
+    return (int)rs->n_judges++;
+}
+
+/* Sets the node's cost and token estimates from its rendered request: the prompt estimate of
+** arb__judge_estimate_prompt_tokens plus max_tokens completion tokens (an upper bound of what
+** the reply may add; EST_COMPLETION_UNBOUNDED without one), priced at the judge's price (0
+** without one: only a token budget then applies). Returns the prompt estimate. */
+static long long estimate_node(exec_node *n, const arb__exec_request *req)
+{
+    long long prompt = arb__judge_estimate_prompt_tokens(req->system, req->user);
+    int max = req->judge->sampling.max_tokens;
+    long long completion = max > 0 ? max : EST_COMPLETION_UNBOUNDED;
+    n->est_tokens = prompt + completion;
+    n->est_usd = req->judge->price.known
+                     ? arb__judge_call_cost(&req->judge->price, prompt, completion, -1)
+                     : 0;
+    return prompt;
+}
+
+/* Whether node n may start: the plan's spend so far, the estimates of the calls in flight and
+** n's own estimate stay within every budget (a relative 1e-9 absorbs rounding, so a budget
+** equal to a sum of exact costs admits it). *by_usd says which budget refused. */
+static int budget_fits(const arb__exec *ex, const exec_node *n, int *by_usd)
+{
+    const arb_client_params *c = &ex->params.client;
+    if (c->budget_usd > 0 &&
+        ex->spent_usd + ex->inflight_usd + n->est_usd > c->budget_usd * (1 + 1e-9)) {
+        *by_usd = 1;
+        return 0;
+    }
+    if (c->budget_tokens > 0 &&
+        ex->spent_tokens + ex->inflight_tokens + n->est_tokens > c->budget_tokens) {
+        *by_usd = 0;
+        return 0;
+    }
+    return 1;
+}
+
+/* Adds a stored call of the plan to the spend the budget sees: its stored cost and tokens,
+** or the node's estimate for what the store does not know. */
+static void budget_add_spent(arb__exec *ex, const exec_node *n, double cost_usd,
+                             long long prompt_tokens, long long completion_tokens)
+{
+    ex->spent_usd += isfinite(cost_usd) ? cost_usd : n->est_usd;
+    ex->spent_tokens += prompt_tokens >= 0 && completion_tokens >= 0
+                            ? prompt_tokens + completion_tokens
+                            : n->est_tokens;
+}
+
+/* Sends node idx (claimed for this process), or with a budget holds it back in ex->gated when
+** it does not fit now or calls before it wait there (so calls start in plan order). */
+static arb_status send_or_gate(arb__exec *ex, size_t idx)
+{
+    if (ex->budgeting) {
+        exec_node *n = &ex->nodes[idx];
+        if (ex->n_gated || ex->budget_stop || !budget_fits(ex, n, &ex->budget_by_usd)) {
+            if (arb__grow(&ex->gated, &ex->cap_gated, ex->n_gated + 1, sizeof *ex->gated))
+                return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+            ex->gated[ex->n_gated++] = idx;
+            return ARB_OK;
+        }
+        ex->inflight_usd += n->est_usd;
+        ex->inflight_tokens += n->est_tokens;
+    }
+    return submit_node(ex, idx);
+}
+
+/* Once nothing is in flight or waiting to be stored, the spend is exact: the held-back calls
+** start in order while they fit; when the first of them does not fit with nothing in flight,
+** the budget is reached and the run ends (budget_stop). */
+static arb_status release_gated(arb__exec *ex)
+{
+    size_t k = 0;
+    arb_status st = ARB_OK;
+    while (k < ex->n_gated && !st) {
+        exec_node *n = &ex->nodes[ex->gated[k]];
+        if (!budget_fits(ex, n, &ex->budget_by_usd)) {
+            if (!ex->inflight) ex->budget_stop = 1;
+            break;
+        }
+        ex->inflight_usd += n->est_usd;
+        ex->inflight_tokens += n->est_tokens;
+        st = submit_node(ex, ex->gated[k++]);
+    }
+    memmove(ex->gated, ex->gated + k, (ex->n_gated - k) * sizeof *ex->gated);
+    ex->n_gated -= k;
+    return st;
+}
+
+/* Dry run: each judge's completion and cost estimates for its calls to send. The typical
+** completion is the mean of the judge's stored successful calls (any run). */
+static arb_status finish_estimates(arb__exec *ex)
+{
+    arb_run_stats *rs = ex->stats;
+    for (size_t i = 0; i < rs->n_judges; i++) {
+        arb_judge_spend *js = &rs->judges[i];
+        const arb_judge_config *jc = ex->slot_judge[i];
+        if (!js->to_send) continue;
+        if (jc->sampling.max_tokens > 0)
+            js->est_completion_max = (long long)jc->sampling.max_tokens * (long long)js->to_send;
+        double mean;
+        size_t n_stored;
+        arb_status st = arb__store_judge_completion_mean(ex->store, js->name, &mean, &n_stored);
+        if (st) return st;
+        if (n_stored) js->est_completion_typical = llround(mean * (double)js->to_send);
+        if (js->est_completion_max >= 0)
+            js->est_cost_max = arb__judge_call_cost(&jc->price, js->est_prompt_tokens,
+                                                    js->est_completion_max, -1);
+        if (js->est_completion_typical >= 0)
+            js->est_cost_typical = arb__judge_call_cost(&jc->price, js->est_prompt_tokens,
+                                                        js->est_completion_typical, -1);
+    }
+    return ARB_OK;
+}
+
 /* Asks the protocol for node's request, then either reuses a stored call, plans it (dry run)
 ** or submits it. Returns 0, or an arb_status on failure (message in the store). */
 static arb_status start_node(arb__exec *ex, size_t idx)
@@ -446,6 +609,15 @@ static arb_status start_node(arb__exec *ex, size_t idx)
     }
     n->judge = req.judge;
     n->rep = req.rep;
+    n->spend_slot = spend_slot(ex, req.judge);
+    if (ex->params.client.budget_usd > 0 && !ex->params.dry_run && !req.judge->price.known) {
+        st = arb__store_fail(ex->store, ARB_INVALID,
+                             "--budget-usd needs a price for every judge; judge \"%s\" has none "
+                             "(price: in the judges file, or --price-in/--price-out)",
+                             req.judge->name ? req.judge->name : req.judge->model);
+        goto done;
+    }
+    long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(n, &req) : 0;
     n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep);
     if (!n->body) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
@@ -484,9 +656,11 @@ static arb_status start_node(arb__exec *ex, size_t idx)
         goto done;
     }
     if (ex->params.dry_run) {
-        ex->stats->est_prompt_tokens +=
-            (long long)((req.system ? arb__utf8_codepoints(req.system, strlen(req.system)) : 0) +
-                        arb__utf8_codepoints(req.user, strlen(req.user)) + 3) / 4;
+        ex->stats->est_prompt_tokens += prompt_est;
+        if (n->spend_slot >= 0) {
+            ex->stats->judges[n->spend_slot].to_send++;
+            ex->stats->judges[n->spend_slot].est_prompt_tokens += prompt_est;
+        }
         finished_call fc = {.node = idx, .ok = 0, .error = arb__strdup("dry run: not sent")};
         if (queue_finished(ex, &fc)) {
             free(fc.error);
@@ -527,6 +701,9 @@ static arb_status claim_calls(arb__exec *ex)
             continue;
         }
         if (c->state == ARB__CLAIM_STORED) {
+            if (ex->budgeting)
+                budget_add_spent(ex, &ex->nodes[idx], c->spend.cost_usd, c->spend.prompt_tokens,
+                                 c->spend.completion_tokens);
             finished_call fc = {.node = idx, .cached = 1, .ok = 1, .content = c->content};
             ex->nodes[idx].out.call_id = c->call_id;
             node_free_request(&ex->nodes[idx]);
@@ -539,7 +716,7 @@ static arb_status claim_calls(arb__exec *ex)
             ex->held[ex->n_held++] = idx;
             ex->held_pid = c->holder_pid;
         } else {
-            st = submit_node(ex, idx);
+            st = send_or_gate(ex, idx);
         }
     }
     return st;
@@ -580,7 +757,10 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
                         .attempts = res->attempts,
                         .latency_ms = res->latency_ms,
                         .prompt_tokens = -1,
-                        .completion_tokens = -1};
+                        .completion_tokens = -1,
+                        .reasoning_tokens = -1,
+                        .cached_tokens = -1,
+                        .cost_usd = NAN};
     ex->inflight--;
     if (res->ok) {
         arb__judge_reply reply;
@@ -590,6 +770,10 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
         }
         fc.prompt_tokens = reply.prompt_tokens;
         fc.completion_tokens = reply.completion_tokens;
+        fc.reasoning_tokens = reply.reasoning_tokens;
+        fc.cached_tokens = reply.cached_tokens;
+        fc.cost_usd = arb__judge_call_cost(&ex->nodes[idx].judge->price, reply.prompt_tokens,
+                                           reply.completion_tokens, reply.cached_tokens);
         if (reply.error) {
             /* A broken body is a transport failure, not a judgment: stored as failed so a
             ** later run sends it again; this run records verdict E with the reason. */
@@ -659,6 +843,9 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                 .prompt_tokens = fc->prompt_tokens,
                 .completion_tokens = fc->completion_tokens,
                 .latency_ms = fc->latency_ms,
+                .reasoning_tokens = fc->reasoning_tokens,
+                .cached_tokens = fc->cached_tokens,
+                .cost_usd = fc->cost_usd,
             };
             int kept = 0;
             char *stored = NULL;
@@ -694,7 +881,10 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
         report[i] = (committed_call){.node = fc->node, .cached = fc->cached, .ok = fc->ok,
                                      .skipped = fc->skipped,
                                      .prompt_tokens = fc->prompt_tokens,
-                                     .completion_tokens = fc->completion_tokens};
+                                     .completion_tokens = fc->completion_tokens,
+                                     .reasoning_tokens = fc->reasoning_tokens,
+                                     .cached_tokens = fc->cached_tokens,
+                                     .cost_usd = fc->cost_usd};
         node_free_request(node);
         /* Keep the outcome's text only while some dependent may still read it. */
         if (node->n_dependents) {
@@ -716,6 +906,29 @@ done:
     return st;
 }
 
+/* Main thread: what a sent call spent, in the totals, its judge's line and the budget. */
+static void account_spend(arb__exec *ex, const exec_node *node, const committed_call *c)
+{
+    int known = isfinite(c->cost_usd);
+    if (known) ex->stats->cost_usd += c->cost_usd;
+    else ex->stats->cost_unknown++;
+    if (node->spend_slot >= 0) {
+        arb_judge_spend *js = &ex->stats->judges[node->spend_slot];
+        js->sent++;
+        if (c->prompt_tokens > 0) js->prompt_tokens += c->prompt_tokens;
+        if (c->completion_tokens > 0) js->completion_tokens += c->completion_tokens;
+        if (c->cached_tokens > 0) js->cached_tokens += c->cached_tokens;
+        if (c->reasoning_tokens > 0) js->reasoning_tokens += c->reasoning_tokens;
+        if (known) js->cost_usd += c->cost_usd;
+        else js->cost_unknown++;
+    }
+    if (ex->budgeting) {
+        ex->inflight_usd -= node->est_usd;
+        ex->inflight_tokens -= node->est_tokens;
+        budget_add_spent(ex, node, c->cost_usd, c->prompt_tokens, c->completion_tokens);
+    }
+}
+
 /* Main thread: counts committed calls and releases their dependents. */
 static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
 {
@@ -729,6 +942,7 @@ static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
             else ex->stats->failed++;
             if (c[i].prompt_tokens > 0) ex->stats->prompt_tokens += c[i].prompt_tokens;
             if (c[i].completion_tokens > 0) ex->stats->completion_tokens += c[i].completion_tokens;
+            account_spend(ex, node, &c[i]);
         }
         ex->n_done++;
         if (node->keyed) {
@@ -950,15 +1164,21 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
             st = ARB_INTERRUPTED;
             break;
         }
+        if (ex->budget_stop && !ex->inflight && !ex->n_finished && !ex->pending_commit) {
+            st = ARB_BUDGET;
+            break;
+        }
         double now = arb__now_ms();
         poll_held(ex, now);
         size_t ahead = ex->leasing ? CLAIM_BATCH : 0;
-        while (ex->ready_len && ex->inflight + ex->n_to_claim < window + ahead &&
+        int gate_shut = ex->n_gated || ex->budget_stop; /* start nothing new meanwhile */
+        while (!gate_shut && ex->ready_len && ex->inflight + ex->n_to_claim < window + ahead &&
                ex->n_held < 8 * window && ex->n_finished < 4096 &&
                ex->pending_commit < max_pending_commit) {
             if ((st = start_node(ex, ready_pop(ex)))) goto done;
         }
-        if ((ex->n_to_claim >= CLAIM_BATCH || ex->inflight < window / 2 || !ex->ready_len) &&
+        if (!gate_shut &&
+            (ex->n_to_claim >= CLAIM_BATCH || ex->inflight < window / 2 || !ex->ready_len) &&
             (st = claim_calls(ex)))
             goto done;
         if (ex->leasing && now - ex->last_renew_ms > LEASE_SECONDS * 1000.0 / 4) {
@@ -975,12 +1195,15 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
         if (threaded) {
             if ((st = hand_over(ex))) goto done;
             /* Nothing to send until the writer catches up: wait for it rather than spin. */
-            int idle = !ex->inflight &&
-                       (!ex->ready_len || ex->pending_commit >= max_pending_commit);
+            int idle = !ex->inflight && (!ex->ready_len || gate_shut ||
+                                         ex->pending_commit >= max_pending_commit);
             if ((st = take_committed(ex, idle))) goto done;
         } else if ((st = commit_finished(ex))) {
             goto done;
         }
+        if (ex->n_gated && !ex->budget_stop && !ex->inflight && !ex->n_finished &&
+            !ex->pending_commit && (st = release_gated(ex)))
+            goto done;
         show_progress(ex, 0);
         if (!ex->inflight && !ex->n_finished && !ex->pending_commit && ex->n_held &&
             (!ex->ready_len || ex->n_held >= 8 * window)) {
@@ -993,7 +1216,7 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
             continue;
         }
         if (!ex->inflight && !ex->ready_len && !ex->n_finished && !ex->pending_commit &&
-            ex->n_done < ex->n_nodes) {
+            !ex->n_gated && !ex->budget_stop && ex->n_done < ex->n_nodes) {
             st = arb__store_fail(ex->store, ARB_INVALID,
                                  "internal error: %zu calls can never start",
                                  ex->n_nodes - ex->n_done);
@@ -1018,6 +1241,22 @@ done:
         arb__store_fail(ex->store, ARB_INTERRUPTED,
                         "interrupted: %zu of %zu calls done and stored; run again to finish",
                         ex->n_done, ex->n_nodes);
+    stats->budget_spent_usd = ex->spent_usd;
+    stats->budget_spent_tokens = ex->spent_tokens;
+    if (st == ARB_BUDGET) {
+        stats->not_sent = ex->n_nodes - ex->n_done;
+        if (ex->budget_by_usd)
+            arb__store_fail(ex->store, ARB_BUDGET,
+                            "budget reached: spent $%.4f of $%.4f; %zu calls not sent; rerun with "
+                            "a larger budget to continue", ex->spent_usd,
+                            ex->params.client.budget_usd, stats->not_sent);
+        else
+            arb__store_fail(ex->store, ARB_BUDGET,
+                            "budget reached: spent %lld tokens of %lld; %zu calls not sent; rerun "
+                            "with a larger budget to continue", ex->spent_tokens,
+                            ex->params.client.budget_tokens, stats->not_sent);
+    }
+    if (ex->params.dry_run && st == ARB_OK) st = finish_estimates(ex);
     if (ex->http) stats->retries += arb__http_get_stats(ex->http).retries;
     show_progress(ex, 1);
     stats->seconds += (arb__now_ms() - t0) / 1000.0;
@@ -1053,8 +1292,9 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     if (run_id) {
         arb_status end = arb__store_run_end(s, run_id, stats,
                                             st == ARB_OK ? ARB__RUN_FINISHED
-                                            : st == ARB_INTERRUPTED ? ARB__RUN_INTERRUPTED
-                                                                    : ARB__RUN_FAILED);
+                                            : st == ARB_INTERRUPTED || st == ARB_BUDGET
+                                                ? ARB__RUN_INTERRUPTED
+                                                : ARB__RUN_FAILED);
         if (st == ARB_OK) st = end;
     }
     arb__exec_destroy(ex);

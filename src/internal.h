@@ -74,6 +74,9 @@ json_t *arb__json_metric(double x);
 json_t *arb__json_interval(double lo, double hi);
 /* obj[key] = value (value is taken over even on failure); -1 when value is NULL or on failure. */
 int arb__json_set(json_t *obj, const char *key, json_t *value);
+/* A price as {"input_per_mtok", "output_per_mtok"[, "cached_input_per_mtok"]}, or JSON null
+** when it is not known. NULL when out of memory. */
+json_t *arb__json_price(const arb_price *price);
 
 /* Makes room for need elements of size bytes in the array whose pointer is at pp (a T **)
 ** with capacity *cap (doubling from 16). Returns 0, or -1 when out of memory (the array is left
@@ -225,6 +228,8 @@ typedef struct arb__judge_reply {
     char *content;          /* choices[0].message.content; NULL when missing (caller frees) */
     long long prompt_tokens; /* -1 when not reported */
     long long completion_tokens;
+    long long reasoning_tokens; /* usage.completion_tokens_details.reasoning_tokens, or -1 */
+    long long cached_tokens;    /* usage.prompt_tokens_details.cached_tokens, or -1 */
     char *error;            /* why the reply is unusable, NULL when fine (caller frees) */
 } arb__judge_reply;
 
@@ -232,6 +237,16 @@ typedef struct arb__judge_reply {
 ** Returns -1 only when out of memory. */
 int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out);
 void arb__judge_reply_free(arb__judge_reply *r);
+/* The cost in USD of a call from its usage and the judge's price (arb_price): cached prompt
+** tokens (cached < 0: none reported) at the cached price when given, else at the input price;
+** completion tokens (reasoning included, as OpenAI bills them) at the output price. NAN when
+** the price is unknown or prompt/completion tokens were not reported. */
+double arb__judge_call_cost(const arb_price *price, long long prompt_tokens,
+                            long long completion_tokens, long long cached_tokens);
+/* The prompt-token estimate of a request before it is sent: ceil(code points of the messages'
+** texts / 4) + 4 per message (OpenAI's rule of thumb of ~4 characters per token, and the chat
+** format's few tokens per message). system may be NULL. */
+long long arb__judge_estimate_prompt_tokens(const char *system, const char *user);
 /* "Authorization: Bearer <key>" from the environment variable, or NULL when env_name is NULL
 ** or the variable is unset, empty or holds control characters (caller frees). */
 char *arb__judge_auth_header(const char *env_name);
@@ -308,6 +323,9 @@ typedef struct arb__call_record {
     long long prompt_tokens;  /* -1 unknown */
     long long completion_tokens;
     double latency_ms;
+    long long reasoning_tokens; /* -1 unknown */
+    long long cached_tokens;    /* -1 unknown */
+    double cost_usd;            /* arb__judge_call_cost(); NAN: unknown (stored as NULL) */
 } arb__call_record;
 
 /* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row
@@ -323,6 +341,38 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
 ** NULL) when present. */
 arb_status arb__store_find_call(arb_store *s, const char *key, int *found, long long *call_id,
                                 char **content);
+/* What a stored call spent, as the store holds it: tokens -1 and cost NAN when unknown. */
+typedef struct arb__call_spend {
+    long long prompt_tokens, completion_tokens;
+    double cost_usd;
+} arb__call_spend;
+/* arb__store_find_call that also fills *spend (may be NULL) when found. */
+arb_status arb__store_find_call_spend(arb_store *s, const char *key, int *found,
+                                      long long *call_id, char **content, arb__call_spend *spend);
+
+/* ---- store_cost.c: what calls cost, per judge --------------------------------------------- */
+
+/* The mean completion tokens of the judge's stored successful calls that report them
+** (*mean; *n how many; *n 0 and *mean NAN when none). The typical completion of a dry run. */
+arb_status arb__store_judge_completion_mean(arb_store *s, const char *judge_name, double *mean,
+                                            size_t *n);
+/* One judge's calls in the store (every run), for audit and report. */
+typedef struct arb__judge_cost_row {
+    char *judge_name;             /* owned */
+    char *price_json;             /* owned; NULL: no price recorded */
+    size_t calls;                 /* stored calls (failed ones included) */
+    size_t with_cost;             /* of which with a known cost */
+    size_t with_usage;            /* of which reporting prompt and completion tokens */
+    long long prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens;
+    double cost_usd;              /* sum over the calls with a known cost */
+} arb__judge_cost_row;
+/* Every judge with stored calls, by name; *rows (caller frees with
+** arb__store_judge_costs_free). */
+arb_status arb__store_judge_costs(arb_store *s, arb__judge_cost_row **rows, size_t *n);
+void arb__store_judge_costs_free(arb__judge_cost_row *rows, size_t n);
+/* The cost of a row for people: "$X", "$X + N calls of unknown cost", or "unknown (no price)" /
+** "unknown (no usage reported)" when no call has a cost -- never $0 for what is not known. */
+void arb__judge_cost_text(char *out, size_t size, const arb__judge_cost_row *r);
 
 /* One pairwise judgment (table pairwise), unique on (protocol, judge_name, item_id, candidate,
 ** baseline, template_name, options, order, rep); a rerun replaces the row. */
@@ -873,6 +923,7 @@ typedef struct arb__call_claim {
     long long call_id;    /* STORED */
     char *content;        /* STORED: the reply text (caller frees; may be NULL) */
     long holder_pid;      /* HELD */
+    arb__call_spend spend; /* STORED: what it spent */
 } arb__call_claim;
 /* Claims calls c[0..n) for o in one write transaction (BEGIN IMMEDIATE, so two processes
 ** never both claim a key): for each, a stored successful call, else a lease taken (or renewed)
@@ -1093,6 +1144,8 @@ struct arb_audit {
     arb_discussion_stats *multi_agent; /* discussions and debates of the store (§7) */
     int has_families;          /* the store knows a judge's family: family_preference shown */
     arb__family_prefs family_prefs; /* per judge with a family (§6 by family; agreement.c) */
+    arb__judge_cost_row *costs;        /* tokens and cost per judge, every stored call */
+    size_t n_costs;
 };
 
 /* ---- labels.c: expert labels (METHODS §4) ------------------------------------------------ */

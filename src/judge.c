@@ -37,6 +37,8 @@ arb_client_params arb_client_default_params(void)
     p.backoff_max_ms = 60000;
     p.max_reply_bytes = (size_t)16 << 20;
     p.max_retry_wait_ms = 60000;
+    p.budget_usd = 0;
+    p.budget_tokens = 0;
     return p;
 }
 
@@ -372,6 +374,8 @@ int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
     out->error = NULL;
     out->prompt_tokens = -1;
     out->completion_tokens = -1;
+    out->reasoning_tokens = -1;
+    out->cached_tokens = -1;
     json_error_t jerr;
     json_t *root = NULL;
     int rc = 0;
@@ -398,6 +402,10 @@ int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
     if (json_is_object(usage)) {
         out->prompt_tokens = usage_count(usage, "prompt_tokens");
         out->completion_tokens = usage_count(usage, "completion_tokens");
+        json_t *details = json_object_get(usage, "completion_tokens_details");
+        if (json_is_object(details)) out->reasoning_tokens = usage_count(details, "reasoning_tokens");
+        details = json_object_get(usage, "prompt_tokens_details");
+        if (json_is_object(details)) out->cached_tokens = usage_count(details, "cached_tokens");
     }
     char *server_msg = server_error(root);
     if (server_msg) {
@@ -453,6 +461,33 @@ void arb__judge_reply_free(arb__judge_reply *r)
     r->error = NULL;
     r->prompt_tokens = -1;
     r->completion_tokens = -1;
+    r->reasoning_tokens = -1;
+    r->cached_tokens = -1;
+}
+
+/* See internal.h. OpenAI's usage: prompt_tokens include the cached ones
+** (prompt_tokens_details.cached_tokens), completion_tokens include the reasoning ones
+** (completion_tokens_details.reasoning_tokens), which are billed as output. A cached count
+** above the prompt count (a server's mistake) is capped to it. */
+double arb__judge_call_cost(const arb_price *price, long long prompt_tokens,
+                            long long completion_tokens, long long cached_tokens)
+{
+    if (!price || !price->known || prompt_tokens < 0 || completion_tokens < 0) return NAN;
+    long long cached = cached_tokens < 0 ? 0 : cached_tokens > prompt_tokens ? prompt_tokens
+                                                                             : cached_tokens;
+    double cached_price = isnan(price->cached_input_per_mtok) ? price->input_per_mtok
+                                                              : price->cached_input_per_mtok;
+    return ((double)(prompt_tokens - cached) * price->input_per_mtok +
+            (double)cached * cached_price + (double)completion_tokens * price->output_per_mtok) /
+           1e6;
+}
+
+/* See internal.h. */
+long long arb__judge_estimate_prompt_tokens(const char *system, const char *user)
+{
+    size_t points = (system ? arb__utf8_codepoints(system, strlen(system)) : 0) +
+                    (user ? arb__utf8_codepoints(user, strlen(user)) : 0);
+    return (long long)((points + 3) / 4) + 4 * (system ? 2 : 1);
 }
 
 /* Clears a string that may hold the key before its memory is released (volatile: not
@@ -621,7 +656,8 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
               (!isnan(sp->top_p) && arb__json_set(jo, "top_p", json_real(sp->top_p))) ||
               (!isnan(sp->frequency_penalty) &&
                arb__json_set(jo, "frequency_penalty", json_real(sp->frequency_penalty))) ||
-              (sp->has_seed && arb__json_set(jo, "seed", json_integer(sp->seed)));
+              (sp->has_seed && arb__json_set(jo, "seed", json_integer(sp->seed))) ||
+              (jc->price.known && arb__json_set(jo, "price", arb__json_price(&jc->price)));
     if (bad) {
         json_decref(jo);
         return NULL;

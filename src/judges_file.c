@@ -17,6 +17,10 @@
 **
 ** A judging command stores the families (table families, source = the file's path) when it
 ** stores its judges: each config read here points back at the file (judges_file).
+**       price: {input_per_mtok: 2.5, output_per_mtok: 10, cached_input_per_mtok: 1.25}
+**                                   # optional, USD per million tokens (cached optional: cached
+**                                   # prompt tokens at the input price without it); null or
+**                                   # absent: no price, costs are "unknown"
 **
 ** The file is parsed by libyaml's document loader; scalars are typed by the YAML 1.2 core
 ** schema (plain 0.5 is a number, "0.5" quoted is a string). Everything is checked and the first
@@ -52,13 +56,13 @@ typedef struct loader {
 
 /* The fields of a judge, in the order the messages list them. */
 enum { F_NAME, F_URL, F_MODEL, F_API_KEY_ENV, F_CONTESTANT, F_TEMPERATURE, F_TOP_P,
-       F_MAX_TOKENS, F_FREQUENCY_PENALTY, F_SEED, F_FAMILY, F__COUNT };
+       F_MAX_TOKENS, F_FREQUENCY_PENALTY, F_SEED, F_FAMILY, F_PRICE, F__COUNT };
 static const char *const field_names[F__COUNT] = {
     "name", "url", "model", "api_key_env", "contestant", "temperature", "top_p",
-    "max_tokens", "frequency_penalty", "seed", "family",
+    "max_tokens", "frequency_penalty", "seed", "family", "price",
 };
 #define FIELD_LIST "name, url, model, api_key_env, contestant, temperature, top_p, " \
-                   "max_tokens, frequency_penalty, seed, family"
+                   "max_tokens, frequency_penalty, seed, family, price"
 
 /* ---- messages ------------------------------------------------------------------------------ */
 
@@ -221,8 +225,21 @@ static arb_status read_text(loader *L, size_t judge_no, int f, const yaml_node_t
 }
 
 /* A number field in [lo, hi]; null leaves *out NAN (not sent). whole: integers only. */
+static arb_status read_number_named(loader *L, size_t judge_no, const char *field,
+                                    const yaml_node_t *v, double lo, double hi, int whole,
+                                    const char *what, double *out);
 static arb_status read_number(loader *L, size_t judge_no, int f, const yaml_node_t *v,
                               double lo, double hi, int whole, double *out)
+{
+    return read_number_named(L, judge_no, field_names[f], v, lo, hi, whole, "or null: not sent",
+                             out);
+}
+
+/* read_number for a field named in full (e.g. "price.input_per_mtok"); what is the remark in
+** parentheses after the range in messages. */
+static arb_status read_number_named(loader *L, size_t judge_no, const char *field,
+                                    const yaml_node_t *v, double lo, double hi, int whole,
+                                    const char *what, double *out)
 {
     char got[160];
     scalar_kind k = v->type == YAML_SCALAR_NODE ? classify(v) : K_STRING;
@@ -249,13 +266,72 @@ static arb_status read_number(loader *L, size_t judge_no, int f, const yaml_node
     if (!type_ok || !isfinite(x) || x < lo || x > hi) {
         describe(got, sizeof got, v, 1);
         if (whole)
-            return fail_at(L, v, judge_no, field_names[f],
-                           "expected a whole number from %.0f to %.0f (or null: not sent), got %s",
-                           lo, hi, got);
-        return fail_at(L, v, judge_no, field_names[f],
-                       "expected a number from %g to %g (or null: not sent), got %s", lo, hi, got);
+            return fail_at(L, v, judge_no, field,
+                           "expected a whole number from %.0f to %.0f (%s), got %s", lo, hi, what,
+                           got);
+        return fail_at(L, v, judge_no, field, "expected a number from %g to %g (%s), got %s", lo,
+                       hi, what, got);
     }
     *out = x;
+    return ARB_OK;
+}
+
+/* price: null (no price), or a mapping of input_per_mtok and output_per_mtok (required) and
+** cached_input_per_mtok (optional), each a number of USD per million tokens from 0 to 1e6. */
+static arb_status read_price(loader *L, size_t judge_no, const yaml_node_t *v, arb_price *out)
+{
+    static const char *const keys[] = {"input_per_mtok", "output_per_mtok",
+                                       "cached_input_per_mtok"};
+    static const char *const full[] = {"price.input_per_mtok", "price.output_per_mtok",
+                                       "price.cached_input_per_mtok"};
+    char got[160];
+    memset(out, 0, sizeof *out);
+    if (v->type == YAML_SCALAR_NODE && classify(v) == K_NULL) return ARB_OK;
+    if (v->type != YAML_MAPPING_NODE) {
+        describe(got, sizeof got, v, 1);
+        return fail_at(L, v, judge_no, field_names[F_PRICE],
+                       "expected a mapping {input_per_mtok: X, output_per_mtok: Y} in USD per "
+                       "million tokens (cached_input_per_mtok optional), got %s", got);
+    }
+    const yaml_node_t *value[3] = {0};
+    for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+        const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+        const yaml_node_t *x = yaml_document_get_node(L->doc, p->value);
+        if (!k || !x) return fail_at(L, v, judge_no, field_names[F_PRICE], "malformed mapping");
+        size_t i = 0;
+        while (i < 3 && (k->type != YAML_SCALAR_NODE || strcmp(scalar_text(k), keys[i]))) i++;
+        if (i == 3) {
+            if (k->type == YAML_SCALAR_NODE)
+                arb__excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
+            else
+                describe(got, sizeof got, k, 1);
+            return fail_at(L, k, judge_no, field_names[F_PRICE],
+                           "unknown field %s; expected input_per_mtok, output_per_mtok, "
+                           "cached_input_per_mtok", got);
+        }
+        if (value[i]) return fail_at(L, k, judge_no, full[i], "given twice");
+        value[i] = x;
+    }
+    double x[3] = {NAN, NAN, NAN};
+    for (size_t i = 0; i < 3; i++) {
+        if (!value[i]) {
+            if (i == 2) continue;
+            return fail_at(L, v, judge_no, full[i],
+                           "missing; expected the price in USD per million tokens");
+        }
+        if (value[i]->type == YAML_SCALAR_NODE && classify(value[i]) == K_NULL) {
+            if (i == 2) continue; /* null: cached tokens at the input price */
+            return fail_at(L, value[i], judge_no, full[i],
+                           "expected a number from 0 to 1e+06 (USD per million tokens), got null");
+        }
+        arb_status st = read_number_named(L, judge_no, full[i], value[i], 0, 1e6, 0,
+                                          "USD per million tokens", &x[i]);
+        if (st) return st;
+    }
+    out->known = 1;
+    out->input_per_mtok = x[0];
+    out->output_per_mtok = x[1];
+    out->cached_input_per_mtok = x[2];
     return ARB_OK;
 }
 
@@ -384,6 +460,8 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
         sp.has_seed = !isnan(x);
         sp.seed = isnan(x) ? 0 : (long long)x;
     }
+    if (jf.value[F_PRICE] && (st = read_price(L, judge_no, jf.value[F_PRICE], &cfg->price)))
+        goto fail;
     cfg->name = name;
     cfg->base_url = url;
     cfg->model = model;

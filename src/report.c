@@ -201,6 +201,37 @@ static arb_status summary_judges(report_ctx *c)
     return st;
 }
 
+/* Tokens and cost per judge over every stored call: "unknown" where no price or usage says
+** what a call cost, never $0 (README "Cost and budgets"). */
+static arb_status summary_spend(report_ctx *c)
+{
+    arb__judge_cost_row *rows = NULL;
+    size_t n = 0;
+    arb_status st = arb__store_judge_costs(c->store, &rows, &n);
+    if (st) return st;
+    arb__report_table *t = n ? arb__report_table_new(
+                                   c->doc, "Tokens and cost per judge (every stored call; cost "
+                                           "from the replies' usage and the judge's price)",
+                                   "Judge|#Calls|#Prompt tokens|#Cached|#Completion tokens|"
+                                   "#Reasoning|Cost (USD)")
+                             : NULL;
+    for (size_t i = 0; t && i < n; i++) {
+        const char **row = arb__report_table_row(c->doc, t);
+        if (!row) break;
+        char cost[128];
+        arb__judge_cost_text(cost, sizeof cost, &rows[i]);
+        row[0] = arb__report_str(c->doc, rows[i].judge_name);
+        row[1] = arb__report_count(c->doc, (long long)rows[i].calls);
+        row[2] = arb__report_count(c->doc, rows[i].prompt_tokens);
+        row[3] = arb__report_count(c->doc, rows[i].cached_tokens);
+        row[4] = arb__report_count(c->doc, rows[i].completion_tokens);
+        row[5] = arb__report_count(c->doc, rows[i].reasoning_tokens);
+        row[6] = arb__report_str(c->doc, cost);
+    }
+    arb__store_judge_costs_free(rows, n);
+    return ARB_OK;
+}
+
 /* "4: a, b, c, d" (at most MODELS_LISTED names) for the models of protocol. */
 static const char *protocol_models(report_ctx *c, sqlite3_stmt *q, const char *protocol,
                                    arb_status *st)
@@ -395,7 +426,7 @@ static arb_status section_summary(report_ctx *c)
         arb__report_para(d, "%s of these judgments were not made by arbiter: they were "
                             "imported from %s.",
                          arb__report_count(d, counted.n_judgments), counted.names);
-    if ((st = summary_judges(c)) || (st = summary_protocols(c)) ||
+    if ((st = summary_judges(c)) || (st = summary_spend(c)) || (st = summary_protocols(c)) ||
         (st = summary_imported(c, &counted)))
         return st;
     return summary_battle_sources(c);

@@ -17,7 +17,9 @@
 ** a "temperature" that is not a number, a "seed" that is not an integer, or "stream": true;
 ** 404 for an unknown model; 413 for a body over 8 MiB. Usage counts are estimates:
 ** prompt_tokens = ceil(code points of all message contents / 4), completion_tokens likewise
-** for the reply. arb_sim_server_requests() counts every reply queued, errors included.
+** for the reply; with cached_share > 0, prompt_tokens_details.cached_tokens =
+** floor(prompt_tokens * cached_share) too. arb_sim_server_requests() counts every reply queued,
+** errors included.
 **
 ** The simulated judge (METHODS §2.1 option modes, §2.3 template conventions, §2.4 formats,
 ** §2.5 multi-agent debate, §7 peer discussion). A judge profile has skill s, position_bias β,
@@ -251,6 +253,7 @@ struct arb_sim_server {
     int instant;
     unsigned long long seed;
     double fail_rate;
+    double cached_share;
     arb_sim_judge *judges; /* copied at start */
     size_t n_judges;
     oracle_table answers;    /* answer text -> quality */
@@ -475,6 +478,7 @@ arb_sim_params arb_sim_default_params(void)
     p.n_judges = 0;
     p.answers_oracle = NULL;
     p.fail_rate = 0.0;
+    p.cached_share = 0.0;
     return p;
 }
 
@@ -910,6 +914,11 @@ static enum MHD_Result send_completion(arb_sim_server *srv, struct MHD_Connectio
         "assistant", "content", content, "logprobs", "finish_reason", "stop", "usage",
         "prompt_tokens", prompt, "completion_tokens", completion, "total_tokens",
         prompt + completion);
+    if (root && srv->cached_share > 0) {
+        json_t *details = json_pack("{s:I}", "cached_tokens",
+                                    (json_int_t)floor((double)prompt * srv->cached_share));
+        json_object_set_new(json_object_get(root, "usage"), "prompt_tokens_details", details);
+    }
     return send_json(srv, conn, 200, root, NULL);
 }
 
@@ -955,13 +964,17 @@ static enum MHD_Result send_instant(arb_sim_server *srv, struct MHD_Connection *
                                     size_t body_len)
 {
     size_t prompt = tokens_estimate(body_len);
+    char details[64] = "";
+    if (srv->cached_share > 0)
+        snprintf(details, sizeof details, ",\"prompt_tokens_details\":{\"cached_tokens\":%zu}",
+                 (size_t)floor((double)prompt * srv->cached_share));
     char *body = arb__sprintf(
         "{\"id\":\"chatcmpl-sim-%llx-%llx\",\"object\":\"chat.completion\",\"created\":%lld,"
         "\"model\":\"%s\",\"system_fingerprint\":\"" SIM_FINGERPRINT "\",\"choices\":[{\"index\":0,"
         "\"message\":{\"role\":\"assistant\",\"content\":\"[[A]]\"},\"logprobs\":null,"
         "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":%zu,\"completion_tokens\":2,"
-        "\"total_tokens\":%zu}}",
-        srv->seed, arrival, (long long)time(NULL), model, prompt, prompt + 2);
+        "\"total_tokens\":%zu%s}}",
+        srv->seed, arrival, (long long)time(NULL), model, prompt, prompt + 2, details);
     return send_body(srv, conn, 200, body, NULL);
 }
 
@@ -1831,6 +1844,11 @@ arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **o
         arb__set_err(errmsg, "simulator: missing parameters");
         return ARB_INVALID;
     }
+    if (!(params->cached_share >= 0.0 && params->cached_share <= 1.0)) {
+        arb__set_err(errmsg, "simulator: cached_share must be in [0, 1], got %g",
+                     params->cached_share);
+        return ARB_INVALID;
+    }
     if (!(params->fail_rate >= 0.0 && params->fail_rate <= 1.0)) {
         arb__set_err(errmsg, "simulator: fail_rate must be in [0, 1], got %g", params->fail_rate);
         return ARB_INVALID;
@@ -1861,6 +1879,7 @@ arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **o
     srv->instant = params->instant != 0;
     srv->seed = params->seed;
     srv->fail_rate = params->fail_rate;
+    srv->cached_share = params->cached_share;
     atomic_init(&srv->served, 0);
     atomic_init(&srv->arrivals, 0);
     if (pthread_mutex_init(&srv->seen_lock, NULL)) goto nomem;

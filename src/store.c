@@ -527,27 +527,32 @@ static const char *const stmt_sql[ST__COUNT] = {
         " WHERE answers.answer IS NOT excluded.answer OR answers.extra IS NOT excluded.extra"
         " OR answers.source IS NOT excluded.source",
     [ST_PUT_JUDGE] =
-        "INSERT INTO judges(name, base_url, model, sampling) VALUES (?1, ?2, ?3, ?4)"
+        "INSERT INTO judges(name, base_url, model, sampling, price) VALUES (?1, ?2, ?3, ?4, ?5)"
         " ON CONFLICT(name) DO UPDATE SET base_url = excluded.base_url,"
-        " model = excluded.model, sampling = excluded.sampling, updated_at = " NOW
+        " model = excluded.model, sampling = excluded.sampling, price = excluded.price,"
+        " updated_at = " NOW
         " WHERE judges.base_url IS NOT excluded.base_url OR judges.model IS NOT excluded.model"
-        " OR judges.sampling IS NOT excluded.sampling",
+        " OR judges.sampling IS NOT excluded.sampling OR judges.price IS NOT excluded.price",
     /* Returns a row only when it inserted or replaced a failed call; otherwise ST_FIND_CALL
     ** finds the successful call that stays. */
     [ST_PUT_CALL] =
         "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
-        " http_status, attempts, prompt_tokens, completion_tokens, latency_ms)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"
+        " reasoning_tokens, cached_tokens, cost_usd)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
         " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
         " model = excluded.model, request = excluded.request, rep = excluded.rep,"
         " ok = excluded.ok, content = excluded.content, raw_reply = excluded.raw_reply,"
         " error = excluded.error, http_status = excluded.http_status,"
         " attempts = excluded.attempts, prompt_tokens = excluded.prompt_tokens,"
         " completion_tokens = excluded.completion_tokens, latency_ms = excluded.latency_ms,"
+        " reasoning_tokens = excluded.reasoning_tokens, cached_tokens = excluded.cached_tokens,"
+        " cost_usd = excluded.cost_usd,"
         " created_at = excluded.created_at"
         " WHERE calls.ok = 0"
         " RETURNING id",
-    [ST_FIND_CALL] = "SELECT id, content FROM calls WHERE key = ?1 AND ok = 1",
+    [ST_FIND_CALL] = "SELECT id, content, prompt_tokens, completion_tokens, cost_usd FROM calls"
+                     " WHERE key = ?1 AND ok = 1",
     [ST_PUT_PAIRWISE] =
         "INSERT INTO pairwise(protocol, judge_name, item_id, candidate, baseline, template_name,"
         " options, ord, rep, position_verdict, model_verdict, call_id)"
@@ -1109,15 +1114,24 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
                                           judge->model, sampling);
     char *url = arb__url_redact(judge->base_url);
     if (!st && judge->base_url && !url) st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+    char *price = NULL;
+    if (!st && judge->price.known) {
+        json_t *pj = arb__json_price(&judge->price);
+        price = pj ? json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        json_decref(pj);
+        if (!price) st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+    }
     if (!st) {
         sqlite3_stmt *q = s->stmt[ST_PUT_JUDGE];
         arb__store_bind_text(q, 1, judge->name ? judge->name : judge->model);
         arb__store_bind_text(q, 2, url);
         arb__store_bind_text(q, 3, judge->model);
         arb__store_bind_text(q, 4, sampling);
+        arb__store_bind_text(q, 5, price);
         st = arb__store_step_done(s, q, "cannot store the judge");
     }
     if (!st) st = arb__store_put_judge_families(s, judge);
+    free(price);
     free(url);
     free(sampling);
     return st;
@@ -1157,6 +1171,12 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     else sqlite3_bind_null(q, 13);
     if (isfinite(rec->latency_ms)) sqlite3_bind_double(q, 14, rec->latency_ms);
     else sqlite3_bind_null(q, 14);
+    if (rec->reasoning_tokens >= 0) sqlite3_bind_int64(q, 15, rec->reasoning_tokens);
+    else sqlite3_bind_null(q, 15);
+    if (rec->cached_tokens >= 0) sqlite3_bind_int64(q, 16, rec->cached_tokens);
+    else sqlite3_bind_null(q, 16);
+    if (isfinite(rec->cost_usd)) sqlite3_bind_double(q, 17, rec->cost_usd);
+    else sqlite3_bind_null(q, 17);
 
     int rc = sqlite3_step(q);
     long long id = 0;
@@ -1189,6 +1209,13 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
 arb_status arb__store_find_call(arb_store *s, const char *key, int *found, long long *call_id,
                                 char **content)
 {
+    return arb__store_find_call_spend(s, key, found, call_id, content, NULL);
+}
+
+/* See internal.h. */
+arb_status arb__store_find_call_spend(arb_store *s, const char *key, int *found,
+                                      long long *call_id, char **content, arb__call_spend *spend)
+{
     *found = 0;
     if (content) *content = NULL;
     if (!key) return arb__store_fail(s, ARB_INVALID, "find_call: no key");
@@ -1199,6 +1226,11 @@ arb_status arb__store_find_call(arb_store *s, const char *key, int *found, long 
     if (rc == SQLITE_ROW) {
         *found = 1;
         if (call_id) *call_id = sqlite3_column_int64(q, 0);
+        if (spend) {
+            spend->prompt_tokens = sqlite3_column_type(q, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 2);
+            spend->completion_tokens = sqlite3_column_type(q, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 3);
+            spend->cost_usd = sqlite3_column_type(q, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 4);
+        }
         const unsigned char *text = sqlite3_column_text(q, 1);
         if (content && text) {
             *content = arb__strndup((const char *)text, (size_t)sqlite3_column_bytes(q, 1));
@@ -1545,6 +1577,16 @@ arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stat
                               "completion_tokens", (json_int_t)stats->completion_tokens,
                               "est_prompt_tokens", (json_int_t)stats->est_prompt_tokens,
                               "retries", (json_int_t)stats->retries);
+        /* cost_usd: of the calls sent whose cost is known, null when none is (never a 0 that
+        ** means "unknown"); cost_unknown counts the others. */
+        if (o && (arb__json_set(o, "cost_usd", stats->sent > stats->cost_unknown
+                                                   ? json_real(stats->cost_usd)
+                                                   : json_null()) ||
+                  arb__json_set(o, "cost_unknown", json_integer((json_int_t)stats->cost_unknown)) ||
+                  arb__json_set(o, "not_sent", json_integer((json_int_t)stats->not_sent)))) {
+            json_decref(o);
+            o = NULL;
+        }
         if (o && json_object_set_new(o, "seconds", isfinite(stats->seconds)
                                                        ? json_real(stats->seconds)
                                                        : json_null()) == 0)
@@ -1593,7 +1635,8 @@ static int holder_alive(const arb__lease_owner *self, const char *host, long pid
 static arb_status claim_one(arb_store *s, const arb__lease_owner *o, arb__call_claim *c)
 {
     int found = 0;
-    arb_status st = arb__store_find_call(s, c->key, &found, &c->call_id, &c->content);
+    arb_status st = arb__store_find_call_spend(s, c->key, &found, &c->call_id, &c->content,
+                                               &c->spend);
     if (st) return st;
     if (found) {
         c->state = ARB__CLAIM_STORED;
@@ -1700,6 +1743,9 @@ static const struct export_column {
     {"candidate_answer", COL_TEXT}, {"baseline_answer", COL_TEXT},
     {"category", COL_TEXT},        {"language", COL_TEXT},
     {"source", COL_TEXT},          {"strength", COL_TEXT},
+    /* added for issue 16: the rest of the call's usage and what it cost (null: unknown) */
+    {"cached_tokens", COL_INT},    {"reasoning_tokens", COL_INT},
+    {"cost_usd", COL_REAL},
 };
 #define N_EXPORT_COLUMNS (sizeof export_columns / sizeof export_columns[0])
 
@@ -1804,7 +1850,8 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
         " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, c.model, c.content,"
         " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts,"
         " c.request, i.question, ac.answer, ab.answer, i.category, i.language, p.source,"
-        " CASE p.strength WHEN 1 THEN 'weak' WHEN 2 THEN 'strong' END"
+        " CASE p.strength WHEN 1 THEN 'weak' WHEN 2 THEN 'strong' END,"
+        " c.cached_tokens, c.reasoning_tokens, c.cost_usd"
         " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
         " LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate"

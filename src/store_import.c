@@ -22,6 +22,7 @@
 */
 #include "store_internal.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -331,21 +332,41 @@ static arb_status put_family(importer *im, const char *name, const char *role,
 }
 
 /* What a source said about the call itself, kept in extra under the names arbiter export
-** writes: the model the request went to, tokens, latency and attempts. A key that is absent
+** writes: the model the request went to, tokens (cached and reasoning too), latency, attempts
+** and cost (unknown, NULL, unless the source gives it: an import never invents a price). A key that is absent
 ** or not of its type is left out (it stays in extra as it was). */
 typedef struct call_usage {
     json_t *extra;        /* owns the strings below */
     const char *model;
-    long long prompt_tokens, completion_tokens;
-    double latency_ms;
+    long long prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens;
+    double latency_ms, cost_usd;
     int attempts;
 } call_usage;
 
-static long long usage_count(json_t *extra, const char *key)
+/* The number under key: a JSON number, or text that is one whole number (a CSV cell). 0 and
+** *out set, or -1 when absent or not a number. */
+static int usage_number(json_t *extra, const char *key, double *out)
 {
     json_t *v = json_object_get(extra, key);
-    return json_is_integer(v) && json_integer_value(v) >= 0 ? (long long)json_integer_value(v)
-                                                            : -1;
+    if (json_is_number(v)) {
+        *out = json_number_value(v);
+        return 0;
+    }
+    const char *text = json_string_value(v);
+    if (!text || !*text) return -1;
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(text, &end);
+    if (errno || *end || !isfinite(d)) return -1;
+    *out = d;
+    return 0;
+}
+
+static long long usage_count(json_t *extra, const char *key)
+{
+    double d;
+    if (usage_number(extra, key, &d) || d < 0 || d > 9e15 || d != floor(d)) return -1;
+    return (long long)d;
 }
 
 static void usage_read(call_usage *u, const char *extra_text)
@@ -357,10 +378,12 @@ static void usage_read(call_usage *u, const char *extra_text)
                                                                   : NULL;
     u->prompt_tokens = usage_count(u->extra, "prompt_tokens");
     u->completion_tokens = usage_count(u->extra, "completion_tokens");
-    json_t *latency = json_object_get(u->extra, "latency_ms");
-    u->latency_ms = json_is_number(latency) && json_number_value(latency) >= 0
-                        ? json_number_value(latency)
-                        : NAN;
+    if (usage_number(u->extra, "latency_ms", &u->latency_ms) || u->latency_ms < 0)
+        u->latency_ms = NAN;
+    u->cached_tokens = usage_count(u->extra, "cached_tokens");
+    u->reasoning_tokens = usage_count(u->extra, "reasoning_tokens");
+    if (usage_number(u->extra, "cost_usd", &u->cost_usd) || u->cost_usd < 0)
+        u->cost_usd = NAN; /* unknown */
     long long attempts = usage_count(u->extra, "attempts");
     u->attempts = attempts >= 0 && attempts <= INT_MAX ? (int)attempts : 0;
 }
@@ -398,6 +421,9 @@ static arb_status put_call(importer *im, const char *key_text, const char *judge
         .prompt_tokens = u.prompt_tokens,
         .completion_tokens = u.completion_tokens,
         .latency_ms = u.latency_ms,
+        .cached_tokens = u.cached_tokens,
+        .reasoning_tokens = u.reasoning_tokens,
+        .cost_usd = u.cost_usd,
     };
     arb_status st = arb__store_put_call(im->s, &rec, call_id);
     json_decref(u.extra);

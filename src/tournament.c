@@ -478,7 +478,7 @@ static arb_status finish_run(void *ud, arb_store *s, arb_status st, arb_run_stat
 {
     const tour_run *r = ud;
     stats->invalid = r->invalid;
-    if (!r->params->dry_run && (st == ARB_OK || st == ARB_INTERRUPTED)) {
+    if (!r->params->dry_run && (st == ARB_OK || st == ARB_INTERRUPTED || st == ARB_BUDGET)) {
         arb_status bst = store_battles(s);
         if (bst) st = bst;
     }

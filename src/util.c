@@ -353,6 +353,21 @@ int arb__json_set(json_t *obj, const char *key, json_t *value)
     return json_object_set_new(obj, key, value) ? -1 : 0;
 }
 
+/* See internal.h. */
+json_t *arb__json_price(const arb_price *price)
+{
+    if (!price || !price->known) return json_null();
+    json_t *o = json_object();
+    if (!o || arb__json_set(o, "input_per_mtok", json_real(price->input_per_mtok)) ||
+        arb__json_set(o, "output_per_mtok", json_real(price->output_per_mtok)) ||
+        (!isnan(price->cached_input_per_mtok) &&
+         arb__json_set(o, "cached_input_per_mtok", json_real(price->cached_input_per_mtok)))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* ---- interned strings --------------------------------------------------------------------- */
 
 static uint64_t strtab_hash(const char *s) { return XXH3_64bits(s, strlen(s)); }

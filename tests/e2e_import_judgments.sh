@@ -29,7 +29,7 @@ check "export has the added keys" "python3 - '$T/x.jsonl' <<'PY'
 import json,sys
 rows=[json.loads(l) for l in open(sys.argv[1])]
 added=['request','question','candidate_answer','baseline_answer','category','language','source','strength']
-assert list(rows[0])[-8:]==added, list(rows[0])
+assert list(rows[0])[18:26]==added, list(rows[0])
 assert all(r['source'] is None and r['strength'] is None for r in rows)
 assert all(json.loads(r['request'])['messages'] for r in rows)
 assert all(r['question'] and r['candidate_answer'] and r['baseline_answer'] for r in rows)

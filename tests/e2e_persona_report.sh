@@ -10,8 +10,10 @@ ARB=${1:?usage: e2e_persona_report.sh path/to/arbiter}
 source "$(dirname "$0")/support/e2e_lib.sh"
 DB="$T/eval.db"
 
-# an empty store: a planned (dry) run creates it
+# an empty store: a planned (dry) run gives a file that exists (a dry run removes a database it
+# created itself) arbiter's schema
 cp "$SRC/demo/items.jsonl" "$SRC/demo/answers.jsonl" "$T/"
+: > "$DB"
 "$ARB" sbs --items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large \
   --baseline birch-medium --judge-url http://127.0.0.1:9/v1 --judge-model m --dry-run \
   --db "$DB" 2>/dev/null

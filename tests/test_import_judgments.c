@@ -342,7 +342,8 @@ static void store_rows(void **state)
     assert_non_null(strstr(text, ",\"request\":\"{\\\"messages\\\":[]}\",\"question\":\"new?\","
                                  "\"candidate_answer\":\"xyz\",\"baseline_answer\":\"uv\","
                                  "\"category\":\"cat\",\"language\":null,\"source\":\"src1\","
-                                 "\"strength\":\"strong\"}\n"));
+                                 "\"strength\":\"strong\",\"cached_tokens\":null,\"reasoning_tokens\":null,"
+                                 "\"cost_usd\":null}\n"));
     free(text);
     /* the battles read back with strong kept */
     arb_battles *b = arb_battles_create();

@@ -606,6 +606,67 @@ static void test_round_trip_malformed_reply(void **state)
     arb_test_server_stop(srv);
 }
 
+/* ---- cost ---------------------------------------------------------------------------------- */
+
+/* usage details: cached prompt tokens and reasoning tokens (OpenAI's shape); absent: -1. */
+static void test_parse_usage_details(void **state)
+{
+    (void)state;
+    arb__judge_reply r;
+    parse("{\"choices\":[{\"message\":{\"content\":\"[[A]]\"}}],\"usage\":{"
+          "\"prompt_tokens\":1000,\"completion_tokens\":300,"
+          "\"prompt_tokens_details\":{\"cached_tokens\":400},"
+          "\"completion_tokens_details\":{\"reasoning_tokens\":250}}}", &r);
+    assert_int_equal(r.prompt_tokens, 1000);
+    assert_int_equal(r.completion_tokens, 300);
+    assert_int_equal(r.cached_tokens, 400);
+    assert_int_equal(r.reasoning_tokens, 250);
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"content\":\"[[A]]\"}}],\"usage\":{"
+          "\"prompt_tokens\":5,\"completion_tokens\":2}}", &r);
+    assert_int_equal(r.cached_tokens, -1);
+    assert_int_equal(r.reasoning_tokens, -1);
+    arb__judge_reply_free(&r);
+}
+
+/* Hand-computed: price in 2.5, out 10, cached 1.25 USD per million tokens. */
+static void test_call_cost(void **state)
+{
+    (void)state;
+    arb_price p = {.known = 1, .input_per_mtok = 2.5, .output_per_mtok = 10,
+                   .cached_input_per_mtok = 1.25};
+    /* (600 * 2.5 + 400 * 1.25 + 200 * 10) / 1e6 = 4000 / 1e6 */
+    assert_true(fabs(arb__judge_call_cost(&p, 1000, 200, 400) - 0.004) < 1e-15);
+    /* nothing cached reported: every prompt token at the input price, 4500 / 1e6 */
+    assert_true(fabs(arb__judge_call_cost(&p, 1000, 200, -1) - 0.0045) < 1e-15);
+    /* no cached price: cached tokens at the input price */
+    p.cached_input_per_mtok = NAN;
+    assert_true(fabs(arb__judge_call_cost(&p, 1000, 200, 400) - 0.0045) < 1e-15);
+    /* more cached than prompt (a server's mistake): capped at the prompt */
+    p.cached_input_per_mtok = 0;
+    assert_true(fabs(arb__judge_call_cost(&p, 100, 0, 500) - 0.0) < 1e-15);
+    /* free is 0, known */
+    arb_price free_price = {.known = 1, .cached_input_per_mtok = NAN};
+    assert_true(arb__judge_call_cost(&free_price, 1000, 200, -1) == 0.0);
+    /* unknown: no price, or no usage */
+    arb_price none = {0};
+    assert_true(isnan(arb__judge_call_cost(&none, 1000, 200, 0)));
+    assert_true(isnan(arb__judge_call_cost(NULL, 1000, 200, 0)));
+    assert_true(isnan(arb__judge_call_cost(&p, -1, 200, 0)));
+    assert_true(isnan(arb__judge_call_cost(&p, 1000, -1, 0)));
+}
+
+/* ceil(code points / 4) + 4 per message. */
+static void test_estimate_prompt_tokens(void **state)
+{
+    (void)state;
+    assert_int_equal(arb__judge_estimate_prompt_tokens(NULL, ""), 4);
+    assert_int_equal(arb__judge_estimate_prompt_tokens(NULL, "abcd"), 1 + 4);
+    assert_int_equal(arb__judge_estimate_prompt_tokens(NULL, "abcde"), 2 + 4);
+    /* "é" and "€" are one code point each: 12 code points in all */
+    assert_int_equal(arb__judge_estimate_prompt_tokens("abcé", "abcdefg\xe2\x82\xac"), 3 + 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -630,6 +691,9 @@ int main(void)
         cmocka_unit_test(test_round_trip_with_auth),
         cmocka_unit_test(test_round_trip_without_key_sends_no_auth),
         cmocka_unit_test(test_round_trip_malformed_reply),
+        cmocka_unit_test(test_parse_usage_details),
+        cmocka_unit_test(test_call_cost),
+        cmocka_unit_test(test_estimate_prompt_tokens),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -158,7 +158,7 @@ static void field_errors(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    colour: red\n",
                  "4:5: judge 1: unknown field \"colour\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
-                 "seed, family");
+                 "seed, family, price");
     expect_error(f, "judges:\n  - url: [http://h/v1]\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected a non-empty string, got a list");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    model: n\n",
@@ -171,7 +171,7 @@ static void field_errors(void **state)
                  "serves");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n  - just-a-name\n",
                  "4:5: judge 2: expected a mapping of fields (name, url, model, api_key_env, "
-                 "contestant, temperature, top_p, max_tokens, frequency_penalty, seed, family), got "
+                 "contestant, temperature, top_p, max_tokens, frequency_penalty, seed, family, price), got "
                  "string \"just-a-name\"");
     expect_error(f, "judges:\n  - url: ftp://h/\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected an http:// or https:// URL with a host "
@@ -356,12 +356,12 @@ static void names_are_made_safe(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    \"\\e[2Jx\": 1\n",
                  "4:5: judge 1: unknown field \"?[2Jx\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
-                 "seed, family");
+                 "seed, family, price");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    "
                     "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij: 1\n",
                  "4:5: judge 1: unknown field \"abcdefghijabcdefghijabcdefghijabcdefghij\"...; "
                  "expected one of name, url, model, api_key_env, contestant, temperature, top_p, "
-                 "max_tokens, frequency_penalty, seed, family");
+                 "max_tokens, frequency_penalty, seed, family, price");
 }
 
 static void bad_arguments_and_missing_file(void **state)
@@ -385,6 +385,65 @@ static void bad_arguments_and_missing_file(void **state)
     assert_null(jf);
 }
 
+/* price: USD per million tokens; cached optional (NAN: billed at the input price); null or
+** absent: no price (known 0, costs "unknown"). */
+static void prices(void **state)
+{
+    fixture *f = *state;
+    arb_judges_file *jf = NULL;
+    assert_int_equal(load_text(f, "judges:\n"
+                                  "- {url: http://h/v1, model: a, price: {input_per_mtok: 1.10, "
+                                  "output_per_mtok: 4.4, cached_input_per_mtok: 0.55}}\n"
+                                  "- {url: http://h/v1, model: b, price: {input_per_mtok: 0, "
+                                  "output_per_mtok: 0}}\n"
+                                  "- {url: http://h/v1, model: c}\n"
+                                  "- {url: http://h/v1, model: d, price: null}\n",
+                               &jf, NULL), ARB_OK);
+    const arb_judge_config *a = arb_judges_file_judge(jf, 0);
+    assert_int_equal(a->price.known, 1);
+    assert_true(a->price.input_per_mtok == 1.10);
+    assert_true(a->price.output_per_mtok == 4.4);
+    assert_true(a->price.cached_input_per_mtok == 0.55);
+    const arb_judge_config *b = arb_judges_file_judge(jf, 1);
+    assert_int_equal(b->price.known, 1); /* a free local model is known to cost 0 */
+    assert_true(b->price.input_per_mtok == 0 && b->price.output_per_mtok == 0);
+    assert_true(isnan(b->price.cached_input_per_mtok));
+    assert_int_equal(arb_judges_file_judge(jf, 2)->price.known, 0);
+    assert_int_equal(arb_judges_file_judge(jf, 3)->price.known, 0);
+    arb_judges_file_destroy(jf);
+}
+
+static void price_errors(void **state)
+{
+    fixture *f = *state;
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    price: 3\n",
+                 "4:12: judge 1: field \"price\": expected a mapping {input_per_mtok: X, "
+                 "output_per_mtok: Y} in USD per million tokens (cached_input_per_mtok optional), "
+                 "got number \"3\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    price: {input_per_mtok: 1}\n",
+                 "4:12: judge 1: field \"price.output_per_mtok\": missing; expected the price in "
+                 "USD per million tokens");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n"
+                    "    price: {input_per_mtok: -1, output_per_mtok: 2}\n",
+                 "4:29: judge 1: field \"price.input_per_mtok\": expected a number from 0 to "
+                 "1e+06 (USD per million tokens), got number \"-1\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n"
+                    "    price: {input_per_mtok: 1, output_per_mtok: \"2\"}\n",
+                 "4:49: judge 1: field \"price.output_per_mtok\": expected a number from 0 to "
+                 "1e+06 (USD per million tokens), got string \"2\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n"
+                    "    price: {input_per_mtok: 1, output_per_mtok: null}\n",
+                 "4:49: judge 1: field \"price.output_per_mtok\": expected a number from 0 to "
+                 "1e+06 (USD per million tokens), got null");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n"
+                    "    price: {input_per_mtok: 1, output_per_mtok: 2, per_request: 1}\n",
+                 "4:52: judge 1: field \"price\": unknown field \"per_request\"; expected "
+                 "input_per_mtok, output_per_mtok, cached_input_per_mtok");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n"
+                    "    price: {input_per_mtok: 1, output_per_mtok: 2, input_per_mtok: 3}\n",
+                 "4:52: judge 1: field \"price.input_per_mtok\": given twice");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -398,6 +457,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(secrets_stay_out_of_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(names_are_made_safe, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_arguments_and_missing_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(prices, setup, teardown),
+        cmocka_unit_test_setup_teardown(price_errors, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

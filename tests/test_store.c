@@ -155,6 +155,9 @@ static arb__call_record call_record(const char *key, int ok, const char *content
         .prompt_tokens = ok ? 100 : -1,
         .completion_tokens = ok ? 20 : -1,
         .latency_ms = 12.5,
+        .reasoning_tokens = -1, /* not reported */
+        .cached_tokens = ok ? 30 : -1,
+        .cost_usd = ok ? 0.00025 : NAN,
     };
     return r;
 }
@@ -763,6 +766,88 @@ static void test_put_dataset(void **state)
     arb_store_close(s);
 }
 
+/* Prices go to judges.price; a call's cost to calls.cost_usd, NULL when unknown; the spend per
+** judge sums known costs and counts the calls without one, shown "unknown", never $0. */
+static void test_cost_per_judge(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    arb_judge_config j = {.name = "priced", .base_url = "http://127.0.0.1:1/v1", .model = "m",
+                          .sampling = {.max_tokens = 16},
+                          .price = {.known = 1, .input_per_mtok = 1.5, .output_per_mtok = 6,
+                                    .cached_input_per_mtok = NAN}};
+    assert_int_equal(arb__store_put_judge(s, &j), ARB_OK);
+    assert_query_text(s, "SELECT price FROM judges WHERE name = 'priced'",
+                      "{\"input_per_mtok\":1.5,\"output_per_mtok\":6.0}");
+    j.price.cached_input_per_mtok = 0.75; /* a price change is recorded, not refused */
+    assert_int_equal(arb__store_put_judge(s, &j), ARB_OK);
+    assert_query_text(s, "SELECT price ->> '$.cached_input_per_mtok' FROM judges", "0.75");
+    arb_judge_config free_judge = {.name = "unpriced", .model = "m2"};
+    assert_int_equal(arb__store_put_judge(s, &free_judge), ARB_OK);
+    assert_query_text(s, "SELECT price FROM judges WHERE name = 'unpriced'", "(null)");
+
+    arb__call_record a = call_record("c1", 1, "[[A]]");
+    a.judge_name = "priced";
+    a.cost_usd = 0.25;
+    a.cached_tokens = 40;
+    a.reasoning_tokens = 5;
+    put_call(s, &a);
+    arb__call_record b = call_record("c2", 1, "[[B]]");
+    b.judge_name = "priced";
+    b.cost_usd = NAN; /* a reply without usage */
+    b.cached_tokens = b.reasoning_tokens = -1;
+    put_call(s, &b);
+    arb__call_record c = call_record("c3", 1, "[[B]]");
+    c.judge_name = "unpriced";
+    c.cost_usd = NAN;
+    put_call(s, &c);
+    assert_query_text(s, "SELECT cost_usd FROM calls WHERE key = 'c2'", "(null)");
+    assert_query_text(s, "SELECT cached_tokens || '/' || reasoning_tokens FROM calls WHERE key = 'c1'",
+                      "40/5");
+    int found = 0;
+    long long id = 0;
+    arb__call_spend spend;
+    assert_int_equal(arb__store_find_call_spend(s, "c1", &found, &id, NULL, &spend), ARB_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(spend.prompt_tokens, 100);
+    assert_int_equal(spend.completion_tokens, 20);
+    assert_true(spend.cost_usd == 0.25);
+    assert_int_equal(arb__store_find_call_spend(s, "c2", &found, &id, NULL, &spend), ARB_OK);
+    assert_true(isnan(spend.cost_usd));
+
+    arb__judge_cost_row *rows = NULL;
+    size_t n = 0;
+    assert_int_equal(arb__store_judge_costs(s, &rows, &n), ARB_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0].judge_name, "priced");
+    assert_int_equal(rows[0].calls, 2);
+    assert_int_equal(rows[0].with_cost, 1);
+    assert_int_equal(rows[0].prompt_tokens, 200);
+    assert_int_equal(rows[0].cached_tokens, 40);
+    assert_true(rows[0].cost_usd == 0.25);
+    char text[128];
+    arb__judge_cost_text(text, sizeof text, &rows[0]);
+    assert_string_equal(text, "$0.2500 + 1 calls of unknown cost");
+    arb__judge_cost_text(text, sizeof text, &rows[1]);
+    assert_string_equal(text, "unknown (no price)");
+    rows[0].with_cost = 2;
+    arb__judge_cost_text(text, sizeof text, &rows[0]);
+    assert_string_equal(text, "$0.2500");
+    rows[0].with_cost = 0;
+    arb__judge_cost_text(text, sizeof text, &rows[0]);
+    assert_string_equal(text, "unknown (no usage reported)");
+    arb__store_judge_costs_free(rows, n);
+
+    double mean;
+    assert_int_equal(arb__store_judge_completion_mean(s, "priced", &mean, &n), ARB_OK);
+    assert_int_equal(n, 2);
+    assert_true(mean == 20);
+    assert_int_equal(arb__store_judge_completion_mean(s, "nobody", &mean, &n), ARB_OK);
+    assert_int_equal(n, 0);
+    assert_true(isnan(mean));
+    arb_store_close(s);
+}
+
 static void test_put_judge(void **state)
 {
     fixture *f = *state;
@@ -843,13 +928,15 @@ static void test_runs(void **state)
     assert_query_text(s, "SELECT finished_at FROM runs", "(null)");
     arb_run_stats st = {.planned = 10, .cached = 4, .sent = 5, .ok = 4, .failed = 1, .invalid = 2,
                         .prompt_tokens = 1000, .completion_tokens = 50,
-                        .est_prompt_tokens = 7, .retries = 3, .seconds = 1.5};
+                        .est_prompt_tokens = 7, .retries = 3, .seconds = 1.5,
+                        .cost_usd = 0.75, .cost_unknown = 1, .not_sent = 2};
     assert_int_equal(arb__store_run_end(s, run, &st, ARB__RUN_INTERRUPTED), ARB_OK);
     assert_query_text(s, "SELECT status FROM runs", "interrupted");
     assert_query_text(s, "SELECT stats FROM runs",
                       "{\"planned\":10,\"cached\":4,\"sent\":5,\"ok\":4,\"failed\":1,\"invalid\":2,"
                       "\"prompt_tokens\":1000,\"completion_tokens\":50,\"est_prompt_tokens\":7,"
-                      "\"retries\":3,\"seconds\":1.5}");
+                      "\"retries\":3,\"cost_usd\":0.75,\"cost_unknown\":1,\"not_sent\":2,"
+                      "\"seconds\":1.5}");
     assert_int_equal(query_int(s, "SELECT finished_at >= started_at FROM runs"), 1);
     assert_int_equal(arb__store_run_end(s, run + 100, &st, ARB__RUN_FINISHED), ARB_NOTFOUND);
     /* Parameters must be JSON. */
@@ -903,12 +990,13 @@ static void test_export_csv(void **state)
     const char *expected =
         "protocol,judge,item,candidate,baseline,template,options,order,rep,position_verdict,"
         "model_verdict,model,content,error,prompt_tokens,completion_tokens,latency_ms,attempts,"
-        "request,question,candidate_answer,baseline_answer,category,language,source,strength\r\n"
+        "request,question,candidate_answer,baseline_answer,category,language,source,strength,"
+        "cached_tokens,reasoning_tokens,cost_usd\r\n"
         "sbs,j1,\"q,2\",cand,base,II-reason,4,0,0,A,a,judge-model,"
         "\"He said \"\"hi\"\", then\nleft.\r\nПривет — “мир” 日本 [[A]]\",,100,20,12.5,1,"
-        "\"{\"\"model\"\":\"\"judge-model\"\"}\",a,,,,,,\r\n"
+        "\"{\"\"model\"\":\"\"judge-model\"\"}\",a,,,,,,,30,,0.00025\r\n"
         "sbs,j1,q1,cand,base,II-reason,4,1,0,E,e,judge-model,,HTTP 503 after 7 attempts,,,"
-        "0.25,7,\"{\"\"model\"\":\"\"judge-model\"\"}\",b,,,,,,\r\n";
+        "0.25,7,\"{\"\"model\"\":\"\"judge-model\"\"}\",b,,,,,,,,,\r\n";
     assert_string_equal(csv, expected);
     free(csv);
     arb_store_close(s);
@@ -958,7 +1046,11 @@ static void test_export_jsonl(void **state)
     assert_true(json_is_null(json_object_get(a, "language")));
     assert_true(json_is_null(json_object_get(a, "source")));
     assert_true(json_is_null(json_object_get(a, "strength")));
-    assert_int_equal(json_object_size(a), 26);
+    /* and for issue 16: the rest of the usage and the cost, null when unknown */
+    assert_int_equal(json_integer_value(json_object_get(a, "cached_tokens")), 30);
+    assert_true(json_is_null(json_object_get(a, "reasoning_tokens")));
+    assert_true(json_real_value(json_object_get(a, "cost_usd")) == 0.00025);
+    assert_int_equal(json_object_size(a), 29);
     json_decref(a);
 
     json_t *b = json_loads(nl1 + 1, 0, &err);
@@ -1330,6 +1422,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_each_pairwise_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_dataset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_judge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cost_per_judge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_urls_stored_without_credentials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_csv, setup, teardown),

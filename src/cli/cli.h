@@ -2,7 +2,7 @@
 ** cli.h -- what the arbiter subcommands share. The CLI uses only the public header arbiter.h:
 ** anything it does, a C program linking libarbiter can do.
 ** Exit codes: 0 ok, 1 failure (including judge calls that failed after retries), 2 usage or bad
-** input, 130 interrupted.
+** input, 3 budget reached (--budget-usd/--budget-tokens), 130 interrupted.
 */
 #ifndef ARB_CLI_H
 #define ARB_CLI_H
@@ -11,7 +11,7 @@
 
 #include <getopt.h>
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_BUDGET = 3, EXIT_INTERRUPTED = 130 };
 
 typedef struct arb_cli_embedded_file {
     const char *name;
@@ -56,12 +56,23 @@ int cmd_persona_report(int argc, char **argv);
 #define CLI_RUN_OUTPUT_HELP                                                                      \
     "output:\n"                                                                                   \
     "  --db FILE               SQLite database (created if missing)\n"                            \
-    "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n" \
-    "                          send nothing\n"                                                    \
+    "  --dry-run               print the plan and send nothing, store nothing: calls to send,\n" \
+    "                          per judge estimated prompt tokens (code points / 4 + 4 per\n"    \
+    "                          message), completion tokens (max_tokens per call: an upper\n"    \
+    "                          bound; typical: the mean of the judge's stored calls) and cost\n"\
     "  --progress / --no-progress   progress line on stderr (default: when it is a terminal)\n"   \
+    "budget (README \"Cost and budgets\"):\n"                                                    \
+    "  --budget-usd X          start no call once the plan's spend (its calls already stored,\n"\
+    "                          earlier runs included) plus the estimates of the calls in\n"     \
+    "                          flight and of the next one would pass X dollars; calls in\n"     \
+    "                          flight finish and are stored, then exit 3. A rerun with a\n"     \
+    "                          larger budget continues where it stopped. Needs a price for\n"   \
+    "                          every judge\n"                                                    \
+    "  --budget-tokens N       the same in prompt + completion tokens\n"                         \
     "\n"                                                                                          \
     "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n" \
-    "2 usage or bad input, 130 interrupted\n"
+    "2 usage or bad input, 3 budget reached (rerun with a larger budget to continue), 130\n"    \
+    "interrupted\n"
 enum { CLI_OPT_JOBS = 0x1000, CLI_OPT_CONNECT_TIMEOUT, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES,
        CLI_OPT_MAX_RETRY_WAIT };
 #define CLI_TRANSPORT_OPTIONS                                                                    \
@@ -75,12 +86,15 @@ enum { CLI_OPT_JOBS = 0x1000, CLI_OPT_CONNECT_TIMEOUT, CLI_OPT_TIMEOUT, CLI_OPT_
 int cli_transport_option(int c, const char *arg, arb_client_params *client);
 /* The options every judging run shares: transport, --db, --dry-run, --progress/--no-progress
 ** (getopt entries and their parsing, which returns as cli_transport_option does). */
-enum { CLI_OPT_DB = 0x1100, CLI_OPT_DRY_RUN, CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRESS };
+enum { CLI_OPT_DB = 0x1100, CLI_OPT_DRY_RUN, CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRESS,
+       CLI_OPT_BUDGET_USD, CLI_OPT_BUDGET_TOKENS };
 #define CLI_RUN_OPTIONS                                                                          \
     CLI_TRANSPORT_OPTIONS, {"db", required_argument, 0, CLI_OPT_DB},                             \
         {"dry-run", no_argument, 0, CLI_OPT_DRY_RUN},                                            \
         {"progress", no_argument, 0, CLI_OPT_PROGRESS},                                          \
-        {"no-progress", no_argument, 0, CLI_OPT_NO_PROGRESS}
+        {"no-progress", no_argument, 0, CLI_OPT_NO_PROGRESS},                                    \
+        {"budget-usd", required_argument, 0, CLI_OPT_BUDGET_USD},                                \
+        {"budget-tokens", required_argument, 0, CLI_OPT_BUDGET_TOKENS}
 int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
                    int *dry_run, int *progress);
 
@@ -96,6 +110,21 @@ enum { CLI_OPT_TEMPERATURE = 0x1200, CLI_OPT_TOP_P, CLI_OPT_MAX_TOKENS, CLI_OPT_
         {"frequency-penalty", required_argument, 0, CLI_OPT_FREQ},                               \
         {"seed", required_argument, 0, CLI_OPT_SEED}
 int cli_sampling_option(int c, const char *arg, arb_sampling *sp);
+/* The price of a judge given on the command line (sbs, grade): --price-in X, --price-out Y
+** (USD per million prompt / completion tokens, both or neither) and --price-cached-in Z
+** (optional). cli_price_option returns as cli_transport_option does; cli_price_finish checks
+** the combination once the options are read (0, or the exit code after printing why). */
+enum { CLI_OPT_PRICE_IN = 0x1300, CLI_OPT_PRICE_OUT, CLI_OPT_PRICE_CACHED_IN };
+#define CLI_PRICE_OPTIONS                                                                        \
+    {"price-in", required_argument, 0, CLI_OPT_PRICE_IN},                                        \
+        {"price-out", required_argument, 0, CLI_OPT_PRICE_OUT},                                  \
+        {"price-cached-in", required_argument, 0, CLI_OPT_PRICE_CACHED_IN}
+#define CLI_PRICE_HELP                                                                           \
+    "  --price-in X --price-out Y   the judge's price in USD per million prompt / completion\n" \
+    "                          tokens (both or neither; default: no price, costs \"unknown\")\n" \
+    "  --price-cached-in Z     USD per million cached prompt tokens (default: --price-in)\n"
+int cli_price_option(int c, const char *arg, arb_price *price);
+int cli_price_finish(const char *cmd, arb_price *price);
 /* Parses a whole number / a real in [lo, hi] for option name; prints an error naming the running
 ** subcommand (as cli_usage_error does) and returns -1 when the text is not one. */
 int cli_parse_int(const char *opt, const char *text, long lo, long hi, long *out);
@@ -175,6 +204,9 @@ int cli_open_existing_store(const char *cmd, const char *path, arb_store **out);
 ** command that failed leaves no database it created with nothing in it (arb_store_close_unused);
 ** a database that existed before is only closed. Accepts NULL. */
 void cli_close_store(arb_store *store, int rc);
+/* cli_close_store for a judging run: a dry run, which stores nothing, also leaves no database
+** it created (before, a dry run left an empty schema-only file behind). */
+void cli_close_run_store(arb_store *store, int rc, int dry_run);
 /* Prints "arbiter <cmd>: <the store's message>" and returns the exit code for st. */
 int cli_store_failure(const char *cmd, arb_store *store, arb_status st);
 /* Writes a rendered result to path ("-" = stdout) and frees it; NULL means the renderer ran out

@@ -118,7 +118,7 @@ int cmd_debate(int argc, char **argv)
     arb_status st = arb_debate_run(store, ds, &p, &stats);
     rc = cli_run_result("debate", store, st, &stats, p.dry_run);
 done:
-    cli_close_store(store, rc);
+    cli_close_run_store(store, rc, p.dry_run);
     arb_dataset_destroy(ds);
     arb_judges_file_destroy(judges);
     return rc;

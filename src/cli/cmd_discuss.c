@@ -187,7 +187,7 @@ int cmd_discuss(int argc, char **argv)
     arb_status st = arb_discuss_run(store, ds, &p, &stats);
     rc = cli_run_result("discuss", store, st, &stats, p.dry_run);
 done:
-    cli_close_store(store, rc);
+    cli_close_run_store(store, rc, p.dry_run);
     arb_dataset_destroy(ds);
     arb_judges_file_destroy(judges);
     free(pairs);

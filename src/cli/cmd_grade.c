@@ -56,8 +56,9 @@ static const char grade_help[] =
     "  --temperature X --top-p X --max-tokens N --frequency-penalty X --seed N\n"
     "                          sampling of --judge-model (defaults: the published SbS settings,\n"
     "                          METHODS §2.6); a judges file gives each judge's own\n"
-    CLI_TRANSPORT_HELP
-    CLI_RUN_OUTPUT_HELP;
+    CLI_PRICE_HELP;
+/* The rest of the help: one string would pass the 4095 bytes C compilers must support. */
+static const char grade_help_run[] = CLI_TRANSPORT_HELP CLI_RUN_OUTPUT_HELP;
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_MODEL, OPT_ANSWER_FROM, OPT_MODE, OPT_TASK, OPT_RUBRIC,
@@ -82,6 +83,7 @@ static const struct option grade_options[] = {
     {"judge-name", required_argument, 0, OPT_JUDGE_NAME},
     {"api-key-env", required_argument, 0, OPT_API_KEY_ENV},
     CLI_SAMPLING_OPTIONS,
+    CLI_PRICE_OPTIONS,
     CLI_RUN_OPTIONS,
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
@@ -158,10 +160,14 @@ int cmd_grade(int argc, char **argv)
         case OPT_JUDGE_MODEL: single.model = optarg; single_given = 1; break;
         case OPT_JUDGE_NAME: single.name = optarg; single_given = 1; break;
         case OPT_API_KEY_ENV: single.api_key_env = optarg; single_given = 1; break;
-        case OPT_HELP: fputs(grade_help, stdout); return EXIT_OK;
+        case OPT_HELP:
+            fputs(grade_help, stdout);
+            fputs(grade_help_run, stdout);
+            return EXIT_OK;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
             if (!t && (t = cli_sampling_option(c, optarg, &single.sampling)) > 0) single_given = 1;
+            if (!t && (t = cli_price_option(c, optarg, &single.price)) > 0) single_given = 1;
             if (t < 0) return EXIT_USAGE;
             if (t > 0) break;
             return cli_usage_error("grade", "unknown or incomplete option \"%s\"",
@@ -170,6 +176,7 @@ int cmd_grade(int argc, char **argv)
         }
     }
     if (optind < argc) return cli_usage_error("grade", "unexpected argument \"%s\"", argv[optind]);
+    if (cli_price_finish("grade", &single.price)) return EXIT_USAGE;
     if (judges_spec && single_given)
         return cli_usage_error("grade", "give the judges with --judges or with --judge-url and "
                                         "--judge-model, not both");
@@ -206,7 +213,7 @@ int cmd_grade(int argc, char **argv)
     arb_status st = arb_grade_run(store, ds, &p, &stats);
     rc = cli_run_result("grade", store, st, &stats, p.dry_run);
 done:
-    cli_close_store(store, rc);
+    cli_close_run_store(store, rc, p.dry_run);
     arb_dataset_destroy(ds);
     arb_judges_file_destroy(loaded);
     free(list);

@@ -41,6 +41,8 @@ static const char sbs_help[] =
     "  --max-tokens N          default 1024\n"
     "  --frequency-penalty X   default 1.0\n"
     "  --seed N                sent as seed + repetition index (default: no seed)\n"
+    "cost:\n"
+    CLI_PRICE_HELP
     CLI_TRANSPORT_HELP
     CLI_RUN_OUTPUT_HELP;
 
@@ -62,6 +64,7 @@ static const struct option sbs_options[] = {
     {"options", required_argument, 0, OPT_OPTIONS},
     {"reps", required_argument, 0, OPT_REPS},
     CLI_SAMPLING_OPTIONS,
+    CLI_PRICE_OPTIONS,
     CLI_RUN_OPTIONS,
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
@@ -98,6 +101,7 @@ int cmd_sbs(int argc, char **argv)
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
             if (!t) t = cli_sampling_option(c, optarg, &p.judge.sampling);
+            if (!t) t = cli_price_option(c, optarg, &p.judge.price);
             if (t < 0) return EXIT_USAGE;
             if (t > 0) break;
             return cli_usage_error("sbs", "unknown or incomplete option \"%s\"", argv[optind - 1]);
@@ -105,6 +109,7 @@ int cmd_sbs(int argc, char **argv)
         }
     }
     if (optind < argc) return cli_usage_error("sbs", "unexpected argument \"%s\"", argv[optind]);
+    if (cli_price_finish("sbs", &p.judge.price)) return EXIT_USAGE;
     const char *missing = !items ? "--items" : !answers ? "--answers" : !p.candidate ? "--candidate"
                         : !p.baseline ? "--baseline" : !p.judge.model ? "--judge-model"
                         : !p.judge.base_url && !p.dry_run ? "--judge-url" : !db ? "--db" : NULL;
@@ -118,7 +123,7 @@ int cmd_sbs(int argc, char **argv)
     arb_status st = arb_sbs_run(store, ds, &p, &stats);
     rc = cli_run_result("sbs", store, st, &stats, p.dry_run);
 done:
-    cli_close_store(store, rc);
+    cli_close_run_store(store, rc, p.dry_run);
     arb_dataset_destroy(ds);
     return rc;
 }

@@ -13,7 +13,8 @@
 
 static const char sim_help[] =
     "usage: arbiter sim-server [--port N] [--judge SPEC]... [--items FILE --answers FILE]\n"
-    "                          [--seed N] [--instant] [--fail-rate X] [--bind ADDR]\n"
+    "                          [--seed N] [--instant] [--fail-rate X] [--cached-share X]\n"
+    "                          [--bind ADDR]\n"
     "                          [--port-file FILE]\n"
     "\n"
     "Runs an OpenAI-compatible HTTP server (POST /v1/chat/completions, GET /v1/models) whose\n"
@@ -46,6 +47,8 @@ static const char sim_help[] =
     "  --seed N          seed of the simulator (default 1): same seed, same replies\n"
     "  --instant         answer [[A]] at once without simulating (throughput benchmarks)\n"
     "  --fail-rate X     answer this share of requests with HTTP 500 (retry tests)\n"
+    "  --cached-share X  report floor(prompt_tokens * X) of each prompt as cached\n"
+    "                    (usage.prompt_tokens_details.cached_tokens; tests of cached prices)\n"
     "  --port-file FILE  write the port there once listening\n";
 
 static volatile sig_atomic_t sim_stop = 0;
@@ -65,6 +68,7 @@ int cmd_sim_server(int argc, char **argv)
                                          {"seed", required_argument, 0, 's'},
                                          {"instant", no_argument, 0, 'I'},
                                          {"fail-rate", required_argument, 0, 'f'},
+                                         {"cached-share", required_argument, 0, 'c'},
                                          {"port-file", required_argument, 0, 'P'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -107,6 +111,10 @@ int cmd_sim_server(int argc, char **argv)
         case 'f':
             if (cli_parse_double("--fail-rate", optarg, 0, 1, &x)) return EXIT_USAGE;
             p.fail_rate = x;
+            break;
+        case 'c':
+            if (cli_parse_double("--cached-share", optarg, 0, 1, &x)) return EXIT_USAGE;
+            p.cached_share = x;
             break;
         case 'P': port_file = optarg; break;
         case 'h': fputs(sim_help, stdout); return EXIT_OK;

@@ -186,10 +186,12 @@ int cmd_tournament(int argc, char **argv)
     rc = EXIT_FAIL;
     arb_run_stats stats;
     st = arb_tournament_run(store, ds, &p, &stats);
-    if (st && st != ARB_INTERRUPTED) {
+    if (st && st != ARB_INTERRUPTED && st != ARB_BUDGET) {
         rc = cli_store_failure("tournament", store, st);
         goto done;
     }
+    char stop_msg[512]; /* why the run stopped, before reading the battles */
+    snprintf(stop_msg, sizeof stop_msg, "%s", st ? arb_store_errmsg(store) : "");
     cli_print_run_stats("tournament", &stats, p.dry_run);
     if (!p.dry_run) {
         battles = arb_battles_create();
@@ -202,9 +204,9 @@ int cmd_tournament(int argc, char **argv)
         fprintf(stderr, "stored %zu battles (source tournament)\n", arb_battles_count(battles));
         print_left_out(battles);
     }
-    if (st == ARB_INTERRUPTED) {
-        fprintf(stderr, "arbiter tournament: %s\n", arb_store_errmsg(store));
-        rc = EXIT_INTERRUPTED;
+    if (st == ARB_INTERRUPTED || st == ARB_BUDGET) {
+        fprintf(stderr, "arbiter tournament: %s\n", stop_msg);
+        rc = cli_exit_code(st);
     } else if (stats.failed) {
         fprintf(stderr,
                 "arbiter tournament: %zu calls failed after retries and count as verdict E (no "
@@ -217,7 +219,7 @@ int cmd_tournament(int argc, char **argv)
     }
 done:
     arb_battles_destroy(battles);
-    cli_close_store(store, rc);
+    cli_close_run_store(store, rc, p.dry_run);
     arb_judges_file_destroy(judges);
     arb_dataset_destroy(ds);
     free(models);

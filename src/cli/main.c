@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -63,7 +64,8 @@ static const char usage_text[] =
     "      --phase both --judges judges.yaml:j1,j2 --db eval.db\n"
     "\n"
     "'arbiter <command> --help' describes a command.\n"
-    "exit codes: 0 ok, 1 failure, 2 usage or bad input, 130 interrupted\n";
+    "exit codes: 0 ok, 1 failure, 2 usage or bad input, 3 budget reached (--budget-usd,\n"
+    "--budget-tokens), 130 interrupted\n";
 
 /* The running subcommand, set once by main(), so that value errors found deep in shared option
 ** parsing still name it. */
@@ -155,6 +157,33 @@ int cli_sampling_option(int c, const char *arg, arb_sampling *sp)
     default: return 0;
     }
 }
+/* While the options are read, price->known collects which were given (1 in, 2 out, 4 cached);
+** cli_price_finish turns it back into 0 or 1. */
+int cli_price_option(int c, const char *arg, arb_price *price)
+{
+    double x;
+    const char *name = c == CLI_OPT_PRICE_IN ? "--price-in" : c == CLI_OPT_PRICE_OUT ? "--price-out"
+                     : c == CLI_OPT_PRICE_CACHED_IN ? "--price-cached-in" : NULL;
+    if (!name) return 0;
+    if (cli_parse_double(name, arg, 0, 1e6, &x)) return -1;
+    if (c == CLI_OPT_PRICE_IN) price->input_per_mtok = x, price->known |= 1;
+    else if (c == CLI_OPT_PRICE_OUT) price->output_per_mtok = x, price->known |= 2;
+    else price->cached_input_per_mtok = x, price->known |= 4;
+    return 1;
+}
+
+int cli_price_finish(const char *cmd, arb_price *price)
+{
+    int given = price->known;
+    if (!given) return 0;
+    if ((given & 3) != 3)
+        return cli_usage_error(cmd, "a price needs both --price-in and --price-out (USD per "
+                                    "million prompt / completion tokens)");
+    if (!(given & 4)) price->cached_input_per_mtok = NAN;
+    price->known = 1;
+    return 0;
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -191,17 +220,49 @@ int cli_exit_code(arb_status st)
     case ARB_PARSE:
     case ARB_NOTFOUND: return EXIT_USAGE;
     case ARB_INTERRUPTED: return EXIT_INTERRUPTED;
+    case ARB_BUDGET: return EXIT_BUDGET;
     default: return EXIT_FAIL;
+    }
+}
+
+/* A cost for a summary line: "$X", "unknown (no price)", or "$X + N calls of unknown cost" when
+** some replies reported no usage. Never prints 0 for a cost that is not known. */
+static void format_cost(char *out, size_t size, int has_price, double known_usd, size_t unknown)
+{
+    if (!has_price) snprintf(out, size, "unknown (no price)");
+    else if (unknown) snprintf(out, size, "$%.4f + %zu calls of unknown cost (no usage reported)", known_usd, unknown);
+    else snprintf(out, size, "$%.4f", known_usd);
+}
+
+/* The dry run's line for one judge: calls to send, token and cost estimates. */
+static void print_judge_estimate(const arb_judge_spend *js)
+{
+    fprintf(stderr, "  judge %s: %zu calls to send, ~%lld prompt tokens; completion tokens ", js->name,
+            js->to_send, js->est_prompt_tokens);
+    if (js->est_completion_max >= 0) fprintf(stderr, "<= %lld (max_tokens)", js->est_completion_max);
+    else fprintf(stderr, "unbounded (no max_tokens)");
+    if (js->est_completion_typical >= 0)
+        fprintf(stderr, ", ~%lld typical (mean of its stored calls)", js->est_completion_typical);
+    if (!js->has_price) fprintf(stderr, "; cost unknown (no price)\n");
+    else {
+        fprintf(stderr, "; cost ");
+        if (!isnan(js->est_cost_max)) fprintf(stderr, "<= $%.4f", js->est_cost_max);
+        else fprintf(stderr, "unbounded");
+        if (!isnan(js->est_cost_typical)) fprintf(stderr, ", ~$%.4f typical", js->est_cost_typical);
+        fputc('\n', stderr);
     }
 }
 
 void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
 {
+    char cost[128];
     if (dry_run) {
         fprintf(stderr,
                 "%s plan: %zu judge calls, %zu already stored, %zu to send, "
-                "~%lld prompt tokens to send (estimate: code points / 4)\n",
+                "~%lld prompt tokens to send (estimate: code points / 4 + 4 per message)\n",
                 what, st->planned, st->cached, st->planned - st->cached, st->est_prompt_tokens);
+        for (size_t j = 0; j < st->n_judges; j++)
+            if (st->judges[j].to_send) print_judge_estimate(&st->judges[j]);
         return;
     }
     /* sent = ok + failed: every call that went out in this run and finished. */
@@ -213,6 +274,15 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
     if (st->sent && st->seconds > 0) fprintf(stderr, " (%.0f calls/s)", (double)st->sent / st->seconds);
     if (st->skipped) fprintf(stderr, "; %zu not needed (dialogues ended earlier)", st->skipped);
     fputc('\n', stderr);
+    /* Spend of this run per judge: tokens as the replies' usage reports them. */
+    for (size_t j = 0; j < st->n_judges; j++) {
+        const arb_judge_spend *js = &st->judges[j];
+        if (!js->sent) continue;
+        format_cost(cost, sizeof cost, js->has_price, js->cost_usd, js->cost_unknown);
+        fprintf(stderr, "  judge %s: %zu calls sent, tokens %lld prompt (%lld cached) + %lld "
+                "completion (%lld reasoning), cost %s\n", js->name, js->sent, js->prompt_tokens,
+                js->cached_tokens, js->completion_tokens, js->reasoning_tokens, cost);
+    }
 }
 
 int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
@@ -223,6 +293,15 @@ int cli_run_option(int c, const char *arg, arb_client_params *client, const char
     case CLI_OPT_DRY_RUN: *dry_run = 1; return 1;
     case CLI_OPT_PROGRESS: *progress = 1; return 1;
     case CLI_OPT_NO_PROGRESS: *progress = 0; return 1;
+    case CLI_OPT_BUDGET_USD:
+        if (cli_parse_double("--budget-usd", arg, 1e-9, 1e12, &client->budget_usd)) return -1;
+        return 1;
+    case CLI_OPT_BUDGET_TOKENS: {
+        long n;
+        if (cli_parse_int("--budget-tokens", arg, 1, LONG_MAX, &n)) return -1;
+        client->budget_tokens = n;
+        return 1;
+    }
     default: return cli_transport_option(c, arg, client);
     }
 }
@@ -308,11 +387,11 @@ int cli_read_options(const char *cmd, const char *help, int argc, char **argv,
 int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_run_stats *stats,
                    int dry_run)
 {
-    if (st && st != ARB_INTERRUPTED) return cli_store_failure(cmd, store, st);
+    if (st && st != ARB_INTERRUPTED && st != ARB_BUDGET) return cli_store_failure(cmd, store, st);
     cli_print_run_stats(cmd, stats, dry_run);
-    if (st == ARB_INTERRUPTED) {
+    if (st == ARB_INTERRUPTED || st == ARB_BUDGET) {
         fprintf(stderr, "arbiter %s: %s\n", cmd, arb_store_errmsg(store));
-        return EXIT_INTERRUPTED;
+        return cli_exit_code(st);
     }
     if (stats->failed) {
         fprintf(stderr,
@@ -343,6 +422,11 @@ void cli_close_store(arb_store *store, int rc)
 {
     if (rc != EXIT_OK) arb_store_close_unused(store);
     else arb_store_close(store);
+}
+
+void cli_close_run_store(arb_store *store, int rc, int dry_run)
+{
+    cli_close_store(store, dry_run ? EXIT_FAIL : rc);
 }
 
 int cli_open_existing_store(const char *cmd, const char *path, arb_store **out)
