@@ -299,8 +299,12 @@ typedef struct arb_sbs_params {
     int reps;                  /* repetitions (default 1) */
     int dry_run;               /* plan only: send nothing, store nothing */
     int progress;              /* 1 on, 0 off, -1 when stderr is a terminal (default) */
-    arb_judge_config judge;
+    arb_judge_config judge;    /* the judge, when n_judges is 0 */
     arb_client_params client;
+    /* Several judges in one run (borrowed; names must differ): each judges every item in both
+    ** orders, reps times. n_judges 0 = the one judge above. */
+    const arb_judge_config *judges;
+    size_t n_judges;
 } arb_sbs_params;
 
 ARB_API arb_sbs_params arb_sbs_default_params(void);
@@ -323,7 +327,7 @@ typedef struct arb_run_stats {
 } arb_run_stats;
 
 /* Runs (or with dry_run, plans) candidate vs baseline over every item of ds that has both
-** answers, both orders, params->reps repetitions. On error the message is in
+** answers, both orders, params->reps repetitions, for each judge. On error the message is in
 ** arb_store_errmsg(store). Interrupted by SIGINT/SIGTERM via arb_request_stop(). */
 ARB_API arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds,
                                const arb_sbs_params *params, arb_run_stats *stats);
