@@ -226,10 +226,15 @@ typedef struct arb_sampling {
     double frequency_penalty; /* NAN: not sent */
     int has_seed;
     long long seed;
+    /* Reasoning models (OpenAI o-series and later, DeepSeek-R1, Qwen3, ...). */
+    int max_completion_tokens;    /* <= 0: not sent; bounds visible and reasoning tokens
+                                     together (OpenAI reasoning models refuse max_tokens) */
+    const char *reasoning_effort; /* "none", "minimal", "low", "medium", "high" or "xhigh"
+                                     (borrowed); NULL: not sent */
 } arb_sampling;
 
 /* The published SbS settings (§2.6): max_tokens 1024, temperature 0, top_p 0.1,
-** frequency_penalty 1.0, no seed. */
+** frequency_penalty 1.0, no seed; no max_completion_tokens or reasoning_effort. */
 ARB_API arb_sampling arb_sampling_default(void);
 
 typedef struct arb_judge_config {
@@ -244,6 +249,9 @@ typedef struct arb_judge_config {
                                 control characters, and replaces the key by "[REDACTED]"
                                 wherever a reply echoes it. */
     arb_sampling sampling;
+    int response_format;     /* 1: the endpoint accepts response_format {type: json_schema}
+                                (structured output): a template's JSON schema is sent to it.
+                                0 (default): never sent */
 } arb_judge_config;
 
 typedef struct arb_client_params {
@@ -1458,6 +1466,18 @@ typedef struct arb_sim_persona_shift {
     double shift;                           /* in score points, in [-10, 10] */
 } arb_sim_persona_shift;
 
+/* How a simulated judge answers like a reasoning model (judge-spec key think=; src/sim.c). */
+typedef enum arb_sim_think {
+    ARB_SIM_THINK_NONE = 0,          /* no thinking */
+    ARB_SIM_THINK_REASONING_CONTENT, /* message.reasoning_content (vLLM, DeepSeek) */
+    ARB_SIM_THINK_REASONING,         /* message.reasoning (OpenRouter, Ollama) */
+    ARB_SIM_THINK_TAG,               /* "<think>...</think>" before the answer in content */
+    ARB_SIM_THINK_OPEN,              /* "...</think>" before the answer (the opening tag was in
+                                        the chat template) */
+    ARB_SIM_THINK_CUT                /* "<think>..." never closed, no answer: cut while thinking
+                                        (finish_reason "length") */
+} arb_sim_think;
+
 typedef struct arb_sim_judge {
     char model[128];       /* model name the server answers to */
     double skill;          /* how strongly the quality difference drives the verdict (0..) */
@@ -1477,6 +1497,7 @@ typedef struct arb_sim_judge {
     double persona_sd;     /* sd of the normal noise added to every score (default 1) */
     size_t n_personas;     /* entries used in personas[] */
     arb_sim_persona_shift personas[ARB_SIM_MAX_PERSONAS]; /* per-identity score shifts */
+    arb_sim_think think;   /* answer like a reasoning model, with misleading thinking */
 } arb_sim_judge;
 
 typedef struct arb_sim_params {
@@ -1497,7 +1518,8 @@ ARB_API arb_sim_params arb_sim_default_params(void);
 ** the pointwise keys "noise=0.1,noise.ar=0.4,strict=0.3,strict.hi=0.5" (rates in [0, 1];
 ** at most ARB_SIM_MAX_LANGUAGES languages) and the persona keys
 ** "persona.female=+1.5,persona_sd=1" (shifts in [-10, 10] points, sd >= 0; at most
-** ARB_SIM_MAX_PERSONAS identities). On ARB_INVALID *errmsg (arb_free) says why and *out is
+** ARB_SIM_MAX_PERSONAS identities) and "think=tag" (none, reasoning_content, reasoning, tag,
+** open, cut: arb_sim_think). On ARB_INVALID *errmsg (arb_free) says why and *out is
 ** untouched. */
 ARB_API arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg);
 ARB_API arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **out,

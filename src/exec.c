@@ -108,11 +108,12 @@ typedef struct finished_call {
     int skipped;           /* the protocol asked for no call */
     int ok;                /* a usable reply arrived */
     char *content;
+    char *reasoning;
     char *raw_reply;
     char *error;
     long http_status;
     int attempts;
-    long long prompt_tokens, completion_tokens;
+    long long prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens;
     double latency_ms;
 } finished_call;
 
@@ -446,7 +447,7 @@ static arb_status start_node(arb__exec *ex, size_t idx)
     }
     n->judge = req.judge;
     n->rep = req.rep;
-    n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep);
+    n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep, req.response_format);
     if (!n->body) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;
@@ -580,7 +581,9 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
                         .attempts = res->attempts,
                         .latency_ms = res->latency_ms,
                         .prompt_tokens = -1,
-                        .completion_tokens = -1};
+                        .completion_tokens = -1,
+                        .reasoning_tokens = -1,
+                        .cached_tokens = -1};
     ex->inflight--;
     if (res->ok) {
         arb__judge_reply reply;
@@ -590,6 +593,8 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
         }
         fc.prompt_tokens = reply.prompt_tokens;
         fc.completion_tokens = reply.completion_tokens;
+        fc.reasoning_tokens = reply.reasoning_tokens;
+        fc.cached_tokens = reply.cached_tokens;
         if (reply.error) {
             /* A broken body is a transport failure, not a judgment: stored as failed so a
             ** later run sends it again; this run records verdict E with the reason. */
@@ -600,7 +605,8 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
         } else {
             fc.ok = 1;
             fc.content = reply.content;
-            reply.content = NULL;
+            fc.reasoning = reply.reasoning;
+            reply.content = reply.reasoning = NULL;
         }
         arb__judge_reply_free(&reply);
     } else {
@@ -612,7 +618,8 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
     ** replaced before anything is stored or parsed, so the judgment is that of the stored text. */
     const char *key_env = ex->nodes[idx].judge->api_key_env;
     if (arb__judge_redact_key(key_env, &fc.content) || arb__judge_redact_key(key_env, &fc.raw_reply) ||
-        arb__judge_redact_key(key_env, &fc.error) || queue_finished(ex, &fc)) {
+        arb__judge_redact_key(key_env, &fc.error) || arb__judge_redact_key(key_env, &fc.reasoning) ||
+        queue_finished(ex, &fc)) {
         finished_free(&fc);
         ex->failed_status = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     }
@@ -622,9 +629,10 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
 static void finished_free(finished_call *fc)
 {
     free(fc->content);
+    free(fc->reasoning);
     free(fc->error);
     free(fc->raw_reply);
-    fc->content = fc->error = fc->raw_reply = NULL;
+    fc->content = fc->reasoning = fc->error = fc->raw_reply = NULL;
 }
 
 /* Stores a batch of finished calls and their protocol rows in one transaction through store
@@ -659,6 +667,9 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                 .prompt_tokens = fc->prompt_tokens,
                 .completion_tokens = fc->completion_tokens,
                 .latency_ms = fc->latency_ms,
+                .reasoning = fc->reasoning,
+                .reasoning_tokens = fc->reasoning_tokens,
+                .cached_tokens = fc->cached_tokens,
             };
             int kept = 0;
             char *stored = NULL;

@@ -536,14 +536,17 @@ static const char *const stmt_sql[ST__COUNT] = {
     ** finds the successful call that stays. */
     [ST_PUT_CALL] =
         "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
-        " http_status, attempts, prompt_tokens, completion_tokens, latency_ms)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        " http_status, attempts, prompt_tokens, completion_tokens, latency_ms, reasoning,"
+        " reasoning_tokens, cached_tokens)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
         " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
         " model = excluded.model, request = excluded.request, rep = excluded.rep,"
         " ok = excluded.ok, content = excluded.content, raw_reply = excluded.raw_reply,"
         " error = excluded.error, http_status = excluded.http_status,"
         " attempts = excluded.attempts, prompt_tokens = excluded.prompt_tokens,"
         " completion_tokens = excluded.completion_tokens, latency_ms = excluded.latency_ms,"
+        " reasoning = excluded.reasoning, reasoning_tokens = excluded.reasoning_tokens,"
+        " cached_tokens = excluded.cached_tokens,"
         " created_at = excluded.created_at"
         " WHERE calls.ok = 0"
         " RETURNING id",
@@ -1075,6 +1078,11 @@ static char *sampling_json(const arb_sampling *sp)
     bad |= set_real_if_defined(obj, "top_p", sp->top_p);
     bad |= set_real_if_defined(obj, "frequency_penalty", sp->frequency_penalty);
     if (sp->has_seed) bad |= json_object_set_new(obj, "seed", json_integer(sp->seed));
+    if (sp->max_completion_tokens > 0)
+        bad |= json_object_set_new(obj, "max_completion_tokens",
+                                   json_integer(sp->max_completion_tokens));
+    if (sp->reasoning_effort)
+        bad |= json_object_set_new(obj, "reasoning_effort", json_string(sp->reasoning_effort));
     char *text = bad ? NULL : json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(obj);
     return text;
@@ -1153,6 +1161,11 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     else sqlite3_bind_null(q, 13);
     if (isfinite(rec->latency_ms)) sqlite3_bind_double(q, 14, rec->latency_ms);
     else sqlite3_bind_null(q, 14);
+    arb__store_bind_text(q, 15, rec->reasoning);
+    if (rec->reasoning_tokens >= 0) sqlite3_bind_int64(q, 16, rec->reasoning_tokens);
+    else sqlite3_bind_null(q, 16);
+    if (rec->cached_tokens >= 0) sqlite3_bind_int64(q, 17, rec->cached_tokens);
+    else sqlite3_bind_null(q, 17);
 
     int rc = sqlite3_step(q);
     long long id = 0;
@@ -1686,6 +1699,9 @@ static const struct export_column {
     {"content", COL_TEXT},         {"error", COL_TEXT},
     {"prompt_tokens", COL_INT},    {"completion_tokens", COL_INT},
     {"latency_ms", COL_REAL},      {"attempts", COL_INT},
+    /* the judge's thinking, kept apart from content (reasoning models; NULL when none) */
+    {"reasoning", COL_TEXT},       {"reasoning_tokens", COL_INT},
+    {"cached_tokens", COL_INT},
 };
 #define N_EXPORT_COLUMNS (sizeof export_columns / sizeof export_columns[0])
 
@@ -1788,7 +1804,8 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
     static const char sql[] =
         "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"
         " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, c.model, c.content,"
-        " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts"
+        " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts,"
+        " c.reasoning, c.reasoning_tokens, c.cached_tokens"
         " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
         " ORDER BY p.protocol, p.judge_name, p.candidate, p.baseline, p.template_name,"
@@ -1938,7 +1955,8 @@ static const struct export_column pointwise_export_columns[] = {
     {"reason", COL_TEXT},         {"content", COL_TEXT},
     {"error", COL_TEXT},          {"prompt_tokens", COL_INT},
     {"completion_tokens", COL_INT}, {"latency_ms", COL_REAL},
-    {"attempts", COL_INT},
+    {"attempts", COL_INT},          {"reasoning", COL_TEXT},
+    {"reasoning_tokens", COL_INT},  {"cached_tokens", COL_INT},
 };
 
 /* Writes every pointwise judgment joined with its call and item as JSON lines (see
@@ -1948,7 +1966,8 @@ arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
     static const char sql[] =
         "SELECT p.judge_name, p.item_id, p.model, p.language, i.grp, p.kind, p.task,"
         " p.template_name, p.rep, p.value, p.reason, c.content, c.error, c.prompt_tokens,"
-        " c.completion_tokens, c.latency_ms, c.attempts"
+        " c.completion_tokens, c.latency_ms, c.attempts, c.reasoning, c.reasoning_tokens,"
+        " c.cached_tokens"
         " FROM pointwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
         " ORDER BY p.judge_name, p.template_name, p.kind, p.task, i.grp, p.language, i.seq,"

@@ -4,6 +4,11 @@
 #   - `arbiter sbs --judges FILE:NAME[,NAME...]`: the judges file of `tournament` names the
 #     judges of a side-by-side run; several names = several judges, each judging everything;
 #     bad input (unknown name, --judges with --judge-url, a missing file) exits 2, sends nothing.
+#   - reasoning models: judges that think (the simulator's think= modes, thinking that holds a
+#     misleading verdict) give exactly the verdicts of the same judges without thinking, in
+#     every protocol (sbs, tournament, debate, discussion, pointwise grade, persona); the
+#     thinking is stored in calls.reasoning with its token counts, never in content; a reply
+#     cut while thinking is verdict E; reasoning_effort and max_completion_tokens are sent.
 set -euo pipefail
 ARB=${1:?usage: e2e_providers.sh path/to/arbiter}
 source "$(dirname "$0")/support/e2e_lib.sh"
@@ -62,5 +67,79 @@ check "the --judge-url shortcut finds judge-a's calls stored" "grep -q 'sbs: $((
 # A whole file without :NAMES takes every judge.
 sbs --judges "$T/judges.yaml" --db "$DB" --dry-run 2>"$T/plan2"
 check "FILE alone takes every judge of the file" "grep -q 'sbs plan: $((n_items * 2 * 3)) judge calls, $calls already stored' '$T/plan2'"
+
+# ---- 4. reasoning models ---------------------------------------------------------------------
+kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""
+# sim2 SPEC...: a simulator on the demo benchmark, seed 5 (URL2, SIM_PID).
+sim2() { rm -f "$T/port"; start_sim --seed 5 "$@"; URL2=$URL; }
+sim2_stop() { kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""; }
+cat > "$T/ids.yaml" <<'YAML'
+categories:
+  gender: [female, male]
+YAML
+# every_protocol DB EXTRA...: runs every judging protocol with judges r1, r2, r3 of the
+# simulator at URL2 (model sim-x, or with EXTRA the judges file's extra lines).
+every_protocol() {
+  local db=$1; shift
+  { echo "judges:"; for j in r1 r2 r3; do
+      printf '  - name: %s\n    url: "%s"\n    model: sim-x\n' "$j" "$URL2"
+      for x in "$@"; do printf '    %s\n' "$x"; done; done; } > "$T/rj.yaml"
+  head -n $(( $# + 4 )) "$T/rj.yaml" > "$T/r1.yaml" # tournament takes a whole file: r1 alone
+  local IN=(--items "$T/items.jsonl" --answers "$T/answers.jsonl" --db "$db" --no-progress)
+  "$ARB" sbs "${IN[@]}" --candidate atlas-large --baseline cedar-small --judges "$T/rj.yaml:r1" 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
+  "$ARB" tournament "${IN[@]}" --models atlas-large,birch-medium --judges "$T/r1.yaml" 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
+  "$ARB" debate "${IN[@]}" --candidate atlas-large --baseline birch-medium --mode soft \
+    --agents "$T/rj.yaml:r1,r2,r3" 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
+  "$ARB" discuss "${IN[@]}" --pairs atlas-large:birch-medium --reviewers "$T/rj.yaml:r1,r2" \
+    --turns 2 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
+  "$ARB" grade "${IN[@]}" --model atlas-large --task math --mode grade --judges "$T/rj.yaml:r1" 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
+  "$ARB" persona run --scenarios "$SRC/demo/scenarios.jsonl" --identities "$T/ids.yaml" \
+    --category gender --phase 1 --judges "$T/rj.yaml:r1" --db "$db" --no-progress 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
+}
+# verdicts DB: every verdict of every protocol, in a fixed order.
+verdicts() {
+  sqlite3 "$1" "select protocol, judge_name, item_id, candidate, baseline, ord, position_verdict from pairwise order by 1,2,3,4,5,6;
+    select judge_name, item_id, model, kind, value from pointwise order by 1,2,3;
+    select d.kind, d.item_id, d.answer1, d.rep, t.turn, t.speaker, t.verdict from dialogue_turns t join dialogues d on d.id = t.dialogue_id order by 1,2,3,4,5;
+    select kind, item_id, answer1, rep, final_verdict from dialogues order by 1,2,3,4;
+    select protocol, judge_name, item_id, subject, persona_id, metric, value from scores order by 1,2,3,4,5,6;"
+}
+q() { sqlite3 "$1" "$2"; }
+
+sim2 --judge "sim-x:invalid=0.25,conformity=0.5"
+every_protocol "$T/plain.db" "reasoning_effort: high"
+sim2_stop
+verdicts "$T/plain.db" > "$T/plain.txt"
+check "the plain run judged in every protocol" "[ \$(q '$T/plain.db' 'select count(distinct protocol) from pairwise') = 3 ] && [ \$(q '$T/plain.db' 'select count(*) from pointwise') = $n_items ] && [ \$(q '$T/plain.db' \"select count(*) from dialogues where kind like '%discussion'\") = $((n_items * 2)) ] && [ \$(q '$T/plain.db' 'select count(*) from scores') -gt 0 ]"
+check "some plain replies hold no verdict (invalid=0.25)" "[ \$(q '$T/plain.db' \"select count(*) from pairwise where position_verdict='E'\") -gt 0 ]"
+for mode in tag open reasoning_content reasoning; do
+  sim2 --judge "sim-x:invalid=0.25,conformity=0.5,think=$mode"
+  every_protocol "$T/$mode.db" "reasoning_effort: high"
+  sim2_stop
+  verdicts "$T/$mode.db" > "$T/$mode.txt"
+  check "think=$mode: every verdict of every protocol equals the plain judge's" "cmp -s '$T/plain.txt' '$T/$mode.txt'"
+  check "think=$mode: the thinking is stored for every call, with its tokens" "[ \$(q '$T/$mode.db' \"select count(*) from calls where reasoning like 'Simulated thinking%[[_]]%' and reasoning_tokens > 0 and cached_tokens is not null\") = \$(q '$T/$mode.db' 'select count(*) from calls') ]"
+  check "think=$mode: no content holds thinking" "[ \$(q '$T/$mode.db' \"select count(*) from calls where content like '%think>%' or content like '%Simulated thinking%'\") = 0 ]"
+done
+check "reasoning_effort is sent, the reasoning defaults are not" "[ \$(q '$T/tag.db' \"select count(*) from calls where json_extract(request, '\$.reasoning_effort') = 'high' and json_type(request, '\$.temperature') is null and json_type(request, '\$.max_tokens') is null\") = \$(q '$T/tag.db' 'select count(*) from calls') ]"
+"$ARB" export --db "$T/tag.db" --format jsonl > "$T/tag.jsonl"
+check "export jsonl adds reasoning, reasoning_tokens, cached_tokens" "jq -e 'has(\"reasoning\") and has(\"reasoning_tokens\") and has(\"cached_tokens\") and (.reasoning | startswith(\"Simulated thinking\"))' '$T/tag.jsonl' | grep -qvx false"
+"$ARB" export --db "$T/tag.db" --format pointwise > "$T/tag_pw.jsonl"
+check "export pointwise adds reasoning" "[ \$(jq -r '.reasoning | startswith(\"Simulated thinking\")' '$T/tag_pw.jsonl' | sort -u) = true ]"
+
+# Cut while thinking: no answer, verdict E in every protocol, the thinking kept, nothing failed.
+sim2 --judge "sim-x:think=cut"
+{ printf 'judges:\n  - name: r1\n    url: "%s"\n    model: sim-x\n    max_completion_tokens: 64\n' "$URL2"; } > "$T/cut.yaml"
+CUT=(--items "$T/items.jsonl" --answers "$T/answers.jsonl" --db "$T/cut.db" --no-progress --judges "$T/cut.yaml:r1")
+"$ARB" sbs "${CUT[@]}" --candidate atlas-large --baseline cedar-small 2>"$T/cut.err"
+"$ARB" grade "${CUT[@]}" --model atlas-large --task math --mode grade 2>>"$T/cut.err"
+"$ARB" persona run --scenarios "$SRC/demo/scenarios.jsonl" --identities "$T/ids.yaml" \
+  --category gender --phase 1 --judges "$T/cut.yaml:r1" --db "$T/cut.db" --no-progress 2>>"$T/cut.err"
+sim2_stop
+check "cut: every pairwise verdict is E" "[ \$(q '$T/cut.db' \"select count(*) from pairwise where position_verdict <> 'E'\") = 0 ] && [ \$(q '$T/cut.db' 'select count(*) from pairwise') = $((n_items * 2)) ]"
+check "cut: every grade is E" "[ \$(q '$T/cut.db' 'select count(*) from pointwise where value is not null') = 0 ]"
+check "cut: every persona score is E" "[ \$(q '$T/cut.db' 'select count(*) from scores where value is not null') = 0 ] && [ \$(q '$T/cut.db' 'select count(*) from scores') -gt 0 ]"
+check "cut: the calls are replies (ok, empty answer, thinking kept), not failures" "[ \$(q '$T/cut.db' \"select count(*) from calls where ok = 1 and content = '' and reasoning like 'Simulated thinking%'\") = \$(q '$T/cut.db' 'select count(*) from calls') ]"
+check "cut: max_completion_tokens is sent instead of max_tokens" "[ \$(q '$T/cut.db' \"select count(*) from calls where json_extract(request, '\$.max_completion_tokens') = 64 and json_type(request, '\$.max_tokens') is null\") = \$(q '$T/cut.db' 'select count(*) from calls') ]"
 
 finish

@@ -155,6 +155,8 @@ static arb__call_record call_record(const char *key, int ok, const char *content
         .prompt_tokens = ok ? 100 : -1,
         .completion_tokens = ok ? 20 : -1,
         .latency_ms = 12.5,
+        .reasoning_tokens = -1,
+        .cached_tokens = -1,
     };
     return r;
 }
@@ -868,6 +870,9 @@ static arb_store *export_fixture(const char *path)
     arb_store *s = open_ok(path);
     put_items(s, "{\"id\":\"q,2\",\"question\":\"a\"}\n{\"id\":\"q1\",\"question\":\"b\"}\n");
     arb__call_record rec = call_record("e1", 1, TRICKY);
+    rec.reasoning = "maybe [[B]]"; /* a reasoning model's thinking, apart from content */
+    rec.reasoning_tokens = 7;
+    rec.cached_tokens = 0;
     long long c1 = put_call(s, &rec);
     rec = call_record("e2", 0, NULL);
     rec.latency_ms = 0.25;
@@ -902,11 +907,13 @@ static void test_export_csv(void **state)
     assert_int_equal(st, ARB_OK);
     const char *expected =
         "protocol,judge,item,candidate,baseline,template,options,order,rep,position_verdict,"
-        "model_verdict,model,content,error,prompt_tokens,completion_tokens,latency_ms,attempts\r\n"
+        "model_verdict,model,content,error,prompt_tokens,completion_tokens,latency_ms,attempts,"
+        "reasoning,reasoning_tokens,cached_tokens\r\n"
         "sbs,j1,\"q,2\",cand,base,II-reason,4,0,0,A,a,judge-model,"
-        "\"He said \"\"hi\"\", then\nleft.\r\nПривет — “мир” 日本 [[A]]\",,100,20,12.5,1\r\n"
+        "\"He said \"\"hi\"\", then\nleft.\r\nПривет — “мир” 日本 [[A]]\",,100,20,12.5,1,"
+        "maybe [[B]],7,0\r\n"
         "sbs,j1,q1,cand,base,II-reason,4,1,0,E,e,judge-model,,HTTP 503 after 7 attempts,,,"
-        "0.25,7\r\n";
+        "0.25,7,,,\r\n";
     assert_string_equal(csv, expected);
     free(csv);
     arb_store_close(s);
@@ -946,7 +953,10 @@ static void test_export_jsonl(void **state)
     assert_int_equal(json_integer_value(json_object_get(a, "completion_tokens")), 20);
     assert_true(json_real_value(json_object_get(a, "latency_ms")) == 12.5);
     assert_int_equal(json_integer_value(json_object_get(a, "attempts")), 1);
-    assert_int_equal(json_object_size(a), 18);
+    assert_string_equal(json_string_value(json_object_get(a, "reasoning")), "maybe [[B]]");
+    assert_int_equal(json_integer_value(json_object_get(a, "reasoning_tokens")), 7);
+    assert_int_equal(json_integer_value(json_object_get(a, "cached_tokens")), 0);
+    assert_int_equal(json_object_size(a), 21);
     json_decref(a);
 
     json_t *b = json_loads(nl1 + 1, 0, &err);
