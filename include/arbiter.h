@@ -146,6 +146,9 @@ ARB_API const char *arb_template_name(const arb_template *tpl);
 ARB_API int arb_template_uses(const arb_template *tpl, const char *placeholder);
 /* JSON field holding the verdict (METHODS §2.4), or NULL. */
 ARB_API const char *arb_template_json_field(const arb_template *tpl);
+/* The "#! response_format" setting: the json_schema object of structured output ({"name",
+** "schema", ...}) as canonical JSON, sent to judges whose response_format is 1; or NULL. */
+ARB_API const char *arb_template_response_format(const arb_template *tpl);
 /* NULL-terminated list of built-in template names. */
 ARB_API const char *const *arb_template_builtin_names(void);
 

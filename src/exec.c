@@ -1085,5 +1085,6 @@ int arb__exec_render(arb_store *s, const arb_template *tpl, const arb_prompt_var
     }
     req->judge = judge;
     req->rep = rep;
+    req->response_format = arb_template_response_format(tpl);
     return 0;
 }

@@ -134,6 +134,7 @@ int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, c
                         arb_template_name(tpl), item->id, arb_strerror(st));
         return -1;
     }
+    req->response_format = arb_template_response_format(tpl);
     return 0;
 }
 

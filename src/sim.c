@@ -186,6 +186,14 @@
 **   With any MODE but none, usage counts T's tokens in completion_tokens and in
 **   completion_tokens_details.reasoning_tokens, and the system message's as
 **   prompt_tokens_details.cached_tokens (the prefix a provider caches).
+**   Structured output: a "response_format" must be an object with "type" text, json_object or
+**   json_schema, the last with "json_schema": {"name": string, "schema": object} (else 400).
+**   With json_schema the reply R (drawn as above: no draw sees the schema) is rewritten as one
+**   line of JSON
+**   holding the properties of the schema, in its order: a property with an "enum" gets R's
+**   verdict letter (read as for think=) when the enum lists it (else it is left out: no valid
+**   verdict), a property of type "string" gets R without its last line (the judgment
+**   sentence); other properties are left out. think= then wraps this JSON as it wraps R.
 **   Random stream: splitmix64 seeded with xxh3-64, keyed by the server seed, of the model, the
 **   role, name and content of every message, the request's "seed" and its "temperature". When
 **   temperature > 0 and no "seed" is given, the number of times this exact request was seen
@@ -1716,6 +1724,47 @@ static void sleep_ms(double ms)
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
 }
 
+/* Structured output (see the header): rewrites the reply in *content as the JSON object the
+** schema asks for. Returns 0, or -1 when out of memory. */
+static int structured_reply(arb__buf *content, json_t *schema)
+{
+    const char *text = content->data ? content->data : "";
+    char v = arb_verdict_extract(text, content->len, 4, NULL);
+    const char *nl = strrchr(text, '\n');
+    json_t *sentence = json_stringn(text, nl ? (size_t)(nl - text) : content->len);
+    json_t *out = json_object();
+    const char *name;
+    json_t *prop;
+    int bad = !sentence || !out;
+    json_object_foreach(json_object_get(schema, "properties"), name, prop) {
+        if (bad) break;
+        json_t *choices = json_object_get(prop, "enum");
+        if (json_is_array(choices)) {
+            size_t i;
+            json_t *c;
+            json_array_foreach(choices, i, c) {
+                const char *cs = json_string_value(c);
+                if (cs && cs[0] == v && !cs[1]) {
+                    bad = json_object_set(out, name, c) != 0;
+                    break;
+                }
+            }
+        } else if (!strcmp(json_string_value(json_object_get(prop, "type")) ?
+                               json_string_value(json_object_get(prop, "type")) : "", "string")) {
+            bad = json_object_set(out, name, sentence) != 0;
+        }
+    }
+    char *dumped = bad ? NULL : json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(out);
+    json_decref(sentence);
+    if (!dumped) return -1;
+    arb__buf_free(content);
+    arb__buf_init(content, 0);
+    int rc = arb__buf_puts(content, dumped);
+    free(dumped);
+    return rc ? -1 : 0;
+}
+
 /* Code points of the contents of the request's system messages. */
 static size_t system_chars(json_t *messages)
 {
@@ -1872,6 +1921,21 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
     json_t *seed_v = json_object_get(req, "seed");
     if (seed_v && !json_is_null(seed_v) && !json_is_integer(seed_v))
         BAD_REQUEST("field \"seed\" must be an integer, got %s", arb__json_kind(seed_v));
+    json_t *rf = json_object_get(req, "response_format"), *rf_schema = NULL;
+    if (rf && !json_is_null(rf)) {
+        const char *type = json_string_value(json_object_get(rf, "type"));
+        if (!json_is_object(rf) || !type ||
+            (strcmp(type, "text") && strcmp(type, "json_object") && strcmp(type, "json_schema")))
+            BAD_REQUEST("field \"response_format\" must be an object whose \"type\" is text, "
+                        "json_object or json_schema");
+        json_t *js = json_object_get(rf, "json_schema");
+        if (!strcmp(type, "json_schema") &&
+            (!json_is_object(js) || !json_is_string(json_object_get(js, "name")) ||
+             !json_is_object(json_object_get(js, "schema"))))
+            BAD_REQUEST("response_format of type json_schema needs \"json_schema\": {\"name\": "
+                        "string, \"schema\": object}");
+        if (!strcmp(type, "json_schema")) rf_schema = json_object_get(js, "schema");
+    }
 #undef BAD_REQUEST
 
     if (srv->instant) {
@@ -1901,6 +1965,7 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
     double latency_ms = 0;
     if (judge_reply(srv, judge, messages, stream, &content, &latency_ms)) goto done;
     sleep_ms(latency_ms);
+    if (rf_schema && structured_reply(&content, rf_schema)) goto done;
     sim_thinking th = {.mode = judge->think};
     if (judge->think != ARB_SIM_THINK_NONE) {
         if (think_reply(&content, &thinking, judge->think)) goto done;

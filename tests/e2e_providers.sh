@@ -9,6 +9,9 @@
 #     every protocol (sbs, tournament, debate, discussion, pointwise grade, persona); the
 #     thinking is stored in calls.reasoning with its token counts, never in content; a reply
 #     cut while thinking is verdict E; reasoning_effort and max_completion_tokens are sent.
+#   - structured output: a template's "#! response_format" JSON schema is sent only to a judge
+#     whose judges file says response_format: true; the simulator answers it in JSON, which
+#     gives the same verdicts as the plain reply; a bad response_format is refused with 400.
 set -euo pipefail
 ARB=${1:?usage: e2e_providers.sh path/to/arbiter}
 source "$(dirname "$0")/support/e2e_lib.sh"
@@ -141,5 +144,47 @@ check "cut: every grade is E" "[ \$(q '$T/cut.db' 'select count(*) from pointwis
 check "cut: every persona score is E" "[ \$(q '$T/cut.db' 'select count(*) from scores where value is not null') = 0 ] && [ \$(q '$T/cut.db' 'select count(*) from scores') -gt 0 ]"
 check "cut: the calls are replies (ok, empty answer, thinking kept), not failures" "[ \$(q '$T/cut.db' \"select count(*) from calls where ok = 1 and content = '' and reasoning like 'Simulated thinking%'\") = \$(q '$T/cut.db' 'select count(*) from calls') ]"
 check "cut: max_completion_tokens is sent instead of max_tokens" "[ \$(q '$T/cut.db' \"select count(*) from calls where json_extract(request, '\$.max_completion_tokens') = 64 and json_type(request, '\$.max_tokens') is null\") = \$(q '$T/cut.db' 'select count(*) from calls') ]"
+
+# ---- 6. structured output ----------------------------------------------------------------------
+cat > "$T/json.txt" <<'TPL'
+#! description: the pair, a JSON verdict asked for with a JSON schema
+#! verdict_json_field: verdict
+#! response_format: {"name": "pair_verdict", "strict": true, "schema": {"type": "object", "properties": {"reason": {"type": "string"}, "verdict": {"type": "string", "enum": ["A", "B", "C", "D"]}}, "required": ["reason", "verdict"], "additionalProperties": false}}
+=== user ===
+Compare the two answers to the question. Rules: {option_rules}
+Reply with one JSON object {{"reason": "...", "verdict": "X"}}, X one of {option_letters}.
+
+[QUESTION START]
+{question}
+[QUESTION END]
+
+[ANSWER 1 START]
+{answer1}
+[ANSWER 1 END]
+
+[ANSWER 2 START]
+{answer2}
+[ANSWER 2 END]
+TPL
+sim2 --judge "sim-x:invalid=0.2"
+cat > "$T/sj.yaml" <<EOF
+judges:
+  - {name: structured, url: "$URL2", model: sim-x, response_format: true}
+  - {name: unstructured, url: "$URL2", model: sim-x, response_format: false}
+EOF
+SJ=(--items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large --baseline cedar-small --no-progress --prompt "$T/json.txt")
+"$ARB" sbs "${SJ[@]}" --judges "$T/sj.yaml:structured,unstructured" --db "$T/sj.db" 2>"$T/sj.err"
+check "the schema is sent to the judge that supports it, on every call" "[ \$(q '$T/sj.db' \"select count(*) from calls where judge_name = 'structured' and json_extract(request, '\$.response_format.type') = 'json_schema' and json_extract(request, '\$.response_format.json_schema.name') = 'pair_verdict' and json_extract(request, '\$.response_format.json_schema.strict') = 1\") = $((n_items * 2)) ]"
+check "and never to the judge that does not" "[ \$(q '$T/sj.db' \"select count(*) from calls where judge_name = 'unstructured' and json_type(request, '\$.response_format') is null\") = $((n_items * 2)) ]"
+check "the simulator received it: the supporting judge's replies are JSON objects" "[ \$(q '$T/sj.db' \"select count(*) from calls where judge_name = 'structured' and json_valid(content) and json_type(content) = 'object'\") = $((n_items * 2)) ]"
+check "the verdicts read from the JSON equal the plain replies' verdicts" "[ \"\$(q '$T/sj.db' \"select group_concat(position_verdict, '') from (select position_verdict from pairwise where judge_name = 'structured' order by item_id, ord)\")\" = \"\$(q '$T/sj.db' \"select group_concat(position_verdict, '') from (select position_verdict from pairwise where judge_name = 'unstructured' order by item_id, ord)\")\" ]"
+check "some verdicts are E (invalid=0.2), so the comparison is not all letters" "[ \$(q '$T/sj.db' \"select count(*) from pairwise where judge_name = 'structured' and position_verdict = 'E'\") -gt 0 ]"
+curl -s -o "$T/rf.out" -w '%{http_code}' "$URL2/chat/completions" \
+  -d '{"model": "sim-x", "messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema", "json_schema": {"name": "v"}}}' > "$T/rf.code"
+check "the simulator refuses a json_schema without a schema (400)" "[ \$(cat '$T/rf.code') = 400 ] && grep -q 'needs' '$T/rf.out'"
+printf '#! response_format: {"name": "v", "schema": {}}\n{question} {answer1} {answer2}\n' > "$T/bad_rf.txt"
+set +e; "$ARB" sbs "${SJ[@]}" --prompt "$T/bad_rf.txt" --judges "$T/sj.yaml:structured" --db "$T/bad.db" 2>"$T/err"; rc=$?; set -e
+check "a template with a schema but no verdict_json_field exits 2 with file:line" "[ $rc = 2 ] && grep -q 'bad_rf.txt:1: setting \"response_format\" needs' '$T/err'"
+sim2_stop
 
 finish
