@@ -1059,6 +1059,10 @@ typedef struct arb_judges_file arb_judges_file;
 **       api_key_env: OPENAI_API_KEY   # optional
 **       contestant: gpt4          # optional: the contestant model this judge is (peer rank)
 **       temperature: 0            # optional sampling: max_tokens, top_p, frequency_penalty, seed
+**       reasoning_effort: medium  # optional, reasoning models; also max_completion_tokens
+**       response_format: true     # optional: the endpoint accepts a JSON schema
+** A judge with reasoning_effort or max_completion_tokens does not send the sampling defaults
+** (temperature, top_p, frequency_penalty, max_tokens) the file does not give.
 ** Errors say "path:line:column: field ...". */
 ARB_API arb_status arb_judges_file_load(const char *path, arb_judges_file **out, char **errmsg);
 ARB_API void arb_judges_file_destroy(arb_judges_file *f);

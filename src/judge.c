@@ -447,7 +447,9 @@ int arb__judge_split_thinking(const char *text, char **answer, char **thinking)
         err |= add_thought(&t, text, ob + lo, ce);
         pos = c ? ce + lc : n;
     }
-    if (!err && !found) {
+    if (!err && !found) { /* no thinking: the answer is the whole text */
+        arb__buf_free(&a);
+        arb__buf_free(&t);
         *answer = arb__strndup(text, n);
         return *answer ? 0 : -1;
     }

@@ -290,6 +290,12 @@ static char *params_json(const sbs_run *r)
         if (!isnan(sp->frequency_penalty))
             json_object_set_new(o, "frequency_penalty", json_real(sp->frequency_penalty));
         if (sp->has_seed) json_object_set_new(o, "seed", json_integer(sp->seed));
+        if (sp->max_completion_tokens > 0)
+            json_object_set_new(o, "max_completion_tokens",
+                                json_integer(sp->max_completion_tokens));
+        if (sp->reasoning_effort)
+            json_object_set_new(o, "reasoning_effort", json_string(sp->reasoning_effort));
+        if (jc->response_format) json_object_set_new(o, "response_format", json_true());
     }
     json_object_set_new(o, "n_items", json_integer((json_int_t)r->n_items));
     char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
