@@ -1078,6 +1078,9 @@ typedef struct arb_tournament_params {
     const char *const *models;  /* contestants; NULL = every model with answers */
     size_t n_models;
     const arb_judges_file *judges; /* the reviewers (borrowed) */
+    const char *const *judge_names; /* only these judges of the file, in this order (borrowed);
+                                       NULL = every judge of the file */
+    size_t n_judge_names;
     int exclude_self;           /* skip a reviewer's own pairs */
     size_t random_k;            /* only K reviewers drawn at random per comparison, 0 = all */
     unsigned long long seed;

@@ -49,6 +49,8 @@ check "a missing judges file exits 2 and names it" "[ $rc = 2 ] && grep -q 'no-s
 set +e; sbs --db "$T/bad.db" 2>"$T/err"; rc=$?; set -e
 check "no judge at all exits 2" "[ $rc = 2 ] && grep -q 'missing --judges or --judge-model' '$T/err'"
 check "no database was left behind by bad input" "[ ! -e '$T/bad.db' ]"
+set +e; "$ARB" tournament --items "$T/items.jsonl" --answers "$T/answers.jsonl" --judges "$T/judges.yaml:judge-a,nobody" --db "$T/bad.db" 2>"$T/err"; rc=$?; set -e
+check "tournament: an unknown judge name exits 2 and names it" "[ $rc = 2 ] && grep -q 'no judge named \"nobody\"' '$T/err'"
 "$ARB" sbs --help > "$T/help"
 check "sbs --help documents --judges" "grep -q -- '--judges FILE:NAME' '$T/help'"
 
@@ -67,6 +69,10 @@ check "a rerun (names in another order) sends nothing" "grep -q 'sbs: $calls jud
 # The same judge through the one-endpoint shortcut reuses judge-a's calls: one name, one config.
 sbs --judge-url "$URL" --judge-model sim-a --judge-name judge-a --db "$DB" 2>"$T/run3"
 check "the --judge-url shortcut finds judge-a's calls stored" "grep -q 'sbs: $((n_items * 2)) judge calls: $((n_items * 2)) stored before, 0 sent' '$T/run3'"
+# tournament takes FILE:NAMES too: only those judges review.
+"$ARB" tournament --items "$T/items.jsonl" --answers "$T/answers.jsonl" --models atlas-large,cedar-small \
+  --judges "$T/judges.yaml:judge-b" --db "$T/tour.db" --no-progress 2>"$T/tour.err"
+check "tournament --judges FILE:judge-b: only judge-b reviews" "[ \"\$(sqlite3 '$T/tour.db' \"select group_concat(distinct judge_name) from pairwise\")\" = judge-b ] && [ \$(sqlite3 '$T/tour.db' 'select count(*) from pairwise') = $((n_items * 2)) ] && [ \$(sqlite3 '$T/tour.db' \"select json_array_length(params, '\$.judges') from runs\") = 1 ]"
 # A whole file without :NAMES takes every judge.
 sbs --judges "$T/judges.yaml" --db "$DB" --dry-run 2>"$T/plan2"
 check "FILE alone takes every judge of the file" "grep -q 'sbs plan: $((n_items * 2 * 3)) judge calls, $calls already stored' '$T/plan2'"
@@ -87,10 +93,9 @@ every_protocol() {
   { echo "judges:"; for j in r1 r2 r3; do
       printf '  - name: %s\n    url: "%s"\n    model: sim-x\n' "$j" "$URL2"
       for x in "$@"; do printf '    %s\n' "$x"; done; done; } > "$T/rj.yaml"
-  head -n $(( $# + 4 )) "$T/rj.yaml" > "$T/r1.yaml" # tournament takes a whole file: r1 alone
   local IN=(--items "$T/items.jsonl" --answers "$T/answers.jsonl" --db "$db" --no-progress)
   "$ARB" sbs "${IN[@]}" --candidate atlas-large --baseline cedar-small --judges "$T/rj.yaml:r1" 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
-  "$ARB" tournament "${IN[@]}" --models atlas-large,birch-medium --judges "$T/r1.yaml" 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
+  "$ARB" tournament "${IN[@]}" --models atlas-large,birch-medium --judges "$T/rj.yaml:r1" 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
   "$ARB" debate "${IN[@]}" --candidate atlas-large --baseline birch-medium --mode soft \
     --agents "$T/rj.yaml:r1,r2,r3" 2>>"$T/every.err" || { cat "$T/every.err"; return 1; }
   "$ARB" discuss "${IN[@]}" --pairs atlas-large:birch-medium --reviewers "$T/rj.yaml:r1,r2" \
