@@ -335,6 +335,8 @@ typedef struct arb_run_stats {
     size_t skipped;          /* calls of the plan not needed (a dialogue ended early or an
                                 earlier turn failed) */
     size_t ok;               /* of the sent calls, those answered with a usable reply */
+    long long reasoning_tokens; /* of completion_tokens, the thinking of reasoning models
+                                   (usage.completion_tokens_details.reasoning_tokens), this run */
 } arb_run_stats;
 
 /* Runs (or with dry_run, plans) candidate vs baseline over every item of ds that has both

@@ -81,7 +81,7 @@ typedef struct exec_node {
 typedef struct committed_call {
     size_t node;
     int cached, ok, skipped;
-    long long prompt_tokens, completion_tokens;
+    long long prompt_tokens, completion_tokens, reasoning_tokens;
 } committed_call;
 
 /* The writer thread: takes batches of finished calls, stores them, hands back what it
@@ -705,7 +705,8 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
         report[i] = (committed_call){.node = fc->node, .cached = fc->cached, .ok = fc->ok,
                                      .skipped = fc->skipped,
                                      .prompt_tokens = fc->prompt_tokens,
-                                     .completion_tokens = fc->completion_tokens};
+                                     .completion_tokens = fc->completion_tokens,
+                                     .reasoning_tokens = fc->reasoning_tokens};
         node_free_request(node);
         /* Keep the outcome's text only while some dependent may still read it. */
         if (node->n_dependents) {
@@ -740,6 +741,7 @@ static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
             else ex->stats->failed++;
             if (c[i].prompt_tokens > 0) ex->stats->prompt_tokens += c[i].prompt_tokens;
             if (c[i].completion_tokens > 0) ex->stats->completion_tokens += c[i].completion_tokens;
+            if (c[i].reasoning_tokens > 0) ex->stats->reasoning_tokens += c[i].reasoning_tokens;
         }
         ex->n_done++;
         if (node->keyed) {

@@ -1551,6 +1551,11 @@ arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stat
                               "completion_tokens", (json_int_t)stats->completion_tokens,
                               "est_prompt_tokens", (json_int_t)stats->est_prompt_tokens,
                               "retries", (json_int_t)stats->retries);
+        if (o && stats->reasoning_tokens > 0 &&
+            json_object_set_new(o, "reasoning_tokens", json_integer(stats->reasoning_tokens))) {
+            json_decref(o);
+            o = NULL;
+        }
         if (o && json_object_set_new(o, "seconds", isfinite(stats->seconds)
                                                        ? json_real(stats->seconds)
                                                        : json_null()) == 0)

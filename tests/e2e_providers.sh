@@ -144,6 +144,8 @@ CUT=(--items "$T/items.jsonl" --answers "$T/answers.jsonl" --db "$T/cut.db" --no
 "$ARB" persona run --scenarios "$SRC/demo/scenarios.jsonl" --identities "$T/ids.yaml" \
   --category gender --phase 1 --judges "$T/cut.yaml:r1" --db "$T/cut.db" --no-progress 2>>"$T/cut.err"
 sim2_stop
+check "cut: the run summary counts the reasoning tokens" "grep -qE '^sbs: .*tokens [0-9]+ prompt \+ [0-9]+ completion \([1-9][0-9]* of the completion tokens reasoning\)' '$T/cut.err'"
+check "cut: the runs table records them" "[ \$(q '$T/cut.db' \"select count(*) from runs where json_extract(stats, '\$.reasoning_tokens') > 0\") = 3 ]"
 check "cut: every pairwise verdict is E" "[ \$(q '$T/cut.db' \"select count(*) from pairwise where position_verdict <> 'E'\") = 0 ] && [ \$(q '$T/cut.db' 'select count(*) from pairwise') = $((n_items * 2)) ]"
 check "cut: every grade is E" "[ \$(q '$T/cut.db' 'select count(*) from pointwise where value is not null') = 0 ]"
 check "cut: every persona score is E" "[ \$(q '$T/cut.db' 'select count(*) from scores where value is not null') = 0 ] && [ \$(q '$T/cut.db' 'select count(*) from scores') -gt 0 ]"
