@@ -110,7 +110,7 @@ verdicts() {
     select judge_name, item_id, model, kind, value from pointwise order by 1,2,3;
     select d.kind, d.item_id, d.answer1, d.rep, t.turn, t.speaker, t.verdict from dialogue_turns t join dialogues d on d.id = t.dialogue_id order by 1,2,3,4,5;
     select kind, item_id, answer1, rep, final_verdict from dialogues order by 1,2,3,4;
-    select protocol, judge_name, item_id, subject, persona_id, metric, value from scores order by 1,2,3,4,5,6;"
+    select s.protocol, s.judge_name, s.item_id, s.subject, p.identity, s.position, s.metric, s.value from scores s left join personas p on p.id = s.persona_id order by 1,2,3,4,5,6,7;"
 }
 q() { sqlite3 "$1" "$2"; }
 
@@ -125,7 +125,7 @@ for mode in tag open reasoning_content reasoning; do
   every_protocol "$T/$mode.db" "reasoning_effort: high"
   sim2_stop
   verdicts "$T/$mode.db" > "$T/$mode.txt"
-  check "think=$mode: every verdict of every protocol equals the plain judge's" "cmp -s '$T/plain.txt' '$T/$mode.txt'"
+  check "think=$mode: every verdict of every protocol equals the plain judge's" "cmp -s '$T/plain.txt' '$T/$mode.txt' || { diff '$T/plain.txt' '$T/$mode.txt' | head -6; false; }"
   check "think=$mode: the thinking is stored for every call, with its tokens" "[ \$(q '$T/$mode.db' \"select count(*) from calls where reasoning like 'Simulated thinking%[[_]]%' and reasoning_tokens > 0 and cached_tokens is not null\") = \$(q '$T/$mode.db' 'select count(*) from calls') ]"
   check "think=$mode: no content holds thinking" "[ \$(q '$T/$mode.db' \"select count(*) from calls where content like '%think>%' or content like '%Simulated thinking%'\") = 0 ]"
 done
