@@ -132,6 +132,8 @@ done
 check "reasoning_effort is sent, the reasoning defaults are not" "[ \$(q '$T/tag.db' \"select count(*) from calls where json_extract(request, '\$.reasoning_effort') = 'high' and json_type(request, '\$.temperature') is null and json_type(request, '\$.max_tokens') is null\") = \$(q '$T/tag.db' 'select count(*) from calls') ]"
 "$ARB" export --db "$T/tag.db" --format jsonl > "$T/tag.jsonl"
 check "export jsonl adds reasoning, reasoning_tokens, cached_tokens" "jq -e 'has(\"reasoning\") and has(\"reasoning_tokens\") and has(\"cached_tokens\") and (.reasoning | startswith(\"Simulated thinking\"))' '$T/tag.jsonl' | grep -qvx false"
+"$ARB" export --db "$T/tag.db" --format transcripts > "$T/tag_tr.jsonl"
+check "export transcripts: every turn has its thinking under reasoning, none in reply" "[ \"\$(jq -r '.turns[] | ((.reasoning | startswith(\"Simulated thinking\")) and (.reply | contains(\"think>\") | not))' '$T/tag_tr.jsonl' | sort -u)\" = true ]"
 "$ARB" export --db "$T/tag.db" --format pointwise > "$T/tag_pw.jsonl"
 check "export pointwise adds reasoning" "[ \$(jq -r '.reasoning | startswith(\"Simulated thinking\")' '$T/tag_pw.jsonl' | sort -u) = true ]"
 

@@ -1,11 +1,13 @@
 /*
-** transcripts.c -- dialogues (debate §2.5, peer discussion §7) written out as JSONL: one line
+** store_transcripts.c -- dialogues (debate §2.5, peer discussion §7) written out as JSONL: one line
 ** per dialogue with its set-up, outcome and every turn's speaker, role, verdict, the messages
 ** sent and the reply, all from the store (the prompt of a turn is its call's request).
 **
 ** A line: {"dialogue", "kind", "item", "answer1", "answer2", "participants", "config", "rep",
 ** "status", "final_verdict", "turns": [{"turn", "speaker", "role", "verdict", "call_id",
-** "model", "messages": [{"role", "content"}...], "reply", "error"}]}. Missing values are null.
+** "model", "messages": [{"role", "content"}...], "reply", "error", "reasoning"}]} (reasoning:
+** the judge's thinking, kept apart from the reply). Missing values are null. The SQL is the
+** store's: this file is the store's transcript export.
 ** Not here: which turns a protocol makes (debate.c, discuss.c).
 */
 #include "internal.h"
@@ -16,7 +18,7 @@
 static const char transcripts_sql[] =
     "SELECT d.id, d.kind, d.item_id, d.answer1, d.answer2, d.participants, d.config, d.rep,"
     "       d.status, d.final_verdict, t.turn, t.speaker, t.role, t.verdict, t.call_id,"
-    "       c.model, json_extract(c.request, '$.messages'), c.content, c.error"
+    "       c.model, json_extract(c.request, '$.messages'), c.content, c.error, c.reasoning"
     "  FROM dialogues d"
     "  LEFT JOIN dialogue_turns t ON t.dialogue_id = d.id"
     "  LEFT JOIN calls c ON c.id = t.call_id"
@@ -92,7 +94,8 @@ arb_status arb__store_export_transcripts(arb_store *s, FILE *out)
                   arb__json_set(turn, "model", column_json(q, 15, 0)) ||
                   arb__json_set(turn, "messages", column_json(q, 16, 1)) ||
                   arb__json_set(turn, "reply", column_json(q, 17, 0)) ||
-                  arb__json_set(turn, "error", column_json(q, 18, 0));
+                  arb__json_set(turn, "error", column_json(q, 18, 0)) ||
+                  arb__json_set(turn, "reasoning", column_json(q, 19, 0));
         if (bad) {
             json_decref(turn);
             goto nomem;
