@@ -147,6 +147,9 @@ ARB_API const char *arb_template_name(const arb_template *tpl);
 ARB_API int arb_template_uses(const arb_template *tpl, const char *placeholder);
 /* JSON field holding the verdict (METHODS §2.4), or NULL. */
 ARB_API const char *arb_template_json_field(const arb_template *tpl);
+/* The "#! response_format" setting: the json_schema object of structured output ({"name",
+** "schema", ...}) as canonical JSON, sent to judges whose response_format is 1; or NULL. */
+ARB_API const char *arb_template_response_format(const arb_template *tpl);
 /* NULL-terminated list of built-in template names. */
 ARB_API const char *const *arb_template_builtin_names(void);
 
@@ -227,10 +230,15 @@ typedef struct arb_sampling {
     double frequency_penalty; /* NAN: not sent */
     int has_seed;
     long long seed;
+    /* Reasoning models (OpenAI o-series and later, DeepSeek-R1, Qwen3, ...). */
+    int max_completion_tokens;    /* <= 0: not sent; bounds visible and reasoning tokens
+                                     together (OpenAI reasoning models refuse max_tokens) */
+    const char *reasoning_effort; /* "none", "minimal", "low", "medium", "high" or "xhigh"
+                                     (borrowed); NULL: not sent */
 } arb_sampling;
 
 /* The published SbS settings (§2.6): max_tokens 1024, temperature 0, top_p 0.1,
-** frequency_penalty 1.0, no seed. */
+** frequency_penalty 1.0, no seed; no max_completion_tokens or reasoning_effort. */
 ARB_API arb_sampling arb_sampling_default(void);
 
 /* A judge's price in USD per million tokens (README "Cost and budgets"). A call costs
@@ -264,6 +272,9 @@ typedef struct arb_judge_config {
                                 judge (role "model"); set by arb_judges_file_load */
     arb_price price;         /* USD per million tokens; price.known 0 (the zero value): no
                                 price, costs are "unknown", never 0 */
+    int response_format;     /* 1: the endpoint accepts response_format {type: json_schema}
+                                (structured output): a template's JSON schema is sent to it.
+                                0 (default): never sent */
 } arb_judge_config;
 
 typedef struct arb_client_params {
@@ -327,8 +338,12 @@ typedef struct arb_sbs_params {
     int reps;                  /* repetitions (default 1) */
     int dry_run;               /* plan only: send nothing, store nothing */
     int progress;              /* 1 on, 0 off, -1 when stderr is a terminal (default) */
-    arb_judge_config judge;
+    arb_judge_config judge;    /* the judge, when n_judges is 0 */
     arb_client_params client;
+    /* Several judges in one run (borrowed; names must differ): each judges every item in both
+    ** orders, reps times. n_judges 0 = the one judge above. */
+    const arb_judge_config *judges;
+    size_t n_judges;
 } arb_sbs_params;
 
 ARB_API arb_sbs_params arb_sbs_default_params(void);
@@ -381,10 +396,12 @@ typedef struct arb_run_stats {
     long long budget_spent_tokens;
     size_t n_judges;         /* entries of judges[] (at most ARB_RUN_STATS_JUDGES) */
     arb_judge_spend judges[ARB_RUN_STATS_JUDGES];
+    long long reasoning_tokens; /* of completion_tokens, the thinking of reasoning models
+                                   (usage.completion_tokens_details.reasoning_tokens), this run */
 } arb_run_stats;
 
 /* Runs (or with dry_run, plans) candidate vs baseline over every item of ds that has both
-** answers, both orders, params->reps repetitions. On error the message is in
+** answers, both orders, params->reps repetitions, for each judge. On error the message is in
 ** arb_store_errmsg(store). Interrupted by SIGINT/SIGTERM via arb_request_stop(). */
 ARB_API arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds,
                                const arb_sbs_params *params, arb_run_stats *stats);
@@ -1188,8 +1205,12 @@ typedef struct arb_judges_file arb_judges_file;
 **       contestant: gpt4          # optional: the contestant model this judge is (peer rank)
 **       family: gpt               # optional: the judge's family (METHODS §5)
 **       temperature: 0            # optional sampling: max_tokens, top_p, frequency_penalty, seed
+**       reasoning_effort: medium  # optional, reasoning models; also max_completion_tokens
+**       response_format: true     # optional: the endpoint accepts a JSON schema
 **   families:                     # optional: contestant model name -> family
 **     gpt4: gpt
+** A judge with reasoning_effort or max_completion_tokens does not send the sampling defaults
+** (temperature, top_p, frequency_penalty, max_tokens) the file does not give.
 ** Errors say "path:line:column: field ...". A judging command stores the families of its
 ** judges and the families: map when it stores its judges (arb_judge_config.judges_file). */
 ARB_API arb_status arb_judges_file_load(const char *path, arb_judges_file **out, char **errmsg);
@@ -1213,6 +1234,9 @@ typedef struct arb_tournament_params {
     const char *const *models;  /* contestants; NULL = every model with answers */
     size_t n_models;
     const arb_judges_file *judges; /* the reviewers (borrowed) */
+    const char *const *judge_names; /* only these judges of the file, in this order (borrowed);
+                                       NULL = every judge of the file */
+    size_t n_judge_names;
     int exclude_self;           /* skip a reviewer's own pairs */
     size_t random_k;            /* only K reviewers drawn at random per comparison, 0 = all */
     unsigned long long seed;
@@ -1608,6 +1632,18 @@ typedef struct arb_sim_persona_shift {
     double shift;                           /* in score points, in [-10, 10] */
 } arb_sim_persona_shift;
 
+/* How a simulated judge answers like a reasoning model (judge-spec key think=; src/sim.c). */
+typedef enum arb_sim_think {
+    ARB_SIM_THINK_NONE = 0,          /* no thinking */
+    ARB_SIM_THINK_REASONING_CONTENT, /* message.reasoning_content (vLLM, DeepSeek) */
+    ARB_SIM_THINK_REASONING,         /* message.reasoning (OpenRouter, Ollama) */
+    ARB_SIM_THINK_TAG,               /* "<think>...</think>" before the answer in content */
+    ARB_SIM_THINK_OPEN,              /* "...</think>" before the answer (the opening tag was in
+                                        the chat template) */
+    ARB_SIM_THINK_CUT                /* "<think>..." never closed, no answer: cut while thinking
+                                        (finish_reason "length") */
+} arb_sim_think;
+
 typedef struct arb_sim_judge {
     char model[128];       /* model name the server answers to */
     double skill;          /* how strongly the quality difference drives the verdict (0..) */
@@ -1627,6 +1663,7 @@ typedef struct arb_sim_judge {
     double persona_sd;     /* sd of the normal noise added to every score (default 1) */
     size_t n_personas;     /* entries used in personas[] */
     arb_sim_persona_shift personas[ARB_SIM_MAX_PERSONAS]; /* per-identity score shifts */
+    arb_sim_think think;   /* answer like a reasoning model, with misleading thinking */
 } arb_sim_judge;
 
 typedef struct arb_sim_params {
@@ -1651,7 +1688,8 @@ ARB_API arb_sim_params arb_sim_default_params(void);
 ** the pointwise keys "noise=0.1,noise.ar=0.4,strict=0.3,strict.hi=0.5" (rates in [0, 1];
 ** at most ARB_SIM_MAX_LANGUAGES languages) and the persona keys
 ** "persona.female=+1.5,persona_sd=1" (shifts in [-10, 10] points, sd >= 0; at most
-** ARB_SIM_MAX_PERSONAS identities). On ARB_INVALID *errmsg (arb_free) says why and *out is
+** ARB_SIM_MAX_PERSONAS identities) and "think=tag" (none, reasoning_content, reasoning, tag,
+** open, cut: arb_sim_think). On ARB_INVALID *errmsg (arb_free) says why and *out is
 ** untouched. */
 ARB_API arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg);
 ARB_API arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **out,

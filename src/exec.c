@@ -119,6 +119,7 @@ typedef struct finished_call {
     int skipped;           /* the protocol asked for no call */
     int ok;                /* a usable reply arrived */
     char *content;
+    char *reasoning;
     char *raw_reply;
     char *error;
     long http_status;
@@ -618,7 +619,7 @@ static arb_status start_node(arb__exec *ex, size_t idx)
         goto done;
     }
     long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(n, &req) : 0;
-    n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep);
+    n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep, req.response_format);
     if (!n->body) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;
@@ -784,7 +785,8 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
         } else {
             fc.ok = 1;
             fc.content = reply.content;
-            reply.content = NULL;
+            fc.reasoning = reply.reasoning;
+            reply.content = reply.reasoning = NULL;
         }
         arb__judge_reply_free(&reply);
     } else {
@@ -796,7 +798,8 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
     ** replaced before anything is stored or parsed, so the judgment is that of the stored text. */
     const char *key_env = ex->nodes[idx].judge->api_key_env;
     if (arb__judge_redact_key(key_env, &fc.content) || arb__judge_redact_key(key_env, &fc.raw_reply) ||
-        arb__judge_redact_key(key_env, &fc.error) || queue_finished(ex, &fc)) {
+        arb__judge_redact_key(key_env, &fc.error) || arb__judge_redact_key(key_env, &fc.reasoning) ||
+        queue_finished(ex, &fc)) {
         finished_free(&fc);
         ex->failed_status = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     }
@@ -806,9 +809,10 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
 static void finished_free(finished_call *fc)
 {
     free(fc->content);
+    free(fc->reasoning);
     free(fc->error);
     free(fc->raw_reply);
-    fc->content = fc->error = fc->raw_reply = NULL;
+    fc->content = fc->reasoning = fc->error = fc->raw_reply = NULL;
 }
 
 /* Stores a batch of finished calls and their protocol rows in one transaction through store
@@ -843,6 +847,7 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                 .prompt_tokens = fc->prompt_tokens,
                 .completion_tokens = fc->completion_tokens,
                 .latency_ms = fc->latency_ms,
+                .reasoning = fc->reasoning,
                 .reasoning_tokens = fc->reasoning_tokens,
                 .cached_tokens = fc->cached_tokens,
                 .cost_usd = fc->cost_usd,
@@ -943,6 +948,7 @@ static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
             if (c[i].prompt_tokens > 0) ex->stats->prompt_tokens += c[i].prompt_tokens;
             if (c[i].completion_tokens > 0) ex->stats->completion_tokens += c[i].completion_tokens;
             account_spend(ex, node, &c[i]);
+            if (c[i].reasoning_tokens > 0) ex->stats->reasoning_tokens += c[i].reasoning_tokens;
         }
         ex->n_done++;
         if (node->keyed) {
@@ -1314,5 +1320,6 @@ int arb__exec_render(arb_store *s, const arb_template *tpl, const arb_prompt_var
     }
     req->judge = judge;
     req->rep = rep;
+    req->response_format = arb_template_response_format(tpl);
     return 0;
 }

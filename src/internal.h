@@ -212,20 +212,30 @@ arb__http_stats arb__http_get_stats(const arb__http *h);
 
 /* ---- judge.c: OpenAI-compatible chat completions: request bodies and replies -------------- */
 
+/* How every canonical JSON text is printed (request bodies, a template's response format):
+** compact, keys sorted, reals with 15 significant digits (a pure function of the double). */
+#define ARB__JUDGE_DUMP_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15))
+
 /* Builds {"model", "messages":[{system},{user}], sampling...} as compact JSON with sorted keys
 ** (the canonical form hashed for the call key). system may be NULL. For rep > 0 with a seed,
-** seed + rep is sent so repetitions differ. Returns NULL when out of memory. */
+** seed + rep is sent so repetitions differ. response_format: NULL, or a template's JSON schema
+** object ({"name", "schema", ...}) printed with ARB__JUDGE_DUMP_FLAGS; it is sent as
+** "response_format": {"type": "json_schema", "json_schema": ...} only when the judge declares
+** support (judge->response_format), so it is part of the call key exactly when it is sent.
+** Returns NULL when out of memory. */
 char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
-                              const char *user, int rep);
+                              const char *user, int rep, const char *response_format);
 /* The same body built through jansson: the reference the fast writer is tested against, and
 ** the builder for text that is not valid UTF-8 (each bad byte becomes U+FFFD). */
 char *arb__judge_request_body_reference(const arb_judge_config *judge, const char *system,
-                                        const char *user, int rep);
+                                        const char *user, int rep, const char *response_format);
 /* The call key: hash of model, canonical body and repetition index (32 hex + NUL). */
 void arb__judge_call_key(const char *body, int rep, char out[33]);
 
 typedef struct arb__judge_reply {
-    char *content;          /* choices[0].message.content; NULL when missing (caller frees) */
+    char *content;          /* choices[0].message.content without its thinking (see below);
+                               NULL when missing (caller frees) */
+    char *reasoning;        /* the judge's thinking, NULL when none (caller frees) */
     long long prompt_tokens; /* -1 when not reported */
     long long completion_tokens;
     long long reasoning_tokens; /* usage.completion_tokens_details.reasoning_tokens, or -1 */
@@ -234,7 +244,10 @@ typedef struct arb__judge_reply {
 } arb__judge_reply;
 
 /* Parses a chat-completion reply body. Never fails on bad input: fills error instead.
-** Returns -1 only when out of memory. */
+** The thinking of a reasoning model is taken out of the answer so that no verdict is ever read
+** from it, whatever the protocol: message.reasoning_content (vLLM, DeepSeek) and
+** message.reasoning (OpenRouter and others) go to reasoning, and so do <think>...</think>
+** blocks of the content (arb__judge_split_thinking). Returns -1 only when out of memory. */
 int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out);
 void arb__judge_reply_free(arb__judge_reply *r);
 /* The cost in USD of a call from its usage and the judge's price (arb_price): cached prompt
@@ -247,6 +260,14 @@ double arb__judge_call_cost(const arb_price *price, long long prompt_tokens,
 ** texts / 4) + 4 per message (OpenAI's rule of thumb of ~4 characters per token, and the chat
 ** format's few tokens per message). system may be NULL. */
 long long arb__judge_estimate_prompt_tokens(const char *system, const char *user);
+/* Splits a reply text into its answer and its thinking: every <think>...</think> block
+** (tags in any ASCII case) goes to the thinking, as does the text before a "</think>" that has
+** no opening tag (the chat templates of DeepSeek-R1 and Qwen3 put "<think>" in the prompt) and
+** everything after an opening tag that is never closed (a reply cut while thinking: no answer).
+** White space left at the start and end of the answer by a removed block is dropped. *answer
+** and *thinking get new strings (*thinking NULL when there was none). Returns 0, or -1 when out
+** of memory (both NULL). */
+int arb__judge_split_thinking(const char *text, char **answer, char **thinking);
 /* "Authorization: Bearer <key>" from the environment variable, or NULL when env_name is NULL
 ** or the variable is unset, empty or holds control characters (caller frees). */
 char *arb__judge_auth_header(const char *env_name);
@@ -323,6 +344,7 @@ typedef struct arb__call_record {
     long long prompt_tokens;  /* -1 unknown */
     long long completion_tokens;
     double latency_ms;
+    const char *reasoning;    /* the judge's thinking, kept apart from content; NULL when none */
     long long reasoning_tokens; /* -1 unknown */
     long long cached_tokens;    /* -1 unknown */
     double cost_usd;            /* arb__judge_call_cost(); NAN: unknown (stored as NULL) */
@@ -743,8 +765,8 @@ typedef struct arb__dialogue_turn_row {
     int has_call;
     long long call_id;
     /* The turn's call (each_dialogue_turn only, else NULL): its model, the messages sent (the
-    ** request's "messages", JSON), the reply's content and the error. */
-    const char *model, *messages_json, *reply, *error;
+    ** request's "messages", JSON), the reply's content, the error and the judge's thinking. */
+    const char *model, *messages_json, *reply, *error, *reasoning;
 } arb__dialogue_turn_row;
 /* Returns nonzero to stop the walk (which then returns ARB_OK). */
 typedef int (*arb__dialogue_turn_fn)(void *ud, const arb__dialogue_turn_row *row);
@@ -966,6 +988,9 @@ typedef struct arb__exec_request {
     char *system;                  /* may be NULL */
     char *user;
     int rep;
+    const char *response_format;   /* borrowed: the template's JSON schema (canonical JSON,
+                                      arb_template_response_format), sent to judges that
+                                      support it; NULL for none */
     int skip;                      /* 1: no call is needed (a dialogue ended early, or an
                                       earlier turn failed): the node finishes at once, done is
                                       called with out->skipped, dependents are released */

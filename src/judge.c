@@ -21,10 +21,9 @@
 #include <curl/curl.h>
 #include <xxhash.h>
 
-/* Reals are printed with 15 significant digits: enough to tell apart any value a user types
-** (0.7 stays "0.7" rather than jansson's default 17-digit "0.69999999999999996"), and still a
-** pure function of the double, so bodies stay canonical. */
-#define ARB__JUDGE_DUMP_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15))
+/* Bodies are printed with ARB__JUDGE_DUMP_FLAGS: reals with 15 significant digits are enough
+** to tell apart any value a user types (0.7 stays "0.7" rather than jansson's default 17-digit
+** "0.69999999999999996"), and still a pure function of the double, so bodies stay canonical. */
 
 arb_client_params arb_client_default_params(void)
 {
@@ -51,6 +50,8 @@ arb_sampling arb_sampling_default(void)
     s.frequency_penalty = 1.0;
     s.has_seed = 0;
     s.seed = 0;
+    s.max_completion_tokens = 0;
+    s.reasoning_effort = NULL;
     return s;
 }
 
@@ -100,7 +101,7 @@ static json_t *message(const char *role, const char *content)
 ** valid UTF-8 (json_text repairs it); test_judge checks the fast writer below produces the
 ** same bytes for valid text. Returns the body (caller frees), or NULL when out of memory. */
 char *arb__judge_request_body_reference(const arb_judge_config *judge, const char *system,
-                                        const char *user, int rep)
+                                        const char *user, int rep, const char *response_format)
 {
     const arb_sampling *s = &judge->sampling;
     char *out = NULL;
@@ -114,6 +115,17 @@ char *arb__judge_request_body_reference(const arb_judge_config *judge, const cha
     if (system && json_array_append_new(messages, message("system", system))) goto done;
     if (json_array_append_new(messages, message("user", user ? user : ""))) goto done;
     if (s->max_tokens > 0 && set_new(root, "max_tokens", json_integer(s->max_tokens))) goto done;
+    if (s->max_completion_tokens > 0 &&
+        set_new(root, "max_completion_tokens", json_integer(s->max_completion_tokens)))
+        goto done;
+    if (s->reasoning_effort && set_new(root, "reasoning_effort", json_text(s->reasoning_effort)))
+        goto done;
+    if (response_format && judge->response_format) {
+        json_t *schema = json_loads(response_format, 0, NULL), *rf = json_object();
+        if (!schema || !rf || set_new(rf, "json_schema", schema) ||
+            set_new(rf, "type", json_string("json_schema")) || set_new(root, "response_format", rf))
+            goto done;
+    }
     /* json_real rejects NAN and infinities; both mean "not sent". */
     if (isfinite(s->temperature) && set_new(root, "temperature", json_real(s->temperature)))
         goto done;
@@ -204,10 +216,12 @@ static int put_json_real(arb__buf *b, double v)
 }
 
 /* Returns the canonical body (caller frees), or NULL when out of memory. Keys are written in
-** sorted order by hand: frequency_penalty, max_tokens, messages, model, seed, temperature,
-** top_p; inside a message content before role. */
+** sorted order by hand: frequency_penalty, max_completion_tokens, max_tokens, messages, model,
+** reasoning_effort, response_format, seed, temperature, top_p; inside a message content before
+** role. response_format (canonical JSON, see internal.h) is sent only to a judge that declares
+** support for it. */
 char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
-                              const char *user, int rep)
+                              const char *user, int rep, const char *response_format)
 {
     const arb_sampling *s = &judge->sampling;
     const char *model = judge->model ? judge->model : "";
@@ -215,7 +229,7 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
     size_t model_len = strlen(model), user_len = strlen(user), system_len = system ? strlen(system) : 0;
     if (!arb__utf8_valid(model, model_len, NULL) || !arb__utf8_valid(user, user_len, NULL) ||
         (system && !arb__utf8_valid(system, system_len, NULL)))
-        return arb__judge_request_body_reference(judge, system, user, rep);
+        return arb__judge_request_body_reference(judge, system, user, rep, response_format);
     arb__buf b;
     arb__buf_init(&b, 0);
     /* One allocation in the common case: the texts plus room for escapes and parameters. */
@@ -225,6 +239,8 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
     if (isfinite(s->frequency_penalty))
         err |= arb__buf_puts(&b, "\"frequency_penalty\":") | put_json_real(&b, s->frequency_penalty) |
                arb__buf_puts(&b, ",");
+    if (s->max_completion_tokens > 0)
+        err |= arb__buf_printf(&b, "\"max_completion_tokens\":%d,", s->max_completion_tokens);
     if (s->max_tokens > 0) err |= arb__buf_printf(&b, "\"max_tokens\":%d,", s->max_tokens);
     err |= arb__buf_puts(&b, "\"messages\":[");
     if (system)
@@ -232,6 +248,12 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
                arb__buf_puts(&b, ",\"role\":\"system\"},");
     err |= arb__buf_puts(&b, "{\"content\":") | put_json_string(&b, user, user_len) |
            arb__buf_puts(&b, ",\"role\":\"user\"}],\"model\":") | put_json_string(&b, model, model_len);
+    if (s->reasoning_effort) /* one of a few ASCII words (judges_file.c checks) */
+        err |= arb__buf_puts(&b, ",\"reasoning_effort\":") |
+               put_json_string(&b, s->reasoning_effort, strlen(s->reasoning_effort));
+    if (response_format && judge->response_format)
+        err |= arb__buf_puts(&b, ",\"response_format\":{\"json_schema\":") |
+               arb__buf_puts(&b, response_format) | arb__buf_puts(&b, ",\"type\":\"json_schema\"}");
     if (s->has_seed) /* seed + rep, wrapping as the reference builder does */
         err |= arb__buf_printf(&b, ",\"seed\":%lld",
                                (long long)((unsigned long long)s->seed + (unsigned long long)rep));
@@ -366,11 +388,145 @@ static int join_parts(json_t *parts, char **text)
     return 0;
 }
 
+/* The first occurrence of tag (lower case ASCII) in text[0..n), ignoring ASCII case; NULL when
+** none. */
+static const char *find_tag(const char *text, size_t n, const char *tag)
+{
+    size_t k = strlen(tag);
+    for (size_t i = 0; i + k <= n; i++) {
+        if (text[i] != '<') continue;
+        size_t j = 1;
+        while (j < k && (text[i + j] | (text[i + j] >= 'A' && text[i + j] <= 'Z' ? 0x20 : 0)) == tag[j])
+            j++;
+        if (j == k) return text + i;
+    }
+    return NULL;
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Appends text[b, e) trimmed of white space to a thinking buffer, a blank line between parts. */
+static int add_thought(arb__buf *t, const char *text, size_t b, size_t e)
+{
+    while (b < e && is_space(text[b])) b++;
+    while (e > b && is_space(text[e - 1])) e--;
+    if (b == e) return 0;
+    if (t->len && arb__buf_puts(t, "\n\n")) return -1;
+    return arb__buf_append(t, text + b, e - b);
+}
+
+/* See internal.h. */
+int arb__judge_split_thinking(const char *text, char **answer, char **thinking)
+{
+    static const char open_tag[] = "<think>", close_tag[] = "</think>";
+    const size_t lo = sizeof open_tag - 1, lc = sizeof close_tag - 1;
+    size_t n = strlen(text);
+    arb__buf a, t;
+    arb__buf_init(&a, 0);
+    arb__buf_init(&t, 0);
+    *answer = *thinking = NULL;
+    int err = 0, found = 0;
+    size_t pos = 0;
+    /* A "</think>" before any "<think>": the opening tag was in the prompt. */
+    const char *first_open = find_tag(text, n, open_tag);
+    const char *first_close = find_tag(text, n, close_tag);
+    if (first_close && (!first_open || first_close < first_open)) {
+        err |= add_thought(&t, text, 0, (size_t)(first_close - text));
+        pos = (size_t)(first_close - text) + lc;
+        found = 1;
+    }
+    while (!err && pos < n) {
+        const char *o = find_tag(text + pos, n - pos, open_tag);
+        if (!o) {
+            err |= arb__buf_append(&a, text + pos, n - pos);
+            break;
+        }
+        size_t ob = (size_t)(o - text);
+        err |= arb__buf_append(&a, text + pos, ob - pos);
+        found = 1;
+        const char *c = find_tag(text + ob + lo, n - ob - lo, close_tag);
+        size_t ce = c ? (size_t)(c - text) : n; /* unclosed: the reply was cut while thinking */
+        err |= add_thought(&t, text, ob + lo, ce);
+        pos = c ? ce + lc : n;
+    }
+    if (!err && !found) { /* no thinking: the answer is the whole text */
+        arb__buf_free(&a);
+        arb__buf_free(&t);
+        *answer = arb__strndup(text, n);
+        return *answer ? 0 : -1;
+    }
+    if (!err) {
+        size_t b = 0, e = a.len; /* trim what the removed blocks left around the answer */
+        while (b < e && is_space(a.data[b])) b++;
+        while (e > b && is_space(a.data[e - 1])) e--;
+        *answer = arb__strndup(a.data ? a.data + b : "", e - b);
+        /* an empty block (<think></think>, as Qwen3 writes with thinking off) is no thinking */
+        if (t.len && !(*thinking = arb__strndup(t.data, t.len))) err = 1;
+        if (!*answer) err = 1;
+    }
+    arb__buf_free(&a);
+    arb__buf_free(&t);
+    if (err) {
+        free(*answer);
+        free(*thinking);
+        *answer = *thinking = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The thinking a message carries in a field of its own: reasoning_content (vLLM, DeepSeek) and
+** reasoning (OpenRouter, Ollama, ...), both when they differ, a blank line between. Returns 0,
+** or -1 when out of memory; *out NULL when there is none. */
+static int message_reasoning(json_t *msg, char **out)
+{
+    static const char *const fields[] = {"reasoning_content", "reasoning"};
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    const char *first = NULL;
+    *out = NULL;
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        json_t *v = json_object_get(msg, fields[i]);
+        if (!json_is_string(v) || !json_string_length(v)) continue;
+        if (first && !strcmp(first, json_string_value(v))) continue;
+        if ((b.len && arb__buf_puts(&b, "\n\n")) || append_text(&b, v)) {
+            arb__buf_free(&b);
+            return -1;
+        }
+        first = json_string_value(v);
+    }
+    if (b.len && !(*out = arb__buf_steal(&b))) return -1;
+    arb__buf_free(&b);
+    return 0;
+}
+
+/* Moves the thinking of r->content (<think> blocks) to r->reasoning, after the thinking of the
+** message's own fields. Returns 0 or -1 when out of memory. */
+static int take_thinking(arb__judge_reply *r)
+{
+    char *answer = NULL, *thinking = NULL;
+    if (arb__judge_split_thinking(r->content, &answer, &thinking)) return -1;
+    free(r->content);
+    r->content = answer;
+    if (!thinking) return 0;
+    if (!r->reasoning) {
+        r->reasoning = thinking;
+        return 0;
+    }
+    char *both = arb__sprintf("%s\n\n%s", r->reasoning, thinking);
+    free(thinking);
+    if (!both) return -1;
+    free(r->reasoning);
+    r->reasoning = both;
+    return 0;
+}
+
 /* Fills out from a reply body (see internal.h). Returns 0, or -1 when out of memory (out is
 ** then cleared). */
 int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
 {
     out->content = NULL;
+    out->reasoning = NULL;
     out->error = NULL;
     out->prompt_tokens = -1;
     out->completion_tokens = -1;
@@ -423,6 +579,10 @@ int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
         out->error = arb__strdup("reply has no message in choices[0]");
         goto done;
     }
+    if (message_reasoning(msg, &out->reasoning)) {
+        rc = -1;
+        goto done;
+    }
     json_t *content = json_object_get(msg, "content");
     if (json_is_string(content)) {
         arb__buf b;
@@ -432,6 +592,10 @@ int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
     } else if (json_is_array(content)) {
         if (join_parts(content, &out->content)) rc = -1;
         else if (!out->content) out->error = arb__strdup("reply content has no text parts");
+    } else if (out->reasoning && (!content || json_is_null(content))) {
+        /* A reasoning model cut (or stopped) while thinking: a reply with no answer, so verdict
+        ** E, and its thinking is kept; sending it again would cut it again. */
+        if (!(out->content = arb__strdup(""))) rc = -1;
     } else {
         const char *finish = json_string_value(json_object_get(choice, "finish_reason"));
         const char *refusal = json_string_value(json_object_get(msg, "refusal"));
@@ -444,6 +608,7 @@ int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
             out->error = arb__sprintf("reply content is %s",
                                       content ? json_kind(content) : "missing");
     }
+    if (rc == 0 && out->content && take_thinking(out)) rc = -1;
 done:
     json_decref(root);
     if (rc == 0 && !out->content && !out->error) rc = -1; /* an error string failed to allocate */
@@ -456,9 +621,9 @@ void arb__judge_reply_free(arb__judge_reply *r)
 {
     if (!r) return;
     free(r->content);
+    free(r->reasoning);
     free(r->error);
-    r->content = NULL;
-    r->error = NULL;
+    r->content = r->reasoning = r->error = NULL;
     r->prompt_tokens = -1;
     r->completion_tokens = -1;
     r->reasoning_tokens = -1;
@@ -657,7 +822,13 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
               (!isnan(sp->frequency_penalty) &&
                arb__json_set(jo, "frequency_penalty", json_real(sp->frequency_penalty))) ||
               (sp->has_seed && arb__json_set(jo, "seed", json_integer(sp->seed))) ||
-              (jc->price.known && arb__json_set(jo, "price", arb__json_price(&jc->price)));
+              (jc->price.known && arb__json_set(jo, "price", arb__json_price(&jc->price))) ||
+
+              (sp->max_completion_tokens > 0 &&
+               arb__json_set(jo, "max_completion_tokens", json_integer(sp->max_completion_tokens))) ||
+              (sp->reasoning_effort &&
+               arb__json_set(jo, "reasoning_effort", json_string(sp->reasoning_effort))) ||
+              (jc->response_format && arb__json_set(jo, "response_format", json_true()));
     if (bad) {
         json_decref(jo);
         return NULL;

@@ -12,11 +12,17 @@
 **       top_p: 0.1                  #   temperature, top_p, max_tokens, frequency_penalty,
 **       max_tokens: 1024            #   seed; null = not sent
 **       family: gpt                 # optional: the judge's family (METHODS §5)
+**       reasoning_effort: medium    # optional, reasoning models: none|minimal|low|medium|high|
+**       max_completion_tokens: 4096 #   xhigh, and the bound of visible + reasoning tokens
+**       response_format: true       # optional: the endpoint accepts a JSON schema (default false)
 **   families:                       # optional: contestant model name -> family, how
 **     gpt4: gpt                     #   arbiter's own runs know contestant families
 **
 ** A judging command stores the families (table families, source = the file's path) when it
 ** stores its judges: each config read here points back at the file (judges_file).
+** A judge with reasoning_effort or max_completion_tokens is a reasoning model: the sampling
+** defaults that such models refuse (OpenAI's answer 400 to temperature, top_p,
+** frequency_penalty and max_tokens) are then not sent unless the file gives them.
 **       price: {input_per_mtok: 2.5, output_per_mtok: 10, cached_input_per_mtok: 1.25}
 **                                   # optional, USD per million tokens (cached optional: cached
 **                                   # prompt tokens at the input price without it); null or
@@ -56,13 +62,16 @@ typedef struct loader {
 
 /* The fields of a judge, in the order the messages list them. */
 enum { F_NAME, F_URL, F_MODEL, F_API_KEY_ENV, F_CONTESTANT, F_TEMPERATURE, F_TOP_P,
-       F_MAX_TOKENS, F_FREQUENCY_PENALTY, F_SEED, F_FAMILY, F_PRICE, F__COUNT };
+       F_MAX_TOKENS, F_FREQUENCY_PENALTY, F_SEED, F_FAMILY, F_PRICE, F_REASONING_EFFORT,
+       F_MAX_COMPLETION_TOKENS, F_RESPONSE_FORMAT, F__COUNT };
 static const char *const field_names[F__COUNT] = {
     "name", "url", "model", "api_key_env", "contestant", "temperature", "top_p",
-    "max_tokens", "frequency_penalty", "seed", "family", "price",
+    "max_tokens", "frequency_penalty", "seed", "family", "price", "reasoning_effort",
+    "max_completion_tokens", "response_format",
 };
 #define FIELD_LIST "name, url, model, api_key_env, contestant, temperature, top_p, " \
-                   "max_tokens, frequency_penalty, seed, family, price"
+                   "max_tokens, frequency_penalty, seed, family, price, reasoning_effort, " \
+                   "max_completion_tokens, response_format"
 
 /* ---- messages ------------------------------------------------------------------------------ */
 
@@ -335,6 +344,40 @@ static arb_status read_price(loader *L, size_t judge_no, const yaml_node_t *v, a
     return ARB_OK;
 }
 
+/* reasoning_effort: one of OpenAI's words (null: not sent); *out points to static text. */
+static arb_status read_effort(loader *L, size_t judge_no, const yaml_node_t *v, const char **out)
+{
+    static const char *const efforts[] = {"none", "minimal", "low", "medium", "high", "xhigh",
+                                          NULL};
+    char got[160];
+    if (v->type == YAML_SCALAR_NODE && classify(v) == K_NULL) {
+        *out = NULL;
+        return ARB_OK;
+    }
+    if (v->type == YAML_SCALAR_NODE && classify(v) == K_STRING)
+        for (size_t i = 0; efforts[i]; i++)
+            if (!strcmp(scalar_text(v), efforts[i])) {
+                *out = efforts[i];
+                return ARB_OK;
+            }
+    describe(got, sizeof got, v, 1);
+    return fail_at(L, v, judge_no, field_names[F_REASONING_EFFORT],
+                   "expected low, medium or high (also none, minimal, xhigh; null: not sent), "
+                   "got %s", got);
+}
+
+/* A boolean field: true or false. */
+static arb_status read_bool(loader *L, size_t judge_no, int f, const yaml_node_t *v, int *out)
+{
+    char got[160];
+    if (v->type != YAML_SCALAR_NODE || classify(v) != K_BOOL) {
+        describe(got, sizeof got, v, 1);
+        return fail_at(L, v, judge_no, field_names[f], "expected true or false, got %s", got);
+    }
+    *out = scalar_text(v)[0] == 't' || scalar_text(v)[0] == 'T';
+    return ARB_OK;
+}
+
 /* Nonzero when s is a plausible environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
 static int env_name_ok(const char *s)
 {
@@ -462,6 +505,26 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
     }
     if (jf.value[F_PRICE] && (st = read_price(L, judge_no, jf.value[F_PRICE], &cfg->price)))
         goto fail;
+    if (jf.value[F_MAX_COMPLETION_TOKENS]) {
+        if ((st = read_number(L, judge_no, F_MAX_COMPLETION_TOKENS,
+                              jf.value[F_MAX_COMPLETION_TOKENS], 1, 10000000, 1, &x)))
+            goto fail;
+        sp.max_completion_tokens = isnan(x) ? 0 : (int)x;
+    }
+    if (jf.value[F_REASONING_EFFORT] &&
+        (st = read_effort(L, judge_no, jf.value[F_REASONING_EFFORT], &sp.reasoning_effort)))
+        goto fail;
+    if (jf.value[F_RESPONSE_FORMAT] &&
+        (st = read_bool(L, judge_no, F_RESPONSE_FORMAT, jf.value[F_RESPONSE_FORMAT],
+                        &cfg->response_format)))
+        goto fail;
+    if (sp.reasoning_effort || sp.max_completion_tokens > 0) {
+        /* A reasoning model: the defaults it would refuse are not sent (given ones are). */
+        if (!jf.value[F_TEMPERATURE]) sp.temperature = NAN;
+        if (!jf.value[F_TOP_P]) sp.top_p = NAN;
+        if (!jf.value[F_FREQUENCY_PENALTY]) sp.frequency_penalty = NAN;
+        if (!jf.value[F_MAX_TOKENS]) sp.max_tokens = 0;
+    }
     cfg->name = name;
     cfg->base_url = url;
     cfg->model = model;

@@ -2,7 +2,8 @@
 ** prompt.c -- prompt templates (METHODS §2.3): loading, checking and rendering.
 **
 ** A template is UTF-8 text. Lines starting with "#!" at the very top are settings
-** ("#! key: value"; known keys: description, verdict_json_field). The rest is the body: a line
+** ("#! key: value"; known keys: description, verdict_json_field, response_format). The rest is
+** the body: a line
 ** "=== system ===" starts the system message and "=== user ===" the user message; without such
 ** lines the whole body is the user message. Blank lines at the start of a section and white
 ** space at its end are dropped. {name} is a placeholder; "{{" and "}}" are literal braces.
@@ -128,6 +129,8 @@ struct arb_template {
     char *name;
     char *description;
     char *json_field;
+    char *response_format; /* the json_schema object, canonical JSON (ARB__JUDGE_DUMP_FLAGS) */
+    size_t response_format_line;
     char *pool; /* literal text of both sections */
     section system, user;
     unsigned uses; /* bit i set when placeholder i occurs */
@@ -326,6 +329,85 @@ static int parse_section(parser *p, arb_template *t, section *s, const char *tex
     return 0;
 }
 
+/* "#! response_format: {...}": the json_schema object of OpenAI's structured output, on one
+** line: "name" (1 to 64 of A-Z a-z 0-9 _ -), "schema" (an object), and optionally "strict"
+** (boolean) and "description" (string). Kept as canonical JSON, so the request body (and the
+** call key) is a function of the schema, not of how the line was spaced. */
+static int parse_response_format(parser *p, arb_template *t, const char *v, size_t n,
+                                 size_t line_no)
+{
+    static const char expected[] = "expected a JSON object {\"name\": ..., \"schema\": {...}} "
+                                   "(optional \"strict\", \"description\") on one line";
+    json_error_t jerr;
+    json_t *o = json_loadb(v, n, JSON_REJECT_DUPLICATES, &jerr);
+    int rc = -1;
+    if (!json_is_object(o)) {
+        perr(p, line_no, "setting \"response_format\": %s%s%s", expected,
+             o ? "" : "; JSON: ", o ? "" : jerr.text);
+        goto done;
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(o, key, val) {
+        if (strcmp(key, "name") && strcmp(key, "schema") && strcmp(key, "strict") &&
+            strcmp(key, "description")) {
+            perr(p, line_no, "setting \"response_format\": unknown key \"%.64s\"; %s", key,
+                 expected);
+            goto done;
+        }
+    }
+    const char *name = json_string_value(json_object_get(o, "name"));
+    size_t name_len = name ? strlen(name) : 0;
+    if (!name || !name_len || name_len > 64 ||
+        name[strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")]) {
+        perr(p, line_no, "setting \"response_format\": \"name\" must be 1 to 64 letters, "
+                         "digits, '_' or '-'");
+        goto done;
+    }
+    if (!json_is_object(json_object_get(o, "schema"))) {
+        perr(p, line_no, "setting \"response_format\": \"schema\" must be a JSON object "
+                         "(a JSON Schema)");
+        goto done;
+    }
+    json_t *strict = json_object_get(o, "strict");
+    json_t *description = json_object_get(o, "description");
+    if ((strict && !json_is_boolean(strict)) || (description && !json_is_string(description))) {
+        perr(p, line_no, "setting \"response_format\": \"strict\" must be true or false and "
+                         "\"description\" a string");
+        goto done;
+    }
+    if (!(t->response_format = json_dumps(o, ARB__JUDGE_DUMP_FLAGS))) {
+        p->nomem = 1;
+        goto done;
+    }
+    rc = 0;
+done:
+    json_decref(o);
+    return rc;
+}
+
+/* A template that asks for a JSON schema and judges a pair must say where the verdict is, and
+** the schema, when it lists properties, must have that field. Returns 0 or -1 (p->err). */
+static int check_response_format(parser *p, const arb_template *t)
+{
+    if (!t->response_format) return 0;
+    int pairwise = (t->uses >> PH_ANSWER1 & 1u) || (t->uses >> PH_ANSWER2 & 1u);
+    if (pairwise && !t->json_field)
+        return perr(p, t->response_format_line,
+                    "setting \"response_format\" needs \"#! verdict_json_field: NAME\" in a "
+                    "template that judges a pair: the verdict is read from that JSON field");
+    if (!t->json_field) return 0;
+    json_t *o = json_loads(t->response_format, 0, NULL);
+    json_t *props = json_object_get(json_object_get(o, "schema"), "properties");
+    int missing = json_is_object(props) && !json_object_get(props, t->json_field);
+    json_decref(o);
+    if (missing)
+        return perr(p, t->response_format_line,
+                    "setting \"response_format\": the schema's properties have no \"%s\" "
+                    "(the verdict_json_field)", t->json_field);
+    return 0;
+}
+
 static int parse_setting(parser *p, arb_template *t, const char *s, size_t n, size_t line_no)
 {
     size_t i = 2; /* after "#!" */
@@ -347,9 +429,15 @@ static int parse_setting(parser *p, arb_template *t, const char *s, size_t n, si
     } else if (ke - kb == 18 && memcmp(s + kb, "verdict_json_field", 18) == 0) {
         slot = &t->json_field;
         if (ve == i) return perr(p, line_no, "setting \"verdict_json_field\" needs a value");
+    } else if (ke - kb == 15 && memcmp(s + kb, "response_format", 15) == 0) {
+        if (t->response_format)
+            return perr(p, line_no, "setting \"response_format\" given twice");
+        t->response_format_line = line_no;
+        return parse_response_format(p, t, s + i, ve - i, line_no);
     } else {
         return perr(p, line_no,
-                    "unknown setting \"%.*s\" (known: description, verdict_json_field)",
+                    "unknown setting \"%.*s\" (known: description, verdict_json_field, "
+                    "response_format)",
                     (int)(ke - kb), s + kb);
     }
     if (*slot)
@@ -442,6 +530,7 @@ static int parse_template(parser *p, arb_template *t, const char *text, size_t l
         perr(p, n_lines ? lines[n_lines - 1].no : 1, "the template has no user message");
         goto done;
     }
+    if (check_response_format(p, t)) goto done;
     rc = 0;
 done:
     free(lines);
@@ -456,6 +545,7 @@ void arb_template_destroy(arb_template *tpl)
     free(tpl->name);
     free(tpl->description);
     free(tpl->json_field);
+    free(tpl->response_format);
     free(tpl->pool);
     free(tpl->system.parts);
     free(tpl->user.parts);
@@ -555,6 +645,12 @@ int arb_template_uses(const arb_template *tpl, const char *placeholder)
 const char *arb_template_json_field(const arb_template *tpl)
 {
     return tpl ? tpl->json_field : NULL;
+}
+
+/* Returns the "#! response_format" setting as canonical JSON (owned by tpl), or NULL. */
+const char *arb_template_response_format(const arb_template *tpl)
+{
+    return tpl ? tpl->response_format : NULL;
 }
 
 /* ---- rendering --------------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /*
 ** sbs.c -- the side-by-side protocol (METHODS §2.2): candidate vs baseline on every item,
-** judged in both orders (run 0 candidate first, run 1 baseline first) and repeated reps times.
+** judged in both orders (run 0 candidate first, run 1 baseline first) and repeated reps times,
+** by one judge or by each of several (every judge judges everything).
 **
 ** Everything the run needs is checked before the first request: both models answered every
 ** item, the template renders for every item (a template using {reference} needs a reference
@@ -31,34 +32,41 @@ typedef struct sbs_run {
     arb_store *store;
     const arb_dataset *ds;
     const arb_sbs_params *params;
-    arb_judge_config judge; /* params->judge with the name filled in */
+    arb_judge_config *judges; /* params->judges, or params->judge, with names filled in (owned
+                                 array, strings borrowed) */
+    size_t n_judges;
     arb_template *tpl;
     const arb_item **items;
     size_t n_items;
     size_t invalid;
 } sbs_run;
 
-/* Node layout: ((item * reps) + rep) * 2 + order. */
-static void node_coords(const sbs_run *r, size_t node, size_t *item, int *rep, int *order)
+/* Node layout: (((item * reps) + rep) * n_judges + judge) * 2 + order: the judges of one
+** item go out together, so several endpoints share the load from the start. */
+static void node_coords(const sbs_run *r, size_t node, size_t *item, int *rep, size_t *judge,
+                        int *order)
 {
     *order = (int)(node % 2);
-    *rep = (int)((node / 2) % (size_t)r->params->reps);
-    *item = node / 2 / (size_t)r->params->reps;
+    node /= 2;
+    *judge = node % r->n_judges;
+    node /= r->n_judges;
+    *rep = (int)(node % (size_t)r->params->reps);
+    *item = node / (size_t)r->params->reps;
 }
 
 static int build_call(void *ud, size_t node, const arb__call_outcome *const *deps,
                       size_t n_deps, arb__exec_request *req)
 {
     sbs_run *r = ud;
-    size_t item_index;
+    size_t item_index, judge;
     int rep, order;
-    node_coords(r, node, &item_index, &rep, &order);
+    node_coords(r, node, &item_index, &rep, &judge, &order);
     const arb_item *item = r->items[item_index];
     const char *first = order == 0 ? r->params->candidate : r->params->baseline;
     const char *second = order == 0 ? r->params->baseline : r->params->candidate;
     arb_prompt_vars vars = {.options = r->params->options};
     if (arb__sbs_render(r->store, r->ds, item, first, second, r->tpl, vars, req)) return -1;
-    req->judge = &r->judge;
+    req->judge = &r->judges[judge];
     req->rep = rep;
     return 0;
 }
@@ -68,9 +76,9 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
 static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
 {
     sbs_run *r = ud;
-    size_t item_index;
+    size_t item_index, judge;
     int rep, order;
-    node_coords(r, node, &item_index, &rep, &order);
+    node_coords(r, node, &item_index, &rep, &judge, &order);
     char verdict = 'E';
     if (out->ok && out->content)
         verdict = arb_verdict_extract(out->content, strlen(out->content), r->params->options,
@@ -78,7 +86,7 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
     if (out->ok && verdict == 'E') r->invalid++;
     arb__pairwise_row row = {
         .protocol = "sbs",
-        .judge_name = r->judge.name,
+        .judge_name = r->judges[judge].name,
         .item_id = r->items[item_index]->id,
         .candidate = r->params->candidate,
         .baseline = r->params->baseline,
@@ -126,6 +134,7 @@ int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, c
                         arb_template_name(tpl), item->id, arb_strerror(st));
         return -1;
     }
+    req->response_format = arb_template_response_format(tpl);
     return 0;
 }
 
@@ -230,15 +239,15 @@ static arb_status validate(sbs_run *r)
     arb_status st =
         arb__sbs_check_params(s, p->candidate, p->baseline, p->options, p->reps, p->client.jobs);
     if (st) return st;
-    if (!p->judge.model || !*p->judge.model)
+    if (!p->n_judges && (!p->judge.model || !*p->judge.model))
         return arb__store_fail(s, ARB_INVALID, "no judge model given");
-    if (!p->dry_run && (!p->judge.base_url || !*p->judge.base_url))
+    if (!p->n_judges && !p->dry_run && (!p->judge.base_url || !*p->judge.base_url))
         return arb__store_fail(s, ARB_INVALID, "no judge URL given");
     st = arb__sbs_check_single_judge(s, r->tpl);
     if (st) return st;
     st = arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, &r->tpl, 1, &r->items,
                                 &r->n_items);
-    return st ? st : arb__judge_check(s, &p->judge, p->dry_run);
+    return st ? st : arb__judge_check_list(s, r->judges, r->n_judges, p->dry_run);
 }
 
 /* The run's stats count the replies without a valid verdict, which only call_done sees. */
@@ -250,27 +259,44 @@ static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_s
 }
 
 /* The run's parameters as JSON for the runs table: everything that shapes the judgments and
-** nothing secret (the key's variable name is recorded, never its value). */
+** nothing secret (the key's variable name is recorded, never its value). One judge keeps the
+** flat keys of earlier versions (judge, judge_model, judge_url, sampling); several are listed
+** under "judges" as a tournament lists them. */
 static char *params_json(const sbs_run *r)
 {
     const arb_sbs_params *p = r->params;
-    const arb_sampling *sp = &p->judge.sampling;
+    const arb_judge_config *jc = &r->judges[0];
+    const arb_sampling *sp = &jc->sampling;
     json_t *o = json_object();
     json_object_set_new(o, "candidate", json_string(p->candidate));
     json_object_set_new(o, "baseline", json_string(p->baseline));
     json_object_set_new(o, "template", json_string(arb_template_name(r->tpl)));
     json_object_set_new(o, "options", json_integer(p->options));
     json_object_set_new(o, "reps", json_integer(p->reps));
-    json_object_set_new(o, "judge", json_string(r->judge.name));
-    json_object_set_new(o, "judge_model", json_string(p->judge.model));
-    json_object_set_new(o, "judge_url", json_string(p->judge.base_url));
-    if (p->judge.api_key_env) json_object_set_new(o, "api_key_env", json_string(p->judge.api_key_env));
-    if (sp->max_tokens > 0) json_object_set_new(o, "max_tokens", json_integer(sp->max_tokens));
-    if (!isnan(sp->temperature)) json_object_set_new(o, "temperature", json_real(sp->temperature));
-    if (!isnan(sp->top_p)) json_object_set_new(o, "top_p", json_real(sp->top_p));
-    if (!isnan(sp->frequency_penalty))
-        json_object_set_new(o, "frequency_penalty", json_real(sp->frequency_penalty));
-    if (sp->has_seed) json_object_set_new(o, "seed", json_integer(sp->seed));
+    if (r->n_judges > 1) {
+        json_t *list = json_array();
+        for (size_t j = 0; j < r->n_judges; j++)
+            json_array_append_new(list, arb__judge_params_json(&r->judges[j], NULL));
+        json_object_set_new(o, "judges", list);
+    } else {
+        json_object_set_new(o, "judge", json_string(jc->name));
+        json_object_set_new(o, "judge_model", json_string(jc->model));
+        json_object_set_new(o, "judge_url", json_string(jc->base_url));
+        if (jc->api_key_env) json_object_set_new(o, "api_key_env", json_string(jc->api_key_env));
+        if (sp->max_tokens > 0) json_object_set_new(o, "max_tokens", json_integer(sp->max_tokens));
+        if (!isnan(sp->temperature))
+            json_object_set_new(o, "temperature", json_real(sp->temperature));
+        if (!isnan(sp->top_p)) json_object_set_new(o, "top_p", json_real(sp->top_p));
+        if (!isnan(sp->frequency_penalty))
+            json_object_set_new(o, "frequency_penalty", json_real(sp->frequency_penalty));
+        if (sp->has_seed) json_object_set_new(o, "seed", json_integer(sp->seed));
+        if (sp->max_completion_tokens > 0)
+            json_object_set_new(o, "max_completion_tokens",
+                                json_integer(sp->max_completion_tokens));
+        if (sp->reasoning_effort)
+            json_object_set_new(o, "reasoning_effort", json_string(sp->reasoning_effort));
+        if (jc->response_format) json_object_set_new(o, "response_format", json_true());
+    }
     json_object_set_new(o, "n_items", json_integer((json_int_t)r->n_items));
     char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
@@ -286,8 +312,14 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
     if (!store) return ARB_INVALID;
     if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
 
-    sbs_run r = {.store = store, .ds = ds, .params = params, .judge = params->judge};
-    if (!r.judge.name || !*r.judge.name) r.judge.name = params->judge.model;
+    sbs_run r = {.store = store, .ds = ds, .params = params};
+    r.n_judges = params->n_judges ? params->n_judges : 1;
+    r.judges = calloc(r.n_judges, sizeof *r.judges);
+    if (!r.judges) return arb__store_fail(store, ARB_NOMEM, "out of memory");
+    for (size_t j = 0; j < r.n_judges; j++) {
+        r.judges[j] = params->n_judges ? params->judges[j] : params->judge;
+        if (!r.judges[j].name || !*r.judges[j].name) r.judges[j].name = r.judges[j].model;
+    }
     char *pjson = NULL;
     char *tpl_err = NULL;
     arb_status st = arb_template_load(params->template_name ? params->template_name : "II-reason",
@@ -297,19 +329,23 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
         goto done;
     }
     if ((st = validate(&r))) goto done;
-    if (params->dry_run && (st = arb__store_check_judge(store, &r.judge))) goto done;
+    for (size_t j = 0; params->dry_run && j < r.n_judges; j++)
+        if ((st = arb__store_check_judge(store, &r.judges[j]))) goto done;
 
     if (!params->dry_run) {
         if ((st = arb__store_put_dataset(store, ds))) goto done;
-        if ((st = arb__store_put_judge(store, &r.judge))) goto done;
+        for (size_t j = 0; j < r.n_judges; j++)
+            if ((st = arb__store_put_judge(store, &r.judges[j]))) goto done;
         pjson = params_json(&r);
     }
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress};
-    st = arb__exec_protocol(store, "sbs", pjson, &ep, r.n_items * (size_t)params->reps * 2,
-                            NULL, build_call, call_done, count_invalid, &r, stats);
+    st = arb__exec_protocol(store, "sbs", pjson, &ep,
+                            r.n_items * (size_t)params->reps * r.n_judges * 2, NULL, build_call,
+                            call_done, count_invalid, &r, stats);
 done:
     arb_template_destroy(r.tpl);
+    free(r.judges);
     free(r.items);
     free(pjson);
     free(tpl_err);

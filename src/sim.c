@@ -174,6 +174,28 @@
 **      means of the candidates' rounded scores, candidate_1 is preferred iff m1 − m2 + β + η
 **      > 0 (β = bias in score points: β > 0 favours the first shown). The reasons sentence
 **      names the preferred candidate and both means.
+**   Reasoning models (issue 16): the judge-spec key think=MODE makes a judge answer like one,
+**   with thinking that holds a MISLEADING verdict, so that tests can check no verdict is ever
+**   read from thinking. The reply R is drawn exactly as above (think changes no draw), then the
+**   thinking T is the sentence "Simulated thinking (a simulator, not a language model): a first
+**   impression, before checking: [[W]]." with W = B when R's verdict (read as arbiter reads a
+**   4-option reply) is A, else A; when R holds "<answer>v</answer>" (pointwise) T adds
+**   "<answer>v'</answer>" with v' the other yes/no value or the grade v mod 5 + 1; T ends "The
+**   answer below is the one that counts.". MODE: reasoning_content (T in message
+**   .reasoning_content, content R), reasoning (T in message.reasoning), tag (content
+**   "<think>\nT\n</think>\n\nR"), open ("T\n</think>\n\nR": the opening tag was in the
+**   chat template), cut ("<think>\nT", no answer, finish_reason "length"), none (default).
+**   With any MODE but none, usage counts T's tokens in completion_tokens and in
+**   completion_tokens_details.reasoning_tokens, and the system message's as
+**   prompt_tokens_details.cached_tokens (the prefix a provider caches).
+**   Structured output: a "response_format" must be an object with "type" text, json_object or
+**   json_schema, the last with "json_schema": {"name": string, "schema": object} (else 400).
+**   With json_schema the reply R (drawn as above: no draw sees the schema) is rewritten as one
+**   line of JSON
+**   holding the properties of the schema, in its order: a property with an "enum" gets R's
+**   verdict letter (read as for think=) when the enum lists it (else it is left out: no valid
+**   verdict), a property of type "string" gets R without its last line (the judgment
+**   sentence); other properties are left out. think= then wraps this JSON as it wraps R.
 **   Random stream: splitmix64 seeded with xxh3-64, keyed by the server seed, of the model, the
 **   role, name and content of every message, the request's "seed" and its "temperature". When
 **   temperature > 0 and no "seed" is given, the number of times this exact request was seen
@@ -559,6 +581,24 @@ static int persona_slot(arb_sim_judge *j, const char *spec, const char *key, siz
 
 /* Parses "model:key=value,...". On ARB_INVALID *errmsg (if not NULL) gets a message the
 ** caller frees with arb_free; *out is only written on success. */
+/* The names of think= (arb_sim_think order). */
+static const char *const think_names[] = {"none", "reasoning_content", "reasoning", "tag",
+                                          "open", "cut"};
+
+/* Reads the value of think= (n bytes at v). Returns 0, or -1 with *errmsg set. */
+static int think_mode(const char *spec, const char *v, size_t n, arb_sim_think *out,
+                      char **errmsg)
+{
+    for (size_t k = 0; k < sizeof think_names / sizeof *think_names; k++)
+        if (strlen(think_names[k]) == n && !memcmp(think_names[k], v, n)) {
+            *out = (arb_sim_think)k;
+            return 0;
+        }
+    arb__set_err(errmsg, "judge spec \"%s\": think must be none, reasoning_content, reasoning, "
+                         "tag, open or cut, got \"%.*s\"", spec, (int)n, v);
+    return -1;
+}
+
 arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg)
 {
     if (errmsg) *errmsg = NULL;
@@ -592,6 +632,15 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
             return ARB_INVALID;
         }
         size_t key_len = (size_t)(eq - p);
+        if (key_len == 5 && !memcmp(p, "think", 5)) {
+            if (think_mode(spec, eq + 1, item_len - 6, &j.think, errmsg)) return ARB_INVALID;
+            p += item_len;
+            if (*p == ',' && !*++p) {
+                arb__set_err(errmsg, "judge spec \"%s\": empty setting after the last ','", spec);
+                return ARB_INVALID;
+            }
+            continue;
+        }
         double *slot = NULL;
         static const char *const keys[] = {"skill",   "bias",    "tie",        "bothbad",
                                            "invalid", "latency", "conformity", "noise",
@@ -612,7 +661,7 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
             arb__set_err(errmsg,
                     "judge spec \"%s\": unknown key \"%.*s\" (known: skill, bias, tie, bothbad, "
                     "invalid, latency, conformity, noise, noise.<lang>, strict, strict.<lang>, "
-                    "persona.<identity>, persona_sd)",
+                    "persona.<identity>, persona_sd, think)",
                     spec, (int)key_len, p);
             return ARB_INVALID;
         }
@@ -898,22 +947,57 @@ static enum MHD_Result send_models(arb_sim_server *srv, struct MHD_Connection *c
     return send_json(srv, conn, 200, root, NULL);
 }
 
+/* What a reply holds besides its content: the thinking of a reasoning model. */
+typedef struct sim_thinking {
+    arb_sim_think mode;
+    const char *text;        /* the thinking (NULL: none) */
+    size_t cached_chars;     /* code points of the system message: the prefix a provider caches */
+} sim_thinking;
+
 static enum MHD_Result send_completion(arb_sim_server *srv, struct MHD_Connection *conn,
                                        unsigned long long arrival, const char *model,
-                                       const char *content, size_t prompt_chars)
+                                       const char *content, size_t prompt_chars,
+                                       const sim_thinking *th)
 {
     char id[48];
     snprintf(id, sizeof id, "chatcmpl-sim-%llx-%llx", srv->seed, arrival);
     json_int_t prompt = (json_int_t)tokens_estimate(prompt_chars);
     json_int_t completion =
         (json_int_t)tokens_estimate(arb__utf8_codepoints(content, strlen(content)));
+    json_int_t thinking = th && th->text ? (json_int_t)tokens_estimate(
+                                               arb__utf8_codepoints(th->text, strlen(th->text)))
+                                         : 0;
+    /* thinking in a field of its own is not in content's count; in content it already is */
+    json_int_t in_field = th && (th->mode == ARB_SIM_THINK_REASONING_CONTENT ||
+                                 th->mode == ARB_SIM_THINK_REASONING) ? thinking : 0;
     json_t *root = json_pack(
         "{s:s, s:s, s:I, s:s, s:s, s:[{s:i, s:{s:s, s:s}, s:n, s:s}], s:{s:I, s:I, s:I}}",
         "id", id, "object", "chat.completion", "created", (json_int_t)time(NULL), "model", model,
         "system_fingerprint", SIM_FINGERPRINT, "choices", "index", 0, "message", "role",
-        "assistant", "content", content, "logprobs", "finish_reason", "stop", "usage",
-        "prompt_tokens", prompt, "completion_tokens", completion, "total_tokens",
-        prompt + completion);
+        "assistant", "content", content, "logprobs", "finish_reason",
+        th && th->mode == ARB_SIM_THINK_CUT ? "length" : "stop", "usage", "prompt_tokens",
+        prompt, "completion_tokens", completion + in_field, "total_tokens",
+        prompt + completion + in_field);
+    if (root && th && th->text) {
+        /* Usage as OpenAI reports a reasoning model's: thinking counted in completion_tokens
+        ** and again in its details; the system message as the cached prompt prefix. */
+        json_t *usage = json_object_get(root, "usage");
+        json_t *msg = json_object_get(json_array_get(json_object_get(root, "choices"), 0),
+                                      "message");
+        int bad = json_object_set_new(usage, "completion_tokens_details",
+                                      json_pack("{s:I}", "reasoning_tokens", thinking)) ||
+                  json_object_set_new(usage, "prompt_tokens_details",
+                                      json_pack("{s:I}", "cached_tokens",
+                                                (json_int_t)tokens_estimate(th->cached_chars)));
+        if (!bad && th->mode == ARB_SIM_THINK_REASONING_CONTENT)
+            bad = json_object_set_new(msg, "reasoning_content", json_string(th->text));
+        if (!bad && th->mode == ARB_SIM_THINK_REASONING)
+            bad = json_object_set_new(msg, "reasoning", json_string(th->text));
+        if (bad) {
+            json_decref(root);
+            root = NULL;
+        }
+    }
     if (root && srv->cached_share > 0) {
         json_t *details = json_pack("{s:I}", "cached_tokens",
                                     (json_int_t)floor((double)prompt * srv->cached_share));
@@ -1653,6 +1737,101 @@ static void sleep_ms(double ms)
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
 }
 
+/* Structured output (see the header): rewrites the reply in *content as the JSON object the
+** schema asks for. Returns 0, or -1 when out of memory. */
+static int structured_reply(arb__buf *content, json_t *schema)
+{
+    const char *text = content->data ? content->data : "";
+    char v = arb_verdict_extract(text, content->len, 4, NULL);
+    const char *nl = strrchr(text, '\n');
+    json_t *sentence = json_stringn(text, nl ? (size_t)(nl - text) : content->len);
+    json_t *out = json_object();
+    const char *name;
+    json_t *prop;
+    int bad = !sentence || !out;
+    json_object_foreach(json_object_get(schema, "properties"), name, prop) {
+        if (bad) break;
+        json_t *choices = json_object_get(prop, "enum");
+        if (json_is_array(choices)) {
+            size_t i;
+            json_t *c;
+            json_array_foreach(choices, i, c) {
+                const char *cs = json_string_value(c);
+                if (cs && cs[0] == v && !cs[1]) {
+                    bad = json_object_set(out, name, c) != 0;
+                    break;
+                }
+            }
+        } else if (!strcmp(json_string_value(json_object_get(prop, "type")) ?
+                               json_string_value(json_object_get(prop, "type")) : "", "string")) {
+            bad = json_object_set(out, name, sentence) != 0;
+        }
+    }
+    char *dumped = bad ? NULL : json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(out);
+    json_decref(sentence);
+    if (!dumped) return -1;
+    arb__buf_free(content);
+    arb__buf_init(content, 0);
+    int rc = arb__buf_puts(content, dumped);
+    free(dumped);
+    return rc ? -1 : 0;
+}
+
+/* Code points of the contents of the request's system messages. */
+static size_t system_chars(json_t *messages)
+{
+    size_t i, n = 0;
+    json_t *msg;
+    json_array_foreach(messages, i, msg) {
+        json_t *c = json_object_get(msg, "content");
+        if (json_is_string(c) && !strcmp(json_string_value(json_object_get(msg, "role")) ?
+                                         json_string_value(json_object_get(msg, "role")) : "",
+                                         "system"))
+            n += arb__utf8_codepoints(json_string_value(c), json_string_length(c));
+    }
+    return n;
+}
+
+/* Think mode (see the header): writes the misleading thinking of the reply in *content to
+** *thinking and rewrites *content as the mode sends it. Returns 0, or -1 when out of memory. */
+static int think_reply(arb__buf *content, arb__buf *thinking, arb_sim_think mode)
+{
+    const char *text = content->data ? content->data : "";
+    char v = arb_verdict_extract(text, content->len, 4, NULL);
+    char wrong = v == 'A' ? 'B' : 'A';
+    int rc = arb__buf_printf(thinking, "Simulated thinking (a simulator, not a language model): "
+                                       "a first impression, before checking: [[%c]].", wrong);
+    const char *a = strstr(text, "<answer>");
+    if (a) {
+        a += 8;
+        const char *e = strstr(a, "</answer>");
+        size_t n = e ? (size_t)(e - a) : 0;
+        const char *other = n == 7 && !memcmp(a, "correct", 7)     ? "incorrect"
+                            : n == 9 && !memcmp(a, "incorrect", 9) ? "correct"
+                            : n == 1 && a[0] >= '1' && a[0] <= '5'
+                                ? (const char *[]){"2", "3", "4", "5", "1"}[a[0] - '1']
+                                : NULL;
+        if (other) rc |= arb__buf_printf(thinking, " <answer>%s</answer>", other);
+    }
+    rc |= arb__buf_puts(thinking, " The answer below is the one that counts.");
+    if (rc) return -1;
+    if (mode == ARB_SIM_THINK_REASONING_CONTENT || mode == ARB_SIM_THINK_REASONING) return 0;
+    arb__buf out;
+    arb__buf_init(&out, 0);
+    rc = mode == ARB_SIM_THINK_OPEN ? 0 : arb__buf_puts(&out, "<think>\n");
+    rc |= arb__buf_append(&out, thinking->data, thinking->len);
+    if (mode != ARB_SIM_THINK_CUT)
+        rc |= arb__buf_puts(&out, "\n</think>\n\n") | arb__buf_append(&out, text, content->len);
+    if (rc) {
+        arb__buf_free(&out);
+        return -1;
+    }
+    arb__buf_free(content);
+    *content = out;
+    return 0;
+}
+
 /* Appends the bytes the request's random stream is keyed by (see the header): the model, then
 ** per message its role, name and content, then the seed and the temperature. Each field is
 ** NUL-terminated (JSON strings hold no NUL here) and a type byte tells a missing field from an
@@ -1707,9 +1886,10 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
     }
 
     enum MHD_Result ret = MHD_NO;
-    arb__buf key, content;
+    arb__buf key, content, thinking;
     arb__buf_init(&key, 0);
     arb__buf_init(&content, 0);
+    arb__buf_init(&thinking, 0);
     json_error_t jerr;
     json_t *req = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len, 0, &jerr);
     if (!req) {
@@ -1754,10 +1934,25 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
     json_t *seed_v = json_object_get(req, "seed");
     if (seed_v && !json_is_null(seed_v) && !json_is_integer(seed_v))
         BAD_REQUEST("field \"seed\" must be an integer, got %s", arb__json_kind(seed_v));
+    json_t *rf = json_object_get(req, "response_format"), *rf_schema = NULL;
+    if (rf && !json_is_null(rf)) {
+        const char *type = json_string_value(json_object_get(rf, "type"));
+        if (!json_is_object(rf) || !type ||
+            (strcmp(type, "text") && strcmp(type, "json_object") && strcmp(type, "json_schema")))
+            BAD_REQUEST("field \"response_format\" must be an object whose \"type\" is text, "
+                        "json_object or json_schema");
+        json_t *js = json_object_get(rf, "json_schema");
+        if (!strcmp(type, "json_schema") &&
+            (!json_is_object(js) || !json_is_string(json_object_get(js, "name")) ||
+             !json_is_object(json_object_get(js, "schema"))))
+            BAD_REQUEST("response_format of type json_schema needs \"json_schema\": {\"name\": "
+                        "string, \"schema\": object}");
+        if (!strcmp(type, "json_schema")) rf_schema = json_object_get(js, "schema");
+    }
 #undef BAD_REQUEST
 
     if (srv->instant) {
-        ret = send_completion(srv, conn, arrival, model, "[[A]]", prompt_chars);
+        ret = send_completion(srv, conn, arrival, model, "[[A]]", prompt_chars, NULL);
         goto done;
     }
 
@@ -1783,11 +1978,19 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
     double latency_ms = 0;
     if (judge_reply(srv, judge, messages, stream, &content, &latency_ms)) goto done;
     sleep_ms(latency_ms);
+    if (rf_schema && structured_reply(&content, rf_schema)) goto done;
+    sim_thinking th = {.mode = judge->think};
+    if (judge->think != ARB_SIM_THINK_NONE) {
+        if (think_reply(&content, &thinking, judge->think)) goto done;
+        th.text = thinking.data ? thinking.data : "";
+        th.cached_chars = system_chars(messages);
+    }
     ret = send_completion(srv, conn, arrival, model, content.data ? content.data : "",
-                          prompt_chars);
+                          prompt_chars, &th);
 done:
     arb__buf_free(&key);
     arb__buf_free(&content);
+    arb__buf_free(&thinking);
     json_decref(req);
     return ret;
 }

@@ -538,8 +538,8 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_PUT_CALL] =
         "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
         " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"
-        " reasoning_tokens, cached_tokens, cost_usd)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+        " reasoning_tokens, cached_tokens, cost_usd, reasoning)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
         " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
         " model = excluded.model, request = excluded.request, rep = excluded.rep,"
         " ok = excluded.ok, content = excluded.content, raw_reply = excluded.raw_reply,"
@@ -548,6 +548,7 @@ static const char *const stmt_sql[ST__COUNT] = {
         " completion_tokens = excluded.completion_tokens, latency_ms = excluded.latency_ms,"
         " reasoning_tokens = excluded.reasoning_tokens, cached_tokens = excluded.cached_tokens,"
         " cost_usd = excluded.cost_usd,"
+        " reasoning = excluded.reasoning,"
         " created_at = excluded.created_at"
         " WHERE calls.ok = 0"
         " RETURNING id",
@@ -1083,6 +1084,11 @@ static char *sampling_json(const arb_sampling *sp)
     bad |= set_real_if_defined(obj, "top_p", sp->top_p);
     bad |= set_real_if_defined(obj, "frequency_penalty", sp->frequency_penalty);
     if (sp->has_seed) bad |= json_object_set_new(obj, "seed", json_integer(sp->seed));
+    if (sp->max_completion_tokens > 0)
+        bad |= json_object_set_new(obj, "max_completion_tokens",
+                                   json_integer(sp->max_completion_tokens));
+    if (sp->reasoning_effort)
+        bad |= json_object_set_new(obj, "reasoning_effort", json_string(sp->reasoning_effort));
     char *text = bad ? NULL : json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(obj);
     return text;
@@ -1177,6 +1183,7 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     else sqlite3_bind_null(q, 16);
     if (isfinite(rec->cost_usd)) sqlite3_bind_double(q, 17, rec->cost_usd);
     else sqlite3_bind_null(q, 17);
+    arb__store_bind_text(q, 18, rec->reasoning);
 
     int rc = sqlite3_step(q);
     long long id = 0;
@@ -1583,7 +1590,9 @@ arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stat
                                                    ? json_real(stats->cost_usd)
                                                    : json_null()) ||
                   arb__json_set(o, "cost_unknown", json_integer((json_int_t)stats->cost_unknown)) ||
-                  arb__json_set(o, "not_sent", json_integer((json_int_t)stats->not_sent)))) {
+                  arb__json_set(o, "not_sent", json_integer((json_int_t)stats->not_sent)) ||
+                  (stats->reasoning_tokens > 0 &&
+                   arb__json_set(o, "reasoning_tokens", json_integer(stats->reasoning_tokens))))) {
             json_decref(o);
             o = NULL;
         }
@@ -1746,6 +1755,8 @@ static const struct export_column {
     /* added for issue 16: the rest of the call's usage and what it cost (null: unknown) */
     {"cached_tokens", COL_INT},    {"reasoning_tokens", COL_INT},
     {"cost_usd", COL_REAL},
+    /* the judge's thinking, kept apart from content (reasoning models; NULL when none) */
+    {"reasoning", COL_TEXT},
 };
 #define N_EXPORT_COLUMNS (sizeof export_columns / sizeof export_columns[0])
 
@@ -1851,7 +1862,7 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
         " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts,"
         " c.request, i.question, ac.answer, ab.answer, i.category, i.language, p.source,"
         " CASE p.strength WHEN 1 THEN 'weak' WHEN 2 THEN 'strong' END,"
-        " c.cached_tokens, c.reasoning_tokens, c.cost_usd"
+        " c.cached_tokens, c.reasoning_tokens, c.cost_usd, c.reasoning"
         " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
         " LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate"
@@ -2003,7 +2014,8 @@ static const struct export_column pointwise_export_columns[] = {
     {"reason", COL_TEXT},         {"content", COL_TEXT},
     {"error", COL_TEXT},          {"prompt_tokens", COL_INT},
     {"completion_tokens", COL_INT}, {"latency_ms", COL_REAL},
-    {"attempts", COL_INT},
+    {"attempts", COL_INT},          {"reasoning", COL_TEXT},
+    {"reasoning_tokens", COL_INT},  {"cached_tokens", COL_INT},
 };
 
 /* Writes every pointwise judgment joined with its call and item as JSON lines (see
@@ -2013,7 +2025,8 @@ arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
     static const char sql[] =
         "SELECT p.judge_name, p.item_id, p.model, p.language, i.grp, p.kind, p.task,"
         " p.template_name, p.rep, p.value, p.reason, c.content, c.error, c.prompt_tokens,"
-        " c.completion_tokens, c.latency_ms, c.attempts"
+        " c.completion_tokens, c.latency_ms, c.attempts, c.reasoning, c.reasoning_tokens,"
+        " c.cached_tokens"
         " FROM pointwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
         " ORDER BY p.judge_name, p.template_name, p.kind, p.task, i.grp, p.language, i.seq,"

@@ -332,12 +332,14 @@ static arb_status put_family(importer *im, const char *name, const char *role,
 }
 
 /* What a source said about the call itself, kept in extra under the names arbiter export
-** writes: the model the request went to, tokens (cached and reasoning too), latency, attempts
-** and cost (unknown, NULL, unless the source gives it: an import never invents a price). A key that is absent
-** or not of its type is left out (it stays in extra as it was). */
+** writes: the model the request went to, the judge's thinking, tokens (cached and reasoning
+** too), latency, attempts and cost (unknown, NULL, unless the source gives it: an import never
+** invents a price). A key that is absent or not of its type is left out (it stays in extra as
+** it was). */
 typedef struct call_usage {
     json_t *extra;        /* owns the strings below */
     const char *model;
+    const char *reasoning; /* the judge's thinking, apart from raw (reasoning models) */
     long long prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens;
     double latency_ms, cost_usd;
     int attempts;
@@ -380,6 +382,10 @@ static void usage_read(call_usage *u, const char *extra_text)
     u->completion_tokens = usage_count(u->extra, "completion_tokens");
     if (usage_number(u->extra, "latency_ms", &u->latency_ms) || u->latency_ms < 0)
         u->latency_ms = NAN;
+    json_t *reasoning = json_object_get(u->extra, "reasoning");
+    u->reasoning = json_is_string(reasoning) && json_string_length(reasoning)
+                       ? json_string_value(reasoning)
+                       : NULL;
     u->cached_tokens = usage_count(u->extra, "cached_tokens");
     u->reasoning_tokens = usage_count(u->extra, "reasoning_tokens");
     if (usage_number(u->extra, "cost_usd", &u->cost_usd) || u->cost_usd < 0)
@@ -424,6 +430,7 @@ static arb_status put_call(importer *im, const char *key_text, const char *judge
         .cached_tokens = u.cached_tokens,
         .reasoning_tokens = u.reasoning_tokens,
         .cost_usd = u.cost_usd,
+        .reasoning = u.reasoning,
     };
     arb_status st = arb__store_put_call(im->s, &rec, call_id);
     json_decref(u.extra);

@@ -64,7 +64,43 @@ typedef struct tour_run {
     size_t n_cmps, cap_cmps;
     size_t n_items;       /* items with at least one comparison */
     size_t invalid;       /* written by the done callback only */
+    size_t *judge_index;  /* the reviewers: their indices in the judges file (owned) */
+    size_t n_judges;
 } tour_run;
+
+/* Reviewer j of the run and its contestant. */
+static const arb_judge_config *judge_at(const tour_run *r, size_t j)
+{
+    return arb_judges_file_judge(r->params->judges, r->judge_index[j]);
+}
+static const char *contestant_at(const tour_run *r, size_t j)
+{
+    return arb_judges_file_contestant(r->params->judges, r->judge_index[j]);
+}
+
+/* The reviewers: params->judge_names looked up in the file, or every judge of it. */
+static arb_status pick_judges(tour_run *r)
+{
+    const arb_tournament_params *p = r->params;
+    size_t n_file = arb_judges_file_count(p->judges);
+    r->n_judges = p->judge_names ? p->n_judge_names : n_file;
+    if (!(r->judge_index = calloc(r->n_judges ? r->n_judges : 1, sizeof *r->judge_index)))
+        return arb__store_fail(r->store, ARB_NOMEM, "out of memory");
+    for (size_t j = 0; j < r->n_judges; j++) {
+        if (!p->judge_names) {
+            r->judge_index[j] = j;
+            continue;
+        }
+        const char *want = p->judge_names[j] ? p->judge_names[j] : "";
+        size_t i = 0;
+        while (i < n_file && strcmp(arb_judges_file_judge(p->judges, i)->name, want)) i++;
+        if (i == n_file)
+            return arb__store_fail(r->store, ARB_INVALID, "no judge named \"%s\" in the judges "
+                                   "file", want);
+        r->judge_index[j] = i;
+    }
+    return ARB_OK;
+}
 
 /* Node layout: (cmp * reps + rep) * 2 + order. */
 static void node_coords(const tour_run *r, size_t node, const tour_cmp **cmp, int *rep,
@@ -88,7 +124,7 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     if (arb__sbs_render(r->store, r->ds, item, order == 0 ? x : y, order == 0 ? y : x, r->tpl,
                         vars, req))
         return -1;
-    req->judge = arb_judges_file_judge(r->params->judges, c->judge);
+    req->judge = judge_at(r, c->judge);
     req->rep = rep;
     return 0;
 }
@@ -108,7 +144,7 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
     if (out->ok && verdict == 'E') r->invalid++;
     arb__pairwise_row row = {
         .protocol = "tournament",
-        .judge_name = arb_judges_file_judge(r->params->judges, c->judge)->name,
+        .judge_name = judge_at(r, c->judge)->name,
         .item_id = arb_dataset_item(r->ds, c->item)->id,
         .candidate = r->models[r->pairs[c->pair][0]],
         .baseline = r->models[r->pairs[c->pair][1]],
@@ -227,7 +263,7 @@ static arb_status plan(tour_run *r)
 {
     const arb_tournament_params *p = r->params;
     arb_store *s = r->store;
-    size_t n_judges = arb_judges_file_count(p->judges);
+    size_t n_judges = r->n_judges;
     size_t n_items = arb_dataset_item_count(r->ds);
     if (n_items == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
     if (n_items > UINT32_MAX || r->n_pairs > UINT32_MAX || n_judges > UINT32_MAX)
@@ -253,7 +289,7 @@ static arb_status plan(tour_run *r)
                 continue;
             size_t n_eligible = 0;
             for (uint32_t j = 0; j < n_judges; j++) {
-                const char *own = arb_judges_file_contestant(p->judges, j);
+                const char *own = contestant_at(r, j);
                 if (p->exclude_self && own && (!strcmp(own, x) || !strcmp(own, y))) continue;
                 eligible[n_eligible++] = j;
             }
@@ -300,24 +336,26 @@ static arb_status validate(tour_run *r)
 {
     const arb_tournament_params *p = r->params;
     arb_store *s = r->store;
-    if (!p->judges || arb_judges_file_count(p->judges) == 0)
+    if (!p->judges || arb_judges_file_count(p->judges) == 0 || (p->judge_names && !p->n_judge_names))
         return arb__store_fail(s, ARB_INVALID, "no judges (a judges file lists the reviewers)");
+    arb_status st = pick_judges(r);
+    if (st) return st;
     if (p->reps < 1 || p->reps > 1000)
         return arb__store_fail(s, ARB_INVALID, "reps must be between 1 and 1000, got %d", p->reps);
     if (p->client.jobs < 1)
         return arb__store_fail(s, ARB_INVALID, "jobs must be at least 1, got %d", p->client.jobs);
-    arb_status st = arb__sbs_check_single_judge(s, r->tpl);
+    st = arb__sbs_check_single_judge(s, r->tpl);
     if (st) return st;
-    size_t n_judges = arb_judges_file_count(p->judges);
+    size_t n_judges = r->n_judges;
     int any_contestant = 0;
     for (size_t j = 0; j < n_judges; j++) {
-        const arb_judge_config *jc = arb_judges_file_judge(p->judges, j);
+        const arb_judge_config *jc = judge_at(r, j);
         if (!jc->name || !*jc->name || !jc->model || !*jc->model || !jc->base_url)
             return arb__store_fail(s, ARB_INVALID, "judge %zu has no name, model or URL", j + 1);
         for (size_t k = 0; k < j; k++)
-            if (!strcmp(arb_judges_file_judge(p->judges, k)->name, jc->name))
+            if (!strcmp(judge_at(r, k)->name, jc->name))
                 return arb__store_fail(s, ARB_INVALID, "two judges are named \"%s\"", jc->name);
-        any_contestant |= arb_judges_file_contestant(p->judges, j) != NULL;
+        any_contestant |= contestant_at(r, j) != NULL;
     }
     if (p->exclude_self && !any_contestant)
         return arb__store_fail(s, ARB_INVALID,
@@ -325,7 +363,7 @@ static arb_status validate(tour_run *r)
                                "judge in the judges file has a \"contestant\" field");
     if ((st = select_models(r)) || (st = plan(r))) return st;
     for (size_t j = 0; j < n_judges; j++)
-        if ((st = arb__judge_check(s, arb_judges_file_judge(p->judges, j), p->dry_run))) return st;
+        if ((st = arb__judge_check(s, judge_at(r, j), p->dry_run))) return st;
     return ARB_OK;
 }
 
@@ -338,11 +376,9 @@ static char *params_json(const tour_run *r)
     int bad = !o || !models || !judges;
     for (size_t k = 0; !bad && k < r->n_models; k++)
         bad = json_array_append_new(models, arb__json_name(r->models[k]));
-    for (size_t j = 0; !bad && j < arb_judges_file_count(p->judges); j++) {
-        bad = json_array_append_new(judges,
-                                    arb__judge_params_json(arb_judges_file_judge(p->judges, j),
-                                                           arb_judges_file_contestant(p->judges, j)));
-    }
+    for (size_t j = 0; !bad && j < r->n_judges; j++)
+        bad = json_array_append_new(judges, arb__judge_params_json(judge_at(r, j),
+                                                                   contestant_at(r, j)));
     if (!bad)
         bad = arb__json_set(o, "models", json_incref(models)) ||
               arb__json_set(o, "judges", json_incref(judges)) ||
@@ -506,9 +542,8 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
         goto done;
     }
     if ((st = validate(&r))) goto done;
-    size_t n_judges = arb_judges_file_count(params->judges);
-    for (size_t j = 0; j < n_judges; j++) {
-        const arb_judge_config *jc = arb_judges_file_judge(params->judges, j);
+    for (size_t j = 0; j < r.n_judges; j++) {
+        const arb_judge_config *jc = judge_at(&r, j);
         if ((st = params->dry_run ? arb__store_check_judge(store, jc)
                                   : arb__store_put_judge(store, jc)))
             goto done;
@@ -523,6 +558,7 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
                             NULL, build_call, call_done, finish_run, &r, stats);
 done:
     arb_template_destroy(r.tpl);
+    free(r.judge_index);
     free(r.models);
     free(r.pairs);
     free(r.cmps);

@@ -5,7 +5,8 @@
 **
 ** A line: {"dialogue", "kind", "item", "answer1", "answer2", "participants", "config", "rep",
 ** "status", "final_verdict", "turns": [{"turn", "speaker", "role", "verdict", "call_id",
-** "model", "messages": [{"role", "content"}...], "reply", "error"}]}. Missing values are null.
+** "model", "messages": [{"role", "content"}...], "reply", "error", "reasoning"}]} (reasoning:
+** the judge's thinking, kept apart from the reply). Missing values are null.
 ** Not here: which turns a protocol makes (debate.c, discuss.c).
 */
 #include "internal.h"
@@ -90,7 +91,8 @@ static int on_dialogue_turn(void *ud, const arb__dialogue_turn_row *r)
               arb__json_set(turn, "model", text_json(r->model, 0)) ||
               arb__json_set(turn, "messages", text_json(r->messages_json, 1)) ||
               arb__json_set(turn, "reply", text_json(r->reply, 0)) ||
-              arb__json_set(turn, "error", text_json(r->error, 0));
+              arb__json_set(turn, "error", text_json(r->error, 0)) ||
+              arb__json_set(turn, "reasoning", text_json(r->reasoning, 0));
     if (bad) {
         json_decref(turn);
         goto nomem;

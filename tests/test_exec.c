@@ -211,7 +211,7 @@ static void test_rerun_sends_nothing(void **state)
 /* Writes the call key of node 0's request ("first") into key. */
 static void first_key(fixture *f, char key[33])
 {
-    char *body = arb__judge_request_body(&f->g.judge, NULL, "first", 0);
+    char *body = arb__judge_request_body(&f->g.judge, NULL, "first", 0, NULL);
     assert_non_null(body);
     arb__judge_call_key(body, 0, key);
     free(body);

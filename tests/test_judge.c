@@ -65,7 +65,7 @@ static void test_body_minimal(void **state)
     j.sampling.temperature = NAN;
     j.sampling.top_p = NAN;
     j.sampling.frequency_penalty = INFINITY; /* not representable in JSON: not sent */
-    char *b = arb__judge_request_body(&j, NULL, "", 0);
+    char *b = arb__judge_request_body(&j, NULL, "", 0, NULL);
     assert_string_equal(b, "{\"messages\":[{\"content\":\"\",\"role\":\"user\"}],\"model\":\"m\"}");
     free(b);
 }
@@ -73,17 +73,17 @@ static void test_body_minimal(void **state)
 static void test_body_canonical_with_defaults(void **state)
 {
     arb_judge_config j = judge_m();
-    char *b = arb__judge_request_body(&j, "sys", "hi \"you\"", 0);
+    char *b = arb__judge_request_body(&j, "sys", "hi \"you\"", 0, NULL);
     /* Keys sorted, compact, 0 printed as 0.0 and 0.1 as 0.1. */
     assert_string_equal(b, "{\"frequency_penalty\":1.0,\"max_tokens\":1024,\"messages\":["
                            "{\"content\":\"sys\",\"role\":\"system\"},"
                            "{\"content\":\"hi \\\"you\\\"\",\"role\":\"user\"}],"
                            "\"model\":\"m\",\"temperature\":0.0,\"top_p\":0.1}");
     /* Same inputs, same bytes. */
-    char *again = arb__judge_request_body(&j, "sys", "hi \"you\"", 0);
+    char *again = arb__judge_request_body(&j, "sys", "hi \"you\"", 0, NULL);
     assert_string_equal(b, again);
     /* rep does not change the body without a seed (it changes the key). */
-    char *rep1 = arb__judge_request_body(&j, "sys", "hi \"you\"", 1);
+    char *rep1 = arb__judge_request_body(&j, "sys", "hi \"you\"", 1, NULL);
     assert_string_equal(b, rep1);
     free(b);
     free(again);
@@ -96,8 +96,8 @@ static void test_body_seed_plus_rep(void **state)
     j.sampling.has_seed = 1;
     j.sampling.seed = 42;
     j.sampling.temperature = 0.7;
-    char *b0 = arb__judge_request_body(&j, NULL, "q", 0);
-    char *b3 = arb__judge_request_body(&j, NULL, "q", 3);
+    char *b0 = arb__judge_request_body(&j, NULL, "q", 0, NULL);
+    char *b3 = arb__judge_request_body(&j, NULL, "q", 3, NULL);
     assert_non_null(strstr(b0, "\"seed\":42,"));
     assert_non_null(strstr(b3, "\"seed\":45,"));
     assert_non_null(strstr(b0, "\"temperature\":0.7,"));
@@ -110,7 +110,7 @@ static void test_body_invalid_utf8_is_replaced(void **state)
     arb_judge_config j = judge_m();
     j.sampling.max_tokens = 0;
     j.sampling.temperature = j.sampling.top_p = j.sampling.frequency_penalty = NAN;
-    char *b = arb__judge_request_body(&j, NULL, "a\xff" "b\xc3\xa9", 0);
+    char *b = arb__judge_request_body(&j, NULL, "a\xff" "b\xc3\xa9", 0, NULL);
     assert_non_null(b);
     assert_string_equal(b, "{\"messages\":[{\"content\":\"a\xEF\xBF\xBD" "b\xc3\xa9\","
                            "\"role\":\"user\"}],\"model\":\"m\"}");
@@ -140,8 +140,8 @@ static void test_body_fast_writer_matches_reference(void **state)
             j.sampling.has_seed = (int)(r % 2);
             j.sampling.seed = (long long)r * 1000;
             const char *system = t % 2 ? texts[(t + 2) % 6] : NULL;
-            char *fast = arb__judge_request_body(&j, system, texts[t], (int)r);
-            char *ref = arb__judge_request_body_reference(&j, system, texts[t], (int)r);
+            char *fast = arb__judge_request_body(&j, system, texts[t], (int)r, NULL);
+            char *ref = arb__judge_request_body_reference(&j, system, texts[t], (int)r, NULL);
             assert_non_null(fast);
             assert_non_null(ref);
             assert_string_equal(fast, ref);
@@ -158,12 +158,142 @@ static void test_body_fast_writer_matches_reference(void **state)
             memset(text, 'x', 40);
             text[40] = '\0';
             text[pos] = specials[k];
-            char *fast = arb__judge_request_body(&j, text + (pos % 3), text, 0);
-            char *ref = arb__judge_request_body_reference(&j, text + (pos % 3), text, 0);
+            char *fast = arb__judge_request_body(&j, text + (pos % 3), text, 0, NULL);
+            char *ref = arb__judge_request_body_reference(&j, text + (pos % 3), text, 0, NULL);
             assert_string_equal(fast, ref);
             free(fast);
             free(ref);
         }
+}
+
+/* Reasoning parameters and a template's JSON schema: sorted among the others, the schema only
+** for a judge that declares support, and the fast writer still matches the reference. */
+static void test_body_reasoning_and_response_format(void **state)
+{
+    (void)state;
+    arb_judge_config j = judge_m();
+    j.sampling.max_tokens = 0;
+    j.sampling.temperature = NAN;
+    j.sampling.top_p = NAN;
+    j.sampling.frequency_penalty = NAN;
+    j.sampling.max_completion_tokens = 4096;
+    j.sampling.reasoning_effort = "medium";
+    const char *schema = "{\"name\":\"verdict\",\"schema\":{\"properties\":{\"verdict\":"
+                         "{\"enum\":[\"A\",\"B\"],\"type\":\"string\"}},\"type\":\"object\"},"
+                         "\"strict\":true}";
+    char *no_support = arb__judge_request_body(&j, NULL, "q", 0, schema);
+    assert_string_equal(no_support,
+                        "{\"max_completion_tokens\":4096,\"messages\":[{\"content\":\"q\","
+                        "\"role\":\"user\"}],\"model\":\"m\",\"reasoning_effort\":\"medium\"}");
+    j.response_format = 1;
+    char *with = arb__judge_request_body(&j, NULL, "q", 0, schema);
+    char *ref = arb__judge_request_body_reference(&j, NULL, "q", 0, schema);
+    char expect[1024];
+    snprintf(expect, sizeof expect,
+             "{\"max_completion_tokens\":4096,\"messages\":[{\"content\":\"q\",\"role\":\"user\"}],"
+             "\"model\":\"m\",\"reasoning_effort\":\"medium\",\"response_format\":{\"json_schema\":"
+             "%s,\"type\":\"json_schema\"}}", schema);
+    assert_string_equal(with, expect);
+    assert_string_equal(with, ref);
+    /* Supported but no schema asked for: nothing sent. */
+    char *none = arb__judge_request_body(&j, NULL, "q", 0, NULL);
+    assert_string_equal(none, no_support);
+    /* Everything at once, with the defaults: fast == reference. */
+    arb_judge_config all = judge_m();
+    all.sampling.max_completion_tokens = 1;
+    all.sampling.reasoning_effort = "high";
+    all.sampling.has_seed = 1;
+    all.response_format = 1;
+    char *fast = arb__judge_request_body(&all, "s", "u", 2, schema);
+    char *slow = arb__judge_request_body_reference(&all, "s", "u", 2, schema);
+    assert_string_equal(fast, slow);
+    free(no_support);
+    free(with);
+    free(ref);
+    free(none);
+    free(fast);
+    free(slow);
+}
+
+/* Splits text and checks the answer and the thinking (NULL: none). */
+static void expect_split(const char *text, const char *answer, const char *thinking)
+{
+    char *a = NULL, *t = NULL;
+    assert_int_equal(arb__judge_split_thinking(text, &a, &t), 0);
+    if (strcmp(a, answer)) fail_msg("split(%s): answer \"%s\", want \"%s\"", text, a, answer);
+    if (!thinking) assert_null(t);
+    else if (!t || strcmp(t, thinking))
+        fail_msg("split(%s): thinking \"%s\", want \"%s\"", text, t ? t : "(null)", thinking);
+    free(a);
+    free(t);
+}
+
+static void test_split_thinking(void **state)
+{
+    (void)state;
+    expect_split("", "", NULL);
+    expect_split("no thinking [[A]]", "no thinking [[A]]", NULL);
+    expect_split("  kept as is  ", "  kept as is  ", NULL);
+    expect_split("<think>maybe [[A]]</think>\n\nFinal: [[B]]", "Final: [[B]]", "maybe [[A]]");
+    expect_split("<THINK>x</Think>y", "y", "x");
+    expect_split("<think></think>\n\n[[B]]", "[[B]]", NULL); /* Qwen3 with thinking off */
+    /* the opening tag was in the prompt (DeepSeek-R1, Qwen3 chat templates) */
+    expect_split("I think [[A]]\n</think>\n[[B]]", "[[B]]", "I think [[A]]");
+    /* cut while thinking: no answer at all */
+    expect_split("<think>so far [[A]]", "", "so far [[A]]");
+    expect_split("  \n<think>so far [[A]]", "", "so far [[A]]");
+    /* two blocks, and text between them */
+    expect_split("<think>a</think>mid<think>b</think>end", "midend", "a\n\nb");
+    /* an answer before an unclosed tag keeps its text, the rest is thinking */
+    expect_split("[[B]] <think>[[A]]", "[[B]]", "[[A]]");
+    /* a lone "<think" without '>' is text */
+    expect_split("<think [[A]]", "<think [[A]]", NULL);
+}
+
+/* Thinking in a message field or in the content never reaches content; usage details kept. */
+static void test_parse_reasoning(void **state)
+{
+    (void)state;
+    arb__judge_reply r;
+    parse("{\"choices\":[{\"message\":{\"content\":\"[[B]]\",\"reasoning_content\":\"maybe "
+          "[[A]]\"}}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":30,"
+          "\"completion_tokens_details\":{\"reasoning_tokens\":25},"
+          "\"prompt_tokens_details\":{\"cached_tokens\":8}}}", &r);
+    assert_string_equal(r.content, "[[B]]");
+    assert_string_equal(r.reasoning, "maybe [[A]]");
+    assert_int_equal(r.reasoning_tokens, 25);
+    assert_int_equal(r.cached_tokens, 8);
+    arb__judge_reply_free(&r);
+    /* OpenRouter's field, and a <think> block too: both kept, in that order */
+    parse("{\"choices\":[{\"message\":{\"content\":\"<think>b</think>[[B]]\",\"reasoning\":\"a\"}}]}",
+          &r);
+    assert_string_equal(r.content, "[[B]]");
+    assert_string_equal(r.reasoning, "a\n\nb");
+    assert_int_equal(r.reasoning_tokens, -1);
+    assert_int_equal(r.cached_tokens, -1);
+    arb__judge_reply_free(&r);
+    /* the same text in both fields is kept once; empty fields are none */
+    parse("{\"choices\":[{\"message\":{\"content\":\"x\",\"reasoning_content\":\"t\","
+          "\"reasoning\":\"t\"}}]}", &r);
+    assert_string_equal(r.reasoning, "t");
+    arb__judge_reply_free(&r);
+    parse("{\"choices\":[{\"message\":{\"content\":\"x\",\"reasoning_content\":\"\","
+          "\"reasoning\":null}}],\"usage\":{\"completion_tokens_details\":null}}", &r);
+    assert_string_equal(r.content, "x");
+    assert_null(r.reasoning);
+    arb__judge_reply_free(&r);
+    /* cut while thinking, content null: a reply with no answer (verdict E), thinking kept */
+    parse("{\"choices\":[{\"finish_reason\":\"length\",\"message\":{\"content\":null,"
+          "\"reasoning_content\":\"[[A]] so far\"}}]}", &r);
+    assert_null(r.error);
+    assert_string_equal(r.content, "");
+    assert_string_equal(r.reasoning, "[[A]] so far");
+    arb__judge_reply_free(&r);
+    /* without thinking, a null content stays an error */
+    parse("{\"choices\":[{\"finish_reason\":\"length\",\"message\":{\"content\":null}}]}", &r);
+    assert_non_null(r.error);
+    assert_null(r.reasoning);
+    arb__judge_reply_free(&r);
 }
 
 static void test_call_key(void **state)
@@ -538,7 +668,7 @@ static void test_round_trip_with_auth(void **state)
     arb_judge_config j = judge_m();
     j.api_key_env = ENV_KEY;
     setenv(ENV_KEY, "sk-secret-1", 1);
-    char *request = arb__judge_request_body(&j, "be fair", "which is better?", 0);
+    char *request = arb__judge_request_body(&j, "be fair", "which is better?", 0, NULL);
     one_result o = {0, 0, NULL, 0};
     send_call(srv, &j, request, &o);
     assert_true(o.ok);
@@ -573,7 +703,7 @@ static void test_round_trip_without_key_sends_no_auth(void **state)
     arb_judge_config j = judge_m();
     j.api_key_env = ENV_KEY;
     unsetenv(ENV_KEY);
-    char *request = arb__judge_request_body(&j, NULL, "q", 0);
+    char *request = arb__judge_request_body(&j, NULL, "q", 0, NULL);
     one_result o = {0, 0, NULL, 0};
     send_call(srv, &j, request, &o);
     assert_true(o.ok);
@@ -591,7 +721,7 @@ static void test_round_trip_malformed_reply(void **state)
     arb_test_server *srv = arb_test_server_start();
     arb_test_server_push_malformed(srv, "{\"choices\":[{\"message\":");
     arb_judge_config j = judge_m();
-    char *request = arb__judge_request_body(&j, NULL, "q", 0);
+    char *request = arb__judge_request_body(&j, NULL, "q", 0, NULL);
     one_result o = {0, 0, NULL, 0};
     send_call(srv, &j, request, &o);
     assert_true(o.ok); /* HTTP was fine: the body is the problem */
@@ -676,6 +806,9 @@ int main(void)
         cmocka_unit_test(test_body_seed_plus_rep),
         cmocka_unit_test(test_body_invalid_utf8_is_replaced),
         cmocka_unit_test(test_body_fast_writer_matches_reference),
+        cmocka_unit_test(test_body_reasoning_and_response_format),
+        cmocka_unit_test(test_split_thinking),
+        cmocka_unit_test(test_parse_reasoning),
         cmocka_unit_test(test_call_key),
         cmocka_unit_test(test_parse_empty_and_null),
         cmocka_unit_test(test_parse_invalid_json),

@@ -131,6 +131,63 @@ static void nulls_are_not_sent(void **state)
     arb_judges_file_destroy(jf);
 }
 
+/* Reasoning models and structured output: the fields, the defaults a reasoning model refuses
+** left out unless given, and every bad value refused with its place. */
+static void reasoning_and_response_format(void **state)
+{
+    fixture *f = *state;
+    arb_judges_file *jf = NULL;
+    char *msg = NULL;
+    assert_int_equal(load_text(f,
+                               "judges:\n"
+                               "  - name: o3\n    url: http://h/v1\n    model: o3-mini\n"
+                               "    reasoning_effort: medium\n    response_format: true\n"
+                               "  - name: r1\n    url: http://h/v1\n    model: r1\n"
+                               "    max_completion_tokens: 8000\n    temperature: 0.6\n"
+                               "    max_tokens: 100\n"
+                               "  - name: plain\n    url: http://h/v1\n    model: m\n"
+                               "    response_format: false\n    reasoning_effort: null\n",
+                               &jf, &msg),
+                     ARB_OK);
+    assert_null(msg);
+    const arb_judge_config *o3 = arb_judges_file_judge(jf, 0);
+    assert_string_equal(o3->sampling.reasoning_effort, "medium");
+    assert_int_equal(o3->sampling.max_completion_tokens, 0);
+    assert_int_equal(o3->response_format, 1);
+    /* the defaults OpenAI's reasoning models refuse are not sent */
+    assert_true(isnan(o3->sampling.temperature));
+    assert_true(isnan(o3->sampling.top_p));
+    assert_true(isnan(o3->sampling.frequency_penalty));
+    assert_int_equal(o3->sampling.max_tokens, 0);
+    const arb_judge_config *r1 = arb_judges_file_judge(jf, 1);
+    assert_null(r1->sampling.reasoning_effort);
+    assert_int_equal(r1->sampling.max_completion_tokens, 8000);
+    assert_true(r1->sampling.temperature == 0.6); /* given: sent */
+    assert_int_equal(r1->sampling.max_tokens, 100);
+    assert_true(isnan(r1->sampling.top_p));
+    assert_int_equal(r1->response_format, 0);
+    const arb_judge_config *plain = arb_judges_file_judge(jf, 2);
+    arb_sampling d = arb_sampling_default();
+    assert_null(plain->sampling.reasoning_effort);
+    assert_int_equal(plain->response_format, 0);
+    assert_true(plain->sampling.temperature == d.temperature); /* not a reasoning model */
+    assert_int_equal(plain->sampling.max_tokens, d.max_tokens);
+    arb_judges_file_destroy(jf);
+
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    reasoning_effort: hard\n",
+                 "4:23: judge 1: field \"reasoning_effort\": expected low, medium or high (also "
+                 "none, minimal, xhigh; null: not sent), got string \"hard\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    reasoning_effort: 2\n",
+                 "4:23: judge 1: field \"reasoning_effort\": expected low, medium or high (also "
+                 "none, minimal, xhigh; null: not sent), got number \"2\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    max_completion_tokens: 0\n",
+                 "4:28: judge 1: field \"max_completion_tokens\": expected a whole number from 1 "
+                 "to 10000000 (or null: not sent), got number \"0\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    response_format: yes\n",
+                 "4:22: judge 1: field \"response_format\": expected true or false, got string "
+                 "\"yes\"");
+}
+
 static void yaml_numbers(void **state)
 {
     fixture *f = *state;
@@ -158,7 +215,8 @@ static void field_errors(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    colour: red\n",
                  "4:5: judge 1: unknown field \"colour\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
-                 "seed, family, price");
+                 "seed, family, price, reasoning_effort, "
+                 "max_completion_tokens, response_format");
     expect_error(f, "judges:\n  - url: [http://h/v1]\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected a non-empty string, got a list");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    model: n\n",
@@ -171,7 +229,8 @@ static void field_errors(void **state)
                  "serves");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n  - just-a-name\n",
                  "4:5: judge 2: expected a mapping of fields (name, url, model, api_key_env, "
-                 "contestant, temperature, top_p, max_tokens, frequency_penalty, seed, family, price), got "
+                 "contestant, temperature, top_p, max_tokens, frequency_penalty, seed, family, price, "
+                 "reasoning_effort, max_completion_tokens, response_format), got "
                  "string \"just-a-name\"");
     expect_error(f, "judges:\n  - url: ftp://h/\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected an http:// or https:// URL with a host "
@@ -356,12 +415,14 @@ static void names_are_made_safe(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    \"\\e[2Jx\": 1\n",
                  "4:5: judge 1: unknown field \"?[2Jx\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
-                 "seed, family, price");
+                 "seed, family, price, reasoning_effort, "
+                 "max_completion_tokens, response_format");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    "
                     "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij: 1\n",
                  "4:5: judge 1: unknown field \"abcdefghijabcdefghijabcdefghijabcdefghij\"...; "
                  "expected one of name, url, model, api_key_env, contestant, temperature, top_p, "
-                 "max_tokens, frequency_penalty, seed, family, price");
+                 "max_tokens, frequency_penalty, seed, family, price, reasoning_effort, "
+                 "max_completion_tokens, response_format");
 }
 
 static void bad_arguments_and_missing_file(void **state)
@@ -450,6 +511,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(full_file_and_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(nulls_are_not_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(yaml_numbers, setup, teardown),
+        cmocka_unit_test_setup_teardown(reasoning_and_response_format, setup, teardown),
         cmocka_unit_test_setup_teardown(field_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(families, setup, teardown),
         cmocka_unit_test_setup_teardown(duplicate_names, setup, teardown),

@@ -373,7 +373,7 @@ static void bad_templates(void **state)
                "other, reviews, discussion, answer, task, task_input, scenario, response, identity, "
                "candidate1, candidate2, identity1, identity2, metrics_json, range)");
     expect_bad("#! colour: red\n{question}", "1: unknown setting \"colour\" (known: description, "
-                                             "verdict_json_field)");
+                                             "verdict_json_field, response_format)");
     expect_bad("#! description\n{question}", "1: malformed setting (expected \"#! key: value\")");
     expect_bad("#!: x\n{question}", "1: malformed setting (expected \"#! key: value\")");
     expect_bad("#! description: a\n#! description: b\n{question}",
@@ -394,6 +394,66 @@ static void bad_templates(void **state)
                "5: the template has no user message");
     expect_bad("", "1: the template has no user message");
     expect_bad("ok\nbad \xC3(\n", "2: invalid UTF-8 or NUL byte");
+}
+
+/* "#! response_format": the json_schema object kept as canonical JSON; every bad form refused
+** with its line. */
+static void response_format_setting(void **state)
+{
+    (void)state;
+    const char *path = write_template(
+        "rf.txt", "#! verdict_json_field: verdict\n"
+                  "#! response_format: { \"strict\": true, \"name\": \"pair_verdict\",  \"schema\": "
+                  "{\"type\": \"object\", \"properties\": {\"verdict\": {\"enum\": [\"A\", \"B\"]}, "
+                  "\"reason\": {\"type\": \"string\"}}}}\n"
+                  "{question}\n[ANSWER 1 START]\n{answer1}\n[ANSWER 1 END]\n"
+                  "[ANSWER 2 START]\n{answer2}\n[ANSWER 2 END]\n");
+    arb_template *t = NULL;
+    char *err = NULL;
+    assert_int_equal(arb_template_load(path, &t, &err), ARB_OK);
+    assert_string_equal(arb_template_response_format(t),
+                        "{\"name\":\"pair_verdict\",\"schema\":{\"properties\":{\"reason\":"
+                        "{\"type\":\"string\"},\"verdict\":{\"enum\":[\"A\",\"B\"]}},\"type\":"
+                        "\"object\"},\"strict\":true}");
+    arb_template_destroy(t);
+    assert_null(arb_template_response_format(NULL));
+    assert_int_equal(arb_template_load("II-reason", &t, NULL), ARB_OK);
+    assert_null(arb_template_response_format(t)); /* built-ins ask for none */
+    arb_template_destroy(t);
+
+    const char *pair = "\n{answer1} {answer2}";
+    char text[512];
+#define RF_BAD(setting, rest)                                                                   \
+    do {                                                                                        \
+        snprintf(text, sizeof text, "#! verdict_json_field: verdict\n#! response_format: %s%s",  \
+                 setting, pair);                                                                \
+        expect_bad(text, rest);                                                                 \
+    } while (0)
+    RF_BAD("[1]", "2: setting \"response_format\": expected a JSON object {\"name\": ..., "
+                  "\"schema\": {...}} (optional \"strict\", \"description\") on one line");
+    RF_BAD("{\"name\": \"x\"", "2: setting \"response_format\": expected a JSON object {\"name\": "
+                               "..., \"schema\": {...}} (optional \"strict\", \"description\") on "
+                               "one line; JSON: '}' expected near end of file");
+    RF_BAD("{\"name\": \"a b\", \"schema\": {}}",
+           "2: setting \"response_format\": \"name\" must be 1 to 64 letters, digits, '_' or '-'");
+    RF_BAD("{\"name\": \"v\", \"schema\": true}",
+           "2: setting \"response_format\": \"schema\" must be a JSON object (a JSON Schema)");
+    RF_BAD("{\"name\": \"v\", \"schema\": {}, \"strict\": 1}",
+           "2: setting \"response_format\": \"strict\" must be true or false and \"description\" "
+           "a string");
+    RF_BAD("{\"name\": \"v\", \"schema\": {}, \"type\": \"json_schema\"}",
+           "2: setting \"response_format\": unknown key \"type\"; expected a JSON object {\"name\": "
+           "..., \"schema\": {...}} (optional \"strict\", \"description\") on one line");
+    RF_BAD("{\"name\": \"v\", \"schema\": {\"properties\": {\"answer\": {}}}}",
+           "2: setting \"response_format\": the schema's properties have no \"verdict\" (the "
+           "verdict_json_field)");
+#undef RF_BAD
+    expect_bad("#! response_format: {\"name\": \"v\", \"schema\": {}}\n{answer1} {answer2}",
+               "1: setting \"response_format\" needs \"#! verdict_json_field: NAME\" in a template "
+               "that judges a pair: the verdict is read from that JSON field");
+    expect_bad("#! response_format: {\"name\": \"v\", \"schema\": {}}\n"
+               "#! response_format: {\"name\": \"v\", \"schema\": {}}\n{question}",
+               "2: setting \"response_format\" given twice");
 }
 
 static void not_found(void **state)
@@ -458,6 +518,7 @@ int main(void)
         cmocka_unit_test(user_template_exact),
         cmocka_unit_test(no_sections),
         cmocka_unit_test(bad_templates),
+        cmocka_unit_test(response_format_setting),
         cmocka_unit_test(not_found),
         cmocka_unit_test(render_speed),
     };

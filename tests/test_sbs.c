@@ -206,6 +206,40 @@ static void test_judge_name_keeps_one_configuration(void **state)
     assert_int_equal(arb_test_query_int(f->store, "select count(*) from judges"), 2);
 }
 
+/* Several judges in one run: each judges every item in both orders under its own name, with
+** its own sampling; two judges with one name are refused before any request. */
+static void test_several_judges(void **state)
+{
+    fixture *f = *state;
+    arb_sbs_params p = params(f);
+    arb_judge_config judges[2] = {p.judge, p.judge};
+    judges[0].name = "j-one";
+    judges[1].name = "j-two";
+    judges[1].sampling.temperature = 0.5;
+    p.judges = judges;
+    p.n_judges = 2;
+    p.judge.model = NULL; /* ignored when judges are given */
+    arb_run_stats st;
+    judges[1].name = "j-one";
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_INVALID);
+    assert_string_equal(arb_store_errmsg(f->store), "two judges are named \"j-one\"");
+    assert_int_equal(arb_test_server_requests(f->srv), 0);
+    judges[1].name = "j-two";
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.planned, 3 * 2 * 2);
+    assert_int_equal(st.sent, 12);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise where judge_name = 'j-one'"), 6);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise where judge_name = 'j-two'"), 6);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls where judge_name = 'j-two' "
+                                                  "and json_extract(request, '$.temperature') = 0.5"), 6);
+    assert_int_equal(arb_test_query_int(f->store, "select json_array_length(params, '$.judges') from runs"), 2);
+    /* The audit has one row per judge. */
+    arb_audit *a = NULL;
+    assert_int_equal(arb_audit_compute(f->store, NULL, &a), ARB_OK);
+    assert_int_equal(arb_audit_count(a), 2);
+    arb_audit_destroy(a);
+}
+
 static void test_invalid_output_is_e_with_text_kept(void **state)
 {
     fixture *f = *state;
@@ -228,6 +262,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_both_orders_reps_and_audit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_output_is_e_with_text_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_judge_name_keeps_one_configuration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_several_judges, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

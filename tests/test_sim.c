@@ -309,9 +309,23 @@ static void test_judge_parse_errors(void **state)
     expect_parse_error("m:conformity=1.5", "conformity must be a finite number in [0, 1], got 1.5");
     expect_parse_error("m:conformity=-0.1", "conformity must be");
     expect_parse_error("m:conformity=x", "conformity must be a number");
+    expect_parse_error("m:think=maybe", "think must be none, reasoning_content, reasoning, tag, "
+                                        "open or cut, got \"maybe\"");
+    expect_parse_error("m:think=", "think must be none");
+    expect_parse_error("m:think=tag,", "empty setting after the last ','");
+    {
+        arb_sim_judge j;
+        assert_int_equal(arb_sim_judge_parse("m:think=open,bias=1", &j, NULL), ARB_OK);
+        assert_int_equal(j.think, ARB_SIM_THINK_OPEN);
+        assert_true(j.position_bias == 1.0);
+        assert_int_equal(arb_sim_judge_parse("m:think=reasoning_content", &j, NULL), ARB_OK);
+        assert_int_equal(j.think, ARB_SIM_THINK_REASONING_CONTENT);
+        assert_int_equal(arb_sim_judge_parse("m", &j, NULL), ARB_OK);
+        assert_int_equal(j.think, ARB_SIM_THINK_NONE);
+    }
     expect_parse_error("m:speed=1", "(known: skill, bias, tie, bothbad, invalid, latency, "
                                     "conformity, noise, noise.<lang>, strict, strict.<lang>, "
-                                    "persona.<identity>, persona_sd)");
+                                    "persona.<identity>, persona_sd, think)");
     char long_name[200];
     memset(long_name, 'x', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = '\0';
@@ -1883,7 +1897,7 @@ static void test_persona_parse(void **state)
     expect_parse_error("m:persona=1", "unknown key \"persona\"");
     expect_parse_error("m:Persona.female=1", "unknown key \"Persona.female\"");
     expect_parse_error("m:persona-sd=1", "unknown key \"persona-sd\"");
-    expect_parse_error("m:x=1", "persona.<identity>, persona_sd)");
+    expect_parse_error("m:x=1", "persona.<identity>, persona_sd, think)");
 
     /* A judge built by hand is checked as a parsed one. */
     arb_sim_params p = arb_sim_default_params();

@@ -955,6 +955,9 @@ static arb_store *export_fixture(const char *path)
     arb_store *s = open_ok(path);
     put_items(s, "{\"id\":\"q,2\",\"question\":\"a\"}\n{\"id\":\"q1\",\"question\":\"b\"}\n");
     arb__call_record rec = call_record("e1", 1, TRICKY);
+    rec.reasoning = "maybe [[B]]"; /* a reasoning model's thinking, apart from content */
+    rec.reasoning_tokens = 7;
+    rec.cached_tokens = 0;
     long long c1 = put_call(s, &rec);
     rec = call_record("e2", 0, NULL);
     rec.latency_ms = 0.25;
@@ -991,12 +994,12 @@ static void test_export_csv(void **state)
         "protocol,judge,item,candidate,baseline,template,options,order,rep,position_verdict,"
         "model_verdict,model,content,error,prompt_tokens,completion_tokens,latency_ms,attempts,"
         "request,question,candidate_answer,baseline_answer,category,language,source,strength,"
-        "cached_tokens,reasoning_tokens,cost_usd\r\n"
+        "cached_tokens,reasoning_tokens,cost_usd,reasoning\r\n"
         "sbs,j1,\"q,2\",cand,base,II-reason,4,0,0,A,a,judge-model,"
         "\"He said \"\"hi\"\", then\nleft.\r\nПривет — “мир” 日本 [[A]]\",,100,20,12.5,1,"
-        "\"{\"\"model\"\":\"\"judge-model\"\"}\",a,,,,,,,30,,0.00025\r\n"
+        "\"{\"\"model\"\":\"\"judge-model\"\"}\",a,,,,,,,0,7,0.00025,maybe [[B]]\r\n"
         "sbs,j1,q1,cand,base,II-reason,4,1,0,E,e,judge-model,,HTTP 503 after 7 attempts,,,"
-        "0.25,7,\"{\"\"model\"\":\"\"judge-model\"\"}\",b,,,,,,,,,\r\n";
+        "0.25,7,\"{\"\"model\"\":\"\"judge-model\"\"}\",b,,,,,,,,,,\r\n";
     assert_string_equal(csv, expected);
     free(csv);
     arb_store_close(s);
@@ -1047,10 +1050,12 @@ static void test_export_jsonl(void **state)
     assert_true(json_is_null(json_object_get(a, "source")));
     assert_true(json_is_null(json_object_get(a, "strength")));
     /* and for issue 16: the rest of the usage and the cost, null when unknown */
-    assert_int_equal(json_integer_value(json_object_get(a, "cached_tokens")), 30);
-    assert_true(json_is_null(json_object_get(a, "reasoning_tokens")));
+    assert_int_equal(json_integer_value(json_object_get(a, "cached_tokens")), 0);
+    assert_int_equal(json_integer_value(json_object_get(a, "reasoning_tokens")), 7);
     assert_true(json_real_value(json_object_get(a, "cost_usd")) == 0.00025);
-    assert_int_equal(json_object_size(a), 29);
+    /* and the judge's thinking, apart from content (reasoning models) */
+    assert_string_equal(json_string_value(json_object_get(a, "reasoning")), "maybe [[B]]");
+    assert_int_equal(json_object_size(a), 30);
     json_decref(a);
 
     json_t *b = json_loads(nl1 + 1, 0, &err);

@@ -11,7 +11,8 @@
 
 static const char sbs_help[] =
     "usage: arbiter sbs --items FILE --answers FILE --candidate MODEL --baseline MODEL\n"
-    "                   --judge-url URL --judge-model MODEL --db FILE [options]\n"
+    "                   (--judges FILE:NAME[,NAME...] | --judge-url URL --judge-model MODEL)\n"
+    "                   --db FILE [options]\n"
     "\n"
     "Judges every item twice (candidate first, then baseline first; METHODS §2.2) with an\n"
     "OpenAI-compatible chat-completions endpoint (vLLM, llama.cpp server, Ollama, OpenAI, ...).\n"
@@ -23,13 +24,22 @@ static const char sbs_help[] =
     "  --answers FILE          JSONL: {\"item\", \"model\", \"answer\"}\n"
     "  --candidate MODEL       model compared (verdict a = candidate better)\n"
     "  --baseline MODEL        model compared against (verdict b = baseline better)\n"
-    "judge:\n"
+    "judge (a judges file, or the flags below as a shortcut for one endpoint):\n"
+    "  --judges FILE:NAME[,NAME...]\n"
+    "                          the named judges of a judges file (format in README, as for\n"
+    "                          tournament; without :NAMES every judge of the file); each judges\n"
+    "                          every item in both orders. Not with --judge-url/--judge-model/\n"
+    "                          --judge-name/--api-key-env or the sampling flags\n"
     "  --judge-url URL         base URL, e.g. http://127.0.0.1:8000/v1 (stored without\n"
     "                          user:password@ and key-like query parameters)\n"
     "  --judge-model MODEL     model name sent to the endpoint\n"
     "  --judge-name NAME       name of this judge in the store and audit (default: the model)\n"
     "  --api-key-env VAR       read the API key from environment variable VAR (never stored;\n"
     "                          unset, empty or with a line break: exit 2 before any request)\n"
+    ;
+/* The rest of the help: one string of the whole would pass the 4095 bytes C compilers must
+** support. */
+static const char sbs_help_rest[] =
     "  --prompt NAME|FILE      template: I, II, II-fact, II-reason (default), II-fact-reason,\n"
     "                          or a template file (format in README)\n"
     "  --options N             verdict options: 2 (A/B), 3 (+C tie), 4 (+C both good, D both bad;\n"
@@ -48,7 +58,7 @@ static const char sbs_help[] =
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE, OPT_JUDGE_URL, OPT_JUDGE_MODEL,
-    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_HELP
+    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_JUDGES, OPT_HELP
 };
 
 static const struct option sbs_options[] = {
@@ -56,6 +66,7 @@ static const struct option sbs_options[] = {
     {"answers", required_argument, 0, OPT_ANSWERS},
     {"candidate", required_argument, 0, OPT_CANDIDATE},
     {"baseline", required_argument, 0, OPT_BASELINE},
+    {"judges", required_argument, 0, OPT_JUDGES},
     {"judge-url", required_argument, 0, OPT_JUDGE_URL},
     {"judge-model", required_argument, 0, OPT_JUDGE_MODEL},
     {"judge-name", required_argument, 0, OPT_JUDGE_NAME},
@@ -73,7 +84,8 @@ static const struct option sbs_options[] = {
 int cmd_sbs(int argc, char **argv)
 {
     arb_sbs_params p = arb_sbs_default_params();
-    const char *items = NULL, *answers = NULL, *db = NULL;
+    const char *items = NULL, *answers = NULL, *db = NULL, *judges_spec = NULL;
+    int single_given = 0; /* a flag of the one-endpoint shortcut was given */
     long n;
     int c;
     optind = 1;
@@ -84,10 +96,11 @@ int cmd_sbs(int argc, char **argv)
         case OPT_ANSWERS: answers = optarg; break;
         case OPT_CANDIDATE: p.candidate = optarg; break;
         case OPT_BASELINE: p.baseline = optarg; break;
-        case OPT_JUDGE_URL: p.judge.base_url = optarg; break;
-        case OPT_JUDGE_MODEL: p.judge.model = optarg; break;
-        case OPT_JUDGE_NAME: p.judge.name = optarg; break;
-        case OPT_API_KEY_ENV: p.judge.api_key_env = optarg; break;
+        case OPT_JUDGES: judges_spec = optarg; break;
+        case OPT_JUDGE_URL: p.judge.base_url = optarg; single_given = 1; break;
+        case OPT_JUDGE_MODEL: p.judge.model = optarg; single_given = 1; break;
+        case OPT_JUDGE_NAME: p.judge.name = optarg; single_given = 1; break;
+        case OPT_API_KEY_ENV: p.judge.api_key_env = optarg; single_given = 1; break;
         case OPT_PROMPT: p.template_name = optarg; break;
         case OPT_OPTIONS:
             if (cli_parse_int("--options", optarg, 2, 4, &n)) return EXIT_USAGE;
@@ -97,11 +110,11 @@ int cmd_sbs(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
-        case OPT_HELP: fputs(sbs_help, stdout); return EXIT_OK;
+        case OPT_HELP: fputs(sbs_help, stdout); fputs(sbs_help_rest, stdout); return EXIT_OK;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
-            if (!t) t = cli_sampling_option(c, optarg, &p.judge.sampling);
-            if (!t) t = cli_price_option(c, optarg, &p.judge.price);
+            if (!t && (t = cli_sampling_option(c, optarg, &p.judge.sampling)) > 0) single_given = 1;
+            if (!t && (t = cli_price_option(c, optarg, &p.judge.price)) > 0) single_given = 1;
             if (t < 0) return EXIT_USAGE;
             if (t > 0) break;
             return cli_usage_error("sbs", "unknown or incomplete option \"%s\"", argv[optind - 1]);
@@ -110,14 +123,27 @@ int cmd_sbs(int argc, char **argv)
     }
     if (optind < argc) return cli_usage_error("sbs", "unexpected argument \"%s\"", argv[optind]);
     if (cli_price_finish("sbs", &p.judge.price)) return EXIT_USAGE;
+    if (judges_spec && single_given)
+        return cli_usage_error("sbs", "give the judges with --judges or with --judge-url and "
+                                      "--judge-model, not both (a judges file holds the "
+                                      "sampling too)");
     const char *missing = !items ? "--items" : !answers ? "--answers" : !p.candidate ? "--candidate"
-                        : !p.baseline ? "--baseline" : !p.judge.model ? "--judge-model"
-                        : !p.judge.base_url && !p.dry_run ? "--judge-url" : !db ? "--db" : NULL;
+                        : !p.baseline ? "--baseline"
+                        : !judges_spec && !p.judge.model ? "--judges or --judge-model"
+                        : !judges_spec && !p.judge.base_url && !p.dry_run ? "--judge-url"
+                        : !db ? "--db" : NULL;
     if (missing) return cli_usage_error("sbs", "missing %s", missing);
 
+    arb_judges_file *loaded = NULL;
+    arb_judge_config *list = NULL;
     arb_store *store = NULL;
     arb_dataset *ds = NULL;
-    int rc = cli_open_run_inputs("sbs", items, answers, db, &ds, &store);
+    int rc = EXIT_OK;
+    if (judges_spec) {
+        rc = cli_pick_judge_list("sbs", "--judges", judges_spec, &list, &p.n_judges, &loaded);
+        p.judges = list;
+    }
+    if (!rc) rc = cli_open_run_inputs("sbs", items, answers, db, &ds, &store);
     if (rc) goto done;
     arb_run_stats stats;
     arb_status st = arb_sbs_run(store, ds, &p, &stats);
@@ -125,5 +151,7 @@ int cmd_sbs(int argc, char **argv)
 done:
     cli_close_run_store(store, rc, p.dry_run);
     arb_dataset_destroy(ds);
+    arb_judges_file_destroy(loaded);
+    free(list);
     return rc;
 }

@@ -10,7 +10,8 @@
 #include <string.h>
 
 static const char tournament_help[] =
-    "usage: arbiter tournament --items FILE --answers FILE --judges FILE --db FILE [options]\n"
+    "usage: arbiter tournament --items FILE --answers FILE --judges FILE[:NAME,...] --db FILE\n"
+    "                          [options]\n"
     "\n"
     "Judges every unordered pair of models on every item both answered, in both orders, by\n"
     "every judge of the judges file (METHODS §6), in 3-option mode (A first better, B second\n"
@@ -22,7 +23,8 @@ static const char tournament_help[] =
     "input:\n"
     "  --items FILE            JSONL: {\"id\", \"question\", \"reference\"?, \"category\"?, ...}\n"
     "  --answers FILE          JSONL: {\"item\", \"model\", \"answer\"}\n"
-    "  --judges FILE           YAML list of judges (format in README):\n"
+    "  --judges FILE[:NAME,...]  YAML list of judges (format in README); with :NAMES only\n"
+    "                          those judges of the file, in that order:\n"
     "                            judges:\n"
     "                              - name: judge-a        # optional, default the model\n"
     "                                url: http://127.0.0.1:8000/v1\n"
@@ -173,15 +175,21 @@ int cmd_tournament(int argc, char **argv)
     arb_judges_file *judges = NULL;
     arb_battles *battles = NULL;
     arb_dataset *ds = NULL;
-    char *err = NULL;
-    arb_status st = arb_judges_file_load(judges_path, &judges, &err);
-    if (st) {
-        fprintf(stderr, "arbiter tournament: %s\n", err ? err : arb_strerror(st));
-        arb_free(err);
-        rc = st == ARB_NOMEM ? EXIT_FAIL : EXIT_USAGE;
+    arb_judge_config *picked = NULL;
+    const char **names = NULL;
+    size_t n_picked = 0;
+    arb_status st;
+    if ((rc = cli_pick_judge_list("tournament", "--judges", judges_path, &picked, &n_picked,
+                                  &judges)))
         goto done;
-    }
+    rc = EXIT_FAIL;
     p.judges = judges;
+    if (strchr(judges_path, ':')) { /* FILE:NAMES: those judges only */
+        if (!(names = calloc(n_picked, sizeof *names))) goto done;
+        for (size_t j = 0; j < n_picked; j++) names[j] = picked[j].name;
+        p.judge_names = names;
+        p.n_judge_names = n_picked;
+    }
     if ((rc = cli_open_run_inputs("tournament", items, answers, db, &ds, &store))) goto done;
     rc = EXIT_FAIL;
     arb_run_stats stats;
@@ -223,5 +231,7 @@ done:
     arb_judges_file_destroy(judges);
     arb_dataset_destroy(ds);
     free(models);
+    free(picked);
+    free(names);
     return rc;
 }

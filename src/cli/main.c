@@ -268,9 +268,12 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
     /* sent = ok + failed: every call that went out in this run and finished. */
     fprintf(stderr,
             "%s: %zu judge calls: %zu stored before, %zu sent (%zu ok, %zu failed), %zu without "
-            "a valid verdict; %zu retries; tokens %lld prompt + %lld completion; %.2f s",
+            "a valid verdict; %zu retries; tokens %lld prompt + %lld completion",
             what, st->planned, st->cached, st->sent, st->ok, st->failed, st->invalid,
-            st->retries, st->prompt_tokens, st->completion_tokens, st->seconds);
+            st->retries, st->prompt_tokens, st->completion_tokens);
+    if (st->reasoning_tokens > 0) /* part of completion, as the servers count them */
+        fprintf(stderr, " (%lld of the completion tokens reasoning)", st->reasoning_tokens);
+    fprintf(stderr, "; %.2f s", st->seconds);
     if (st->sent && st->seconds > 0) fprintf(stderr, " (%.0f calls/s)", (double)st->sent / st->seconds);
     if (st->skipped) fprintf(stderr, "; %zu not needed (dialogues ended earlier)", st->skipped);
     fputc('\n', stderr);
