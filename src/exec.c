@@ -469,14 +469,22 @@ static int spend_slot(arb__exec *ex, const arb_judge_config *judge)
     return (int)rs->n_judges++;
 }
 
+/* The most completion tokens a call of the judge may bill: max_completion_tokens (a reasoning
+** model's bound of visible + thinking tokens) when set, else max_tokens; 0 when neither is. */
+static int completion_bound(const arb_judge_config *judge)
+{
+    return judge->sampling.max_completion_tokens > 0 ? judge->sampling.max_completion_tokens
+                                                     : judge->sampling.max_tokens;
+}
+
 /* Sets the node's cost and token estimates from its rendered request: the prompt estimate of
-** arb__judge_estimate_prompt_tokens plus max_tokens completion tokens (an upper bound of what
+** arb__judge_estimate_prompt_tokens plus completion_bound() tokens (an upper bound of what
 ** the reply may add; EST_COMPLETION_UNBOUNDED without one), priced at the judge's price (0
 ** without one: only a token budget then applies). Returns the prompt estimate. */
 static long long estimate_node(exec_node *n, const arb__exec_request *req)
 {
     long long prompt = arb__judge_estimate_prompt_tokens(req->system, req->user);
-    int max = req->judge->sampling.max_tokens;
+    int max = completion_bound(req->judge);
     long long completion = max > 0 ? max : EST_COMPLETION_UNBOUNDED;
     n->est_tokens = prompt + completion;
     n->est_usd = req->judge->price.known
@@ -564,8 +572,8 @@ static arb_status finish_estimates(arb__exec *ex)
         arb_judge_spend *js = &rs->judges[i];
         const arb_judge_config *jc = ex->slot_judge[i];
         if (!js->to_send) continue;
-        if (jc->sampling.max_tokens > 0)
-            js->est_completion_max = (long long)jc->sampling.max_tokens * (long long)js->to_send;
+        if (completion_bound(jc) > 0)
+            js->est_completion_max = (long long)completion_bound(jc) * (long long)js->to_send;
         double mean;
         size_t n_stored;
         arb_status st = arb__store_judge_completion_mean(ex->store, js->name, &mean, &n_stored);

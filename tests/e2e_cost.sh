@@ -49,7 +49,19 @@ check "... no database left behind" "[ ! -e '$T/bad2.db' ]"
 # ---- dry runs leave no database -----------------------------------------------------------
 sbs --db "$T/dry.db" --dry-run $DOLLAR 2>"$T/plan"
 check "sbs --dry-run leaves no database" "[ ! -e '$T/dry.db' ] && [ ! -e '$T/dry.db-wal' ]"
-check "dry run: per-judge estimate with the cost bound" "grep -q 'judge sim-judge: $n_calls calls to send, ~[0-9]* prompt tokens; completion tokens <= $((n_calls * 2)) (max_tokens); cost <= \\\$$((n_calls * 2)).0000' '$T/plan'"
+check "dry run: per-judge estimate with the cost bound" "grep -q 'judge sim-judge: $n_calls calls to send, ~[0-9]* prompt tokens; completion tokens <= $((n_calls * 2)) (max_completion_tokens or max_tokens); cost <= \\\$$((n_calls * 2)).0000' '$T/plan'"
+# A reasoning model's bound is max_completion_tokens (visible + thinking), not max_tokens.
+cat > "$T/reasoner.yaml" <<EOF
+judges:
+  - name: rj
+    url: $URL
+    model: sim-judge
+    max_completion_tokens: 3
+    price: {input_per_mtok: 0, output_per_mtok: 1000000}
+EOF
+"$ARB" sbs --items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large \
+  --baseline drift-tiny --judges "$T/reasoner.yaml:rj" --no-progress --db "$T/dry.db" --dry-run 2>"$T/plan"
+check "dry run of a reasoning judge: bound by max_completion_tokens" "grep -q 'judge rj: $n_calls calls to send, ~[0-9]* prompt tokens; completion tokens <= $((n_calls * 3)) (max_completion_tokens or max_tokens); cost <= \\\$$((n_calls * 3)).0000' '$T/plan'"
 "$ARB" grade --items "$T/items.jsonl" --answers "$T/answers.jsonl" --model atlas-large \
   --judge-url "$URL" --judge-model sim-judge --db "$T/dry.db" --dry-run 2>"$T/plan"
 check "grade --dry-run leaves no database" "[ ! -e '$T/dry.db' ]"
