@@ -9,8 +9,10 @@ set -euo pipefail
 ARB=${1:?usage: e2e_report.sh path/to/arbiter}
 source "$(dirname "$0")/support/e2e_lib.sh"
 
-"$ARB" demo --out "$T/demo" >/dev/null 2>&1
+"$ARB" demo --out "$T/demo" >"$T/demo.out" 2>&1
 DB="$T/demo/demo.db"
+check "the demo audits its judgments again after export + import judgments (issue 15)" \
+  "grep -q 'IMPORTED AUDIT MATCHES' '$T/demo.out' && [ \"\$(sqlite3 '$T/demo/elsewhere.db' \"select count(*) from pairwise where source = 'elsewhere'\")\" = \"\$(wc -l < '$T/demo/elsewhere.jsonl')\" ]"
 
 # ---- help and usage -----------------------------------------------------------------------------
 "$ARB" report --help > "$T/help"

@@ -418,6 +418,82 @@ done:
     return rc;
 }
 
+/* Nonzero when two audits differ in a row's identity or any figure (NaN equals NaN). */
+static int audits_differ(const arb_audit *a, const arb_audit *b)
+{
+    if (arb_audit_count(a) != arb_audit_count(b)) return 1;
+    for (size_t i = 0; i < arb_audit_count(a); i++) {
+        const arb_audit_row *x = arb_audit_row_at(a, i), *y = arb_audit_row_at(b, i);
+        const char *const sx[] = {x->judge, x->protocol, x->candidate, x->baseline, x->template_name};
+        const char *const sy[] = {y->judge, y->protocol, y->candidate, y->baseline, y->template_name};
+        for (size_t k = 0; k < 5; k++)
+            if (!sx[k] != !sy[k] || (sx[k] && strcmp(sx[k], sy[k]))) return 1;
+        if (x->options != y->options) return 1;
+        for (int m = 0; m < ARB_M__COUNT; m++)
+            if (!(x->m.value[m] == y->m.value[m] || (isnan(x->m.value[m]) && isnan(y->m.value[m]))))
+                return 1;
+        for (int f = 0; f < ARB_LEN__COUNT; f++)
+            if (!(x->m.length[f].mean == y->m.length[f].mean ||
+                  (isnan(x->m.length[f].mean) && isnan(y->m.length[f].mean))))
+                return 1;
+    }
+    return 0;
+}
+
+/* Judgments made elsewhere (issue 15): the side-by-side judgments leave with `arbiter export`,
+** come back into a fresh store with `arbiter import judgments` as if another tool had made them
+** (no judge call), with the same expert labels; the audit of the copy must equal the audit of
+** the original in every figure (*recovered cleared when not). */
+static int audit_elsewhere(demo *d, int *recovered)
+{
+    char *jsonl = out_path(d, "elsewhere.jsonl"), *db = out_path(d, "elsewhere.db"),
+         *labels = out_path(d, "labels.jsonl");
+    arb_store *other = NULL;
+    arb_audit *mine = NULL, *theirs = NULL;
+    arb_audit_params ap = arb_audit_default_params();
+    ap.multi_agent = 0; /* dialogues are not judgments: they do not travel */
+    int rc = EXIT_FAIL;
+    if (!jsonl || !db || !labels) goto done;
+    FILE *f = fopen(jsonl, "w");
+    arb_status st = f ? arb_store_export(d->store, "jsonl", f) : ARB_IO;
+    if ((f && fclose(f)) || st) {
+        fprintf(stderr, "arbiter demo: cannot write %s: %s\n", jsonl,
+                f ? arb_store_errmsg(d->store) : strerror(errno));
+        goto done;
+    }
+    arb_import_params ip = {.source = "elsewhere", .baseline = NULL};
+    arb_import_stats is;
+    arb_labels_import_stats ls;
+    if ((st = arb_store_open(db, &other)) ||
+        (st = arb_judgments_import(other, "judgments", jsonl, &ip, &is)) ||
+        (st = arb_labels_import(other, labels, "jsonl", &ls)) ||
+        (st = arb_audit_compute(other, &ap, &theirs))) {
+        fprintf(stderr, "arbiter demo: %s: %s\n", db, other ? arb_store_errmsg(other) : arb_strerror(st));
+        goto done;
+    }
+    if ((st = arb_audit_compute(d->store, &ap, &mine))) {
+        rc = store_failed(d, st);
+        goto done;
+    }
+    int same = !audits_differ(mine, theirs);
+    say_both(d, "\nJudgments made elsewhere (arbiter export, then arbiter import judgments into %s):\n"
+                "  %zu judgments and %zu expert labels imported as source \"elsewhere\", no judge call\n"
+                "%s\n", db, is.judgments, ls.rows,
+             same ? "IMPORTED AUDIT MATCHES: every figure of every audit row equals the audit of "
+                    "arbiter's own store."
+                  : "IMPORTED AUDIT DIFFERS from the audit of arbiter's own store.");
+    if (!same) *recovered = 0;
+    rc = EXIT_OK;
+done:
+    arb_audit_destroy(mine);
+    arb_audit_destroy(theirs);
+    arb_store_close(other);
+    free(jsonl);
+    free(db);
+    free(labels);
+    return rc;
+}
+
 /* Rankings (§6): a tournament of all four models, both orders, both judges (named in a judges
 ** file the user can copy), ranked by Bradley-Terry with bootstrap intervals; the known order of
 ** quality must come back (*recovered cleared when not). */
@@ -831,6 +907,7 @@ int cmd_demo(int argc, char **argv)
     int recovered = 1, rc;
     if ((rc = set_up(&d)) || (rc = judge_side_by_side(&d)) || (rc = run_debates(&d)) ||
         (rc = import_labels(&d)) || (rc = audit_judges(&d, &recovered)) ||
+        (rc = audit_elsewhere(&d, &recovered)) ||
         (rc = rank_tournament(&d, &recovered)) || (rc = run_discussion(&d)) ||
         (rc = judge_languages(&d, &recovered)) || (rc = judge_personas(&d, &recovered)) ||
         (rc = write_report(&d, "report.html", "html")) ||
