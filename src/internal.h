@@ -1241,8 +1241,15 @@ size_t arb__battles_count_strong(const arb_battles *b);
 ** in the same order (so model, question and reviewer indices are b's), left-out records and
 ** skipped count. Caller destroys; NULL when out of memory. */
 arb_battles *arb__battles_repeat_strong(const arb_battles *b, size_t times);
-/* store.c: the left-out records of b under source, written inside arb_store_put_battles'
-** transaction (replacing the source's), and read back into b (source NULL: all). */
+/* The extra column of a stored battle (battles.c): both_bad, strong and the known style
+** covariates as compact JSON, "{}" when there is nothing (caller frees; NULL out of memory);
+** and back into battle, -1 when text is not what arb__battle_extra_json writes (unknown keys
+** are ignored). */
+char *arb__battle_extra_json(const arb_battle *battle);
+int arb__battle_parse_extra(const char *text, arb_battle *battle);
+/* store_battles.c: the left-out records of b under source, written inside
+** arb_store_put_battles' transaction (replacing the source's), and read back into b (source
+** NULL: all). */
 arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
                                            const arb_battles *b);
 arb_status arb__store_get_battles_left_out(arb_store *store, const char *source, arb_battles *b);
