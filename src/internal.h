@@ -722,7 +722,7 @@ arb_status arb__store_export_transcripts(arb_store *s, FILE *out);
 /* Sets how long the connection waits for a database another program holds locked. */
 void arb__store_set_busy_timeout(arb_store *s, int ms);
 /* SQLite's explanation of the connection's last failure (owned by the store), and in *busy
-** whether it was a wait for another program's lock that timed out. */
+** whether it was a wait for another program's lock that timed out (busy may be NULL). */
 const char *arb__store_last_db_error(arb_store *s, int *busy);
 /* A read transaction (deferred BEGIN), so several reads see one snapshot; ended by
 ** arb__store_end_read (COMMIT) or arb__store_rollback. ARB_DB: see arb__store_last_db_error. */
@@ -1109,6 +1109,56 @@ arb_status arb__labels_import_text(arb_store *s, const char *source, const char 
                                    const char *text, size_t len, arb_labels_import_stats *stats);
 /* Walks the majority labels ordered by candidate, baseline, item seq. */
 arb_status arb__labels_each_majority(arb_store *s, arb__majority_fn fn, void *ud);
+
+/* ---- store_labels.c: the table human_labels ----------------------------------------------- */
+
+/* One expert label as the importer stores it (strings borrowed). verdict is 'a'..'d' (0 when
+** a stored one is not a single letter); source is the file it came from. */
+typedef struct arb__label_row {
+    const char *item, *candidate, *baseline, *annotator, *source;
+    char verdict;
+    int has_shown_order, shown_order;
+    int has_time_ms;
+    long long time_ms;
+} arb__label_row;
+/* The statements of one label import, prepared once, inside one transaction (a savepoint
+** when the caller already holds one). Open: ARB_OK, or ARB_DB/ARB_NOMEM with the store's
+** message ("labels: cannot prepare a statement: ..."). Close with the import's status: on
+** ARB_OK commits (releases the savepoint), else rolls back, so a failed file leaves no trace;
+** returns the final status. Close accepts NULL (returns st). */
+typedef struct arb__label_import arb__label_import;
+arb_status arb__store_open_label_import(arb_store *s, arb__label_import **out);
+arb_status arb__store_close_label_import(arb__label_import *li, arb_status st);
+/* The statements of an import. Each returns ARB_OK or ARB_DB without setting the store's
+** message: arb__store_last_db_error says why. *exists: the item is in table items. find: the
+** stored label of key's (item, candidate, baseline, annotator) into *found and its row id in
+** *id (0: none). put: updates row id, or inserts row when id is 0. */
+arb_status arb__store_label_item_exists(arb__label_import *li, const char *item, int *exists);
+arb_status arb__store_find_label(arb__label_import *li, const arb__label_row *key,
+                                 arb__label_row *found, long long *id);
+arb_status arb__store_put_label(arb__label_import *li, long long id, const arb__label_row *row);
+/* Calls fn with the verdict counts a..d of every labelled (item, candidate, baseline) whose
+** item is stored, ordered by candidate, baseline, benchmark order (items.seq), item id;
+** nonzero from fn stops the walk. ARB_OK or ARB_DB ("labels: cannot read the labels: ..."). */
+typedef int (*arb__label_count_fn)(void *ud, const char *item_id, const char *candidate,
+                                   const char *baseline, const long long counts[4]);
+arb_status arb__store_each_label_count(arb_store *s, arb__label_count_fn fn, void *ud);
+/* The inter-annotator report's walks (labels of stored items only), meant to run between
+** arb__store_label_report_begin (a read transaction when none is open; returns whether it
+** began one) and _end, so both see the same labels. each_label_annotator: per (candidate,
+** baseline, annotator) in that order, how many labels; each_label: every label in
+** (candidate, baseline, items.seq, item, annotator) order. Strings are valid during the call
+** (NULL for SQL NULL). A nonzero return of fn stops the walk and is returned; otherwise 0, or
+** -2 on a database error (arb__store_last_db_error). */
+typedef int (*arb__label_annotator_fn)(void *ud, const char *candidate, const char *baseline,
+                                       const char *annotator, long long n_labels);
+typedef int (*arb__label_fn)(void *ud, const char *candidate, const char *baseline,
+                             const char *item_id, long long item_seq, const char *annotator,
+                             const char *verdict);
+int arb__store_label_report_begin(arb_store *s);
+void arb__store_label_report_end(arb_store *s, int began);
+int arb__store_each_label_annotator(arb_store *s, arb__label_annotator_fn fn, void *ud);
+int arb__store_each_label(arb_store *s, arb__label_fn fn, void *ud);
 
 /* ---- factors.c: stepwise linear regression by AIC (METHODS §5 factor analysis) ------------ */
 
