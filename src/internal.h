@@ -717,6 +717,102 @@ arb_status arb__store_find_other_debate_config(arb_store *s, const char *kind,
 /* transcripts.c: every dialogue with its turns as JSONL (arb_store_export "transcripts"). */
 arb_status arb__store_export_transcripts(arb_store *s, FILE *out);
 
+/* ---- store_report.c: what the report reads that no metric's API gives ---------------------- */
+/* Every walk is ordered; strings are borrowed for the call (NULL for SQL NULL); a callback
+** returns 0 to go on, nonzero to stop (the walk then returns ARB_OK). Failures: ARB_DB (or
+** ARB_NOMEM) with the store's message "cannot read <what>: ...". */
+
+/* How many rows the store's main tables hold (models: distinct models with answers). */
+typedef struct arb__store_contents {
+    long long items, models, judges, pairwise, labels, battles, dialogues, runs;
+} arb__store_contents;
+arb_status arb__store_count_contents(arb_store *s, arb__store_contents *n);
+/* How many expert labels (human_labels rows) the store holds. */
+arb_status arb__store_count_labels(arb_store *s, long long *n);
+/* How many pairwise judgments were made with the baseline shown first (ord 1). */
+arb_status arb__store_count_swapped_judgments(arb_store *s, long long *n);
+/* Each judge (by name) with its pairwise judgments and dialogue turns. */
+typedef struct arb__judge_summary {
+    const char *name, *model, *base_url;
+    long long n_judgments, n_turns;
+} arb__judge_summary;
+typedef int (*arb__judge_summary_fn)(void *ud, const arb__judge_summary *j);
+arb_status arb__store_each_judge_summary(arb_store *s, arb__judge_summary_fn fn, void *ud);
+/* Each protocol that has runs, pairwise judgments or dialogues (by name), with its models (of
+** judgments and dialogues, byte order), items, runs and the sums of the runs' statistics:
+** sums[k] of sent, failed, cached, prompt_tokens, completion_tokens, invalid, has_sum[k] 0
+** when no run recorded it; seconds likewise. */
+typedef struct arb__protocol_summary {
+    const char *protocol;
+    const char *const *models;
+    size_t n_models;
+    long long n_items, n_runs;
+    long long sums[6];
+    int has_sum[6];
+    double seconds;
+    int has_seconds;
+} arb__protocol_summary;
+typedef int (*arb__protocol_summary_fn)(void *ud, const arb__protocol_summary *p);
+arb_status arb__store_each_protocol_summary(arb_store *s, arb__protocol_summary_fn fn, void *ud);
+/* Each battle source (by name) with its battles, models (i or j), reviewers and questions. */
+typedef struct arb__battle_source_summary {
+    const char *source;
+    long long n_battles, n_models, n_reviewers, n_questions;
+} arb__battle_source_summary;
+typedef int (*arb__battle_source_summary_fn)(void *ud, const arb__battle_source_summary *b);
+arb_status arb__store_each_battle_source_summary(arb_store *s, arb__battle_source_summary_fn fn,
+                                                 void *ud);
+/* The name of each battle source, in byte order (never NULL). */
+typedef int (*arb__name_fn)(void *ud, const char *name);
+arb_status arb__store_each_battle_source(arb_store *s, arb__name_fn fn, void *ud);
+/* At most limit dialogues shown in full: the longest (finished first) of each kind, then the
+** next of each kind, ...; each dialogue (with its item's question and both answers) is
+** followed by its turns in order. has_call 0: the turn was not sent; else content is the
+** reply, or NULL with error saying why. */
+typedef struct arb__transcript {
+    long long id;
+    const char *kind, *item_id, *answer1, *answer2, *status, *final_verdict;
+    const char *question, *answer1_text, *answer2_text;
+} arb__transcript;
+typedef struct arb__transcript_turn {
+    int turn;
+    const char *speaker, *role, *verdict;
+    int has_call;
+    const char *content, *error;
+} arb__transcript_turn;
+typedef int (*arb__transcript_fn)(void *ud, const arb__transcript *d);
+typedef int (*arb__transcript_turn_fn)(void *ud, const arb__transcript_turn *t);
+arb_status arb__store_each_transcript(arb_store *s, size_t limit, arb__transcript_fn dialogue,
+                                      arb__transcript_turn_fn turn, void *ud);
+/* At most limit (item, candidate, baseline) whose model verdict changed with the order for at
+** least one judge (a judge = protocol and judge name; E does not count as a change): most
+** judges changed first, then most changed pairs, benchmark order, ids. */
+typedef struct arb__order_dependent_item {
+    const char *item_id, *candidate, *baseline;
+    long long n_judges_changed, n_judges;
+    const char *question, *candidate_answer, *baseline_answer;
+} arb__order_dependent_item;
+typedef int (*arb__order_dependent_item_fn)(void *ud, const arb__order_dependent_item *it);
+arb_status arb__store_each_order_dependent_item(arb_store *s, size_t limit,
+                                                arb__order_dependent_item_fn fn, void *ud);
+/* The model verdicts of (item, candidate, baseline) in both orders (verdict[0]: candidate
+** shown first), one per judge, set-up and repetition, ordered by judge, protocol, template,
+** options, rep; changed as above. The statement is prepared once by open (close accepts
+** NULL). */
+typedef struct arb__order_verdict {
+    const char *protocol, *judge_name, *template_name;
+    int options, rep;
+    const char *verdict[2];
+    int changed;
+} arb__order_verdict;
+typedef int (*arb__order_verdict_fn)(void *ud, const arb__order_verdict *v);
+typedef struct arb__order_verdicts arb__order_verdicts;
+arb_status arb__store_open_order_verdicts(arb_store *s, arb__order_verdicts **out);
+void arb__store_close_order_verdicts(arb__order_verdicts *ov);
+arb_status arb__store_each_order_verdict(arb__order_verdicts *ov, const char *item,
+                                         const char *candidate, const char *baseline,
+                                         arb__order_verdict_fn fn, void *ud);
+
 /* ---- store_annotate.c: the annotation web app's pairs, tasks and labels (annotate.c) ---- */
 
 /* Sets how long the connection waits for a database another program holds locked. */
