@@ -12,7 +12,6 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
-#include <sqlite3.h>
 
 #define ARB__ATTR_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
@@ -271,7 +270,6 @@ arb_status arb__yaml_read_one(const char *path, const char *text, size_t len, co
 /* Sets the store's error message (printf-style); returns code for convenience. */
 arb_status arb__store_fail(arb_store *s, arb_status code, const char *fmt, ...)
     ARB__ATTR_PRINTF(3, 4);
-sqlite3 *arb__store_db(arb_store *s);
 arb_status arb__store_begin(arb_store *s);    /* BEGIN IMMEDIATE */
 arb_status arb__store_commit(arb_store *s);
 void arb__store_rollback(arb_store *s);

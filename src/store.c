@@ -617,9 +617,6 @@ arb_status arb__store_fail_db(arb_store *s, const char *what)
     return arb__store_fail(s, ARB_DB, "%s: %s", what, sqlite3_errmsg(s->db));
 }
 
-/* Returns the connection (borrowed) for modules that run their own queries. */
-sqlite3 *arb__store_db(arb_store *s) { return s ? s->db : NULL; }
-
 /* Returns the message of the store's last error: "" when there was none, never NULL. Owned by
 ** the store. */
 const char *arb_store_errmsg(const arb_store *store)
