@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         arb__import_set_destroy(set);
     }
     /* keep the store small so every run starts alike */
-    sqlite3_exec(arb__store_db(store),
+    sqlite3_exec(arb__store_conn(store),
                  "DELETE FROM pairwise; DELETE FROM pointwise; DELETE FROM calls;"
                  " DELETE FROM battles; DELETE FROM battles_left_out; DELETE FROM families;"
                  " DELETE FROM judgment_sources; DELETE FROM answers;"

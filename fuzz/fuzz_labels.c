@@ -47,6 +47,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (count_labels(store, " WHERE verdict NOT IN ('a','b','c','d')") != 0) abort();
     }
     /* keep the store small so every run starts alike */
-    sqlite3_exec(arb__store_db(store), "DELETE FROM human_labels", NULL, NULL, NULL);
+    sqlite3_exec(arb__store_conn(store), "DELETE FROM human_labels", NULL, NULL, NULL);
     return 0;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "store_internal.h"
 
 /* An in-memory store holding the items of items_jsonl; aborts when it cannot be made. */
 static arb_store *fuzz_store_with_items(const char *items_jsonl)
@@ -29,7 +29,7 @@ static long long fuzz_count(arb_store *s, const char *sql)
 {
     sqlite3_stmt *q = NULL;
     long long n = -1;
-    if (sqlite3_prepare_v2(arb__store_db(s), sql, -1, &q, NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) == SQLITE_OK &&
         sqlite3_step(q) == SQLITE_ROW)
         n = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);

@@ -880,12 +880,12 @@ arb_status arb_battles_write_jsonl(const arb_battles *b, FILE *out)
     return ARB_OK;
 }
 
-/* ---- the store's battles table --------------------------------------------------------------- */
+/* ---- the extra column of the store's battles table (stored by store_battles.c) ------------ */
 
 /* The extra JSON of a stored battle: both_bad, strong and the known style covariates, e.g.
 ** {"both_bad":true,"style_i":{"length":812,"headers":2},"style_j":{...}} or {"strong":true};
 ** "{}" when there is nothing. Caller frees; NULL when out of memory. */
-static char *extra_json(const arb_battle *battle)
+char *arb__battle_extra_json(const arb_battle *battle)
 {
     json_t *obj = json_object();
     int bad = !obj;
@@ -908,85 +908,10 @@ static char *extra_json(const arb_battle *battle)
     return text;
 }
 
-/* Runs one SQL statement without rows on db; SQLITE_OK or the error code. */
-static int exec_sql(sqlite3 *db, const char *sql)
-{
-    return sqlite3_exec(db, sql, NULL, NULL, NULL);
-}
-
-/* Stores b's battles under source in one transaction (a savepoint inside the caller's): the
-** rows of that source are deleted first, so a rerun replaces them; seq is the battle's index.
-** Borrowing only. ARB_INVALID for a missing source, ARB_DB, ARB_NOMEM (message in store). */
-arb_status arb_store_put_battles(arb_store *store, const char *source, const arb_battles *b)
-{
-    if (!store) return ARB_INVALID;
-    if (!source || !*source)
-        return arb__store_fail(store, ARB_INVALID, "put_battles: a source name is needed");
-    if (!b) return arb__store_fail(store, ARB_INVALID, "put_battles: no battles");
-    sqlite3 *db = arb__store_db(store);
-    int own_tx = sqlite3_get_autocommit(db);
-    arb_status st = ARB_OK;
-    sqlite3_stmt *del = NULL, *ins = NULL;
-    if (own_tx) {
-        if ((st = arb__store_begin(store))) return st;
-    } else if (exec_sql(db, "SAVEPOINT arb_put_battles") != SQLITE_OK) {
-        return arb__store_fail(store, ARB_DB, "cannot store battles: %s", sqlite3_errmsg(db));
-    }
-    if (sqlite3_prepare_v2(db, "DELETE FROM battles WHERE source = ?1", -1, &del, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT INTO battles (source, seq, q, i, j, reviewer, s, extra)"
-                               " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &ins, NULL)) {
-        st = arb__store_fail(store, ARB_DB, "cannot store battles: %s", sqlite3_errmsg(db));
-        goto done;
-    }
-    sqlite3_bind_text(del, 1, source, -1, SQLITE_STATIC);
-    if (sqlite3_step(del) != SQLITE_DONE) {
-        st = arb__store_fail(store, ARB_DB, "cannot replace the battles of source \"%s\": %s",
-                             source, sqlite3_errmsg(db));
-        goto done;
-    }
-    sqlite3_bind_text(ins, 1, source, -1, SQLITE_STATIC);
-    for (size_t k = 0; k < b->n; k++) {
-        arb_battle battle = arb_battles_at(b, k);
-        char *extra = extra_json(&battle);
-        if (!extra) {
-            st = arb__store_fail(store, ARB_NOMEM, "cannot store battles: out of memory");
-            goto done;
-        }
-        sqlite3_bind_int64(ins, 2, (sqlite3_int64)k);
-        sqlite3_bind_text(ins, 3, battle.question, -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins, 4, battle.model_i, -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins, 5, battle.model_j, -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins, 6, battle.reviewer, -1, SQLITE_STATIC);
-        sqlite3_bind_int(ins, 7, battle.s);
-        sqlite3_bind_text(ins, 8, extra, -1, SQLITE_STATIC);
-        int rc = sqlite3_step(ins);
-        sqlite3_reset(ins);
-        free(extra);
-        if (rc != SQLITE_DONE) {
-            st = arb__store_fail(store, ARB_DB, "cannot store battle %zu of source \"%s\": %s",
-                                 k, source, sqlite3_errmsg(db));
-            goto done;
-        }
-    }
-    if (!st) st = arb__store_put_battles_left_out(store, source, b);
-done:
-    sqlite3_finalize(del);
-    sqlite3_finalize(ins);
-    if (own_tx) {
-        if (!st) st = arb__store_commit(store);
-        if (st) arb__store_rollback(store);
-    } else {
-        if (st) exec_sql(db, "ROLLBACK TO arb_put_battles");
-        if (exec_sql(db, "RELEASE arb_put_battles") != SQLITE_OK && !st)
-            st = arb__store_fail(store, ARB_DB, "cannot store battles: %s", sqlite3_errmsg(db));
-    }
-    return st;
-}
-
 /* Reads the extra JSON of a stored battle into battle (both_bad, strong, style). -1 when it
 ** is not what arb_store_put_battles writes. Unknown keys are ignored (a newer arbiter may add
 ** some). */
-static int parse_extra(const char *text, arb_battle *battle)
+int arb__battle_parse_extra(const char *text, arb_battle *battle)
 {
     json_t *obj = text ? json_loads(text, 0, NULL) : NULL;
     int bad = !json_is_object(obj);
@@ -1011,57 +936,4 @@ static int parse_extra(const char *text, arb_battle *battle)
     }
     json_decref(obj);
     return bad ? -1 : 0;
-}
-
-/* Appends the stored battles (of source, or all when source is NULL) to b, ordered by source
-** and then by their position in it; all or nothing. Messages go to the store. */
-arb_status arb_store_get_battles(arb_store *store, const char *source, arb_battles *b)
-{
-    if (!store) return ARB_INVALID;
-    if (!b) return arb__store_fail(store, ARB_INVALID, "get_battles: no battle set");
-    sqlite3 *db = arb__store_db(store);
-    sqlite3_stmt *q = NULL;
-    arb_battles *scratch = arb_battles_create();
-    if (!scratch) return arb__store_fail(store, ARB_NOMEM, "cannot read battles: out of memory");
-    arb_status st = ARB_OK;
-    if (sqlite3_prepare_v2(db, "SELECT source, seq, q, i, j, reviewer, s, extra FROM battles"
-                               " WHERE ?1 IS NULL OR source = ?1 ORDER BY source, seq",
-                           -1, &q, NULL) != SQLITE_OK) {
-        st = arb__store_fail(store, ARB_DB, "cannot read battles: %s", sqlite3_errmsg(db));
-        goto done;
-    }
-    if (source) sqlite3_bind_text(q, 1, source, -1, SQLITE_STATIC);
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        arb_battle battle = arb_battle_init();
-        const char *from = (const char *)sqlite3_column_text(q, 0);
-        long long seq = sqlite3_column_int64(q, 1);
-        battle.question = (const char *)sqlite3_column_text(q, 2);
-        battle.model_i = (const char *)sqlite3_column_text(q, 3);
-        battle.model_j = (const char *)sqlite3_column_text(q, 4);
-        battle.reviewer = (const char *)sqlite3_column_text(q, 5);
-        battle.s = sqlite3_column_int(q, 6);
-        if (parse_extra((const char *)sqlite3_column_text(q, 7), &battle)) {
-            st = arb__store_fail(store, ARB_DB, "battle %lld of source \"%s\": column extra is "
-                                 "not the JSON arbiter writes", seq, from ? from : "");
-            goto done;
-        }
-        if ((st = arb_battles_add(scratch, &battle))) {
-            st = arb__store_fail(store, st == ARB_NOMEM ? ARB_NOMEM : ARB_DB,
-                                 "battle %lld of source \"%s\": %s", seq, from ? from : "",
-                                 arb_battles_errmsg(scratch));
-            goto done;
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        st = arb__store_fail(store, ARB_DB, "cannot read battles: %s", sqlite3_errmsg(db));
-        goto done;
-    }
-    if ((st = arb__store_get_battles_left_out(store, source, scratch))) goto done;
-    if ((st = arb__battles_append(b, scratch)))
-        arb__store_fail(store, st, "cannot read battles: %s", arb_battles_errmsg(b));
-done:
-    sqlite3_finalize(q);
-    arb_battles_destroy(scratch);
-    return st;
 }

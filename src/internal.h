@@ -12,7 +12,6 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
-#include <sqlite3.h>
 
 #define ARB__ATTR_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
@@ -307,7 +306,6 @@ arb_status arb__yaml_read_one(const char *path, const char *text, size_t len, co
 /* Sets the store's error message (printf-style); returns code for convenience. */
 arb_status arb__store_fail(arb_store *s, arb_status code, const char *fmt, ...)
     ARB__ATTR_PRINTF(3, 4);
-sqlite3 *arb__store_db(arb_store *s);
 arb_status arb__store_begin(arb_store *s);    /* BEGIN IMMEDIATE */
 arb_status arb__store_commit(arb_store *s);
 void arb__store_rollback(arb_store *s);
@@ -789,12 +787,108 @@ arb_status arb__store_find_other_debate_config(arb_store *s, const char *kind,
 /* transcripts.c: every dialogue with its turns as JSONL (arb_store_export "transcripts"). */
 arb_status arb__store_export_transcripts(arb_store *s, FILE *out);
 
+/* ---- store_report.c: what the report reads that no metric's API gives ---------------------- */
+/* Every walk is ordered; strings are borrowed for the call (NULL for SQL NULL); a callback
+** returns 0 to go on, nonzero to stop (the walk then returns ARB_OK). Failures: ARB_DB (or
+** ARB_NOMEM) with the store's message "cannot read <what>: ...". */
+
+/* How many rows the store's main tables hold (models: distinct models with answers). */
+typedef struct arb__store_contents {
+    long long items, models, judges, pairwise, labels, battles, dialogues, runs;
+} arb__store_contents;
+arb_status arb__store_count_contents(arb_store *s, arb__store_contents *n);
+/* How many expert labels (human_labels rows) the store holds. */
+arb_status arb__store_count_labels(arb_store *s, long long *n);
+/* How many pairwise judgments were made with the baseline shown first (ord 1). */
+arb_status arb__store_count_swapped_judgments(arb_store *s, long long *n);
+/* Each judge (by name) with its pairwise judgments and dialogue turns. */
+typedef struct arb__judge_summary {
+    const char *name, *model, *base_url;
+    long long n_judgments, n_turns;
+} arb__judge_summary;
+typedef int (*arb__judge_summary_fn)(void *ud, const arb__judge_summary *j);
+arb_status arb__store_each_judge_summary(arb_store *s, arb__judge_summary_fn fn, void *ud);
+/* Each protocol that has runs, pairwise judgments or dialogues (by name), with its models (of
+** judgments and dialogues, byte order), items, runs and the sums of the runs' statistics:
+** sums[k] of sent, failed, cached, prompt_tokens, completion_tokens, invalid, has_sum[k] 0
+** when no run recorded it; seconds likewise. */
+typedef struct arb__protocol_summary {
+    const char *protocol;
+    const char *const *models;
+    size_t n_models;
+    long long n_items, n_runs;
+    long long sums[6];
+    int has_sum[6];
+    double seconds;
+    int has_seconds;
+} arb__protocol_summary;
+typedef int (*arb__protocol_summary_fn)(void *ud, const arb__protocol_summary *p);
+arb_status arb__store_each_protocol_summary(arb_store *s, arb__protocol_summary_fn fn, void *ud);
+/* Each battle source (by name) with its battles, models (i or j), reviewers and questions. */
+typedef struct arb__battle_source_summary {
+    const char *source;
+    long long n_battles, n_models, n_reviewers, n_questions;
+} arb__battle_source_summary;
+typedef int (*arb__battle_source_summary_fn)(void *ud, const arb__battle_source_summary *b);
+arb_status arb__store_each_battle_source_summary(arb_store *s, arb__battle_source_summary_fn fn,
+                                                 void *ud);
+/* The name of each battle source, in byte order (never NULL). */
+typedef int (*arb__name_fn)(void *ud, const char *name);
+arb_status arb__store_each_battle_source(arb_store *s, arb__name_fn fn, void *ud);
+/* At most limit dialogues shown in full: the longest (finished first) of each kind, then the
+** next of each kind, ...; each dialogue (with its item's question and both answers) is
+** followed by its turns in order. has_call 0: the turn was not sent; else content is the
+** reply, or NULL with error saying why. */
+typedef struct arb__transcript {
+    long long id;
+    const char *kind, *item_id, *answer1, *answer2, *status, *final_verdict;
+    const char *question, *answer1_text, *answer2_text;
+} arb__transcript;
+typedef struct arb__transcript_turn {
+    int turn;
+    const char *speaker, *role, *verdict;
+    int has_call;
+    const char *content, *error;
+} arb__transcript_turn;
+typedef int (*arb__transcript_fn)(void *ud, const arb__transcript *d);
+typedef int (*arb__transcript_turn_fn)(void *ud, const arb__transcript_turn *t);
+arb_status arb__store_each_transcript(arb_store *s, size_t limit, arb__transcript_fn dialogue,
+                                      arb__transcript_turn_fn turn, void *ud);
+/* At most limit (item, candidate, baseline) whose model verdict changed with the order for at
+** least one judge (a judge = protocol and judge name; E does not count as a change): most
+** judges changed first, then most changed pairs, benchmark order, ids. */
+typedef struct arb__order_dependent_item {
+    const char *item_id, *candidate, *baseline;
+    long long n_judges_changed, n_judges;
+    const char *question, *candidate_answer, *baseline_answer;
+} arb__order_dependent_item;
+typedef int (*arb__order_dependent_item_fn)(void *ud, const arb__order_dependent_item *it);
+arb_status arb__store_each_order_dependent_item(arb_store *s, size_t limit,
+                                                arb__order_dependent_item_fn fn, void *ud);
+/* The model verdicts of (item, candidate, baseline) in both orders (verdict[0]: candidate
+** shown first), one per judge, set-up and repetition, ordered by judge, protocol, template,
+** options, rep; changed as above. The statement is prepared once by open (close accepts
+** NULL). */
+typedef struct arb__order_verdict {
+    const char *protocol, *judge_name, *template_name;
+    int options, rep;
+    const char *verdict[2];
+    int changed;
+} arb__order_verdict;
+typedef int (*arb__order_verdict_fn)(void *ud, const arb__order_verdict *v);
+typedef struct arb__order_verdicts arb__order_verdicts;
+arb_status arb__store_open_order_verdicts(arb_store *s, arb__order_verdicts **out);
+void arb__store_close_order_verdicts(arb__order_verdicts *ov);
+arb_status arb__store_each_order_verdict(arb__order_verdicts *ov, const char *item,
+                                         const char *candidate, const char *baseline,
+                                         arb__order_verdict_fn fn, void *ud);
+
 /* ---- store_annotate.c: the annotation web app's pairs, tasks and labels (annotate.c) ---- */
 
 /* Sets how long the connection waits for a database another program holds locked. */
 void arb__store_set_busy_timeout(arb_store *s, int ms);
 /* SQLite's explanation of the connection's last failure (owned by the store), and in *busy
-** whether it was a wait for another program's lock that timed out. */
+** whether it was a wait for another program's lock that timed out (busy may be NULL). */
 const char *arb__store_last_db_error(arb_store *s, int *busy);
 /* A read transaction (deferred BEGIN), so several reads see one snapshot; ended by
 ** arb__store_end_read (COMMIT) or arb__store_rollback. ARB_DB: see arb__store_last_db_error. */
@@ -1188,6 +1282,56 @@ arb_status arb__labels_import_text(arb_store *s, const char *source, const char 
 /* Walks the majority labels ordered by candidate, baseline, item seq. */
 arb_status arb__labels_each_majority(arb_store *s, arb__majority_fn fn, void *ud);
 
+/* ---- store_labels.c: the table human_labels ----------------------------------------------- */
+
+/* One expert label as the importer stores it (strings borrowed). verdict is 'a'..'d' (0 when
+** a stored one is not a single letter); source is the file it came from. */
+typedef struct arb__label_row {
+    const char *item, *candidate, *baseline, *annotator, *source;
+    char verdict;
+    int has_shown_order, shown_order;
+    int has_time_ms;
+    long long time_ms;
+} arb__label_row;
+/* The statements of one label import, prepared once, inside one transaction (a savepoint
+** when the caller already holds one). Open: ARB_OK, or ARB_DB/ARB_NOMEM with the store's
+** message ("labels: cannot prepare a statement: ..."). Close with the import's status: on
+** ARB_OK commits (releases the savepoint), else rolls back, so a failed file leaves no trace;
+** returns the final status. Close accepts NULL (returns st). */
+typedef struct arb__label_import arb__label_import;
+arb_status arb__store_open_label_import(arb_store *s, arb__label_import **out);
+arb_status arb__store_close_label_import(arb__label_import *li, arb_status st);
+/* The statements of an import. Each returns ARB_OK or ARB_DB without setting the store's
+** message: arb__store_last_db_error says why. *exists: the item is in table items. find: the
+** stored label of key's (item, candidate, baseline, annotator) into *found and its row id in
+** *id (0: none). put: updates row id, or inserts row when id is 0. */
+arb_status arb__store_label_item_exists(arb__label_import *li, const char *item, int *exists);
+arb_status arb__store_find_label(arb__label_import *li, const arb__label_row *key,
+                                 arb__label_row *found, long long *id);
+arb_status arb__store_put_label(arb__label_import *li, long long id, const arb__label_row *row);
+/* Calls fn with the verdict counts a..d of every labelled (item, candidate, baseline) whose
+** item is stored, ordered by candidate, baseline, benchmark order (items.seq), item id;
+** nonzero from fn stops the walk. ARB_OK or ARB_DB ("labels: cannot read the labels: ..."). */
+typedef int (*arb__label_count_fn)(void *ud, const char *item_id, const char *candidate,
+                                   const char *baseline, const long long counts[4]);
+arb_status arb__store_each_label_count(arb_store *s, arb__label_count_fn fn, void *ud);
+/* The inter-annotator report's walks (labels of stored items only), meant to run between
+** arb__store_label_report_begin (a read transaction when none is open; returns whether it
+** began one) and _end, so both see the same labels. each_label_annotator: per (candidate,
+** baseline, annotator) in that order, how many labels; each_label: every label in
+** (candidate, baseline, items.seq, item, annotator) order. Strings are valid during the call
+** (NULL for SQL NULL). A nonzero return of fn stops the walk and is returned; otherwise 0, or
+** -2 on a database error (arb__store_last_db_error). */
+typedef int (*arb__label_annotator_fn)(void *ud, const char *candidate, const char *baseline,
+                                       const char *annotator, long long n_labels);
+typedef int (*arb__label_fn)(void *ud, const char *candidate, const char *baseline,
+                             const char *item_id, long long item_seq, const char *annotator,
+                             const char *verdict);
+int arb__store_label_report_begin(arb_store *s);
+void arb__store_label_report_end(arb_store *s, int began);
+int arb__store_each_label_annotator(arb_store *s, arb__label_annotator_fn fn, void *ud);
+int arb__store_each_label(arb_store *s, arb__label_fn fn, void *ud);
+
 /* ---- factors.c: stepwise linear regression by AIC (METHODS §5 factor analysis) ------------ */
 
 /* One explanatory variable: numeric (x set, level NULL) or categorical (level set, x NULL). */
@@ -1319,8 +1463,15 @@ size_t arb__battles_count_strong(const arb_battles *b);
 ** in the same order (so model, question and reviewer indices are b's), left-out records and
 ** skipped count. Caller destroys; NULL when out of memory. */
 arb_battles *arb__battles_repeat_strong(const arb_battles *b, size_t times);
-/* store.c: the left-out records of b under source, written inside arb_store_put_battles'
-** transaction (replacing the source's), and read back into b (source NULL: all). */
+/* The extra column of a stored battle (battles.c): both_bad, strong and the known style
+** covariates as compact JSON, "{}" when there is nothing (caller frees; NULL out of memory);
+** and back into battle, -1 when text is not what arb__battle_extra_json writes (unknown keys
+** are ignored). */
+char *arb__battle_extra_json(const arb_battle *battle);
+int arb__battle_parse_extra(const char *text, arb_battle *battle);
+/* store_battles.c: the left-out records of b under source, written inside
+** arb_store_put_battles' transaction (replacing the source's), and read back into b (source
+** NULL: all). */
 arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
                                            const arb_battles *b);
 arb_status arb__store_get_battles_left_out(arb_store *store, const char *source, arb_battles *b);

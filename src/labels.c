@@ -20,7 +20,8 @@
 **     count.
 **
 ** Not here: agreement of judges with the experts (audit.c uses arb__labels_each_majority),
-** collecting labels interactively, or the statistics themselves (stats.c).
+** collecting labels interactively, the statistics themselves (stats.c), or SQL (the table
+** human_labels is store_labels.c's).
 */
 #include "internal.h"
 
@@ -37,8 +38,6 @@
 #define LABELS_MAX_FILE_BYTES ((size_t)1 << 30)
 /* Default benchmark split (§4: "items 0-599, 600-1199, ..."). */
 #define LABELS_DEFAULT_SPLIT 600
-
-#define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
@@ -127,7 +126,7 @@ static long long seen_check(seen_set *s, const char *key, size_t key_len, size_t
 typedef struct importer {
     arb_store *store;
     const char *path; /* as given: error messages and human_labels.source */
-    sqlite3_stmt *find_item, *find_label, *insert, *update;
+    arb__label_import *statements; /* store_labels.c */
     seen_set seen;
     arb__buf key;
     arb_labels_import_stats stats;
@@ -226,12 +225,9 @@ static arb_status store_row(importer *im, const label_row *r)
                                im->path, r->line, shown, shown2, shown3, shown4, first);
     }
 
-    sqlite3 *db = arb__store_db(im->store);
-    sqlite3_stmt *q = im->find_item;
-    sqlite3_bind_text(q, 1, item, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (rc == SQLITE_DONE) {
+    int exists = 0;
+    if (arb__store_label_item_exists(im->statements, item, &exists)) goto db_error;
+    if (!exists) {
         arb__excerpt(shown, sizeof shown, item, strlen(item));
         if (im->fastchat_human)
             return field_fail(im, r->line, "question_id",
@@ -242,62 +238,33 @@ static arb_status store_row(importer *im, const label_row *r)
                           "item %s is not in the store; judge it first (arbiter sbs stores the "
                           "items)", shown);
     }
-    if (rc != SQLITE_ROW) goto db_error;
 
-    q = im->find_label;
-    sqlite3_bind_text(q, 1, item, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, candidate, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 3, baseline, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 4, annotator, -1, SQLITE_STATIC);
-    rc = sqlite3_step(q);
+    arb__label_row row = {item, candidate, baseline, annotator, im->path,
+                          r->text[COL_VERDICT][0], r->has_shown_order, r->shown_order,
+                          r->has_time_ms, r->time_ms};
+    arb__label_row stored;
     long long id = 0;
-    int changed = 1;
-    if (rc == SQLITE_ROW) {
-        id = sqlite3_column_int64(q, 0);
-        const unsigned char *v = sqlite3_column_text(q, 1);
-        int same_verdict = v && v[0] == (unsigned char)r->text[COL_VERDICT][0] && !v[1];
-        int null_order = sqlite3_column_type(q, 2) == SQLITE_NULL;
-        int same_order = r->has_shown_order ? !null_order && sqlite3_column_int(q, 2) == r->shown_order
-                                            : null_order;
-        int null_time = sqlite3_column_type(q, 3) == SQLITE_NULL;
-        int same_time = r->has_time_ms ? !null_time && sqlite3_column_int64(q, 3) == r->time_ms
-                                       : null_time;
-        changed = !(same_verdict && same_order && same_time);
-    }
-    sqlite3_reset(q);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) goto db_error;
-    if (id && !changed) {
-        im->stats.unchanged++;
-        return ARB_OK;
-    }
-
+    if (arb__store_find_label(im->statements, &row, &stored, &id)) goto db_error;
     if (id) {
-        q = im->update;
-        sqlite3_bind_int64(q, 1, id);
-    } else {
-        q = im->insert;
-        sqlite3_bind_text(q, 1, item, -1, SQLITE_STATIC);
-        sqlite3_bind_text(q, 6, candidate, -1, SQLITE_STATIC);
-        sqlite3_bind_text(q, 7, baseline, -1, SQLITE_STATIC);
-        sqlite3_bind_text(q, 8, annotator, -1, SQLITE_STATIC);
+        int same_verdict = stored.verdict == row.verdict;
+        int same_order = r->has_shown_order
+                             ? stored.has_shown_order && stored.shown_order == r->shown_order
+                             : !stored.has_shown_order;
+        int same_time = r->has_time_ms ? stored.has_time_ms && stored.time_ms == r->time_ms
+                                       : !stored.has_time_ms;
+        if (same_verdict && same_order && same_time) {
+            im->stats.unchanged++;
+            return ARB_OK;
+        }
     }
-    sqlite3_bind_text(q, 2, r->text[COL_VERDICT], 1, SQLITE_STATIC);
-    if (r->has_shown_order) sqlite3_bind_int(q, 3, r->shown_order);
-    else sqlite3_bind_null(q, 3);
-    if (r->has_time_ms) sqlite3_bind_int64(q, 4, r->time_ms);
-    else sqlite3_bind_null(q, 4);
-    sqlite3_bind_text(q, 5, im->path, -1, SQLITE_STATIC);
-    rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (rc != SQLITE_DONE) goto db_error;
+    if (arb__store_put_label(im->statements, id, &row)) goto db_error;
     if (id) im->stats.updated++;
     else im->stats.inserted++;
     return ARB_OK;
 
 db_error:
     return arb__store_fail(im->store, ARB_DB, "%s:%zu: cannot store the label: %s", im->path,
-                           r->line, sqlite3_errmsg(db));
+                           r->line, arb__store_last_db_error(im->store, NULL));
 }
 
 /* ---- import: JSONL ------------------------------------------------------------------------- */
@@ -659,16 +626,6 @@ static const char *format_of(const char *path)
     return NULL;
 }
 
-static const char *const import_sql[4] = {
-    "SELECT 1 FROM items WHERE id = ?1",
-    "SELECT id, verdict, shown_order, time_ms FROM human_labels"
-    " WHERE item_id = ?1 AND candidate = ?2 AND baseline = ?3 AND annotator = ?4",
-    "INSERT INTO human_labels(item_id, verdict, shown_order, time_ms, source, candidate,"
-    " baseline, annotator) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    "UPDATE human_labels SET verdict = ?2, shown_order = ?3, time_ms = ?4, source = ?5,"
-    " imported_at = " NOW_SQL " WHERE id = ?1",
-};
-
 /* Imports one label file into the store, all or nothing (see arbiter.h). stats (may be NULL)
 ** receives the counts; on failure they are zero, since nothing was stored. */
 arb_status arb_labels_import(arb_store *store, const char *path, const char *format,
@@ -734,40 +691,9 @@ arb_status arb__labels_import_text(arb_store *store, const char *source, const c
     if (im.fastchat_human && !(im.pair_baseline = json_object()))
         return arb__store_fail(store, ARB_NOMEM, "labels: out of memory");
     arb__buf_init(&im.key, 0);
-    sqlite3 *db = arb__store_db(store);
-    sqlite3_stmt **stmts[4] = {&im.find_item, &im.find_label, &im.insert, &im.update};
-    arb_status st = ARB_OK;
-    for (int i = 0; i < 4 && !st; i++)
-        if (sqlite3_prepare_v2(db, import_sql[i], -1, stmts[i], NULL) != SQLITE_OK)
-            st = arb__store_fail(store, ARB_DB, "labels: cannot prepare a statement: %s",
-                                 sqlite3_errmsg(db));
-
-    /* A caller already in a transaction gets a savepoint, so a bad file still leaves no trace
-    ** and the caller's transaction stays theirs to finish. */
-    int own_tx = sqlite3_get_autocommit(db);
-    int in_tx = 0;
-    if (!st) {
-        if (own_tx) st = arb__store_begin(store);
-        else if (sqlite3_exec(db, "SAVEPOINT arb_labels_import", NULL, NULL, NULL) != SQLITE_OK)
-            st = arb__store_fail(store, ARB_DB, "labels: cannot start a savepoint: %s",
-                                 sqlite3_errmsg(db));
-        in_tx = !st;
-    }
+    arb_status st = arb__store_open_label_import(store, &im.statements);
     if (!st) st = !strcmp(format, "csv") ? import_csv(&im, body, len) : import_jsonl(&im, body, len);
-    if (in_tx) {
-        if (!st) {
-            if (own_tx) st = arb__store_commit(store);
-            else if (sqlite3_exec(db, "RELEASE arb_labels_import", NULL, NULL, NULL) != SQLITE_OK)
-                st = arb__store_fail(store, ARB_DB, "labels: cannot release the savepoint: %s",
-                                     sqlite3_errmsg(db));
-        }
-        if (st) {
-            if (own_tx) arb__store_rollback(store);
-            else sqlite3_exec(db, "ROLLBACK TO arb_labels_import; RELEASE arb_labels_import",
-                              NULL, NULL, NULL);
-        }
-    }
-    for (int i = 0; i < 4; i++) sqlite3_finalize(*stmts[i]);
+    st = arb__store_close_label_import(im.statements, st);
     seen_free(&im.seen);
     json_decref(im.pair_baseline);
     arb__buf_free(&im.key);
@@ -794,37 +720,28 @@ static char majority_of(const long long counts[4])
     return best < 0 || shared ? 0 : (char)('a' + best);
 }
 
+/* each_majority's callback and its data, for arb__store_each_label_count. */
+typedef struct majority_walk {
+    arb__majority_fn fn;
+    void *ud;
+} majority_walk;
+
+static int majority_row(void *ud, const char *item_id, const char *candidate,
+                        const char *baseline, const long long counts[4])
+{
+    const majority_walk *w = ud;
+    long long n = counts[0] + counts[1] + counts[2] + counts[3];
+    return w->fn(w->ud, item_id, candidate, baseline, majority_of(counts), (int)n);
+}
+
 /* Calls fn for each (item, candidate, baseline) with labels, ordered by candidate, baseline,
 ** benchmark order (items.seq), item id; the verdict counts per item are aggregated by SQLite.
 ** Returns ARB_OK (also when fn stopped the walk) or ARB_DB. */
 arb_status arb__labels_each_majority(arb_store *s, arb__majority_fn fn, void *ud)
 {
     if (!s || !fn) return arb__store_fail(s, ARB_INVALID, "labels: each_majority: bad arguments");
-    static const char sql[] =
-        "SELECT l.item_id, l.candidate, l.baseline, sum(l.verdict = 'a'), sum(l.verdict = 'b'),"
-        " sum(l.verdict = 'c'), sum(l.verdict = 'd'), min(i.seq) AS item_seq"
-        " FROM human_labels l JOIN items i ON i.id = l.item_id"
-        " GROUP BY l.candidate, l.baseline, l.item_id"
-        " ORDER BY l.candidate, l.baseline, item_seq, l.item_id";
-    sqlite3 *db = arb__store_db(s);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-        return arb__store_fail(s, ARB_DB, "labels: cannot read the labels: %s", sqlite3_errmsg(db));
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        long long counts[4], n = 0;
-        for (int v = 0; v < 4; v++) n += counts[v] = sqlite3_column_int64(q, 3 + v);
-        if (fn(ud, (const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1),
-               (const char *)sqlite3_column_text(q, 2), majority_of(counts), (int)n)) {
-            rc = SQLITE_DONE;
-            break;
-        }
-    }
-    arb_status st = ARB_OK;
-    if (rc != SQLITE_DONE)
-        st = arb__store_fail(s, ARB_DB, "labels: cannot read the labels: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(q);
-    return st;
+    majority_walk w = {fn, ud};
+    return arb__store_each_label_count(s, majority_row, &w);
 }
 
 /* ---- the report ---------------------------------------------------------------------------- */
@@ -919,6 +836,7 @@ typedef struct report_walk {
     size_t *item_ann;           /* all annotator indices of the item (grows) */
     unsigned char *item_verdict;
     size_t n_item, cap_item, cap_item_v;
+    size_t next_set;           /* the set the walk's next (candidate, baseline) must be */
 } report_walk;
 
 /* Closes the current split: pairs (§4 inter-annotator agreement) and Fleiss' kappa. */
@@ -1059,129 +977,68 @@ static long long annotator_index(const labels_set *set, const char *name)
     return -1;
 }
 
-/* Reads the label sets and their annotators (first query), in (candidate, baseline, annotator)
-** order. Returns 0, -1 out of memory, -2 database error. */
-static int read_sets(arb_labels_report *rep, sqlite3 *db)
+/* Reads the label sets and their annotators (first walk), in (candidate, baseline, annotator)
+** order: called per row by arb__store_each_label_annotator. Returns 0, -1 out of memory. */
+static int set_row(void *ud, const char *cand, const char *base, const char *ann,
+                   long long n_labels)
 {
-    static const char sql[] =
-        "SELECT l.candidate, l.baseline, l.annotator, count(*)"
-        " FROM human_labels l JOIN items i ON i.id = l.item_id"
-        " GROUP BY l.candidate, l.baseline, l.annotator"
-        " ORDER BY l.candidate, l.baseline, l.annotator";
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return -2;
-    int rc, result = 0;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *cand = (const char *)sqlite3_column_text(q, 0);
-        const char *base = (const char *)sqlite3_column_text(q, 1);
-        const char *ann = (const char *)sqlite3_column_text(q, 2);
-        if (!cand || !base || !ann) {
-            result = -1;
-            break;
-        }
-        labels_set *set = rep->n_sets ? &rep->sets[rep->n_sets - 1] : NULL;
-        if (!set || strcmp(set->candidate, cand) || strcmp(set->baseline, base)) {
-            if (arb__grow(&rep->sets, &rep->cap_sets, rep->n_sets + 1, sizeof *rep->sets)) {
-                result = -1;
-                break;
-            }
-            set = &rep->sets[rep->n_sets++];
-            memset(set, 0, sizeof *set);
-            set->candidate = arb__strdup(cand);
-            set->baseline = arb__strdup(base);
-            if (!set->candidate || !set->baseline) {
-                result = -1;
-                break;
-            }
-        }
-        if (arb__grow(&set->annotators, &set->cap_annotators, set->n_annotators + 1,
-                 sizeof *set->annotators)) {
-            result = -1;
-            break;
-        }
-        labels_annotator *a = &set->annotators[set->n_annotators];
-        if (!(a->name = arb__strdup(ann))) {
-            result = -1;
-            break;
-        }
-        a->n_labels = (size_t)sqlite3_column_int64(q, 3);
-        set->n_labels += a->n_labels;
-        set->n_annotators++;
+    arb_labels_report *rep = ud;
+    if (!cand || !base || !ann) return -1;
+    labels_set *set = rep->n_sets ? &rep->sets[rep->n_sets - 1] : NULL;
+    if (!set || strcmp(set->candidate, cand) || strcmp(set->baseline, base)) {
+        if (arb__grow(&rep->sets, &rep->cap_sets, rep->n_sets + 1, sizeof *rep->sets)) return -1;
+        set = &rep->sets[rep->n_sets++];
+        memset(set, 0, sizeof *set);
+        set->candidate = arb__strdup(cand);
+        set->baseline = arb__strdup(base);
+        if (!set->candidate || !set->baseline) return -1;
     }
-    if (!result && rc != SQLITE_DONE) result = -2;
-    sqlite3_finalize(q);
-    return result;
+    if (arb__grow(&set->annotators, &set->cap_annotators, set->n_annotators + 1,
+                  sizeof *set->annotators))
+        return -1;
+    labels_annotator *a = &set->annotators[set->n_annotators];
+    if (!(a->name = arb__strdup(ann))) return -1;
+    a->n_labels = (size_t)n_labels;
+    set->n_labels += a->n_labels;
+    set->n_annotators++;
+    return 0;
 }
 
-/* Walks every label in (candidate, baseline, seq, item, annotator) order. Returns 0, -1 out of
-** memory, -2 database error. */
-static int walk_labels(report_walk *w, sqlite3 *db)
+/* Takes every label in (candidate, baseline, seq, item, annotator) order (second walk): called
+** per row by arb__store_each_label. Returns 0, -1 out of memory, -2 when the label does not
+** fit what the first walk saw. */
+static int label_row_seen(void *ud, const char *cand, const char *base, const char *item,
+                          long long seq, const char *ann, const char *verdict)
 {
-    static const char sql[] =
-        "SELECT l.candidate, l.baseline, l.item_id, i.seq, l.annotator, l.verdict"
-        " FROM human_labels l JOIN items i ON i.id = l.item_id"
-        " ORDER BY l.candidate, l.baseline, i.seq, l.item_id, l.annotator";
+    report_walk *w = ud;
     arb_labels_report *rep = w->report;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return -2;
-    int rc, result = 0;
-    size_t next_set = 0;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *cand = (const char *)sqlite3_column_text(q, 0);
-        const char *base = (const char *)sqlite3_column_text(q, 1);
-        const char *item = (const char *)sqlite3_column_text(q, 2);
-        long long seq = sqlite3_column_int64(q, 3);
-        const char *ann = (const char *)sqlite3_column_text(q, 4);
-        const char *verdict = (const char *)sqlite3_column_text(q, 5);
-        if (!cand || !base || !item || !ann || !verdict) {
-            result = -1;
-            break;
-        }
-        if (!w->set || strcmp(w->set->candidate, cand) || strcmp(w->set->baseline, base)) {
-            if (finish_item(w) || finish_split(w)) {
-                result = -1;
-                break;
-            }
-            /* both queries order sets the same way: the next set is this one */
-            if (next_set >= rep->n_sets || strcmp(rep->sets[next_set].candidate, cand) ||
-                strcmp(rep->sets[next_set].baseline, base)) {
-                result = -2;
-                break;
-            }
-            w->set = &rep->sets[next_set++];
-            w->split_index = -1;
-        }
-        if (w->item_id && strcmp(w->item_id, item) && finish_item(w)) {
-            result = -1;
-            break;
-        }
-        if (!w->item_id) {
-            if (!(w->item_id = arb__strdup(item))) {
-                result = -1;
-                break;
-            }
-            w->item_seq = seq;
-        }
-        long long a = annotator_index(w->set, ann);
-        int v = verdict[0] - 'a';
-        if (a < 0 || v < 0 || v > 3) { /* the first query saw every annotator; the schema
-                                          allows only a..d */
-            result = -2;
-            break;
-        }
-        if (arb__grow(&w->item_ann, &w->cap_item, w->n_item + 1, sizeof *w->item_ann) ||
-            arb__grow(&w->item_verdict, &w->cap_item_v, w->n_item + 1, 1)) {
-            result = -1;
-            break;
-        }
-        w->item_ann[w->n_item] = (size_t)a;
-        w->item_verdict[w->n_item] = (unsigned char)v;
-        w->n_item++;
+    if (!cand || !base || !item || !ann || !verdict) return -1;
+    if (!w->set || strcmp(w->set->candidate, cand) || strcmp(w->set->baseline, base)) {
+        if (finish_item(w) || finish_split(w)) return -1;
+        /* both walks order sets the same way: the next set is this one */
+        if (w->next_set >= rep->n_sets || strcmp(rep->sets[w->next_set].candidate, cand) ||
+            strcmp(rep->sets[w->next_set].baseline, base))
+            return -2;
+        w->set = &rep->sets[w->next_set++];
+        w->split_index = -1;
     }
-    if (!result && rc != SQLITE_DONE) result = -2;
-    if (!result && w->set && (finish_item(w) || finish_split(w))) result = -1;
-    sqlite3_finalize(q);
-    return result;
+    if (w->item_id && strcmp(w->item_id, item) && finish_item(w)) return -1;
+    if (!w->item_id) {
+        if (!(w->item_id = arb__strdup(item))) return -1;
+        w->item_seq = seq;
+    }
+    long long a = annotator_index(w->set, ann);
+    int v = verdict[0] - 'a';
+    if (a < 0 || v < 0 || v > 3) /* the first walk saw every annotator; the schema allows
+                                    only a..d */
+        return -2;
+    if (arb__grow(&w->item_ann, &w->cap_item, w->n_item + 1, sizeof *w->item_ann) ||
+        arb__grow(&w->item_verdict, &w->cap_item_v, w->n_item + 1, 1))
+        return -1;
+    w->item_ann[w->n_item] = (size_t)a;
+    w->item_verdict[w->n_item] = (unsigned char)v;
+    w->n_item++;
+    return 0;
 }
 
 /* Computes the report over every label in the store (split_size 0: 600). *out is owned by the
@@ -1199,17 +1056,17 @@ arb_status arb_labels_report_compute(arb_store *store, size_t split_size,
     arb_labels_report *rep = calloc(1, sizeof *rep);
     if (!rep) return arb__store_fail(store, ARB_NOMEM, "labels: out of memory");
     rep->split_size = split_size ? split_size : LABELS_DEFAULT_SPLIT;
-    sqlite3 *db = arb__store_db(store);
 
     report_walk w;
     memset(&w, 0, sizeof w);
     w.report = rep;
     w.split_index = -1;
     /* one read transaction, so both queries see the same labels */
-    int tx = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-    int rc = read_sets(rep, db);
-    if (!rc) rc = walk_labels(&w, db);
-    if (tx) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    int tx = arb__store_label_report_begin(store);
+    int rc = arb__store_each_label_annotator(store, set_row, rep);
+    if (!rc) rc = arb__store_each_label(store, label_row_seen, &w);
+    if (!rc && w.set && (finish_item(&w) || finish_split(&w))) rc = -1;
+    arb__store_label_report_end(store, tx);
     free(w.obs);
     free(w.multi);
     free(w.item_id);
@@ -1218,7 +1075,7 @@ arb_status arb_labels_report_compute(arb_store *store, size_t split_size,
     if (rc) {
         arb_status st = rc == -1 ? arb__store_fail(store, ARB_NOMEM, "labels: out of memory")
                                  : arb__store_fail(store, ARB_DB, "labels: cannot read the labels: %s",
-                                                   sqlite3_errmsg(db));
+                                                   arb__store_last_db_error(store, NULL));
         arb_labels_report_destroy(rep);
         return st;
     }

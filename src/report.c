@@ -16,8 +16,8 @@
 **   worst-cases      the items whose verdicts depended most on the order of the answers
 ** The numbers come from the library's own computations (arb_audit_compute,
 ** arb_agreement_compute, arb_rank_compute, arb_discussion_stats_compute); this file only
-** chooses, arranges and explains them, and reads with SQL what has no API (run statistics,
-** dialogues with their replies, verdicts per order).
+** chooses, arranges and explains them, and reads through the store (store_report.c) what has
+** no API (run statistics, dialogues with their replies, verdicts per order).
 **
 ** Invariants: the report only reads the store; every string it takes from the store is plain
 ** text in the document and escaped by the renderer; the same store, parameters and seed give
@@ -53,7 +53,6 @@ typedef struct battle_source {
 
 typedef struct report_ctx {
     arb_store *store;
-    sqlite3 *db;
     const arb_report_params *p;
     arb__report_doc *doc;
     arb_audit *by_comparison; /* default grouping, no intervals: verdict shares */
@@ -69,61 +68,22 @@ static arb_status nomem(report_ctx *c)
     return arb__store_fail(c->store, ARB_NOMEM, "report: out of memory");
 }
 
-/* Prepares sql; NULL after setting the store's error. */
-static sqlite3_stmt *prepare(report_ctx *c, const char *sql)
+/* A string from the store for a format string: "" for NULL. */
+static const char *raw(const char *s)
 {
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(c->db, sql, -1, &q, NULL) != SQLITE_OK) {
-        arb__store_fail(c->store, ARB_DB, "report: %s", sqlite3_errmsg(c->db));
-        sqlite3_finalize(q);
-        return NULL;
-    }
-    return q;
-}
-
-/* The status after a query's last step (SQLITE_DONE is fine). */
-static arb_status step_status(report_ctx *c, int rc)
-{
-    if (rc == SQLITE_DONE || rc == SQLITE_ROW) return ARB_OK;
-    return arb__store_fail(c->store, ARB_DB, "report: %s", sqlite3_errmsg(c->db));
-}
-
-/* Column k of the current row as text for a format string: "" for SQL NULL. */
-static const char *col_raw(sqlite3_stmt *q, int k)
-{
-    const char *s = (const char *)sqlite3_column_text(q, k);
     return s ? s : "";
 }
 
-/* Column k of the current row as a document string (NULL for SQL NULL). */
-static const char *col_str(report_ctx *c, sqlite3_stmt *q, int k)
+/* A long text from the store as a document string, cut to TEXT_MAX (NULL for NULL). */
+static const char *cut(report_ctx *c, const char *s)
 {
-    return arb__report_str(c->doc, (const char *)sqlite3_column_text(q, k));
+    return arb__report_str_cut(c->doc, s, TEXT_MAX);
 }
 
-static const char *col_cut(report_ctx *c, sqlite3_stmt *q, int k)
+/* A sum over runs: its text, or "n/a" when no run recorded it. */
+static const char *sum_cell(report_ctx *c, int has, long long sum)
 {
-    return arb__report_str_cut(c->doc, (const char *)sqlite3_column_text(q, k), TEXT_MAX);
-}
-
-/* The integer of a one-number query, or -1 after setting the store's error. */
-static long long query_count(report_ctx *c, const char *sql)
-{
-    sqlite3_stmt *q = prepare(c, sql);
-    if (!q) return -1;
-    long long n = -1;
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_ROW) n = sqlite3_column_int64(q, 0);
-    else step_status(c, rc);
-    sqlite3_finalize(q);
-    return n;
-}
-
-/* A column that is a sum over runs: its text, or "n/a" when no run recorded it. */
-static const char *col_sum(report_ctx *c, sqlite3_stmt *q, int k)
-{
-    if (sqlite3_column_type(q, k) == SQLITE_NULL) return "n/a";
-    return arb__report_count(c->doc, sqlite3_column_int64(q, k));
+    return has ? arb__report_count(c->doc, sum) : "n/a";
 }
 
 /* The host of a URL: no scheme, user information (which may hold a password), port or path. */
@@ -173,32 +133,32 @@ static const char *intervals_note(report_ctx *c)
 
 /* ---- summary ------------------------------------------------------------------------------ */
 
+/* The judges table, made at the first judge. */
+typedef struct table_acc {
+    report_ctx *c;
+    arb__report_table *t;
+} table_acc;
+
+static int judge_row(void *ud, const arb__judge_summary *j)
+{
+    table_acc *a = ud;
+    report_ctx *c = a->c;
+    if (!a->t) a->t = arb__report_table_new(c->doc, "Judges (the API key is never stored)",
+                                            "Judge|Model|Host|#Judgments|#Dialogue turns");
+    const char **row = arb__report_table_row(c->doc, a->t);
+    if (!row) return 0;
+    row[0] = arb__report_str(c->doc, j->name);
+    row[1] = arb__report_str(c->doc, j->model);
+    row[2] = url_host(c, j->base_url);
+    row[3] = arb__report_count(c->doc, j->n_judgments);
+    row[4] = arb__report_count(c->doc, j->n_turns);
+    return 0;
+}
+
 static arb_status summary_judges(report_ctx *c)
 {
-    sqlite3_stmt *q = prepare(c,
-        "SELECT j.name, j.model, j.base_url, coalesce(p.n, 0), coalesce(t.n, 0) FROM judges j"
-        " LEFT JOIN (SELECT judge_name, count(*) AS n FROM pairwise GROUP BY judge_name) p"
-        "   ON p.judge_name = j.name"
-        " LEFT JOIN (SELECT speaker, count(*) AS n FROM dialogue_turns GROUP BY speaker) t"
-        "   ON t.speaker = j.name"
-        " ORDER BY j.name");
-    if (!q) return ARB_DB;
-    arb__report_table *t = NULL;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (!t) t = arb__report_table_new(c->doc, "Judges (the API key is never stored)",
-                                          "Judge|Model|Host|#Judgments|#Dialogue turns");
-        const char **row = arb__report_table_row(c->doc, t);
-        if (!row) continue;
-        row[0] = col_str(c, q, 0);
-        row[1] = col_str(c, q, 1);
-        row[2] = url_host(c, (const char *)sqlite3_column_text(q, 2));
-        row[3] = arb__report_count(c->doc, sqlite3_column_int64(q, 3));
-        row[4] = arb__report_count(c->doc, sqlite3_column_int64(q, 4));
-    }
-    arb_status st = step_status(c, rc);
-    sqlite3_finalize(q);
-    return st;
+    table_acc a = {c, NULL};
+    return arb__store_each_judge_summary(c->store, judge_row, &a);
 }
 
 /* Tokens and cost per judge over every stored call: "unknown" where no price or usage says
@@ -233,76 +193,43 @@ static arb_status summary_spend(report_ctx *c)
 }
 
 /* "4: a, b, c, d" (at most MODELS_LISTED names) for the models of protocol. */
-static const char *protocol_models(report_ctx *c, sqlite3_stmt *q, const char *protocol,
-                                   arb_status *st)
+static const char *protocol_models(report_ctx *c, const arb__protocol_summary *p)
 {
-    sqlite3_reset(q);
-    sqlite3_bind_text(q, 1, protocol, -1, SQLITE_TRANSIENT);
     const char *list = "";
-    long long n = 0;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (n++ < MODELS_LISTED)
-            list = arb__report_printf(c->doc, "%s%s%s", list ? list : "", n > 1 ? ", " : "",
-                                      col_raw(q, 0));
-    }
-    *st = step_status(c, rc);
+    long long n = (long long)p->n_models;
+    for (size_t k = 0; k < p->n_models && k < MODELS_LISTED; k++)
+        list = arb__report_printf(c->doc, "%s%s%s", list ? list : "", k ? ", " : "",
+                                  p->models[k]);
     if (n > MODELS_LISTED) list = arb__report_printf(c->doc, "%s, ...", list ? list : "");
     return arb__report_printf(c->doc, "%lld%s%s", n, n ? ": " : "", list ? list : "");
 }
 
+static int protocol_row(void *ud, const arb__protocol_summary *p)
+{
+    table_acc *a = ud;
+    report_ctx *c = a->c;
+    const char *protocol = arb__report_str(c->doc, p->protocol);
+    if (!protocol) return 1;
+    if (!a->t) a->t = arb__report_table_new(c->doc, "Protocols (calls, tokens and time summed over every run)",
+                                            "Protocol|#Runs|Models compared|#Items|#Calls sent|"
+                                            "#Calls failed|#Reused from the store|#Prompt tokens|"
+                                            "#Completion tokens|#Invalid verdicts|#Wall time");
+    const char **row = arb__report_table_row(c->doc, a->t);
+    if (!row) return 1;
+    row[0] = protocol;
+    row[2] = protocol_models(c, p);
+    row[3] = arb__report_count(c->doc, p->n_items);
+    row[1] = arb__report_count(c->doc, p->n_runs);
+    for (int k = 0; k < 6; k++) row[4 + k] = sum_cell(c, p->has_sum[k], p->sums[k]);
+    row[10] = !p->has_seconds ? "n/a" : arb__report_seconds(c->doc, p->seconds);
+    return 0;
+}
+
 static arb_status summary_protocols(report_ctx *c)
 {
-    sqlite3_stmt *names = prepare(c,
-        "SELECT protocol FROM runs UNION SELECT protocol FROM pairwise"
-        " UNION SELECT kind FROM dialogues ORDER BY 1");
-    sqlite3_stmt *runs = prepare(c,
-        "SELECT count(*), sum(json_extract(stats, '$.sent')), sum(json_extract(stats, '$.failed')),"
-        " sum(json_extract(stats, '$.cached')), sum(json_extract(stats, '$.prompt_tokens')),"
-        " sum(json_extract(stats, '$.completion_tokens')), sum(json_extract(stats, '$.invalid')),"
-        " sum(json_extract(stats, '$.seconds')) FROM runs WHERE protocol = ?1");
-    sqlite3_stmt *models = prepare(c,
-        "SELECT candidate FROM pairwise WHERE protocol = ?1 UNION"
-        " SELECT baseline FROM pairwise WHERE protocol = ?1 UNION"
-        " SELECT answer1 FROM dialogues WHERE kind = ?1 UNION"
-        " SELECT answer2 FROM dialogues WHERE kind = ?1 ORDER BY 1");
-    sqlite3_stmt *items = prepare(c,
-        "SELECT count(*) FROM (SELECT item_id FROM pairwise WHERE protocol = ?1 UNION"
-        " SELECT item_id FROM dialogues WHERE kind = ?1)");
-    arb_status st = names && runs && models && items ? ARB_OK : ARB_DB;
-    arb__report_table *t = NULL;
-    int rc = SQLITE_DONE;
-    while (!st && (rc = sqlite3_step(names)) == SQLITE_ROW) {
-        const char *protocol = col_str(c, names, 0);
-        if (!protocol) break;
-        if (!t) t = arb__report_table_new(c->doc, "Protocols (calls, tokens and time summed over every run)",
-                                          "Protocol|#Runs|Models compared|#Items|#Calls sent|"
-                                          "#Calls failed|#Reused from the store|#Prompt tokens|"
-                                          "#Completion tokens|#Invalid verdicts|#Wall time");
-        const char **row = arb__report_table_row(c->doc, t);
-        if (!row) break;
-        row[0] = protocol;
-        row[2] = protocol_models(c, models, protocol, &st);
-        if (st) break;
-        sqlite3_reset(items);
-        sqlite3_bind_text(items, 1, protocol, -1, SQLITE_TRANSIENT);
-        if ((rc = sqlite3_step(items)) != SQLITE_ROW) break;
-        row[3] = arb__report_count(c->doc, sqlite3_column_int64(items, 0));
-        sqlite3_reset(runs);
-        sqlite3_bind_text(runs, 1, protocol, -1, SQLITE_TRANSIENT);
-        if ((rc = sqlite3_step(runs)) != SQLITE_ROW) break;
-        row[1] = arb__report_count(c->doc, sqlite3_column_int64(runs, 0));
-        for (int k = 0; k < 6; k++) row[4 + k] = col_sum(c, runs, 1 + k);
-        row[10] = sqlite3_column_type(runs, 7) == SQLITE_NULL
-                      ? "n/a"
-                      : arb__report_seconds(c->doc, sqlite3_column_double(runs, 7));
-    }
-    if (!st) st = step_status(c, rc);
-    sqlite3_finalize(names);
-    sqlite3_finalize(runs);
-    sqlite3_finalize(models);
-    sqlite3_finalize(items);
-    if (!st && t)
+    table_acc a = {c, NULL};
+    arb_status st = arb__store_each_protocol_summary(c->store, protocol_row, &a);
+    if (!st && a.t)
         arb__report_para(c->doc,
                          "Calls sent are the calls that got a reply, failed the ones that did "
                          "not after retries (a rerun retries them), reused the ones a run found "
@@ -312,30 +239,26 @@ static arb_status summary_protocols(report_ctx *c)
     return st;
 }
 
+static int battle_source_row(void *ud, const arb__battle_source_summary *b)
+{
+    table_acc *a = ud;
+    report_ctx *c = a->c;
+    if (!a->t) a->t = arb__report_table_new(c->doc, "Battle sources",
+                                            "Source|#Battles|#Models|#Reviewers|#Questions");
+    const char **row = arb__report_table_row(c->doc, a->t);
+    if (!row) return 0;
+    row[0] = arb__report_str(c->doc, b->source);
+    row[1] = arb__report_count(c->doc, b->n_battles);
+    row[2] = arb__report_count(c->doc, b->n_models);
+    row[3] = arb__report_count(c->doc, b->n_reviewers);
+    row[4] = arb__report_count(c->doc, b->n_questions);
+    return 0;
+}
+
 static arb_status summary_battle_sources(report_ctx *c)
 {
-    sqlite3_stmt *q = prepare(c,
-        "SELECT b.source, count(*), count(DISTINCT b.reviewer), count(DISTINCT b.q),"
-        " (SELECT count(*) FROM (SELECT i FROM battles WHERE source = b.source UNION"
-        "  SELECT j FROM battles WHERE source = b.source))"
-        " FROM battles b GROUP BY b.source ORDER BY b.source");
-    if (!q) return ARB_DB;
-    arb__report_table *t = NULL;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (!t) t = arb__report_table_new(c->doc, "Battle sources",
-                                          "Source|#Battles|#Models|#Reviewers|#Questions");
-        const char **row = arb__report_table_row(c->doc, t);
-        if (!row) continue;
-        row[0] = col_str(c, q, 0);
-        row[1] = arb__report_count(c->doc, sqlite3_column_int64(q, 1));
-        row[2] = arb__report_count(c->doc, sqlite3_column_int64(q, 4));
-        row[3] = arb__report_count(c->doc, sqlite3_column_int64(q, 2));
-        row[4] = arb__report_count(c->doc, sqlite3_column_int64(q, 3));
-    }
-    arb_status st = step_status(c, rc);
-    sqlite3_finalize(q);
-    return st;
+    table_acc a = {c, NULL};
+    return arb__store_each_battle_source_summary(c->store, battle_source_row, &a);
 }
 
 /* The judgments imported from elsewhere ('arbiter import judgments|fastchat|arena-hard'):
@@ -392,18 +315,11 @@ static arb_status summary_imported(report_ctx *c, const imported_acc *counted)
 static arb_status section_summary(report_ctx *c)
 {
     arb__report_begin_section(c->doc, "summary", "Run summary");
-    sqlite3_stmt *q = prepare(c,
-        "SELECT (SELECT count(*) FROM items), (SELECT count(DISTINCT model) FROM answers),"
-        " (SELECT count(*) FROM judges), (SELECT count(*) FROM pairwise),"
-        " (SELECT count(*) FROM human_labels), (SELECT count(*) FROM battles),"
-        " (SELECT count(*) FROM dialogues), (SELECT count(*) FROM runs)");
-    if (!q) return ARB_DB;
-    int rc = sqlite3_step(q);
-    long long n[8] = {0};
-    for (int k = 0; rc == SQLITE_ROW && k < 8; k++) n[k] = sqlite3_column_int64(q, k);
-    arb_status st = step_status(c, rc);
-    sqlite3_finalize(q);
+    arb__store_contents held;
+    arb_status st = arb__store_count_contents(c->store, &held);
     if (st) return st;
+    long long n[8] = {held.items,  held.models,  held.judges,    held.pairwise,
+                      held.labels, held.battles, held.dialogues, held.runs};
     long long any = 0;
     for (int k = 0; k < 8; k++) any += n[k];
     if (!any) {
@@ -747,8 +663,9 @@ static arb_status section_human_agreement(report_ctx *c)
 {
     arb__report_doc *d = c->doc;
     arb__report_begin_section(d, "human-agreement", "Agreement with human experts");
-    long long n_labels = query_count(c, "SELECT count(*) FROM human_labels");
-    if (n_labels < 0) return ARB_DB;
+    long long n_labels = 0;
+    arb_status st = arb__store_count_labels(c->store, &n_labels);
+    if (st) return st;
     size_t n = arb_audit_count(c->by_judge), n_labelled = 0;
     for (size_t i = 0; i < n; i++)
         n_labelled += arb_audit_row_at(c->by_judge, i)->m.n_labelled_items > 0;
@@ -873,32 +790,38 @@ static arb_status section_persona(report_ctx *c)
 
 /* ---- battles: win rates, ratings, Elo trend, peer rank ------------------------------------ */
 
+/* Loads one battle source of the store; the status goes to *st (0 goes on). */
+typedef struct source_acc {
+    report_ctx *c;
+    size_t cap;
+    arb_status st;
+} source_acc;
+
+static int source_loaded(void *ud, const char *name)
+{
+    source_acc *a = ud;
+    report_ctx *c = a->c;
+    if (arb__grow(&c->sources, &a->cap, c->n_sources + 1, sizeof *c->sources)) {
+        a->st = nomem(c);
+        return 1;
+    }
+    battle_source *src = &c->sources[c->n_sources];
+    src->name = arb__strdup(name);
+    src->battles = arb_battles_create();
+    c->n_sources++; /* freed with the rest even when incomplete */
+    if (!src->name || !src->battles) {
+        a->st = nomem(c);
+        return 1;
+    }
+    return (a->st = arb_store_get_battles(c->store, src->name, src->battles)) != ARB_OK;
+}
+
 /* Loads every battle source of the store. */
 static arb_status load_battles(report_ctx *c)
 {
-    sqlite3_stmt *q = prepare(c, "SELECT DISTINCT source FROM battles ORDER BY source");
-    if (!q) return ARB_DB;
-    arb_status st = ARB_OK;
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (arb__grow(&c->sources, &cap, c->n_sources + 1, sizeof *c->sources)) {
-            st = nomem(c);
-            break;
-        }
-        battle_source *src = &c->sources[c->n_sources];
-        src->name = arb__strdup(col_raw(q, 0));
-        src->battles = arb_battles_create();
-        c->n_sources++; /* freed with the rest even when incomplete */
-        if (!src->name || !src->battles) {
-            st = nomem(c);
-            break;
-        }
-        if ((st = arb_store_get_battles(c->store, src->name, src->battles))) break;
-    }
-    if (!st) st = step_status(c, rc);
-    sqlite3_finalize(q);
-    return st;
+    source_acc a = {c, 0, ARB_OK};
+    arb_status st = arb__store_each_battle_source(c->store, source_loaded, &a);
+    return st ? st : a.st;
 }
 
 /* Ranks source k's battles with params; on a ranking error (e.g. every battle by a human)
@@ -1400,70 +1323,47 @@ static void debate_tables(report_ctx *c, const json_t *list)
     }
 }
 
-/* The turns of dialogue id, each as a labelled text. */
-static arb_status transcript_turns(report_ctx *c, sqlite3_stmt *q, long long id)
+/* A dialogue shown in full: the question and both answers once. */
+static int transcript_head(void *ud, const arb__transcript *t)
 {
-    sqlite3_reset(q);
-    sqlite3_bind_int64(q, 1, id);
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *verdict = col_raw(q, 3);
-        const char *label = arb__report_printf(c->doc, "Turn %d · %s · %s · verdict %s",
-                                               sqlite3_column_int(q, 0), col_raw(q, 1),
-                                               col_raw(q, 2), *verdict ? verdict : "none");
-        const char *text;
-        if (sqlite3_column_type(q, 4) == SQLITE_NULL) text = "(no call: the turn was not sent)";
-        else if (sqlite3_column_type(q, 5) != SQLITE_NULL) text = col_cut(c, q, 5);
-        else
-            text = arb__report_printf(c->doc, "(no reply: %s)",
-                                      sqlite3_column_type(q, 6) == SQLITE_NULL ? "unknown"
-                                                                               : col_raw(q, 6));
-        arb__report_text(c->doc, label, text);
-    }
-    return step_status(c, rc);
+    report_ctx *c = ud;
+    arb__report_doc *d = c->doc;
+    const char *a1 = raw(t->answer1), *a2 = raw(t->answer2), *final = raw(t->final_verdict);
+    arb__report_subheading(d, "%s · item %s · %s shown first, %s second · %s, final verdict %s",
+                           raw(t->kind), raw(t->item_id), a1, a2, raw(t->status),
+                           *final ? final : "none");
+    arb__report_text(d, "Question", cut(c, t->question));
+    arb__report_pair(d, arb__report_printf(d, "Answer 1: %s", a1), cut(c, t->answer1_text),
+                     arb__report_printf(d, "Answer 2: %s", a2), cut(c, t->answer2_text));
+    return 0;
+}
+
+/* One turn of the dialogue, as a labelled text. */
+static int transcript_turn(void *ud, const arb__transcript_turn *t)
+{
+    report_ctx *c = ud;
+    const char *verdict = raw(t->verdict);
+    const char *label = arb__report_printf(c->doc, "Turn %d · %s · %s · verdict %s", t->turn,
+                                           raw(t->speaker), raw(t->role),
+                                           *verdict ? verdict : "none");
+    const char *text;
+    if (!t->has_call) text = "(no call: the turn was not sent)";
+    else if (t->content) text = cut(c, t->content);
+    else
+        text = arb__report_printf(c->doc, "(no reply: %s)", t->error ? t->error : "unknown");
+    arb__report_text(c->doc, label, text);
+    return 0;
 }
 
 static arb_status transcripts(report_ctx *c)
 {
     arb__report_doc *d = c->doc;
     if (!c->p->transcripts) return ARB_OK;
-    /* the longest dialogue of each kind first, then the next of each kind, ... */
-    sqlite3_stmt *q = prepare(c,
-        "WITH ranked AS (SELECT d.*, row_number() OVER (PARTITION BY d.kind ORDER BY"
-        "  d.status = 'done' DESC, (SELECT count(*) FROM dialogue_turns t WHERE t.dialogue_id = d.id)"
-        "  DESC, d.id) AS pick FROM dialogues d)"
-        " SELECT r.id, r.kind, r.item_id, r.answer1, r.answer2, r.status, r.final_verdict, r.rep,"
-        "  i.question, a1.answer, a2.answer FROM ranked r"
-        " LEFT JOIN items i ON i.id = r.item_id"
-        " LEFT JOIN answers a1 ON a1.item_id = r.item_id AND a1.model = r.answer1"
-        " LEFT JOIN answers a2 ON a2.item_id = r.item_id AND a2.model = r.answer2"
-        " ORDER BY r.pick, r.kind LIMIT ?1");
-    sqlite3_stmt *turns = prepare(c,
-        "SELECT t.turn, t.speaker, t.role, t.verdict, t.call_id, c.content, c.error"
-        " FROM dialogue_turns t LEFT JOIN calls c ON c.id = t.call_id"
-        " WHERE t.dialogue_id = ?1 ORDER BY t.turn");
-    arb_status st = q && turns ? ARB_OK : ARB_DB;
-    int rc = SQLITE_DONE;
-    if (!st) {
-        sqlite3_bind_int64(q, 1, c->p->transcripts > INT64_MAX ? INT64_MAX : (sqlite3_int64)c->p->transcripts);
-        arb__report_heading(d, "Transcripts");
-        arb__report_para(d, "A few dialogues in full, the longest of each kind first: the "
-                            "question and both answers once, then every turn's reply.");
-    }
-    while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *a1 = col_raw(q, 3), *a2 = col_raw(q, 4), *final = col_raw(q, 6);
-        arb__report_subheading(d, "%s · item %s · %s shown first, %s second · %s, final verdict %s",
-                            col_raw(q, 1), col_raw(q, 2), a1, a2, col_raw(q, 5),
-                            *final ? final : "none");
-        arb__report_text(d, "Question", col_cut(c, q, 8));
-        arb__report_pair(d, arb__report_printf(d, "Answer 1: %s", a1), col_cut(c, q, 9),
-                         arb__report_printf(d, "Answer 2: %s", a2), col_cut(c, q, 10));
-        st = transcript_turns(c, turns, sqlite3_column_int64(q, 0));
-    }
-    if (!st) st = step_status(c, rc);
-    sqlite3_finalize(q);
-    sqlite3_finalize(turns);
-    return st;
+    arb__report_heading(d, "Transcripts");
+    arb__report_para(d, "A few dialogues in full, the longest of each kind first: the "
+                        "question and both answers once, then every turn's reply.");
+    return arb__store_each_transcript(c->store, c->p->transcripts, transcript_head,
+                                      transcript_turn, c);
 }
 
 static arb_status section_discussions(report_ctx *c)
@@ -1495,19 +1395,6 @@ static arb_status section_discussions(report_ctx *c)
 
 /* ---- worst cases ----------------------------------------------------------------------- */
 
-/* Every judgment pair (both orders of one judge, set-up and repetition) with its two model
-** verdicts and whether they flip: differ with neither invalid. */
-#define FLIPS_CTE                                                                              \
-    "WITH pairs AS (SELECT a.protocol, a.judge_name, a.item_id, a.candidate, a.baseline,"     \
-    "  a.template_name, a.options, a.rep, a.model_verdict AS v0, b.model_verdict AS v1,"       \
-    "  (a.model_verdict <> b.model_verdict AND a.model_verdict <> 'e'"                       \
-    "   AND b.model_verdict <> 'e') AS flip"                                                  \
-    " FROM pairwise a JOIN pairwise b ON b.protocol = a.protocol"                             \
-    "  AND b.judge_name = a.judge_name AND b.candidate = a.candidate"                         \
-    "  AND b.baseline = a.baseline AND b.template_name = a.template_name"                     \
-    "  AND b.options = a.options AND b.item_id = a.item_id AND b.rep = a.rep AND b.ord = 1"    \
-    " WHERE a.ord = 0)"
-
 /* The judge's own text of a worst case in both orders (arbiter's reply, or the "raw" text of
 ** an imported judgment), shown below the verdicts: the words behind a flip. */
 typedef struct worst_texts {
@@ -1531,54 +1418,90 @@ static arb_status pair_texts(report_ctx *c, const arb__pair_key *key, worst_text
     return ARB_OK;
 }
 
-static arb_status worst_case_verdicts(report_ctx *c, sqlite3_stmt *q, const char *item,
+/* The verdicts of one order-dependent item as they are read, and their texts to show after. */
+typedef struct worst_acc {
+    report_ctx *c;
+    const char *item, *candidate, *baseline;
+    arb__report_table *t;
+    worst_texts *texts;
+    size_t n_texts, cap;
+    arb_status st;
+} worst_acc;
+
+static int worst_case_verdict(void *ud, const arb__order_verdict *v)
+{
+    worst_acc *a = ud;
+    report_ctx *c = a->c;
+    const char *candidate = a->candidate, *baseline = a->baseline;
+    const char **row = arb__report_table_row(c->doc, a->t);
+    if (!row) return 0;
+    const char *v0 = raw(v->verdict[0]), *v1 = raw(v->verdict[1]);
+    arb__pair_key key = {raw(v->protocol), raw(v->judge_name), raw(v->template_name), a->item,
+                         candidate, baseline, v->options, v->rep};
+    worst_texts w = {arb__report_str(c->doc, v->judge_name), {NULL, NULL}, {NULL, NULL}};
+    const char *source = NULL;
+    if ((a->st = pair_texts(c, &key, &w, &source))) return 1;
+    row[0] = w.judge;
+    row[1] = arb__report_printf(c->doc, "%s · %s · %d options%s%s", key.protocol,
+                                key.template_name, key.options,
+                                source ? " · imported from " : "", source ? source : "");
+    row[2] = arb__report_printf(c->doc, "%d", key.rep);
+    row[3] = verdict_words(c, v0[0], candidate, baseline);
+    row[4] = verdict_words(c, v1[0], candidate, baseline);
+    row[5] = v->changed ? "yes" : "no";
+    if (!w.text[0] && !w.text[1]) return 0;
+    for (int o = 0; o < 2; o++)
+        w.label[o] = arb__report_printf(c->doc, "%s, %s shown first (%s)%s", w.judge,
+                                        o ? baseline : candidate, row[3 + o],
+                                        w.text[o] ? "" : ": no text stored");
+    if (arb__grow(&a->texts, &a->cap, a->n_texts + 1, sizeof *a->texts)) {
+        a->st = nomem(c);
+        return 1;
+    }
+    a->texts[a->n_texts++] = w;
+    return 0;
+}
+
+static arb_status worst_case_verdicts(report_ctx *c, arb__order_verdicts *ov, const char *item,
                                       const char *candidate, const char *baseline)
 {
-    worst_texts *texts = NULL;
-    size_t n_texts = 0, cap = 0;
-    arb_status st = ARB_OK;
-    sqlite3_reset(q);
-    sqlite3_bind_text(q, 1, item, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, candidate, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 3, baseline, -1, SQLITE_TRANSIENT);
-    arb__report_table *t = arb__report_table_new(
+    worst_acc a = {c, item, candidate, baseline, NULL, NULL, 0, 0, ARB_OK};
+    a.t = arb__report_table_new(
         c->doc, "Verdicts per judge",
         "Judge|Set-up|#Rep|Candidate shown first|Baseline shown first|Changed");
-    int rc = SQLITE_DONE;
-    while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char **row = arb__report_table_row(c->doc, t);
-        if (!row) continue;
-        const char *v0 = col_raw(q, 5), *v1 = col_raw(q, 6);
-        arb__pair_key key = {col_raw(q, 0), col_raw(q, 1), col_raw(q, 2), item, candidate,
-                             baseline, sqlite3_column_int(q, 3), sqlite3_column_int(q, 4)};
-        worst_texts w = {col_str(c, q, 1), {NULL, NULL}, {NULL, NULL}};
-        const char *source = NULL;
-        if ((st = pair_texts(c, &key, &w, &source))) break;
-        row[0] = w.judge;
-        row[1] = arb__report_printf(c->doc, "%s · %s · %d options%s%s", key.protocol,
-                                    key.template_name, key.options,
-                                    source ? " · imported from " : "", source ? source : "");
-        row[2] = arb__report_printf(c->doc, "%d", key.rep);
-        row[3] = verdict_words(c, v0[0], candidate, baseline);
-        row[4] = verdict_words(c, v1[0], candidate, baseline);
-        row[5] = sqlite3_column_int(q, 7) ? "yes" : "no";
-        if (!w.text[0] && !w.text[1]) continue;
-        for (int o = 0; o < 2; o++)
-            w.label[o] = arb__report_printf(c->doc, "%s, %s shown first (%s)%s", w.judge,
-                                            o ? baseline : candidate, row[3 + o],
-                                            w.text[o] ? "" : ": no text stored");
-        if (arb__grow(&texts, &cap, n_texts + 1, sizeof *texts)) {
-            st = nomem(c);
-            break;
-        }
-        texts[n_texts++] = w;
-    }
-    if (!st) st = step_status(c, rc);
-    for (size_t k = 0; !st && k < n_texts; k++)
-        arb__report_pair(c->doc, texts[k].label[0], texts[k].text[0] ? texts[k].text[0] : "",
-                         texts[k].label[1], texts[k].text[1] ? texts[k].text[1] : "");
-    free(texts);
+    arb_status st = arb__store_each_order_verdict(ov, item, candidate, baseline,
+                                                  worst_case_verdict, &a);
+    if (!st) st = a.st;
+    for (size_t k = 0; !st && k < a.n_texts; k++)
+        arb__report_pair(c->doc, a.texts[k].label[0], a.texts[k].text[0] ? a.texts[k].text[0] : "",
+                         a.texts[k].label[1], a.texts[k].text[1] ? a.texts[k].text[1] : "");
+    free(a.texts);
     return st;
+}
+
+/* One order-dependent item: its heading, question, answers and verdicts. */
+typedef struct worst_items {
+    report_ctx *c;
+    arb__order_verdicts *verdicts;
+    size_t shown;
+    arb_status st;
+} worst_items;
+
+static int worst_case(void *ud, const arb__order_dependent_item *it)
+{
+    worst_items *w = ud;
+    report_ctx *c = w->c;
+    arb__report_doc *d = c->doc;
+    const char *item = arb__report_str(d, it->item_id), *cand = arb__report_str(d, it->candidate),
+               *base = arb__report_str(d, it->baseline);
+    if (!item || !cand || !base) return 1;
+    w->shown++;
+    arb__report_heading(d, "Item %s: %s vs %s, %lld of %lld judges changed their verdict",
+                        item, cand, base, it->n_judges_changed, it->n_judges);
+    arb__report_text(d, "Question", cut(c, it->question));
+    arb__report_pair(d, arb__report_printf(d, "Candidate: %s", cand), cut(c, it->candidate_answer),
+                     arb__report_printf(d, "Baseline: %s", base), cut(c, it->baseline_answer));
+    return (w->st = worst_case_verdicts(c, w->verdicts, item, cand, base)) != ARB_OK;
 }
 
 static arb_status section_worst_cases(report_ctx *c)
@@ -1589,58 +1512,26 @@ static arb_status section_worst_cases(report_ctx *c)
         arb__report_note(d, "Not asked for (worst cases 0).");
         return ARB_OK;
     }
-    sqlite3_stmt *q = prepare(c,
-        FLIPS_CTE
-        " SELECT p.item_id, p.candidate, p.baseline,"
-        "  count(DISTINCT CASE WHEN p.flip THEN p.protocol || char(31) || p.judge_name END) AS jf,"
-        "  count(DISTINCT p.protocol || char(31) || p.judge_name), sum(p.flip), count(*),"
-        "  i.question, ac.answer, ab.answer"
-        " FROM pairs p JOIN items i ON i.id = p.item_id"
-        " LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate"
-        " LEFT JOIN answers ab ON ab.item_id = p.item_id AND ab.model = p.baseline"
-        " GROUP BY p.item_id, p.candidate, p.baseline HAVING jf > 0"
-        " ORDER BY jf DESC, sum(p.flip) DESC, i.seq, p.item_id, p.candidate, p.baseline"
-        " LIMIT ?1");
-    sqlite3_stmt *verdicts = prepare(c,
-        FLIPS_CTE
-        " SELECT protocol, judge_name, template_name, options, rep, v0, v1, flip FROM pairs"
-        " WHERE item_id = ?1 AND candidate = ?2 AND baseline = ?3"
-        " ORDER BY judge_name, protocol, template_name, options, rep");
-    long long n_pairs = query_count(c, "SELECT count(*) FROM pairwise WHERE ord = 1");
-    arb_status st = q && verdicts && n_pairs >= 0 ? ARB_OK : ARB_DB;
-    int rc = SQLITE_DONE;
-    size_t shown = 0;
-    if (!st) {
-        sqlite3_bind_int64(q, 1, c->p->worst_cases > INT64_MAX ? INT64_MAX : (sqlite3_int64)c->p->worst_cases);
-        if (n_pairs)
-            arb__report_para(d,
-                             "The items whose verdicts depended most on the order of the "
-                             "answers: per item and pair of models, the judges whose model "
-                             "verdicts differ between the two orders (E not counted), most "
-                             "judges first. Each judge's verdict is given in both orders, "
-                             "with its own text when the store has it (the reply arbiter "
-                             "received, or the raw text of an imported judgment).");
-    }
-    while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *item = col_str(c, q, 0), *cand = col_str(c, q, 1), *base = col_str(c, q, 2);
-        if (!item || !cand || !base) break;
-        shown++;
-        arb__report_heading(d, "Item %s: %s vs %s, %lld of %lld judges changed their verdict",
-                            item, cand, base, sqlite3_column_int64(q, 3),
-                            sqlite3_column_int64(q, 4));
-        arb__report_text(d, "Question", col_cut(c, q, 7));
-        arb__report_pair(d, arb__report_printf(d, "Candidate: %s", cand), col_cut(c, q, 8),
-                         arb__report_printf(d, "Baseline: %s", base), col_cut(c, q, 9));
-        st = worst_case_verdicts(c, verdicts, item, cand, base);
-    }
-    if (!st) st = step_status(c, rc);
-    sqlite3_finalize(q);
-    sqlite3_finalize(verdicts);
+    long long n_pairs = 0;
+    worst_items w = {c, NULL, 0, ARB_OK};
+    arb_status st = arb__store_count_swapped_judgments(c->store, &n_pairs);
+    if (!st) st = arb__store_open_order_verdicts(c->store, &w.verdicts);
+    if (!st && n_pairs)
+        arb__report_para(d,
+                         "The items whose verdicts depended most on the order of the "
+                         "answers: per item and pair of models, the judges whose model "
+                         "verdicts differ between the two orders (E not counted), most "
+                         "judges first. Each judge's verdict is given in both orders, "
+                         "with its own text when the store has it (the reply arbiter "
+                         "received, or the raw text of an imported judgment).");
+    if (!st) st = arb__store_each_order_dependent_item(c->store, c->p->worst_cases, worst_case, &w);
+    if (!st) st = w.st;
+    arb__store_close_order_verdicts(w.verdicts);
     if (st) return st;
     if (!n_pairs)
         arb__report_note(d, "No judgments in both orders in the store: no order-dependent "
                             "items to show.");
-    else if (!shown)
+    else if (!w.shown)
         arb__report_note(d, "No judge gave a different model verdict when the order of the "
                             "answers was swapped.");
     return ARB_OK;
@@ -1840,7 +1731,7 @@ arb_status arb_report_write(arb_store *store, const arb_report_params *params,
 
     arb__report_doc doc;
     arb__report_doc_init(&doc, p.title);
-    report_ctx c = {.store = store, .db = arb__store_db(store), .p = &p, .doc = &doc};
+    report_ctx c = {.store = store, .p = &p, .doc = &doc};
     arb__buf b;
     arb__buf_init(&b, 0);
     arb_status st = doc.nomem ? nomem(&c) : gather(&c);

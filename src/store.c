@@ -623,9 +623,6 @@ arb_status arb__store_fail_db(arb_store *s, const char *what)
     return arb__store_fail(s, ARB_DB, "%s: %s", what, sqlite3_errmsg(s->db));
 }
 
-/* Returns the connection (borrowed) for modules that run their own queries. */
-sqlite3 *arb__store_db(arb_store *s) { return s ? s->db : NULL; }
-
 /* Returns the message of the store's last error: "" when there was none, never NULL. Owned by
 ** the store. */
 const char *arb_store_errmsg(const arb_store *store)
@@ -1883,88 +1880,6 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
     if (sqlite3_prepare_v2(store->db, sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail_db(store, "export");
     arb_status st = export_rows(store, q, export_columns, N_EXPORT_COLUMNS, csv, out);
-    sqlite3_finalize(q);
-    return st;
-}
-
-/* ---- judgments left out of the battles (tournaments, METHODS §6) -------------------------- */
-
-
-/* Replaces the left-out records of source by those of b, inside the caller's transaction
-** (arb_store_put_battles). ARB_OK, ARB_DB (message in the store). */
-arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
-                                           const arb_battles *b)
-{
-    sqlite3 *db = arb__store_db(store);
-    sqlite3_stmt *del = NULL, *ins = NULL;
-    arb_status st = ARB_OK;
-    if (sqlite3_prepare_v2(db, "DELETE FROM battles_left_out WHERE source = ?1", -1, &del,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "INSERT INTO battles_left_out (source, model_a, model_b, "
-                               "reviewer, n) VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ins,
-                           NULL) != SQLITE_OK) {
-        st = arb__store_fail(store, ARB_DB, "cannot store left-out judgments: %s",
-                             sqlite3_errmsg(db));
-        goto done;
-    }
-    sqlite3_bind_text(del, 1, source, -1, SQLITE_STATIC);
-    if (sqlite3_step(del) != SQLITE_DONE) {
-        st = arb__store_fail(store, ARB_DB, "cannot store left-out judgments: %s",
-                             sqlite3_errmsg(db));
-        goto done;
-    }
-    sqlite3_bind_text(ins, 1, source, -1, SQLITE_STATIC);
-    for (size_t k = 0; k < arb_battles_left_out_count(b); k++) {
-        arb_battle_left_out x = arb_battles_left_out_at(b, k);
-        sqlite3_bind_text(ins, 2, x.model_a, -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins, 3, x.model_b, -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins, 4, x.reviewer, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(ins, 5, (sqlite3_int64)x.n);
-        int rc = sqlite3_step(ins);
-        sqlite3_reset(ins);
-        if (rc != SQLITE_DONE) {
-            st = arb__store_fail(store, ARB_DB, "cannot store left-out judgments: %s",
-                                 sqlite3_errmsg(db));
-            goto done;
-        }
-    }
-done:
-    sqlite3_finalize(del);
-    sqlite3_finalize(ins);
-    return st;
-}
-
-/* Adds the stored left-out records (of source, or all when NULL) to b. ARB_OK, ARB_DB,
-** ARB_NOMEM (message in the store). */
-arb_status arb__store_get_battles_left_out(arb_store *store, const char *source, arb_battles *b)
-{
-    sqlite3 *db = arb__store_db(store);
-    sqlite3_stmt *q = NULL;
-    arb_status st = ARB_OK;
-    int rc;
-    if (sqlite3_prepare_v2(db, "SELECT model_a, model_b, reviewer, n FROM battles_left_out "
-                               "WHERE ?1 IS NULL OR source = ?1 "
-                               "ORDER BY source, model_a, model_b, reviewer",
-                           -1, &q, NULL) != SQLITE_OK)
-        return arb__store_fail(store, ARB_DB, "cannot read left-out judgments: %s",
-                               sqlite3_errmsg(db));
-    if (source) sqlite3_bind_text(q, 1, source, -1, SQLITE_STATIC);
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *a = (const char *)sqlite3_column_text(q, 0);
-        const char *bm = (const char *)sqlite3_column_text(q, 1);
-        const char *r = (const char *)sqlite3_column_text(q, 2);
-        sqlite3_int64 n = sqlite3_column_int64(q, 3);
-        st = n > 0 ? arb_battles_add_left_out(b, a, bm, r, (size_t)n) : ARB_INVALID;
-        if (st) {
-            st = arb__store_fail(store, st == ARB_NOMEM ? ARB_NOMEM : ARB_DB,
-                                 "a left-out record is not what arbiter writes: %s",
-                                 arb_battles_errmsg(b));
-            break;
-        }
-    }
-    if (!st && rc != SQLITE_DONE)
-        st = arb__store_fail(store, ARB_DB, "cannot read left-out judgments: %s",
-                             sqlite3_errmsg(db));
     sqlite3_finalize(q);
     return st;
 }

@@ -114,7 +114,7 @@ void arb__store_set_busy_timeout(arb_store *s, int ms)
 const char *arb__store_last_db_error(arb_store *s, int *busy)
 {
     sqlite3 *db = arb__store_conn(s);
-    *busy = (sqlite3_errcode(db) & 0xFF) == SQLITE_BUSY;
+    if (busy) *busy = (sqlite3_errcode(db) & 0xFF) == SQLITE_BUSY;
     return sqlite3_errmsg(db);
 }
 

@@ -14,7 +14,7 @@
 ** on i1..i4 in both orders. So the default server (pairs from the judgments) has 4 tasks per
 ** annotator: (cand-M, base-M) on i1, i2, i3, i4, in that order.
 */
-#include "internal.h"
+#include "test_sql.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -376,7 +376,7 @@ static const char *query_text(const fixture *f, const char *sql, char *out, size
 {
     sqlite3_stmt *q = NULL;
     out[0] = '\0';
-    if (sqlite3_prepare_v2(arb__store_db(f->store), sql, -1, &q, NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(arb__store_conn(f->store), sql, -1, &q, NULL) == SQLITE_OK &&
         sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
         snprintf(out, size, "%s", (const char *)sqlite3_column_text(q, 0));
     sqlite3_finalize(q);
@@ -1326,7 +1326,7 @@ static void busy_database_answers_503_quickly(void **state)
     fixture *f = *state;
     long long t = next_task(f, "alice", NULL);
     /* another program holds the write lock */
-    sqlite3 *db = arb__store_db(f->store);
+    sqlite3 *db = arb__store_conn(f->store);
     assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
     http_auth a = as("alice");
     struct timespec t0;

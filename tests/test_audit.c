@@ -3,7 +3,7 @@
 ** (§3) and the error rate (§5) on hand-computed pairs, then arb_audit_compute over a real
 ** store in a temporary directory, and the text and JSON renderings.
 */
-#include "internal.h"
+#include "test_sql.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -541,7 +541,7 @@ static void put_label(fixture *f, const char *item, const char *cand, const char
              "VALUES ('%s', '%s', '%s', '%c', '%s', 'test')",
              item, cand, base, verdict, annotator);
     char *err = NULL;
-    if (sqlite3_exec(arb__store_db(f->store), sql, NULL, NULL, &err) != SQLITE_OK)
+    if (sqlite3_exec(arb__store_conn(f->store), sql, NULL, NULL, &err) != SQLITE_OK)
         fail_msg("insert label: %s", err);
 }
 

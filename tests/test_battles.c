@@ -7,7 +7,7 @@
 **
 ** Each test gets a scratch directory (and a store in it). Run one alone with ARB_TEST=<name>.
 */
-#include "internal.h"
+#include "test_sql.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -554,7 +554,7 @@ static char *query_text(arb_store *s, const char *sql)
 {
     sqlite3_stmt *q = NULL;
     char *text = NULL;
-    if (sqlite3_prepare_v2(arb__store_db(s), sql, -1, &q, NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) == SQLITE_OK &&
         sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
         text = arb__strdup((const char *)sqlite3_column_text(q, 0));
     sqlite3_finalize(q);
@@ -640,14 +640,14 @@ static void store_survives_reopen_and_bad_extra(void **state)
     assert_int_equal(arb_store_get_battles(f->store, "s", back), ARB_OK);
     expect_same(f->b, back);
     /* an extra arbiter did not write is refused, naming the row; the set is unchanged */
-    assert_int_equal(sqlite3_exec(arb__store_db(f->store), "update battles set extra = "
+    assert_int_equal(sqlite3_exec(arb__store_conn(f->store), "update battles set extra = "
                                   "'{\"style_i\": {\"length\": \"long\"}}' where seq = 2",
                                   NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(arb_store_get_battles(f->store, NULL, back), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(f->store), "battle 2 of source \"s\": column extra"));
     assert_int_equal(arb_battles_count(back), 5);
     /* unknown keys are fine (a newer arbiter may add some) */
-    assert_int_equal(sqlite3_exec(arb__store_db(f->store), "update battles set extra = "
+    assert_int_equal(sqlite3_exec(arb__store_conn(f->store), "update battles set extra = "
                                   "'{\"later\": [1], \"both_bad\": false}' where seq = 2",
                                   NULL, NULL, NULL), SQLITE_OK);
     arb_battles_destroy(back);
@@ -665,7 +665,7 @@ static void store_inside_transaction(void **state)
     arb_battles *bad = arb_battles_create();
     arb_battle one = make("x", "p", "q", "r", 1);
     assert_int_equal(arb_battles_add(bad, &one), ARB_OK);
-    sqlite3 *db = arb__store_db(f->store);
+    sqlite3 *db = arb__store_conn(f->store);
     assert_int_equal(arb__store_begin(f->store), ARB_OK);
     assert_int_equal(arb_store_put_battles(f->store, "t", f->b), ARB_OK);
     /* a failing put inside the caller's transaction undoes only itself: make the insert fail

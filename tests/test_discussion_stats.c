@@ -10,7 +10,7 @@
 **
 ** Each test gets a fresh store with items q1..q6. Run one test alone with ARB_TEST=<name>.
 */
-#include "internal.h"
+#include "test_sql.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -81,7 +81,7 @@ static long long put_dialogue(fixture *f, const char *kind, const char *config,
              "INSERT INTO dialogues(key, kind, item_id, answer1, answer2, participants, config,"
              " status, final_verdict) VALUES ('k%d', %Q, %Q, %Q, %Q, %Q, %Q, %Q, %Q)",
              f->n_keys++, kind, item, answer1, answer2, participants, config, status, final);
-    return sqlite3_last_insert_rowid(arb__store_db(f->store));
+    return sqlite3_last_insert_rowid(arb__store_conn(f->store));
 }
 
 static void put_turn(fixture *f, long long id, int turn, const char *speaker, const char *role,

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "test_sql.h"
 #include "testserver.h"
 #include "testutil.h"
 
@@ -353,7 +353,7 @@ static void test_malformed_reply_is_failure_with_raw_text(void **state)
     assert_int_equal(run_graph(f, 0, &st), ARB_OK);
     assert_int_equal(st.failed, 1);
     sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(arb__store_db(f->store),
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(f->store),
                                         "select raw_reply, error from calls where ok=0", -1, &q,
                                         NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);

@@ -9,7 +9,7 @@
 ** Each test gets a fresh store holding items q1..q4 (seq 0..3). Run one test alone with
 ** ARB_TEST=<name>.
 */
-#include "internal.h"
+#include "test_sql.h"
 #include "testutil.h"
 
 #include <setjmp.h>
@@ -504,7 +504,7 @@ static void store_inside_transaction(void **state)
     assert_int_equal(arb__store_put_import(f->store, "t", "judgments", "x.jsonl", set, &st),
                      ARB_INVALID); /* s holds them */
     assert_int_equal(st.judgments, 0);
-    assert_false(sqlite3_get_autocommit(arb__store_db(f->store)));
+    assert_false(sqlite3_get_autocommit(arb__store_conn(f->store)));
     assert_int_equal(arb__store_commit(f->store), ARB_OK);
     assert_int_equal(q(f, "SELECT count(*) FROM pairwise WHERE source = 's'"), 5);
     assert_int_equal(q(f, "SELECT count(*) FROM answers WHERE answer = 'kept'"), 1);

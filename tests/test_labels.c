@@ -8,7 +8,7 @@
 ** Each test gets a fresh store in a temporary directory holding items q1..q4 (seq 0..3) and
 ** a0 (seq 4, so id order and benchmark order differ). Run one test alone with ARB_TEST=<name>.
 */
-#include "internal.h"
+#include "test_sql.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -388,7 +388,7 @@ static void import_all_or_nothing(void **state)
     assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM human_labels WHERE "
                                                   "source LIKE '%second.jsonl'"), 0);
     /* the store is not left in a transaction */
-    assert_true(sqlite3_get_autocommit(arb__store_db(f->store)));
+    assert_true(sqlite3_get_autocommit(arb__store_conn(f->store)));
 }
 
 /* Inside a caller's transaction a bad file rolls back only its own rows (a savepoint). */
@@ -402,7 +402,7 @@ static void import_inside_transaction(void **state)
                                  ROW("\"q9\"", "\"m1\"", "\"m2\"", "\"a\"", "\"ann\""),
                                  NULL),
                      ARB_PARSE);
-    assert_false(sqlite3_get_autocommit(arb__store_db(f->store)));
+    assert_false(sqlite3_get_autocommit(arb__store_conn(f->store)));
     assert_int_equal(arb__store_commit(f->store), ARB_OK);
     assert_int_equal(count_labels(f), 1);
 }

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "test_sql.h"
 #include "testserver.h"
 #include "testutil.h"
 

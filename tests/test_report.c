@@ -21,7 +21,7 @@
 **
 ** Run one test alone with ARB_TEST=<name>.
 */
-#include "internal.h"
+#include "test_sql.h"
 #include "svg_check.h"
 #include "testutil.h"
 
@@ -469,7 +469,7 @@ static long long put_call(fixture *f, const char *judge_name, const char *conten
              "INSERT INTO calls(key, judge_name, model, request, ok, content)"
              " VALUES ('report-test-%d', %Q, %Q, '{}', 1, %Q)",
              next++, judge_name, judge_name, content);
-    return sqlite3_last_insert_rowid(arb__store_db(f->store));
+    return sqlite3_last_insert_rowid(arb__store_conn(f->store));
 }
 
 static long long put_dialogue(fixture *f, const char *kind, const char *config,
@@ -480,7 +480,7 @@ static long long put_dialogue(fixture *f, const char *kind, const char *config,
              "INSERT INTO dialogues(key, kind, item_id, answer1, answer2, participants, config,"
              " status, final_verdict) VALUES ('report-d%d', %Q, %Q, %Q, %Q, %Q, %Q, 'done', %Q)",
              next++, kind, hostile_items[0], CAND, BASE, participants, config, final);
-    return sqlite3_last_insert_rowid(arb__store_db(f->store));
+    return sqlite3_last_insert_rowid(arb__store_conn(f->store));
 }
 
 static void put_turn(fixture *f, long long dialogue, int turn, const char *speaker,

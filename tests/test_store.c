@@ -6,7 +6,7 @@
 **
 ** Each test gets a fresh temporary directory. Run one test alone with ARB_TEST=<name>.
 */
-#include "internal.h"
+#include "test_sql.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -79,7 +79,7 @@ static arb_store *open_ok(const char *path)
 static long long query_int(arb_store *s, const char *sql)
 {
     sqlite3_stmt *q = NULL;
-    assert_int_equal(sqlite3_prepare_v2(arb__store_db(s), sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     long long v = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
@@ -90,7 +90,7 @@ static long long query_int(arb_store *s, const char *sql)
 static char *query_text(arb_store *s, const char *sql)
 {
     sqlite3_stmt *q = NULL;
-    assert_int_equal(sqlite3_prepare_v2(arb__store_db(s), sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     const char *t = (const char *)sqlite3_column_text(q, 0);
     char *r = strdup(t ? t : "(null)");
@@ -268,7 +268,7 @@ static void test_schema_version(void **state)
     assert_int_equal(query_int(s, "PRAGMA user_version"), 8);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_db(s), "PRAGMA user_version = 9", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 9", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
@@ -295,7 +295,7 @@ static void test_schema_version(void **state)
 static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const char *sql)
 {
     char *err = NULL;
-    if (sqlite3_exec(arb__store_db(s), sql, NULL, NULL, &err) != SQLITE_OK)
+    if (sqlite3_exec(arb__store_conn(s), sql, NULL, NULL, &err) != SQLITE_OK)
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
@@ -337,7 +337,7 @@ static void test_schema_migration_run_status(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    sqlite3 *db = arb__store_db(s);
+    sqlite3 *db = arb__store_conn(s);
     sqlite3_stmt *q = NULL;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE name = 'runs'",
                                         -1, &q, NULL), SQLITE_OK);
@@ -377,7 +377,7 @@ static void test_schema_migration_pointwise_task(void **state)
                              "PRAGMA user_version = 4;");
     assert_int_equal(query_int(s, "SELECT count(*) FROM pointwise WHERE task = 'generic' AND "
                                   "reason IS NULL AND value = 4"), 1);
-    assert_int_not_equal(sqlite3_exec(arb__store_db(s), "UPDATE pointwise SET task = 'poetry'",
+    assert_int_not_equal(sqlite3_exec(arb__store_conn(s), "UPDATE pointwise SET task = 'poetry'",
                                       NULL, NULL, NULL), SQLITE_OK);
     arb_store_close(s);
 }
@@ -409,7 +409,7 @@ static void test_schema_migration_persona_scores(void **state)
                                   "value = 8 AND reason IS NULL AND scored_at = 'then'"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name IN "
                                   "('scores_by_subject', 'scores_by_call')"), 2);
-    sqlite3 *db = arb__store_db(s);
+    sqlite3 *db = arb__store_conn(s);
     assert_int_equal(sqlite3_exec(db, "INSERT INTO scores (protocol, judge_name, item_id, subject,"
                                       " metric, value, call_id) VALUES ('persona1', 'j2', 's1',"
                                       " 'response1', 'accuracy', 6, 7)", NULL, NULL, NULL),
@@ -1198,7 +1198,7 @@ static void test_call_leases(void **state)
     char *sql = sqlite3_mprintf(
         "INSERT INTO call_leases VALUES ('k6', 'killed', %Q, %d, 1e12),"
         " ('k7', 'remote', 'elsewhere.example', %d, 1e12)", oa.host, (int)child, (int)child);
-    assert_int_equal(sqlite3_exec(arb__store_db(a), sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(arb__store_conn(a), sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_free(sql);
     arb__call_claim c67[2] = {{.key = "k6"}, {.key = "k7"}};
     claim(b, &ob, c67, 2);
@@ -1389,7 +1389,7 @@ static void test_crash_safety(void **state)
     assert_true(rows >= acked + 1);
     assert_true(rows <= acked + 2);
     sqlite3_stmt *q = NULL;
-    assert_int_equal(sqlite3_prepare_v2(arb__store_db(s),
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(s),
                                         "SELECT c.key, p.rep FROM calls c JOIN pairwise p ON "
                                         "p.call_id = c.id ORDER BY c.id", -1, &q, NULL),
                      SQLITE_OK);

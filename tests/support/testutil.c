@@ -4,7 +4,7 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "testutil.h"
 
-#include "internal.h"
+#include "test_sql.h"
 
 #include <ftw.h>
 #include <stdarg.h>
@@ -83,7 +83,7 @@ long long arb_test_query_int(arb_store *store, const char *sql)
 {
     sqlite3_stmt *q = NULL;
     long long v = -1;
-    if (sqlite3_prepare_v2(arb__store_db(store), sql, -1, &q, NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(arb__store_conn(store), sql, -1, &q, NULL) == SQLITE_OK &&
         sqlite3_step(q) == SQLITE_ROW)
         v = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
@@ -101,7 +101,7 @@ int arb_test_exec_sql(arb_store *store, const char *fmt, ...)
         return -1;
     }
     char *err = NULL;
-    int rc = sqlite3_exec(arb__store_db(store), sql, NULL, NULL, &err);
+    int rc = sqlite3_exec(arb__store_conn(store), sql, NULL, NULL, &err);
     if (rc != SQLITE_OK) fprintf(stderr, "%s: %s\n", sql, err ? err : "?");
     sqlite3_free(err);
     sqlite3_free(sql);
