@@ -263,6 +263,14 @@ typedef struct arb_client_params {
     long max_retry_wait_ms;   /* longest wait before a retry, whatever the backoff or a
                                  server's Retry-After asks (default 60000); arbiter has no
                                  run deadline, so this bounds every wait of a run */
+    int batch_export;         /* 1 (--batch export): nothing is sent; a call not stored whose
+                                 inputs are ready is queued in the store for a batch file
+                                 (arb_batch_export), a call that needs a queued call's reply
+                                 (a later debate or discussion turn) waits for a later round.
+                                 Stored calls are judged as in any run. Default 0. */
+    const char *batch_out;    /* with batch_export: after the run, every pending call of the
+                                 store is written to this batch file (arb_batch_export with
+                                 the default limits); NULL: queued only */
 } arb_client_params;
 
 ARB_API arb_client_params arb_client_default_params(void);
@@ -326,7 +334,57 @@ typedef struct arb_run_stats {
     size_t skipped;          /* calls of the plan not needed (a dialogue ended early or an
                                 earlier turn failed) */
     size_t ok;               /* of the sent calls, those answered with a usable reply */
+    size_t batch_queued;     /* batch export: calls queued for a batch file (not sent) */
+    size_t batch_waiting;    /* batch export: calls that need a queued call's reply first */
+    size_t batch_written;    /* batch_out: pending calls written (queued by this run or
+                                earlier ones) */
+    size_t batch_files;      /* batch_out: files written */
 } arb_run_stats;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Batch files (issue 16): a judging run with client.batch_export queues its missing calls in
+** the store instead of sending them; arb_batch_export writes them as OpenAI batch input
+** (one {"custom_id", "method", "url", "body"} line per call, custom_id = the call key), which a
+** provider's Batch API or vLLM's run-batch answers; arb_batch_ingest stores the output lines
+** as the calls' replies; the judging command run again judges them like any stored call and
+** queues the calls that were waiting for them (a later debate or discussion turn). */
+
+typedef struct arb_batch_export_params {
+    const char *path;        /* the first file; part k > 1 is arb_batch_part_path(path, k) */
+    size_t max_lines;        /* lines per file (default 50000, OpenAI's limit) */
+    size_t max_bytes;        /* bytes per file (default 200 MB, OpenAI's limit) */
+} arb_batch_export_params;
+ARB_API arb_batch_export_params arb_batch_export_default_params(void);
+
+typedef struct arb_batch_export_stats {
+    size_t calls;            /* lines written: the pending calls */
+    size_t files;            /* files written (the first one always, empty when none wait) */
+    size_t bytes;
+} arb_batch_export_stats;
+
+/* Writes every pending call of the store (queued by a batch-export run, no successful reply
+** stored yet; failed replies included, so they are retried) in the order queued. ARB_IO when a
+** file cannot be written, ARB_TOOBIG when one request exceeds max_bytes. */
+ARB_API arb_status arb_batch_export(arb_store *store, const arb_batch_export_params *params,
+                                    arb_batch_export_stats *stats);
+/* The name of part `part` (1-based) of a batch file: part 1 is path itself, part k > 1 has
+** ".k" before the extension ("requests.jsonl" -> "requests.2.jsonl"). Free with arb_free. */
+ARB_API char *arb_batch_part_path(const char *path, size_t part);
+
+typedef struct arb_batch_ingest_stats {
+    size_t lines;            /* output lines read */
+    size_t ok;               /* stored as successful calls */
+    size_t failed;           /* stored as failed calls (an error, a non-200 status, an unusable
+                                body): sent or queued again by the next run */
+    size_t already;          /* stored before (ingesting a file again changes nothing) */
+} arb_batch_ingest_stats;
+
+/* Stores the replies of a batch output file (OpenAI's or vLLM run-batch's format: {"id",
+** "custom_id", "response": {"status_code", "request_id", "body"}, "error"}) in calls, each as
+** the reply to its queued call would be stored had it come back by HTTP. All or nothing: any
+** bad line is ARB_PARSE "file:line: field \"x\": ..." and nothing is stored. */
+ARB_API arb_status arb_batch_ingest(arb_store *store, const char *path,
+                                    arb_batch_ingest_stats *stats);
 
 /* Runs (or with dry_run, plans) candidate vs baseline over every item of ds that has both
 ** answers, both orders, params->reps repetitions. On error the message is in

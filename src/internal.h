@@ -894,6 +894,33 @@ typedef struct arb__builtin_template {
 } arb__builtin_template;
 extern const arb__builtin_template arb__builtin_templates[]; /* generated; ends with {0,0} */
 
+/* ---- store_batches.c: calls queued for a batch file (--batch export, arbiter batch) ------ */
+
+/* A queued call (table batch_calls). Filled by arb__store_find_batch_call with allocated
+** strings (arb__batch_call_free); borrowed when given to arb__store_queue_batch_call. */
+typedef struct arb__batch_call {
+    char *key;            /* the call key: the batch line's custom_id */
+    char *judge_name;
+    char *model;
+    int rep;
+    char *request_json;   /* canonical body, the batch line's body */
+    char *api_key_env;    /* the key variable's name (redaction), or NULL */
+    char *result_id;      /* the output line stored for it last, or NULL */
+    int stored_ok;        /* calls holds a successful row with the key */
+} arb__batch_call;
+void arb__batch_call_free(arb__batch_call *c);
+/* Queues the call (a call queued again is updated, its stored result id kept). */
+arb_status arb__store_queue_batch_call(arb_store *s, const arb__batch_call *c);
+/* Called with each pending call (queued, no successful call stored) in queue order, key and
+** body borrowed; returns 0 to go on, 1 to stop, -1 out of memory. */
+typedef int (*arb__batch_pending_fn)(const char *key, const char *request_json, void *ud);
+arb_status arb__store_each_pending_batch_call(arb_store *s, arb__batch_pending_fn fn, void *ud);
+/* Reads the queued call with this key: *found = 0 when none. */
+arb_status arb__store_find_batch_call(arb_store *s, const char *key, int *found,
+                                      arb__batch_call *out);
+/* Records which output line (its "id") was stored for the call. */
+arb_status arb__store_set_batch_result(arb_store *s, const char *key, const char *result_id);
+
 /* ---- exec.c: runs a graph of judge calls; a call may depend on earlier calls' outputs ----- */
 
 typedef struct arb__exec arb__exec;

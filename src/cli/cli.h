@@ -24,6 +24,7 @@ int cmd_grade(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 int cmd_rank(int argc, char **argv);
 int cmd_sim_server(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
@@ -59,6 +60,8 @@ int cmd_persona_report(int argc, char **argv);
     "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n" \
     "                          send nothing\n"                                                    \
     "  --progress / --no-progress   progress line on stderr (default: when it is a terminal)\n"   \
+    "  --batch export [--out FILE]  queue missing calls for a batch file (and write them to\n" \
+    "                          FILE) instead of sending; see 'arbiter batch --help'\n"          \
     "\n"                                                                                          \
     "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n" \
     "2 usage or bad input, 130 interrupted\n"
@@ -75,12 +78,15 @@ enum { CLI_OPT_JOBS = 0x1000, CLI_OPT_CONNECT_TIMEOUT, CLI_OPT_TIMEOUT, CLI_OPT_
 int cli_transport_option(int c, const char *arg, arb_client_params *client);
 /* The options every judging run shares: transport, --db, --dry-run, --progress/--no-progress
 ** (getopt entries and their parsing, which returns as cli_transport_option does). */
-enum { CLI_OPT_DB = 0x1100, CLI_OPT_DRY_RUN, CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRESS };
+enum { CLI_OPT_DB = 0x1100, CLI_OPT_DRY_RUN, CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRESS,
+       CLI_OPT_BATCH, CLI_OPT_OUT };
 #define CLI_RUN_OPTIONS                                                                          \
     CLI_TRANSPORT_OPTIONS, {"db", required_argument, 0, CLI_OPT_DB},                             \
         {"dry-run", no_argument, 0, CLI_OPT_DRY_RUN},                                            \
         {"progress", no_argument, 0, CLI_OPT_PROGRESS},                                          \
-        {"no-progress", no_argument, 0, CLI_OPT_NO_PROGRESS}
+        {"no-progress", no_argument, 0, CLI_OPT_NO_PROGRESS},                                    \
+        {"batch", required_argument, 0, CLI_OPT_BATCH},                                          \
+        {"out", required_argument, 0, CLI_OPT_OUT}
 int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
                    int *dry_run, int *progress);
 

@@ -56,8 +56,9 @@ static const char grade_help[] =
     "  --temperature X --top-p X --max-tokens N --frequency-penalty X --seed N\n"
     "                          sampling of --judge-model (defaults: the published SbS settings,\n"
     "                          METHODS §2.6); a judges file gives each judge's own\n"
-    CLI_TRANSPORT_HELP
-    CLI_RUN_OUTPUT_HELP;
+    CLI_TRANSPORT_HELP;
+/* Apart: one literal would pass the 4095 characters C99 guarantees. */
+static const char grade_output_help[] = CLI_RUN_OUTPUT_HELP;
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_MODEL, OPT_ANSWER_FROM, OPT_MODE, OPT_TASK, OPT_RUBRIC,
@@ -158,7 +159,10 @@ int cmd_grade(int argc, char **argv)
         case OPT_JUDGE_MODEL: single.model = optarg; single_given = 1; break;
         case OPT_JUDGE_NAME: single.name = optarg; single_given = 1; break;
         case OPT_API_KEY_ENV: single.api_key_env = optarg; single_given = 1; break;
-        case OPT_HELP: fputs(grade_help, stdout); return EXIT_OK;
+        case OPT_HELP:
+            fputs(grade_help, stdout);
+            fputs(grade_output_help, stdout);
+            return EXIT_OK;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
             if (!t && (t = cli_sampling_option(c, optarg, &single.sampling)) > 0) single_given = 1;

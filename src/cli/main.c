@@ -27,6 +27,8 @@ static const char usage_text[] =
     "  consistency  cross-language consistency of pointwise judgments: Fleiss' and Cohen's\n"
     "               kappa across languages, accuracy per language, judge ensembles (§8)\n"
     "  export       write the stored judgments (JSONL, CSV), battles or transcripts\n"
+    "  batch        batch files: export the calls queued by --batch export (OpenAI Batch\n"
+    "               API, vLLM run-batch), ingest their results\n"
     "  import       import judgments made elsewhere (generic JSONL/CSV: audit them without a\n"
     "               judge call) or battles: PRD Vicuna80 reviews, Chatbot Arena, FastChat\n"
     "  rank         rank models from battles: win rate, Elo, Bradley-Terry, peer rank\n"
@@ -213,12 +215,34 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
     if (st->sent && st->seconds > 0) fprintf(stderr, " (%.0f calls/s)", (double)st->sent / st->seconds);
     if (st->skipped) fprintf(stderr, "; %zu not needed (dialogues ended earlier)", st->skipped);
     fputc('\n', stderr);
+    if (st->batch_queued || st->batch_waiting || st->batch_files) {
+        /* batch export: the calls above were judged from the store; none was sent */
+        if (st->batch_queued || st->batch_waiting)
+            fprintf(stderr,
+                    "%s batch: %zu calls queued for a batch file, %zu wait for their replies "
+                    "(a later round: ingest the results, then run this command again)\n",
+                    what, st->batch_queued, st->batch_waiting);
+        else
+            fprintf(stderr, "%s batch: nothing to queue, every call of the plan is stored\n",
+                    what);
+        if (st->batch_files)
+            fprintf(stderr, "%s batch: %zu pending calls written in %zu file%s\n", what,
+                    st->batch_written, st->batch_files, st->batch_files == 1 ? "" : "s");
+    }
 }
 
 int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
                    int *dry_run, int *progress)
 {
     switch (c) {
+    case CLI_OPT_BATCH:
+        if (strcmp(arg, "export")) {
+            fprintf(stderr, "arbiter: --batch: expected export, got \"%s\"\n", arg);
+            return -1;
+        }
+        client->batch_export = 1;
+        return 1;
+    case CLI_OPT_OUT: client->batch_out = arg; return 1;
     case CLI_OPT_DB: *db = arg; return 1;
     case CLI_OPT_DRY_RUN: *dry_run = 1; return 1;
     case CLI_OPT_PROGRESS: *progress = 1; return 1;
@@ -604,6 +628,7 @@ int main(int argc, char **argv)
                     {"audit", cmd_audit},
                     {"export", cmd_export},
                     {"import", cmd_import},
+                    {"batch", cmd_batch},
                     {"rank", cmd_rank},
                     {"sim-server", cmd_sim_server},
                     {"demo", cmd_demo},
