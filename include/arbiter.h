@@ -252,6 +252,18 @@ typedef struct arb_judge_config {
                                 judge (role "model"); set by arb_judges_file_load */
 } arb_judge_config;
 
+/* What a judging run does with the OpenAI Batch API (arb_client_params.batch_action; each
+** implies batch_export): submit the queued calls after the plan ran; only report the state of
+** the store's open batches; collect the ended ones before the plan runs (so it judges their
+** replies); or wait until every open batch has ended, then collect. */
+typedef enum arb_batch_action {
+    ARB_BATCH_NONE = 0,
+    ARB_BATCH_SUBMIT,
+    ARB_BATCH_STATUS,
+    ARB_BATCH_COLLECT,
+    ARB_BATCH_WAIT
+} arb_batch_action;
+
 typedef struct arb_client_params {
     int jobs;                 /* most requests in flight (default 32) */
     long connect_timeout_ms;  /* default 10000 */
@@ -271,6 +283,8 @@ typedef struct arb_client_params {
     const char *batch_out;    /* with batch_export: after the run, every pending call of the
                                  store is written to this batch file (arb_batch_export with
                                  the default limits); NULL: queued only */
+    arb_batch_action batch_action; /* default ARB_BATCH_NONE */
+    double batch_poll_s;      /* ARB_BATCH_WAIT: seconds between polls (0: 30) */
 } arb_client_params;
 
 ARB_API arb_client_params arb_client_default_params(void);
@@ -339,6 +353,14 @@ typedef struct arb_run_stats {
     size_t batch_written;    /* batch_out: pending calls written (queued by this run or
                                 earlier ones) */
     size_t batch_files;      /* batch_out: files written */
+    size_t batch_submitted;  /* Batch API: batches created by this run */
+    size_t batch_open;       /* Batch API: batches not yet collected (after this run) */
+    size_t batch_collected;  /* Batch API: batches collected by this run */
+    size_t batch_replies;    /* Batch API: replies stored from collected output (ok) */
+    size_t batch_failed;     /* Batch API: failed calls stored (error lines, expiry) */
+    size_t batch_running;    /* Batch API: of the open batches, those the provider has not
+                                ended yet */
+    int batch_status;        /* 1: ARB_BATCH_STATUS, the plan did not run */
 } arb_run_stats;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1641,6 +1663,14 @@ typedef struct arb_sim_params {
     size_t n_judges;
     const arb_dataset *answers_oracle; /* answers with a "quality" extra field (0..1); borrowed */
     double fail_rate;         /* share of requests answered 500 (tests of retries), default 0 */
+    /* The Batch API (POST /v1/files, POST /v1/batches, GET /v1/batches/{id},
+    ** GET /v1/files/{id}/content): files kept in memory; a batch completes batch_delay_ms after
+    ** it was created (default 0); every batch_fail_every-th line fails with an error line
+    ** (0, default: none); batch_expire 1: batches end "expired" after answering their first
+    ** half, the rest being "batch_expired" error lines. */
+    double batch_delay_ms;
+    long batch_fail_every;
+    int batch_expire;
 } arb_sim_params;
 
 typedef struct arb_sim_server arb_sim_server;

@@ -338,10 +338,20 @@ arb_status arb_batch_ingest(arb_store *store, const char *path, arb_batch_ingest
         free(err);
         return st;
     }
-    arb_status st = ingest_pass(store, path, text, len, 0, stats);
+    arb_status st = arb__batch_ingest_text(store, path, text, len, stats);
+    free(text);
+    return st;
+}
+
+/* See internal.h. */
+arb_status arb__batch_ingest_text(arb_store *store, const char *name, char *text, size_t len,
+                                  arb_batch_ingest_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    arb_status st = ingest_pass(store, name, text, len, 0, stats);
     if (!st) st = arb__store_begin(store);
     if (!st) {
-        st = ingest_pass(store, path, text, len, 1, stats);
+        st = ingest_pass(store, name, text, len, 1, stats);
         if (st) arb__store_rollback(store);
         else st = arb__store_commit(store);
     }
@@ -350,6 +360,5 @@ arb_status arb_batch_ingest(arb_store *store, const char *path, arb_batch_ingest
         memset(stats, 0, sizeof *stats);
         stats->lines = lines;
     }
-    free(text);
     return st;
 }

@@ -662,7 +662,8 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                                   .model = (char *)node->judge->model,
                                   .rep = node->rep,
                                   .request_json = node->body,
-                                  .api_key_env = (char *)node->judge->api_key_env};
+                                  .api_key_env = (char *)node->judge->api_key_env,
+                                  .base_url = (char *)node->judge->base_url};
             if ((st = arb__store_queue_batch_call(store, &bc))) goto done;
             continue;
         }
@@ -1091,9 +1092,18 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
 {
     long long run_id = 0;
     arb_status st;
+    arb__exec_params batch_params = *params;
+    if (params->client.batch_action) { /* every Batch API step queues instead of sending */
+        batch_params.client.batch_export = 1;
+        params = &batch_params;
+    }
     if (params->client.batch_out && !params->client.batch_export)
         return arb__store_fail(s, ARB_INVALID, "a batch file is written only in batch export "
                                "mode (--out needs --batch export)");
+    if (!params->dry_run && params->client.batch_action) {
+        if ((st = arb__batch_api_before(s, &params->client, stats))) return st;
+        if (params->client.batch_action == ARB_BATCH_STATUS) return ARB_OK; /* no plan run */
+    }
     if (!params->dry_run && !params_json) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!params->dry_run && (st = arb__store_run_begin(s, protocol, params_json, &run_id)))
         return st;
@@ -1110,14 +1120,7 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
         }
         if (!st) st = arb__exec_run(ex, stats);
         if (finish) st = finish(ud, s, st, stats);
-        if (!st && !params->dry_run && params->client.batch_out) {
-            arb_batch_export_params bp = arb_batch_export_default_params();
-            arb_batch_export_stats bs;
-            bp.path = params->client.batch_out;
-            st = arb_batch_export(s, &bp, &bs);
-            stats->batch_written = bs.calls;
-            stats->batch_files = bs.files;
-        }
+        if (!st && !params->dry_run) st = arb__batch_api_after(s, &params->client, stats);
     }
     if (run_id) {
         arb_status end = arb__store_run_end(s, run_id, stats,

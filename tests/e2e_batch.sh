@@ -47,9 +47,9 @@ sbs --db "$T/u.db" --out "$T/x.jsonl" 2>"$T/err"; rc=$?
 set -e
 check "--out without --batch export exits 2, nothing sent" "[ $rc = 2 ] && grep -q -- '--out needs --batch export' '$T/err' && [ \$(q '$T/u.db' 'select count(*) from calls') = 0 ]"
 set +e
-sbs --db "$T/u.db" --batch submit 2>"$T/err"; rc=$?
+sbs --db "$T/u.db" --batch later 2>"$T/err"; rc=$?
 set -e
-check "--batch with an unknown mode exits 2" "[ $rc = 2 ] && grep -q 'expected export' '$T/err'"
+check "--batch with an unknown mode exits 2" "[ $rc = 2 ] && grep -q 'expected export, submit, status, collect or wait' '$T/err'"
 
 # ---- sbs: export, engine with partial failures, ingest, next round --------------------------
 sbs --db "$T/a.db" 2>/dev/null
@@ -112,7 +112,7 @@ while :; do
   "$ARB" batch ingest --db "$T/d.db" "$T/dres$round.jsonl" 2>/dev/null
   [ $round -lt 6 ] || break
 done
-check "debate round 1 queues agent 1's calls, the other turns wait" "grep -q '$n_calls calls queued for a batch file, $((n_calls * 2)) wait' '$T/err.1'"
-check "the judge agent's turn goes in the third batch" "grep -q '$n_calls calls queued for a batch file, 0 wait' '$T/err.3' && [ $round = 4 ]"
+check "debate round 1 queues agent 1's calls, the other turns wait" "grep -q '$n_calls calls queued, $((n_calls * 2)) wait' '$T/err.1'"
+check "the judge agent's turn goes in the third batch" "grep -q '$n_calls calls queued, 0 wait' '$T/err.3' && [ $round = 4 ]"
 check "batch debate verdicts and transcripts are identical to a normal run's" "cmp -s <(judgments '$T/e.db') <(judgments '$T/d.db') && cmp -s <(judgments '$T/e.db' transcripts) <(judgments '$T/d.db' transcripts)"
 finish

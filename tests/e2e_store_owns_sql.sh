@@ -10,12 +10,12 @@
 set -euo pipefail
 SRC=${ARB_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}/src
 
-CLEAN="agreement.c annotate.c audit.c audit_metrics.c audit_render.c consistency.c csv.c dataset.c
+CLEAN="agreement.c annotate.c audit.c audit_metrics.c audit_render.c batch.c batch_api.c consistency.c csv.c dataset.c
 debate.c discuss.c discussion_stats.c exec.c factors.c families.c grade.c html.c http.c
 import.c import_arena_hard.c import_fastchat.c import_judgments.c import_set.c judge.c
 judges_file.c peer.c persona.c persona_input.c persona_parse.c persona_stats.c prompt.c rank.c
 rank_core.c rank_render.c report_consistency.c report_doc.c report_html.c report_md.c
-report_persona.c sbs.c sim.c stats.c tournament.c transcripts.c url.c util.c verdict.c"
+report_persona.c sbs.c sim.c sim_batch.c stats.c tournament.c transcripts.c url.c util.c verdict.c"
 
 SQL_USE='sqlite3_|sqlite3\.h|arb__store_db\('
 fail=0

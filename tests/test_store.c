@@ -280,7 +280,7 @@ static void test_schema_version(void **state)
 ** was upgraded to the current version. Returns the reopened store. */
 /* Undoes migrations 9 (batch calls), 8 (providers) and 7 (imported judgments, families), for the tests that build older stores. */
 #define UNDO_V7                                                                                \
-    "DROP TABLE batch_calls;"                                                                  \
+    "DROP TABLE batch_calls; DROP TABLE batches;"                                              \
     "ALTER TABLE calls DROP COLUMN reasoning; ALTER TABLE calls DROP COLUMN reasoning_tokens;"  \
     "ALTER TABLE calls DROP COLUMN cached_tokens; ALTER TABLE calls DROP COLUMN logprobs;"     \
     "ALTER TABLE calls DROP COLUMN endpoint; ALTER TABLE calls DROP COLUMN cost_usd;"          \

@@ -60,8 +60,8 @@ int cmd_persona_report(int argc, char **argv);
     "  --dry-run               print the plan (calls, already stored, estimated prompt tokens);\n" \
     "                          send nothing\n"                                                    \
     "  --progress / --no-progress   progress line on stderr (default: when it is a terminal)\n"   \
-    "  --batch export [--out FILE]  queue missing calls for a batch file (and write them to\n" \
-    "                          FILE) instead of sending; see 'arbiter batch --help'\n"          \
+    "  --batch export|submit|status|collect|wait [--out F] [--poll S]  Batch API / batch\n"   \
+    "                          files instead of sending: see 'arbiter batch --help'\n"          \
     "\n"                                                                                          \
     "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n" \
     "2 usage or bad input, 130 interrupted\n"
@@ -79,14 +79,15 @@ int cli_transport_option(int c, const char *arg, arb_client_params *client);
 /* The options every judging run shares: transport, --db, --dry-run, --progress/--no-progress
 ** (getopt entries and their parsing, which returns as cli_transport_option does). */
 enum { CLI_OPT_DB = 0x1100, CLI_OPT_DRY_RUN, CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRESS,
-       CLI_OPT_BATCH, CLI_OPT_OUT };
+       CLI_OPT_BATCH, CLI_OPT_OUT, CLI_OPT_POLL };
 #define CLI_RUN_OPTIONS                                                                          \
     CLI_TRANSPORT_OPTIONS, {"db", required_argument, 0, CLI_OPT_DB},                             \
         {"dry-run", no_argument, 0, CLI_OPT_DRY_RUN},                                            \
         {"progress", no_argument, 0, CLI_OPT_PROGRESS},                                          \
         {"no-progress", no_argument, 0, CLI_OPT_NO_PROGRESS},                                    \
         {"batch", required_argument, 0, CLI_OPT_BATCH},                                          \
-        {"out", required_argument, 0, CLI_OPT_OUT}
+        {"out", required_argument, 0, CLI_OPT_OUT},                                              \
+        {"poll", required_argument, 0, CLI_OPT_POLL}
 int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
                    int *dry_run, int *progress);
 

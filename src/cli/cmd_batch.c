@@ -36,6 +36,12 @@ static const char batch_help[] =
     "Then run the judging command again (with --batch export for the next round): it judges\n"
     "the stored replies like any stored call and queues the calls that were waiting.\n"
     "\n"
+    "The OpenAI HTTP Batch API does the same rounds on a judging command: --batch submit\n"
+    "(upload the queued calls, create batches, stored in the database), --batch status,\n"
+    "--batch collect (store the ended batches' replies and judge them), --batch wait [--poll S]\n"
+    "(collect, first waiting for every open batch to end). An expired batch's partial output is\n"
+    "kept; its other calls go in the next submit.\n"
+    "\n"
     "exit codes: 0 ok, 1 failure, 2 usage or bad input\n";
 
 typedef struct export_choice {
