@@ -277,6 +277,18 @@ typedef struct arb_judge_config {
                                 0 (default): never sent */
 } arb_judge_config;
 
+/* What a judging run does with the OpenAI Batch API (arb_client_params.batch_action; each
+** implies batch_export): submit the queued calls after the plan ran; only report the state of
+** the store's open batches; collect the ended ones before the plan runs (so it judges their
+** replies); or wait until every open batch has ended, then collect. */
+typedef enum arb_batch_action {
+    ARB_BATCH_NONE = 0,
+    ARB_BATCH_SUBMIT,
+    ARB_BATCH_STATUS,
+    ARB_BATCH_COLLECT,
+    ARB_BATCH_WAIT
+} arb_batch_action;
+
 typedef struct arb_client_params {
     int jobs;                 /* most requests in flight (default 32) */
     long connect_timeout_ms;  /* default 10000 */
@@ -296,6 +308,16 @@ typedef struct arb_client_params {
     ** stopped. A budget in USD needs a price for every judge of the run. */
     double budget_usd;
     long long budget_tokens;  /* prompt + completion tokens */
+    int batch_export;         /* 1 (--batch export): nothing is sent; a call not stored whose
+                                 inputs are ready is queued in the store for a batch file
+                                 (arb_batch_export), a call that needs a queued call's reply
+                                 (a later debate or discussion turn) waits for a later round.
+                                 Stored calls are judged as in any run. Default 0. */
+    const char *batch_out;    /* with batch_export: after the run, every pending call of the
+                                 store is written to this batch file (arb_batch_export with
+                                 the default limits); NULL: queued only */
+    arb_batch_action batch_action; /* default ARB_BATCH_NONE */
+    double batch_poll_s;      /* ARB_BATCH_WAIT: seconds between polls (0: 30) */
 } arb_client_params;
 
 ARB_API arb_client_params arb_client_default_params(void);
@@ -398,7 +420,65 @@ typedef struct arb_run_stats {
     arb_judge_spend judges[ARB_RUN_STATS_JUDGES];
     long long reasoning_tokens; /* of completion_tokens, the thinking of reasoning models
                                    (usage.completion_tokens_details.reasoning_tokens), this run */
+    size_t batch_queued;     /* batch export: calls queued for a batch file (not sent) */
+    size_t batch_waiting;    /* batch export: calls that need a queued call's reply first */
+    size_t batch_written;    /* batch_out: pending calls written (queued by this run or
+                                earlier ones) */
+    size_t batch_files;      /* batch_out: files written */
+    size_t batch_submitted;  /* Batch API: batches created by this run */
+    size_t batch_open;       /* Batch API: batches not yet collected (after this run) */
+    size_t batch_collected;  /* Batch API: batches collected by this run */
+    size_t batch_replies;    /* Batch API: replies stored from collected output (ok) */
+    size_t batch_failed;     /* Batch API: failed calls stored (error lines, expiry) */
+    size_t batch_running;    /* Batch API: of the open batches, those the provider has not
+                                ended yet */
+    int batch_status;        /* 1: ARB_BATCH_STATUS, the plan did not run */
 } arb_run_stats;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Batch files (issue 16): a judging run with client.batch_export queues its missing calls in
+** the store instead of sending them; arb_batch_export writes them as OpenAI batch input
+** (one {"custom_id", "method", "url", "body"} line per call, custom_id = the call key), which a
+** provider's Batch API or vLLM's run-batch answers; arb_batch_ingest stores the output lines
+** as the calls' replies; the judging command run again judges them like any stored call and
+** queues the calls that were waiting for them (a later debate or discussion turn). */
+
+typedef struct arb_batch_export_params {
+    const char *path;        /* the first file; part k > 1 is arb_batch_part_path(path, k) */
+    size_t max_lines;        /* lines per file (default 50000, OpenAI's limit) */
+    size_t max_bytes;        /* bytes per file (default 200 MB, OpenAI's limit) */
+} arb_batch_export_params;
+ARB_API arb_batch_export_params arb_batch_export_default_params(void);
+
+typedef struct arb_batch_export_stats {
+    size_t calls;            /* lines written: the pending calls */
+    size_t files;            /* files written (the first one always, empty when none wait) */
+    size_t bytes;
+} arb_batch_export_stats;
+
+/* Writes every pending call of the store (queued by a batch-export run, no successful reply
+** stored yet; failed replies included, so they are retried) in the order queued. ARB_IO when a
+** file cannot be written, ARB_TOOBIG when one request exceeds max_bytes. */
+ARB_API arb_status arb_batch_export(arb_store *store, const arb_batch_export_params *params,
+                                    arb_batch_export_stats *stats);
+/* The name of part `part` (1-based) of a batch file: part 1 is path itself, part k > 1 has
+** ".k" before the extension ("requests.jsonl" -> "requests.2.jsonl"). Free with arb_free. */
+ARB_API char *arb_batch_part_path(const char *path, size_t part);
+
+typedef struct arb_batch_ingest_stats {
+    size_t lines;            /* output lines read */
+    size_t ok;               /* stored as successful calls */
+    size_t failed;           /* stored as failed calls (an error, a non-200 status, an unusable
+                                body): sent or queued again by the next run */
+    size_t already;          /* stored before (ingesting a file again changes nothing) */
+} arb_batch_ingest_stats;
+
+/* Stores the replies of a batch output file (OpenAI's or vLLM run-batch's format: {"id",
+** "custom_id", "response": {"status_code", "request_id", "body"}, "error"}) in calls, each as
+** the reply to its queued call would be stored had it come back by HTTP. All or nothing: any
+** bad line is ARB_PARSE "file:line: field \"x\": ..." and nothing is stored. */
+ARB_API arb_status arb_batch_ingest(arb_store *store, const char *path,
+                                    arb_batch_ingest_stats *stats);
 
 /* Runs (or with dry_run, plans) candidate vs baseline over every item of ds that has both
 ** answers, both orders, params->reps repetitions, for each judge. On error the message is in
@@ -1679,6 +1759,14 @@ typedef struct arb_sim_params {
                                  floor(prompt_tokens * cached_share), as a provider's prompt
                                  cache would (tests of cached prices); 0 (default): the field is
                                  not sent */
+    /* The Batch API (POST /v1/files, POST /v1/batches, GET /v1/batches/{id},
+    ** GET /v1/files/{id}/content): files kept in memory; a batch completes batch_delay_ms after
+    ** it was created (default 0); every batch_fail_every-th line fails with an error line
+    ** (0, default: none); batch_expire 1: batches end "expired" after answering their first
+    ** half, the rest being "batch_expired" error lines. */
+    double batch_delay_ms;
+    long batch_fail_every;
+    int batch_expire;
 } arb_sim_params;
 
 typedef struct arb_sim_server arb_sim_server;

@@ -37,6 +37,11 @@
 ** flight are stored; then it starts if it fits with the exact spend, and otherwise the run ends
 ** with ARB_BUDGET. The calls held back were never sent: their leases are released and a rerun
 ** with a larger budget sends them.
+** Batch export (client.batch_export): a call not stored is neither sent nor claimed but queued
+** in the store (batch_calls) for a batch file, and its node counts as done without the done
+** callback; the nodes that depend on it are not built (they wait for a later round, once the
+** batch's replies are ingested). Stored calls are taken and judged as in any run, so each
+** round judges what the last batch answered and queues the calls that became ready.
 ** It does not parse verdicts or know any protocol: that is the build/done callbacks' job.
 */
 #include "internal.h"
@@ -59,6 +64,7 @@ typedef struct exec_node {
     size_t next_waiter;    /* next node parked behind the same in-flight key, or NO_NODE */
     size_t waiters;        /* first node parked behind this one's key, or NO_NODE */
     int keyed;             /* 1 while in ex->keys (sent, not yet committed) */
+    int deferred;          /* batch export: waits on a queued call, never built this run */
     /* While in flight / finishing: */
     const arb_judge_config *judge;
     char *body;            /* canonical request JSON */
@@ -90,7 +96,7 @@ typedef struct exec_node {
 /* What the writer reports of a committed call, for the main thread's accounting. */
 typedef struct committed_call {
     size_t node;
-    int cached, ok, skipped;
+    int cached, ok, skipped, queued;
     long long prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens;
     double cost_usd;
 } committed_call;
@@ -118,6 +124,7 @@ typedef struct finished_call {
     int cached;
     int skipped;           /* the protocol asked for no call */
     int ok;                /* a usable reply arrived */
+    int queued;            /* batch export: queued in the store, not sent */
     char *content;
     char *reasoning;
     char *raw_reply;
@@ -208,7 +215,7 @@ arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
     ex->build = build;
     ex->done = done;
     ex->ud = ud;
-    ex->leasing = !params->dry_run;
+    ex->leasing = !params->dry_run && !params->client.batch_export;
     ex->budgeting = !params->dry_run &&
                     (params->client.budget_usd > 0 || params->client.budget_tokens > 0);
     if (ex->leasing) arb__lease_owner_init(&ex->lease, LEASE_SECONDS);
@@ -677,6 +684,11 @@ static arb_status start_node(arb__exec *ex, size_t idx)
         }
         goto done;
     }
+    if (ex->params.client.batch_export) { /* queued for a batch file (store_batch) */
+        finished_call fc = {.node = idx, .queued = 1};
+        if (queue_finished(ex, &fc)) st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+        goto done;
+    }
     if (keys_add(ex, idx)) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;
@@ -839,6 +851,18 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
     for (size_t i = 0; i < n; i++) {
         finished_call *fc = &batch[i];
         exec_node *node = &ex->nodes[fc->node];
+        if (fc->queued) { /* batch export: kept for the batch file, no judgment yet */
+            arb__batch_call bc = {.key = node->key,
+                                  .judge_name = (char *)(node->judge->name ? node->judge->name
+                                                                           : node->judge->model),
+                                  .model = (char *)node->judge->model,
+                                  .rep = node->rep,
+                                  .request_json = node->body,
+                                  .api_key_env = (char *)node->judge->api_key_env,
+                                  .base_url = (char *)node->judge->base_url};
+            if ((st = arb__store_queue_batch_call(store, &bc))) goto done;
+            continue;
+        }
         if (!dry && !fc->cached && !fc->skipped) {
             arb__call_record rec = {
                 .key = node->key,
@@ -892,7 +916,7 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
         finished_call *fc = &batch[i];
         exec_node *node = &ex->nodes[fc->node];
         report[i] = (committed_call){.node = fc->node, .cached = fc->cached, .ok = fc->ok,
-                                     .skipped = fc->skipped,
+                                     .skipped = fc->skipped, .queued = fc->queued,
                                      .prompt_tokens = fc->prompt_tokens,
                                      .completion_tokens = fc->completion_tokens,
                                      .reasoning_tokens = fc->reasoning_tokens,
@@ -942,11 +966,46 @@ static void account_spend(arb__exec *ex, const exec_node *node, const committed_
     }
 }
 
+/* Batch export: the nodes that depend, directly or not, on queued node idx wait for a later
+** round; they count as done now and are never built. */
+static arb_status defer_dependents(arb__exec *ex, size_t idx)
+{
+    size_t *stack = NULL, n = 0, cap = 0;
+    arb_status st = ARB_OK;
+    for (size_t top = idx;;) {
+        const exec_node *node = &ex->nodes[top];
+        for (size_t k = 0; k < node->n_dependents; k++) {
+            size_t d = ex->dependents[node->dependents_start + k];
+            if (ex->nodes[d].deferred) continue;
+            if (arb__grow(&stack, &cap, n + 1, sizeof *stack)) {
+                st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+                goto done;
+            }
+            ex->nodes[d].deferred = 1;
+            ex->n_done++;
+            ex->stats->batch_waiting++;
+            stack[n++] = d;
+        }
+        if (!n) break;
+        top = stack[--n];
+    }
+done:
+    free(stack);
+    return st;
+}
+
 /* Main thread: counts committed calls and releases their dependents. */
 static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         exec_node *node = &ex->nodes[c[i].node];
+        if (c[i].queued) {
+            ex->stats->batch_queued++;
+            ex->n_done++;
+            arb_status st = defer_dependents(ex, c[i].node);
+            if (st) return st;
+            continue;
+        }
         if (c[i].skipped) ex->stats->skipped++;
         else if (c[i].cached) ex->stats->cached++;
         else if (!ex->params.dry_run) {
@@ -968,7 +1027,7 @@ static arb_status account(arb__exec *ex, const committed_call *c, size_t n)
         }
         for (size_t k = 0; k < node->n_dependents; k++) {
             size_t d = ex->dependents[node->dependents_start + k];
-            if (--ex->nodes[d].unmet == 0 && ready_push(ex, d))
+            if (--ex->nodes[d].unmet == 0 && !ex->nodes[d].deferred && ready_push(ex, d))
                 return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         }
     }
@@ -1158,7 +1217,7 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
     ex->show_progress = ex->params.progress < 0 ? isatty(STDERR_FILENO) : ex->params.progress;
     stats->planned = ex->n_nodes;
     if (link_dependents(ex)) return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
-    if (!ex->params.dry_run) {
+    if (!ex->params.dry_run && !ex->params.client.batch_export) {
         ex->http = arb__http_create(&ex->params.client);
         if (!ex->http) return arb__store_fail(ex->store, ARB_NOMEM, "cannot start HTTP client");
         if (!arb__store_is_memory(ex->store) && (st = writer_start(ex))) return st;
@@ -1286,6 +1345,18 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
 {
     long long run_id = 0;
     arb_status st;
+    arb__exec_params batch_params = *params;
+    if (params->client.batch_action) { /* every Batch API step queues instead of sending */
+        batch_params.client.batch_export = 1;
+        params = &batch_params;
+    }
+    if (params->client.batch_out && !params->client.batch_export)
+        return arb__store_fail(s, ARB_INVALID, "a batch file is written only in batch export "
+                               "mode (--out needs --batch export)");
+    if (!params->dry_run && params->client.batch_action) {
+        if ((st = arb__batch_api_before(s, &params->client, stats))) return st;
+        if (params->client.batch_action == ARB_BATCH_STATUS) return ARB_OK; /* no plan run */
+    }
     if (!params->dry_run && !params_json) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!params->dry_run && (st = arb__store_run_begin(s, protocol, params_json, &run_id)))
         return st;
@@ -1302,6 +1373,7 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
         }
         if (!st) st = arb__exec_run(ex, stats);
         if (finish) st = finish(ud, s, st, stats);
+        if (!st && !params->dry_run) st = arb__batch_api_after(s, &params->client, stats);
     }
     if (run_id) {
         arb_status end = arb__store_run_end(s, run_id, stats,

@@ -684,3 +684,92 @@ arb__http_stats arb__http_get_stats(const arb__http *h)
     if (h) s = h->stats;
     return s;
 }
+
+/* ---- one request at a time (Batch API control calls) -------------------------------------- */
+
+static size_t on_write_capped(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    arb__buf *b = ud;
+    size_t n = size * nmemb;
+    if (arb__buf_append(b, ptr, n)) return 0; /* over b's cap, or no memory */
+    return n;
+}
+
+/* See internal.h. */
+int arb__http_fetch(const arb_client_params *params, const arb__http_request *rq, arb__buf *reply,
+                    long *status, char **error)
+{
+    *status = 0;
+    *error = NULL;
+    CURL *e = curl_easy_init();
+    struct curl_slist *headers = NULL;
+    curl_mime *mime = NULL;
+    int rc = -1;
+    if (!e) goto nomem;
+    if (rq->auth_header && !(headers = curl_slist_append(headers, rq->auth_header))) goto nomem;
+    if (rq->json_body) {
+        struct curl_slist *h = curl_slist_append(headers, "Content-Type: application/json");
+        if (!h) goto nomem;
+        headers = h;
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, rq->json_body);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(rq->json_body));
+    } else if (rq->file_data) {
+        /* multipart/form-data: purpose=..., file=<data> (RFC 7578) */
+        curl_mimepart *part;
+        if (!(mime = curl_mime_init(e)) || !(part = curl_mime_addpart(mime)) ||
+            curl_mime_name(part, "purpose") ||
+            curl_mime_data(part, rq->file_purpose, CURL_ZERO_TERMINATED) ||
+            !(part = curl_mime_addpart(mime)) || curl_mime_name(part, "file") ||
+            curl_mime_filename(part, rq->file_name) ||
+            curl_mime_type(part, "application/jsonl") ||
+            curl_mime_data(part, rq->file_data, rq->file_len))
+            goto nomem;
+        curl_easy_setopt(e, CURLOPT_MIMEPOST, mime);
+    }
+    curl_easy_setopt(e, CURLOPT_URL, rq->url);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, params->connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, params->total_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write_capped);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, reply);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#endif
+    /* Retries like the transport's: a connection error, 429 or 5xx is tried again after a
+    ** capped exponential backoff. */
+    for (int attempt = 0;; attempt++) {
+        arb__buf_reset(reply);
+        CURLcode code = curl_easy_perform(e);
+        long http = 0;
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &http);
+        *status = http;
+        int transient =
+            code != CURLE_OK ? code != CURLE_WRITE_ERROR : (http == 429 || http >= 500);
+        if (code == CURLE_OK && http >= 200 && http < 300) {
+            rc = 0;
+            break;
+        }
+        if (!transient || attempt >= params->max_retries || arb__stop_requested) {
+            *error = code != CURLE_OK
+                         ? arb__sprintf("%s", code == CURLE_WRITE_ERROR ? "reply too large"
+                                                                         : curl_easy_strerror(code))
+                         : arb__sprintf("HTTP %ld: %.200s", http, reply->data ? reply->data : "");
+            rc = *error ? 1 : -1;
+            break;
+        }
+        double wait =
+            (double)params->backoff_base_ms * (double)(1L << (attempt < 20 ? attempt : 20));
+        if (wait > (double)params->backoff_max_ms) wait = (double)params->backoff_max_ms;
+        struct timespec ts = {(time_t)(wait / 1000), (long)fmod(wait, 1000.0) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    goto done;
+nomem:
+    rc = -1;
+done:
+    curl_mime_free(mime);
+    curl_slist_free_all(headers);
+    if (e) curl_easy_cleanup(e);
+    return rc;
+}

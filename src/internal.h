@@ -207,6 +207,23 @@ int arb__http_submit(arb__http *h, uint64_t tag, const char *url, const char *au
 ** good (success, or failure after retries). Returns the number of finished transfers. */
 int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *ud);
 size_t arb__http_pending(const arb__http *h); /* queued + in flight + waiting to retry */
+/* One request, waited for (the Batch API's control calls): GET when neither json_body nor
+** file_data is set, a JSON POST with json_body, a multipart/form-data POST (purpose=, file=)
+** with file_data. Strings borrowed. */
+typedef struct arb__http_request {
+    const char *url;
+    const char *auth_header;   /* "Authorization: Bearer ..." or NULL (never logged) */
+    const char *json_body;
+    const char *file_data;
+    size_t file_len;
+    const char *file_name, *file_purpose;
+} arb__http_request;
+/* Sends rq with params' timeouts and retries (connection errors, 429 and 5xx); the reply body
+** goes to reply (its max caps it). Returns 0 on a 2xx, 1 on a failure with *error (caller
+** frees; names the status or transfer error, never the key), -1 out of memory. *status gets
+** the last HTTP status (0: none). */
+int arb__http_fetch(const arb_client_params *params, const arb__http_request *rq, arb__buf *reply,
+                    long *status, char **error);
 arb__http_stats arb__http_get_stats(const arb__http *h);
 
 /* ---- judge.c: OpenAI-compatible chat completions: request bodies and replies -------------- */
@@ -390,6 +407,9 @@ typedef struct arb__judge_cost_row {
 ** arb__store_judge_costs_free). */
 arb_status arb__store_judge_costs(arb_store *s, arb__judge_cost_row **rows, size_t *n);
 void arb__store_judge_costs_free(arb__judge_cost_row *rows, size_t n);
+/* The price stored with judge_name (table judges), out->known 0 when none: what a reply that
+** comes back other than by HTTP (a batch's output) is priced at. */
+arb_status arb__store_judge_price(arb_store *s, const char *judge_name, arb_price *out);
 /* The cost of a row for people: "$X", "$X + N calls of unknown cost", or "unknown (no price)" /
 ** "unknown (no usage reported)" when no call has a cost -- never $0 for what is not known. */
 void arb__judge_cost_text(char *out, size_t size, const arb__judge_cost_row *r);
@@ -1060,6 +1080,86 @@ typedef struct arb__builtin_template {
     const char *text;
 } arb__builtin_template;
 extern const arb__builtin_template arb__builtin_templates[]; /* generated; ends with {0,0} */
+
+/* ---- store_batches.c: calls queued for a batch file (--batch export, arbiter batch) ------ */
+
+/* A queued call (table batch_calls). Filled by arb__store_find_batch_call with allocated
+** strings (arb__batch_call_free); borrowed when given to arb__store_queue_batch_call. */
+typedef struct arb__batch_call {
+    char *key;            /* the call key: the batch line's custom_id */
+    char *judge_name;
+    char *model;
+    int rep;
+    char *request_json;   /* canonical body, the batch line's body */
+    char *api_key_env;    /* the key variable's name (redaction), or NULL */
+    char *result_id;      /* the output line stored for it last, or NULL */
+    int stored_ok;        /* calls holds a successful row with the key */
+    char *base_url;       /* the judge's endpoint (--batch submit), or NULL */
+} arb__batch_call;
+void arb__batch_call_free(arb__batch_call *c);
+/* Queues the call (a call queued again is updated, its stored result id kept). */
+arb_status arb__store_queue_batch_call(arb_store *s, const arb__batch_call *c);
+/* Called with each pending call (queued, no successful call stored) in queue order, key and
+** body borrowed; returns 0 to go on, 1 to stop, -1 out of memory. */
+typedef int (*arb__batch_pending_fn)(const char *key, const char *request_json, void *ud);
+arb_status arb__store_each_pending_batch_call(arb_store *s, arb__batch_pending_fn fn, void *ud);
+/* Reads the queued call with this key: *found = 0 when none. */
+arb_status arb__store_find_batch_call(arb_store *s, const char *key, int *found,
+                                      arb__batch_call *out);
+/* Records which output line (its "id") was stored for the call. */
+arb_status arb__store_set_batch_result(arb_store *s, const char *key, const char *result_id);
+/* Called with each pending call not held by an uncollected batch, grouped by endpoint (base
+** URL, "" when none; key variable or NULL), all borrowed; 0 goes on, 1 stops, -1 no memory. */
+typedef int (*arb__batch_submit_fn)(const char *key, const char *request_json,
+                                    const char *base_url, const char *api_key_env, void *ud);
+arb_status arb__store_each_unsubmitted_batch_call(arb_store *s, arb__batch_submit_fn fn,
+                                                  void *ud);
+/* A provider batch (table batches); strings borrowed. */
+typedef struct arb__batch_row {
+    const char *id, *base_url, *api_key_env, *input_file_id, *status, *output_file_id,
+        *error_file_id;
+    long long n_calls, n_completed, n_failed;
+    int collected;
+} arb__batch_row;
+/* Stores a submitted batch and marks its calls (keys) as held by it, in one transaction. */
+arb_status arb__store_put_batch(arb_store *s, const arb__batch_row *b, const char *const *keys,
+                                size_t n_keys);
+/* Called with each batch not collected yet, in submission order; 0 goes on, 1 stops, -1. */
+typedef int (*arb__batch_row_fn)(const arb__batch_row *b, void *ud);
+arb_status arb__store_each_open_batch(arb_store *s, arb__batch_row_fn fn, void *ud);
+/* Writes b's status, file ids, counts and collected flag. */
+arb_status arb__store_update_batch(arb_store *s, const arb__batch_row *b);
+
+/* ---- batch.c, batch_api.c: batch files and the OpenAI Batch API ---------------------------- */
+
+/* arb_batch_ingest of text already read (name for messages; text is not kept). */
+arb_status arb__batch_ingest_text(arb_store *store, const char *name, char *text, size_t len,
+                                  arb_batch_ingest_stats *stats);
+/* The batch steps of a judging run (client->batch_action, batch_out), called by
+** arb__exec_protocol. Before the plan: polls the store's open batches (waiting, for
+** ARB_BATCH_WAIT, until each has ended) and collects the ended ones, so the plan judges their
+** replies. After it: writes the batch file (batch_out) and submits the pending calls
+** (ARB_BATCH_SUBMIT). Counts go to stats. */
+arb_status arb__batch_api_before(arb_store *s, const arb_client_params *client,
+                                 arb_run_stats *stats);
+arb_status arb__batch_api_after(arb_store *s, const arb_client_params *client,
+                                arb_run_stats *stats);
+
+/* ---- sim_batch.c: the simulator's Batch API (see the file comment) ------------------------ */
+
+typedef struct arb__sim_batches arb__sim_batches;
+struct MHD_Connection;
+/* Batches complete delay_ms after creation; every fail_every-th line fails (0: none); expire:
+** batches end "expired" after their first half. NULL when out of memory. */
+arb__sim_batches *arb__sim_batches_create(double delay_ms, long fail_every, int expire);
+/* The port of the server's own /v1/chat/completions, which answers the lines. */
+void arb__sim_batches_set_port(arb__sim_batches *b, int port);
+/* Stops the workers (waiting for them) and frees everything. Accepts NULL. */
+void arb__sim_batches_destroy(arb__sim_batches *b);
+/* Answers url when it is a files or batches endpoint: returns 1 with *result the MHD_Result,
+** else 0 (not a Batch API path). */
+int arb__sim_batches_handle(arb__sim_batches *b, struct MHD_Connection *conn, const char *url,
+                            const char *method, const arb__upload *rq, int *result);
 
 /* ---- exec.c: runs a graph of judge calls; a call may depend on earlier calls' outputs ----- */
 

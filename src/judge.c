@@ -27,7 +27,7 @@
 
 arb_client_params arb_client_default_params(void)
 {
-    arb_client_params p;
+    arb_client_params p = {0}; /* batch_export 0, batch_out NULL */
     p.jobs = 32;
     p.connect_timeout_ms = 10000;
     p.total_timeout_ms = 300000;

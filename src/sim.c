@@ -10,7 +10,8 @@
 ** It judges pairs side by side (steps 0-5 below), single answers pointwise (steps P0-P3) and
 ** responses attributed to personas (steps R0-R2, S1-S3; persona bias, METHODS §9).
 **
-** Endpoints: POST /v1/chat/completions (also /chat/completions) and GET /v1/models (also
+** Endpoints: the Batch API's files and batches (sim_batch.c), POST /v1/chat/completions (also
+** /chat/completions) and GET /v1/models (also
 ** /models). Any other path is 404, another method 405. Errors are OpenAI-style
 ** {"error":{"message","type","code"}}: 400 for a body that is not a JSON object with a string
 ** "model" and a non-empty "messages" array of {"role": string, "content": string or null}, for
@@ -285,6 +286,7 @@ struct arb_sim_server {
     size_t seen_mask, seen_used;
     atomic_ullong served;   /* replies queued */
     atomic_ullong arrivals; /* chat requests received */
+    arb__sim_batches *batches; /* the Batch API (sim_batch.c) */
 };
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -2006,6 +2008,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     arb__upload *rq = NULL;
     int more = arb__upload_step(req_cls, SIM_MAX_BODY, upload_data, upload_data_size, &rq);
     if (more) return more > 0 ? MHD_YES : MHD_NO;
+    int batch_result;
+    if (arb__sim_batches_handle(srv->batches, conn, url, method, rq, &batch_result))
+        return (enum MHD_Result)batch_result;
     int is_chat = !strcmp(url, "/v1/chat/completions") || !strcmp(url, "/chat/completions");
     int is_models = !strcmp(url, "/v1/models") || !strcmp(url, "/models");
     if (is_chat) {
@@ -2116,6 +2121,10 @@ arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **o
         flags |= MHD_USE_EPOLL;
         pool = SIM_POOL_THREADS;
     }
+    srv->batches = arb__sim_batches_create(params->batch_delay_ms, params->batch_fail_every,
+                                           params->batch_expire);
+    if (!srv->batches) goto nomem;
+    arb__sim_batches_set_port(srv->batches, srv->port);
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -2136,6 +2145,7 @@ fail:
     if (fd >= 0) close(fd);
     if (srv) {
         if (mutex_ready) pthread_mutex_destroy(&srv->seen_lock);
+        arb__sim_batches_destroy(srv->batches);
         free(srv->judges);
         free(srv->answers.slots);
         free(srv->references.slots);
@@ -2157,6 +2167,7 @@ unsigned long long arb_sim_server_requests(const arb_sim_server *srv)
 void arb_sim_server_stop(arb_sim_server *srv)
 {
     if (!srv) return;
+    arb__sim_batches_destroy(srv->batches); /* its workers call the daemon: first */
     MHD_stop_daemon(srv->daemon); /* also closes the listening socket */
     pthread_mutex_destroy(&srv->seen_lock);
     free(srv->seen);

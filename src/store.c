@@ -40,7 +40,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -476,6 +476,44 @@ static const char *const migrations[] = {
     "ALTER TABLE judges ADD COLUMN price TEXT\n"
     "  -- {input_per_mtok, output_per_mtok, cached_input_per_mtok} in USD, or NULL\n"
     "  CONSTRAINT price_is_json CHECK (price IS NULL OR json_valid(price));\n",
+    /* 9: batch calls (issue 16: --batch export, arbiter batch export|ingest): the calls a run
+    ** queued for a batch file instead of sending, with what storing their reply needs. */
+    "CREATE TABLE batch_calls (\n"
+    "  -- A call queued for a provider's Batch API or an offline engine (vLLM run-batch). It is\n"
+    "  -- pending while calls holds no successful row with its key; the reply, when ingested,\n"
+    "  -- is stored in calls exactly as a reply that came back by HTTP.\n"
+    "  key          TEXT PRIMARY KEY,         -- the call key, the batch line's custom_id\n"
+    "  judge_name   TEXT NOT NULL,\n"
+    "  model        TEXT NOT NULL,\n"
+    "  rep          INTEGER NOT NULL CHECK (rep >= 0),\n"
+    "  request      TEXT NOT NULL,            -- canonical JSON body, the line's body\n"
+    "  api_key_env  TEXT,                     -- the key variable's NAME (to redact an echoed\n"
+    "                                         -- key from replies), never the key\n"
+    "  queued_at    TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  result_id    TEXT,                     -- id of the output line stored for it last, so\n"
+    "                                         -- ingesting the same file again changes nothing\n"
+    "  base_url     TEXT,                     -- the judge's endpoint (--batch submit sends the\n"
+    "                                         -- call's batch there)\n"
+    "  batch_id     TEXT                      -- the provider batch it was last submitted in\n"
+    ");\n"
+    "CREATE TABLE batches (\n"
+    "  -- Batches submitted to a provider's Batch API (--batch submit): enough to resume polling\n"
+    "  -- and collecting from another process or machine. No key is stored, only its variable.\n"
+    "  id             TEXT PRIMARY KEY,       -- the provider's batch id\n"
+    "  base_url       TEXT NOT NULL,\n"
+    "  api_key_env    TEXT,\n"
+    "  input_file_id  TEXT NOT NULL,\n"
+    "  status         TEXT NOT NULL,          -- validating, in_progress, finalizing, completed,\n"
+    "                                         -- failed, expired, cancelling, cancelled\n"
+    "  output_file_id TEXT,\n"
+    "  error_file_id  TEXT,\n"
+    "  n_calls        INTEGER NOT NULL,\n"
+    "  n_completed    INTEGER NOT NULL DEFAULT 0, -- request_counts as last reported\n"
+    "  n_failed       INTEGER NOT NULL DEFAULT 0,\n"
+    "  collected      INTEGER NOT NULL DEFAULT 0 CHECK (collected IN (0, 1)),\n"
+    "  submitted_at   TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  updated_at     TEXT NOT NULL DEFAULT (" NOW ")\n"
+    ");\n",
 };
 
 /* Statements prepared once at open (the hot paths). */

@@ -114,3 +114,51 @@ void arb__judge_cost_text(char *out, size_t size, const arb__judge_cost_row *r)
     else
         snprintf(out, size, "$%.4f", r->cost_usd);
 }
+
+/* ---- one judge's price -------------------------------------------------------------------- */
+
+typedef struct price_read {
+    arb_price *out;
+    int bad;
+} price_read;
+
+static int price_row(sqlite3_stmt *q, void *ud)
+{
+    price_read *r = ud;
+    const char *text = (const char *)sqlite3_column_text(q, 0);
+    if (!text) return 1; /* NULL: no price */
+    json_t *o = json_loads(text, 0, NULL);
+    json_t *in = json_object_get(o, "input_per_mtok"), *out = json_object_get(o, "output_per_mtok");
+    json_t *cached = json_object_get(o, "cached_input_per_mtok");
+    if (json_is_number(in) && json_is_number(out)) {
+        r->out->known = 1;
+        r->out->input_per_mtok = json_number_value(in);
+        r->out->output_per_mtok = json_number_value(out);
+        r->out->cached_input_per_mtok = json_is_number(cached) ? json_number_value(cached) : NAN;
+    } else {
+        r->bad = 1;
+    }
+    json_decref(o);
+    return 1;
+}
+
+arb_status arb__store_judge_price(arb_store *s, const char *judge_name, arb_price *out)
+{
+    memset(out, 0, sizeof *out);
+    out->cached_input_per_mtok = NAN;
+    if (!judge_name) return arb__store_fail(s, ARB_INVALID, "judge_price: no judge name");
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(arb__store_conn(s), "SELECT price FROM judges WHERE name = ?1", -1, &q,
+                           NULL) != SQLITE_OK)
+        return arb__store_fail_db(s, "cannot read the judge's price");
+    arb__store_bind_text(q, 1, judge_name);
+    price_read r = {out, 0};
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) price_row(q, &r);
+    arb_status st = rc == SQLITE_ROW || rc == SQLITE_DONE
+                        ? ARB_OK
+                        : arb__store_fail_db(s, "cannot read the judge's price");
+    sqlite3_finalize(q);
+    if (!st && r.bad) memset(out, 0, sizeof *out); /* not a price this build wrote: unknown */
+    return st;
+}

@@ -265,24 +265,25 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 8);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 9);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 9", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 10", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 9"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 10"));
     arb_store_close(s);
 }
 
 /* Runs sql on the store (making it an older version), closes it, reopens it and checks that it
 ** was upgraded to the current version. Returns the reopened store. */
-/* Undoes migrations 8 (providers) and 7 (imported judgments, families), for the tests that build older stores. */
+/* Undoes migrations 9 (batch calls), 8 (providers) and 7 (imported judgments, families), for the tests that build older stores. */
 #define UNDO_V7                                                                                \
+    "DROP TABLE batch_calls; DROP TABLE batches;"                                              \
     "ALTER TABLE calls DROP COLUMN reasoning; ALTER TABLE calls DROP COLUMN reasoning_tokens;"  \
     "ALTER TABLE calls DROP COLUMN cached_tokens; ALTER TABLE calls DROP COLUMN logprobs;"     \
     "ALTER TABLE calls DROP COLUMN endpoint; ALTER TABLE calls DROP COLUMN cost_usd;"          \
@@ -299,7 +300,7 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 8);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 9);
     return s;
 }
 
@@ -483,7 +484,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 8);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 9);
     arb_store_close(s);
 }
 

@@ -24,6 +24,7 @@ int cmd_grade(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 int cmd_rank(int argc, char **argv);
 int cmd_sim_server(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
@@ -69,6 +70,8 @@ int cmd_persona_report(int argc, char **argv);
     "                          larger budget continues where it stopped. Needs a price for\n"   \
     "                          every judge\n"                                                    \
     "  --budget-tokens N       the same in prompt + completion tokens\n"                         \
+    "  --batch export|submit|status|collect|wait [--out F] [--poll S]  Batch API / batch\n"   \
+    "                          files instead of sending: see 'arbiter batch --help'\n"          \
     "\n"                                                                                          \
     "exit codes: 0 ok, 1 failure or some calls failed after retries (run again to retry them),\n" \
     "2 usage or bad input, 3 budget reached (rerun with a larger budget to continue), 130\n"    \
@@ -87,14 +90,17 @@ int cli_transport_option(int c, const char *arg, arb_client_params *client);
 /* The options every judging run shares: transport, --db, --dry-run, --progress/--no-progress
 ** (getopt entries and their parsing, which returns as cli_transport_option does). */
 enum { CLI_OPT_DB = 0x1100, CLI_OPT_DRY_RUN, CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRESS,
-       CLI_OPT_BUDGET_USD, CLI_OPT_BUDGET_TOKENS };
+       CLI_OPT_BUDGET_USD, CLI_OPT_BUDGET_TOKENS, CLI_OPT_BATCH, CLI_OPT_OUT, CLI_OPT_POLL };
 #define CLI_RUN_OPTIONS                                                                          \
     CLI_TRANSPORT_OPTIONS, {"db", required_argument, 0, CLI_OPT_DB},                             \
         {"dry-run", no_argument, 0, CLI_OPT_DRY_RUN},                                            \
         {"progress", no_argument, 0, CLI_OPT_PROGRESS},                                          \
         {"no-progress", no_argument, 0, CLI_OPT_NO_PROGRESS},                                    \
         {"budget-usd", required_argument, 0, CLI_OPT_BUDGET_USD},                                \
-        {"budget-tokens", required_argument, 0, CLI_OPT_BUDGET_TOKENS}
+        {"budget-tokens", required_argument, 0, CLI_OPT_BUDGET_TOKENS},                                                                        \
+        {"batch", required_argument, 0, CLI_OPT_BATCH},                                          \
+        {"out", required_argument, 0, CLI_OPT_OUT},                                              \
+        {"poll", required_argument, 0, CLI_OPT_POLL}
 int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
                    int *dry_run, int *progress);
 

@@ -58,13 +58,15 @@ static const char persona_help[] =
     "  --rounds R              discussion rounds after the independent scores (0-10,\n"
     "                          default 1)\n"
     "  --panel-template-1|2 NAME|FILE  round templates (default persona-panel-1|2)\n";
-/* The rest of the help: one string would pass the 4095 bytes C compilers must support. */
-static const char persona_help_run[] = CLI_TRANSPORT_HELP CLI_RUN_OUTPUT_HELP;
+/* The rest of the help apart: one literal would pass the 4095 characters C99 guarantees. */
+static const char persona_help_transport[] = CLI_TRANSPORT_HELP;
+static const char persona_output_help[] = CLI_RUN_OUTPUT_HELP;
 
 static void print_help(FILE *out)
 {
     fputs(persona_help, out);
-    fputs(persona_help_run, out);
+    fputs(persona_help_transport, out);
+    fputs(persona_output_help, out);
 }
 
 enum {

@@ -14,8 +14,8 @@
 static const char sim_help[] =
     "usage: arbiter sim-server [--port N] [--judge SPEC]... [--items FILE --answers FILE]\n"
     "                          [--seed N] [--instant] [--fail-rate X] [--cached-share X]\n"
-    "                          [--bind ADDR]\n"
-    "                          [--port-file FILE]\n"
+    "                          [--bind ADDR] [--port-file FILE] [--batch-delay MS]\n"
+    "                          [--batch-fail-every N] [--batch-expire]\n"
     "\n"
     "Runs an OpenAI-compatible HTTP server (POST /v1/chat/completions, GET /v1/models) whose\n"
     "judges are a SIMULATOR of biased LLM judges, not language models. Stop it with Ctrl-C.\n"
@@ -53,7 +53,13 @@ static const char sim_help[] =
     "  --fail-rate X     answer this share of requests with HTTP 500 (retry tests)\n"
     "  --cached-share X  report floor(prompt_tokens * X) of each prompt as cached\n"
     "                    (usage.prompt_tokens_details.cached_tokens; tests of cached prices)\n"
-    "  --port-file FILE  write the port there once listening\n";
+    "  --port-file FILE  write the port there once listening\n"
+    "Batch API (POST /v1/files, POST /v1/batches, GET /v1/batches/ID, GET /v1/files/ID/content;\n"
+    "files kept in memory; each line answered by the simulated judge):\n"
+    "  --batch-delay MS  a batch completes MS milliseconds after it was created (default 0)\n"
+    "  --batch-fail-every N  every N-th line of a batch fails with an error line\n"
+    "  --batch-expire    batches end \"expired\" after answering their first half; the rest\n"
+    "                    are \"batch_expired\" error lines\n";
 
 static volatile sig_atomic_t sim_stop = 0;
 static void on_stop(int sig)
@@ -65,6 +71,9 @@ static void on_stop(int sig)
 int cmd_sim_server(int argc, char **argv)
 {
     static const struct option opts[] = {{"port", required_argument, 0, 'p'},
+                                         {"batch-delay", required_argument, 0, 'D'},
+                                         {"batch-fail-every", required_argument, 0, 'F'},
+                                         {"batch-expire", no_argument, 0, 'E'},
                                          {"bind", required_argument, 0, 'b'},
                                          {"judge", required_argument, 0, 'j'},
                                          {"items", required_argument, 0, 'i'},
@@ -121,6 +130,15 @@ int cmd_sim_server(int argc, char **argv)
             p.cached_share = x;
             break;
         case 'P': port_file = optarg; break;
+        case 'D':
+            if (cli_parse_double("--batch-delay", optarg, 0, 86400000, &p.batch_delay_ms))
+                return EXIT_USAGE;
+            break;
+        case 'F':
+            if (cli_parse_int("--batch-fail-every", optarg, 1, 1000000000L, &p.batch_fail_every))
+                return EXIT_USAGE;
+            break;
+        case 'E': p.batch_expire = 1; break;
         case 'h': fputs(sim_help, stdout); return EXIT_OK;
         default: return cli_usage_error("sim-server", "unknown or incomplete option \"%s\"", argv[optind - 1]);
         }

@@ -28,6 +28,8 @@ static const char usage_text[] =
     "  consistency  cross-language consistency of pointwise judgments: Fleiss' and Cohen's\n"
     "               kappa across languages, accuracy per language, judge ensembles (§8)\n"
     "  export       write the stored judgments (JSONL, CSV), battles or transcripts\n"
+    "  batch        batch files: export the calls queued by --batch export (OpenAI Batch\n"
+    "               API, vLLM run-batch), ingest their results\n"
     "  import       import judgments made elsewhere (generic JSONL/CSV: audit them without a\n"
     "               judge call) or battles: PRD Vicuna80 reviews, Chatbot Arena, FastChat\n"
     "  rank         rank models from battles: win rate, Elo, Bradley-Terry, peer rank\n"
@@ -253,9 +255,44 @@ static void print_judge_estimate(const arb_judge_spend *js)
     }
 }
 
+/* Set by --batch (one judging command per process): the summary then has batch lines. */
+static int batch_mode;
+
+/* The batch lines of a run's summary (--batch). */
+static void print_batch_stats(const char *what, const arb_run_stats *st)
+{
+    if (st->batch_status) {
+        fprintf(stderr, "%s batch: %zu batches open: %zu running, %zu ended (collect them with "
+                        "--batch collect or --batch wait)\n",
+                what, st->batch_open, st->batch_running, st->batch_open - st->batch_running);
+        return;
+    }
+    if (st->batch_collected)
+        fprintf(stderr, "%s batch: %zu batches collected: %zu replies stored, %zu failed calls "
+                        "stored (queued again)\n",
+                what, st->batch_collected, st->batch_replies, st->batch_failed);
+    if (st->batch_queued || st->batch_waiting)
+        fprintf(stderr,
+                "%s batch: %zu calls queued, %zu wait for their replies (a later round: run "
+                "this command again once the replies are stored)\n",
+                what, st->batch_queued, st->batch_waiting);
+    else
+        fprintf(stderr, "%s batch: nothing to queue, every call of the plan is stored\n", what);
+    if (st->batch_files)
+        fprintf(stderr, "%s batch: %zu pending calls written in %zu file%s\n", what,
+                st->batch_written, st->batch_files, st->batch_files == 1 ? "" : "s");
+    if (st->batch_submitted || st->batch_running)
+        fprintf(stderr, "%s batch: %zu batches submitted, %zu still running\n", what,
+                st->batch_submitted, st->batch_running);
+}
+
 void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
 {
     char cost[128];
+    if (st->batch_status) {
+        print_batch_stats(what, st);
+        return;
+    }
     if (dry_run) {
         fprintf(stderr,
                 "%s plan: %zu judge calls, %zu already stored, %zu to send, "
@@ -286,12 +323,34 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
                 "completion (%lld reasoning), cost %s\n", js->name, js->sent, js->prompt_tokens,
                 js->cached_tokens, js->completion_tokens, js->reasoning_tokens, cost);
     }
+    if (batch_mode) print_batch_stats(what, st);
 }
 
 int cli_run_option(int c, const char *arg, arb_client_params *client, const char **db,
                    int *dry_run, int *progress)
 {
     switch (c) {
+    case CLI_OPT_BATCH: {
+        static const struct {
+            const char *name;
+            arb_batch_action action;
+        } modes[] = {{"export", ARB_BATCH_NONE},     {"submit", ARB_BATCH_SUBMIT},
+                     {"status", ARB_BATCH_STATUS},   {"collect", ARB_BATCH_COLLECT},
+                     {"wait", ARB_BATCH_WAIT}};
+        for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+            if (!strcmp(arg, modes[i].name)) {
+                batch_mode = 1;
+                client->batch_export = 1;
+                client->batch_action = modes[i].action;
+                return 1;
+            }
+        fprintf(stderr, "arbiter: --batch: expected export, submit, status, collect or wait, "
+                        "got \"%s\"\n", arg);
+        return -1;
+    }
+    case CLI_OPT_POLL:
+        return cli_parse_double("--poll", arg, 0.01, 86400, &client->batch_poll_s) ? -1 : 1;
+    case CLI_OPT_OUT: client->batch_out = arg; return 1;
     case CLI_OPT_DB: *db = arg; return 1;
     case CLI_OPT_DRY_RUN: *dry_run = 1; return 1;
     case CLI_OPT_PROGRESS: *progress = 1; return 1;
@@ -691,6 +750,7 @@ int main(int argc, char **argv)
                     {"audit", cmd_audit},
                     {"export", cmd_export},
                     {"import", cmd_import},
+                    {"batch", cmd_batch},
                     {"rank", cmd_rank},
                     {"sim-server", cmd_sim_server},
                     {"demo", cmd_demo},
