@@ -275,6 +275,11 @@ typedef struct arb_judge_config {
     int response_format;     /* 1: the endpoint accepts response_format {type: json_schema}
                                 (structured output): a template's JSON schema is sent to it.
                                 0 (default): never sent */
+    int logprobs;            /* 1: ask for token logprobs (logprobs: true) and store the verdict
+                                token's distribution over the options per call (README
+                                "Logprobs"); 0 (default): not sent */
+    int top_logprobs;        /* 0..20 alternatives per token (top_logprobs, sent with logprobs
+                                when > 0); 0: not sent */
 } arb_judge_config;
 
 typedef struct arb_client_params {

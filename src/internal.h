@@ -241,6 +241,9 @@ typedef struct arb__judge_reply {
     long long reasoning_tokens; /* usage.completion_tokens_details.reasoning_tokens, or -1 */
     long long cached_tokens;    /* usage.prompt_tokens_details.cached_tokens, or -1 */
     char *error;            /* why the reply is unusable, NULL when fine (caller frees) */
+    json_t *logprobs;       /* choices[0].logprobs.content (one object per token: token,
+                               logprob, top_logprobs), NULL when the reply has none (a
+                               reference the caller releases through arb__judge_reply_free) */
 } arb__judge_reply;
 
 /* Parses a chat-completion reply body. Never fails on bad input: fills error instead.
@@ -290,6 +293,41 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
 /* base_url + "/chat/completions" without doubling the slash, before any query (caller
 ** frees). */
 char *arb__judge_url(const char *base_url);
+
+/* ---- verdict.c, logprobs.c: where the verdict stands, and how sure the judge was of it ------ */
+
+/* arb_verdict_extract that also sets *at to the byte offset of the letter or digit that names
+** the verdict (SIZE_MAX for E, or when rule 4 found a field written so that its value cannot
+** be placed). */
+char arb__verdict_locate(const char *text, size_t len, int options, const char *json_field,
+                         size_t *at);
+/* arb_pointwise_extract that also sets *at to the offset of the value's first byte (SIZE_MAX
+** for E). */
+int arb__pointwise_locate(const char *text, size_t len, arb_pointwise_kind kind,
+                          const char **reason, size_t *at);
+
+/* What verdict a call's reply carries, so the executor can read its token's logprobs. */
+typedef enum arb__verdict_kind {
+    ARB__VERDICT_NONE = 0,  /* no verdict (a debater's turn): no logprobs kept */
+    ARB__VERDICT_POSITION,  /* A..D of `options` (arb_verdict_extract) */
+    ARB__VERDICT_GRADE,     /* 1..5 (arb_pointwise_extract, ARB_POINTWISE_GRADE) */
+    ARB__VERDICT_YESNO      /* correct/incorrect (ARB_POINTWISE_YESNO) */
+} arb__verdict_kind;
+typedef struct arb__verdict_spec {
+    arb__verdict_kind kind;
+    int options;            /* ARB__VERDICT_POSITION: 2..4 */
+    const char *json_field; /* ARB__VERDICT_POSITION: the template's JSON field, or NULL */
+} arb__verdict_spec;
+
+/* The distribution of the verdict token of answer (the reply text without its thinking) over
+** the spec's options, from the reply's token logprobs (arb__judge_reply.logprobs), as the JSON
+** text stored in calls.logprobs (README "Logprobs"): *out NULL when tokens is NULL (not asked
+** for, or the endpoint returned none) or spec has no verdict; {"kind", "verdict", "options":
+** {option: p}, "in_options", "other_mass", "alternatives"[, "expected"]} when found;
+** {"kind", "options": null, "reason"} when the verdict token cannot be read. Caller frees *out.
+** Returns 0, or -1 when out of memory. */
+int arb__logprobs_verdict(const json_t *tokens, const char *answer,
+                          const arb__verdict_spec *spec, char **out);
 
 /* ---- judges_file.c: YAML input files ------------------------------------------------------ */
 
@@ -348,6 +386,7 @@ typedef struct arb__call_record {
     long long reasoning_tokens; /* -1 unknown */
     long long cached_tokens;    /* -1 unknown */
     double cost_usd;            /* arb__judge_call_cost(); NAN: unknown (stored as NULL) */
+    const char *logprobs;       /* arb__logprobs_verdict() JSON; NULL: none */
 } arb__call_record;
 
 /* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row
@@ -991,6 +1030,8 @@ typedef struct arb__exec_request {
     const char *response_format;   /* borrowed: the template's JSON schema (canonical JSON,
                                       arb_template_response_format), sent to judges that
                                       support it; NULL for none */
+    arb__verdict_spec verdict;     /* the verdict the reply carries (zero: none), for its
+                                      token's logprobs when the judge asks for them */
     int skip;                      /* 1: no call is needed (a dialogue ended early, or an
                                       earlier turn failed): the node finishes at once, done is
                                       called with out->skipped, dependents are released */
