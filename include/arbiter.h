@@ -1649,6 +1649,13 @@ typedef enum arb_sim_think {
                                         (finish_reason "length") */
 } arb_sim_think;
 
+/* How a simulated judge answers "logprobs": true (judge-spec key logprobs=; src/sim.c). */
+typedef enum arb_sim_logprobs {
+    ARB_SIM_LOGPROBS_TOKEN = 0, /* the verdict letter, digit or word is a token of its own */
+    ARB_SIM_LOGPROBS_MERGED,    /* the verdict is merged with the token before it ("[[A") */
+    ARB_SIM_LOGPROBS_NONE       /* an endpoint without logprobs: "logprobs": null */
+} arb_sim_logprobs;
+
 typedef struct arb_sim_judge {
     char model[128];       /* model name the server answers to */
     double skill;          /* how strongly the quality difference drives the verdict (0..) */
@@ -1669,6 +1676,7 @@ typedef struct arb_sim_judge {
     size_t n_personas;     /* entries used in personas[] */
     arb_sim_persona_shift personas[ARB_SIM_MAX_PERSONAS]; /* per-identity score shifts */
     arb_sim_think think;   /* answer like a reasoning model, with misleading thinking */
+    arb_sim_logprobs logprobs; /* token logprobs when a request asks (logprobs: true) */
 } arb_sim_judge;
 
 typedef struct arb_sim_params {
@@ -1694,7 +1702,7 @@ ARB_API arb_sim_params arb_sim_default_params(void);
 ** at most ARB_SIM_MAX_LANGUAGES languages) and the persona keys
 ** "persona.female=+1.5,persona_sd=1" (shifts in [-10, 10] points, sd >= 0; at most
 ** ARB_SIM_MAX_PERSONAS identities) and "think=tag" (none, reasoning_content, reasoning, tag,
-** open, cut: arb_sim_think). On ARB_INVALID *errmsg (arb_free) says why and *out is
+** open, cut: arb_sim_think) and "logprobs=merged" (token, merged, none: arb_sim_logprobs). On ARB_INVALID *errmsg (arb_free) says why and *out is
 ** untouched. */
 ARB_API arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg);
 ARB_API arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **out,
