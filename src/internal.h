@@ -435,6 +435,36 @@ void arb__store_judge_costs_free(arb__judge_cost_row *rows, size_t n);
 ** "unknown (no usage reported)" when no call has a cost -- never $0 for what is not known. */
 void arb__judge_cost_text(char *out, size_t size, const arb__judge_cost_row *r);
 
+/* ---- store_logprobs.c, logprobs_report.c: verdict probabilities of stored judgments -------- */
+
+/* One comparison's (pairwise: judge, protocol, candidate, baseline, template, options) or one
+** pointwise set's (judge, protocol, kind, template) judgments and their logprobs. Means are
+** over the with_logprobs judgments whose verdict distribution was read (NAN-free: 0 when
+** there are none -- readers show "no logprobs" then, never 0). */
+typedef struct arb__logprob_row {
+    char *judge, *protocol, *candidate, *baseline, *template_name; /* owned; pointwise:
+                                  candidate holds the kind ("yesno"/"grade"), baseline NULL */
+    int options;               /* pairwise 2..4; pointwise 0 */
+    size_t judgments;          /* all judgments of the row */
+    size_t asked;              /* of which made by a call that asked for logprobs */
+    size_t with_logprobs;      /* of which with the verdict's distribution */
+    double argmax[4];          /* pairwise: shares of the verdicts a, b, c, d given; pointwise:
+                                  [0] the mean grade given (grade) or share "correct" (yesno) */
+    double weighted[4];        /* pairwise: mean probability of a, b, c, d; pointwise: [0] the
+                                  mean expected grade sum p*g (G-Eval) or mean P(correct) */
+    double other_mass;         /* mean probability outside the options */
+} arb__logprob_row;
+arb_status arb__store_pairwise_logprobs(arb_store *s, arb__logprob_row **rows, size_t *n);
+arb_status arb__store_pointwise_logprobs(arb_store *s, arb__logprob_row **rows, size_t *n);
+void arb__store_logprobs_free(arb__logprob_row *rows, size_t n);
+/* Text lines (README "Logprobs") for the rows, appended to b: nothing when no call of any row
+** asked for logprobs or returned them; a judge without them says "no logprobs". 0 or -1. */
+int arb__logprobs_text(arb__buf *b, const arb__logprob_row *rows, size_t n, int pointwise);
+/* The rows as a JSON array [{judge, protocol, ..., judgments, logprobs_asked, with_logprobs,
+** logprobs_available, argmax, prob_weighted, other_mass}] (null values when unavailable);
+** NULL when out of memory. */
+json_t *arb__logprobs_json(const arb__logprob_row *rows, size_t n, int pointwise);
+
 /* One pairwise judgment (table pairwise), unique on (protocol, judge_name, item_id, candidate,
 ** baseline, template_name, options, order, rep); a rerun replaces the row. */
 typedef struct arb__pairwise_row {
@@ -1212,6 +1242,8 @@ struct arb_audit {
     arb__family_prefs family_prefs; /* per judge with a family (§6 by family; agreement.c) */
     arb__judge_cost_row *costs;        /* tokens and cost per judge, every stored call */
     size_t n_costs;
+    arb__logprob_row *logprobs;        /* verdict probabilities per comparison (logprobs) */
+    size_t n_logprobs;
 };
 
 /* ---- labels.c: expert labels (METHODS §4) ------------------------------------------------ */

@@ -956,6 +956,7 @@ static arb_store *export_fixture(const char *path)
     put_items(s, "{\"id\":\"q,2\",\"question\":\"a\"}\n{\"id\":\"q1\",\"question\":\"b\"}\n");
     arb__call_record rec = call_record("e1", 1, TRICKY);
     rec.reasoning = "maybe [[B]]"; /* a reasoning model's thinking, apart from content */
+    rec.logprobs = "{\"kind\":\"position\",\"options\":{\"A\":0.75,\"B\":0.25}}";
     rec.reasoning_tokens = 7;
     rec.cached_tokens = 0;
     long long c1 = put_call(s, &rec);
@@ -994,12 +995,13 @@ static void test_export_csv(void **state)
         "protocol,judge,item,candidate,baseline,template,options,order,rep,position_verdict,"
         "model_verdict,model,content,error,prompt_tokens,completion_tokens,latency_ms,attempts,"
         "request,question,candidate_answer,baseline_answer,category,language,source,strength,"
-        "cached_tokens,reasoning_tokens,cost_usd,reasoning\r\n"
+        "cached_tokens,reasoning_tokens,cost_usd,reasoning,logprobs\r\n"
         "sbs,j1,\"q,2\",cand,base,II-reason,4,0,0,A,a,judge-model,"
         "\"He said \"\"hi\"\", then\nleft.\r\nПривет — “мир” 日本 [[A]]\",,100,20,12.5,1,"
-        "\"{\"\"model\"\":\"\"judge-model\"\"}\",a,,,,,,,0,7,0.00025,maybe [[B]]\r\n"
+        "\"{\"\"model\"\":\"\"judge-model\"\"}\",a,,,,,,,0,7,0.00025,maybe [[B]],"
+        "\"{\"\"kind\"\":\"\"position\"\",\"\"options\"\":{\"\"A\"\":0.75,\"\"B\"\":0.25}}\"\r\n"
         "sbs,j1,q1,cand,base,II-reason,4,1,0,E,e,judge-model,,HTTP 503 after 7 attempts,,,"
-        "0.25,7,\"{\"\"model\"\":\"\"judge-model\"\"}\",b,,,,,,,,,,\r\n";
+        "0.25,7,\"{\"\"model\"\":\"\"judge-model\"\"}\",b,,,,,,,,,,,\r\n";
     assert_string_equal(csv, expected);
     free(csv);
     arb_store_close(s);
@@ -1055,7 +1057,10 @@ static void test_export_jsonl(void **state)
     assert_true(json_real_value(json_object_get(a, "cost_usd")) == 0.00025);
     /* and the judge's thinking, apart from content (reasoning models) */
     assert_string_equal(json_string_value(json_object_get(a, "reasoning")), "maybe [[B]]");
-    assert_int_equal(json_object_size(a), 30);
+    /* and the verdict token's distribution, embedded as an object (README "Logprobs") */
+    assert_true(json_real_value(json_object_get(json_object_get(json_object_get(a, "logprobs"),
+                                                                "options"), "B")) == 0.25);
+    assert_int_equal(json_object_size(a), 31);
     json_decref(a);
 
     json_t *b = json_loads(nl1 + 1, 0, &err);
