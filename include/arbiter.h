@@ -1212,6 +1212,8 @@ typedef struct arb_judges_file arb_judges_file;
 **       temperature: 0            # optional sampling: max_tokens, top_p, frequency_penalty, seed
 **       reasoning_effort: medium  # optional, reasoning models; also max_completion_tokens
 **       response_format: true     # optional: the endpoint accepts a JSON schema
+**       logprobs: true            # optional: store the verdict token's distribution;
+**       top_logprobs: 5           #   0..20 alternatives per token (needs logprobs: true)
 **   families:                     # optional: contestant model name -> family
 **     gpt4: gpt
 ** A judge with reasoning_effort or max_completion_tokens does not send the sampling defaults
