@@ -218,6 +218,25 @@ static void json_field_verdict(void **state)
     json_decref(j);
 }
 
+/* Rule 3 (an <answer> letter) and option numbers: "2" is B, its alternatives "1" and "A" are A. */
+static void answer_tag_and_numbers(void **state)
+{
+    (void)state;
+    json_t *j = extract(tokens(3, token("<answer>", 1, NULL), token("2", 0.6, "1=0.2|A=0.1|3=0.1"),
+                               token("</answer>", 1, NULL)),
+                        "<answer>2</answer>", (arb__verdict_spec){ARB__VERDICT_POSITION, 2, NULL});
+    assert_string_equal(json_string_value(json_object_get(j, "verdict")), "B");
+    NEAR(opt(j, "A"), 0.3 / 0.9);
+    NEAR(opt(j, "B"), 0.6 / 0.9);
+    NEAR(num(j, "other_mass"), 0.1); /* "3" is no option of a 2-option run */
+    json_decref(j);
+    /* a last bracket outside the mode is E: no distribution, whatever the tokens say */
+    j = extract(tokens(1, token("[[D]]", 0.9, "[[A]]=0.1")), "[[D]]", three);
+    assert_true(json_is_null(json_object_get(j, "options")));
+    assert_string_equal(json_string_value(json_object_get(j, "reason")), "no valid verdict");
+    json_decref(j);
+}
+
 static void grades_expected_value(void **state)
 {
     (void)state;
@@ -307,6 +326,7 @@ int main(void)
         cmocka_unit_test(verdict_token_absent),
         cmocka_unit_test(thinking_is_not_the_verdict),
         cmocka_unit_test(json_field_verdict),
+        cmocka_unit_test(answer_tag_and_numbers),
         cmocka_unit_test(grades_expected_value),
         cmocka_unit_test(yes_no),
         cmocka_unit_test(reply_keeps_token_logprobs),
