@@ -2,12 +2,37 @@
 ** fuzz_reply.c -- libFuzzer target for arb__judge_parse_reply: any bytes a server may send
 ** must give either content or an error, never a crash, a leak or an out-of-bounds read.
 ** The input is copied into an exact-size buffer without a terminating NUL so reads past
-** `len` are caught by AddressSanitizer.
+** `len` are caught by AddressSanitizer. A reply with logprobs.content then goes through the
+** verdict-token extraction (logprobs.c) for every kind of verdict: its result, when there is
+** one, is a JSON object whose option probabilities lie in [0, 1] and sum to 1.
 */
 #include "internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Checks one extraction result (see the file comment). */
+static void check_distribution(const char *text)
+{
+    json_t *o = json_loads(text, 0, NULL);
+    if (!json_is_object(o)) abort();
+    json_t *opts = json_object_get(o, "options");
+    if (json_is_object(opts)) {
+        double sum = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(opts, k, v) {
+            double p = json_number_value(v);
+            if (!json_is_number(v) || !(p >= 0 && p <= 1)) abort();
+            sum += p;
+        }
+        if (fabs(sum - 1) > 1e-4) abort();
+    } else if (!json_is_null(opts) || !json_is_string(json_object_get(o, "reason"))) {
+        abort();
+    }
+    json_decref(o);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,6 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r.content && r.error) abort();
         if (r.error && strlen(r.error) == 0) abort();
         if (r.prompt_tokens < -1 || r.completion_tokens < -1) abort();
+        const arb__verdict_spec specs[] = {{ARB__VERDICT_POSITION, 2, NULL},
+                                           {ARB__VERDICT_POSITION, 4, "verdict"},
+                                           {ARB__VERDICT_GRADE, 0, NULL},
+                                           {ARB__VERDICT_YESNO, 0, NULL}};
+        for (size_t k = 0; r.logprobs && k < sizeof specs / sizeof *specs; k++) {
+            char *out = NULL;
+            if (arb__logprobs_verdict(r.logprobs, r.content, &specs[k], &out) == 0 && out)
+                check_distribution(out);
+            free(out);
+        }
         arb__judge_reply_free(&r);
     }
     free(body);

@@ -275,6 +275,11 @@ typedef struct arb_judge_config {
     int response_format;     /* 1: the endpoint accepts response_format {type: json_schema}
                                 (structured output): a template's JSON schema is sent to it.
                                 0 (default): never sent */
+    int logprobs;            /* 1: ask for token logprobs (logprobs: true) and store the verdict
+                                token's distribution over the options per call (README
+                                "Logprobs"); 0 (default): not sent */
+    int top_logprobs;        /* 0..20 alternatives per token (top_logprobs, sent with logprobs
+                                when > 0); 0: not sent */
 } arb_judge_config;
 
 /* What a judging run does with the OpenAI Batch API (arb_client_params.batch_action; each
@@ -1287,6 +1292,8 @@ typedef struct arb_judges_file arb_judges_file;
 **       temperature: 0            # optional sampling: max_tokens, top_p, frequency_penalty, seed
 **       reasoning_effort: medium  # optional, reasoning models; also max_completion_tokens
 **       response_format: true     # optional: the endpoint accepts a JSON schema
+**       logprobs: true            # optional: store the verdict token's distribution;
+**       top_logprobs: 5           #   0..20 alternatives per token (needs logprobs: true)
 **   families:                     # optional: contestant model name -> family
 **     gpt4: gpt
 ** A judge with reasoning_effort or max_completion_tokens does not send the sampling defaults
@@ -1724,6 +1731,13 @@ typedef enum arb_sim_think {
                                         (finish_reason "length") */
 } arb_sim_think;
 
+/* How a simulated judge answers "logprobs": true (judge-spec key logprobs=; src/sim.c). */
+typedef enum arb_sim_logprobs {
+    ARB_SIM_LOGPROBS_TOKEN = 0, /* the verdict letter, digit or word is a token of its own */
+    ARB_SIM_LOGPROBS_MERGED,    /* the verdict is merged with the token before it ("[[A") */
+    ARB_SIM_LOGPROBS_NONE       /* an endpoint without logprobs: "logprobs": null */
+} arb_sim_logprobs;
+
 typedef struct arb_sim_judge {
     char model[128];       /* model name the server answers to */
     double skill;          /* how strongly the quality difference drives the verdict (0..) */
@@ -1744,6 +1758,7 @@ typedef struct arb_sim_judge {
     size_t n_personas;     /* entries used in personas[] */
     arb_sim_persona_shift personas[ARB_SIM_MAX_PERSONAS]; /* per-identity score shifts */
     arb_sim_think think;   /* answer like a reasoning model, with misleading thinking */
+    arb_sim_logprobs logprobs; /* token logprobs when a request asks (logprobs: true) */
 } arb_sim_judge;
 
 typedef struct arb_sim_params {
@@ -1777,7 +1792,7 @@ ARB_API arb_sim_params arb_sim_default_params(void);
 ** at most ARB_SIM_MAX_LANGUAGES languages) and the persona keys
 ** "persona.female=+1.5,persona_sd=1" (shifts in [-10, 10] points, sd >= 0; at most
 ** ARB_SIM_MAX_PERSONAS identities) and "think=tag" (none, reasoning_content, reasoning, tag,
-** open, cut: arb_sim_think). On ARB_INVALID *errmsg (arb_free) says why and *out is
+** open, cut: arb_sim_think) and "logprobs=merged" (token, merged, none: arb_sim_logprobs). On ARB_INVALID *errmsg (arb_free) says why and *out is
 ** untouched. */
 ARB_API arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errmsg);
 ARB_API arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **out,

@@ -654,6 +654,7 @@ void arb_audit_destroy(arb_audit *audit)
     arb_discussion_stats_destroy(audit->multi_agent);
     arb__family_prefs_free(&audit->family_prefs);
     arb__store_judge_costs_free(audit->costs, audit->n_costs);
+    arb__store_logprobs_free(audit->logprobs, audit->n_logprobs);
     free(audit);
 }
 
@@ -804,6 +805,8 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
     if ((st = family_preference(store, &p, audit))) goto done;
     /* What the judges' calls spent (every stored call, of every protocol). */
     if ((st = arb__store_judge_costs(store, &audit->costs, &audit->n_costs))) goto done;
+    /* How sure the judges were of their verdicts, where they gave logprobs (README "Logprobs") */
+    if ((st = arb__store_pairwise_logprobs(store, &audit->logprobs, &audit->n_logprobs))) goto done;
     st = ARB_OK;
     goto done;
 nomem:

@@ -332,6 +332,7 @@ char *arb_audit_to_text(const arb_audit *audit)
         if (bad) goto fail;
     }
     if (put_spend_text(&b, audit)) goto fail;
+    if (arb__logprobs_text(&b, audit->logprobs, audit->n_logprobs, 0)) goto fail;
     return arb__buf_steal(&b);
 fail:
     arb__buf_free(&b);
@@ -601,6 +602,8 @@ char *arb_audit_to_json(const arb_audit *audit)
         if (arb__json_set(root, "multi_agent", v)) goto done;
     }
     if (arb__json_set(root, "spend", json_spend(audit))) goto done;
+    if (arb__json_set(root, "logprobs", arb__logprobs_json(audit->logprobs, audit->n_logprobs, 0)))
+        goto done;
     /* 15 significant digits: 0.1 prints as 0.1, not 0.10000000000000001 */
     text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 done:

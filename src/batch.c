@@ -216,7 +216,7 @@ static arb_status settle(arb_store *s, const arb__batch_call *bc, const result_l
                             .http_status = r->status, .attempts = 1,
                             .prompt_tokens = -1, .completion_tokens = -1, .latency_ms = NAN,
                             .reasoning_tokens = -1, .cached_tokens = -1, .cost_usd = NAN};
-    char *content = NULL, *raw = NULL, *error = NULL, *reasoning = NULL;
+    char *content = NULL, *raw = NULL, *error = NULL, *reasoning = NULL, *logprobs = NULL;
     arb_price price;
     arb_status st = arb__store_judge_price(s, bc->judge_name, &price);
     if (st) return st;
@@ -242,6 +242,22 @@ static arb_status settle(arb_store *s, const arb__batch_call *bc, const result_l
             reply.error = NULL;
         } else {
             rec.ok = 1;
+            /* The verdict token's distribution, as exec.c reads it from an HTTP reply: the
+            ** spec was stored when the call was queued; NULL when the request did not ask. */
+            arb__verdict_spec spec;
+            char *field = NULL;
+            int bad = arb__verdict_spec_parse(bc->verdict, &spec, &field);
+            if (!bad && reply.logprobs &&
+                arb__logprobs_verdict(reply.logprobs, reply.content, &spec, &logprobs))
+                bad = 1;
+            free(field);
+            if (bad) {
+                arb__judge_reply_free(&reply);
+                free(raw);
+                return arb__store_fail(s, ARB_NOMEM, "out of memory or a bad verdict spec "
+                                       "\"%s\" for call %s", bc->verdict ? bc->verdict : "",
+                                       bc->key);
+            }
             content = reply.content;
             reasoning = reply.reasoning;
             reply.content = reply.reasoning = NULL;
@@ -268,6 +284,7 @@ static arb_status settle(arb_store *s, const arb__batch_call *bc, const result_l
     }
     rec.content = content;
     rec.reasoning = reasoning;
+    rec.logprobs = logprobs;
     rec.raw_reply = raw;
     rec.error = error;
     long long call_id = 0;
@@ -282,6 +299,7 @@ static arb_status settle(arb_store *s, const arb__batch_call *bc, const result_l
 done:
     free(content);
     free(reasoning);
+    free(logprobs);
     free(raw);
     free(error);
     return st;

@@ -63,6 +63,8 @@ struct arb_consistency {
     arb_consistency_ensemble *ens;
     size_t n_ens, cap_ens;
     arb__strtab groups, models, languages;
+    arb__logprob_row *logprobs; /* expected grades from logprobs (logprobs_report.c) */
+    size_t n_logprobs;
 };
 
 /* The defaults: reference language en, no ensemble, no bootstrap, seed 20261123, level 0.95. */
@@ -108,6 +110,7 @@ void arb_consistency_destroy(arb_consistency *c)
     arb__strtab_free(&c->groups);
     arb__strtab_free(&c->models);
     arb__strtab_free(&c->languages);
+    arb__store_logprobs_free(c->logprobs, c->n_logprobs);
     free(c);
 }
 
@@ -864,6 +867,7 @@ arb_status arb_consistency_compute(arb_store *store, const arb_consistency_param
         if ((st = row_finish(c, &c->rows[i]))) goto failed;
     if ((st = compute_spearman(c)) || (st = compute_gaps(c)) || (st = compute_ensembles(c)))
         goto failed;
+    if ((st = arb__store_pointwise_logprobs(store, &c->logprobs, &c->n_logprobs))) goto done;
     *out = c;
     return ARB_OK;
 failed:
@@ -1067,7 +1071,9 @@ char *arb_consistency_to_text(const arb_consistency *c)
         goto fail;
     for (size_t i = 0; i < c->n_rows; i++)
         if (arb__buf_puts(&b, "\n") || put_row_text(&b, c, &c->rows[i].pub)) goto fail;
-    if (put_spearman_text(&b, c) || put_gaps_text(&b, c) || put_ensemble_text(&b, c)) goto fail;
+    if (put_spearman_text(&b, c) || put_gaps_text(&b, c) || put_ensemble_text(&b, c) ||
+        arb__logprobs_text(&b, c->logprobs, c->n_logprobs, 1))
+        goto fail;
     if (c->params.bootstrap > 0 &&
         arb__buf_printf(&b, "\nintervals: %g%% percentile bootstrap, %zu resamples of parallel "
                             "groups, seed %llu\n",
@@ -1273,7 +1279,8 @@ char *arb_consistency_to_json(const arb_consistency *c)
     if (set_list(root, "rows", c->n_rows, make_row, c) ||
         set_list(root, "spearman", c->n_spearman, make_spearman, c) ||
         set_list(root, "mode_gap", c->n_gaps, make_gap, c) ||
-        set_list(root, "ensemble", c->n_ens, make_ensemble, c))
+        set_list(root, "ensemble", c->n_ens, make_ensemble, c) ||
+        arb__json_set(root, "logprobs", arb__logprobs_json(c->logprobs, c->n_logprobs, 1)))
         goto done;
     /* 15 significant digits: 0.1 prints as 0.1, not 0.10000000000000001 */
     text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));

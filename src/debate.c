@@ -100,6 +100,9 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
         return -1;
     req->judge = &r->agents[role];
     req->rep = rep;
+    if (role == JUDGE) /* the debaters' turns carry no verdict */
+        req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, r->params->options,
+                                           arb_template_json_field(r->tpl[role])};
     return 0;
 }
 

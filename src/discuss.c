@@ -230,6 +230,7 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     if (failed) return -1;
     req->judge = &r->reviewers[speaker];
     req->rep = c.rep;
+    req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, 2, NULL}; /* statement_verdict */
     return 0;
 }
 

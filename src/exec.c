@@ -70,6 +70,7 @@ typedef struct exec_node {
     char *body;            /* canonical request JSON */
     char key[33];
     int rep;
+    arb__verdict_spec verdict; /* what verdict the reply carries, for its logprobs */
     int spend_slot;        /* index into stats->judges, -1 when not itemised */
     double est_usd;        /* estimated cost and tokens (budgets): upper bounds, see */
     long long est_tokens;  /* estimate_node() */
@@ -128,6 +129,7 @@ typedef struct finished_call {
     char *content;
     char *reasoning;
     char *raw_reply;
+    char *logprobs;        /* arb__logprobs_verdict() JSON, NULL when none */
     char *error;
     long http_status;
     int attempts;
@@ -625,6 +627,7 @@ static arb_status start_node(arb__exec *ex, size_t idx)
     }
     n->judge = req.judge;
     n->rep = req.rep;
+    n->verdict = req.verdict;
     n->spend_slot = spend_slot(ex, req.judge);
     if (ex->params.client.budget_usd > 0 && !ex->params.dry_run && !req.judge->price.known) {
         st = arb__store_fail(ex->store, ARB_INVALID,
@@ -807,6 +810,15 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
             fc.content = reply.content;
             fc.reasoning = reply.reasoning;
             reply.content = reply.reasoning = NULL;
+            /* The verdict token's distribution (logprobs.c); none unless the judge asked. */
+            if (ex->nodes[idx].judge->logprobs &&
+                arb__logprobs_verdict(reply.logprobs, fc.content, &ex->nodes[idx].verdict,
+                                      &fc.logprobs)) {
+                arb__judge_reply_free(&reply);
+                finished_free(&fc);
+                ex->failed_status = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+                return;
+            }
         }
         arb__judge_reply_free(&reply);
     } else {
@@ -832,7 +844,8 @@ static void finished_free(finished_call *fc)
     free(fc->reasoning);
     free(fc->error);
     free(fc->raw_reply);
-    fc->content = fc->reasoning = fc->error = fc->raw_reply = NULL;
+    free(fc->logprobs);
+    fc->content = fc->reasoning = fc->error = fc->raw_reply = fc->logprobs = NULL;
 }
 
 /* Stores a batch of finished calls and their protocol rows in one transaction through store
@@ -852,6 +865,11 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
         finished_call *fc = &batch[i];
         exec_node *node = &ex->nodes[fc->node];
         if (fc->queued) { /* batch export: kept for the batch file, no judgment yet */
+            char *verdict = arb__verdict_spec_text(&node->verdict);
+            if (node->verdict.kind != ARB__VERDICT_NONE && !verdict) {
+                st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+                goto done;
+            }
             arb__batch_call bc = {.key = node->key,
                                   .judge_name = (char *)(node->judge->name ? node->judge->name
                                                                            : node->judge->model),
@@ -859,8 +877,11 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                                   .rep = node->rep,
                                   .request_json = node->body,
                                   .api_key_env = (char *)node->judge->api_key_env,
-                                  .base_url = (char *)node->judge->base_url};
-            if ((st = arb__store_queue_batch_call(store, &bc))) goto done;
+                                  .base_url = (char *)node->judge->base_url,
+                                  .verdict = verdict};
+            st = arb__store_queue_batch_call(store, &bc);
+            free(verdict);
+            if (st) goto done;
             continue;
         }
         if (!dry && !fc->cached && !fc->skipped) {
@@ -883,6 +904,7 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                 .reasoning_tokens = fc->reasoning_tokens,
                 .cached_tokens = fc->cached_tokens,
                 .cost_usd = fc->cost_usd,
+                .logprobs = fc->logprobs,
             };
             int kept = 0;
             char *stored = NULL;

@@ -177,6 +177,8 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
                             .task = task->name,
                             .task_input = input.data};
     int rc = arb__exec_render(r->store, r->tpl, &vars, it, "item", judge, rep, req);
+    req->verdict.kind = r->params->kind == ARB_POINTWISE_GRADE ? ARB__VERDICT_GRADE
+                                                               : ARB__VERDICT_YESNO;
     arb__buf_free(&input);
     return rc;
 }

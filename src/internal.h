@@ -257,6 +257,9 @@ typedef struct arb__judge_reply {
     long long reasoning_tokens; /* usage.completion_tokens_details.reasoning_tokens, or -1 */
     long long cached_tokens;    /* usage.prompt_tokens_details.cached_tokens, or -1 */
     char *error;            /* why the reply is unusable, NULL when fine (caller frees) */
+    json_t *logprobs;       /* choices[0].logprobs.content (one object per token: token,
+                               logprob, top_logprobs), NULL when the reply has none (a
+                               reference the caller releases through arb__judge_reply_free) */
 } arb__judge_reply;
 
 /* Parses a chat-completion reply body. Never fails on bad input: fills error instead.
@@ -306,6 +309,46 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
 /* base_url + "/chat/completions" without doubling the slash, before any query (caller
 ** frees). */
 char *arb__judge_url(const char *base_url);
+
+/* ---- verdict.c, logprobs.c: where the verdict stands, and how sure the judge was of it ------ */
+
+/* arb_verdict_extract that also sets *at to the byte offset of the letter or digit that names
+** the verdict (SIZE_MAX for E, or when rule 4 found a field written so that its value cannot
+** be placed). */
+char arb__verdict_locate(const char *text, size_t len, int options, const char *json_field,
+                         size_t *at);
+/* arb_pointwise_extract that also sets *at to the offset of the value's first byte (SIZE_MAX
+** for E). */
+int arb__pointwise_locate(const char *text, size_t len, arb_pointwise_kind kind,
+                          const char **reason, size_t *at);
+
+/* What verdict a call's reply carries, so the executor can read its token's logprobs. */
+typedef enum arb__verdict_kind {
+    ARB__VERDICT_NONE = 0,  /* no verdict (a debater's turn): no logprobs kept */
+    ARB__VERDICT_POSITION,  /* A..D of `options` (arb_verdict_extract) */
+    ARB__VERDICT_GRADE,     /* 1..5 (arb_pointwise_extract, ARB_POINTWISE_GRADE) */
+    ARB__VERDICT_YESNO      /* correct/incorrect (ARB_POINTWISE_YESNO) */
+} arb__verdict_kind;
+typedef struct arb__verdict_spec {
+    arb__verdict_kind kind;
+    int options;            /* ARB__VERDICT_POSITION: 2..4 */
+    const char *json_field; /* ARB__VERDICT_POSITION: the template's JSON field, or NULL */
+} arb__verdict_spec;
+
+/* A verdict spec as text for the store ("position:4", "position:4:verdict", "grade", "yesno"; NULL
+** for none; caller frees) and back (0, or -1 when text is not one). */
+char *arb__verdict_spec_text(const arb__verdict_spec *spec);
+int arb__verdict_spec_parse(const char *text, arb__verdict_spec *spec, char **json_field);
+
+/* The distribution of the verdict token of answer (the reply text without its thinking) over
+** the spec's options, from the reply's token logprobs (arb__judge_reply.logprobs), as the JSON
+** text stored in calls.logprobs (README "Logprobs"): *out NULL when tokens is NULL (not asked
+** for, or the endpoint returned none) or spec has no verdict; {"kind", "verdict", "options":
+** {option: p}, "in_options", "other_mass", "alternatives"[, "expected"]} when found;
+** {"kind", "options": null, "reason"} when the verdict token cannot be read. Caller frees *out.
+** Returns 0, or -1 when out of memory. */
+int arb__logprobs_verdict(const json_t *tokens, const char *answer,
+                          const arb__verdict_spec *spec, char **out);
 
 /* ---- judges_file.c: YAML input files ------------------------------------------------------ */
 
@@ -363,6 +406,7 @@ typedef struct arb__call_record {
     long long reasoning_tokens; /* -1 unknown */
     long long cached_tokens;    /* -1 unknown */
     double cost_usd;            /* arb__judge_call_cost(); NAN: unknown (stored as NULL) */
+    const char *logprobs;       /* arb__logprobs_verdict() JSON; NULL: none */
 } arb__call_record;
 
 /* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row
@@ -413,6 +457,36 @@ arb_status arb__store_judge_price(arb_store *s, const char *judge_name, arb_pric
 /* The cost of a row for people: "$X", "$X + N calls of unknown cost", or "unknown (no price)" /
 ** "unknown (no usage reported)" when no call has a cost -- never $0 for what is not known. */
 void arb__judge_cost_text(char *out, size_t size, const arb__judge_cost_row *r);
+
+/* ---- store_logprobs.c, logprobs_report.c: verdict probabilities of stored judgments -------- */
+
+/* One comparison's (pairwise: judge, protocol, candidate, baseline, template, options) or one
+** pointwise set's (judge, protocol, kind, template) judgments and their logprobs. Means are
+** over the with_logprobs judgments whose verdict distribution was read (NAN-free: 0 when
+** there are none -- readers show "no logprobs" then, never 0). */
+typedef struct arb__logprob_row {
+    char *judge, *protocol, *candidate, *baseline, *template_name; /* owned; pointwise:
+                                  candidate holds the kind ("yesno"/"grade"), baseline NULL */
+    int options;               /* pairwise 2..4; pointwise 0 */
+    size_t judgments;          /* all judgments of the row */
+    size_t asked;              /* of which made by a call that asked for logprobs */
+    size_t with_logprobs;      /* of which with the verdict's distribution */
+    double argmax[4];          /* pairwise: shares of the verdicts a, b, c, d given; pointwise:
+                                  [0] the mean grade given (grade) or share "correct" (yesno) */
+    double weighted[4];        /* pairwise: mean probability of a, b, c, d; pointwise: [0] the
+                                  mean expected grade sum p*g (G-Eval) or mean P(correct) */
+    double other_mass;         /* mean probability outside the options */
+} arb__logprob_row;
+arb_status arb__store_pairwise_logprobs(arb_store *s, arb__logprob_row **rows, size_t *n);
+arb_status arb__store_pointwise_logprobs(arb_store *s, arb__logprob_row **rows, size_t *n);
+void arb__store_logprobs_free(arb__logprob_row *rows, size_t n);
+/* Text lines (README "Logprobs") for the rows, appended to b: nothing when no call of any row
+** asked for logprobs or returned them; a judge without them says "no logprobs". 0 or -1. */
+int arb__logprobs_text(arb__buf *b, const arb__logprob_row *rows, size_t n, int pointwise);
+/* The rows as a JSON array [{judge, protocol, ..., judgments, logprobs_asked, with_logprobs,
+** logprobs_available, argmax, prob_weighted, other_mass}] (null values when unavailable);
+** NULL when out of memory. */
+json_t *arb__logprobs_json(const arb__logprob_row *rows, size_t n, int pointwise);
 
 /* One pairwise judgment (table pairwise), unique on (protocol, judge_name, item_id, candidate,
 ** baseline, template_name, options, order, rep); a rerun replaces the row. */
@@ -1095,6 +1169,7 @@ typedef struct arb__batch_call {
     char *result_id;      /* the output line stored for it last, or NULL */
     int stored_ok;        /* calls holds a successful row with the key */
     char *base_url;       /* the judge's endpoint (--batch submit), or NULL */
+    char *verdict;        /* the verdict its reply carries (arb__verdict_spec_text), or NULL */
 } arb__batch_call;
 void arb__batch_call_free(arb__batch_call *c);
 /* Queues the call (a call queued again is updated, its stored result id kept). */
@@ -1185,6 +1260,8 @@ typedef struct arb__exec_request {
     const char *response_format;   /* borrowed: the template's JSON schema (canonical JSON,
                                       arb_template_response_format), sent to judges that
                                       support it; NULL for none */
+    arb__verdict_spec verdict;     /* the verdict the reply carries (zero: none), for its
+                                      token's logprobs when the judge asks for them */
     int skip;                      /* 1: no call is needed (a dialogue ended early, or an
                                       earlier turn failed): the node finishes at once, done is
                                       called with out->skipped, dependents are released */
@@ -1365,6 +1442,8 @@ struct arb_audit {
     arb__family_prefs family_prefs; /* per judge with a family (§6 by family; agreement.c) */
     arb__judge_cost_row *costs;        /* tokens and cost per judge, every stored call */
     size_t n_costs;
+    arb__logprob_row *logprobs;        /* verdict probabilities per comparison (logprobs) */
+    size_t n_logprobs;
 };
 
 /* ---- labels.c: expert labels (METHODS §4) ------------------------------------------------ */

@@ -114,6 +114,10 @@ char *arb__judge_request_body_reference(const arb_judge_config *judge, const cha
     if (set_new(root, "model", json_text(judge->model ? judge->model : ""))) goto done;
     if (system && json_array_append_new(messages, message("system", system))) goto done;
     if (json_array_append_new(messages, message("user", user ? user : ""))) goto done;
+    if (judge->logprobs && set_new(root, "logprobs", json_true())) goto done;
+    if (judge->logprobs && judge->top_logprobs > 0 &&
+        set_new(root, "top_logprobs", json_integer(judge->top_logprobs)))
+        goto done;
     if (s->max_tokens > 0 && set_new(root, "max_tokens", json_integer(s->max_tokens))) goto done;
     if (s->max_completion_tokens > 0 &&
         set_new(root, "max_completion_tokens", json_integer(s->max_completion_tokens)))
@@ -216,9 +220,9 @@ static int put_json_real(arb__buf *b, double v)
 }
 
 /* Returns the canonical body (caller frees), or NULL when out of memory. Keys are written in
-** sorted order by hand: frequency_penalty, max_completion_tokens, max_tokens, messages, model,
-** reasoning_effort, response_format, seed, temperature, top_p; inside a message content before
-** role. response_format (canonical JSON, see internal.h) is sent only to a judge that declares
+** sorted order by hand: frequency_penalty, logprobs, max_completion_tokens, max_tokens,
+** messages, model, reasoning_effort, response_format, seed, temperature, top_logprobs, top_p;
+** inside a message content before role. response_format (canonical JSON, see internal.h) is sent only to a judge that declares
 ** support for it. */
 char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
                               const char *user, int rep, const char *response_format)
@@ -239,6 +243,7 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
     if (isfinite(s->frequency_penalty))
         err |= arb__buf_puts(&b, "\"frequency_penalty\":") | put_json_real(&b, s->frequency_penalty) |
                arb__buf_puts(&b, ",");
+    if (judge->logprobs) err |= arb__buf_puts(&b, "\"logprobs\":true,");
     if (s->max_completion_tokens > 0)
         err |= arb__buf_printf(&b, "\"max_completion_tokens\":%d,", s->max_completion_tokens);
     if (s->max_tokens > 0) err |= arb__buf_printf(&b, "\"max_tokens\":%d,", s->max_tokens);
@@ -259,6 +264,8 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
                                (long long)((unsigned long long)s->seed + (unsigned long long)rep));
     if (isfinite(s->temperature))
         err |= arb__buf_puts(&b, ",\"temperature\":") | put_json_real(&b, s->temperature);
+    if (judge->logprobs && judge->top_logprobs > 0)
+        err |= arb__buf_printf(&b, ",\"top_logprobs\":%d", judge->top_logprobs);
     if (isfinite(s->top_p)) err |= arb__buf_puts(&b, ",\"top_p\":") | put_json_real(&b, s->top_p);
     err |= arb__buf_append(&b, "}", 1);
     if (err) {
@@ -532,6 +539,7 @@ int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
     out->completion_tokens = -1;
     out->reasoning_tokens = -1;
     out->cached_tokens = -1;
+    out->logprobs = NULL;
     json_error_t jerr;
     json_t *root = NULL;
     int rc = 0;
@@ -609,6 +617,11 @@ int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
                                       content ? json_kind(content) : "missing");
     }
     if (rc == 0 && out->content && take_thinking(out)) rc = -1;
+    /* The token logprobs (logprobs.content), kept whole: the verdict's token is found in them
+    ** once the protocol's parser has placed the verdict (logprobs.c). An endpoint that ignores
+    ** logprobs: true sends none, or null: that is "no logprobs", never zeros. */
+    json_t *tokens = json_object_get(json_object_get(choice, "logprobs"), "content");
+    if (rc == 0 && out->content && json_is_array(tokens)) out->logprobs = json_incref(tokens);
 done:
     json_decref(root);
     if (rc == 0 && !out->content && !out->error) rc = -1; /* an error string failed to allocate */
@@ -623,6 +636,8 @@ void arb__judge_reply_free(arb__judge_reply *r)
     free(r->content);
     free(r->reasoning);
     free(r->error);
+    json_decref(r->logprobs);
+    r->logprobs = NULL;
     r->content = r->reasoning = r->error = NULL;
     r->prompt_tokens = -1;
     r->completion_tokens = -1;
@@ -828,7 +843,10 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
                arb__json_set(jo, "max_completion_tokens", json_integer(sp->max_completion_tokens))) ||
               (sp->reasoning_effort &&
                arb__json_set(jo, "reasoning_effort", json_string(sp->reasoning_effort))) ||
-              (jc->response_format && arb__json_set(jo, "response_format", json_true()));
+              (jc->response_format && arb__json_set(jo, "response_format", json_true())) ||
+              (jc->logprobs && arb__json_set(jo, "logprobs", json_true())) ||
+              (jc->logprobs && jc->top_logprobs > 0 &&
+               arb__json_set(jo, "top_logprobs", json_integer(jc->top_logprobs)));
     if (bad) {
         json_decref(jo);
         return NULL;

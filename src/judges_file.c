@@ -15,6 +15,9 @@
 **       reasoning_effort: medium    # optional, reasoning models: none|minimal|low|medium|high|
 **       max_completion_tokens: 4096 #   xhigh, and the bound of visible + reasoning tokens
 **       response_format: true       # optional: the endpoint accepts a JSON schema (default false)
+**       logprobs: true              # optional: ask for token logprobs (default false), and
+**       top_logprobs: 5             #   0..20 alternatives per token (OpenAI's limit; needs
+**                                   #   logprobs: true); both sent only when set
 **   families:                       # optional: contestant model name -> family, how
 **     gpt4: gpt                     #   arbiter's own runs know contestant families
 **
@@ -63,15 +66,15 @@ typedef struct loader {
 /* The fields of a judge, in the order the messages list them. */
 enum { F_NAME, F_URL, F_MODEL, F_API_KEY_ENV, F_CONTESTANT, F_TEMPERATURE, F_TOP_P,
        F_MAX_TOKENS, F_FREQUENCY_PENALTY, F_SEED, F_FAMILY, F_PRICE, F_REASONING_EFFORT,
-       F_MAX_COMPLETION_TOKENS, F_RESPONSE_FORMAT, F__COUNT };
+       F_MAX_COMPLETION_TOKENS, F_RESPONSE_FORMAT, F_LOGPROBS, F_TOP_LOGPROBS, F__COUNT };
 static const char *const field_names[F__COUNT] = {
     "name", "url", "model", "api_key_env", "contestant", "temperature", "top_p",
     "max_tokens", "frequency_penalty", "seed", "family", "price", "reasoning_effort",
-    "max_completion_tokens", "response_format",
+    "max_completion_tokens", "response_format", "logprobs", "top_logprobs",
 };
 #define FIELD_LIST "name, url, model, api_key_env, contestant, temperature, top_p, " \
                    "max_tokens, frequency_penalty, seed, family, price, reasoning_effort, " \
-                   "max_completion_tokens, response_format"
+                   "max_completion_tokens, response_format, logprobs, top_logprobs"
 
 /* ---- messages ------------------------------------------------------------------------------ */
 
@@ -518,6 +521,19 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
         (st = read_bool(L, judge_no, F_RESPONSE_FORMAT, jf.value[F_RESPONSE_FORMAT],
                         &cfg->response_format)))
         goto fail;
+    if (jf.value[F_LOGPROBS] &&
+        (st = read_bool(L, judge_no, F_LOGPROBS, jf.value[F_LOGPROBS], &cfg->logprobs)))
+        goto fail;
+    if (jf.value[F_TOP_LOGPROBS]) { /* OpenAI: 0..20, and only with logprobs: true */
+        if ((st = read_number(L, judge_no, F_TOP_LOGPROBS, jf.value[F_TOP_LOGPROBS], 0, 20, 1, &x)))
+            goto fail;
+        cfg->top_logprobs = isnan(x) ? 0 : (int)x;
+        if (cfg->top_logprobs > 0 && !cfg->logprobs) {
+            st = fail_at(L, jf.value[F_TOP_LOGPROBS], judge_no, field_names[F_TOP_LOGPROBS],
+                         "needs \"logprobs: true\" in the same judge");
+            goto fail;
+        }
+    }
     if (sp.reasoning_effort || sp.max_completion_tokens > 0) {
         /* A reasoning model: the defaults it would refuse are not sent (given ones are). */
         if (!jf.value[F_TEMPERATURE]) sp.temperature = NAN;

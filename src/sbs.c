@@ -68,6 +68,8 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     if (arb__sbs_render(r->store, r->ds, item, first, second, r->tpl, vars, req)) return -1;
     req->judge = &r->judges[judge];
     req->rep = rep;
+    req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, r->params->options,
+                                       arb_template_json_field(r->tpl)};
     return 0;
 }
 

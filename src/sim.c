@@ -197,6 +197,23 @@
 **   verdict letter (read as for think=) when the enum lists it (else it is left out: no valid
 **   verdict), a property of type "string" gets R without its last line (the judgment
 **   sentence); other properties are left out. think= then wraps this JSON as it wraps R.
+**   Logprobs (issue 16): a request with "logprobs": true (and optionally "top_logprobs" N,
+**   an integer 0..20; top_logprobs without logprobs: true is a 400, as at OpenAI) gets
+**   choices[0].logprobs.content, unless the judge-spec key logprobs=none (an endpoint without
+**   logprobs: "logprobs": null). No draw changes. The final content (thinking included) is cut
+**   into tokens: each run of white space, each run of ASCII letters, digits and bytes >= 0x80,
+**   and each run of one repeated punctuation byte ("[[", "]]", "<", "/") is a token; they
+**   concatenate to the content. The verdict is placed as arbiter places it (in the answer
+**   without its thinking: the last [[X]] etc. of the request's option mode m, or the
+**   <answer> value; yes/no or grade as the reply holds); with logprobs=merged the verdict's
+**   token is joined to the token before it ("[[A", ">4"). The verdict token V has probability
+**   p = 0.5 + 0.45·u, u = xxh3-64(content, seed 0x10C9) / 2^64; each other option of the kind
+**   (the m letters, grades 1..5, correct/incorrect; k of them) gets 0.8·(1 − p)/(k − 1), as
+**   the verdict token with the verdict replaced; the token "The" gets 0.2·(1 − p), outside
+**   every option. top_logprobs lists V, the other options in their order, then "The", cut
+**   to N. Every other token has logprob 0 and lists itself (cut to N). So the distribution
+**   renormalised over the options is p for the verdict and 0.8·(1 − p)/(k − 1)/(1 − 0.2·(1 −
+**   p)) each other, with N >= k; a reply without a verdict has no verdict token.
 **   Random stream: splitmix64 seeded with xxh3-64, keyed by the server seed, of the model, the
 **   role, name and content of every message, the request's "seed" and its "temperature". When
 **   temperature > 0 and no "seed" is given, the number of times this exact request was seen
@@ -587,6 +604,9 @@ static int persona_slot(arb_sim_judge *j, const char *spec, const char *key, siz
 static const char *const think_names[] = {"none", "reasoning_content", "reasoning", "tag",
                                           "open", "cut"};
 
+/* The names of logprobs= (arb_sim_logprobs order). */
+static const char *const logprobs_names[] = {"token", "merged", "none"};
+
 /* Reads the value of think= (n bytes at v). Returns 0, or -1 with *errmsg set. */
 static int think_mode(const char *spec, const char *v, size_t n, arb_sim_think *out,
                       char **errmsg)
@@ -634,6 +654,23 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
             return ARB_INVALID;
         }
         size_t key_len = (size_t)(eq - p);
+        if (key_len == 8 && !memcmp(p, "logprobs", 8)) {
+            size_t n = item_len - 9, k = 0;
+            while (k < 3 && (strlen(logprobs_names[k]) != n || memcmp(logprobs_names[k], eq + 1, n)))
+                k++;
+            if (k == 3) {
+                arb__set_err(errmsg, "judge spec \"%s\": logprobs must be token, merged or none, "
+                                     "got \"%.*s\"", spec, (int)n, eq + 1);
+                return ARB_INVALID;
+            }
+            j.logprobs = (arb_sim_logprobs)k;
+            p += item_len;
+            if (*p == ',' && !*++p) {
+                arb__set_err(errmsg, "judge spec \"%s\": empty setting after the last ','", spec);
+                return ARB_INVALID;
+            }
+            continue;
+        }
         if (key_len == 5 && !memcmp(p, "think", 5)) {
             if (think_mode(spec, eq + 1, item_len - 6, &j.think, errmsg)) return ARB_INVALID;
             p += item_len;
@@ -663,7 +700,7 @@ arb_status arb_sim_judge_parse(const char *spec, arb_sim_judge *out, char **errm
             arb__set_err(errmsg,
                     "judge spec \"%s\": unknown key \"%.*s\" (known: skill, bias, tie, bothbad, "
                     "invalid, latency, conformity, noise, noise.<lang>, strict, strict.<lang>, "
-                    "persona.<identity>, persona_sd, think)",
+                    "persona.<identity>, persona_sd, think, logprobs)",
                     spec, (int)key_len, p);
             return ARB_INVALID;
         }
@@ -954,6 +991,8 @@ typedef struct sim_thinking {
     arb_sim_think mode;
     const char *text;        /* the thinking (NULL: none) */
     size_t cached_chars;     /* code points of the system message: the prefix a provider caches */
+    json_t *logprobs;        /* choices[0].logprobs.content, or NULL for "logprobs": null
+                                (borrowed) */
 } sim_thinking;
 
 static enum MHD_Result send_completion(arb_sim_server *srv, struct MHD_Connection *conn,
@@ -980,6 +1019,13 @@ static enum MHD_Result send_completion(arb_sim_server *srv, struct MHD_Connectio
         th && th->mode == ARB_SIM_THINK_CUT ? "length" : "stop", "usage", "prompt_tokens",
         prompt, "completion_tokens", completion + in_field, "total_tokens",
         prompt + completion + in_field);
+    if (root && th && th->logprobs) {
+        json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
+        if (json_object_set_new(choice, "logprobs", json_pack("{s:O}", "content", th->logprobs))) {
+            json_decref(root);
+            root = NULL;
+        }
+    }
     if (root && th && th->text) {
         /* Usage as OpenAI reports a reasoning model's: thinking counted in completion_tokens
         ** and again in its details; the system message as the cached prompt prefix. */
@@ -1656,7 +1702,7 @@ static int persona_reply(const arb_sim_server *srv, const arb_sim_judge *j, cons
 /* Writes the reply of judge j to the parsed request into out (see the header, steps 1-5);
 ** *latency_ms receives the delay before sending. Returns 0, or -1 when out of memory. */
 static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t *messages,
-                       uint64_t stream, arb__buf *out, double *latency_ms)
+                       uint64_t stream, arb__buf *out, double *latency_ms, int *options_out)
 {
     arb__buf text, masked;
     arb__buf_init(&text, 0);
@@ -1666,6 +1712,7 @@ static int judge_reply(const arb_sim_server *srv, const arb_sim_judge *j, json_t
     arb__buf_free(&text); /* p keeps nothing that points into them */
     arb__buf_free(&masked);
     if (rc) return -1;
+    *options_out = p.options;
     if (p.pointwise) return pointwise_reply(srv, j, &p, stream, out, latency_ms);
     if (p.persona) return persona_reply(srv, j, &p, stream, out, latency_ms);
 
@@ -1778,6 +1825,118 @@ static int structured_reply(arb__buf *content, json_t *schema)
     int rc = arb__buf_puts(content, dumped);
     free(dumped);
     return rc ? -1 : 0;
+}
+
+/* The token classes of the logprobs tokenizer (see the header): 0 white space, 1 letters,
+** digits and bytes >= 0x80, 2 punctuation (a run of one repeated byte). */
+static int token_class(unsigned char c)
+{
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') return 0;
+    return is_alnum((char)c) || c >= 0x80 ? 1 : 2;
+}
+
+/* One token object {token, logprob, top_logprobs} with top[0..n_top) as alternatives (texts
+** and probabilities), cut to top_n. NULL when out of memory. */
+static json_t *lp_token(const char *text, size_t len, double p, const char *const *alt_text,
+                        const size_t *alt_len, const double *alt_p, size_t n_alt, int top_n)
+{
+    json_t *top = json_array();
+    for (size_t i = 0; top && i < n_alt && (int)i < top_n; i++)
+        if (json_array_append_new(top, json_pack("{s:s%, s:f}", "token", alt_text[i], alt_len[i],
+                                                 "logprob", log(alt_p[i])))) {
+            json_decref(top);
+            top = NULL;
+        }
+    return top ? json_pack("{s:s%, s:f, s:o}", "token", text, len, "logprob", log(p),
+                           "top_logprobs", top)
+               : NULL;
+}
+
+/* Logprobs of a reply (see the header): *out gets the token list (NULL when out of memory).
+** options is the request's option mode. */
+static int sim_logprobs(const char *content, int options, int top_n, arb_sim_logprobs mode,
+                        json_t **out)
+{
+    size_t len = strlen(content);
+    char *answer = NULL, *thinking = NULL;
+    if (arb__judge_split_thinking(content, &answer, &thinking)) return -1;
+    free(thinking);
+    size_t alen = strlen(answer), at = SIZE_MAX, vlen = 1;
+    static const char *const positions[] = {"A", "B", "C", "D"};
+    static const char *const grades[] = {"1", "2", "3", "4", "5"};
+    static const char *const yesno[] = {"correct", "incorrect"};
+    const char *const *labels = positions;
+    int k = options, chosen = -1;
+    const char *why;
+    if (strstr(answer, "<answer>")) {
+        int v = arb__pointwise_locate(answer, alen, ARB_POINTWISE_YESNO, &why, &at);
+        if (v >= 0) {
+            labels = yesno, k = 2, chosen = v == 1 ? 0 : 1, vlen = v == 1 ? 7 : 9;
+        } else if ((v = arb__pointwise_locate(answer, alen, ARB_POINTWISE_GRADE, &why, &at)) >= 1) {
+            labels = grades, k = 5, chosen = v - 1;
+        }
+    } else {
+        char v = arb__verdict_locate(answer, alen, options, NULL, &at);
+        if (v >= 'A' && v <= 'D') chosen = v - 'A';
+    }
+    /* the verdict's offset in content: the answer is content's tail */
+    size_t off = chosen >= 0 && at != SIZE_MAX && alen <= len &&
+                         !memcmp(content + len - alen, answer, alen)
+                     ? len - alen + at
+                     : SIZE_MAX;
+    free(answer);
+    double u = (double)(XXH3_64bits_withSeed(content, len, 0x10C9) >> 11) * 0x1.0p-53;
+    double p = 0.5 + 0.45 * u;
+    json_t *list = json_array();
+    int rc = list ? 0 : -1;
+    for (size_t b = 0; !rc && b < len;) {
+        size_t e = b + 1;
+        int cls = token_class((unsigned char)content[b]);
+        while (e < len && token_class((unsigned char)content[e]) == cls &&
+               (cls != 2 || content[e] == content[b]))
+            e++;
+        if (off != SIZE_MAX && e == off && mode == ARB_SIM_LOGPROBS_MERGED && b < off) {
+            /* merged: this token runs on to the end of the verdict's token */
+            size_t f = off + 1;
+            int vcls = token_class((unsigned char)content[off]);
+            while (f < len && token_class((unsigned char)content[f]) == vcls) f++;
+            e = f;
+        }
+        json_t *tok;
+        if (off != SIZE_MAX && b <= off && off < e) {
+            const char *alt_text[6];
+            size_t alt_len[6], n_alt = 0;
+            double alt_p[6];
+            char *made[6] = {0};
+            alt_text[n_alt] = content + b, alt_len[n_alt] = e - b, alt_p[n_alt++] = p;
+            for (int o = 0; o < k && !rc; o++) {
+                if (o == chosen) continue;
+                /* the verdict token with the verdict replaced by option o */
+                made[n_alt] = arb__sprintf("%.*s%s%.*s", (int)(off - b), content + b, labels[o],
+                                           (int)(e - off - vlen), content + off + vlen);
+                if (!made[n_alt]) rc = -1;
+                alt_text[n_alt] = made[n_alt];
+                alt_len[n_alt] = made[n_alt] ? strlen(made[n_alt]) : 0;
+                alt_p[n_alt++] = 0.8 * (1 - p) / (k - 1);
+            }
+            alt_text[n_alt] = "The", alt_len[n_alt] = 3, alt_p[n_alt++] = 0.2 * (1 - p);
+            tok = rc ? NULL : lp_token(content + b, e - b, p, alt_text, alt_len, alt_p, n_alt, top_n);
+            for (size_t i = 0; i < n_alt; i++) free(made[i]);
+        } else {
+            const char *self = content + b;
+            size_t self_len = e - b;
+            double one = 1;
+            tok = lp_token(content + b, e - b, 1, &self, &self_len, &one, 1, top_n);
+        }
+        if (!tok || json_array_append_new(list, tok)) rc = -1;
+        b = e;
+    }
+    if (rc) {
+        json_decref(list);
+        list = NULL;
+    }
+    *out = list;
+    return rc;
 }
 
 /* Code points of the contents of the request's system messages. */
@@ -1936,6 +2095,14 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
     json_t *seed_v = json_object_get(req, "seed");
     if (seed_v && !json_is_null(seed_v) && !json_is_integer(seed_v))
         BAD_REQUEST("field \"seed\" must be an integer, got %s", arb__json_kind(seed_v));
+    json_t *lp_v = json_object_get(req, "logprobs"), *top_v = json_object_get(req, "top_logprobs");
+    if (lp_v && !json_is_null(lp_v) && !json_is_boolean(lp_v))
+        BAD_REQUEST("field \"logprobs\" must be a boolean, got %s", arb__json_kind(lp_v));
+    if (top_v && !json_is_null(top_v) &&
+        (!json_is_integer(top_v) || json_integer_value(top_v) < 0 || json_integer_value(top_v) > 20))
+        BAD_REQUEST("field \"top_logprobs\" must be an integer from 0 to 20");
+    if (top_v && !json_is_null(top_v) && !json_is_true(lp_v))
+        BAD_REQUEST("\"top_logprobs\" needs \"logprobs\": true");
     json_t *rf = json_object_get(req, "response_format"), *rf_schema = NULL;
     if (rf && !json_is_null(rf)) {
         const char *type = json_string_value(json_object_get(rf, "type"));
@@ -1978,7 +2145,8 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
         stream ^= (uint64_t)seen_before * 0xD1B54A32D192ED03ULL;
     }
     double latency_ms = 0;
-    if (judge_reply(srv, judge, messages, stream, &content, &latency_ms)) goto done;
+    int options = 2;
+    if (judge_reply(srv, judge, messages, stream, &content, &latency_ms, &options)) goto done;
     sleep_ms(latency_ms);
     if (rf_schema && structured_reply(&content, rf_schema)) goto done;
     sim_thinking th = {.mode = judge->think};
@@ -1987,8 +2155,14 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
         th.text = thinking.data ? thinking.data : "";
         th.cached_chars = system_chars(messages);
     }
+    if (json_is_true(lp_v) && judge->logprobs != ARB_SIM_LOGPROBS_NONE &&
+        sim_logprobs(content.data ? content.data : "", options,
+                     json_is_integer(top_v) ? (int)json_integer_value(top_v) : 0, judge->logprobs,
+                     &th.logprobs))
+        goto done;
     ret = send_completion(srv, conn, arrival, model, content.data ? content.data : "",
                           prompt_chars, &th);
+    json_decref(th.logprobs);
 done:
     arb__buf_free(&key);
     arb__buf_free(&content);

@@ -40,7 +40,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -514,6 +514,11 @@ static const char *const migrations[] = {
     "  submitted_at   TEXT NOT NULL DEFAULT (" NOW "),\n"
     "  updated_at     TEXT NOT NULL DEFAULT (" NOW ")\n"
     ");\n",
+    /* 10: a queued batch call knows what verdict its reply carries, so a reply ingested from a
+    ** batch gets its verdict token's logprobs like one that came back by HTTP */
+    "ALTER TABLE batch_calls ADD COLUMN verdict\n"
+    "  -- 'position:<options>[:<json field>]', 'grade' or 'yesno'; NULL: no verdict (a debater)\n"
+    "  TEXT;\n",
 };
 
 /* Statements prepared once at open (the hot paths). */
@@ -576,8 +581,9 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_PUT_CALL] =
         "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
         " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"
-        " reasoning_tokens, cached_tokens, cost_usd, reasoning)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+        " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+        " ?19)"
         " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
         " model = excluded.model, request = excluded.request, rep = excluded.rep,"
         " ok = excluded.ok, content = excluded.content, raw_reply = excluded.raw_reply,"
@@ -586,7 +592,7 @@ static const char *const stmt_sql[ST__COUNT] = {
         " completion_tokens = excluded.completion_tokens, latency_ms = excluded.latency_ms,"
         " reasoning_tokens = excluded.reasoning_tokens, cached_tokens = excluded.cached_tokens,"
         " cost_usd = excluded.cost_usd,"
-        " reasoning = excluded.reasoning,"
+        " reasoning = excluded.reasoning, logprobs = excluded.logprobs,"
         " created_at = excluded.created_at"
         " WHERE calls.ok = 0"
         " RETURNING id",
@@ -975,6 +981,16 @@ int arb__store_bind_text(sqlite3_stmt *st, int index, const char *text)
     return sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC);
 }
 
+/* See store_internal.h. */
+char *arb__store_column_text(sqlite3_stmt *q, int col, int *oom)
+{
+    const unsigned char *t = sqlite3_column_text(q, col);
+    if (!t) return NULL;
+    char *copy = arb__strdup((const char *)t);
+    if (!copy) *oom = 1;
+    return copy;
+}
+
 /* The items.extra text of an item: its unknown fields plus the task inputs of pointwise
 ** judging (METHODS §8: context, source, document, dialog) under their JSON names. They are
 ** kept there rather than in columns of their own (no migration): only pointwise judging reads
@@ -1219,6 +1235,7 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     if (isfinite(rec->cost_usd)) sqlite3_bind_double(q, 17, rec->cost_usd);
     else sqlite3_bind_null(q, 17);
     arb__store_bind_text(q, 18, rec->reasoning);
+    arb__store_bind_text(q, 19, rec->logprobs);
 
     int rc = sqlite3_step(q);
     long long id = 0;
@@ -1765,7 +1782,7 @@ arb_status arb__store_release_leases(arb_store *s, const arb__lease_owner *o)
 
 /* ---- export ------------------------------------------------------------------------------- */
 
-enum { COL_TEXT, COL_INT, COL_REAL };
+enum { COL_TEXT, COL_INT, COL_REAL, COL_JSON }; /* COL_JSON: a JSON column, embedded in JSONL */
 
 static const struct export_column {
     const char *name;
@@ -1792,6 +1809,8 @@ static const struct export_column {
     {"cost_usd", COL_REAL},
     /* the judge's thinking, kept apart from content (reasoning models; NULL when none) */
     {"reasoning", COL_TEXT},
+    /* the verdict token's distribution (README "Logprobs"; null when none) */
+    {"logprobs", COL_JSON},
 };
 #define N_EXPORT_COLUMNS (sizeof export_columns / sizeof export_columns[0])
 
@@ -1863,6 +1882,9 @@ static arb_status export_rows(arb_store *store, sqlite3_stmt *q, const struct ex
             if (null) v = json_null();
             else if (cols[c].type == COL_INT) v = json_integer(sqlite3_column_int64(q, col));
             else if (cols[c].type == COL_REAL) v = json_real(sqlite3_column_double(q, col));
+            else if (cols[c].type == COL_JSON) /* valid: the column's CHECK says so */
+                v = json_loadb((const char *)sqlite3_column_blob(q, col),
+                               (size_t)sqlite3_column_bytes(q, col), 0, NULL);
             else {
                 const char *text = (const char *)sqlite3_column_text(q, col);
                 v = json_text(text ? text : "", (size_t)sqlite3_column_bytes(q, col));
@@ -1897,7 +1919,7 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
         " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts,"
         " c.request, i.question, ac.answer, ab.answer, i.category, i.language, p.source,"
         " CASE p.strength WHEN 1 THEN 'weak' WHEN 2 THEN 'strong' END,"
-        " c.cached_tokens, c.reasoning_tokens, c.cost_usd, c.reasoning"
+        " c.cached_tokens, c.reasoning_tokens, c.cost_usd, c.reasoning, c.logprobs"
         " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
         " LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate"
@@ -1969,6 +1991,7 @@ static const struct export_column pointwise_export_columns[] = {
     {"completion_tokens", COL_INT}, {"latency_ms", COL_REAL},
     {"attempts", COL_INT},          {"reasoning", COL_TEXT},
     {"reasoning_tokens", COL_INT},  {"cached_tokens", COL_INT},
+    {"logprobs", COL_JSON},
 };
 
 /* Writes every pointwise judgment joined with its call and item as JSON lines (see
@@ -1979,7 +2002,7 @@ arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
         "SELECT p.judge_name, p.item_id, p.model, p.language, i.grp, p.kind, p.task,"
         " p.template_name, p.rep, p.value, p.reason, c.content, c.error, c.prompt_tokens,"
         " c.completion_tokens, c.latency_ms, c.attempts, c.reasoning, c.reasoning_tokens,"
-        " c.cached_tokens"
+        " c.cached_tokens, c.logprobs"
         " FROM pointwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
         " ORDER BY p.judge_name, p.template_name, p.kind, p.task, i.grp, p.language, i.seq,"

@@ -14,12 +14,12 @@
 arb_status arb__store_queue_batch_call(arb_store *s, const arb__batch_call *c)
 {
     static const char sql[] =
-        "INSERT INTO batch_calls(key, judge_name, model, rep, request, api_key_env, base_url)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        "INSERT INTO batch_calls(key, judge_name, model, rep, request, api_key_env, base_url,"
+        " verdict) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
         " model = excluded.model, rep = excluded.rep, request = excluded.request,"
         " api_key_env = excluded.api_key_env, base_url = excluded.base_url,"
-        " queued_at = excluded.queued_at";
+        " verdict = excluded.verdict, queued_at = excluded.queued_at";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail_db(s, "cannot queue a batch call");
@@ -30,6 +30,7 @@ arb_status arb__store_queue_batch_call(arb_store *s, const arb__batch_call *c)
     arb__store_bind_text(q, 5, c->request_json);
     arb__store_bind_text(q, 6, c->api_key_env);
     arb__store_bind_text(q, 7, c->base_url);
+    arb__store_bind_text(q, 8, c->verdict);
     arb_status st = arb__store_step_done(s, q, "cannot queue a batch call");
     sqlite3_finalize(q);
     return st;
@@ -74,6 +75,7 @@ void arb__batch_call_free(arb__batch_call *c)
     free(c->api_key_env);
     free(c->result_id);
     free(c->base_url);
+    free(c->verdict);
     memset(c, 0, sizeof *c);
 }
 
@@ -83,7 +85,7 @@ arb_status arb__store_find_batch_call(arb_store *s, const char *key, int *found,
 {
     static const char sql[] =
         "SELECT b.key, b.judge_name, b.model, b.rep, b.request, b.api_key_env, b.result_id,"
-        " EXISTS (SELECT 1 FROM calls c WHERE c.key = b.key AND c.ok = 1)"
+        " EXISTS (SELECT 1 FROM calls c WHERE c.key = b.key AND c.ok = 1), b.verdict"
         " FROM batch_calls b WHERE b.key = ?1";
     memset(out, 0, sizeof *out);
     *found = 0;
@@ -103,9 +105,11 @@ arb_status arb__store_find_batch_call(arb_store *s, const char *key, int *found,
         out->api_key_env = column_dup(q, 5);
         out->result_id = column_dup(q, 6);
         out->stored_ok = sqlite3_column_int(q, 7);
+        out->verdict = column_dup(q, 8);
         if (!out->key || !out->judge_name || !out->model || !out->request_json ||
             (sqlite3_column_type(q, 5) != SQLITE_NULL && !out->api_key_env) ||
-            (sqlite3_column_type(q, 6) != SQLITE_NULL && !out->result_id)) {
+            (sqlite3_column_type(q, 6) != SQLITE_NULL && !out->result_id) ||
+            (sqlite3_column_type(q, 8) != SQLITE_NULL && !out->verdict)) {
             arb__batch_call_free(out);
             *found = 0;
             st = arb__store_fail(s, ARB_NOMEM, "out of memory");

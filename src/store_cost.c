@@ -40,15 +40,6 @@ typedef struct cost_walk {
     size_t n, cap;
 } cost_walk;
 
-static char *column_text(sqlite3_stmt *q, int col, int *oom)
-{
-    const unsigned char *t = sqlite3_column_text(q, col);
-    if (!t) return NULL;
-    char *copy = arb__strdup((const char *)t);
-    if (!copy) *oom = 1;
-    return copy;
-}
-
 static int cost_row(sqlite3_stmt *q, void *ud)
 {
     cost_walk *w = ud;
@@ -56,8 +47,8 @@ static int cost_row(sqlite3_stmt *q, void *ud)
     arb__judge_cost_row *r = &w->rows[w->n];
     memset(r, 0, sizeof *r);
     int oom = 0;
-    r->judge_name = column_text(q, 0, &oom);
-    r->price_json = column_text(q, 1, &oom);
+    r->judge_name = arb__store_column_text(q, 0, &oom);
+    r->price_json = arb__store_column_text(q, 1, &oom);
     w->n++; /* freed with the rest even when a copy failed */
     if (oom || !r->judge_name) return -1;
     r->calls = (size_t)sqlite3_column_int64(q, 2);

@@ -343,6 +343,8 @@ typedef struct call_usage {
     long long prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens;
     double latency_ms, cost_usd;
     int attempts;
+    char *logprobs;       /* the verdict token's distribution as exported (an object, or its
+                             JSON text in a CSV cell), canonical JSON; NULL when none (owned) */
 } call_usage;
 
 /* The number under key: a JSON number, or text that is one whole number (a CSV cell). 0 and
@@ -392,6 +394,10 @@ static void usage_read(call_usage *u, const char *extra_text)
         u->cost_usd = NAN; /* unknown */
     long long attempts = usage_count(u->extra, "attempts");
     u->attempts = attempts >= 0 && attempts <= INT_MAX ? (int)attempts : 0;
+    json_t *lp = json_object_get(u->extra, "logprobs"), *parsed = NULL;
+    if (json_is_string(lp)) lp = parsed = json_loads(json_string_value(lp), 0, NULL);
+    if (json_is_object(lp)) u->logprobs = json_dumps(lp, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(parsed);
 }
 
 /* The call row of an imported judgment or grade that came with the judge's text or the
@@ -431,9 +437,11 @@ static arb_status put_call(importer *im, const char *key_text, const char *judge
         .reasoning_tokens = u.reasoning_tokens,
         .cost_usd = u.cost_usd,
         .reasoning = u.reasoning,
+        .logprobs = u.logprobs,
     };
     arb_status st = arb__store_put_call(im->s, &rec, call_id);
     json_decref(u.extra);
+    free(u.logprobs);
     return st;
 }
 

@@ -19,6 +19,8 @@ arb_status arb__store_fail_db(arb_store *s, const char *what);
 arb_status arb__store_step_done(arb_store *s, sqlite3_stmt *st, const char *what);
 /* Binds text, or NULL for a NULL pointer (SQLITE_STATIC: reset before the text goes away). */
 int arb__store_bind_text(sqlite3_stmt *st, int index, const char *text);
+/* A copy of a text column (caller frees), NULL for SQL NULL; *oom = 1 when the copy failed. */
+char *arb__store_column_text(sqlite3_stmt *q, int col, int *oom);
 /* Runs sql and hands each row to row(q, ud): 0 goes on, 1 stops (ARB_OK), -1 out of memory.
 ** what names the rows in messages. */
 arb_status arb__store_each_row(arb_store *s, const char *sql, const char *what,

@@ -126,6 +126,8 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
         return -1;
     req->judge = judge_at(r, c->judge);
     req->rep = rep;
+    req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, TOURNAMENT_OPTIONS,
+                                       arb_template_json_field(r->tpl)};
     return 0;
 }
 

@@ -99,7 +99,7 @@ static int is_bracket(const char *t, size_t i)
 
 /* Rule 1. Returns the verdict, 'E' for an invalid last bracket, 0 when there is no bracket or
 ** the last bracket's line names another option (an echo, see the file comment). */
-static char last_bracket(const char *t, size_t len, int options)
+static char last_bracket(const char *t, size_t len, int options, size_t *at)
 {
     if (len < 5) return 0;
     for (size_t i = len - 5 + 1; i-- > 0;) {
@@ -109,6 +109,7 @@ static char last_bracket(const char *t, size_t len, int options)
         for (size_t j = b; j + 5 <= e; j++)
             if (is_bracket(t, j) && option_key(t[j + 2]) != key) return 0;
         char v = key_in_mode(key, options);
+        *at = i + 2;
         return v ? v : 'E';
     }
     return 0;
@@ -144,21 +145,30 @@ static char single_key(const char *t, size_t b, size_t e)
     return e - b == 1 ? option_key(t[b]) : 0;
 }
 
-/* The option named by t[b, e) after trimming, or 0. */
-static char single_option(const char *t, size_t b, size_t e, int options)
+/* single_key, also setting *at to the offset of that letter or digit when there is one. */
+static char single_key_at(const char *t, size_t b, size_t e, size_t *at)
 {
-    return key_in_mode(single_key(t, b, e), options);
+    trim_decorations(t, &b, &e);
+    if (e - b != 1) return 0;
+    *at = b;
+    return option_key(t[b]);
+}
+
+/* The option named by t[b, e) after trimming, or 0. */
+static char single_option(const char *t, size_t b, size_t e, int options, size_t *at)
+{
+    return key_in_mode(single_key_at(t, b, e, at), options);
 }
 
 /* Rule 2: the last line that is not white space only. */
-static char last_line(const char *t, size_t len, int options)
+static char last_line(const char *t, size_t len, int options, size_t *at)
 {
     size_t e = len;
     while (e > 0 && is_space(t[e - 1])) e--;
     if (e == 0) return 0;
     size_t b = e;
     while (b > 0 && t[b - 1] != '\n') b--;
-    return single_option(t, b, e, options);
+    return single_option(t, b, e, options, at);
 }
 
 /* Case-insensitive: does t[i..) start with the ASCII lowercase word w? */
@@ -195,13 +205,13 @@ static int answer_tag_at(const char *t, size_t len, size_t c, size_t *o)
 /* Rule 3: scans backwards for closing tags; each one's content runs back to the nearest
 ** opening tag. The last tag whose content is a single option wins, unless a tag with another
 ** letter or digit closes on the lines from its opening to its closing tag (an echo: 0). */
-static char answer_tag(const char *t, size_t len, int options)
+static char answer_tag(const char *t, size_t len, int options, size_t *at)
 {
     if (len < ANSWER_OPEN_LEN + ANSWER_CLOSE_LEN) return 0;
     for (size_t c = len - ANSWER_CLOSE_LEN + 1; c-- > ANSWER_OPEN_LEN;) {
         size_t o;
         if (!answer_tag_at(t, len, c, &o)) continue;
-        char v = single_option(t, o + ANSWER_OPEN_LEN, c, options);
+        char v = single_option(t, o + ANSWER_OPEN_LEN, c, options, at);
         if (!v) continue;
         size_t b = line_start(t, o), e = line_end(t, len, c);
         for (size_t c2 = b; c2 + ANSWER_CLOSE_LEN <= e; c2++) {
@@ -236,10 +246,34 @@ static char json_key(const char *t, size_t b, size_t e, const char *field)
     return key;
 }
 
-/* The verdict in field of a JSON object t[b, e), or 0. */
-static char json_candidate(const char *t, size_t b, size_t e, int options, const char *field)
+/* The offset of the value of the last "field": in t[b, e) (past an opening quote and white
+** space), or SIZE_MAX: where the verdict's letter stands, for reading its token's logprobs.
+** A field name written with escapes is not found (the position is then unknown). */
+static size_t json_value_at(const char *t, size_t b, size_t e, const char *field)
 {
-    return key_in_mode(json_key(t, b, e, field), options);
+    size_t n = strlen(field);
+    for (size_t i = e; i-- > b;) {
+        if (t[i] != '"' || e - i < n + 2 || memcmp(t + i + 1, field, n) || t[i + n + 1] != '"')
+            continue;
+        size_t k = i + n + 2;
+        while (k < e && is_space(t[k])) k++;
+        if (k == e || t[k] != ':') continue;
+        k++;
+        while (k < e && is_space(t[k])) k++;
+        if (k < e && t[k] == '"') k++;
+        while (k < e && is_space(t[k])) k++;
+        return k < e ? k : SIZE_MAX;
+    }
+    return SIZE_MAX;
+}
+
+/* The verdict in field of a JSON object t[b, e), or 0; *at gets its offset (json_value_at). */
+static char json_candidate(const char *t, size_t b, size_t e, int options, const char *field,
+                           size_t *at)
+{
+    char v = key_in_mode(json_key(t, b, e, field), options);
+    if (v) *at = json_value_at(t, b, e, field);
+    return v;
 }
 
 /* The start of the balanced {...} that ends with the '}' at t[close], counting braces
@@ -298,12 +332,13 @@ static int last_json_fence(const char *t, size_t len, size_t *b, size_t *e)
 }
 
 /* Rule 4. */
-static char json_field_rule(const char *t, size_t len, int options, const char *field)
+static char json_field_rule(const char *t, size_t len, int options, const char *field,
+                            size_t *at)
 {
-    char v = json_candidate(t, 0, len, options, field);
+    char v = json_candidate(t, 0, len, options, field, at);
     if (v) return v;
     size_t b, e;
-    if (last_json_fence(t, len, &b, &e) && (v = json_candidate(t, b, e, options, field)))
+    if (last_json_fence(t, len, &b, &e) && (v = json_candidate(t, b, e, options, field, at)))
         return v;
     /* The last balanced {...}, counting braces backwards from the last '}'. Braces inside
     ** JSON strings can unbalance the count; the first-'{'-to-last-'}' span covers that case
@@ -312,26 +347,39 @@ static char json_field_rule(const char *t, size_t len, int options, const char *
     while (last > 0 && t[last - 1] != '}') last--;
     if (last == 0) return 0;
     size_t i = balanced_start(t, len, last - 1);
-    if (i != len && (v = json_candidate(t, i, last, options, field)))
+    if (i != len && (v = json_candidate(t, i, last, options, field, at)))
         return json_echo(t, len, i, field, v) ? 0 : v;
     const char *first = memchr(t, '{', last);
     if (first && (i == len || (size_t)(first - t) != i))
-        return json_candidate(t, (size_t)(first - t), last, options, field);
+        return json_candidate(t, (size_t)(first - t), last, options, field, at);
     return 0;
+}
+
+/* See internal.h. */
+char arb__verdict_locate(const char *text, size_t len, int options, const char *json_field,
+                         size_t *at)
+{
+    *at = SIZE_MAX;
+    if (!text || options < 2 || options > 4) return 'E';
+    char v = last_bracket(text, len, options, at);
+    if (v) {
+        if (v == 'E') *at = SIZE_MAX;
+        return v;
+    }
+    if ((v = last_line(text, len, options, at))) return v;
+    if ((v = answer_tag(text, len, options, at))) return v;
+    if (json_field && *json_field && (v = json_field_rule(text, len, options, json_field, at)))
+        return v;
+    *at = SIZE_MAX;
+    return 'E';
 }
 
 /* Returns 'A'..'D' valid for the mode, or 'E' (also for a NULL text or a mode outside 2..4).
 ** text is borrowed and read only within [0, len). */
 char arb_verdict_extract(const char *text, size_t len, int options, const char *json_field)
 {
-    if (!text || options < 2 || options > 4) return 'E';
-    char v = last_bracket(text, len, options);
-    if (v) return v;
-    if ((v = last_line(text, len, options))) return v;
-    if ((v = answer_tag(text, len, options))) return v;
-    if (json_field && *json_field && (v = json_field_rule(text, len, options, json_field)))
-        return v;
-    return 'E';
+    size_t at;
+    return arb__verdict_locate(text, len, options, json_field, &at);
 }
 
 /* Returns the model verdict (§2.2): in order 0 the candidate is shown first, so A -> a; in
@@ -482,7 +530,7 @@ static int pw_digit(const char *t, size_t b, size_t e, size_t *n)
 /* The value a tag's content names: 1/0 (yes/no) or 1..5 (grade), else PW_INVALID,
 ** PW_OUT_OF_RANGE (a whole number outside 1..5 for grades) or PW_ECHO_N (the "N" of the grade
 ** instructions). */
-static int pw_value(const char *t, size_t b, size_t e, arb_pointwise_kind kind)
+static int pw_value_at(const char *t, size_t b, size_t e, arb_pointwise_kind kind, size_t *at)
 {
     for (;;) {
         size_t b0 = b, e0 = e, l = 0;
@@ -503,6 +551,7 @@ static int pw_value(const char *t, size_t b, size_t e, arb_pointwise_kind kind)
         if (b == b0 && e == e0) break;
     }
     size_t n = e - b;
+    *at = b;
     if (kind == ARB_POINTWISE_YESNO) {
         if (n == 7 && starts_with_ci(t, e, b, "correct")) return 1;
         if (n == 9 && starts_with_ci(t, e, b, "incorrect")) return 0;
@@ -518,6 +567,12 @@ static int pw_value(const char *t, size_t b, size_t e, arb_pointwise_kind kind)
     }
     if (digits == 0 || i != e) return PW_INVALID;
     return value >= 1 && value <= 5 ? value : PW_OUT_OF_RANGE;
+}
+
+static int pw_value(const char *t, size_t b, size_t e, arb_pointwise_kind kind)
+{
+    size_t at;
+    return pw_value_at(t, b, e, kind, &at);
 }
 
 /* Does the span [b, e) of lines hold the instructions' example phrase (see above)? */
@@ -542,6 +597,15 @@ static int pw_echo_lines(const char *t, const pw_tag *tags, size_t n, size_t b, 
 int arb_pointwise_extract(const char *text, size_t len, arb_pointwise_kind kind,
                           const char **reason)
 {
+    size_t at;
+    return arb__pointwise_locate(text, len, kind, reason, &at);
+}
+
+/* See internal.h. */
+int arb__pointwise_locate(const char *text, size_t len, arb_pointwise_kind kind,
+                          const char **reason, size_t *at)
+{
+    *at = SIZE_MAX;
     const char *why_local;
     if (!reason) reason = &why_local;
     *reason = NULL;
@@ -592,7 +656,8 @@ int arb_pointwise_extract(const char *text, size_t len, arb_pointwise_kind kind,
         *reason = "echoed from the instructions";
         return -1;
     }
-    int v = pw_value(text, last->cb, last->ce, kind);
+    size_t value_at;
+    int v = pw_value_at(text, last->cb, last->ce, kind, &value_at);
     if (v < 0) {
         *reason = v == PW_OUT_OF_RANGE ? "answer out of range" : "answer is not a valid value";
         return -1;
@@ -605,5 +670,6 @@ int arb_pointwise_extract(const char *text, size_t len, arb_pointwise_kind kind,
         *reason = "several different answers";
         return -1;
     }
+    *at = value_at;
     return v;
 }

@@ -20,6 +20,7 @@ judges:
   - name: fair
     url: $URL
     model: sim-fair
+    logprobs: true     # the debate's judge turns carry logprobs: a batch reply must keep them
   - name: yielder
     url: $URL
     model: sim-yielder

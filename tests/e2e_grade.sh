@@ -116,7 +116,7 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 keys = ['judge','item','model','language','group','kind','task','template','rep','value','reason',
         'content','error','prompt_tokens','completion_tokens','latency_ms','attempts',
-        'reasoning','reasoning_tokens','cached_tokens']
+        'reasoning','reasoning_tokens','cached_tokens','logprobs']
 assert all(list(r) == keys for r in rows), list(rows[0])
 e = [r for r in rows if r['value'] is None]
 assert len(e) == 6 and all(r['reason'] and r['content'] for r in e)

@@ -657,7 +657,7 @@ static void json_keys(void **state)
     json_t *root = json_loads(json, 0, NULL);
     assert_non_null(root);
     const char *top[] = {"arbiter_version", "reference_language", "repetition", "bootstrap",
-                         "rows", "spearman", "mode_gap", "ensemble"};
+                         "rows", "spearman", "mode_gap", "ensemble", "logprobs"};
     const char *key;
     json_t *v;
     size_t i = 0;
@@ -668,6 +668,16 @@ static void json_keys(void **state)
     assert_int_equal(i, sizeof top / sizeof *top);
     assert_string_equal(json_string_value(json_object_get(root, "reference_language")), "en");
     assert_true(json_is_null(json_object_get(root, "bootstrap")));
+    /* judgments without logprobs: "no logprobs" (null), never 0 (README "Logprobs") */
+    json_t *lp = json_object_get(root, "logprobs");
+    assert_true(json_array_size(lp) > 0);
+    for (size_t k = 0; k < json_array_size(lp); k++) {
+        json_t *r = json_array_get(lp, k);
+        assert_true(json_is_false(json_object_get(r, "logprobs_available")));
+        assert_int_equal(json_integer_value(json_object_get(r, "with_logprobs")), 0);
+        int grade = !strcmp(json_string_value(json_object_get(r, "kind")), "grade");
+        assert_true(json_is_null(json_object_get(r, grade ? "expected_grade" : "mean_p_correct")));
+    }
 
     const char *row_keys[] = {"judge", "template", "mode", "task", "n_groups",
                               "n_groups_left_out", "n_groups_with_error", "n_duplicates",

@@ -414,7 +414,7 @@ static void export_pointwise(void **state)
                                        "task", "template", "rep", "value", "reason", "content",
                                        "error", "prompt_tokens", "completion_tokens",
                                        "latency_ms", "attempts", "reasoning",
-                                       "reasoning_tokens", "cached_tokens"};
+                                       "reasoning_tokens", "cached_tokens", "logprobs"};
     assert_int_equal(json_object_size(row), sizeof keys / sizeof *keys);
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         assert_non_null(json_object_get(row, keys[k]));

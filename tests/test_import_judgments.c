@@ -343,7 +343,7 @@ static void store_rows(void **state)
                                  "\"candidate_answer\":\"xyz\",\"baseline_answer\":\"uv\","
                                  "\"category\":\"cat\",\"language\":null,\"source\":\"src1\","
                                  "\"strength\":\"strong\",\"cached_tokens\":null,\"reasoning_tokens\":null,"
-                                 "\"cost_usd\":null,\"reasoning\":null}\n"));
+                                 "\"cost_usd\":null,\"reasoning\":null,\"logprobs\":null}\n"));
     free(text);
     /* the battles read back with strong kept */
     arb_battles *b = arb_battles_create();

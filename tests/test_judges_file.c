@@ -188,6 +188,36 @@ static void reasoning_and_response_format(void **state)
                  "\"yes\"");
 }
 
+/* logprobs / top_logprobs (README "Logprobs"): off unless set; top_logprobs 0..20 (OpenAI's
+** limit) and only with logprobs: true. */
+static void logprobs_fields(void **state)
+{
+    fixture *f = *state;
+    arb_judges_file *jf = NULL;
+    assert_int_equal(load_text(f,
+                               "judges:\n"
+                               "  - {name: a, url: http://h/v1, model: m, logprobs: true, top_logprobs: 20}\n"
+                               "  - {name: b, url: http://h/v1, model: m, logprobs: true}\n"
+                               "  - {name: c, url: http://h/v1, model: m}\n",
+                               &jf, NULL),
+                     ARB_OK);
+    assert_int_equal(arb_judges_file_judge(jf, 0)->logprobs, 1);
+    assert_int_equal(arb_judges_file_judge(jf, 0)->top_logprobs, 20);
+    assert_int_equal(arb_judges_file_judge(jf, 1)->logprobs, 1);
+    assert_int_equal(arb_judges_file_judge(jf, 1)->top_logprobs, 0);
+    assert_int_equal(arb_judges_file_judge(jf, 2)->logprobs, 0);
+    arb_judges_file_destroy(jf);
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    logprobs: true\n"
+                    "    top_logprobs: 21\n",
+                 "5:19: judge 1: field \"top_logprobs\": expected a whole number from 0 to 20 "
+                 "(or null: not sent), got number \"21\"");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    top_logprobs: 5\n",
+                 "4:19: judge 1: field \"top_logprobs\": needs \"logprobs: true\" in the same "
+                 "judge");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    logprobs: 1\n",
+                 "4:15: judge 1: field \"logprobs\": expected true or false, got number \"1\"");
+}
+
 static void yaml_numbers(void **state)
 {
     fixture *f = *state;
@@ -216,7 +246,7 @@ static void field_errors(void **state)
                  "4:5: judge 1: unknown field \"colour\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
                  "seed, family, price, reasoning_effort, "
-                 "max_completion_tokens, response_format");
+                 "max_completion_tokens, response_format, logprobs, top_logprobs");
     expect_error(f, "judges:\n  - url: [http://h/v1]\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected a non-empty string, got a list");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    model: n\n",
@@ -230,7 +260,7 @@ static void field_errors(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n  - just-a-name\n",
                  "4:5: judge 2: expected a mapping of fields (name, url, model, api_key_env, "
                  "contestant, temperature, top_p, max_tokens, frequency_penalty, seed, family, price, "
-                 "reasoning_effort, max_completion_tokens, response_format), got "
+                 "reasoning_effort, max_completion_tokens, response_format, logprobs, top_logprobs), got "
                  "string \"just-a-name\"");
     expect_error(f, "judges:\n  - url: ftp://h/\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected an http:// or https:// URL with a host "
@@ -416,13 +446,13 @@ static void names_are_made_safe(void **state)
                  "4:5: judge 1: unknown field \"?[2Jx\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
                  "seed, family, price, reasoning_effort, "
-                 "max_completion_tokens, response_format");
+                 "max_completion_tokens, response_format, logprobs, top_logprobs");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    "
                     "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij: 1\n",
                  "4:5: judge 1: unknown field \"abcdefghijabcdefghijabcdefghijabcdefghij\"...; "
                  "expected one of name, url, model, api_key_env, contestant, temperature, top_p, "
                  "max_tokens, frequency_penalty, seed, family, price, reasoning_effort, "
-                 "max_completion_tokens, response_format");
+                 "max_completion_tokens, response_format, logprobs, top_logprobs");
 }
 
 static void bad_arguments_and_missing_file(void **state)
@@ -511,6 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(full_file_and_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(nulls_are_not_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(yaml_numbers, setup, teardown),
+        cmocka_unit_test_setup_teardown(logprobs_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(reasoning_and_response_format, setup, teardown),
         cmocka_unit_test_setup_teardown(field_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(families, setup, teardown),

@@ -325,7 +325,7 @@ static void test_judge_parse_errors(void **state)
     }
     expect_parse_error("m:speed=1", "(known: skill, bias, tie, bothbad, invalid, latency, "
                                     "conformity, noise, noise.<lang>, strict, strict.<lang>, "
-                                    "persona.<identity>, persona_sd, think)");
+                                    "persona.<identity>, persona_sd, think, logprobs)");
     char long_name[200];
     memset(long_name, 'x', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = '\0';
@@ -1897,7 +1897,7 @@ static void test_persona_parse(void **state)
     expect_parse_error("m:persona=1", "unknown key \"persona\"");
     expect_parse_error("m:Persona.female=1", "unknown key \"Persona.female\"");
     expect_parse_error("m:persona-sd=1", "unknown key \"persona-sd\"");
-    expect_parse_error("m:x=1", "persona.<identity>, persona_sd, think)");
+    expect_parse_error("m:x=1", "persona.<identity>, persona_sd, think, logprobs)");
 
     /* A judge built by hand is checked as a parsed one. */
     arb_sim_params p = arb_sim_default_params();

@@ -265,17 +265,17 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 9);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 10);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 10", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 11", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 10"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 11"));
     arb_store_close(s);
 }
 
@@ -300,7 +300,7 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 9);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 10);
     return s;
 }
 
@@ -484,7 +484,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 9);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 10);
     arb_store_close(s);
 }
 
@@ -957,6 +957,7 @@ static arb_store *export_fixture(const char *path)
     put_items(s, "{\"id\":\"q,2\",\"question\":\"a\"}\n{\"id\":\"q1\",\"question\":\"b\"}\n");
     arb__call_record rec = call_record("e1", 1, TRICKY);
     rec.reasoning = "maybe [[B]]"; /* a reasoning model's thinking, apart from content */
+    rec.logprobs = "{\"kind\":\"position\",\"options\":{\"A\":0.75,\"B\":0.25}}";
     rec.reasoning_tokens = 7;
     rec.cached_tokens = 0;
     long long c1 = put_call(s, &rec);
@@ -995,12 +996,13 @@ static void test_export_csv(void **state)
         "protocol,judge,item,candidate,baseline,template,options,order,rep,position_verdict,"
         "model_verdict,model,content,error,prompt_tokens,completion_tokens,latency_ms,attempts,"
         "request,question,candidate_answer,baseline_answer,category,language,source,strength,"
-        "cached_tokens,reasoning_tokens,cost_usd,reasoning\r\n"
+        "cached_tokens,reasoning_tokens,cost_usd,reasoning,logprobs\r\n"
         "sbs,j1,\"q,2\",cand,base,II-reason,4,0,0,A,a,judge-model,"
         "\"He said \"\"hi\"\", then\nleft.\r\nПривет — “мир” 日本 [[A]]\",,100,20,12.5,1,"
-        "\"{\"\"model\"\":\"\"judge-model\"\"}\",a,,,,,,,0,7,0.00025,maybe [[B]]\r\n"
+        "\"{\"\"model\"\":\"\"judge-model\"\"}\",a,,,,,,,0,7,0.00025,maybe [[B]],"
+        "\"{\"\"kind\"\":\"\"position\"\",\"\"options\"\":{\"\"A\"\":0.75,\"\"B\"\":0.25}}\"\r\n"
         "sbs,j1,q1,cand,base,II-reason,4,1,0,E,e,judge-model,,HTTP 503 after 7 attempts,,,"
-        "0.25,7,\"{\"\"model\"\":\"\"judge-model\"\"}\",b,,,,,,,,,,\r\n";
+        "0.25,7,\"{\"\"model\"\":\"\"judge-model\"\"}\",b,,,,,,,,,,,\r\n";
     assert_string_equal(csv, expected);
     free(csv);
     arb_store_close(s);
@@ -1056,7 +1058,10 @@ static void test_export_jsonl(void **state)
     assert_true(json_real_value(json_object_get(a, "cost_usd")) == 0.00025);
     /* and the judge's thinking, apart from content (reasoning models) */
     assert_string_equal(json_string_value(json_object_get(a, "reasoning")), "maybe [[B]]");
-    assert_int_equal(json_object_size(a), 30);
+    /* and the verdict token's distribution, embedded as an object (README "Logprobs") */
+    assert_true(json_real_value(json_object_get(json_object_get(json_object_get(a, "logprobs"),
+                                                                "options"), "B")) == 0.25);
+    assert_int_equal(json_object_size(a), 31);
     json_decref(a);
 
     json_t *b = json_loads(nl1 + 1, 0, &err);
