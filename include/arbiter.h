@@ -275,6 +275,14 @@ typedef struct arb_judge_config {
     int response_format;     /* 1: the endpoint accepts response_format {type: json_schema}
                                 (structured output): a template's JSON schema is sent to it.
                                 0 (default): never sent */
+    const char *const *endpoints; /* n_endpoints > 1: the judge's interchangeable endpoints
+                                (replicas; base URLs like base_url, each checked like it):
+                                each call goes to the one with the fewest requests in flight
+                                (README "Several endpoints per judge"); base_url is then
+                                endpoints[0]. NULL / 0: base_url alone */
+    size_t n_endpoints;
+    int max_in_flight;       /* most requests in flight on each endpoint; 0 (default): only
+                                arb_client_params.jobs bounds them */
 } arb_judge_config;
 
 typedef struct arb_client_params {

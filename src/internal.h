@@ -371,6 +371,8 @@ typedef struct arb__call_record {
     long long reasoning_tokens; /* -1 unknown */
     long long cached_tokens;    /* -1 unknown */
     double cost_usd;            /* arb__judge_call_cost(); NAN: unknown (stored as NULL) */
+    const char *endpoint;       /* base URL it was sent to, without credentials
+                                   (arb__url_redact); NULL when unknown */
 } arb__call_record;
 
 /* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row

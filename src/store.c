@@ -538,8 +538,9 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_PUT_CALL] =
         "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
         " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"
-        " reasoning_tokens, cached_tokens, cost_usd, reasoning)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+        " reasoning_tokens, cached_tokens, cost_usd, reasoning, endpoint)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+        " ?19)"
         " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
         " model = excluded.model, request = excluded.request, rep = excluded.rep,"
         " ok = excluded.ok, content = excluded.content, raw_reply = excluded.raw_reply,"
@@ -548,7 +549,7 @@ static const char *const stmt_sql[ST__COUNT] = {
         " completion_tokens = excluded.completion_tokens, latency_ms = excluded.latency_ms,"
         " reasoning_tokens = excluded.reasoning_tokens, cached_tokens = excluded.cached_tokens,"
         " cost_usd = excluded.cost_usd,"
-        " reasoning = excluded.reasoning,"
+        " reasoning = excluded.reasoning, endpoint = excluded.endpoint,"
         " created_at = excluded.created_at"
         " WHERE calls.ok = 0"
         " RETURNING id",
@@ -1184,6 +1185,7 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     if (isfinite(rec->cost_usd)) sqlite3_bind_double(q, 17, rec->cost_usd);
     else sqlite3_bind_null(q, 17);
     arb__store_bind_text(q, 18, rec->reasoning);
+    arb__store_bind_text(q, 19, rec->endpoint);
 
     int rc = sqlite3_step(q);
     long long id = 0;
