@@ -1683,6 +1683,8 @@ typedef struct arb_sim_params {
     size_t n_judges;
     const arb_dataset *answers_oracle; /* answers with a "quality" extra field (0..1); borrowed */
     double fail_rate;         /* share of requests answered 500 (tests of retries), default 0 */
+    double throttle_rate;     /* share of requests answered 429 rate_limit_exceeded (tests of
+                                 back-off), default 0; drawn independently of fail_rate */
     double cached_share;      /* 0..1: usage reports prompt_tokens_details.cached_tokens =
                                  floor(prompt_tokens * cached_share), as a provider's prompt
                                  cache would (tests of cached prices); 0 (default): the field is

@@ -13,7 +13,8 @@
 
 static const char sim_help[] =
     "usage: arbiter sim-server [--port N] [--judge SPEC]... [--items FILE --answers FILE]\n"
-    "                          [--seed N] [--instant] [--fail-rate X] [--cached-share X]\n"
+    "                          [--seed N] [--instant] [--fail-rate X] [--throttle-rate X]\n"
+    "                          [--cached-share X]\n"
     "                          [--bind ADDR]\n"
     "                          [--port-file FILE]\n"
     "\n"
@@ -51,6 +52,7 @@ static const char sim_help[] =
     "  --seed N          seed of the simulator (default 1): same seed, same replies\n"
     "  --instant         answer [[A]] at once without simulating (throughput benchmarks)\n"
     "  --fail-rate X     answer this share of requests with HTTP 500 (retry tests)\n"
+    "  --throttle-rate X answer this share of requests with HTTP 429 (back-off tests)\n"
     "  --cached-share X  report floor(prompt_tokens * X) of each prompt as cached\n"
     "                    (usage.prompt_tokens_details.cached_tokens; tests of cached prices)\n"
     "  --port-file FILE  write the port there once listening\n";
@@ -72,6 +74,7 @@ int cmd_sim_server(int argc, char **argv)
                                          {"seed", required_argument, 0, 's'},
                                          {"instant", no_argument, 0, 'I'},
                                          {"fail-rate", required_argument, 0, 'f'},
+                                         {"throttle-rate", required_argument, 0, 't'},
                                          {"cached-share", required_argument, 0, 'c'},
                                          {"port-file", required_argument, 0, 'P'},
                                          {"help", no_argument, 0, 'h'},
@@ -115,6 +118,10 @@ int cmd_sim_server(int argc, char **argv)
         case 'f':
             if (cli_parse_double("--fail-rate", optarg, 0, 1, &x)) return EXIT_USAGE;
             p.fail_rate = x;
+            break;
+        case 't':
+            if (cli_parse_double("--throttle-rate", optarg, 0, 1, &x)) return EXIT_USAGE;
+            p.throttle_rate = x;
             break;
         case 'c':
             if (cli_parse_double("--cached-share", optarg, 0, 1, &x)) return EXIT_USAGE;
