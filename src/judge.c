@@ -835,7 +835,11 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
                arb__json_set(jo, "max_completion_tokens", json_integer(sp->max_completion_tokens))) ||
               (sp->reasoning_effort &&
                arb__json_set(jo, "reasoning_effort", json_string(sp->reasoning_effort))) ||
-              (jc->response_format && arb__json_set(jo, "response_format", json_true()));
+              (jc->response_format && arb__json_set(jo, "response_format", json_true())) ||
+              (jc->n_endpoints &&
+               arb__json_set(jo, "endpoints", arb__json_names(jc->endpoints, jc->n_endpoints))) ||
+              (jc->max_in_flight > 0 &&
+               arb__json_set(jo, "max_in_flight", json_integer(jc->max_in_flight)));
     if (bad) {
         json_decref(jo);
         return NULL;

@@ -1491,9 +1491,21 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
     return st;
 }
 
+/* Replaces a string by its redacted form (arb__url_redact). Returns 1 when it changed, 0 when
+** not, -1 when out of memory. */
+static int redact_url_string(json_t *member)
+{
+    char *url = arb__url_redact(json_string_value(member));
+    if (!url) return -1;
+    int changed = 0;
+    if (strcmp(url, json_string_value(member))) changed = json_string_set(member, url) ? -1 : 1;
+    free(url);
+    return changed;
+}
+
 /* Replaces, in v and everything it contains, each string member named "url" or ending in
-** "_url" by its redacted form (arb__url_redact). Returns 1 when something changed, 0 when not,
-** -1 when out of memory. */
+** "_url", and each string of an array named "endpoints" (a judge's replicas), by its redacted
+** form (arb__url_redact). Returns 1 when something changed, 0 when not, -1 when out of memory. */
 static int redact_urls(json_t *v)
 {
     int changed = 0;
@@ -1513,14 +1525,17 @@ static int redact_urls(json_t *v)
         size_t n = strlen(key);
         if (json_is_string(member) &&
             (!strcmp(key, "url") || (n >= 4 && !strcmp(key + n - 4, "_url")))) {
-            char *url = arb__url_redact(json_string_value(member));
-            if (!url) return -1;
-            if (strcmp(url, json_string_value(member))) {
-                changed = 1;
-                if (json_string_set(member, url)) changed = -1;
+            int c = redact_url_string(member);
+            if (c < 0) return -1;
+            changed |= c;
+        } else if (json_is_array(member) && !strcmp(key, "endpoints")) {
+            size_t i;
+            json_t *e;
+            json_array_foreach(member, i, e) {
+                int c = json_is_string(e) ? redact_url_string(e) : 0;
+                if (c < 0) return -1;
+                changed |= c;
             }
-            free(url);
-            if (changed < 0) return -1;
         } else {
             int c = redact_urls(member);
             if (c < 0) return -1;

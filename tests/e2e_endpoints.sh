@@ -9,7 +9,8 @@
 #   - least-outstanding dispatch: equal replicas share the calls, a slow one gets far fewer;
 #   - 429 from one replica only (--throttle-rate): every call finishes, the other replica wastes
 #     no request, the throttled one answers fewer calls;
-#   - max_in_flight and a budget (--budget-usd) over several endpoints;
+#   - max_in_flight and a budget (--budget-usd) over several endpoints; the run's parameters
+#     list the endpoints (without credentials) and max_in_flight;
 #   - bad judges files: url and endpoints together, an empty list, a bad URL in the list (not
 #     echoed): exit 2, nothing created.
 set -euo pipefail
@@ -72,7 +73,8 @@ check "kill: the run ends 0 ($rc)" "[ $rc = 0 ]"
 check "kill: all $calls calls stored once, all ok" "[ \$(q 'select count(*) from calls') = $calls ] && [ \$(q 'select count(*) from calls where ok = 1') = $calls ] && [ \$(q 'select count(*) from pairwise') = $calls ]"
 check "kill: calls.endpoint filled for every call" "[ \$(q 'select count(*) from calls where endpoint is null') = 0 ]"
 dead_url="http://127.0.0.1:$(cat "$T/port4")/v1"
-check "kill: the dead replica had calls before it died, stored without credentials" "[ \$(stored_at '$dead_url') -ge 1 ] && ! sqlite3 '$DB' .dump | grep -q SECRET"
+check "kill: the dead replica had calls before it died, stored without credentials" "[ \$(stored_at '$dead_url') -ge 1 ] && [ \$(sqlite3 '$DB' .dump | grep -c SECRET) = 0 ]"
+check "kill: the run's parameters list the four endpoints, without credentials" "sqlite3 '$DB' 'select params from runs' | grep -qF '\"endpoints\":[\"${URLS[1]}\",\"${URLS[2]}\",\"${URLS[3]}\",\"$dead_url\"]'"
 check "kill: it died mid-run (the others answered most calls)" "[ \$(stored_at '$dead_url') -lt $((calls / 4)) ]"
 total_live=0
 for i in 1 2 3; do
@@ -122,6 +124,7 @@ DB="$T/budget.db"
 set +e; sbs --jobs 16 --budget-usd 10 > "$T/budget.out" 2>&1; rc=$?; set -e
 spent=$(q "select coalesce(sum(cost_usd), 0) from calls")
 check "budget: stops with exit 3 within the budget over two endpoints (\$$spent)" "[ $rc = 3 ] && awk 'BEGIN{exit !($spent <= 10 && $spent > 0)}'"
+check "budget: max_in_flight is in the run's parameters" "q 'select params from runs' | grep -qF '\"max_in_flight\":2'"
 check "budget: its calls went to both endpoints" "[ \$(q 'select count(distinct endpoint) from calls') = 2 ]"
 sbs --jobs 16 --budget-usd 1000 > "$T/budget2.out" 2>&1
 check "budget: a rerun with a larger budget finishes ($((n_items * 2)) calls)" "[ \$(q 'select count(*) from calls where ok = 1') = $((n_items * 2)) ]"
