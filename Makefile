@@ -6,11 +6,12 @@
 #   make valgrind  unit tests and the demo under valgrind (leaks, invalid accesses)
 #   make bench  throughput benchmark against the Python way (see bench/README.md)
 #   make bench-rank  Bradley-Terry with bootstrap on 2M battles against the arena notebooks
+#   make bench-endpoints  calls/s one arbiter process drives across 1 vs 4 simulator endpoints
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 SHORT_FUZZ_SECONDS ?= 15
 
-.PHONY: valgrind all deps browser-deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench bench-rank clean
+.PHONY: valgrind all deps browser-deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench bench-rank bench-endpoints clean
 
 all: build
 
@@ -67,6 +68,9 @@ bench: build
 bench-rank: build
 	ARB_BENCH_DEPS=1 bash scripts/install-deps.sh
 	bash bench/run_rank.sh
+
+bench-endpoints: build
+	bash bench/run_endpoints.sh
 
 clean:
 	rm -rf build build-asan build-fuzz arbiter-demo

@@ -280,6 +280,14 @@ typedef struct arb_judge_config {
                                 "Logprobs"); 0 (default): not sent */
     int top_logprobs;        /* 0..20 alternatives per token (top_logprobs, sent with logprobs
                                 when > 0); 0: not sent */
+    const char *const *endpoints; /* n_endpoints > 1: the judge's interchangeable endpoints
+                                (replicas; base URLs like base_url, each checked like it):
+                                each call goes to the one with the fewest requests in flight
+                                (README "Several endpoints per judge"); base_url is then
+                                endpoints[0]. NULL / 0: base_url alone */
+    size_t n_endpoints;
+    int max_in_flight;       /* most requests in flight on each endpoint; 0 (default): only
+                                arb_client_params.jobs bounds them */
 } arb_judge_config;
 
 /* What a judging run does with the OpenAI Batch API (arb_client_params.batch_action; each
@@ -1770,6 +1778,8 @@ typedef struct arb_sim_params {
     size_t n_judges;
     const arb_dataset *answers_oracle; /* answers with a "quality" extra field (0..1); borrowed */
     double fail_rate;         /* share of requests answered 500 (tests of retries), default 0 */
+    double throttle_rate;     /* share of requests answered 429 rate_limit_exceeded (tests of
+                                 back-off), default 0; drawn independently of fail_rate */
     double cached_share;      /* 0..1: usage reports prompt_tokens_details.cached_tokens =
                                  floor(prompt_tokens * cached_share), as a provider's prompt
                                  cache would (tests of cached prices); 0 (default): the field is

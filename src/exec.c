@@ -42,6 +42,11 @@
 ** callback; the nodes that depend on it are not built (they wait for a later round, once the
 ** batch's replies are ingested). Stored calls are taken and judged as in any run, so each
 ** round judges what the last batch answered and queues the calls that became ready.
+** Endpoints: each judge's URL, or its several endpoints (arb_judge_config.endpoints), is one
+** pool of http.c, which picks the endpoint of every attempt (least outstanding requests,
+** per-endpoint limits, 429 back-off, cool-down; README "Several endpoints per judge"). The call
+** key is made from the request body alone, so the same request to any replica is the same
+** call; the endpoint that answered is stored with it (calls.endpoint, without credentials).
 ** It does not parse verdicts or know any protocol: that is the build/done callbacks' job.
 */
 #include "internal.h"
@@ -71,6 +76,7 @@ typedef struct exec_node {
     char key[33];
     int rep;
     arb__verdict_spec verdict; /* what verdict the reply carries, for its logprobs */
+    int target;            /* index into ex->targets once submitted */
     int spend_slot;        /* index into stats->judges, -1 when not itemised */
     double est_usd;        /* estimated cost and tokens (budgets): upper bounds, see */
     long long est_tokens;  /* estimate_node() */
@@ -131,6 +137,7 @@ typedef struct finished_call {
     char *raw_reply;
     char *logprobs;        /* arb__logprobs_verdict() JSON, NULL when none */
     char *error;
+    const char *endpoint;  /* redacted URL it was sent to (borrowed from ex->targets), or NULL */
     long http_status;
     int attempts;
     long long prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens;
@@ -172,9 +179,16 @@ struct arb__exec {
     ** one run holds the same request twice. */
     size_t *keys;
     size_t n_keys, cap_keys;
-    const arb_judge_config *endpoint_judge; /* whose URL and auth header are cached */
-    char *endpoint_url;
-    char *endpoint_auth;
+    /* Where each judge's calls go, made on its first call: its http.c pool, the Authorization
+    ** header (the environment is read once) and its endpoints as stored (redacted). */
+    struct exec_target {
+        const arb_judge_config *judge;
+        int pool;
+        char *auth;
+        char **stored_url;
+        size_t n_urls;
+    } *targets;
+    size_t n_targets, cap_targets;
     double started_ms, last_progress_ms;
     int show_progress;
     /* Claims on calls (see the file comment). Nodes built and keyed, waiting for the next
@@ -203,7 +217,7 @@ struct arb__exec {
 };
 
 static void finished_free(finished_call *fc);
-static void clear_endpoint(arb__exec *ex);
+static void free_targets(arb__exec *ex);
 static arb_status writer_stop(arb__exec *ex);
 static arb_status submit_node(arb__exec *ex, size_t idx);
 
@@ -241,7 +255,7 @@ void arb__exec_destroy(arb__exec *ex)
     }
     for (size_t i = 0; i < ex->n_finished; i++) finished_free(&ex->finished[i]);
     free(ex->finished);
-    clear_endpoint(ex);
+    free_targets(ex);
     if (ex->writer.store) {
         for (size_t i = 0; i < ex->writer.n_queue; i++) finished_free(&ex->writer.queue[i]);
         pthread_mutex_destroy(&ex->writer.mu);
@@ -344,30 +358,64 @@ static int queue_finished(arb__exec *ex, const finished_call *fc)
     return 0;
 }
 
-/* Frees the cached endpoint, wiping the key so it does not linger in freed memory. */
-static void clear_endpoint(arb__exec *ex)
+static void free_target(struct exec_target *t)
 {
-    if (ex->endpoint_auth) memset(ex->endpoint_auth, 0, strlen(ex->endpoint_auth));
-    free(ex->endpoint_auth);
-    free(ex->endpoint_url);
-    ex->endpoint_auth = ex->endpoint_url = NULL;
-    ex->endpoint_judge = NULL;
+    if (t->auth) memset(t->auth, 0, strlen(t->auth)); /* the key must not linger in freed memory */
+    free(t->auth);
+    for (size_t i = 0; i < t->n_urls; i++) free(t->stored_url[i]);
+    free(t->stored_url);
 }
 
-/* Makes judge's URL and Authorization header the cached endpoint: they are the same for every
-** call of a judge, so they are not rebuilt (and the environment not read) per request. */
-static arb_status set_endpoint(arb__exec *ex, const arb_judge_config *judge)
+/* Frees the targets, wiping the keys. */
+static void free_targets(arb__exec *ex)
 {
-    clear_endpoint(ex);
-    ex->endpoint_url = arb__judge_url(judge->base_url);
-    ex->endpoint_auth = arb__judge_auth_header(judge->api_key_env);
-    if (!ex->endpoint_url) return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+    for (size_t i = 0; i < ex->n_targets; i++) free_target(&ex->targets[i]);
+    free(ex->targets);
+    ex->targets = NULL;
+    ex->n_targets = ex->cap_targets = 0;
+}
+
+/* The index in ex->targets of judge's endpoints, made on its first call: a pool of its URLs
+** (endpoints, or base_url alone) with its max_in_flight, its Authorization header, and the
+** URLs as stored. Returns 0, or an arb_status (message in the store). */
+static arb_status target_of(arb__exec *ex, const arb_judge_config *judge, int *out)
+{
+    for (size_t i = 0; i < ex->n_targets; i++)
+        if (ex->targets[i].judge == judge) {
+            *out = (int)i;
+            return ARB_OK;
+        }
+    size_t n = judge->n_endpoints ? judge->n_endpoints : 1;
+    const char *const *bases = judge->n_endpoints ? judge->endpoints : &judge->base_url;
+    if (arb__grow(&ex->targets, &ex->cap_targets, ex->n_targets + 1, sizeof *ex->targets))
+        return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+    struct exec_target t = {.judge = judge, .pool = -1};
+    char **urls = calloc(n, sizeof *urls);
+    t.stored_url = calloc(n, sizeof *t.stored_url);
+    arb_status st = urls && t.stored_url ? ARB_OK : ARB_NOMEM;
+    if (!st) t.n_urls = n;
+    for (size_t i = 0; i < n && !st; i++)
+        if (!(urls[i] = arb__judge_url(bases[i])) || !(t.stored_url[i] = arb__url_redact(bases[i])))
+            st = ARB_NOMEM;
+    if (!st) {
+        t.pool = arb__http_add_pool(ex->http, (const char *const *)urls, n, judge->max_in_flight);
+        if (t.pool < 0) st = ARB_NOMEM;
+    }
+    if (!st) t.auth = arb__judge_auth_header(judge->api_key_env);
+    for (size_t i = 0; urls && i < n; i++) free(urls[i]);
+    free(urls);
+    if (st) {
+        free_target(&t);
+        return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
+    }
     /* A named key that cannot be used is refused, never silently left out of the request. */
-    if (judge->api_key_env && *judge->api_key_env && !ex->endpoint_auth) {
-        arb_status st = arb__judge_check(ex->store, judge, 0);
+    if (judge->api_key_env && *judge->api_key_env && !t.auth) {
+        free_target(&t);
+        st = arb__judge_check(ex->store, judge, 0);
         return st ? st : arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     }
-    ex->endpoint_judge = judge;
+    ex->targets[ex->n_targets] = t;
+    *out = (int)ex->n_targets++;
     return ARB_OK;
 }
 
@@ -763,10 +811,10 @@ static void poll_held(arb__exec *ex, double now)
 static arb_status submit_node(arb__exec *ex, size_t idx)
 {
     exec_node *n = &ex->nodes[idx];
-    arb_status st;
-    if (n->judge != ex->endpoint_judge && (st = set_endpoint(ex, n->judge))) return st;
-    if (arb__http_submit(ex->http, idx, ex->endpoint_url, ex->endpoint_auth, n->body,
-                         strlen(n->body)))
+    arb_status st = target_of(ex, n->judge, &n->target);
+    if (st) return st;
+    const struct exec_target *t = &ex->targets[n->target];
+    if (arb__http_submit_pool(ex->http, idx, t->pool, t->auth, n->body, strlen(n->body)))
         return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     ex->inflight++;
     return ARB_OK;
@@ -786,6 +834,9 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
                         .cached_tokens = -1,
                         .cost_usd = NAN};
     ex->inflight--;
+    const struct exec_target *t = &ex->targets[ex->nodes[idx].target];
+    if (res->endpoint >= 0 && (size_t)res->endpoint < t->n_urls)
+        fc.endpoint = t->stored_url[res->endpoint];
     if (res->ok) {
         arb__judge_reply reply;
         if (arb__judge_parse_reply(res->body, res->body_len, &reply)) {
@@ -905,6 +956,7 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                 .cached_tokens = fc->cached_tokens,
                 .cost_usd = fc->cost_usd,
                 .logprobs = fc->logprobs,
+                .endpoint = fc->endpoint,
             };
             int kept = 0;
             char *stored = NULL;

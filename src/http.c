@@ -12,8 +12,25 @@
 ** callback, once, and freed. No step scans a whole queue: starting work pops the FIFO,
 ** timers pop the heap.
 **
-** Invariants: at most min(jobs, inflight_limit) transfers run; the Authorization header is
-** only handed to curl, never printed (verbose output is never enabled) and wiped on destroy.
+** Endpoints and pools: every transfer goes to a pool, the interchangeable endpoints (replicas)
+** of one judge; arb__http_submit's single URL is a pool of one. Each attempt, retries
+** included, goes to the pool's endpoint with the fewest attempts running (least outstanding
+** requests; ties to the one sent fewer), among those that are not paused and run fewer than
+** their limit; a retry goes elsewhere than the endpoint it just failed on when another is
+** free. Each endpoint has its own adaptive (AIMD) limit, at most max_in_flight (jobs
+** when 0): a 429 halves that endpoint's limit (once per ARB__AIMD_CUT_GAP_MS) and, in a pool
+** of two or more, pauses that endpoint until the attempt's retry is due, so a throttled
+** replica slows down alone while the others take its share. In a
+** pool of two or more, ARB__ENDPOINT_FAILS failures in a row (no connection, a dropped
+** connection, a timeout, 5xx) take the endpoint out for ARB__ENDPOINT_COOLDOWN_MS (capped by
+** max_retry_wait_ms) and its retries go to the others; a pool of one keeps the plain retry
+** schedule (there is nowhere else to go). A transfer whose pool has no endpoint free waits:
+** behind the pool's running attempts when some endpoint is merely full (it starts when one
+** ends), else in the timer heap until the first paused endpoint comes back.
+**
+** Invariants: at most jobs transfers run, at most an endpoint's limit on each endpoint; the
+** Authorization header is only handed to curl, never printed (verbose output is never
+** enabled) and wiped on destroy.
 ** This module knows nothing of JSON or judges: judge.c builds bodies and reads replies.
 */
 #include "internal.h"
@@ -30,9 +47,35 @@
 
 #define ARB__AIMD_CUT_GAP_MS 500.0        /* 429s within this window halve the limit once */
 #define ARB__ERROR_BODY_CHARS 200         /* reply text quoted in an error message */
+/* An endpoint of a pool of two or more that fails this many attempts in a row is taken out
+** for the cool-down: three rules out one unlucky request while sending at most a few more
+** requests into a dead replica (README "Several endpoints per judge"). */
+#define ARB__ENDPOINT_FAILS 3
+#define ARB__ENDPOINT_COOLDOWN_MS 30000.0 /* and never longer than max_retry_wait_ms */
 
 typedef struct arb__xfer arb__xfer;
 typedef struct arb__headers arb__headers;
+
+/* One endpoint of a pool: its URL and its own load, limit and health. */
+typedef struct arb__endpoint {
+    char *url;                  /* full chat-completions URL (owned) */
+    int running;                /* attempts in flight on it */
+    int limit;                  /* adaptive limit, 1..cap */
+    int cap;                    /* max_in_flight, or jobs */
+    int success_streak;         /* successes since its limit last changed */
+    int failures_in_row;        /* failed attempts since its last reply (not 429) */
+    double last_cut_ms;
+    double paused_until_ms;     /* 429 back-off or cool-down: no attempt starts before */
+    arb__http_endpoint_stats stats;
+} arb__endpoint;
+
+/* Interchangeable endpoints, and the transfers waiting for a free one among them. */
+typedef struct arb__pool {
+    arb__endpoint *ep;
+    size_t n;
+    int max_in_flight;          /* as given (0: jobs) */
+    arb__xfer *wait_head, *wait_tail; /* waiting for an attempt on the pool to end */
+} arb__pool;
 
 /* The header list shared by every transfer with the same Authorization line (normally one
 ** list for the whole run), so submitting allocates no curl_slist. */
@@ -42,11 +85,12 @@ struct arb__headers {
     struct curl_slist *list;
 };
 
-/* One submitted request; url and body live in the same allocation, after the struct. */
+/* One submitted request; its body lives in the same allocation, after the struct. */
 struct arb__xfer {
     arb__xfer *next;            /* FIFO link */
     uint64_t tag;
-    const char *url;
+    int pool;                   /* index into h->pools */
+    int endpoint;               /* endpoint of the running or last attempt, -1 before */
     const char *body;
     size_t body_len;
     struct curl_slist *headers; /* borrowed from h->header_cache */
@@ -79,9 +123,9 @@ struct arb__http {
     size_t n_timers, cap_timers;
     size_t pending;             /* ready + running + timers */
     arb__headers *header_cache;
+    arb__pool *pools;
+    size_t n_pools, cap_pools;
     arb__http_stats stats;
-    int success_streak;         /* consecutive successes since the limit last changed */
-    double last_cut_ms;
     uint64_t rng;               /* xorshift64* state for the jitter */
     arb__buf error;             /* message handed to the done callback */
 };
@@ -112,12 +156,17 @@ static void wipe_free(char *s)
     free(s);
 }
 
-static void ready_push_back(arb__http *h, arb__xfer *x)
+static void fifo_push_back(arb__xfer **head, arb__xfer **tail, arb__xfer *x)
 {
     x->next = NULL;
-    if (h->ready_tail) h->ready_tail->next = x;
-    else h->ready_head = x;
-    h->ready_tail = x;
+    if (*tail) (*tail)->next = x;
+    else *head = x;
+    *tail = x;
+}
+
+static void ready_push_back(arb__http *h, arb__xfer *x)
+{
+    fifo_push_back(&h->ready_head, &h->ready_tail, x);
 }
 
 /* Retries go to the front so old work finishes before new work starts. */
@@ -285,8 +334,6 @@ arb__http *arb__http_create(const arb_client_params *params)
     curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)jobs);
     curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)jobs);
     curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)jobs);
-    h->stats.inflight_limit = jobs;
-    h->last_cut_ms = -1e18;
     h->rng = (uint64_t)(uintptr_t)h ^ ((uint64_t)time(NULL) << 20) ^ 0x9E3779B97F4A7C15ULL;
     if (!h->rng) h->rng = 1;
     arb__buf_init(&h->error, 4096);
@@ -317,6 +364,16 @@ void arb__http_destroy(arb__http *h)
         free(x);
     }
     for (size_t i = 0; i < h->n_timers; i++) free(h->timers[i]);
+    for (size_t i = 0; i < h->n_pools; i++) {
+        arb__pool *pool = &h->pools[i];
+        for (arb__xfer *x = pool->wait_head, *next; x; x = next) {
+            next = x->next;
+            free(x);
+        }
+        for (size_t k = 0; k < pool->n; k++) free(pool->ep[k].url);
+        free(pool->ep);
+    }
+    free(h->pools);
     for (arb__headers *c = h->header_cache, *next; c; c = next) {
         next = c->next;
         curl_slist_free_all(c->list); /* curl copies header strings: wipe ours */
@@ -363,24 +420,66 @@ fail:
     return NULL;
 }
 
-/* Queues the POST (see internal.h). url and body are copied into one allocation with the
-** transfer. Returns 0, or -1 when out of memory. */
+/* See internal.h. */
+int arb__http_add_pool(arb__http *h, const char *const *urls, size_t n, int max_in_flight)
+{
+    if (!n || max_in_flight < 0 || h->n_pools >= INT_MAX ||
+        arb__grow(&h->pools, &h->cap_pools, h->n_pools + 1, sizeof *h->pools))
+        return -1;
+    arb__pool *pool = &h->pools[h->n_pools];
+    memset(pool, 0, sizeof *pool);
+    if (!(pool->ep = calloc(n, sizeof *pool->ep))) return -1;
+    pool->max_in_flight = max_in_flight;
+    int cap = max_in_flight > 0 && max_in_flight < h->params.jobs ? max_in_flight : h->params.jobs;
+    for (size_t i = 0; i < n; i++) {
+        arb__endpoint *e = &pool->ep[i];
+        e->cap = e->limit = cap;
+        e->last_cut_ms = -1e18;
+        if (!(e->url = arb__strdup(urls[i]))) {
+            for (size_t k = 0; k < i; k++) free(pool->ep[k].url);
+            free(pool->ep);
+            return -1;
+        }
+    }
+    pool->n = n;
+    return (int)h->n_pools++;
+}
+
+/* The pool of one for url (no limit of its own), created on first use. -1: out of memory. */
+static int single_pool(arb__http *h, const char *url)
+{
+    for (size_t i = h->n_pools; i-- > 0;)
+        if (h->pools[i].n == 1 && !h->pools[i].max_in_flight && !strcmp(h->pools[i].ep[0].url, url))
+            return (int)i;
+    return arb__http_add_pool(h, &url, 1, 0);
+}
+
+/* Queues the POST (see internal.h). The body is copied into one allocation with the transfer.
+** Returns 0, or -1 when out of memory. */
 int arb__http_submit(arb__http *h, uint64_t tag, const char *url, const char *auth_header,
                      const char *body, size_t body_len)
 {
-    size_t url_len = strlen(url);
-    if (body_len > SIZE_MAX - sizeof(arb__xfer) - url_len - 2) return -1;
+    int pool = single_pool(h, url);
+    return pool < 0 ? -1 : arb__http_submit_pool(h, tag, pool, auth_header, body, body_len);
+}
+
+/* See internal.h. */
+int arb__http_submit_pool(arb__http *h, uint64_t tag, int pool, const char *auth_header,
+                          const char *body, size_t body_len)
+{
+    if (pool < 0 || (size_t)pool >= h->n_pools) return -1;
+    if (body_len > SIZE_MAX - sizeof(arb__xfer) - 1) return -1;
     struct curl_slist *headers = headers_for(h, auth_header);
     if (!headers) return -1;
-    arb__xfer *x = malloc(sizeof *x + url_len + 1 + body_len + 1);
+    arb__xfer *x = malloc(sizeof *x + body_len + 1);
     if (!x) return -1;
-    char *u = x->data, *b = x->data + url_len + 1;
-    memcpy(u, url, url_len + 1);
+    char *b = x->data;
     if (body_len) memcpy(b, body, body_len);
     b[body_len] = '\0';
     x->next = NULL;
     x->tag = tag;
-    x->url = u;
+    x->pool = pool;
+    x->endpoint = -1;
     x->body = b;
     x->body_len = body_len;
     x->headers = headers;
@@ -404,6 +503,7 @@ static void finish(arb__http *h, arb__xfer *x, arb__slot *slot, int ok, long sta
     res.body_len = slot ? slot->reply.len : 0;
     res.latency_ms = latency_ms;
     res.attempts = x->attempts;
+    res.endpoint = x->endpoint;
     res.ok = ok;
     res.error = ok ? NULL : (h->error.data ? h->error.data : "transfer failed (out of memory)");
     h->pending--;
@@ -481,24 +581,49 @@ static double retry_delay_ms(arb__http *h, int attempts, double retry_after_ms)
     return d;
 }
 
-/* AIMD (additive increase, multiplicative decrease) on the in-flight limit. */
-static void note_throttled(arb__http *h, double now)
+/* AIMD (additive increase, multiplicative decrease) on the endpoint's in-flight limit. */
+static void note_throttled(arb__http *h, arb__endpoint *e, double now)
 {
     h->stats.throttled++;
-    h->success_streak = 0;
-    if (now - h->last_cut_ms < ARB__AIMD_CUT_GAP_MS) return;
-    h->last_cut_ms = now;
-    int limit = h->stats.inflight_limit / 2;
-    h->stats.inflight_limit = limit < 1 ? 1 : limit;
+    e->stats.throttled++;
+    e->success_streak = 0;
+    if (now - e->last_cut_ms < ARB__AIMD_CUT_GAP_MS) return;
+    e->last_cut_ms = now;
+    int limit = e->limit / 2;
+    e->limit = limit < 1 ? 1 : limit;
 }
 
-static void note_success(arb__http *h)
+static void note_success(arb__endpoint *e)
 {
-    if (h->stats.inflight_limit >= h->params.jobs) return;
-    if (++h->success_streak >= h->stats.inflight_limit) {
-        h->stats.inflight_limit++;
-        h->success_streak = 0;
+    if (e->limit >= e->cap) return;
+    if (++e->success_streak >= e->limit) {
+        e->limit++;
+        e->success_streak = 0;
     }
+}
+
+/* An attempt on e failed without a reply or with 5xx: in a pool of two or more, the
+** ARB__ENDPOINT_FAILS-th in a row takes e out for the cool-down. */
+static void note_failure(arb__http *h, const arb__pool *pool, arb__endpoint *e, double now)
+{
+    e->stats.failed++;
+    e->success_streak = 0;
+    if (pool->n < 2 || ++e->failures_in_row < ARB__ENDPOINT_FAILS) return;
+    double cooldown = ARB__ENDPOINT_COOLDOWN_MS;
+    if (cooldown > (double)h->params.max_retry_wait_ms) cooldown = (double)h->params.max_retry_wait_ms;
+    e->paused_until_ms = now + cooldown;
+    e->failures_in_row = 0;
+    e->stats.cooldowns++;
+}
+
+/* Transfers waiting for an attempt on pool to end go back to the front of the FIFO. */
+static void wake_pool(arb__http *h, arb__pool *pool)
+{
+    if (!pool->wait_head) return;
+    pool->wait_tail->next = h->ready_head;
+    h->ready_head = pool->wait_head;
+    if (!h->ready_tail) h->ready_tail = pool->wait_tail;
+    pool->wait_head = pool->wait_tail = NULL;
 }
 
 /* Handles the end of one attempt on slot: success, retry, or final failure. Returns 1 when the
@@ -514,19 +639,35 @@ static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, arb__http_
     curl_multi_remove_handle(h->multi, slot->easy);
     slot->xfer = NULL;
     h->running--;
+    arb__pool *pool = &h->pools[x->pool];
+    arb__endpoint *e = &pool->ep[x->endpoint];
+    e->running--;
+    wake_pool(h, pool);
 
     int ok = code == CURLE_OK && status >= 200 && status < 300;
-    int retry = 0;
+    int retry = 0, throttled = 0;
     if (!ok && !slot->too_big) {
         if (code == CURLE_OK) retry = retryable_status(status);
         else retry = retryable_curl(code);
-        if (code == CURLE_OK && status == 429) note_throttled(h, now);
-        else h->success_streak = 0;
+        throttled = code == CURLE_OK && status == 429;
+        if (throttled) note_throttled(h, e, now);
+        else if (code != CURLE_OK || status >= 500) note_failure(h, pool, e, now);
+        else e->success_streak = 0;
     }
-    if (ok) note_success(h);
+    if (ok) {
+        e->stats.ok++;
+        e->failures_in_row = 0;
+        note_success(e);
+    } else if (code == CURLE_OK && status > 0 && status < 500 && !throttled) {
+        e->failures_in_row = 0; /* it answered: a bad request is not a dead endpoint */
+    }
 
     if (retry && x->attempts <= h->params.max_retries) {
         x->due_ms = now + retry_delay_ms(h, x->attempts, slot->retry_after_ms);
+        /* The server asked this replica to slow down: nothing new starts on it meanwhile (its
+        ** calls go to the others). A lone endpoint keeps going at its halved limit. */
+        if (throttled && pool->n > 1 && x->due_ms > e->paused_until_ms)
+            e->paused_until_ms = x->due_ms;
         if (timer_push(h, x) == 0) {
             h->stats.retries++;
             arb__buf_reset(&slot->reply);
@@ -536,27 +677,27 @@ static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, arb__http_
         /* No memory for the timer: fall through and report the failure. */
     }
 
-    arb__buf *e = &h->error;
-    arb__buf_reset(e);
+    arb__buf *msg = &h->error;
+    arb__buf_reset(msg);
     const char *plural = x->attempts == 1 ? "" : "s";
     if (ok) {
         /* no message */
     } else if (slot->too_big) {
-        arb__buf_printf(e, "reply larger than %zu bytes", h->params.max_reply_bytes);
+        arb__buf_printf(msg, "reply larger than %zu bytes", h->params.max_reply_bytes);
     } else if (code == CURLE_OK) {
-        arb__buf_printf(e, "HTTP %ld after %d attempt%s", status, x->attempts, plural);
+        arb__buf_printf(msg, "HTTP %ld after %d attempt%s", status, x->attempts, plural);
         if (slot->retry_after_ms > (double)h->params.max_retry_wait_ms)
-            arb__buf_printf(e, " (the server asked to wait %g s, Retry-After; waits are "
+            arb__buf_printf(msg, " (the server asked to wait %g s, Retry-After; waits are "
                             "capped at %g s, max_retry_wait)", slot->retry_after_ms / 1000.0,
                             (double)h->params.max_retry_wait_ms / 1000.0);
-        append_body_excerpt(e, &slot->reply);
+        append_body_excerpt(msg, &slot->reply);
     } else if (header_too_large(code, slot)) {
-        arb__buf_printf(e, "reply header too large: %s (libcurl refuses a header line over %d "
+        arb__buf_printf(msg, "reply header too large: %s (libcurl refuses a header line over %d "
                         "bytes; %d attempt%s)", arb_strerror(ARB_TOOBIG), CURL_MAX_HTTP_HEADER,
                         x->attempts, plural);
     } else if (code == CURLE_OPERATION_TIMEDOUT) {
         int connecting = strstr(slot->errbuf, "onnect") != NULL; /* curl: "Connection timed out" */
-        arb__buf_printf(e, "%s after %ld ms (%d attempt%s)",
+        arb__buf_printf(msg, "%s after %ld ms (%d attempt%s)",
                         connecting ? "connect timeout" : "timeout",
                         connecting ? h->params.connect_timeout_ms : h->params.total_timeout_ms,
                         x->attempts, plural);
@@ -565,7 +706,7 @@ static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, arb__http_
         const char *kind = code == CURLE_COULDNT_CONNECT ? "connection failed"
                            : code == CURLE_GOT_NOTHING   ? "empty reply"
                                                          : "transfer failed";
-        arb__buf_printf(e, "%s: %s (%d attempt%s)", kind, what, x->attempts, plural);
+        arb__buf_printf(msg, "%s: %s (%d attempt%s)", kind, what, x->attempts, plural);
     }
     finish(h, x, slot, ok, status, (int)code, latency, done, ud);
     arb__buf_reset(&slot->reply);
@@ -573,14 +714,71 @@ static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, arb__http_
     return 1;
 }
 
-/* Starts queued transfers while a slot is free and the adaptive limit allows. Returns the
-** number of transfers that failed to start (reported as finished). */
+/* The endpoint of pool for the next attempt: the fewest running (ties: the fewest sent)
+** among those not paused and under their limit, other than avoid (the endpoint a retry just
+** failed on) unless it is the only one free; -1 when none. *full_only is set when some
+** endpoint is merely full (one ending frees it), *back_ms to the end of the earliest pause. */
+static int pick_endpoint(const arb__pool *pool, double now, int avoid, int *full_only,
+                         double *back_ms)
+{
+    int best = -1, avoided = 0;
+    *full_only = 0;
+    *back_ms = 1e300;
+    for (size_t i = 0; i < pool->n; i++) {
+        const arb__endpoint *e = &pool->ep[i];
+        if ((int)i == avoid && e->paused_until_ms <= now && e->running < e->limit) {
+            avoided = 1;
+            continue;
+        }
+        if (e->paused_until_ms > now) {
+            if (e->paused_until_ms < *back_ms) *back_ms = e->paused_until_ms;
+            continue;
+        }
+        if (e->running >= e->limit) {
+            *full_only = 1;
+            continue;
+        }
+        if (best < 0 || e->running < pool->ep[best].running ||
+            (e->running == pool->ep[best].running && e->stats.sent < pool->ep[best].stats.sent))
+            best = (int)i;
+    }
+    return best < 0 && avoided ? avoid : best;
+}
+
+/* x's pool has no endpoint free: x waits behind the pool's running attempts, or (every
+** endpoint paused) in the timer heap until the first comes back. -1: out of memory. */
+static int park(arb__http *h, arb__xfer *x, int full_only, double back_ms)
+{
+    if (full_only) {
+        arb__pool *pool = &h->pools[x->pool];
+        fifo_push_back(&pool->wait_head, &pool->wait_tail, x);
+        return 0;
+    }
+    x->due_ms = back_ms;
+    return timer_push(h, x);
+}
+
+/* Starts queued transfers while a slot is free, each on its pool's least loaded endpoint.
+** Returns the number of transfers that failed to start (reported as finished). */
 static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
 {
     int failed = 0;
-    while (h->running < h->stats.inflight_limit && h->n_idle > 0) {
+    double now = arb__now_ms();
+    while (h->n_idle > 0) {
         arb__xfer *x = ready_pop(h);
         if (!x) break;
+        arb__pool *pool = &h->pools[x->pool];
+        int full_only;
+        double back_ms;
+        int ep = pick_endpoint(pool, now, x->endpoint, &full_only, &back_ms);
+        if (ep < 0) {
+            if (park(h, x, full_only, back_ms) == 0) continue;
+            arb__buf_reset(&h->error);
+            arb__buf_puts(&h->error, "cannot queue a transfer (out of memory)");
+            finish(h, x, NULL, 0, 0, (int)CURLE_OUT_OF_MEMORY, 0, done, ud);
+            failed++;
+            continue;
+        }
         arb__slot *slot = &h->slots[h->idle[h->n_idle - 1]];
         if (!slot->easy && slot_init(h, slot) != 0) {
             x->attempts++;
@@ -592,7 +790,8 @@ static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
         }
         h->n_idle--;
         CURL *e = slot->easy;
-        curl_easy_setopt(e, CURLOPT_URL, x->url);
+        x->endpoint = ep;
+        curl_easy_setopt(e, CURLOPT_URL, pool->ep[ep].url);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->body); /* not copied: x outlives the attempt */
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
@@ -607,6 +806,7 @@ static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
         if (curl_multi_add_handle(h->multi, e) != CURLM_OK) {
             slot->xfer = NULL;
             h->idle[h->n_idle++] = (int)(slot - h->slots);
+            x->endpoint = -1;
             arb__buf_reset(&h->error);
             arb__buf_puts(&h->error, "cannot start a transfer");
             finish(h, x, NULL, 0, 0, (int)CURLE_FAILED_INIT, 0, done, ud);
@@ -614,6 +814,8 @@ static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
             continue;
         }
         h->running++;
+        pool->ep[ep].running++;
+        pool->ep[ep].stats.sent++;
     }
     return failed;
 }
@@ -677,11 +879,17 @@ int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *u
 /* Returns queued + running + waiting-to-retry transfers (0 for NULL). */
 size_t arb__http_pending(const arb__http *h) { return h ? h->pending : 0; }
 
-/* Returns a copy of the counters and the current adaptive limit (zeros for NULL). */
+/* Returns a copy of the counters and the current adaptive limit: the sum of the endpoints'
+** limits, at most jobs (zeros for NULL; jobs before the first submission). */
 arb__http_stats arb__http_get_stats(const arb__http *h)
 {
     arb__http_stats s = {0, 0, 0};
-    if (h) s = h->stats;
+    if (!h) return s;
+    s = h->stats;
+    long sum = h->n_pools ? 0 : h->params.jobs;
+    for (size_t i = 0; i < h->n_pools; i++)
+        for (size_t k = 0; k < h->pools[i].n; k++) sum += h->pools[i].ep[k].limit;
+    s.inflight_limit = sum < h->params.jobs ? (int)sum : h->params.jobs;
     return s;
 }
 
@@ -772,4 +980,15 @@ done:
     curl_slist_free_all(headers);
     if (e) curl_easy_cleanup(e);
     return rc;
+}
+
+/* See internal.h. */
+int arb__http_get_endpoint_stats(const arb__http *h, int pool, size_t endpoint,
+                                 arb__http_endpoint_stats *out)
+{
+    if (!h || pool < 0 || (size_t)pool >= h->n_pools || endpoint >= h->pools[pool].n) return -1;
+    const arb__endpoint *e = &h->pools[pool].ep[endpoint];
+    *out = e->stats;
+    out->limit = e->limit;
+    return 0;
 }

@@ -183,6 +183,8 @@ typedef struct arb__http_result {
     size_t body_len;
     double latency_ms;    /* of the final attempt */
     int attempts;
+    int endpoint;         /* index in its pool of the endpoint of the last attempt; -1 when
+                             no attempt started */
     int ok;               /* 1 when a 2xx reply arrived */
     const char *error;    /* when !ok: reason, e.g. "HTTP 503 after 7 attempts" (owned by
                              http.c until the callback returns) */
@@ -225,6 +227,27 @@ typedef struct arb__http_request {
 int arb__http_fetch(const arb_client_params *params, const arb__http_request *rq, arb__buf *reply,
                     long *status, char **error);
 arb__http_stats arb__http_get_stats(const arb__http *h);
+/* Adds a pool of n interchangeable endpoints (full chat-completions URLs, copied): each
+** attempt of a transfer submitted to it goes to the endpoint with the fewest attempts running
+** that is not paused (429 back-off, cool-down after repeated failures) and under its limit;
+** max_in_flight (0: jobs) bounds each endpoint's attempts. See http.c. Returns the pool's id
+** (>= 0), or -1 when n is 0 or out of memory. */
+int arb__http_add_pool(arb__http *h, const char *const *urls, size_t n, int max_in_flight);
+/* arb__http_submit to a pool (arb__http_submit's URL is a pool of one). Returns 0, or -1
+** when out of memory or pool is not one. */
+int arb__http_submit_pool(arb__http *h, uint64_t tag, int pool, const char *auth_header,
+                          const char *body, size_t body_len);
+typedef struct arb__http_endpoint_stats {
+    size_t sent;         /* attempts started on it */
+    size_t ok;           /* 2xx replies */
+    size_t throttled;    /* 429 replies */
+    size_t failed;       /* attempts with no reply or 5xx */
+    size_t cooldowns;    /* times it was taken out for the cool-down */
+    int limit;           /* its current adaptive limit */
+} arb__http_endpoint_stats;
+/* Copies the counters of endpoint of pool into *out. Returns 0, or -1 when there is none. */
+int arb__http_get_endpoint_stats(const arb__http *h, int pool, size_t endpoint,
+                                 arb__http_endpoint_stats *out);
 
 /* ---- judge.c: OpenAI-compatible chat completions: request bodies and replies -------------- */
 
@@ -407,6 +430,8 @@ typedef struct arb__call_record {
     long long cached_tokens;    /* -1 unknown */
     double cost_usd;            /* arb__judge_call_cost(); NAN: unknown (stored as NULL) */
     const char *logprobs;       /* arb__logprobs_verdict() JSON; NULL: none */
+    const char *endpoint;       /* base URL it was sent to, without credentials
+                                   (arb__url_redact); NULL when unknown */
 } arb__call_record;
 
 /* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row

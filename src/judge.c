@@ -761,9 +761,9 @@ fail:
     return -1;
 }
 
-/* Refuses (ARB_INVALID, message in s) a judge that cannot be sent to: a URL that
-** arb__url_problem() rejects, or a key variable that is unset, empty or holds control
-** characters. The URL is checked when given (a dry run needs none), the key only when the
+/* Refuses (ARB_INVALID, message in s) a judge that cannot be sent to: a URL (base_url or any
+** of endpoints) that arb__url_problem() rejects, or a key variable that is unset, empty or
+** holds control characters. The URL is checked when given (a dry run needs none), the key only when the
 ** run sends (dry_run 0). Messages name the judge and the variable, never the URL or the key. */
 arb_status arb__judge_check(arb_store *s, const arb_judge_config *judge, int dry_run)
 {
@@ -772,6 +772,13 @@ arb_status arb__judge_check(arb_store *s, const arb_judge_config *judge, int dry
     if (judge->base_url && *judge->base_url && (problem = arb__url_problem(judge->base_url)))
         return arb__store_fail(s, ARB_INVALID, "judge \"%s\": the URL (--judge-url, or url in a "
                                "judges file) %s", name, problem);
+    for (size_t i = 0; i < judge->n_endpoints; i++)
+        if (!judge->endpoints || !judge->endpoints[i] ||
+            (problem = arb__url_problem(judge->endpoints[i])))
+            return arb__store_fail(s, ARB_INVALID, "judge \"%s\": endpoint %zu (endpoints in a "
+                                   "judges file): the URL %s", name, i + 1,
+                                   judge->endpoints && judge->endpoints[i] ? problem
+                                                                           : "is missing");
     if (dry_run || !judge->api_key_env || !*judge->api_key_env) return ARB_OK;
     const char *key;
     size_t n;
@@ -846,7 +853,11 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
               (jc->response_format && arb__json_set(jo, "response_format", json_true())) ||
               (jc->logprobs && arb__json_set(jo, "logprobs", json_true())) ||
               (jc->logprobs && jc->top_logprobs > 0 &&
-               arb__json_set(jo, "top_logprobs", json_integer(jc->top_logprobs)));
+               arb__json_set(jo, "top_logprobs", json_integer(jc->top_logprobs))) ||
+              (jc->n_endpoints &&
+               arb__json_set(jo, "endpoints", arb__json_names(jc->endpoints, jc->n_endpoints))) ||
+              (jc->max_in_flight > 0 &&
+               arb__json_set(jo, "max_in_flight", json_integer(jc->max_in_flight)));
     if (bad) {
         json_decref(jo);
         return NULL;

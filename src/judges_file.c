@@ -18,6 +18,10 @@
 **       logprobs: true              # optional: ask for token logprobs (default false), and
 **       top_logprobs: 5             #   0..20 alternatives per token (OpenAI's limit; needs
 **                                   #   logprobs: true); both sent only when set
+**       endpoints: [http://10.0.0.5:8000/v1, http://10.0.0.6:8000/v1]
+**                                   # instead of url: replicas, least-outstanding dispatch
+**       max_in_flight: 256          # optional: most requests in flight per endpoint
+**                                   #   (default: only --jobs bounds them)
 **   families:                       # optional: contestant model name -> family, how
 **     gpt4: gpt                     #   arbiter's own runs know contestant families
 **
@@ -34,10 +38,11 @@
 ** The file is parsed by libyaml's document loader; scalars are typed by the YAML 1.2 core
 ** schema (plain 0.5 is a number, "0.5" quoted is a string). Everything is checked and the first
 ** problem is reported as "path:line:column: judge N: field \"f\": expected ..., got ...":
-** unknown fields, fields given twice, wrong types or ranges, missing url/model, an entry that
+** unknown fields, fields given twice, wrong types or ranges, missing url/model, both url and
+** endpoints, an empty endpoints list or a bad or repeated URL in it, an entry that
 ** is not a mapping, two judges with the same name. Nothing is half loaded.
-** Secrets: the file names the environment variable of a key, never the key; values of url and
-** api_key_env are never echoed in messages (a URL may carry credentials, and a key pasted into
+** Secrets: the file names the environment variable of a key, never the key; values of url,
+** endpoints and api_key_env are never echoed in messages (a URL may carry credentials, and a key pasted into
 ** api_key_env by mistake must not reach a terminal or a log). It does not read the variables.
 */
 #include "internal.h"
@@ -66,15 +71,18 @@ typedef struct loader {
 /* The fields of a judge, in the order the messages list them. */
 enum { F_NAME, F_URL, F_MODEL, F_API_KEY_ENV, F_CONTESTANT, F_TEMPERATURE, F_TOP_P,
        F_MAX_TOKENS, F_FREQUENCY_PENALTY, F_SEED, F_FAMILY, F_PRICE, F_REASONING_EFFORT,
-       F_MAX_COMPLETION_TOKENS, F_RESPONSE_FORMAT, F_LOGPROBS, F_TOP_LOGPROBS, F__COUNT };
+       F_MAX_COMPLETION_TOKENS, F_RESPONSE_FORMAT, F_LOGPROBS, F_TOP_LOGPROBS, F_ENDPOINTS,
+       F_MAX_IN_FLIGHT, F__COUNT };
 static const char *const field_names[F__COUNT] = {
     "name", "url", "model", "api_key_env", "contestant", "temperature", "top_p",
     "max_tokens", "frequency_penalty", "seed", "family", "price", "reasoning_effort",
-    "max_completion_tokens", "response_format", "logprobs", "top_logprobs",
+    "max_completion_tokens", "response_format", "logprobs", "top_logprobs", "endpoints",
+    "max_in_flight",
 };
 #define FIELD_LIST "name, url, model, api_key_env, contestant, temperature, top_p, " \
                    "max_tokens, frequency_penalty, seed, family, price, reasoning_effort, " \
-                   "max_completion_tokens, response_format, logprobs, top_logprobs"
+                   "max_completion_tokens, response_format, logprobs, top_logprobs, " \
+                   "endpoints, max_in_flight"
 
 /* ---- messages ------------------------------------------------------------------------------ */
 
@@ -388,6 +396,65 @@ static int env_name_ok(const char *s)
     return !s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")];
 }
 
+static void free_endpoints(char **urls, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(urls[i]);
+    free(urls);
+}
+
+/* The endpoints: list, a non-empty list of distinct base URLs, each checked like url (values
+** never shown: a URL may hold credentials). *out (owned) gets the copies, *n their number. */
+static arb_status read_endpoints(loader *L, size_t judge_no, const yaml_node_t *v, char ***out,
+                                 size_t *n)
+{
+    char got[160];
+    *out = NULL;
+    *n = 0;
+    size_t count = v->type == YAML_SEQUENCE_NODE
+                       ? (size_t)(v->data.sequence.items.top - v->data.sequence.items.start)
+                       : 0;
+    if (!count) {
+        if (v->type == YAML_SEQUENCE_NODE) snprintf(got, sizeof got, "an empty list");
+        else describe(got, sizeof got, v, 0);
+        return fail_at(L, v, judge_no, field_names[F_ENDPOINTS],
+                       "expected a non-empty list of base URLs, e.g. [http://10.0.0.5:8000/v1, "
+                       "http://10.0.0.6:8000/v1], got %s", got);
+    }
+    char **urls = calloc(count, sizeof *urls);
+    if (!urls) return out_of_memory(L);
+    arb_status st = ARB_OK;
+    for (size_t i = 0; i < count && !st; i++) {
+        const yaml_node_t *u = yaml_document_get_node(L->doc, v->data.sequence.items.start[i]);
+        if (!u || u->type != YAML_SCALAR_NODE || classify(u) != K_STRING ||
+            !u->data.scalar.length || strlen(scalar_text(u)) != u->data.scalar.length) {
+            describe(got, sizeof got, u, 0);
+            st = fail_at(L, u ? u : v, judge_no, field_names[F_ENDPOINTS],
+                         "entry %zu: expected a base URL string, got %s", i + 1, got);
+            break;
+        }
+        const char *problem = arb__url_problem(scalar_text(u));
+        if (problem) {
+            st = fail_at(L, u, judge_no, field_names[F_ENDPOINTS],
+                         "entry %zu: expected an http:// or https:// URL with a host and a port "
+                         "from 1 to 65535; the URL %s", i + 1, problem);
+            break;
+        }
+        for (size_t k = 0; k < i && !st; k++)
+            if (!strcmp(urls[k], scalar_text(u)))
+                st = fail_at(L, u, judge_no, field_names[F_ENDPOINTS],
+                             "entry %zu: the same URL as entry %zu; expected distinct endpoints",
+                             i + 1, k + 1);
+        if (!st && !(urls[i] = arb__strdup(scalar_text(u)))) st = out_of_memory(L);
+    }
+    if (st) {
+        free_endpoints(urls, count);
+        return st;
+    }
+    *out = urls;
+    *n = count;
+    return ARB_OK;
+}
+
 static void free_config(arb_judge_config *c)
 {
     free((void *)(uintptr_t)c->name);
@@ -395,6 +462,7 @@ static void free_config(arb_judge_config *c)
     free((void *)(uintptr_t)c->model);
     free((void *)(uintptr_t)c->api_key_env);
     free((void *)(uintptr_t)c->family);
+    free_endpoints((char **)(uintptr_t)c->endpoints, c->n_endpoints);
     memset(c, 0, sizeof *c);
 }
 
@@ -439,17 +507,33 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
         jf.key[f] = k;
         jf.value[f] = v;
     }
-    if (!jf.value[F_URL])
+    if (jf.value[F_URL] && jf.value[F_ENDPOINTS])
+        return fail_at(L, jf.key[F_ENDPOINTS], judge_no, field_names[F_ENDPOINTS],
+                       "given with url (line %lu); expected one of the two: url for one endpoint, "
+                       "endpoints for several", (unsigned long)jf.key[F_URL]->start_mark.line + 1);
+    if (!jf.value[F_URL] && !jf.value[F_ENDPOINTS])
         return fail_at(L, node, judge_no, field_names[F_URL],
-                       "missing; expected the endpoint's base URL, e.g. http://127.0.0.1:8000/v1");
+                       "missing; expected the endpoint's base URL, e.g. http://127.0.0.1:8000/v1 "
+                       "(or endpoints: a list of them)");
     if (!jf.value[F_MODEL])
         return fail_at(L, node, judge_no, field_names[F_MODEL],
                        "missing; expected the model name the endpoint serves");
 
     arb_status st;
     char *name = NULL, *url = NULL, *model = NULL, *key_env = NULL, *family = NULL;
+    char **endpoints = NULL;
+    size_t n_endpoints = 0;
     arb_sampling sp = arb_sampling_default();
-    if ((st = read_text(L, judge_no, F_URL, jf.value[F_URL], 0, &url))) goto fail;
+    if (jf.value[F_ENDPOINTS]) {
+        if ((st = read_endpoints(L, judge_no, jf.value[F_ENDPOINTS], &endpoints, &n_endpoints)))
+            goto fail;
+        if (!(url = arb__strdup(endpoints[0]))) {
+            st = out_of_memory(L);
+            goto fail;
+        }
+    } else if ((st = read_text(L, judge_no, F_URL, jf.value[F_URL], 0, &url))) {
+        goto fail;
+    }
     const char *problem = arb__url_problem(url);
     if (problem) { /* the value is not shown: it may hold credentials */
         st = fail_at(L, jf.value[F_URL], judge_no, field_names[F_URL],
@@ -534,6 +618,12 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
             goto fail;
         }
     }
+    if (jf.value[F_MAX_IN_FLIGHT]) {
+        if ((st = read_number(L, judge_no, F_MAX_IN_FLIGHT, jf.value[F_MAX_IN_FLIGHT], 1, 1000000,
+                              1, &x)))
+            goto fail;
+        cfg->max_in_flight = isnan(x) ? 0 : (int)x;
+    }
     if (sp.reasoning_effort || sp.max_completion_tokens > 0) {
         /* A reasoning model: the defaults it would refuse are not sent (given ones are). */
         if (!jf.value[F_TEMPERATURE]) sp.temperature = NAN;
@@ -547,8 +637,11 @@ static arb_status read_judge(loader *L, const yaml_node_t *node, size_t judge_no
     cfg->api_key_env = key_env;
     cfg->sampling = sp;
     cfg->family = family;
+    cfg->endpoints = (const char *const *)endpoints;
+    cfg->n_endpoints = n_endpoints;
     return ARB_OK;
 fail:
+    free_endpoints(endpoints, n_endpoints);
     free(family);
     free(name);
     free(url);

@@ -298,6 +298,10 @@ static char *params_json(const sbs_run *r)
         if (sp->reasoning_effort)
             json_object_set_new(o, "reasoning_effort", json_string(sp->reasoning_effort));
         if (jc->response_format) json_object_set_new(o, "response_format", json_true());
+        if (jc->n_endpoints) /* without credentials once stored (store.c redacts them) */
+            json_object_set_new(o, "endpoints", arb__json_names(jc->endpoints, jc->n_endpoints));
+        if (jc->max_in_flight > 0)
+            json_object_set_new(o, "max_in_flight", json_integer(jc->max_in_flight));
     }
     json_object_set_new(o, "n_items", json_integer((json_int_t)r->n_items));
     char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);

@@ -222,6 +222,8 @@
 **   requests holds at most 2^22 keys; when full it is cleared and the counts start again.
 **   fail_rate: independently of the request content (a draw keyed by the server seed and the
 **   arrival number), that share of chat requests is answered 500, so a retry can succeed.
+**   throttle_rate: likewise (another draw), that share is answered 429 rate_limit_exceeded,
+**   as a provider over its rate limit would (tests of per-endpoint back-off).
 **   instant: no model and no judge lookup: every chat request is answered "[[A]]" at once,
 **   echoing its model (throughput benchmarks). To leave the CPU to the client being measured,
 **   the body is not parsed when a plain "model" string can be scanned from it (usage then
@@ -293,6 +295,7 @@ struct arb_sim_server {
     int instant;
     unsigned long long seed;
     double fail_rate;
+    double throttle_rate;
     double cached_share;
     arb_sim_judge *judges; /* copied at start */
     size_t n_judges;
@@ -519,6 +522,7 @@ arb_sim_params arb_sim_default_params(void)
     p.n_judges = 0;
     p.answers_oracle = NULL;
     p.fail_rate = 0.0;
+    p.throttle_rate = 0.0;
     p.cached_share = 0.0;
     return p;
 }
@@ -2036,6 +2040,12 @@ static enum MHD_Result handle_chat(arb_sim_server *srv, struct MHD_Connection *c
             return send_error(srv, conn, 500, "server_error", NULL, NULL,
                               "simulated server failure (fail_rate %g)", srv->fail_rate);
     }
+    if (srv->throttle_rate > 0) {
+        uint64_t s = srv->seed ^ 0x7A7E11D5ULL ^ (arrival * 0x9E3779B97F4A7C15ULL);
+        if (uniform01(&s) < srv->throttle_rate)
+            return send_error(srv, conn, 429, "rate_limit_exceeded", "rate_limit_exceeded", NULL,
+                              "simulated rate limit (throttle_rate %g)", srv->throttle_rate);
+    }
     if (rq->too_big)
         return send_error(srv, conn, 413, "invalid_request_error", "request_too_large", NULL,
                           "request body is larger than %zu bytes", SIM_MAX_BODY);
@@ -2235,6 +2245,11 @@ arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **o
         arb__set_err(errmsg, "simulator: fail_rate must be in [0, 1], got %g", params->fail_rate);
         return ARB_INVALID;
     }
+    if (!(params->throttle_rate >= 0.0 && params->throttle_rate <= 1.0)) {
+        arb__set_err(errmsg, "simulator: throttle_rate must be in [0, 1], got %g",
+                     params->throttle_rate);
+        return ARB_INVALID;
+    }
     if (params->port < 0 || params->port > 65535) {
         arb__set_err(errmsg, "simulator: port must be in [0, 65535], got %d", params->port);
         return ARB_INVALID;
@@ -2261,6 +2276,7 @@ arb_status arb_sim_server_start(const arb_sim_params *params, arb_sim_server **o
     srv->instant = params->instant != 0;
     srv->seed = params->seed;
     srv->fail_rate = params->fail_rate;
+    srv->throttle_rate = params->throttle_rate;
     srv->cached_share = params->cached_share;
     atomic_init(&srv->served, 0);
     atomic_init(&srv->arrivals, 0);

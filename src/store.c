@@ -581,9 +581,9 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_PUT_CALL] =
         "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
         " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"
-        " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs)"
+        " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-        " ?19)"
+        " ?19, ?20)"
         " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
         " model = excluded.model, request = excluded.request, rep = excluded.rep,"
         " ok = excluded.ok, content = excluded.content, raw_reply = excluded.raw_reply,"
@@ -593,6 +593,7 @@ static const char *const stmt_sql[ST__COUNT] = {
         " reasoning_tokens = excluded.reasoning_tokens, cached_tokens = excluded.cached_tokens,"
         " cost_usd = excluded.cost_usd,"
         " reasoning = excluded.reasoning, logprobs = excluded.logprobs,"
+        " endpoint = excluded.endpoint,"
         " created_at = excluded.created_at"
         " WHERE calls.ok = 0"
         " RETURNING id",
@@ -1236,6 +1237,7 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     else sqlite3_bind_null(q, 17);
     arb__store_bind_text(q, 18, rec->reasoning);
     arb__store_bind_text(q, 19, rec->logprobs);
+    arb__store_bind_text(q, 20, rec->endpoint);
 
     int rc = sqlite3_step(q);
     long long id = 0;
@@ -1541,9 +1543,21 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
     return st;
 }
 
+/* Replaces a string by its redacted form (arb__url_redact). Returns 1 when it changed, 0 when
+** not, -1 when out of memory. */
+static int redact_url_string(json_t *member)
+{
+    char *url = arb__url_redact(json_string_value(member));
+    if (!url) return -1;
+    int changed = 0;
+    if (strcmp(url, json_string_value(member))) changed = json_string_set(member, url) ? -1 : 1;
+    free(url);
+    return changed;
+}
+
 /* Replaces, in v and everything it contains, each string member named "url" or ending in
-** "_url" by its redacted form (arb__url_redact). Returns 1 when something changed, 0 when not,
-** -1 when out of memory. */
+** "_url", and each string of an array named "endpoints" (a judge's replicas), by its redacted
+** form (arb__url_redact). Returns 1 when something changed, 0 when not, -1 when out of memory. */
 static int redact_urls(json_t *v)
 {
     int changed = 0;
@@ -1563,14 +1577,17 @@ static int redact_urls(json_t *v)
         size_t n = strlen(key);
         if (json_is_string(member) &&
             (!strcmp(key, "url") || (n >= 4 && !strcmp(key + n - 4, "_url")))) {
-            char *url = arb__url_redact(json_string_value(member));
-            if (!url) return -1;
-            if (strcmp(url, json_string_value(member))) {
-                changed = 1;
-                if (json_string_set(member, url)) changed = -1;
+            int c = redact_url_string(member);
+            if (c < 0) return -1;
+            changed |= c;
+        } else if (json_is_array(member) && !strcmp(key, "endpoints")) {
+            size_t i;
+            json_t *e;
+            json_array_foreach(member, i, e) {
+                int c = json_is_string(e) ? redact_url_string(e) : 0;
+                if (c < 0) return -1;
+                changed |= c;
             }
-            free(url);
-            if (changed < 0) return -1;
         } else {
             int c = redact_urls(member);
             if (c < 0) return -1;

@@ -30,6 +30,7 @@ typedef struct seen {
     int ok;
     long status;
     int attempts;
+    int endpoint;
     int curl_code;
     double latency_ms;
     char *error;
@@ -51,6 +52,7 @@ static void on_done(void *ud, uint64_t tag, const arb__http_result *res)
     s->ok = res->ok;
     s->status = res->status;
     s->attempts = res->attempts;
+    s->endpoint = res->endpoint;
     s->curl_code = res->curl_code;
     s->latency_ms = res->latency_ms;
     s->error = res->error ? strdup(res->error) : NULL;
@@ -663,6 +665,261 @@ static void test_submit_from_callback(void **state)
     arb_test_server_stop(srv);
 }
 
+/* ---- pools: several endpoints of one judge --------------------------------------------------- */
+
+/* A URL on a port that was free a moment ago (connection refused). */
+static void dead_url(char *url, size_t size)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    snprintf(url, size, "http://127.0.0.1:%d/v1/chat/completions", ntohs(a.sin_port));
+}
+
+static arb__http_endpoint_stats endpoint_stats(arb__http *h, int pool, size_t i)
+{
+    arb__http_endpoint_stats es;
+    assert_int_equal(arb__http_get_endpoint_stats(h, pool, i, &es), 0);
+    return es;
+}
+
+static void test_pool_bad_arguments(void **state)
+{
+    arb_client_params p = test_params();
+    arb__http *h = arb__http_create(&p);
+    const char *urls[] = {"http://127.0.0.1:1/v1/chat/completions"};
+    assert_int_equal(arb__http_add_pool(h, urls, 0, 0), -1);
+    assert_int_equal(arb__http_add_pool(h, urls, 1, -1), -1);
+    assert_int_equal(arb__http_submit_pool(h, 1, 0, NULL, "{}", 2), -1); /* no pool yet */
+    assert_int_equal(arb__http_add_pool(h, urls, 1, 0), 0);
+    assert_int_equal(arb__http_submit_pool(h, 1, 1, NULL, "{}", 2), -1);
+    arb__http_endpoint_stats es;
+    assert_int_equal(arb__http_get_endpoint_stats(h, 0, 1, &es), -1);
+    arb__http_destroy(h);
+}
+
+/* Equal endpoints, nothing running: two requests go one to each (least outstanding, ties to
+** the endpoint sent fewer), and each result names its endpoint. */
+static void test_pool_spreads_evenly(void **state)
+{
+    arb_test_server *a = arb_test_server_start(), *b = arb_test_server_start();
+    arb_test_behaviour slow = {.action = ARB_TEST_DELAY, .delay_ms = 100};
+    arb_test_server_set_default(a, &slow);
+    arb_test_server_set_default(b, &slow);
+    arb_client_params p = test_params();
+    arb__http *h = arb__http_create(&p);
+    char *ua = url_of(a), *ub = url_of(b);
+    const char *urls[] = {ua, ub};
+    int pool = arb__http_add_pool(h, urls, 2, 0);
+    assert_int_equal(pool, 0);
+    for (uint64_t t = 0; t < 4; t++)
+        assert_int_equal(arb__http_submit_pool(h, t, pool, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    run_all(h, &c);
+    assert_int_equal(c.n, 4);
+    int on[2] = {0, 0};
+    for (size_t i = 0; i < c.n; i++) {
+        assert_true(c.results[i].ok);
+        assert_true(c.results[i].endpoint == 0 || c.results[i].endpoint == 1);
+        on[c.results[i].endpoint]++;
+    }
+    assert_int_equal(on[0], 2);
+    assert_int_equal(on[1], 2);
+    assert_int_equal(arb_test_server_requests(a), 2);
+    assert_int_equal(arb_test_server_requests(b), 2);
+    assert_int_equal(endpoint_stats(h, pool, 0).sent, 2);
+    free(ua);
+    free(ub);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(a);
+    arb_test_server_stop(b);
+}
+
+/* A slow endpoint holds its requests longer, so least-outstanding sends it fewer. */
+static void test_pool_slow_endpoint_gets_fewer(void **state)
+{
+    enum { N = 40 };
+    arb_test_server *slow = arb_test_server_start(), *fast = arb_test_server_start();
+    arb_test_behaviour delay = {.action = ARB_TEST_DELAY, .delay_ms = 150};
+    arb_test_server_set_default(slow, &delay);
+    arb_client_params p = test_params();
+    p.jobs = 4;
+    arb__http *h = arb__http_create(&p);
+    char *us = url_of(slow), *uf = url_of(fast);
+    const char *urls[] = {us, uf};
+    int pool = arb__http_add_pool(h, urls, 2, 0);
+    for (uint64_t t = 0; t < N; t++)
+        assert_int_equal(arb__http_submit_pool(h, t, pool, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    run_all(h, &c);
+    assert_int_equal(c.n, N);
+    assert_int_equal(arb_test_server_requests(slow) + arb_test_server_requests(fast), N);
+    assert_true(arb_test_server_requests(slow) >= 1);
+    assert_true(arb_test_server_requests(slow) * 4 < arb_test_server_requests(fast));
+    free(us);
+    free(uf);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(slow);
+    arb_test_server_stop(fast);
+}
+
+/* max_in_flight 1 per endpoint: four 100 ms requests over two endpoints take two rounds
+** although jobs would allow all four at once. */
+static void test_pool_max_in_flight(void **state)
+{
+    arb_test_server *a = arb_test_server_start(), *b = arb_test_server_start();
+    arb_test_behaviour slow = {.action = ARB_TEST_DELAY, .delay_ms = 100};
+    arb_test_server_set_default(a, &slow);
+    arb_test_server_set_default(b, &slow);
+    arb_client_params p = test_params();
+    p.jobs = 8;
+    arb__http *h = arb__http_create(&p);
+    char *ua = url_of(a), *ub = url_of(b);
+    const char *urls[] = {ua, ub};
+    int pool = arb__http_add_pool(h, urls, 2, 1);
+    assert_int_equal(endpoint_stats(h, pool, 0).limit, 1);
+    assert_int_equal(arb__http_get_stats(h).inflight_limit, 2);
+    for (uint64_t t = 0; t < 4; t++)
+        assert_int_equal(arb__http_submit_pool(h, t, pool, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    double t0 = arb__now_ms();
+    run_all(h, &c);
+    assert_true(arb__now_ms() - t0 >= 190);
+    assert_int_equal(c.n, 4);
+    assert_int_equal(arb_test_server_requests(a), 2);
+    assert_int_equal(arb_test_server_requests(b), 2);
+    free(ua);
+    free(ub);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(a);
+    arb_test_server_stop(b);
+}
+
+/* A dead endpoint: after ARB__ENDPOINT_FAILS (3) refused connections in a row it is cooled
+** down and every call finishes on the live one, within its retries. */
+static void test_pool_dead_endpoint_cooled_down(void **state)
+{
+    enum { N = 12 };
+    arb_test_server *live = arb_test_server_start();
+    char dead[64];
+    dead_url(dead, sizeof dead);
+    arb_client_params p = test_params();
+    p.jobs = 2;
+    p.max_retries = 3;
+    arb__http *h = arb__http_create(&p);
+    char *ul = url_of(live);
+    const char *urls[] = {dead, ul};
+    int pool = arb__http_add_pool(h, urls, 2, 0);
+    for (uint64_t t = 0; t < N; t++)
+        assert_int_equal(arb__http_submit_pool(h, t, pool, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    run_all(h, &c);
+    assert_int_equal(c.n, N);
+    for (size_t i = 0; i < c.n; i++) {
+        assert_true(c.results[i].ok);
+        assert_int_equal(c.results[i].endpoint, 1);
+    }
+    assert_int_equal(arb_test_server_requests(live), N);
+    arb__http_endpoint_stats es = endpoint_stats(h, pool, 0);
+    assert_int_equal(es.cooldowns, 1);
+    assert_true(es.failed >= 3 && es.failed <= 4); /* the third, and one running beside it */
+    assert_int_equal(es.ok, 0);
+    assert_int_equal(endpoint_stats(h, pool, 1).ok, N);
+    free(ul);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(live);
+}
+
+/* Both endpoints fail three times in a row (503): both are cooled down (for max_retry_wait,
+** 300 ms here), the call waits for the first to come back and then succeeds there. */
+static void test_pool_all_out_waits_for_first_back(void **state)
+{
+    arb_test_server *a = arb_test_server_start(), *b = arb_test_server_start();
+    for (int i = 0; i < 3; i++) {
+        arb_test_server_push_status(a, 503, NULL, "busy");
+        arb_test_server_push_status(b, 503, NULL, "busy");
+    }
+    arb_client_params p = test_params();
+    p.jobs = 1;
+    p.max_retries = 10;
+    p.max_retry_wait_ms = 300;
+    arb__http *h = arb__http_create(&p);
+    char *ua = url_of(a), *ub = url_of(b);
+    const char *urls[] = {ua, ub};
+    int pool = arb__http_add_pool(h, urls, 2, 0);
+    assert_int_equal(arb__http_submit_pool(h, 9, pool, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    double t0 = arb__now_ms();
+    run_all(h, &c);
+    double elapsed = arb__now_ms() - t0;
+    assert_int_equal(c.n, 1);
+    assert_true(c.results[0].ok);
+    assert_int_equal(c.results[0].attempts, 7); /* A B A B A B, then A once back */
+    assert_int_equal(c.results[0].endpoint, 0);
+    assert_true(elapsed >= 250);
+    assert_int_equal(endpoint_stats(h, pool, 0).cooldowns, 1);
+    assert_int_equal(endpoint_stats(h, pool, 1).cooldowns, 1);
+    assert_int_equal(arb_test_server_requests(a), 4);
+    assert_int_equal(arb_test_server_requests(b), 3);
+    free(ua);
+    free(ub);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(a);
+    arb_test_server_stop(b);
+}
+
+/* One endpoint answers 429 to everything: its limit is halved and it is paused, the other's
+** limit stays at jobs, and every call is answered by the other. */
+static void test_pool_429_slows_only_that_endpoint(void **state)
+{
+    enum { N = 20 };
+    arb_test_server *a = arb_test_server_start(), *b = arb_test_server_start();
+    arb_test_behaviour throttle = {.action = ARB_TEST_STATUS, .status = 429, .body = "slow"};
+    arb_test_server_set_default(a, &throttle);
+    arb_client_params p = test_params();
+    p.jobs = 8;
+    p.max_retries = 5;
+    arb__http *h = arb__http_create(&p);
+    char *ua = url_of(a), *ub = url_of(b);
+    const char *urls[] = {ua, ub};
+    int pool = arb__http_add_pool(h, urls, 2, 0);
+    for (uint64_t t = 0; t < N; t++)
+        assert_int_equal(arb__http_submit_pool(h, t, pool, NULL, "{}", 2), 0);
+    collector c = {.n = 0};
+    run_all(h, &c);
+    assert_int_equal(c.n, N);
+    for (size_t i = 0; i < c.n; i++) {
+        assert_true(c.results[i].ok);
+        assert_int_equal(c.results[i].endpoint, 1);
+    }
+    arb__http_endpoint_stats ea = endpoint_stats(h, pool, 0), eb = endpoint_stats(h, pool, 1);
+    assert_true(ea.throttled >= 1);
+    assert_int_equal(ea.throttled, arb_test_server_requests(a));
+    assert_true(ea.limit <= 4);
+    assert_int_equal(ea.cooldowns, 0); /* throttled is not dead */
+    assert_int_equal(eb.throttled, 0);
+    assert_int_equal(eb.limit, 8);
+    assert_int_equal(eb.ok, N);
+    free(ua);
+    free(ub);
+    collector_free(&c);
+    arb__http_destroy(h);
+    arb_test_server_stop(a);
+    arb_test_server_stop(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -688,6 +945,13 @@ int main(void)
         cmocka_unit_test(test_limit_never_below_one),
         cmocka_unit_test(test_many_requests_complete_once),
         cmocka_unit_test(test_submit_from_callback),
+        cmocka_unit_test(test_pool_bad_arguments),
+        cmocka_unit_test(test_pool_spreads_evenly),
+        cmocka_unit_test(test_pool_slow_endpoint_gets_fewer),
+        cmocka_unit_test(test_pool_max_in_flight),
+        cmocka_unit_test(test_pool_dead_endpoint_cooled_down),
+        cmocka_unit_test(test_pool_all_out_waits_for_first_back),
+        cmocka_unit_test(test_pool_429_slows_only_that_endpoint),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

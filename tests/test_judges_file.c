@@ -246,21 +246,23 @@ static void field_errors(void **state)
                  "4:5: judge 1: unknown field \"colour\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
                  "seed, family, price, reasoning_effort, "
-                 "max_completion_tokens, response_format, logprobs, top_logprobs");
+                 "max_completion_tokens, response_format, logprobs, top_logprobs, "
+                 "endpoints, max_in_flight");
     expect_error(f, "judges:\n  - url: [http://h/v1]\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected a non-empty string, got a list");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    model: n\n",
                  "4:5: judge 1: field \"model\": given twice (first at line 3)");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n  - model: m2\n    name: x\n",
                  "4:5: judge 2: field \"url\": missing; expected the endpoint's base URL, e.g. "
-                 "http://127.0.0.1:8000/v1");
+                 "http://127.0.0.1:8000/v1 (or endpoints: a list of them)");
     expect_error(f, "judges:\n  - url: http://h/v1\n",
                  "2:5: judge 1: field \"model\": missing; expected the model name the endpoint "
                  "serves");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n  - just-a-name\n",
                  "4:5: judge 2: expected a mapping of fields (name, url, model, api_key_env, "
                  "contestant, temperature, top_p, max_tokens, frequency_penalty, seed, family, price, "
-                 "reasoning_effort, max_completion_tokens, response_format, logprobs, top_logprobs), got "
+                 "reasoning_effort, max_completion_tokens, response_format, logprobs, top_logprobs, "
+                 "endpoints, max_in_flight), got "
                  "string \"just-a-name\"");
     expect_error(f, "judges:\n  - url: ftp://h/\n    model: m\n",
                  "2:10: judge 1: field \"url\": expected an http:// or https:// URL with a host "
@@ -446,13 +448,15 @@ static void names_are_made_safe(void **state)
                  "4:5: judge 1: unknown field \"?[2Jx\"; expected one of name, url, model, "
                  "api_key_env, contestant, temperature, top_p, max_tokens, frequency_penalty, "
                  "seed, family, price, reasoning_effort, "
-                 "max_completion_tokens, response_format, logprobs, top_logprobs");
+                 "max_completion_tokens, response_format, logprobs, top_logprobs, "
+                 "endpoints, max_in_flight");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    "
                     "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij: 1\n",
                  "4:5: judge 1: unknown field \"abcdefghijabcdefghijabcdefghijabcdefghij\"...; "
                  "expected one of name, url, model, api_key_env, contestant, temperature, top_p, "
                  "max_tokens, frequency_penalty, seed, family, price, reasoning_effort, "
-                 "max_completion_tokens, response_format, logprobs, top_logprobs");
+                 "max_completion_tokens, response_format, logprobs, top_logprobs, "
+                 "endpoints, max_in_flight");
 }
 
 static void bad_arguments_and_missing_file(void **state)
@@ -535,6 +539,66 @@ static void price_errors(void **state)
                  "4:52: judge 1: field \"price.input_per_mtok\": given twice");
 }
 
+/* endpoints: instead of url, several replicas; max_in_flight per endpoint. Exactly one of url
+** and endpoints; an empty list, a bad, non-string or repeated entry are refused by position,
+** never echoing a URL (it may hold credentials). */
+static void endpoints_and_max_in_flight(void **state)
+{
+    fixture *f = *state;
+    arb_judges_file *jf = NULL;
+    char *msg = NULL;
+    assert_int_equal(load_text(f,
+                               "judges:\n"
+                               "  - name: q\n    model: qwen\n"
+                               "    endpoints: [http://10.0.0.5:8000/v1, 'http://10.0.0.6:8000/v1']\n"
+                               "    max_in_flight: 256\n"
+                               "  - name: one\n    model: m\n    url: http://h/v1\n",
+                               &jf, &msg),
+                     ARB_OK);
+    assert_null(msg);
+    const arb_judge_config *q = arb_judges_file_judge(jf, 0);
+    assert_int_equal(q->n_endpoints, 2);
+    assert_string_equal(q->endpoints[0], "http://10.0.0.5:8000/v1");
+    assert_string_equal(q->endpoints[1], "http://10.0.0.6:8000/v1");
+    assert_string_equal(q->base_url, "http://10.0.0.5:8000/v1"); /* the first, for the judges table */
+    assert_int_equal(q->max_in_flight, 256);
+    const arb_judge_config *one = arb_judges_file_judge(jf, 1);
+    assert_int_equal(one->n_endpoints, 0);
+    assert_null(one->endpoints);
+    assert_int_equal(one->max_in_flight, 0); /* default: only --jobs bounds it */
+    arb_judges_file_destroy(jf);
+
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    endpoints: [http://g/v1]\n",
+                 "4:5: judge 1: field \"endpoints\": given with url (line 2); expected one of the "
+                 "two: url for one endpoint, endpoints for several");
+    expect_error(f, "judges:\n  - model: m\n    endpoints: []\n",
+                 "3:16: judge 1: field \"endpoints\": expected a non-empty list of base URLs, e.g. "
+                 "[http://10.0.0.5:8000/v1, http://10.0.0.6:8000/v1], got an empty list");
+    expect_error(f, "judges:\n  - model: m\n    endpoints: http://h/v1\n",
+                 "3:16: judge 1: field \"endpoints\": expected a non-empty list of base URLs, e.g. "
+                 "[http://10.0.0.5:8000/v1, http://10.0.0.6:8000/v1], got a string");
+    expect_error(f, "judges:\n  - model: m\n    endpoints: [http://h/v1, 'ftp://u:SECRET@h/']\n",
+                 "3:30: judge 1: field \"endpoints\": entry 2: expected an http:// or https:// URL "
+                 "with a host and a port from 1 to 65535; the URL has an unsupported scheme; "
+                 "expected http:// or https://");
+    expect_error(f, "judges:\n  - model: m\n    endpoints: [http://h/v1, 7]\n",
+                 "3:30: judge 1: field \"endpoints\": entry 2: expected a base URL string, got a "
+                 "number");
+    expect_error(f, "judges:\n  - model: m\n    endpoints: [http://h/v1, http://g/v1, http://h/v1]\n",
+                 "3:43: judge 1: field \"endpoints\": entry 3: the same URL as entry 1; expected "
+                 "distinct endpoints");
+    expect_error(f, "judges:\n  - model: m\n    endpoints: [http://h/v1]\n    max_in_flight: 0\n",
+                 "4:20: judge 1: field \"max_in_flight\": expected a whole number from 1 to 1000000 "
+                 "(or null: not sent), got number \"0\"");
+    /* A URL with credentials in the list is never echoed. */
+    assert_int_equal(load_text(f, "judges:\n  - model: m\n    endpoints: ['http://u:SECRET@h:0/v1']\n",
+                               &jf, &msg),
+                     ARB_PARSE);
+    assert_null(strstr(msg, "SECRET"));
+    assert_non_null(strstr(msg, "entry 1: "));
+    arb_free(msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -552,6 +616,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(bad_arguments_and_missing_file, setup, teardown),
         cmocka_unit_test_setup_teardown(prices, setup, teardown),
         cmocka_unit_test_setup_teardown(price_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(endpoints_and_max_in_flight, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -208,8 +208,10 @@ static arb_dataset *oracle(void)
     return ds;
 }
 
-/* Starts a server with the given judge specs and the oracle; fail_rate as given. */
-static fixture start(const char *const *specs, size_t n, double fail_rate)
+/* Starts a server with the given judge specs and the oracle; fail_rate and throttle_rate as
+** given. */
+static fixture start_throttled(const char *const *specs, size_t n, double fail_rate,
+                               double throttle_rate)
 {
     fixture f;
     f.ds = oracle();
@@ -222,6 +224,7 @@ static fixture start(const char *const *specs, size_t n, double fail_rate)
     p.n_judges = n;
     p.answers_oracle = f.ds;
     p.fail_rate = fail_rate;
+    p.throttle_rate = throttle_rate;
     char *err = NULL;
     arb_status st = arb_sim_server_start(&p, &f.srv, &err);
     if (st) fprintf(stderr, "%s\n", err ? err : "?");
@@ -229,6 +232,11 @@ static fixture start(const char *const *specs, size_t n, double fail_rate)
     free(judges); /* the server keeps its own copy */
     assert_true(arb_sim_server_port(f.srv) > 0);
     return f;
+}
+
+static fixture start(const char *const *specs, size_t n, double fail_rate)
+{
+    return start_throttled(specs, n, fail_rate, 0);
 }
 
 static void finish(fixture *f)
@@ -786,6 +794,39 @@ static void test_fail_rate(void **state)
     assert_int_equal(arb_sim_server_requests(f.srv), 100);
     free(body);
     finish(&f);
+}
+
+/* throttle_rate: that share answered 429 rate_limit_exceeded (all of them at 1). */
+static void test_throttle_rate(void **state)
+{
+    (void)state;
+    const char *specs[] = {"j"};
+    char *body = chat_body("j", NULL, "hello", 0, -1);
+    const double rates[] = {1.0, 0.5};
+    for (int k = 0; k < 2; k++) {
+        fixture f = start_throttled(specs, 1, 0, rates[k]);
+        int throttled = 0;
+        for (int i = 0; i < 100; i++) {
+            http_reply r = http(f.srv, "POST", "/v1/chat/completions", body);
+            assert_true(r.status == 200 || r.status == 429);
+            if (r.status == 429) {
+                throttled++;
+                assert_non_null(strstr(r.body, "\"rate_limit_exceeded\""));
+            }
+            free(r.body);
+        }
+        if (k == 0) assert_int_equal(throttled, 100);
+        else assert_in_range(throttled, 30, 70); /* sd 5 */
+        finish(&f);
+    }
+    free(body);
+    arb_sim_params p = arb_sim_default_params();
+    assert_true(p.throttle_rate == 0.0);
+    arb_sim_judge js = judge("a");
+    p.judges = &js;
+    p.n_judges = 1;
+    p.throttle_rate = -0.1;
+    expect_start_error(&p, ARB_INVALID, "throttle_rate must be in [0, 1]");
 }
 
 typedef struct timed_call {
@@ -2234,6 +2275,7 @@ int main(void)
         cmocka_unit_test(test_ties_and_both_bad),
         cmocka_unit_test(test_invalid_rate),
         cmocka_unit_test(test_fail_rate),
+        cmocka_unit_test(test_throttle_rate),
         cmocka_unit_test(test_latency_concurrent),
         cmocka_unit_test(test_instant),
         cmocka_unit_test(test_debate_soft_agent2),

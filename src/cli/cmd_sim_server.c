@@ -13,9 +13,9 @@
 
 static const char sim_help[] =
     "usage: arbiter sim-server [--port N] [--judge SPEC]... [--items FILE --answers FILE]\n"
-    "                          [--seed N] [--instant] [--fail-rate X] [--cached-share X]\n"
-    "                          [--bind ADDR] [--port-file FILE] [--batch-delay MS]\n"
-    "                          [--batch-fail-every N] [--batch-expire]\n"
+    "                          [--seed N] [--instant] [--fail-rate X] [--throttle-rate X]\n"
+    "                          [--cached-share X] [--bind ADDR] [--port-file FILE]\n"
+    "                          [--batch-delay MS] [--batch-fail-every N] [--batch-expire]\n"
     "\n"
     "Runs an OpenAI-compatible HTTP server (POST /v1/chat/completions, GET /v1/models) whose\n"
     "judges are a SIMULATOR of biased LLM judges, not language models. Stop it with Ctrl-C.\n"
@@ -51,6 +51,7 @@ static const char sim_help[] =
     "  --seed N          seed of the simulator (default 1): same seed, same replies\n"
     "  --instant         answer [[A]] at once without simulating (throughput benchmarks)\n"
     "  --fail-rate X     answer this share of requests with HTTP 500 (retry tests)\n"
+    "  --throttle-rate X answer this share of requests with HTTP 429 (back-off tests)\n"
     "  --cached-share X  report floor(prompt_tokens * X) of each prompt as cached\n"
     "                    (usage.prompt_tokens_details.cached_tokens; tests of cached prices)\n"
     "  --port-file FILE  write the port there once listening\n"
@@ -81,6 +82,7 @@ int cmd_sim_server(int argc, char **argv)
                                          {"seed", required_argument, 0, 's'},
                                          {"instant", no_argument, 0, 'I'},
                                          {"fail-rate", required_argument, 0, 'f'},
+                                         {"throttle-rate", required_argument, 0, 't'},
                                          {"cached-share", required_argument, 0, 'c'},
                                          {"port-file", required_argument, 0, 'P'},
                                          {"help", no_argument, 0, 'h'},
@@ -124,6 +126,10 @@ int cmd_sim_server(int argc, char **argv)
         case 'f':
             if (cli_parse_double("--fail-rate", optarg, 0, 1, &x)) return EXIT_USAGE;
             p.fail_rate = x;
+            break;
+        case 't':
+            if (cli_parse_double("--throttle-rate", optarg, 0, 1, &x)) return EXIT_USAGE;
+            p.throttle_rate = x;
             break;
         case 'c':
             if (cli_parse_double("--cached-share", optarg, 0, 1, &x)) return EXIT_USAGE;
