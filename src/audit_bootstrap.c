@@ -228,12 +228,15 @@ done:
 /* ---- blocks of consecutive items, for the window series ----------------------------------- */
 
 typedef struct block_boot {
-    const arb__pair_ref *by_block; /* each block in comparison, then benchmark order */
-    const size_t *cmp_start;       /* block b, comparison c: by_block[cmp_start[b*(C+1)+c] ..
-                                      cmp_start[b*(C+1)+c+1]) */
+    const arb__series_item *items; /* the series entries of every block and comparison */
+    const size_t *item_start;      /* block b, comparison c: items[item_start[b*(C+1)+c] ..
+                                      item_start[b*(C+1)+c+1]) */
     size_t n_cmps;                 /* C: the group's comparisons */
-    arb__pair_ref *scratch;        /* room for the largest resample */
-    size_t scratch_cap;
+    arb__series_item *cat;         /* a round's series of one comparison */
+    size_t cat_cap;
+    arb__series_work work;
+    double (*per_cmp)[3];          /* a round's figures per comparison */
+    double *scratch;               /* 3 C */
     const arb_audit_params *params;
 } block_boot;
 
@@ -251,31 +254,32 @@ static int cmp_u32(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* arb_stat_resample_fn: the drawn blocks laid end to end in the order drawn (copy = draw
-** number), comparison by comparison, which is the order arb__audit_window_metrics needs; the
-** three window metrics measured. Nonzero when out of memory. */
+/* arb_stat_resample_fn: per comparison, the series entries of the drawn blocks laid end to end
+** in the order drawn (each draw's items distinct from another draw's), which is exactly the
+** series of the drawn pairs sorted by comparison, draw and benchmark order; the three window
+** metrics measured on it. Nonzero when out of memory. */
 static int block_replicate(void *ud, const size_t *indices, size_t n, double *out)
 {
     block_boot *b = ud;
-    size_t k = 0, stride = b->n_cmps + 1;
-    for (size_t c = 0; c < b->n_cmps; c++)
-        for (size_t i = 0; i < n; i++) {
-            const size_t *cs = b->cmp_start + indices[i] * stride + c;
-            size_t len = cs[1] - cs[0];
-            if (k + len > b->scratch_cap) {
-                size_t cap = b->scratch_cap;
-                if (arb__grow(&b->scratch, &cap, k + len, sizeof *b->scratch)) return 1;
-                b->scratch_cap = cap;
-            }
-            for (size_t j = 0; j < len; j++) {
-                b->scratch[k].p = b->by_block[cs[0] + j].p;
-                b->scratch[k].copy = (uint32_t)i;
-                k++;
-            }
-        }
+    size_t stride = b->n_cmps + 1;
     arb_audit_metrics m;
     memset(&m, 0, sizeof m);
-    if (arb__audit_window_metrics(b->scratch, k, b->params, &m)) return 1;
+    for (size_t c = 0; c < b->n_cmps; c++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            const size_t *is = b->item_start + indices[i] * stride + c;
+            size_t len = is[1] - is[0];
+            if (k + len > b->cat_cap) {
+                size_t cap = b->cat_cap;
+                if (arb__grow(&b->cat, &cap, k + len, sizeof *b->cat)) return 1;
+                b->cat_cap = cap;
+            }
+            memcpy(b->cat + k, b->items + is[0], len * sizeof *b->cat);
+            k += len;
+        }
+        if (arb__audit_series_metrics(b->cat, k, b->params, &b->work, b->per_cmp[c], &m)) return 1;
+    }
+    arb__audit_window_values((const double (*)[3])b->per_cmp, b->n_cmps, b->scratch, &m);
     for (size_t w = 0; w < N_WINDOW_METRICS; w++) out[w] = m.value[window_metrics[w]];
     return 0;
 }
@@ -288,16 +292,19 @@ static arb_status bootstrap_blocks(const arb__pair_ref *refs, size_t n,
     arb__pair_ref *by_block = malloc(n * sizeof *by_block);
     size_t *block_start = malloc((n + 1) * sizeof *block_start);
     uint32_t *cmps = malloc(n * sizeof *cmps);
-    size_t *cmp_start = NULL;
-    block_boot b = {by_block, NULL, 0, NULL, 0, params};
-    if (!by_block || !block_start || !cmps) goto done;
+    arb__series_item *items = malloc(n * sizeof *items);
+    size_t *item_start = NULL;
+    block_boot b;
+    memset(&b, 0, sizeof b);
+    b.params = params;
+    if (!by_block || !block_start || !cmps || !items) goto done;
     memcpy(by_block, refs, n * sizeof *refs);
     qsort(by_block, n, sizeof *by_block, cmp_ref_seq);
-    size_t n_blocks = 0, items = 0;
+    size_t n_blocks = 0, n_items = 0;
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && by_block[i].p->item == by_block[i - 1].p->item) continue;
-        if (items % params->window == 0) block_start[n_blocks++] = i;
-        items++;
+        if (n_items % params->window == 0) block_start[n_blocks++] = i;
+        n_items++;
     }
     block_start[n_blocks] = n;
     for (size_t i = 0; i < n; i++) cmps[i] = refs[i].p->cmp;
@@ -305,25 +312,39 @@ static arb_status bootstrap_blocks(const arb__pair_ref *refs, size_t n,
     for (size_t i = 0; i < n; i++)
         if (b.n_cmps == 0 || cmps[i] != cmps[b.n_cmps - 1]) cmps[b.n_cmps++] = cmps[i];
     size_t stride = b.n_cmps + 1;
-    if (n_blocks > SIZE_MAX / sizeof *cmp_start / stride) goto done;
-    if (!(cmp_start = malloc(n_blocks * stride * sizeof *cmp_start))) goto done;
-    b.cmp_start = cmp_start;
+    if (n_blocks > SIZE_MAX / sizeof *item_start / stride) goto done;
+    item_start = malloc(n_blocks * stride * sizeof *item_start);
+    b.per_cmp = malloc(b.n_cmps * sizeof *b.per_cmp);
+    b.scratch = malloc(3 * b.n_cmps * sizeof *b.scratch);
+    if (!item_start || !b.per_cmp || !b.scratch) goto done;
+    /* each block's pairs by comparison then benchmark order, cut into one series piece per
+    ** comparison (empty when the block has none of its pairs) */
+    size_t n_entries = 0;
     for (size_t x = 0; x < n_blocks; x++) {
-        size_t s = block_start[x], e = block_start[x + 1];
+        size_t s = block_start[x], e = block_start[x + 1], i = s;
         qsort(by_block + s, e - s, sizeof *by_block, arb__audit_ref_order_cmp);
-        size_t c = 0;
-        for (size_t i = s; i <= e; i++) /* comparison c starts where the first of its pairs is */
-            while (c < b.n_cmps && (i == e || by_block[i].p->cmp >= cmps[c]))
-                cmp_start[x * stride + c++] = i;
-        cmp_start[x * stride + b.n_cmps] = e;
+        for (size_t c = 0; c < b.n_cmps; c++) {
+            size_t j = i;
+            while (j < e && by_block[j].p->cmp == cmps[c]) j++;
+            item_start[x * stride + c] = n_entries;
+            n_entries += arb__audit_series_items(by_block + i, j - i, items + n_entries);
+            i = j;
+        }
+        item_start[x * stride + b.n_cmps] = n_entries;
     }
+    b.items = items;
+    b.item_start = item_start;
     st = arb_stat_bootstrap(n_blocks, N_WINDOW_METRICS, block_replicate, &b, params->bootstrap,
                             params->seed, params->ci_level, lo, hi);
 done:
     free(by_block);
     free(block_start);
     free(cmps);
-    free(cmp_start);
+    free(items);
+    free(item_start);
+    free(b.cat);
+    arb__series_work_free(&b.work);
+    free(b.per_cmp);
     free(b.scratch);
     return st;
 }

@@ -203,10 +203,7 @@ void arb__audit_pair_tally_add_times(pair_tally *dst, const pair_tally *src, siz
 
 /* ---- §3.1 window series ------------------------------------------------------------------- */
 
-/* Model-verdict counts a, b, c of one item in one series (d and e are not in §3.1). */
-typedef struct item_counts {
-    double a, b, c;
-} item_counts;
+typedef arb__verdict_counts item_counts;
 
 /* Fills series[] with the §3.1 window values over n items in benchmark order: windows of
 ** `window` items starting every `stride` items; a window cut short by the end of the items is
@@ -271,73 +268,100 @@ static double mean_defined(const double *v, size_t n)
     return k ? sum / (double)k : NAN;
 }
 
-/* Accumulates the window-series metrics of one comparison (refs[0..n) all of one cmp, sorted
-** by benchmark order): MPCC-Consistency (§3) and MPCC per run (§4). Each "item" of a series is
-** one (item, copy): a bootstrap copy of an item is a separate item. Returns 0, -1 no memory. */
-static int comparison_series(const arb__pair_ref *refs, size_t n, const arb_audit_params *p,
-                             double *mpcc_consistency, double mpcc_run[2], arb_audit_metrics *m)
+/* Walks refs[0..n) of one comparison in series order and writes one entry per (item, copy): a
+** bootstrap copy of an item is a separate item of the series. Returns the number of entries
+** (at most n). */
+size_t arb__audit_series_items(const arb__pair_ref *refs, size_t n, arb__series_item *out)
 {
-    int rc = -1;
-    /* at most n items; series are at most n values long */
-    item_counts *run[2] = {calloc(n + 1, sizeof(item_counts)), calloc(n + 1, sizeof(item_counts))};
-    item_counts *judge[2] = {calloc(n + 1, sizeof(item_counts)), calloc(n + 1, sizeof(item_counts))};
-    item_counts *expert[2] = {calloc(n + 1, sizeof(item_counts)), calloc(n + 1, sizeof(item_counts))};
-    double *sx = calloc(n + 1, sizeof(double)), *sy = calloc(n + 1, sizeof(double));
-    if (!run[0] || !run[1] || !judge[0] || !judge[1] || !expert[0] || !expert[1] || !sx || !sy)
-        goto done;
-
-    size_t n_both = 0, n_lab[2] = {0, 0};
-    for (size_t i = 0; i < n;) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; k++) {
         size_t j = i;
-        item_counts r0 = {0, 0, 0}, r1 = {0, 0, 0};
-        int has[2] = {0, 0}, both = 0;
-        char expert_label = refs[i].p->expert;
+        arb__series_item *it = &out[k];
+        memset(it, 0, sizeof *it);
+        it->expert = refs[i].p->expert;
         while (j < n && refs[j].p->item == refs[i].p->item && refs[j].copy == refs[i].copy) {
             const arb__sbs_pair *q = refs[j].p;
             if (q->p0) {
-                count_model_verdict(&r0, arb_verdict_to_model(q->p0, 0));
-                has[0] = 1;
+                count_model_verdict(&it->run[0], arb_verdict_to_model(q->p0, 0));
+                it->has[0] = 1;
             }
             if (q->p1) {
-                count_model_verdict(&r1, arb_verdict_to_model(q->p1, 1));
-                has[1] = 1;
+                count_model_verdict(&it->run[1], arb_verdict_to_model(q->p1, 1));
+                it->has[1] = 1;
             }
-            if (q->p0 && q->p1) both = 1;
+            if (q->p0 && q->p1) it->both = 1;
             j++;
-        }
-        /* MPCC-Consistency walks the items that have both runs (BM) */
-        if (both) {
-            run[0][n_both] = r0;
-            run[1][n_both] = r1;
-            n_both++;
-        }
-        /* MPCC per run walks the items with an expert majority label and that run */
-        if (expert_label >= 'a' && expert_label <= 'd') {
-            const item_counts rr[2] = {r0, r1};
-            for (int r = 0; r < 2; r++) {
-                if (!has[r]) continue;
-                judge[r][n_lab[r]] = rr[r];
-                item_counts e = {0, 0, 0};
-                count_model_verdict(&e, expert_label);
-                expert[r][n_lab[r]] = e;
-                n_lab[r]++;
-            }
         }
         i = j;
     }
-    *mpcc_consistency = series_pearson(run[0], run[1], n_both, p, sx, sy, &m->windows);
-    for (int r = 0; r < 2; r++)
-        mpcc_run[r] = series_pearson(judge[r], expert[r], n_lab[r], p, sx, sy, &m->mpcc_windows[r]);
-    rc = 0;
-done:
-    for (int r = 0; r < 2; r++) {
-        free(run[r]);
-        free(judge[r]);
-        free(expert[r]);
+    return k;
+}
+
+/* Frees the work space's arrays. */
+void arb__series_work_free(arb__series_work *w)
+{
+    free(w->x);
+    free(w->y);
+    free(w->sx);
+    free(w->sy);
+    memset(w, 0, sizeof *w);
+}
+
+/* The window-series metrics of one comparison from its items in series order: MPCC-Consistency
+** (§3) into out[0], MPCC of run 0 and run 1 (§4) into out[1], out[2]; the windows are added to
+** m's window counts. w is grown as needed. Returns 0, -1 no memory. */
+int arb__audit_series_metrics(const arb__series_item *items, size_t n, const arb_audit_params *p,
+                              arb__series_work *w, double out[3], arb_audit_metrics *m)
+{
+    if (n + 1 > w->cap) { /* at most n items; series are at most n values long */
+        size_t cap = w->cap;
+        if (arb__grow(&w->x, &cap, n + 1, sizeof *w->x)) return -1;
+        cap = w->cap;
+        if (arb__grow(&w->y, &cap, n + 1, sizeof *w->y)) return -1;
+        cap = w->cap;
+        if (arb__grow(&w->sx, &cap, n + 1, sizeof *w->sx)) return -1;
+        cap = w->cap;
+        if (arb__grow(&w->sy, &cap, n + 1, sizeof *w->sy)) return -1;
+        w->cap = cap;
     }
-    free(sx);
-    free(sy);
-    return rc;
+    /* MPCC-Consistency walks the items that have both runs (BM) */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (items[i].both) {
+            w->x[k] = items[i].run[0];
+            w->y[k++] = items[i].run[1];
+        }
+    out[0] = series_pearson(w->x, w->y, k, p, w->sx, w->sy, &m->windows);
+    /* MPCC per run walks the items with an expert majority label and that run */
+    for (int r = 0; r < 2; r++) {
+        k = 0;
+        for (size_t i = 0; i < n; i++) {
+            char e = items[i].expert;
+            if (!(e >= 'a' && e <= 'd') || !items[i].has[r]) continue;
+            w->x[k] = items[i].run[r];
+            memset(&w->y[k], 0, sizeof w->y[k]);
+            count_model_verdict(&w->y[k], e);
+            k++;
+        }
+        out[1 + r] = series_pearson(w->x, w->y, k, p, w->sx, w->sy, &m->mpcc_windows[r]);
+    }
+    return 0;
+}
+
+/* Sets the window-series figures of m from per_cmp[0..n_cmp) (arb__audit_series_metrics' out
+** of each comparison): a pooled row averages one series per comparison. */
+void arb__audit_window_values(const double (*per_cmp)[3], size_t n_cmp, double *scratch,
+                              arb_audit_metrics *m)
+{
+    double *col[3] = {scratch, scratch + n_cmp, scratch + 2 * n_cmp};
+    for (size_t c = 0; c < n_cmp; c++)
+        for (int k = 0; k < 3; k++) col[k][c] = per_cmp[c][k];
+    m->value[ARB_M_MPCC_CONSISTENCY] = mean_defined(col[0], n_cmp);
+    m->mpcc_run[0] = mean_defined(col[1], n_cmp);
+    m->mpcc_run[1] = mean_defined(col[2], n_cmp);
+    m->value[ARB_M_MPCC] = mean_defined(m->mpcc_run, 2);
+    /* §3 MPCC-Δ needs both runs */
+    m->value[ARB_M_MPCC_DELTA] = fabs(m->mpcc_run[0] - m->mpcc_run[1]);
 }
 
 /* ---- the whole group ---------------------------------------------------------------------- */
@@ -732,32 +756,28 @@ int arb__audit_window_metrics(const arb__pair_ref *refs, size_t n, const arb_aud
                               arb_audit_metrics *m)
 {
     size_t n_cmp = 0;
-    double *cons = malloc((n ? n : 1) * sizeof *cons);
-    double *mr[2] = {malloc((n ? n : 1) * sizeof(double)), malloc((n ? n : 1) * sizeof(double))};
+    double (*per_cmp)[3] = malloc((n ? n : 1) * sizeof *per_cmp);
+    double *scratch = malloc((n ? 3 * n : 1) * sizeof *scratch);
+    arb__series_item *items = malloc((n ? n : 1) * sizeof *items);
+    arb__series_work w;
+    memset(&w, 0, sizeof w);
     int rc = -1;
     memset(&m->windows, 0, sizeof m->windows);
     memset(m->mpcc_windows, 0, sizeof m->mpcc_windows);
-    if (!cons || !mr[0] || !mr[1]) goto done;
+    if (!per_cmp || !scratch || !items) goto done;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && refs[j].p->cmp == refs[i].p->cmp) j++;
-        double run_mpcc[2];
-        if (comparison_series(refs + i, j - i, params, &cons[n_cmp], run_mpcc, m)) goto done;
-        mr[0][n_cmp] = run_mpcc[0];
-        mr[1][n_cmp] = run_mpcc[1];
-        n_cmp++;
+        size_t k = arb__audit_series_items(refs + i, j - i, items);
+        if (arb__audit_series_metrics(items, k, params, &w, per_cmp[n_cmp++], m)) goto done;
         i = j;
     }
-    m->value[ARB_M_MPCC_CONSISTENCY] = mean_defined(cons, n_cmp);
-    m->mpcc_run[0] = mean_defined(mr[0], n_cmp);
-    m->mpcc_run[1] = mean_defined(mr[1], n_cmp);
-    m->value[ARB_M_MPCC] = mean_defined(m->mpcc_run, 2);
-    /* §3 MPCC-Δ needs both runs */
-    m->value[ARB_M_MPCC_DELTA] = fabs(m->mpcc_run[0] - m->mpcc_run[1]);
+    arb__audit_window_values((const double (*)[3])per_cmp, n_cmp, scratch, m);
     rc = 0;
 done:
-    free(cons);
-    free(mr[0]);
-    free(mr[1]);
+    free(per_cmp);
+    free(scratch);
+    free(items);
+    arb__series_work_free(&w);
     return rc;
 }

@@ -1205,6 +1205,34 @@ size_t arb__audit_unit_values(const arb__pair_tally *units, size_t n, double *sc
 ** into m->ci_lo/ci_hi (audit_bootstrap.c). ARB_OK, ARB_NOMEM. */
 arb_status arb__audit_bootstrap(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
                                 arb_audit_metrics *m);
+/* Model-verdict counts a, b, c of one item in one series (d and e are not in §3.1). */
+typedef struct arb__verdict_counts {
+    double a, b, c;
+} arb__verdict_counts;
+/* One (item, copy) of a comparison as the window series (§3.1) see it. */
+typedef struct arb__series_item {
+    arb__verdict_counts run[2]; /* model-verdict counts of run 0 and run 1 */
+    unsigned char has[2];       /* the item has run r */
+    unsigned char both;         /* a pair of the item has both runs (BM) */
+    char expert;                /* experts' majority; the MPCC series take 'a'..'d' only */
+} arb__series_item;
+/* Buffers reused from one series to the next. */
+typedef struct arb__series_work {
+    arb__verdict_counts *x, *y;
+    double *sx, *sy;
+    size_t cap;
+} arb__series_work;
+/* One entry per (item, copy) of refs[0..n) (one comparison, series order) into out (room for
+** n); returns the number of entries. */
+size_t arb__audit_series_items(const arb__pair_ref *refs, size_t n, arb__series_item *out);
+/* MPCC-Consistency, MPCC run 0, MPCC run 1 of one comparison's items into out[0..3); windows
+** added to m's counts; w grown as needed. 0, or -1 out of memory. */
+int arb__audit_series_metrics(const arb__series_item *items, size_t n, const arb_audit_params *p,
+                              arb__series_work *w, double out[3], arb_audit_metrics *m);
+void arb__series_work_free(arb__series_work *w);
+/* The row's window figures from each comparison's out[3]; scratch holds 3 n_cmp doubles. */
+void arb__audit_window_values(const double (*per_cmp)[3], size_t n_cmp, double *scratch,
+                              arb_audit_metrics *m);
 /* Computes only the window-series figures of m (MPCC-Consistency, MPCC, MPCC-Δ, mpcc_run and
 ** the windows behind them) over refs sorted by comparison, then series order with the refs of
 ** one (item, copy) together. Returns 0, or -1 when out of memory. */
