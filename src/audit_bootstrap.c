@@ -232,8 +232,7 @@ typedef struct block_boot {
     const size_t *item_start;      /* block b, comparison c: items[item_start[b*(C+1)+c] ..
                                       item_start[b*(C+1)+c+1]) */
     size_t n_cmps;                 /* C: the group's comparisons */
-    arb__series_item *cat;         /* a round's series of one comparison */
-    size_t cat_cap;
+    arb__series_piece *pieces;     /* a round's series of one comparison: one piece per draw */
     arb__series_work work;
     double (*per_cmp)[3];          /* a round's figures per comparison */
     double *scratch;               /* 3 C */
@@ -255,9 +254,9 @@ static int cmp_u32(const void *x, const void *y)
 }
 
 /* arb_stat_resample_fn: per comparison, the series entries of the drawn blocks laid end to end
-** in the order drawn (each draw's items distinct from another draw's), which is exactly the
-** series of the drawn pairs sorted by comparison, draw and benchmark order; the three window
-** metrics measured on it. Nonzero when out of memory. */
+** in the order drawn (as pieces, not copied; each draw's items distinct from another draw's),
+** which is exactly the series of the drawn pairs sorted by comparison, draw and benchmark order;
+** the three window metrics measured on it. Nonzero when out of memory. */
 static int block_replicate(void *ud, const size_t *indices, size_t n, double *out)
 {
     block_boot *b = ud;
@@ -265,19 +264,13 @@ static int block_replicate(void *ud, const size_t *indices, size_t n, double *ou
     arb_audit_metrics m;
     memset(&m, 0, sizeof m);
     for (size_t c = 0; c < b->n_cmps; c++) {
-        size_t k = 0;
         for (size_t i = 0; i < n; i++) {
             const size_t *is = b->item_start + indices[i] * stride + c;
-            size_t len = is[1] - is[0];
-            if (k + len > b->cat_cap) {
-                size_t cap = b->cat_cap;
-                if (arb__grow(&b->cat, &cap, k + len, sizeof *b->cat)) return 1;
-                b->cat_cap = cap;
-            }
-            memcpy(b->cat + k, b->items + is[0], len * sizeof *b->cat);
-            k += len;
+            b->pieces[i].items = b->items + is[0];
+            b->pieces[i].n = is[1] - is[0];
         }
-        if (arb__audit_series_metrics(b->cat, k, b->params, &b->work, b->per_cmp[c], &m)) return 1;
+        if (arb__audit_series_metrics(b->pieces, n, b->params, &b->work, b->per_cmp[c], &m))
+            return 1;
     }
     arb__audit_window_values((const double (*)[3])b->per_cmp, b->n_cmps, b->scratch, &m);
     for (size_t w = 0; w < N_WINDOW_METRICS; w++) out[w] = m.value[window_metrics[w]];
@@ -316,7 +309,8 @@ static arb_status bootstrap_blocks(const arb__pair_ref *refs, size_t n,
     item_start = malloc(n_blocks * stride * sizeof *item_start);
     b.per_cmp = malloc(b.n_cmps * sizeof *b.per_cmp);
     b.scratch = malloc(3 * b.n_cmps * sizeof *b.scratch);
-    if (!item_start || !b.per_cmp || !b.scratch) goto done;
+    b.pieces = malloc(n_blocks * sizeof *b.pieces); /* a round draws n_blocks blocks */
+    if (!item_start || !b.per_cmp || !b.scratch || !b.pieces) goto done;
     /* each block's pairs by comparison then benchmark order, cut into one series piece per
     ** comparison (empty when the block has none of its pairs) */
     size_t n_entries = 0;
@@ -342,7 +336,7 @@ done:
     free(cmps);
     free(items);
     free(item_start);
-    free(b.cat);
+    free(b.pieces);
     arb__series_work_free(&b.work);
     free(b.per_cmp);
     free(b.scratch);

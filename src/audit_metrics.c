@@ -307,12 +307,16 @@ void arb__series_work_free(arb__series_work *w)
     memset(w, 0, sizeof *w);
 }
 
-/* The window-series metrics of one comparison from its items in series order: MPCC-Consistency
-** (§3) into out[0], MPCC of run 0 and run 1 (§4) into out[1], out[2]; the windows are added to
-** m's window counts. w is grown as needed. Returns 0, -1 no memory. */
-int arb__audit_series_metrics(const arb__series_item *items, size_t n, const arb_audit_params *p,
-                              arb__series_work *w, double out[3], arb_audit_metrics *m)
+/* The window-series metrics of one comparison from its items in series order, given as the
+** pieces[0..n_pieces) laid end to end: MPCC-Consistency (§3) into out[0], MPCC of run 0 and
+** run 1 (§4) into out[1], out[2]; the windows are added to m's window counts. w is grown as
+** needed. Returns 0, -1 no memory. */
+int arb__audit_series_metrics(const arb__series_piece *pieces, size_t n_pieces,
+                              const arb_audit_params *p, arb__series_work *w, double out[3],
+                              arb_audit_metrics *m)
 {
+    size_t n = 0;
+    for (size_t x = 0; x < n_pieces; x++) n += pieces[x].n;
     if (n + 1 > w->cap) { /* at most n items; series are at most n values long */
         size_t cap = w->cap;
         if (arb__grow(&w->x, &cap, n + 1, sizeof *w->x)) return -1;
@@ -326,22 +330,28 @@ int arb__audit_series_metrics(const arb__series_item *items, size_t n, const arb
     }
     /* MPCC-Consistency walks the items that have both runs (BM) */
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (items[i].both) {
-            w->x[k] = items[i].run[0];
-            w->y[k++] = items[i].run[1];
-        }
+    for (size_t x = 0; x < n_pieces; x++) {
+        const arb__series_item *items = pieces[x].items;
+        for (size_t i = 0; i < pieces[x].n; i++)
+            if (items[i].both) {
+                w->x[k] = items[i].run[0];
+                w->y[k++] = items[i].run[1];
+            }
+    }
     out[0] = series_pearson(w->x, w->y, k, p, w->sx, w->sy, &m->windows);
     /* MPCC per run walks the items with an expert majority label and that run */
     for (int r = 0; r < 2; r++) {
         k = 0;
-        for (size_t i = 0; i < n; i++) {
-            char e = items[i].expert;
-            if (!(e >= 'a' && e <= 'd') || !items[i].has[r]) continue;
-            w->x[k] = items[i].run[r];
-            memset(&w->y[k], 0, sizeof w->y[k]);
-            count_model_verdict(&w->y[k], e);
-            k++;
+        for (size_t x = 0; x < n_pieces; x++) {
+            const arb__series_item *items = pieces[x].items;
+            for (size_t i = 0; i < pieces[x].n; i++) {
+                char e = items[i].expert;
+                if (!(e >= 'a' && e <= 'd') || !items[i].has[r]) continue;
+                w->x[k] = items[i].run[r];
+                memset(&w->y[k], 0, sizeof w->y[k]);
+                count_model_verdict(&w->y[k], e);
+                k++;
+            }
         }
         out[1 + r] = series_pearson(w->x, w->y, k, p, w->sx, w->sy, &m->mpcc_windows[r]);
     }
@@ -768,8 +778,8 @@ int arb__audit_window_metrics(const arb__pair_ref *refs, size_t n, const arb_aud
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && refs[j].p->cmp == refs[i].p->cmp) j++;
-        size_t k = arb__audit_series_items(refs + i, j - i, items);
-        if (arb__audit_series_metrics(items, k, params, &w, per_cmp[n_cmp++], m)) goto done;
+        arb__series_piece all = {items, arb__audit_series_items(refs + i, j - i, items)};
+        if (arb__audit_series_metrics(&all, 1, params, &w, per_cmp[n_cmp++], m)) goto done;
         i = j;
     }
     arb__audit_window_values((const double (*)[3])per_cmp, n_cmp, scratch, m);

@@ -1225,10 +1225,16 @@ typedef struct arb__series_work {
 /* One entry per (item, copy) of refs[0..n) (one comparison, series order) into out (room for
 ** n); returns the number of entries. */
 size_t arb__audit_series_items(const arb__pair_ref *refs, size_t n, arb__series_item *out);
-/* MPCC-Consistency, MPCC run 0, MPCC run 1 of one comparison's items into out[0..3); windows
-** added to m's counts; w grown as needed. 0, or -1 out of memory. */
-int arb__audit_series_metrics(const arb__series_item *items, size_t n, const arb_audit_params *p,
-                              arb__series_work *w, double out[3], arb_audit_metrics *m);
+/* A run of consecutive entries of a series. */
+typedef struct arb__series_piece {
+    const arb__series_item *items;
+    size_t n;
+} arb__series_piece;
+/* MPCC-Consistency, MPCC run 0, MPCC run 1 of one comparison's series, the pieces laid end to
+** end, into out[0..3); windows added to m's counts; w grown as needed. 0, or -1 no memory. */
+int arb__audit_series_metrics(const arb__series_piece *pieces, size_t n_pieces,
+                              const arb_audit_params *p, arb__series_work *w, double out[3],
+                              arb_audit_metrics *m);
 void arb__series_work_free(arb__series_work *w);
 /* The row's window figures from each comparison's out[3]; scratch holds 3 n_cmp doubles. */
 void arb__audit_window_values(const double (*per_cmp)[3], size_t n_cmp, double *scratch,
