@@ -2,7 +2,7 @@
 ** audit.c -- the judge audit: reads the side-by-side judgments of the store with what the
 ** metrics need (benchmark order, task, lengths in code points, expert majority labels), forms
 ** one group per row (a comparison by default, or per judge, task or candidate), computes each
-** group's metrics (audit_metrics.c) and, when asked, bootstrap intervals that resample items.
+** group's metrics (audit_metrics.c) and, when asked, their bootstrap intervals (audit_bootstrap.c).
 **
 ** Debates (§2.5) are audited like judges: their final verdicts are pairwise rows of protocol
 ** "soft"/"hard" under the judge name "<mode>(<agent1>,<agent2>,<judge>)". The discussions'
@@ -14,11 +14,10 @@
 **
 ** Invariants: a judgment pair is (comparison, item, repetition) with the position verdicts of
 ** run 0 and run 1 (METHODS §1, §2.2); rows come out sorted by judge, candidate, baseline,
-** template, options, task; the bootstrap resamples whole items, so an item's two orders and
-** its repetitions stay together, and the same seed gives the same intervals. The window-series
-** metrics are bootstrapped over blocks of consecutive items instead (bootstrap_windows).
+** template, options, task.
 **
-** Not here: the formulas (audit_metrics.c), text and JSON (audit_render.c).
+** Not here: the formulas (audit_metrics.c), the bootstrap intervals (audit_bootstrap.c), text and
+** JSON (audit_render.c).
 */
 #include "internal.h"
 
@@ -505,132 +504,8 @@ static int cmp_ref_grouped(const void *x, const void *y)
     return c ? c : ref_order_cmp(a, b);
 }
 
-static int cmp_ref_order(const void *x, const void *y) { return ref_order_cmp(x, y); }
-
-static int cmp_ref_item(const void *x, const void *y)
-{
-    const arb__pair_ref *a = x, *b = y;
-    if (a->p->item != b->p->item) return a->p->item < b->p->item ? -1 : 1;
-    return ref_order_cmp(a, b);
-}
-
-/* ---- bootstrap ---------------------------------------------------------------------------- */
-
-/* The window-series metrics, whose intervals come from the block bootstrap. */
-static const arb_audit_metric window_metrics[] = {ARB_M_MPCC_CONSISTENCY, ARB_M_MPCC,
-                                                  ARB_M_MPCC_DELTA};
-enum { N_WINDOW_METRICS = sizeof window_metrics / sizeof window_metrics[0] };
-
-typedef struct boot_ctx {
-    const arb__pair_ref *by_unit; /* the group's pairs, grouped by unit (item or block) */
-    const size_t *unit_start;     /* unit u = by_unit[unit_start[u] .. unit_start[u + 1]) */
-    arb__pair_ref *scratch;       /* room for the largest resample */
-    size_t scratch_cap;
-    const arb_audit_params *params;
-    int blocks;                   /* 1: units are blocks, only the window metrics are measured */
-} boot_ctx;
-
-/* The order of a block resample: comparison, then the blocks in the order drawn (copy = draw
-** number), benchmark order within a block. */
-static int cmp_ref_block_order(const void *x, const void *y)
-{
-    const arb__pair_ref *a = x, *b = y;
-    const arb__sbs_pair *p = a->p, *q = b->p;
-    if (p->cmp != q->cmp) return p->cmp < q->cmp ? -1 : 1;
-    if (a->copy != b->copy) return a->copy < b->copy ? -1 : 1;
-    if (p->seq != q->seq) return p->seq < q->seq ? -1 : 1;
-    if (p->item != q->item) return p->item < q->item ? -1 : 1;
-    return (p->rep > q->rep) - (p->rep < q->rep);
-}
-
-static int cmp_ref_seq(const void *x, const void *y)
-{
-    const arb__pair_ref *a = x, *b = y;
-    if (a->p->seq != b->p->seq) return a->p->seq < b->p->seq ? -1 : 1;
-    if (a->p->item != b->p->item) return a->p->item < b->p->item ? -1 : 1;
-    return ref_order_cmp(a, b);
-}
-
-/* One bootstrap replicate: the pairs of the drawn units, each marked with its draw number
-** (copy) so copies stay apart, sorted as the metrics need them (items: benchmark order; blocks:
-** in the order drawn), measured. Nonzero when out of memory. */
-static int boot_replicate(void *ud, const size_t *indices, size_t n, double *out)
-{
-    boot_ctx *b = ud;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t u = indices[i];
-        size_t len = b->unit_start[u + 1] - b->unit_start[u];
-        if (k + len > b->scratch_cap) {
-            size_t cap = b->scratch_cap;
-            if (arb__grow(&b->scratch, &cap, k + len, sizeof *b->scratch)) return 1;
-            b->scratch_cap = cap;
-        }
-        for (size_t j = 0; j < len; j++) {
-            b->scratch[k].p = b->by_unit[b->unit_start[u] + j].p;
-            b->scratch[k].copy = (uint32_t)i;
-            k++;
-        }
-    }
-    qsort(b->scratch, k, sizeof *b->scratch, b->blocks ? cmp_ref_block_order : cmp_ref_order);
-    arb_audit_metrics m;
-    memset(&m, 0, sizeof m);
-    if (!b->blocks) {
-        if (arb__audit_metrics(b->scratch, k, b->params, &m)) return 1;
-        memcpy(out, m.value, sizeof m.value);
-        return 0;
-    }
-    if (arb__audit_window_metrics(b->scratch, k, b->params, &m)) return 1;
-    for (size_t w = 0; w < N_WINDOW_METRICS; w++) out[w] = m.value[window_metrics[w]];
-    return 0;
-}
-
-/* Percentile intervals for the metrics of one group (METHODS §10).
-** blocks = 0: every metric, resampling whole items (an item's orders and repetitions together).
-** blocks = 1: the window-series metrics (§3, §3.1, §4), replacing the item intervals. An item
-** resample sorted back into benchmark order puts an item's copies side by side, so windows fill
-** with duplicates and the series no longer resembles the benchmark's. A moving series keeps its
-** local structure under a block bootstrap instead: the group's distinct items in benchmark
-** order are cut into consecutive blocks of `window` items (the last may be shorter), and each
-** resample draws as many blocks with replacement and lays them end to end in the order drawn. */
-static arb_status bootstrap_group(const arb__pair_ref *refs, size_t n,
-                                  const arb_audit_params *params, int blocks, arb_audit_metrics *m)
-{
-    arb_status st = ARB_NOMEM;
-    arb__pair_ref *by_unit = malloc((n ? n : 1) * sizeof *by_unit);
-    size_t *unit_start = malloc((n + 1) * sizeof *unit_start);
-    boot_ctx b = {by_unit, unit_start, NULL, 0, params, blocks};
-    double lo[ARB_M__COUNT], hi[ARB_M__COUNT];
-    if (!by_unit || !unit_start) goto done;
-    memcpy(by_unit, refs, n * sizeof *refs);
-    qsort(by_unit, n, sizeof *by_unit, blocks ? cmp_ref_seq : cmp_ref_item);
-    size_t units = 0, items = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && by_unit[i].p->item == by_unit[i - 1].p->item) continue;
-        if (!blocks || items % params->window == 0) unit_start[units++] = i;
-        items++;
-    }
-    unit_start[units] = n;
-    if (units == 0) {
-        st = ARB_OK; /* nothing to resample: intervals stay undefined */
-        goto done;
-    }
-    size_t n_stats = blocks ? (size_t)N_WINDOW_METRICS : (size_t)ARB_M__COUNT;
-    st = arb_stat_bootstrap(units, n_stats, boot_replicate, &b, params->bootstrap, params->seed,
-                            params->ci_level, lo, hi);
-    if (st == ARB_INTERRUPTED) st = ARB_NOMEM; /* the replicate only aborts when out of memory */
-    if (st != ARB_OK) goto done;
-    for (size_t k = 0; k < n_stats; k++) {
-        size_t id = blocks ? (size_t)window_metrics[k] : k;
-        m->ci_lo[id] = lo[k];
-        m->ci_hi[id] = hi[k];
-    }
-done:
-    free(by_unit);
-    free(unit_start);
-    free(b.scratch);
-    return st;
-}
+/* qsort's comparator for the order arb__audit_metrics needs (ref_order_cmp). */
+int arb__audit_ref_order_cmp(const void *x, const void *y) { return ref_order_cmp(x, y); }
 
 /* ---- the audit object --------------------------------------------------------------------- */
 
@@ -785,8 +660,7 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         /* within the group, refs are in comparison then benchmark order already */
         if (arb__audit_metrics(refs + i, j - i, &p, &r->m)) goto nomem;
         for (int k = 0; k < ARB_M__COUNT; k++) r->m.ci_lo[k] = r->m.ci_hi[k] = NAN;
-        if (p.bootstrap > 0 && ((st = bootstrap_group(refs + i, j - i, &p, 0, &r->m)) ||
-                                (st = bootstrap_group(refs + i, j - i, &p, 1, &r->m)))) {
+        if (p.bootstrap > 0 && (st = arb__audit_bootstrap(refs + i, j - i, &p, &r->m))) {
             if (st == ARB_NOMEM) goto nomem;
             arb__store_fail(store, st, "audit: bootstrap failed: %s", arb_strerror(st));
             goto done;

@@ -49,68 +49,77 @@ static int verdict_index(char model_verdict)
     return (model_verdict >= 'a' && model_verdict <= 'd') ? model_verdict - 'a' : 4;
 }
 
+typedef arb__sbs_tally sbs_tally;
+
+static void sbs_tally_add(sbs_tally *t, char p0, char p1)
+{
+    char p[2] = {p0, p1};
+    char j[2] = {0, 0};
+    for (int r = 0; r < 2; r++) {
+        if (p[r] == 0) continue;
+        j[r] = arb_verdict_to_model(p[r], r); /* §2.2 */
+        t->counts[r][verdict_index(j[r])]++;
+        t->present[r]++;
+        if (j[r] == 'e') t->n_errors++;
+    }
+    if (p[0] == 0 || p[1] == 0) return;
+    t->bm++;
+    for (int r = 0; r < 2; r++) {
+        if (p[r] == 'A') t->first[r]++;
+        if (p[r] == 'A' || p[r] == 'B') t->ab[r]++;
+    }
+    /* §3 Con@ABCD: E never equals anything, not even another E. */
+    if (j[0] == j[1] && j[0] != 'e') t->same++;
+    /* §3 PCon@AB */
+    int ab0 = j[0] == 'a' || j[0] == 'b';
+    int ab1 = j[1] == 'a' || j[1] == 'b';
+    if (ab0 || ab1) t->either_ab++;
+    if (ab0 && j[0] == j[1]) t->same_ab++;
+}
+
+/* PBias@AB, Con@ABCD, PCon@AB and the error rate of a tally into value[] (ARB_M_ ids). */
+static void sbs_values(const sbs_tally *t, double *value)
+{
+    /* §3 PBias@AB = Σ_r #(P_r = A)/#(P_r ∈ {A,B}) − 1. Departure from the letter of §3, which
+    ** counts each run over all its judgments: we count over BM, so both runs cover the same
+    ** items and a run with extra items cannot fake a bias. */
+    if (t->ab[0] == 0 || t->ab[1] == 0)
+        value[ARB_M_PBIAS_AB] = NAN;
+    else
+        value[ARB_M_PBIAS_AB] = (double)t->first[0] / (double)t->ab[0] +
+                                (double)t->first[1] / (double)t->ab[1] - 1.0;
+    /* §3 Con@ABCD = #(J0 = J1) / |BM| */
+    value[ARB_M_CON_ABCD] = t->bm ? (double)t->same / (double)t->bm : NAN;
+    /* §3 PCon@AB = #(J0 = J1 ∈ {a,b}) / #(J0 ∈ {a,b} or J1 ∈ {a,b}) */
+    value[ARB_M_PCON_AB] = t->either_ab ? (double)t->same_ab / (double)t->either_ab : NAN;
+    /* §5 error rate = #E / all judgments (both runs, with or without their partner) */
+    size_t judgments = t->present[0] + t->present[1];
+    value[ARB_M_ERROR_RATE] = judgments ? (double)t->n_errors / (double)judgments : NAN;
+}
+
 /* Fills every field of out except n_items, which only the caller can know (pairs do not carry
 ** item ids). pairs is borrowed. */
 void arb_sbs_metrics_compute(const arb_sbs_pair *pairs, size_t n, arb_sbs_metrics *out)
 {
-    size_t counts[2][5] = {{0}};
-    size_t present[2] = {0, 0};
-    size_t n_errors = 0;
-    size_t bm = 0;              /* |BM|: pairs with both runs */
-    size_t first[2] = {0, 0};   /* #(P_r = A) over BM */
-    size_t ab[2] = {0, 0};      /* #(P_r in {A,B}) over BM */
-    size_t same = 0;            /* #(J0 = J1, neither e) */
-    size_t same_ab = 0;         /* #(J0 = J1 in {a,b}) */
-    size_t either_ab = 0;       /* #(J0 in {a,b} or J1 in {a,b}) */
+    sbs_tally t;
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; i < n; i++) sbs_tally_add(&t, pairs[i].p0, pairs[i].p1);
+    double value[ARB_M__COUNT];
+    sbs_values(&t, value);
 
-    for (size_t i = 0; i < n; i++) {
-        char p[2] = {pairs[i].p0, pairs[i].p1};
-        char j[2] = {0, 0};
-        for (int r = 0; r < 2; r++) {
-            if (p[r] == 0) continue;
-            j[r] = arb_verdict_to_model(p[r], r); /* §2.2 */
-            counts[r][verdict_index(j[r])]++;
-            present[r]++;
-            if (j[r] == 'e') n_errors++;
-        }
-        if (p[0] == 0 || p[1] == 0) continue;
-        bm++;
-        for (int r = 0; r < 2; r++) {
-            if (p[r] == 'A') first[r]++;
-            if (p[r] == 'A' || p[r] == 'B') ab[r]++;
-        }
-        /* §3 Con@ABCD: E never equals anything, not even another E. */
-        if (j[0] == j[1] && j[0] != 'e') same++;
-        /* §3 PCon@AB */
-        int ab0 = j[0] == 'a' || j[0] == 'b';
-        int ab1 = j[1] == 'a' || j[1] == 'b';
-        if (ab0 || ab1) either_ab++;
-        if (ab0 && j[0] == j[1]) same_ab++;
-    }
-
-    out->n_pairs = bm;
-    out->n_judgments = present[0] + present[1];
-    out->run0 = shares_of(counts[0], present[0]);
-    out->run1 = shares_of(counts[1], present[1]);
+    out->n_pairs = t.bm;
+    out->n_judgments = t.present[0] + t.present[1];
+    out->run0 = shares_of(t.counts[0], t.present[0]);
+    out->run1 = shares_of(t.counts[1], t.present[1]);
     out->mean.a = mean_share(out->run0.a, out->run1.a);
     out->mean.b = mean_share(out->run0.b, out->run1.b);
     out->mean.c = mean_share(out->run0.c, out->run1.c);
     out->mean.d = mean_share(out->run0.d, out->run1.d);
     out->mean.e = mean_share(out->run0.e, out->run1.e);
-
-    /* §3 PBias@AB = Σ_r #(P_r = A)/#(P_r ∈ {A,B}) − 1. Departure from the letter of §3, which
-    ** counts each run over all its judgments: we count over BM, so both runs cover the same
-    ** items and a run with extra items cannot fake a bias. */
-    if (ab[0] == 0 || ab[1] == 0)
-        out->pbias_ab = NAN;
-    else
-        out->pbias_ab = (double)first[0] / (double)ab[0] + (double)first[1] / (double)ab[1] - 1.0;
-    /* §3 Con@ABCD = #(J0 = J1) / |BM| */
-    out->con_abcd = bm ? (double)same / (double)bm : NAN;
-    /* §3 PCon@AB = #(J0 = J1 ∈ {a,b}) / #(J0 ∈ {a,b} or J1 ∈ {a,b}) */
-    out->pcon_ab = either_ab ? (double)same_ab / (double)either_ab : NAN;
-    /* §5 error rate = #E / all judgments (both runs, with or without their partner) */
-    out->error_rate = out->n_judgments ? (double)n_errors / (double)out->n_judgments : NAN;
+    out->pbias_ab = value[ARB_M_PBIAS_AB];
+    out->con_abcd = value[ARB_M_CON_ABCD];
+    out->pcon_ab = value[ARB_M_PCON_AB];
+    out->error_rate = value[ARB_M_ERROR_RATE];
 }
 
 /* ---- §5 on one pair ----------------------------------------------------------------------- */
@@ -137,12 +146,10 @@ static int pair_lean(const arb__sbs_pair *p)
     return v;
 }
 
-/* Consistency counts of a set of pairs, enough for PC, PF and the win rate. */
-typedef struct pair_tally {
-    size_t valid, consistent, pcn, rcn, neutral, wins, ties;
-} pair_tally;
+typedef arb__pair_tally pair_tally;
 
-static void tally_add(pair_tally *t, const arb__sbs_pair *p)
+/* Adds pair p to the §5 tally t. */
+void arb__audit_pair_tally_add(pair_tally *t, const arb__sbs_pair *p)
 {
     if (!pair_valid(p)) return;
     t->valid++;
@@ -182,12 +189,21 @@ static double tally_owr(const pair_tally *t)
     return ((double)t->wins + 0.5 * (double)(t->ties + inconsistent)) / (double)t->valid;
 }
 
+/* Adds `times` times src to dst. */
+void arb__audit_pair_tally_add_times(pair_tally *dst, const pair_tally *src, size_t times)
+{
+    dst->valid += times * src->valid;
+    dst->consistent += times * src->consistent;
+    dst->pcn += times * src->pcn;
+    dst->rcn += times * src->rcn;
+    dst->neutral += times * src->neutral;
+    dst->wins += times * src->wins;
+    dst->ties += times * src->ties;
+}
+
 /* ---- §3.1 window series ------------------------------------------------------------------- */
 
-/* Model-verdict counts a, b, c of one item in one series (d and e are not in §3.1). */
-typedef struct item_counts {
-    double a, b, c;
-} item_counts;
+typedef arb__verdict_counts item_counts;
 
 /* Fills series[] with the §3.1 window values over n items in benchmark order: windows of
 ** `window` items starting every `stride` items; a window cut short by the end of the items is
@@ -252,73 +268,110 @@ static double mean_defined(const double *v, size_t n)
     return k ? sum / (double)k : NAN;
 }
 
-/* Accumulates the window-series metrics of one comparison (refs[0..n) all of one cmp, sorted
-** by benchmark order): MPCC-Consistency (§3) and MPCC per run (§4). Each "item" of a series is
-** one (item, copy): a bootstrap copy of an item is a separate item. Returns 0, -1 no memory. */
-static int comparison_series(const arb__pair_ref *refs, size_t n, const arb_audit_params *p,
-                             double *mpcc_consistency, double mpcc_run[2], arb_audit_metrics *m)
+/* Walks refs[0..n) of one comparison in series order and writes one entry per (item, copy): a
+** bootstrap copy of an item is a separate item of the series. Returns the number of entries
+** (at most n). */
+size_t arb__audit_series_items(const arb__pair_ref *refs, size_t n, arb__series_item *out)
 {
-    int rc = -1;
-    /* at most n items; series are at most n values long */
-    item_counts *run[2] = {calloc(n + 1, sizeof(item_counts)), calloc(n + 1, sizeof(item_counts))};
-    item_counts *judge[2] = {calloc(n + 1, sizeof(item_counts)), calloc(n + 1, sizeof(item_counts))};
-    item_counts *expert[2] = {calloc(n + 1, sizeof(item_counts)), calloc(n + 1, sizeof(item_counts))};
-    double *sx = calloc(n + 1, sizeof(double)), *sy = calloc(n + 1, sizeof(double));
-    if (!run[0] || !run[1] || !judge[0] || !judge[1] || !expert[0] || !expert[1] || !sx || !sy)
-        goto done;
-
-    size_t n_both = 0, n_lab[2] = {0, 0};
-    for (size_t i = 0; i < n;) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; k++) {
         size_t j = i;
-        item_counts r0 = {0, 0, 0}, r1 = {0, 0, 0};
-        int has[2] = {0, 0}, both = 0;
-        char expert_label = refs[i].p->expert;
+        arb__series_item *it = &out[k];
+        memset(it, 0, sizeof *it);
+        it->expert = refs[i].p->expert;
         while (j < n && refs[j].p->item == refs[i].p->item && refs[j].copy == refs[i].copy) {
             const arb__sbs_pair *q = refs[j].p;
             if (q->p0) {
-                count_model_verdict(&r0, arb_verdict_to_model(q->p0, 0));
-                has[0] = 1;
+                count_model_verdict(&it->run[0], arb_verdict_to_model(q->p0, 0));
+                it->has[0] = 1;
             }
             if (q->p1) {
-                count_model_verdict(&r1, arb_verdict_to_model(q->p1, 1));
-                has[1] = 1;
+                count_model_verdict(&it->run[1], arb_verdict_to_model(q->p1, 1));
+                it->has[1] = 1;
             }
-            if (q->p0 && q->p1) both = 1;
+            if (q->p0 && q->p1) it->both = 1;
             j++;
-        }
-        /* MPCC-Consistency walks the items that have both runs (BM) */
-        if (both) {
-            run[0][n_both] = r0;
-            run[1][n_both] = r1;
-            n_both++;
-        }
-        /* MPCC per run walks the items with an expert majority label and that run */
-        if (expert_label >= 'a' && expert_label <= 'd') {
-            const item_counts rr[2] = {r0, r1};
-            for (int r = 0; r < 2; r++) {
-                if (!has[r]) continue;
-                judge[r][n_lab[r]] = rr[r];
-                item_counts e = {0, 0, 0};
-                count_model_verdict(&e, expert_label);
-                expert[r][n_lab[r]] = e;
-                n_lab[r]++;
-            }
         }
         i = j;
     }
-    *mpcc_consistency = series_pearson(run[0], run[1], n_both, p, sx, sy, &m->windows);
-    for (int r = 0; r < 2; r++)
-        mpcc_run[r] = series_pearson(judge[r], expert[r], n_lab[r], p, sx, sy, &m->mpcc_windows[r]);
-    rc = 0;
-done:
-    for (int r = 0; r < 2; r++) {
-        free(run[r]);
-        free(judge[r]);
-        free(expert[r]);
+    return k;
+}
+
+/* Frees the work space's arrays. */
+void arb__series_work_free(arb__series_work *w)
+{
+    free(w->x);
+    free(w->y);
+    free(w->sx);
+    free(w->sy);
+    memset(w, 0, sizeof *w);
+}
+
+/* The window-series metrics of one comparison from its items in series order, given as the
+** pieces[0..n_pieces) laid end to end: MPCC-Consistency (§3) into out[0], MPCC of run 0 and
+** run 1 (§4) into out[1], out[2]; the windows are added to m's window counts. w is grown as
+** needed. Returns 0, -1 no memory. */
+int arb__audit_series_metrics(const arb__series_piece *pieces, size_t n_pieces,
+                              const arb_audit_params *p, arb__series_work *w, double out[3],
+                              arb_audit_metrics *m)
+{
+    size_t n = 0;
+    for (size_t x = 0; x < n_pieces; x++) n += pieces[x].n;
+    if (n + 1 > w->cap) { /* at most n items; series are at most n values long */
+        size_t cap = w->cap;
+        if (arb__grow(&w->x, &cap, n + 1, sizeof *w->x)) return -1;
+        cap = w->cap;
+        if (arb__grow(&w->y, &cap, n + 1, sizeof *w->y)) return -1;
+        cap = w->cap;
+        if (arb__grow(&w->sx, &cap, n + 1, sizeof *w->sx)) return -1;
+        cap = w->cap;
+        if (arb__grow(&w->sy, &cap, n + 1, sizeof *w->sy)) return -1;
+        w->cap = cap;
     }
-    free(sx);
-    free(sy);
-    return rc;
+    /* MPCC-Consistency walks the items that have both runs (BM) */
+    size_t k = 0;
+    for (size_t x = 0; x < n_pieces; x++) {
+        const arb__series_item *items = pieces[x].items;
+        for (size_t i = 0; i < pieces[x].n; i++)
+            if (items[i].both) {
+                w->x[k] = items[i].run[0];
+                w->y[k++] = items[i].run[1];
+            }
+    }
+    out[0] = series_pearson(w->x, w->y, k, p, w->sx, w->sy, &m->windows);
+    /* MPCC per run walks the items with an expert majority label and that run */
+    for (int r = 0; r < 2; r++) {
+        k = 0;
+        for (size_t x = 0; x < n_pieces; x++) {
+            const arb__series_item *items = pieces[x].items;
+            for (size_t i = 0; i < pieces[x].n; i++) {
+                char e = items[i].expert;
+                if (!(e >= 'a' && e <= 'd') || !items[i].has[r]) continue;
+                w->x[k] = items[i].run[r];
+                memset(&w->y[k], 0, sizeof w->y[k]);
+                count_model_verdict(&w->y[k], e);
+                k++;
+            }
+        }
+        out[1 + r] = series_pearson(w->x, w->y, k, p, w->sx, w->sy, &m->mpcc_windows[r]);
+    }
+    return 0;
+}
+
+/* Sets the window-series figures of m from per_cmp[0..n_cmp) (arb__audit_series_metrics' out
+** of each comparison): a pooled row averages one series per comparison. */
+void arb__audit_window_values(const double (*per_cmp)[3], size_t n_cmp, double *scratch,
+                              arb_audit_metrics *m)
+{
+    double *col[3] = {scratch, scratch + n_cmp, scratch + 2 * n_cmp};
+    for (size_t c = 0; c < n_cmp; c++)
+        for (int k = 0; k < 3; k++) col[k][c] = per_cmp[c][k];
+    m->value[ARB_M_MPCC_CONSISTENCY] = mean_defined(col[0], n_cmp);
+    m->mpcc_run[0] = mean_defined(col[1], n_cmp);
+    m->mpcc_run[1] = mean_defined(col[2], n_cmp);
+    m->value[ARB_M_MPCC] = mean_defined(m->mpcc_run, 2);
+    /* §3 MPCC-Δ needs both runs */
+    m->value[ARB_M_MPCC_DELTA] = fabs(m->mpcc_run[0] - m->mpcc_run[1]);
 }
 
 /* ---- the whole group ---------------------------------------------------------------------- */
@@ -337,12 +390,29 @@ static int cmp_unit_gap(const void *x, const void *y)
 
 /* Mean and sample standard deviation (n − 1) of v[0..k) into m's value[mean_id], value[sd_id];
 ** NAN where undefined (no unit; one unit for the sd). */
-static void unit_mean_sd(const double *v, size_t k, arb_audit_metrics *m, arb_audit_metric mean_id,
+static void unit_mean_sd(const double *v, size_t k, double *value, arb_audit_metric mean_id,
                          arb_audit_metric sd_id)
 {
     double mean = k ? gsl_stats_mean(v, 1, k) : NAN;
-    m->value[mean_id] = mean;
-    m->value[sd_id] = k >= 2 ? gsl_stats_sd_m(v, 1, k, mean) : NAN;
+    value[mean_id] = mean;
+    value[sd_id] = k >= 2 ? gsl_stats_sd_m(v, 1, k, mean) : NAN;
+}
+
+/* Sets the unit figures of value[] from units[0..n) in (comparison, task) order; scratch holds
+** 2n doubles. Returns the number of units with valid pairs (what the figures average). */
+size_t arb__audit_unit_values(const pair_tally *units, size_t n, double *scratch, double *value)
+{
+    double *unit_pc = scratch, *unit_pf = scratch + n;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!units[i].valid) continue;
+        unit_pc[k] = tally_pc(&units[i]);
+        unit_pf[k] = tally_pf(&units[i]);
+        k++;
+    }
+    unit_mean_sd(unit_pc, k, value, ARB_M_PC_UNIT_MEAN, ARB_M_PC_UNIT_SD);
+    unit_mean_sd(unit_pf, k, value, ARB_M_PF_UNIT_MEAN, ARB_M_PF_UNIT_SD);
+    return k;
 }
 
 /* The group's (comparison, task) units (§5), each measured on its own pairs:
@@ -363,15 +433,15 @@ static int unit_figures(const arb__pair_ref *refs, size_t n, arb_audit_metrics *
         bins[b].n_units = bins[b].n_pairs = 0;
     }
     unit_gap *u = malloc((n ? n : 1) * sizeof *u);
-    double *unit_pc = malloc((n ? n : 1) * sizeof *unit_pc);
-    double *unit_pf = malloc((n ? n : 1) * sizeof *unit_pf);
-    if (!u || !unit_pc || !unit_pf) {
+    pair_tally *units = malloc((n ? n : 1) * sizeof *units);
+    double *scratch = malloc((n ? 2 * n : 1) * sizeof *scratch);
+    if (!u || !units || !scratch) {
         free(u);
-        free(unit_pc);
-        free(unit_pf);
+        free(units);
+        free(scratch);
         return -1;
     }
-    size_t n_units = 0;
+    size_t n_units = 0; /* (comparison, task) units, valid pairs or not */
     for (size_t i = 0; i < n; i++) {
         u[i].cmp = refs[i].p->cmp;
         u[i].task = refs[i].p->task;
@@ -382,12 +452,9 @@ static int unit_figures(const arb__pair_ref *refs, size_t n, arb_audit_metrics *
         size_t j = i;
         pair_tally t;
         memset(&t, 0, sizeof t);
-        while (j < n && u[j].cmp == u[i].cmp && u[j].task == u[i].task) tally_add(&t, u[j++].p);
-        if (t.valid) {
-            unit_pc[n_units] = tally_pc(&t);
-            unit_pf[n_units] = tally_pf(&t);
-            n_units++;
-        }
+        while (j < n && u[j].cmp == u[i].cmp && u[j].task == u[i].task)
+            arb__audit_pair_tally_add(&t, u[j++].p);
+        units[n_units++] = t;
         double gap = fabs(tally_owr(&t) - 0.5);
         if (!isnan(gap)) {
             int b = (int)(gap * 10.0);
@@ -405,12 +472,10 @@ static int unit_figures(const arb__pair_ref *refs, size_t n, arb_audit_metrics *
         bins[b].pc = tally_pc(&bin_tally[b]);
         bins[b].pf = tally_pf(&bin_tally[b]);
     }
-    m->n_units = n_units;
-    unit_mean_sd(unit_pc, n_units, m, ARB_M_PC_UNIT_MEAN, ARB_M_PC_UNIT_SD);
-    unit_mean_sd(unit_pf, n_units, m, ARB_M_PF_UNIT_MEAN, ARB_M_PF_UNIT_SD);
+    m->n_units = arb__audit_unit_values(units, n_units, scratch, m->value);
     free(u);
-    free(unit_pc);
-    free(unit_pf);
+    free(units);
+    free(scratch);
     return 0;
 }
 
@@ -453,11 +518,13 @@ static int length_factors(const arb__pair_ref *refs, size_t n, arb_length_factor
 
 /* §5 repetition stability: over the prompts judged at least twice (same comparison, item and
 ** order), the mean share of the most frequent verdict (E counts as a verdict). Prompts judged
-** once say nothing about stability, so they are left out; RS is NAN when there are none. */
-static double repetition_stability(const arb__pair_ref *refs, size_t n, size_t *n_queries)
+** once say nothing about stability, so they are left out; RS is NAN when there are none.
+** Adds the prompts' top shares to *sum_out and their number to *queries_out. */
+static void repetition_stability_add(const arb__pair_ref *refs, size_t n, double *sum_out,
+                                     size_t *queries_out)
 {
-    double sum = 0;
-    size_t queries = 0;
+    double sum = *sum_out;
+    size_t queries = *queries_out;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         size_t counts[2][5] = {{0}}, trials[2] = {0, 0};
@@ -481,8 +548,8 @@ static double repetition_stability(const arb__pair_ref *refs, size_t n, size_t *
         }
         i = j;
     }
-    *n_queries = queries;
-    return queries ? sum / (double)queries : NAN;
+    *sum_out = sum;
+    *queries_out = queries;
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -506,110 +573,184 @@ static int count_items(const arb__pair_ref *refs, size_t n, size_t *out)
     return 0;
 }
 
+/* §4: adds pair p's judgments against its expert majority label (none when unlabelled). */
+static void label_tally_add(arb__label_tally *t, const arb__sbs_pair *p)
+{
+    if (!(p->expert >= 'a' && p->expert <= 'd')) return;
+    int e = p->expert - 'a';
+    const char v[2] = {p->p0, p->p1};
+    for (int r = 0; r < 2; r++) {
+        if (!v[r]) continue;
+        char j = arb_verdict_to_model(v[r], r);
+        int ji = verdict_index(j);
+        t->kappa[ji * 5 + e] += 1;
+        t->labelled_run[r]++;
+        if (j == p->expert) t->correct_run[r]++;
+        /* APCC (§4) compares the same items in both vectors: the experts' label counts once per
+        ** judgment of the judge, and a judgment E, which has no place among the judge's four
+        ** counts, takes its item out of the experts' vector too (counted by the caller). */
+        if (ji == 4) continue;
+        t->judge[r][ji] += 1;
+        t->expert[r][e] += 1;
+    }
+}
+
+/* §4 accuracy, Cohen's κ, Accuracy-Δ and APCC of a tally into value[]; the per-run accuracy
+** and APCC into accuracy_run[] and apcc_run[]. */
+static void label_values(const arb__label_tally *t, double *value, double accuracy_run[2],
+                         double apcc_run[2])
+{
+    size_t labelled = t->labelled_run[0] + t->labelled_run[1];
+    value[ARB_M_ACCURACY] = value[ARB_M_COHEN_KAPPA] = NAN;
+    if (labelled) {
+        value[ARB_M_ACCURACY] = (double)(t->correct_run[0] + t->correct_run[1]) / (double)labelled;
+        value[ARB_M_COHEN_KAPPA] = arb_stat_cohen_kappa(t->kappa, 5);
+    }
+    /* §4 accuracy per run (E wrong, as pooled) and Accuracy-Δ, absolute like MPCC-Δ (§3): how
+    ** much the judge's agreement with the experts depends on which answer it saw first */
+    for (int r = 0; r < 2; r++)
+        accuracy_run[r] = t->labelled_run[r]
+                              ? (double)t->correct_run[r] / (double)t->labelled_run[r] : NAN;
+    value[ARB_M_ACCURACY_DELTA] = fabs(accuracy_run[0] - accuracy_run[1]);
+    for (int r = 0; r < 2; r++) {
+        double total = 0;
+        for (int k = 0; k < 4; k++) total += t->expert[r][k];
+        apcc_run[r] = total > 0 ? arb_stat_pearson(t->judge[r], t->expert[r], 4) : NAN;
+    }
+    value[ARB_M_APCC] = mean_defined(apcc_run, 2);
+}
+
+/* §5 PC, PF, ipr, irr, owr and the quality gap of a tally into value[]. */
+static void pair_values(const pair_tally *t, double *value)
+{
+    value[ARB_M_PC] = tally_pc(t);
+    value[ARB_M_PF] = tally_pf(t);
+    value[ARB_M_IPR] = value[ARB_M_IRR] = NAN;
+    if (t->valid) {
+        size_t leaning = t->pcn + t->rcn; /* §5: both 0 when pcn + rcn = 0 */
+        value[ARB_M_IPR] = leaning ? (double)t->pcn / (double)leaning : 0.0;
+        value[ARB_M_IRR] = leaning ? (double)t->rcn / (double)leaning : 0.0;
+    }
+    value[ARB_M_OWR] = tally_owr(t);
+    value[ARB_M_QUALITY_GAP] = fabs(value[ARB_M_OWR] - 0.5);
+}
+
+/* Adds to t the pairs refs[0..n) of ONE item (one copy), sorted by comparison then repetition. */
+void arb__audit_tally_item(arb__audit_tally *t, const arb__pair_ref *refs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        sbs_tally_add(&t->sbs, refs[i].p->p0, refs[i].p->p1);
+        arb__audit_pair_tally_add(&t->pairs, refs[i].p);
+        label_tally_add(&t->labels, refs[i].p);
+    }
+    repetition_stability_add(refs, n, &t->rs_sum, &t->rs_queries);
+}
+
+static void add_sizes(size_t *dst, const size_t *src, size_t n, size_t times)
+{
+    for (size_t i = 0; i < n; i++) dst[i] += times * src[i];
+}
+
+static void add_doubles(double *dst, const double *src, size_t n, size_t times)
+{
+    for (size_t i = 0; i < n; i++) dst[i] += (double)times * src[i];
+}
+
+/* Adds `times` times src to dst. */
+void arb__audit_tally_add(arb__audit_tally *dst, const arb__audit_tally *src, size_t times)
+{
+    arb__sbs_tally *d = &dst->sbs;
+    const arb__sbs_tally *s = &src->sbs;
+    add_sizes(d->counts[0], s->counts[0], 5, times);
+    add_sizes(d->counts[1], s->counts[1], 5, times);
+    add_sizes(d->present, s->present, 2, times);
+    add_sizes(d->first, s->first, 2, times);
+    add_sizes(d->ab, s->ab, 2, times);
+    d->n_errors += times * s->n_errors;
+    d->bm += times * s->bm;
+    d->same += times * s->same;
+    d->same_ab += times * s->same_ab;
+    d->either_ab += times * s->either_ab;
+    arb__audit_pair_tally_add_times(&dst->pairs, &src->pairs, times);
+    dst->rs_sum += (double)times * src->rs_sum;
+    dst->rs_queries += times * src->rs_queries;
+    arb__label_tally *dl = &dst->labels;
+    const arb__label_tally *sl = &src->labels;
+    add_sizes(dl->correct_run, sl->correct_run, 2, times);
+    add_sizes(dl->labelled_run, sl->labelled_run, 2, times);
+    add_doubles(dl->kappa, sl->kappa, 25, times);
+    for (int r = 0; r < 2; r++) {
+        add_doubles(dl->judge[r], sl->judge[r], 4, times);
+        add_doubles(dl->expert[r], sl->expert[r], 4, times);
+    }
+}
+
+/* Sets value[] of every metric that is a function of the tally (all but the window series and
+** the unit figures, left as they are). */
+void arb__audit_tally_values(const arb__audit_tally *t, double *value)
+{
+    double accuracy_run[2], apcc_run[2];
+    sbs_values(&t->sbs, value);
+    pair_values(&t->pairs, value);
+    value[ARB_M_RS] = t->rs_queries ? t->rs_sum / (double)t->rs_queries : NAN;
+    label_values(&t->labels, value, accuracy_run, apcc_run);
+}
+
 /* Computes every metric of m except the intervals (left as they are) over refs[0..n), which
 ** must be sorted by comparison, benchmark order, item, copy and repetition. Returns 0, or -1
 ** when out of memory. */
 int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
                        arb_audit_metrics *m)
 {
-    arb_sbs_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
-    if (!pairs) return -1;
-    for (size_t i = 0; i < n; i++) {
-        pairs[i].p0 = refs[i].p->p0;
-        pairs[i].p1 = refs[i].p->p1;
-    }
-    arb_sbs_metrics sm;
-    arb_sbs_metrics_compute(pairs, n, &sm);
-    free(pairs);
+    arb__audit_tally t;
+    memset(&t, 0, sizeof t);
     for (int k = 0; k < ARB_M__COUNT; k++) m->value[k] = NAN;
-    m->n_pairs = sm.n_pairs;
-    m->n_judgments = sm.n_judgments;
-    m->run0 = sm.run0;
-    m->run1 = sm.run1;
-    m->mean = sm.mean;
-    m->value[ARB_M_PBIAS_AB] = sm.pbias_ab;
-    m->value[ARB_M_CON_ABCD] = sm.con_abcd;
-    m->value[ARB_M_PCON_AB] = sm.pcon_ab;
-    m->value[ARB_M_ERROR_RATE] = sm.error_rate;
+    m->n_labelled_items = m->n_label_ties = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        /* one (comparison, item, copy) at a time, as RS groups its prompts */
+        const arb__sbs_pair *p = refs[i].p;
+        for (j = i + 1; j < n && refs[j].p->cmp == p->cmp && refs[j].p->item == p->item &&
+                        refs[j].copy == refs[i].copy;
+             j++)
+            ;
+        arb__audit_tally_item(&t, refs + i, j - i);
+        if (p->expert == 'T') m->n_label_ties++;
+        if (p->expert >= 'a' && p->expert <= 'd') m->n_labelled_items++;
+    }
+    arb__audit_tally_values(&t, m->value);
+    label_values(&t.labels, m->value, m->accuracy_run, m->apcc_run);
+
+    const sbs_tally *st = &t.sbs;
+    m->n_pairs = st->bm;
+    m->n_judgments = st->present[0] + st->present[1];
+    m->run0 = shares_of(st->counts[0], st->present[0]);
+    m->run1 = shares_of(st->counts[1], st->present[1]);
+    m->mean.a = mean_share(m->run0.a, m->run1.a);
+    m->mean.b = mean_share(m->run0.b, m->run1.b);
+    m->mean.c = mean_share(m->run0.c, m->run1.c);
+    m->mean.d = mean_share(m->run0.d, m->run1.d);
+    m->mean.e = mean_share(m->run0.e, m->run1.e);
 
     /* distinct items (an item judged in several comparisons of the group counts once) */
     m->n_items = 0;
-    m->n_labelled_items = m->n_label_ties = m->n_labelled_judgments = 0;
-    memset(m->confusion, 0, sizeof m->confusion);
     if (count_items(refs, n, &m->n_items)) return -1;
 
-    /* §5 consistency, fairness, win rate */
-    pair_tally t;
-    memset(&t, 0, sizeof t);
-    for (size_t i = 0; i < n; i++) tally_add(&t, refs[i].p);
-    m->n_valid_pairs = t.valid;
-    m->n_consistent = t.consistent;
-    m->pcn = t.pcn;
-    m->rcn = t.rcn;
-    m->n_neutral = t.neutral;
-    m->value[ARB_M_PC] = tally_pc(&t);
-    m->value[ARB_M_PF] = tally_pf(&t);
-    if (t.valid) {
-        size_t leaning = t.pcn + t.rcn; /* §5: both 0 when pcn + rcn = 0 */
-        m->value[ARB_M_IPR] = leaning ? (double)t.pcn / (double)leaning : 0.0;
-        m->value[ARB_M_IRR] = leaning ? (double)t.rcn / (double)leaning : 0.0;
-    }
-    m->value[ARB_M_OWR] = tally_owr(&t);
-    m->value[ARB_M_QUALITY_GAP] = fabs(m->value[ARB_M_OWR] - 0.5);
-    m->value[ARB_M_RS] = repetition_stability(refs, n, &m->n_rep_queries);
+    /* §5 consistency, fairness, win rate, repetition stability */
+    m->n_valid_pairs = t.pairs.valid;
+    m->n_consistent = t.pairs.consistent;
+    m->pcn = t.pairs.pcn;
+    m->rcn = t.pairs.rcn;
+    m->n_neutral = t.pairs.neutral;
+    m->n_rep_queries = t.rs_queries;
 
-    /* §4 against the expert majority, judgment by judgment */
-    double counts_judge[2][4] = {{0}}, counts_expert[2][4] = {{0}};
-    double kappa_table[5 * 5] = {0};
-    size_t correct = 0, correct_run[2] = {0, 0}, labelled_run[2] = {0, 0};
+    /* §4: the confusion table is κ's table without its expert column e */
+    m->n_labelled_judgments = t.labels.labelled_run[0] + t.labels.labelled_run[1];
     m->apcc_n_dropped = 0;
-    for (size_t i = 0; i < n; i++) {
-        const arb__sbs_pair *p = refs[i].p;
-        int new_unit = i == 0 || p->item != refs[i - 1].p->item || p->cmp != refs[i - 1].p->cmp ||
-                       refs[i].copy != refs[i - 1].copy;
-        if (p->expert == 'T' && new_unit) m->n_label_ties++;
-        if (!(p->expert >= 'a' && p->expert <= 'd')) continue;
-        if (new_unit) m->n_labelled_items++;
-        int e = p->expert - 'a';
-        const char v[2] = {p->p0, p->p1};
-        for (int r = 0; r < 2; r++) {
-            if (!v[r]) continue;
-            char j = arb_verdict_to_model(v[r], r);
-            int ji = verdict_index(j);
-            m->confusion[ji][e]++;
-            kappa_table[ji * 5 + e] += 1;
-            m->n_labelled_judgments++;
-            labelled_run[r]++;
-            if (j == p->expert) {
-                correct++;
-                correct_run[r]++;
-            }
-            /* APCC (§4) compares the same items in both vectors: the experts' label counts once
-            ** per judgment of the judge, and a judgment E, which has no place among the judge's
-            ** four counts, takes its item out of the experts' vector too (counted). */
-            if (ji == 4) {
-                m->apcc_n_dropped++;
-                continue;
-            }
-            counts_judge[r][ji] += 1;
-            counts_expert[r][e] += 1;
+    for (int ji = 0; ji < 5; ji++)
+        for (int e = 0; e < 4; e++) {
+            m->confusion[ji][e] = (size_t)t.labels.kappa[ji * 5 + e];
+            if (ji == 4) m->apcc_n_dropped += m->confusion[ji][e];
         }
-    }
-    if (m->n_labelled_judgments) {
-        m->value[ARB_M_ACCURACY] = (double)correct / (double)m->n_labelled_judgments;
-        m->value[ARB_M_COHEN_KAPPA] = arb_stat_cohen_kappa(kappa_table, 5);
-    }
-    /* §4 accuracy per run (E wrong, as pooled) and Accuracy-Δ, absolute like MPCC-Δ (§3): how
-    ** much the judge's agreement with the experts depends on which answer it saw first */
-    for (int r = 0; r < 2; r++)
-        m->accuracy_run[r] = labelled_run[r] ? (double)correct_run[r] / (double)labelled_run[r] : NAN;
-    m->value[ARB_M_ACCURACY_DELTA] = fabs(m->accuracy_run[0] - m->accuracy_run[1]);
-    for (int r = 0; r < 2; r++) {
-        double total = 0;
-        for (int k = 0; k < 4; k++) total += counts_expert[r][k];
-        m->apcc_run[r] = total > 0 ? arb_stat_pearson(counts_judge[r], counts_expert[r], 4) : NAN;
-    }
-    m->value[ARB_M_APCC] = mean_defined(m->apcc_run, 2);
 
     if (arb__audit_window_metrics(refs, n, params, m) || unit_figures(refs, n, m) ||
         length_factors(refs, n, m->length))
@@ -625,32 +766,28 @@ int arb__audit_window_metrics(const arb__pair_ref *refs, size_t n, const arb_aud
                               arb_audit_metrics *m)
 {
     size_t n_cmp = 0;
-    double *cons = malloc((n ? n : 1) * sizeof *cons);
-    double *mr[2] = {malloc((n ? n : 1) * sizeof(double)), malloc((n ? n : 1) * sizeof(double))};
+    double (*per_cmp)[3] = malloc((n ? n : 1) * sizeof *per_cmp);
+    double *scratch = malloc((n ? 3 * n : 1) * sizeof *scratch);
+    arb__series_item *items = malloc((n ? n : 1) * sizeof *items);
+    arb__series_work w;
+    memset(&w, 0, sizeof w);
     int rc = -1;
     memset(&m->windows, 0, sizeof m->windows);
     memset(m->mpcc_windows, 0, sizeof m->mpcc_windows);
-    if (!cons || !mr[0] || !mr[1]) goto done;
+    if (!per_cmp || !scratch || !items) goto done;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && refs[j].p->cmp == refs[i].p->cmp) j++;
-        double run_mpcc[2];
-        if (comparison_series(refs + i, j - i, params, &cons[n_cmp], run_mpcc, m)) goto done;
-        mr[0][n_cmp] = run_mpcc[0];
-        mr[1][n_cmp] = run_mpcc[1];
-        n_cmp++;
+        arb__series_piece all = {items, arb__audit_series_items(refs + i, j - i, items)};
+        if (arb__audit_series_metrics(&all, 1, params, &w, per_cmp[n_cmp++], m)) goto done;
         i = j;
     }
-    m->value[ARB_M_MPCC_CONSISTENCY] = mean_defined(cons, n_cmp);
-    m->mpcc_run[0] = mean_defined(mr[0], n_cmp);
-    m->mpcc_run[1] = mean_defined(mr[1], n_cmp);
-    m->value[ARB_M_MPCC] = mean_defined(m->mpcc_run, 2);
-    /* §3 MPCC-Δ needs both runs */
-    m->value[ARB_M_MPCC_DELTA] = fabs(m->mpcc_run[0] - m->mpcc_run[1]);
+    arb__audit_window_values((const double (*)[3])per_cmp, n_cmp, scratch, m);
     rc = 0;
 done:
-    free(cons);
-    free(mr[0]);
-    free(mr[1]);
+    free(per_cmp);
+    free(scratch);
+    free(items);
+    arb__series_work_free(&w);
     return rc;
 }

@@ -1447,6 +1447,94 @@ typedef struct arb__pair_ref {
 ** benchmark order, item, copy and repetition. Returns 0, or -1 when out of memory. */
 int arb__audit_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
                        arb_audit_metrics *m);
+/* The counts every §3/§4/§5 figure but the window series is a function of (audit_metrics.c).
+** They add up over items, so a bootstrap round can weight the counts of each distinct item
+** pattern by how often the round drew it (audit_bootstrap.c) instead of walking the items. */
+typedef struct arb__sbs_tally {
+    size_t counts[2][5];   /* model verdicts a..e per run */
+    size_t present[2];     /* judgments per run */
+    size_t n_errors;
+    size_t bm;             /* |BM|: pairs with both runs */
+    size_t first[2];       /* #(P_r = A) over BM */
+    size_t ab[2];          /* #(P_r in {A,B}) over BM */
+    size_t same;           /* #(J0 = J1, neither e) */
+    size_t same_ab;        /* #(J0 = J1 in {a,b}) */
+    size_t either_ab;      /* #(J0 in {a,b} or J1 in {a,b}) */
+} arb__sbs_tally;
+/* §5 consistency counts of a set of pairs, enough for PC, PF and the win rate. */
+typedef struct arb__pair_tally {
+    size_t valid, consistent, pcn, rcn, neutral, wins, ties;
+} arb__pair_tally;
+/* §4 counts against the expert majority, judgment by judgment. */
+typedef struct arb__label_tally {
+    size_t correct_run[2], labelled_run[2];
+    double kappa[5 * 5];          /* judge model verdict a..e x expert a..e */
+    double judge[2][4], expert[2][4]; /* APCC's vectors per run */
+} arb__label_tally;
+typedef struct arb__audit_tally {
+    arb__sbs_tally sbs;
+    arb__pair_tally pairs;
+    double rs_sum;                /* §5 RS: sum over the repeated prompts of their top share */
+    size_t rs_queries;
+    arb__label_tally labels;
+} arb__audit_tally;
+
+/* Adds to t the pairs refs[0..n) of ONE item (one copy), sorted by comparison then repetition. */
+void arb__audit_tally_item(arb__audit_tally *t, const arb__pair_ref *refs, size_t n);
+/* Adds `times` times src to dst. */
+void arb__audit_tally_add(arb__audit_tally *dst, const arb__audit_tally *src, size_t times);
+/* Sets value[] (ARB_M_ ids) of every metric that is a function of the tally: all but the
+** window series and the (comparison, task) unit figures, which are left as they are. */
+void arb__audit_tally_values(const arb__audit_tally *t, double *value);
+/* Adds pair p to the §5 tally t. */
+void arb__audit_pair_tally_add(arb__pair_tally *t, const arb__sbs_pair *p);
+/* Adds `times` times src to dst. */
+void arb__audit_pair_tally_add_times(arb__pair_tally *dst, const arb__pair_tally *src, size_t times);
+/* The order arb__audit_metrics needs, for qsort over arb__pair_ref: comparison, benchmark order,
+** item, copy, repetition (audit.c). */
+int arb__audit_ref_order_cmp(const void *x, const void *y);
+/* Sets value[] of the unit figures (PC and PF mean and sd over the units with valid pairs) from
+** units[0..n), in (comparison, task) order; scratch holds 2n doubles. Returns the units with
+** valid pairs. */
+size_t arb__audit_unit_values(const arb__pair_tally *units, size_t n, double *scratch, double *value);
+/* Percentile intervals of every metric of one group (refs sorted as for arb__audit_metrics)
+** into m->ci_lo/ci_hi (audit_bootstrap.c). ARB_OK, ARB_NOMEM. */
+arb_status arb__audit_bootstrap(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
+                                arb_audit_metrics *m);
+/* Model-verdict counts a, b, c of one item in one series (d and e are not in §3.1). */
+typedef struct arb__verdict_counts {
+    double a, b, c;
+} arb__verdict_counts;
+/* One (item, copy) of a comparison as the window series (§3.1) see it. */
+typedef struct arb__series_item {
+    arb__verdict_counts run[2]; /* model-verdict counts of run 0 and run 1 */
+    unsigned char has[2];       /* the item has run r */
+    unsigned char both;         /* a pair of the item has both runs (BM) */
+    char expert;                /* experts' majority; the MPCC series take 'a'..'d' only */
+} arb__series_item;
+/* Buffers reused from one series to the next. */
+typedef struct arb__series_work {
+    arb__verdict_counts *x, *y;
+    double *sx, *sy;
+    size_t cap;
+} arb__series_work;
+/* One entry per (item, copy) of refs[0..n) (one comparison, series order) into out (room for
+** n); returns the number of entries. */
+size_t arb__audit_series_items(const arb__pair_ref *refs, size_t n, arb__series_item *out);
+/* A run of consecutive entries of a series. */
+typedef struct arb__series_piece {
+    const arb__series_item *items;
+    size_t n;
+} arb__series_piece;
+/* MPCC-Consistency, MPCC run 0, MPCC run 1 of one comparison's series, the pieces laid end to
+** end, into out[0..3); windows added to m's counts; w grown as needed. 0, or -1 no memory. */
+int arb__audit_series_metrics(const arb__series_piece *pieces, size_t n_pieces,
+                              const arb_audit_params *p, arb__series_work *w, double out[3],
+                              arb_audit_metrics *m);
+void arb__series_work_free(arb__series_work *w);
+/* The row's window figures from each comparison's out[3]; scratch holds 3 n_cmp doubles. */
+void arb__audit_window_values(const double (*per_cmp)[3], size_t n_cmp, double *scratch,
+                              arb_audit_metrics *m);
 /* Computes only the window-series figures of m (MPCC-Consistency, MPCC, MPCC-Δ, mpcc_run and
 ** the windows behind them) over refs sorted by comparison, then series order with the refs of
 ** one (item, copy) together. Returns 0, or -1 when out of memory. */
