@@ -7,11 +7,13 @@
 #   make bench  throughput benchmark against the Python way (see bench/README.md)
 #   make bench-rank  Bradley-Terry with bootstrap on 2M battles against the arena notebooks
 #   make bench-endpoints  calls/s one arbiter process drives across 1 vs 4 simulator endpoints
+#   make bench-scale  sbs, rerun, audit, report, export at 100,000 and 500,000 items, side by side
+#               with the previous release built from git (BASE=ref, SIZES="N...", STEPS=, KEEP=1)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 SHORT_FUZZ_SECONDS ?= 15
 
-.PHONY: valgrind all deps browser-deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench bench-rank bench-endpoints clean
+.PHONY: valgrind all deps browser-deps build build-asan build-fuzz test test-release test-asan fuzz-short fuzz demo bench bench-rank bench-endpoints bench-scale clean
 
 all: build
 
@@ -71,6 +73,11 @@ bench-rank: build
 
 bench-endpoints: build
 	bash bench/run_endpoints.sh
+
+# Not part of `make test`: about 50 min and 10 GB of disk at the default sizes (see bench/README.md).
+SIZES ?= 100000 500000
+bench-scale: build
+	bash bench/run_scale.sh $(SIZES)
 
 clean:
 	rm -rf build build-asan build-fuzz arbiter-demo
