@@ -225,46 +225,36 @@ static arb_status settle(arb_store *s, const arb__batch_call *bc, const result_l
         if (!raw) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     }
     if (!r->error_text && r->status >= 200 && r->status < 300) {
-        arb__judge_reply reply;
-        if (arb__judge_parse_reply(raw, strlen(raw), &reply)) {
+        /* Read as exec.c reads an HTTP reply (arb__judge_take_reply): the usage priced at the
+        ** judge's listed price (a provider's batch discount is not applied, README), and the
+        ** verdict token's logprobs by the spec stored when the call was queued. */
+        arb__verdict_spec spec;
+        char *field = NULL;
+        if (arb__verdict_spec_parse(bc->verdict, &spec, &field)) {
+            free(raw);
+            return arb__store_fail(s, ARB_INVALID, "batch call %s: bad verdict spec \"%s\" in "
+                                   "the store", bc->key, bc->verdict);
+        }
+        arb__reply_record rr;
+        int bad = arb__judge_take_reply(raw, strlen(raw), &price,
+                                        spec.kind != ARB__VERDICT_NONE ? &spec : NULL, &rr);
+        free(field);
+        if (bad) {
             free(raw);
             return arb__store_fail(s, ARB_NOMEM, "out of memory");
         }
-        rec.prompt_tokens = reply.prompt_tokens;
-        rec.completion_tokens = reply.completion_tokens;
-        rec.reasoning_tokens = reply.reasoning_tokens;
-        rec.cached_tokens = reply.cached_tokens;
-        /* at the judge's listed price: a provider's batch discount is not applied (README) */
-        rec.cost_usd = arb__judge_call_cost(&price, reply.prompt_tokens, reply.completion_tokens,
-                                            reply.cached_tokens);
-        if (reply.error) { /* a broken body: failed, as exec.c stores it */
-            error = reply.error;
-            reply.error = NULL;
-        } else {
-            rec.ok = 1;
-            /* The verdict token's distribution, as exec.c reads it from an HTTP reply: the
-            ** spec was stored when the call was queued; NULL when the request did not ask. */
-            arb__verdict_spec spec;
-            char *field = NULL;
-            int bad = arb__verdict_spec_parse(bc->verdict, &spec, &field);
-            if (!bad && reply.logprobs &&
-                arb__logprobs_verdict(reply.logprobs, reply.content, &spec, &logprobs))
-                bad = 1;
-            free(field);
-            if (bad) {
-                arb__judge_reply_free(&reply);
-                free(raw);
-                return arb__store_fail(s, ARB_NOMEM, "out of memory or a bad verdict spec "
-                                       "\"%s\" for call %s", bc->verdict ? bc->verdict : "",
-                                       bc->key);
-            }
-            content = reply.content;
-            reasoning = reply.reasoning;
-            reply.content = reply.reasoning = NULL;
-            free(raw);
-            raw = NULL;
-        }
-        arb__judge_reply_free(&reply);
+        rec.ok = rr.ok;
+        rec.prompt_tokens = rr.prompt_tokens;
+        rec.completion_tokens = rr.completion_tokens;
+        rec.reasoning_tokens = rr.reasoning_tokens;
+        rec.cached_tokens = rr.cached_tokens;
+        rec.cost_usd = rr.cost_usd;
+        content = rr.content;
+        reasoning = rr.reasoning;
+        logprobs = rr.logprobs;
+        error = rr.error;
+        free(raw); /* kept again (the same text) when the body was broken */
+        raw = rr.raw_reply;
     } else {
         error = r->error_text
                     ? arb__sprintf("batch error%s%s: %s", r->error_code ? " " : "",

@@ -838,40 +838,25 @@ static void on_http_done(void *ud, uint64_t tag, const arb__http_result *res)
     if (res->endpoint >= 0 && (size_t)res->endpoint < t->n_urls)
         fc.endpoint = t->stored_url[res->endpoint];
     if (res->ok) {
-        arb__judge_reply reply;
-        if (arb__judge_parse_reply(res->body, res->body_len, &reply)) {
+        const exec_node *node = &ex->nodes[idx];
+        arb__reply_record r;
+        /* the verdict token's distribution (logprobs.c) only when the judge asked for it */
+        if (arb__judge_take_reply(res->body, res->body_len, &node->judge->price,
+                                  node->judge->logprobs ? &node->verdict : NULL, &r)) {
             ex->failed_status = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
             return;
         }
-        fc.prompt_tokens = reply.prompt_tokens;
-        fc.completion_tokens = reply.completion_tokens;
-        fc.reasoning_tokens = reply.reasoning_tokens;
-        fc.cached_tokens = reply.cached_tokens;
-        fc.cost_usd = arb__judge_call_cost(&ex->nodes[idx].judge->price, reply.prompt_tokens,
-                                           reply.completion_tokens, reply.cached_tokens);
-        if (reply.error) {
-            /* A broken body is a transport failure, not a judgment: stored as failed so a
-            ** later run sends it again; this run records verdict E with the reason. */
-            fc.ok = 0;
-            fc.error = reply.error;
-            reply.error = NULL;
-            fc.raw_reply = arb__strndup(res->body, res->body_len);
-        } else {
-            fc.ok = 1;
-            fc.content = reply.content;
-            fc.reasoning = reply.reasoning;
-            reply.content = reply.reasoning = NULL;
-            /* The verdict token's distribution (logprobs.c); none unless the judge asked. */
-            if (ex->nodes[idx].judge->logprobs &&
-                arb__logprobs_verdict(reply.logprobs, fc.content, &ex->nodes[idx].verdict,
-                                      &fc.logprobs)) {
-                arb__judge_reply_free(&reply);
-                finished_free(&fc);
-                ex->failed_status = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
-                return;
-            }
-        }
-        arb__judge_reply_free(&reply);
+        fc.ok = r.ok;
+        fc.content = r.content;
+        fc.reasoning = r.reasoning;
+        fc.logprobs = r.logprobs;
+        fc.error = r.error;
+        fc.raw_reply = r.raw_reply;
+        fc.prompt_tokens = r.prompt_tokens;
+        fc.completion_tokens = r.completion_tokens;
+        fc.reasoning_tokens = r.reasoning_tokens;
+        fc.cached_tokens = r.cached_tokens;
+        fc.cost_usd = r.cost_usd;
     } else {
         fc.ok = 0;
         fc.error = arb__strdup(res->error ? res->error : "request failed");

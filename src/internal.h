@@ -292,6 +292,25 @@ typedef struct arb__judge_reply {
 ** blocks of the content (arb__judge_split_thinking). Returns -1 only when out of memory. */
 int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out);
 void arb__judge_reply_free(arb__judge_reply *r);
+struct arb__verdict_spec; /* below, with logprobs.c */
+/* What a call row keeps of a reply body that arrived (HTTP 2xx, or a batch output line with
+** status 200): one reading for both paths, so a batch reply is stored exactly as an HTTP one. */
+typedef struct arb__reply_record {
+    int ok;                 /* 1: usable (content set); 0: a broken body (error, raw_reply set) */
+    char *content;          /* the answer, thinking removed */
+    char *reasoning;        /* the thinking, or NULL */
+    char *logprobs;         /* arb__logprobs_verdict() JSON, or NULL */
+    char *error, *raw_reply;
+    long long prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens; /* -1 unknown */
+    double cost_usd;        /* at price; NAN unknown */
+} arb__reply_record;
+/* Parses body, prices its usage at price (arb__judge_call_cost) and, when spec is not NULL,
+** reads the verdict token's distribution (arb__logprobs_verdict). Texts are not redacted: the
+** caller redacts its key from them with the rest of what it stores. Returns 0, or -1 when out
+** of memory (out freed). */
+int arb__judge_take_reply(const char *body, size_t len, const arb_price *price,
+                          const struct arb__verdict_spec *spec, arb__reply_record *out);
+void arb__reply_record_free(arb__reply_record *r);
 /* The cost in USD of a call from its usage and the judge's price (arb_price): cached prompt
 ** tokens (cached < 0: none reported) at the cached price when given, else at the input price;
 ** completion tokens (reasoning included, as OpenAI bills them) at the output price. NAN when

@@ -629,6 +629,50 @@ done:
     return rc;
 }
 
+/* See internal.h. A broken body (a reply without a usable message) is a transport failure,
+** not a judgment: it is kept with its error and raw text so that a later run sends it again. */
+int arb__judge_take_reply(const char *body, size_t len, const arb_price *price,
+                          const struct arb__verdict_spec *spec, arb__reply_record *out)
+{
+    memset(out, 0, sizeof *out);
+    out->prompt_tokens = out->completion_tokens = out->reasoning_tokens = out->cached_tokens = -1;
+    out->cost_usd = NAN;
+    arb__judge_reply reply;
+    if (arb__judge_parse_reply(body, len, &reply)) return -1;
+    out->prompt_tokens = reply.prompt_tokens;
+    out->completion_tokens = reply.completion_tokens;
+    out->reasoning_tokens = reply.reasoning_tokens;
+    out->cached_tokens = reply.cached_tokens;
+    out->cost_usd = arb__judge_call_cost(price, reply.prompt_tokens, reply.completion_tokens,
+                                         reply.cached_tokens);
+    int bad = 0;
+    if (reply.error) {
+        out->error = reply.error;
+        reply.error = NULL;
+        bad = !(out->raw_reply = arb__strndup(body, len));
+    } else {
+        out->ok = 1;
+        out->content = reply.content;
+        out->reasoning = reply.reasoning;
+        reply.content = reply.reasoning = NULL;
+        bad = spec && arb__logprobs_verdict(reply.logprobs, out->content, spec, &out->logprobs);
+    }
+    arb__judge_reply_free(&reply);
+    if (bad) arb__reply_record_free(out);
+    return bad ? -1 : 0;
+}
+
+/* Frees a reply record's texts (the numbers stay). */
+void arb__reply_record_free(arb__reply_record *r)
+{
+    free(r->content);
+    free(r->reasoning);
+    free(r->logprobs);
+    free(r->error);
+    free(r->raw_reply);
+    r->content = r->reasoning = r->logprobs = r->error = r->raw_reply = NULL;
+}
+
 /* Frees what a parse allocated and clears r; accepts a cleared reply. */
 void arb__judge_reply_free(arb__judge_reply *r)
 {
