@@ -889,7 +889,6 @@ json_t *arb__judge_params_json(const arb_judge_config *jc, const char *contestan
                arb__json_set(jo, "frequency_penalty", json_real(sp->frequency_penalty))) ||
               (sp->has_seed && arb__json_set(jo, "seed", json_integer(sp->seed))) ||
               (jc->price.known && arb__json_set(jo, "price", arb__json_price(&jc->price))) ||
-
               (sp->max_completion_tokens > 0 &&
                arb__json_set(jo, "max_completion_tokens", json_integer(sp->max_completion_tokens))) ||
               (sp->reasoning_effort &&

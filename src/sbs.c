@@ -268,7 +268,6 @@ static char *params_json(const sbs_run *r)
 {
     const arb_sbs_params *p = r->params;
     const arb_judge_config *jc = &r->judges[0];
-    const arb_sampling *sp = &jc->sampling;
     json_t *o = json_object();
     json_object_set_new(o, "candidate", json_string(p->candidate));
     json_object_set_new(o, "baseline", json_string(p->baseline));
@@ -281,27 +280,19 @@ static char *params_json(const sbs_run *r)
             json_array_append_new(list, arb__judge_params_json(&r->judges[j], NULL));
         json_object_set_new(o, "judges", list);
     } else {
+        /* the flat keys of earlier versions, then the rest of the judge as every protocol
+        ** records it (arb__judge_params_json: sampling, price, reasoning, endpoints, ...) */
         json_object_set_new(o, "judge", json_string(jc->name));
         json_object_set_new(o, "judge_model", json_string(jc->model));
         json_object_set_new(o, "judge_url", json_string(jc->base_url));
-        if (jc->api_key_env) json_object_set_new(o, "api_key_env", json_string(jc->api_key_env));
-        if (sp->max_tokens > 0) json_object_set_new(o, "max_tokens", json_integer(sp->max_tokens));
-        if (!isnan(sp->temperature))
-            json_object_set_new(o, "temperature", json_real(sp->temperature));
-        if (!isnan(sp->top_p)) json_object_set_new(o, "top_p", json_real(sp->top_p));
-        if (!isnan(sp->frequency_penalty))
-            json_object_set_new(o, "frequency_penalty", json_real(sp->frequency_penalty));
-        if (sp->has_seed) json_object_set_new(o, "seed", json_integer(sp->seed));
-        if (sp->max_completion_tokens > 0)
-            json_object_set_new(o, "max_completion_tokens",
-                                json_integer(sp->max_completion_tokens));
-        if (sp->reasoning_effort)
-            json_object_set_new(o, "reasoning_effort", json_string(sp->reasoning_effort));
-        if (jc->response_format) json_object_set_new(o, "response_format", json_true());
-        if (jc->n_endpoints) /* without credentials once stored (store.c redacts them) */
-            json_object_set_new(o, "endpoints", arb__json_names(jc->endpoints, jc->n_endpoints));
-        if (jc->max_in_flight > 0)
-            json_object_set_new(o, "max_in_flight", json_integer(jc->max_in_flight));
+        json_t *jo = arb__judge_params_json(jc, NULL);
+        if (jo) {
+            json_object_del(jo, "name");
+            json_object_del(jo, "model");
+            json_object_del(jo, "url");
+            json_object_update_missing(o, jo);
+            json_decref(jo);
+        }
     }
     json_object_set_new(o, "n_items", json_integer((json_int_t)r->n_items));
     char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
