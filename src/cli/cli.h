@@ -142,6 +142,10 @@ void cli_install_signal_handlers(void);
 /* Maps a library status to an exit code: bad input and invalid arguments are 2. */
 int cli_exit_code(arb_status st);
 /* Prints the summary of a run to stderr. */
+/* Prints the options every judging command shares (CLI_TRANSPORT_HELP, then
+** CLI_RUN_OUTPUT_HELP) after a command's own help: apart, because one literal of a command's
+** whole help would pass the 4095 characters C99 guarantees. */
+void cli_print_run_help(FILE *out);
 void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run);
 /* The interval options of the reading commands, as getopt values 'n' (--bootstrap N), 's'
 ** (--seed N) and 'l' (--level X; only when level is not NULL): 1 when c was one and is

@@ -31,8 +31,7 @@ static const char debate_help[] =
     "  --judge-prompt NAME|FILE   default debate-judge\n"
     "  --options N             verdict options 2, 3 or 4 (default 4)\n"
     "  --reps N                repetitions (default 1)\n"
-    CLI_TRANSPORT_HELP
-    CLI_RUN_OUTPUT_HELP;
+    ;
 
 enum {
     OPT_MODE = 256, OPT_AGENTS, OPT_JUDGES, OPT_ITEMS, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE,
@@ -86,7 +85,10 @@ int cmd_debate(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
-        case OPT_HELP: fputs(debate_help, stdout); return EXIT_OK;
+        case OPT_HELP:
+            fputs(debate_help, stdout);
+            cli_print_run_help(stdout);
+            return EXIT_OK;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
             if (t < 0) return EXIT_USAGE;

@@ -43,8 +43,7 @@ static const char discuss_help[] =
     "input:\n"
     "  --items FILE            JSONL: {\"id\", \"question\", \"reference\"?, ...}\n"
     "  --answers FILE          JSONL: {\"item\", \"model\", \"answer\"}\n"
-    CLI_TRANSPORT_HELP
-    CLI_RUN_OUTPUT_HELP;
+    ;
 
 enum {
     OPT_REVIEWERS = 256, OPT_SELF, OPT_TEMPERATURES, OPT_JUDGES, OPT_PAIRS, OPT_LEADER, OPT_TURNS,
@@ -115,7 +114,10 @@ int cmd_discuss(int argc, char **argv)
             break;
         case OPT_ITEMS: items = optarg; break;
         case OPT_ANSWERS: answers = optarg; break;
-        case OPT_HELP: fputs(discuss_help, stdout); return EXIT_OK;
+        case OPT_HELP:
+            fputs(discuss_help, stdout);
+            cli_print_run_help(stdout);
+            return EXIT_OK;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
             if (t < 0) return EXIT_USAGE;

@@ -57,9 +57,6 @@ static const char grade_help[] =
     "                          sampling of --judge-model (defaults: the published SbS settings,\n"
     "                          METHODS §2.6); a judges file gives each judge's own\n"
     CLI_PRICE_HELP;
-/* The rest of the help apart: one literal would pass the 4095 characters C99 guarantees. */
-static const char grade_help_transport[] = CLI_TRANSPORT_HELP;
-static const char grade_output_help[] = CLI_RUN_OUTPUT_HELP;
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_MODEL, OPT_ANSWER_FROM, OPT_MODE, OPT_TASK, OPT_RUBRIC,
@@ -163,8 +160,7 @@ int cmd_grade(int argc, char **argv)
         case OPT_API_KEY_ENV: single.api_key_env = optarg; single_given = 1; break;
         case OPT_HELP:
             fputs(grade_help, stdout);
-            fputs(grade_help_transport, stdout);
-            fputs(grade_output_help, stdout);
+            cli_print_run_help(stdout);
             return EXIT_OK;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);

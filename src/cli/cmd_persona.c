@@ -13,7 +13,7 @@
 static const char persona_help[] =
     "usage: arbiter persona run --scenarios FILE [--identities FILE] [--phase 1|2|both]\n"
     "                           --judges FILE:NAME[,NAME...] [--panel A,B[,...] --rounds R]\n"
-    "                           --db FILE [options]"
+    "                           --db FILE [options]\n"
     "       arbiter persona report --db FILE [options]   (see 'arbiter persona report --help')\n"
     "\n"
     "Persona bias (METHODS §9): does a judge score the same response differently when it is\n"
@@ -58,15 +58,11 @@ static const char persona_help[] =
     "  --rounds R              discussion rounds after the independent scores (0-10,\n"
     "                          default 1)\n"
     "  --panel-template-1|2 NAME|FILE  round templates (default persona-panel-1|2)\n";
-/* The rest of the help apart: one literal would pass the 4095 characters C99 guarantees. */
-static const char persona_help_transport[] = CLI_TRANSPORT_HELP;
-static const char persona_output_help[] = CLI_RUN_OUTPUT_HELP;
 
 static void print_help(FILE *out)
 {
     fputs(persona_help, out);
-    fputs(persona_help_transport, out);
-    fputs(persona_output_help, out);
+    cli_print_run_help(out);
 }
 
 enum {

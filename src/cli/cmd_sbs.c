@@ -36,10 +36,6 @@ static const char sbs_help[] =
     "  --judge-name NAME       name of this judge in the store and audit (default: the model)\n"
     "  --api-key-env VAR       read the API key from environment variable VAR (never stored;\n"
     "                          unset, empty or with a line break: exit 2 before any request)\n"
-    ;
-/* The rest of the help: one string of the whole would pass the 4095 bytes C compilers must
-** support. */
-static const char sbs_help_rest[] =
     "  --prompt NAME|FILE      template: I, II, II-fact, II-reason (default), II-fact-reason,\n"
     "                          or a template file (format in README)\n"
     "  --options N             verdict options: 2 (A/B), 3 (+C tie), 4 (+C both good, D both bad;\n"
@@ -52,9 +48,7 @@ static const char sbs_help_rest[] =
     "  --frequency-penalty X   default 1.0\n"
     "  --seed N                sent as seed + repetition index (default: no seed)\n"
     "cost:\n"
-    CLI_PRICE_HELP
-    CLI_TRANSPORT_HELP
-    CLI_RUN_OUTPUT_HELP;
+    CLI_PRICE_HELP;
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE, OPT_JUDGE_URL, OPT_JUDGE_MODEL,
@@ -110,7 +104,10 @@ int cmd_sbs(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
-        case OPT_HELP: fputs(sbs_help, stdout); fputs(sbs_help_rest, stdout); return EXIT_OK;
+        case OPT_HELP:
+            fputs(sbs_help, stdout);
+            cli_print_run_help(stdout);
+            return EXIT_OK;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);
             if (!t && (t = cli_sampling_option(c, optarg, &p.judge.sampling)) > 0) single_given = 1;

@@ -43,9 +43,6 @@ static const char tournament_help[] =
     "  --prompt NAME|FILE      template: I, II, II-fact, II-reason (default), II-fact-reason,\n"
     "                          or a template file\n"
     "  --reps N                repetitions of every judgment (default 1)\n";
-/* The rest of the help apart: one literal would pass the 4095 characters C99 guarantees. */
-static const char tournament_help_transport[] = CLI_TRANSPORT_HELP;
-static const char tournament_output_help[] = CLI_RUN_OUTPUT_HELP;
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_JUDGES, OPT_MODELS, OPT_EXCLUDE_SELF, OPT_RANDOM_K,
@@ -149,8 +146,7 @@ int cmd_tournament(int argc, char **argv)
             break;
         case OPT_HELP:
             fputs(tournament_help, stdout);
-            fputs(tournament_help_transport, stdout);
-            fputs(tournament_output_help, stdout);
+            cli_print_run_help(stdout);
             return EXIT_OK;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);

@@ -286,6 +286,13 @@ static void print_batch_stats(const char *what, const arb_run_stats *st)
                 st->batch_submitted, st->batch_running);
 }
 
+void cli_print_run_help(FILE *out)
+{
+    static const char transport[] = CLI_TRANSPORT_HELP, output[] = CLI_RUN_OUTPUT_HELP;
+    fputs(transport, out);
+    fputs(output, out);
+}
+
 void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
 {
     char cost[128];
