@@ -208,8 +208,26 @@ static arb_status read_result(arb_store *s, const char *path, size_t lineno, jso
 }
 
 /* Stores the reply of r for call bc the way exec.c stores a reply that came back by HTTP. */
+/* The price of the judge of the last line settled: a results file holds one judge's calls,
+** or a few, so the store is asked once per change of judge, not once per line. */
+typedef struct price_cache {
+    char *judge;
+    arb_price price;
+} price_cache;
+
+static arb_status cached_price(arb_store *s, price_cache *pc, const char *judge)
+{
+    if (pc->judge && !strcmp(pc->judge, judge)) return ARB_OK;
+    free(pc->judge);
+    pc->judge = NULL;
+    arb_status st = arb__store_judge_price(s, judge, &pc->price);
+    if (!st && !(pc->judge = arb__strdup(judge)))
+        st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+    return st;
+}
+
 static arb_status settle(arb_store *s, const arb__batch_call *bc, const result_line *r,
-                         arb_batch_ingest_stats *stats)
+                         price_cache *pc, arb_batch_ingest_stats *stats)
 {
     arb__call_record rec = {.key = bc->key, .judge_name = bc->judge_name, .model = bc->model,
                             .request_json = bc->request_json, .rep = bc->rep,
@@ -217,8 +235,7 @@ static arb_status settle(arb_store *s, const arb__batch_call *bc, const result_l
                             .prompt_tokens = -1, .completion_tokens = -1, .latency_ms = NAN,
                             .reasoning_tokens = -1, .cached_tokens = -1, .cost_usd = NAN};
     char *content = NULL, *raw = NULL, *error = NULL, *reasoning = NULL, *logprobs = NULL;
-    arb_price price;
-    arb_status st = arb__store_judge_price(s, bc->judge_name, &price);
+    arb_status st = cached_price(s, pc, bc->judge_name);
     if (st) return st;
     if (r->body) {
         raw = json_dumps(r->body, JSON_COMPACT);
@@ -236,7 +253,7 @@ static arb_status settle(arb_store *s, const arb__batch_call *bc, const result_l
                                    "the store", bc->key, bc->verdict);
         }
         arb__reply_record rr;
-        int bad = arb__judge_take_reply(raw, strlen(raw), &price,
+        int bad = arb__judge_take_reply(raw, strlen(raw), &pc->price,
                                         spec.kind != ARB__VERDICT_NONE ? &spec : NULL, &rr);
         free(field);
         if (bad) {
@@ -302,6 +319,7 @@ static arb_status ingest_pass(arb_store *s, const char *path, char *text, size_t
 {
     arb_status st = ARB_OK;
     size_t lineno = 0;
+    price_cache pc = {0};
     for (char *line = text; !st && line < text + len;) {
         char *end = memchr(line, '\n', (size_t)(text + len - line));
         size_t n = end ? (size_t)(end - line) : (size_t)(text + len - line);
@@ -333,12 +351,13 @@ static arb_status ingest_pass(arb_store *s, const char *path, char *text, size_t
             if (bc.stored_ok || (r.id && bc.result_id && !strcmp(r.id, bc.result_id)))
                 stats->already++; /* stored before: nothing changes */
             else
-                st = settle(s, &bc, &r, stats);
+                st = settle(s, &bc, &r, &pc, stats);
         }
         if (found) arb__batch_call_free(&bc);
         json_decref(root);
         line = next;
     }
+    free(pc.judge);
     return st;
 }
 
