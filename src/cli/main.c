@@ -242,7 +242,7 @@ static void print_judge_estimate(const arb_judge_spend *js)
     fprintf(stderr, "  judge %s: %zu calls to send, ~%lld prompt tokens; completion tokens ", js->name,
             js->to_send, js->est_prompt_tokens);
     if (js->est_completion_max >= 0) fprintf(stderr, "<= %lld (max_completion_tokens or max_tokens)", js->est_completion_max);
-    else fprintf(stderr, "unbounded (no max_tokens)");
+    else fprintf(stderr, "unbounded (neither max_completion_tokens nor max_tokens)");
     if (js->est_completion_typical >= 0)
         fprintf(stderr, ", ~%lld typical (mean of its stored calls)", js->est_completion_typical);
     if (!js->has_price) fprintf(stderr, "; cost unknown (no price)\n");
