@@ -40,7 +40,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -519,6 +519,56 @@ static const char *const migrations[] = {
     "ALTER TABLE batch_calls ADD COLUMN verdict\n"
     "  -- 'position:<options>[:<json field>]', 'grade' or 'yesno'; NULL: no verdict (a debater)\n"
     "  TEXT;\n",
+    /* 11: compact requests (issue 17; store_requests.c). The SQL part; compact_stored_requests
+    ** then rewrites the requests already stored, in the same transaction. */
+    "CREATE TABLE request_texts (\n"
+    "  -- Texts that compact requests (calls.request stored as a BLOB) are compressed against:\n"
+    "  -- whole earlier requests of a judge model, with the template text later calls share.\n"
+    "  -- Content-addressed; a row is never changed or deleted. Read calls.request through\n"
+    "  -- arbiter (export), which rebuilds each request exactly as it was sent.\n"
+    "  id    INTEGER PRIMARY KEY,\n"
+    "  hash  INTEGER NOT NULL,                  -- XXH3-64 of body\n"
+    "  body  TEXT NOT NULL\n"
+    ");\n"
+    "CREATE INDEX request_texts_by_hash ON request_texts(hash);\n"
+    "CREATE TABLE retired_texts (\n"
+    "  -- A question or answer as it was before the dataset changed it: compact requests refer\n"
+    "  -- to the item's question and answers (with a hash of the text), so the texts they were\n"
+    "  -- compressed against are kept here when the dataset replaces or deletes them.\n"
+    "  item_id  TEXT NOT NULL,\n"
+    "  model    TEXT NOT NULL,                  -- '' for the item's question\n"
+    "  body     TEXT NOT NULL\n"
+    ");\n"
+    "CREATE INDEX retired_texts_by_owner ON retired_texts(item_id, model);\n"
+    "CREATE TRIGGER items_retire_question BEFORE UPDATE OF question ON items\n"
+    "  WHEN old.question IS NOT new.question BEGIN\n"
+    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.id, '', old.question\n"
+    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.id AND model = ''\n"
+    "                        AND body = old.question);\n"
+    "END;\n"
+    "CREATE TRIGGER items_retire_deleted BEFORE DELETE ON items BEGIN\n"
+    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.id, '', old.question\n"
+    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.id AND model = ''\n"
+    "                        AND body = old.question);\n"
+    "END;\n"
+    "CREATE TRIGGER answers_retire_answer BEFORE UPDATE OF answer ON answers\n"
+    "  WHEN old.answer IS NOT new.answer BEGIN\n"
+    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model, old.answer\n"
+    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.item_id\n"
+    "                        AND model = old.model AND body = old.answer);\n"
+    "END;\n"
+    "CREATE TRIGGER answers_retire_deleted BEFORE DELETE ON answers BEGIN\n"
+    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model, old.answer\n"
+    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.item_id\n"
+    "                        AND model = old.model AND body = old.answer);\n"
+    "END;\n"
+    "ALTER TABLE calls ADD COLUMN prompt_chars\n"
+    "  -- the prompt length in code points: total length of the messages' contents (METHODS 5)\n"
+    "  INTEGER;\n"
+    "UPDATE calls SET prompt_chars = (\n"
+    "  SELECT CAST(total(length(json_extract(m.value, '$.content'))) AS INTEGER)\n"
+    "    FROM json_each(calls.request, '$.messages') m)\n"
+    " WHERE json_valid(request);\n",
 };
 
 /* Statements prepared once at open (the hot paths). */
@@ -543,6 +593,7 @@ enum {
     ST_LEASE_RENEW,
     ST_LEASE_RELEASE,
     ST_LEASES_RELEASE,
+    ST_COMPACT_CALL,
     ST__COUNT
 };
 
@@ -581,9 +632,9 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_PUT_CALL] =
         "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
         " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"
-        " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint)"
+        " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint, prompt_chars)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-        " ?19, ?20)"
+        " ?19, ?20, ?21)"
         " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
         " model = excluded.model, request = excluded.request, rep = excluded.rep,"
         " ok = excluded.ok, content = excluded.content, raw_reply = excluded.raw_reply,"
@@ -593,7 +644,7 @@ static const char *const stmt_sql[ST__COUNT] = {
         " reasoning_tokens = excluded.reasoning_tokens, cached_tokens = excluded.cached_tokens,"
         " cost_usd = excluded.cost_usd,"
         " reasoning = excluded.reasoning, logprobs = excluded.logprobs,"
-        " endpoint = excluded.endpoint,"
+        " endpoint = excluded.endpoint, prompt_chars = excluded.prompt_chars,"
         " created_at = excluded.created_at"
         " WHERE calls.ok = 0"
         " RETURNING id",
@@ -635,13 +686,25 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_LEASE_RENEW] = "UPDATE call_leases SET expires_at = " NOW_UNIX " + ?2 WHERE owner = ?1",
     [ST_LEASE_RELEASE] = "DELETE FROM call_leases WHERE key = ?1 AND owner = ?2",
     [ST_LEASES_RELEASE] = "DELETE FROM call_leases WHERE owner = ?1",
+    /* The key guards against a row id that a rollback gave to another call. */
+    [ST_COMPACT_CALL] = "UPDATE calls SET request = ?2 WHERE id = ?1 AND key = ?3",
 };
+
+/* The call stored last, while its request is still TEXT: compacted when its pairwise row
+** names the item and answers it contains, else before the next call or the commit. */
+typedef struct pending_call {
+    long long id; /* 0: none */
+    char *key, *model, *request;
+} pending_call;
 
 struct arb_store {
     sqlite3 *db;
     char *path;
     int created;           /* the file did not exist before this handle opened it */
     sqlite3_stmt *stmt[ST__COUNT];
+    arb__reqz *reqz;       /* compact requests (store_requests.c) */
+    pending_call pending;
+    int pending_is_text;   /* the pending row holds its request as TEXT already (autocommit) */
     char errmsg[1024];
 };
 
@@ -693,17 +756,27 @@ arb_status arb__store_begin(arb_store *s)
     return arb__store_step_done(s, s->stmt[ST_BEGIN], "cannot begin a transaction");
 }
 
-/* Commits. On failure the transaction stays open: the caller rolls it back. */
+static arb_status flush_pending(arb_store *s);
+static void drop_pending(arb_store *s);
+static int refuse_commit_with_pending(void *ud);
+static void forget_pending_on_rollback(void *ud);
+
+/* Commits, after compacting the request of the call stored last. On failure the transaction
+** stays open: the caller rolls it back. */
 arb_status arb__store_commit(arb_store *s)
 {
-    return arb__store_step_done(s, s->stmt[ST_COMMIT], "cannot commit");
+    arb_status st = flush_pending(s);
+    return st ? st : arb__store_step_done(s, s->stmt[ST_COMMIT], "cannot commit");
 }
 
 /* Rolls back the open transaction, if any (SQLite may already have rolled it back after an
 ** error such as a full disk). Keeps the error message that led here. */
 void arb__store_rollback(arb_store *s)
 {
-    if (!s || sqlite3_get_autocommit(s->db)) return;
+    if (!s) return;
+    drop_pending(s);
+    arb__reqz_forget(s->reqz); /* skeletons written in the transaction are gone */
+    if (sqlite3_get_autocommit(s->db)) return;
     sqlite3_step(s->stmt[ST_ROLLBACK]);
     sqlite3_reset(s->stmt[ST_ROLLBACK]);
 }
@@ -757,6 +830,86 @@ static arb_status check_identity(arb_store *s, long long *version)
     return ARB_OK;
 }
 
+/* Migration 11's rewrite of the requests stored as TEXT into compact requests, in batches by
+** row id (nothing is updated under a running SELECT). A call with a pairwise row refers to that
+** row's question and answers; any other stays TEXT. Runs inside the
+** migration's transaction: killed, the store stays as it was, and the next open does it all. */
+static arb_status compact_stored_requests(arb_store *s)
+{
+    static const char sql[] =
+        "SELECT c.id, c.key, c.model, c.request, p.item_id, p.candidate, p.baseline"
+        "  FROM calls c LEFT JOIN pairwise p"
+        "    ON p.id = (SELECT min(x.id) FROM pairwise x WHERE x.call_id = c.id)"
+        " WHERE c.id > ?1 AND typeof(c.request) = 'text' AND p.id IS NOT NULL"
+        " ORDER BY c.id LIMIT 256";
+    enum { BATCH = 256 };
+    struct row {
+        long long id;
+        char *key, *model, *request, *item, *candidate, *baseline;
+    } rows[BATCH];
+    sqlite3_stmt *q = NULL;
+    arb_status st = ARB_OK;
+    long long last = 0;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return arb__store_fail_db(s, "cannot compact the stored requests");
+    sqlite3_stmt *up = NULL;
+    if (sqlite3_prepare_v2(s->db, stmt_sql[ST_COMPACT_CALL], -1, &up, NULL) != SQLITE_OK) {
+        sqlite3_finalize(q);
+        return arb__store_fail_db(s, "cannot compact the stored requests");
+    }
+    for (;;) {
+        size_t n = 0;
+        int oom = 0, rc = SQLITE_DONE;
+        sqlite3_bind_int64(q, 1, last);
+        while (n < BATCH && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+            struct row *r = &rows[n++];
+            r->id = last = sqlite3_column_int64(q, 0);
+            r->key = arb__store_column_text(q, 1, &oom);
+            r->model = arb__store_column_text(q, 2, &oom);
+            r->request = arb__store_column_text(q, 3, &oom);
+            r->item = arb__store_column_text(q, 4, &oom);
+            r->candidate = arb__store_column_text(q, 5, &oom);
+            r->baseline = arb__store_column_text(q, 6, &oom);
+        }
+        if (n < BATCH && rc != SQLITE_DONE && !oom)
+            st = arb__store_fail_db(s, "cannot compact the stored requests");
+        sqlite3_reset(q);
+        if (oom) st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            struct row *r = &rows[i];
+            if (!st && r->request) {
+                arb__request_ref refs[3] = {{r->item, NULL}, {r->item, r->candidate},
+                                            {r->item, r->baseline}};
+                unsigned char *blob = NULL;
+                size_t len = 0;
+                int got = arb__reqz_encode(s->reqz, r->model, r->request, refs,
+                                           r->item && r->candidate && r->baseline ? 3 : 0,
+                                           &blob, &len);
+                if (got < 0)
+                    st = arb__store_fail(s, ARB_DB, "cannot compact the request of call %lld: %s",
+                                         r->id, arb__reqz_errmsg(s->reqz));
+                if (got > 0) {
+                    sqlite3_bind_int64(up, 1, r->id);
+                    sqlite3_bind_blob(up, 2, blob, (int)len, SQLITE_STATIC);
+                    arb__store_bind_text(up, 3, r->key);
+                    st = arb__store_step_done(s, up, "cannot compact a stored request");
+                }
+                free(blob);
+            }
+            free(r->key);
+            free(r->model);
+            free(r->request);
+            free(r->item);
+            free(r->candidate);
+            free(r->baseline);
+        }
+        if (st || n < BATCH) break;
+    }
+    sqlite3_finalize(q);
+    sqlite3_finalize(up);
+    return st;
+}
+
 /* Creates the schema in one transaction, unless another process did it first. */
 static arb_status create_schema(arb_store *s)
 {
@@ -772,8 +925,12 @@ static arb_status create_schema(arb_store *s)
                 rc = sqlite3_exec(s->db, schema_sql[i], NULL, NULL, &err);
             version = 1;
         }
-        for (; version < STORE_SCHEMA_VERSION && rc == SQLITE_OK; version++)
+        int compact = 0;
+        for (; version < STORE_SCHEMA_VERSION && rc == SQLITE_OK; version++) {
             rc = sqlite3_exec(s->db, migrations[version - 1], NULL, NULL, &err);
+            if (version + 1 == 11) compact = 1;
+        }
+        if (rc == SQLITE_OK && compact && compact_stored_requests(s)) goto fail;
         char pragmas[128];
         snprintf(pragmas, sizeof pragmas, "PRAGMA user_version = %d; PRAGMA application_id = %d;",
                  STORE_SCHEMA_VERSION, STORE_APPLICATION_ID);
@@ -882,7 +1039,14 @@ arb_status arb_store_open(const char *path, arb_store **out)
                      NULL, NULL, NULL) != SQLITE_OK)
         return arb__store_fail_db(s, "cannot set pragmas");
 
-    if (version < STORE_SCHEMA_VERSION && (st = create_schema(s))) return st;
+    if (!(s->reqz = arb__reqz_create(s->db)) || arb__reqz_register(s->reqz))
+        return arb__store_fail(s, ARB_NOMEM, "%s: out of memory", path);
+    sqlite3_commit_hook(s->db, refuse_commit_with_pending, s);
+    sqlite3_rollback_hook(s->db, forget_pending_on_rollback, s);
+    if (version < STORE_SCHEMA_VERSION && (st = create_schema(s))) {
+        arb__reqz_forget(s->reqz);
+        return st;
+    }
 
     for (int i = 0; i < ST__COUNT; i++) {
         rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i],
@@ -966,8 +1130,12 @@ void arb_store_close(arb_store *store)
 {
     if (!store) return;
     if (store->db) {
+        /* a call stored outside a transaction: compact it now (else it stays TEXT) */
+        if (sqlite3_get_autocommit(store->db) && store->stmt[ST_COMPACT_CALL])
+            flush_pending(store);
         arb__store_rollback(store);
         for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(store->stmt[i]);
+        arb__reqz_destroy(store->reqz);
         sqlite3_close(store->db);
     }
     free(store->path);
@@ -1195,6 +1363,83 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
     return st;
 }
 
+/* ---- compact requests (store_requests.c) ---------------------------------------------------- */
+
+static void drop_pending(arb_store *s)
+{
+    pending_call *p = &s->pending;
+    free(p->key);
+    free(p->model);
+    free(p->request);
+    *p = (pending_call){0};
+}
+
+/* Rewrites the pending call's request as a compact request referring to refs, then forgets
+** it. A request better kept as TEXT stays as it is. */
+static arb_status compact_pending(arb_store *s, const arb__request_ref *refs, size_t n_refs)
+{
+    pending_call *p = &s->pending;
+    if (!p->id) return ARB_OK;
+    unsigned char *blob = NULL;
+    size_t len = 0;
+    arb_status st = ARB_OK;
+    int got = arb__reqz_encode(s->reqz, p->model, p->request, refs, n_refs, &blob, &len);
+    if (got < 0) {
+        st = arb__store_fail(s, ARB_DB, "cannot compact the request of call %s: %s", p->key,
+                             arb__reqz_errmsg(s->reqz));
+    } else {
+        sqlite3_stmt *q = s->stmt[ST_COMPACT_CALL];
+        sqlite3_bind_int64(q, 1, p->id);
+        if (got > 0) sqlite3_bind_blob(q, 2, blob, (int)len, SQLITE_STATIC);
+        else arb__store_bind_text(q, 2, p->request); /* short: kept as TEXT */
+        arb__store_bind_text(q, 3, p->key);
+        st = arb__store_step_done(s, q, "cannot store a request");
+    }
+    free(blob);
+    drop_pending(s);
+    return st;
+}
+
+/* The pending call has no pairwise row (pointwise, dialogue turns, imports...): its request is
+** written as TEXT. */
+static arb_status flush_pending(arb_store *s) { return compact_pending(s, NULL, 0); }
+
+/* The commit hook: a transaction must not commit while a call's request is still pending (its
+** row holds a placeholder); arb__store_commit writes it first. Any other commit is turned
+** into a rollback (SQLite's rule for a nonzero return), so nothing half-stored survives. */
+static int refuse_commit_with_pending(void *ud)
+{
+    const arb_store *s = ud;
+    return s->pending.id != 0 && !s->pending_is_text;
+}
+
+/* The rollback hook: whatever rolled the transaction back, its pending call is gone. */
+static void forget_pending_on_rollback(void *ud)
+{
+    arb_store *s = ud;
+    drop_pending(s);
+    arb__reqz_forget(s->reqz);
+}
+
+/* Makes the call just stored the pending one (copies its strings). */
+static arb_status set_pending(arb_store *s, long long id, const arb__call_record *rec,
+                              int is_text)
+{
+    arb_status st = flush_pending(s);
+    if (st || !rec->request_json) return st;
+    s->pending_is_text = is_text;
+    pending_call *p = &s->pending;
+    p->key = arb__strdup(rec->key);
+    p->model = arb__strdup(rec->model ? rec->model : "");
+    p->request = arb__strdup(rec->request_json);
+    if (!p->key || !p->model || !p->request) {
+        drop_pending(s);
+        return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    }
+    p->id = id;
+    return ARB_OK;
+}
+
 /* Stores the call (see the invariants at the top). *call_id gets the id of the row that now
 ** holds the key: the new or updated row, or the successful call already there. */
 arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long long *call_id)
@@ -1214,7 +1459,12 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     arb__store_bind_text(q, 1, rec->key);
     arb__store_bind_text(q, 2, rec->judge_name);
     arb__store_bind_text(q, 3, rec->model);
-    arb__store_bind_text(q, 4, rec->request_json);
+    /* Inside a transaction the row gets an empty placeholder and the request waits in
+    ** s->pending until it is written compact (before the commit at the latest): writing it
+    ** whole, then compact, would leave the pages of calls mostly empty. */
+    int deferred = rec->request_json && !sqlite3_get_autocommit(s->db);
+    if (deferred) sqlite3_bind_zeroblob(q, 4, 0);
+    else arb__store_bind_text(q, 4, rec->request_json);
     sqlite3_bind_int(q, 5, rec->rep);
     sqlite3_bind_int(q, 6, rec->ok ? 1 : 0);
     arb__store_bind_text(q, 7, rec->content);
@@ -1238,6 +1488,14 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     arb__store_bind_text(q, 18, rec->reasoning);
     arb__store_bind_text(q, 19, rec->logprobs);
     arb__store_bind_text(q, 20, rec->endpoint);
+    long long prompt_chars = -1;
+    if (arb__reqz_prompt_chars(s->reqz, rec->request_json, &prompt_chars)) {
+        sqlite3_reset(q);
+        return arb__store_fail(s, ARB_DB, "cannot store call %s: %s", rec->key,
+                               arb__reqz_errmsg(s->reqz));
+    }
+    if (prompt_chars >= 0) sqlite3_bind_int64(q, 21, prompt_chars);
+    else sqlite3_bind_null(q, 21);
 
     int rc = sqlite3_step(q);
     long long id = 0;
@@ -1253,7 +1511,11 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         return ARB_DB;
     }
     sqlite3_reset(q);
-    if (!have_id) { /* a successful call holds the key and stays */
+    if (have_id) {
+        arb_status st = set_pending(s, id, rec, !deferred);
+        if (!st && !deferred) st = flush_pending(s); /* autocommit: compact it at once */
+        if (st) return st;
+    } else { /* a successful call holds the key and stays */
         int found = 0;
         arb_status st = arb__store_find_call(s, rec->key, &found, &id, stored_content);
         if (st) return st;
@@ -1344,6 +1606,15 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
                              row->baseline ? row->baseline : "", row->order, row->rep,
                              sqlite3_errmsg(s->db));
     sqlite3_reset(q);
+    /* The call stored just before holds this item's question and both answers: its request
+    ** is compacted against them. */
+    if (!st && s->pending.id && s->pending.id == row->call_id && row->item_id &&
+        row->candidate && row->baseline) {
+        arb__request_ref refs[3] = {{row->item_id, NULL},
+                                    {row->item_id, row->order ? row->baseline : row->candidate},
+                                    {row->item_id, row->order ? row->candidate : row->baseline}};
+        st = compact_pending(s, refs, 3);
+    }
     return st;
 }
 
@@ -1489,9 +1760,7 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
         "       p.item_id, i.rowid, i.seq, coalesce(i.category, ''), p.rep, p.ord,\n"
         "       p.position_verdict, length(nullif(i.question, '')), length(ac.answer),\n"
         "       length(ab.answer),\n"
-        "       (SELECT total(length(json_extract(m.value, '$.content')))\n"
-        "          FROM calls c, json_each(c.request, '$.messages') m\n"
-        "         WHERE c.id = p.call_id AND json_valid(c.request)),\n"
+        "       (SELECT c.prompt_chars FROM calls c WHERE c.id = p.call_id),\n"
         "       coalesce(i.language, '')\n"
         "  FROM pairwise p JOIN items i ON i.id = p.item_id\n"
         "  LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate\n"
@@ -1933,7 +2202,8 @@ static arb_status export_any(arb_store *store, const char *format, FILE *out)
         "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"
         " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, c.model, c.content,"
         " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts,"
-        " c.request, i.question, ac.answer, ab.answer, i.category, i.language, p.source,"
+        " arb_request(c.request), i.question, ac.answer, ab.answer, i.category, i.language,"
+        " p.source,"
         " CASE p.strength WHEN 1 THEN 'weak' WHEN 2 THEN 'strong' END,"
         " c.cached_tokens, c.reasoning_tokens, c.cost_usd, c.reasoning, c.logprobs"
         " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id"

@@ -59,7 +59,7 @@ arb_status arb__store_each_dialogue_turn(arb_store *s, arb__dialogue_turn_fn fn,
     static const char sql[] =
         "SELECT d.id, d.kind, d.item_id, d.answer1, d.answer2, d.participants, d.config, d.rep,"
         "       d.status, d.final_verdict, t.turn, t.speaker, t.role, t.verdict, t.call_id,"
-        "       c.model, json_extract(c.request, '$.messages'), c.content, c.error, c.reasoning"
+        "       c.model, json_extract(arb_request(c.request), '$.messages'), c.content, c.error, c.reasoning"
         "  FROM dialogues d"
         "  LEFT JOIN dialogue_turns t ON t.dialogue_id = d.id"
         "  LEFT JOIN calls c ON c.id = t.call_id"

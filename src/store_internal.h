@@ -26,4 +26,45 @@ char *arb__store_column_text(sqlite3_stmt *q, int col, int *oom);
 arb_status arb__store_each_row(arb_store *s, const char *sql, const char *what,
                                int (*row)(sqlite3_stmt *q, void *ud), void *ud);
 
+/* ---- compact requests (store_requests.c) ---- */
+
+typedef struct arb__reqz arb__reqz;
+
+/* A text of the dataset that a request contains: the question of item_id (model NULL) or the
+** answer of model to it. Borrowed strings. */
+typedef struct arb__request_ref {
+    const char *item_id;
+    const char *model;
+} arb__request_ref;
+
+/* A codec on db (borrowed; the store's connection). NULL when out of memory. Its statements
+** are prepared on first use, so it may be created before the schema is. */
+arb__reqz *arb__reqz_create(sqlite3 *db);
+/* Frees it and its statements. Accepts NULL. */
+void arb__reqz_destroy(arb__reqz *z);
+/* Registers the SQL function arb_request(request) on the connection: the request as sent,
+** from a TEXT or a compact request. Returns 0 or -1. */
+int arb__reqz_register(arb__reqz *z);
+/* The message of the last failure (owned by z). */
+const char *arb__reqz_errmsg(const arb__reqz *z);
+/* Forgets the skeletons it knows and which one each model uses: after a rollback, which may
+** have taken away skeletons it wrote. Accepts NULL. */
+void arb__reqz_forget(arb__reqz *z);
+
+/* Encodes request (sent to model) as a compact request in *out (caller frees), *out_len bytes,
+** compressed against the model's skeleton and the texts of refs that exist. Returns 1 when
+** encoded, 0 when the request is better kept as TEXT (short; *out NULL), -1 on failure
+** (arb__reqz_errmsg). May write a new skeleton row: call it inside the write transaction. */
+int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
+                     const arb__request_ref *refs, size_t n_refs, unsigned char **out,
+                     size_t *out_len);
+/* Decodes a compact request: the request text (caller frees, NUL-terminated, *out_len bytes),
+** or NULL (arb__reqz_errmsg). */
+char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size_t *out_len);
+
+/* The prompt length of request in code points: the total length of its messages' contents,
+** as SQL's length() counts them (METHODS §5). *chars = -1 for a NULL request. 0 or -1. */
+int arb__reqz_prompt_chars(arb__reqz *z, const char *request, long long *chars);
+
+
 #endif

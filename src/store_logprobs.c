@@ -51,8 +51,7 @@ static int lp_row(sqlite3_stmt *q, void *ud)
 
 /* The column expressions shared by both summaries: asked, with a distribution. */
 #define LP_ASKED                                                                                \
-    " count(CASE WHEN json_valid(c.request) AND json_extract(c.request, '$.logprobs') = 1"      \
-    " THEN 1 END),"                                                                             \
+    " count(arb_request_asks_logprobs(c.request)),"                                             \
     " count(CASE WHEN json_type(c.logprobs, '$.options') = 'object' THEN 1 END),"
 #define LP_HAS " json_type(c.logprobs, '$.options') = 'object'"
 

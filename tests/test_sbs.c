@@ -152,7 +152,7 @@ static void test_both_orders_reps_and_audit(void **state)
     assert_int_equal(arb_test_server_requests(f->srv), 12);
     assert_false(names_leaked);
     /* Repetition 1 is sent with seed + 1. */
-    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls where request like '%\"seed\":11%'"), 6);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls where arb_request(request) like '%\"seed\":11%'"), 6);
 
     arb_audit *a = NULL;
     assert_int_equal(arb_audit_compute(f->store, NULL, &a), ARB_OK);
@@ -231,7 +231,7 @@ static void test_several_judges(void **state)
     assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise where judge_name = 'j-one'"), 6);
     assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise where judge_name = 'j-two'"), 6);
     assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls where judge_name = 'j-two' "
-                                                  "and json_extract(request, '$.temperature') = 0.5"), 6);
+                                                  "and json_extract(arb_request(request), '$.temperature') = 0.5"), 6);
     assert_int_equal(arb_test_query_int(f->store, "select json_array_length(params, '$.judges') from runs"), 2);
     /* The audit has one row per judge. */
     arb_audit *a = NULL;

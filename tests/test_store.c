@@ -265,24 +265,32 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 10);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 11);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 11", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 12", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 11"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 12"));
     arb_store_close(s);
 }
 
 /* Runs sql on the store (making it an older version), closes it, reopens it and checks that it
 ** was upgraded to the current version. Returns the reopened store. */
 /* Undoes migrations 9 (batch calls), 8 (providers) and 7 (imported judgments, families), for the tests that build older stores. */
+/* Undoes migration 11 (compact requests): every request back to TEXT, as sent. */
+#define UNDO_V11                                                                               \
+    "UPDATE calls SET request = arb_request(request) WHERE typeof(request) = 'blob';"          \
+    "DROP TRIGGER items_retire_question; DROP TRIGGER items_retire_deleted;"                  \
+    "DROP TRIGGER answers_retire_answer; DROP TRIGGER answers_retire_deleted;"                \
+    "DROP TABLE request_texts; DROP TABLE retired_texts;"                                      \
+    "ALTER TABLE calls DROP COLUMN prompt_chars;"
 #define UNDO_V7                                                                                \
+    UNDO_V11                                                                                   \
     "DROP TABLE batch_calls; DROP TABLE batches;"                                              \
     "ALTER TABLE calls DROP COLUMN reasoning; ALTER TABLE calls DROP COLUMN reasoning_tokens;"  \
     "ALTER TABLE calls DROP COLUMN cached_tokens; ALTER TABLE calls DROP COLUMN logprobs;"     \
@@ -300,7 +308,7 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 10);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 11);
     return s;
 }
 
@@ -484,7 +492,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 10);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 11);
     arb_store_close(s);
 }
 
@@ -1413,12 +1421,154 @@ static void test_crash_safety(void **state)
     arb_store_close(s);
 }
 
+/* ---- compact requests (schema 11) ---------------------------------------------------------- */
+
+/* The request of one side-by-side call: a long template around the question and both answers,
+** with what the prompt length must count right (UTF-8, escapes; escape_u: a \u escape, which
+** the scanner leaves to SQL). Caller frees. */
+static char *sbs_request(const char *question, const char *first, const char *second,
+                         int escape_u)
+{
+    char tmpl[1200];
+    memset(tmpl, 'x', sizeof tmpl - 1);
+    tmpl[sizeof tmpl - 1] = '\0';
+    char *r = arb__sprintf("{\"logprobs\":%s,\"messages\":[{\"content\":\"Judge fairly, "
+                           "caf\xc3\xa9" " \xf0\x9f\x98\x80 \\\"quoted\\\"\\n%s\",\"role\":\"system\"},"
+                           "{\"content\":\"[Q] %s\\n[A] %s\\n[B] %s%s\",\"role\":\"user\"}],"
+                           "\"model\":\"jm\",\"temperature\":0}",
+                           escape_u ? "false" : "true", tmpl, question, first, second,
+                           escape_u ? " \\u00e9\\ud83d\\ude00" : "");
+    assert_non_null(r);
+    return r;
+}
+
+/* Stores item q<i>'s two calls (both orders) as sbs does: call, then its pairwise row, in one
+** transaction. requests[2i], requests[2i+1] get the requests (caller frees). */
+static void put_sbs_item(arb_store *s, int i, char **requests)
+{
+    char item[16], q[64], a1[128], a2[128];
+    snprintf(item, sizeof item, "q%d", i);
+    snprintf(q, sizeof q, "What is question %d, r\xc3\xa9" "ellement?", i);
+    snprintf(a1, sizeof a1, "Answer of m1 to %d: the sky is blue because of Rayleigh scattering", i);
+    snprintf(a2, sizeof a2, "Answer of m2 to %d: it reflects the sea, as sailors say", i);
+    char *sql = arb__sprintf("INSERT INTO items(id, seq, question) VALUES ('%s', %d, '%s');"
+                             "INSERT INTO answers(item_id, model, answer) VALUES ('%s', 'm1', '%s'),"
+                             " ('%s', 'm2', '%s');", item, i, q, item, a1, item, a2);
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), sql, NULL, NULL, NULL), SQLITE_OK);
+    free(sql);
+    assert_int_equal(arb__store_begin(s), ARB_OK);
+    for (int ord = 0; ord < 2; ord++) {
+        char *req = sbs_request(q, ord ? a2 : a1, ord ? a1 : a2, i == 1);
+        char key[33];
+        arb__judge_call_key(req, 0, key);
+        long long id = -1;
+        arb__call_record rec = {.key = key, .judge_name = "j", .model = "jm", .request_json = req,
+                                .ok = 1, .content = "[[A]]", .prompt_tokens = -1,
+                                .completion_tokens = -1, .reasoning_tokens = -1,
+                                .cached_tokens = -1, .cost_usd = NAN, .latency_ms = 5};
+        assert_int_equal(arb__store_put_call(s, &rec, &id), ARB_OK);
+        arb__pairwise_row row = {.protocol = "sbs", .judge_name = "j", .item_id = item,
+                                 .candidate = "m1", .baseline = "m2", .template_name = "t",
+                                 .options = 2, .order = ord, .position_verdict = 'A',
+                                 .model_verdict = ord ? 'b' : 'a', .call_id = id};
+        assert_int_equal(arb__store_put_pairwise(s, &row), ARB_OK);
+        requests[2 * i + ord] = req;
+    }
+    assert_int_equal(arb__store_commit(s), ARB_OK);
+}
+
+static char *export_text(arb_store *s, const char *format)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    assert_non_null(out);
+    if (arb_store_export(s, format, out)) fail_msg("export: %s", arb_store_errmsg(s));
+    fclose(out);
+    return text;
+}
+
+/* Every call's request reads back exactly as it was sent (in call id order). */
+static void assert_requests(arb_store *s, char **requests, int n)
+{
+    for (int k = 0; k < n; k++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT arb_request(request) FROM calls WHERE id = %d", k + 1);
+        assert_query_text(s, sql, requests[k]);
+    }
+}
+
+/* The prompt length stored with each call is the one the audit computed from the request
+** before schema 11 (total length of the messages' contents, by SQL). */
+static void assert_prompt_chars(arb_store *s, int n)
+{
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls c WHERE prompt_chars IS NOT ("
+                                  " SELECT CAST(total(length(json_extract(m.value, '$.content')))"
+                                  " AS INTEGER) FROM json_each(arb_request(c.request),"
+                                  " '$.messages') m)"), 0);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls WHERE prompt_chars > 1200"), n);
+}
+
+/* Calls stored by sbs are compact; a version-2 store holding the same calls as TEXT (as
+** arbiter wrote them before schema 11) is compacted in place on open: every request reads back
+** as sent, the prompt lengths are filled in, and every export is byte-identical. A changed
+** answer keeps the requests that were compressed against it readable. */
+static void test_schema_migration_from_2_compacts_requests(void **state)
+{
+    fixture *f = *state;
+    enum { N_ITEMS = 5, N_CALLS = 2 * N_ITEMS };
+    char *requests[N_CALLS];
+    arb_store *s = open_ok(f->db);
+    for (int i = 0; i < N_ITEMS; i++) put_sbs_item(s, i, requests);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls WHERE typeof(request) = 'blob'"),
+                     N_CALLS);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls WHERE length(request) < 200"),
+                     N_CALLS);
+    assert_requests(s, requests, N_CALLS);
+    assert_prompt_chars(s, N_CALLS);
+    assert_int_equal(query_int(s, "SELECT count(arb_request_asks_logprobs(request)) FROM calls"),
+                     N_CALLS - 2); /* item 1's calls say "logprobs": false */
+    char *jsonl = export_text(s, "jsonl"), *csv = export_text(s, "csv");
+    assert_non_null(strstr(jsonl, "r\\u00e9ellement") ? jsonl : strstr(jsonl, "r\xc3\xa9"));
+
+    s = downgrade_and_reopen(s, f->db, UNDO_V7
+                             "DROP TABLE annotation_tasks;"
+                             "DROP TABLE call_leases;"
+                             "DROP TABLE battles_left_out;"
+                             "ALTER TABLE pointwise DROP COLUMN task;"
+                             "ALTER TABLE pointwise DROP COLUMN reason;"
+                             "PRAGMA user_version = 2;");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls WHERE typeof(request) = 'blob'"),
+                     N_CALLS);
+    assert_requests(s, requests, N_CALLS);
+    assert_prompt_chars(s, N_CALLS);
+    char *jsonl2 = export_text(s, "jsonl"), *csv2 = export_text(s, "csv");
+    assert_string_equal(jsonl2, jsonl);
+    assert_string_equal(csv2, csv);
+
+    /* The dataset changes under the calls: the requests stay as they were sent. */
+    assert_int_equal(sqlite3_exec(arb__store_conn(s),
+                                  "UPDATE answers SET answer = 'changed' WHERE model = 'm1';"
+                                  "UPDATE items SET question = 'changed too' WHERE id = 'q2';"
+                                  "DELETE FROM answers WHERE item_id = 'q3' AND model = 'm2';",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    assert_requests(s, requests, N_CALLS);
+    arb_store_close(s);
+    for (int k = 0; k < N_CALLS; k++) free(requests[k]);
+    free(jsonl);
+    free(csv);
+    free(jsonl2);
+    free(csv2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_errmsg_never_null, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_migration_from_2_compacts_requests, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_pointwise_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_persona_scores, setup, teardown),

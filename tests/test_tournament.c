@@ -252,7 +252,7 @@ static void orientation_and_rerun(void **state)
     assert_int_equal(q(f, "select count(*) from pairwise where judge_name = 'second' and "
                           "position_verdict <> 'B'"), 0);
     /* Model names never reach a judge. */
-    assert_int_equal(q(f, "select count(*) from calls where request like '%MODEL-%'"), 0);
+    assert_int_equal(q(f, "select count(*) from calls where arb_request(request) like '%MODEL-%'"), 0);
     assert_int_equal(q(f, "select count(*) from runs where protocol = 'tournament' and "
                           "status = 'finished'"), 1);
 

@@ -1,0 +1,831 @@
+/*
+** store_requests.c -- compact storage of the requests of judge calls (calls.request), and the
+** prompt length of a request counted once, when it is stored.
+**
+** A request body is ~3.5 KB of canonical JSON of which ~3 KB is template text that every call
+** of a judge repeats, and the rest is the item's question and two answers that the store holds
+** already (tables items and answers) and that the other order repeats. So a request is stored
+** as a BLOB (a "compact request"):
+**
+**     'Z' | flags | varint skeleton id | count of refs | refs... | zstd frame
+**     flags: bit 0 set when the request asks for logprobs ("logprobs": true), so the
+**            logprobs summary need not rebuild every request to count them
+**     ref: kind (0 question of an item, 1 answer of an item by a model) | varint length + item id
+**          | [varint length + model] | 4 bytes: low 32 bits of XXH3-64 of the text
+**
+** The zstd frame is the request compressed with a prefix (zstd's single-use dictionary,
+** ZSTD_CCtx_refPrefix) made of the skeleton -- a whole earlier request of the same judge model,
+** kept once in table request_texts, content-addressed -- followed by the texts of the refs, in
+** order. So the frame holds only what differs: a few dozen bytes for a side-by-side call. The
+** frame carries zstd's checksum of the request and its size, so a prefix that is not the one it
+** was compressed with is detected, never turned into a wrong request.
+**
+** Invariants:
+**   - A stored request is either TEXT (as sent; stores before schema 11, and calls not yet
+**     compacted) or a compact BLOB; arb_request(request) (an SQL function of the store's
+**     connection) gives back the exact text in both cases, so every reader of calls.request
+**     reads through it.
+**   - What a ref points to can change (a dataset reloaded with another answer): the triggers
+**     of schema 11 copy an item's question or an answer to table retired_texts before it is
+**     changed or deleted, and a ref names its text by owner and hash, so the text a request
+**     was compressed with is found again.
+**   - Rows of request_texts are never changed or deleted.
+**
+** What it does not do: decide when a call is compacted (store.c: when its pairwise row names
+** its item and answers, else at commit), or compute keys (judge.c: the key stays the hash of the
+** request as sent, so a store's keys survive compaction).
+*/
+#include "internal.h"
+#include "store_internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+#include <zstd.h>
+
+/* zstd level for requests: 1 is the fastest; with the prefix, levels up to 9 saved under 2
+** bytes a call on the benchmark set (measured 2026-11-27), not worth their CPU. */
+#define REQUEST_ZSTD_LEVEL 1
+/* A frame larger than this share of the request means the skeleton no longer fits (another
+** template): the request becomes a new skeleton of its model. */
+#define NEW_SKELETON_SHARE 8
+/* Requests shorter than this stay TEXT: a skeleton would cost more than it saves. */
+#define MIN_COMPACT_BYTES 512
+#define SKELETON_CACHE 16
+#define CURRENT_MODELS 8
+#define COMPACT_TAG 'Z'
+
+enum {
+    Q_QUESTION,
+    Q_ANSWER,
+    Q_RETIRED,
+    Q_SKELETON_GET,
+    Q_SKELETON_FIND,
+    Q_SKELETON_PUT,
+    Q_PROMPT_CHARS,
+    Q_ASKS_LOGPROBS,
+    Q__COUNT
+};
+
+static const char *const q_sql[Q__COUNT] = {
+    [Q_QUESTION] = "SELECT question FROM items WHERE id = ?1",
+    [Q_ANSWER] = "SELECT answer FROM answers WHERE item_id = ?1 AND model = ?2",
+    [Q_RETIRED] = "SELECT body FROM retired_texts WHERE item_id = ?1 AND model = ?2",
+    [Q_SKELETON_GET] = "SELECT body FROM request_texts WHERE id = ?1",
+    [Q_SKELETON_FIND] = "SELECT id, body FROM request_texts WHERE hash = ?1",
+    [Q_SKELETON_PUT] = "INSERT INTO request_texts(hash, body) VALUES (?1, ?2) RETURNING id",
+    /* The audit's prompt length as it was computed before schema 11, for the requests the
+    ** scanner below does not read (METHODS §5: code points of the messages' contents). */
+    [Q_PROMPT_CHARS] = "SELECT CAST(total(length(json_extract(m.value, '$.content'))) AS INTEGER)"
+                       " FROM json_each(?1, '$.messages') m WHERE json_valid(?1)",
+    /* Whether a request asks for logprobs, as the logprobs summary counted it before. */
+    [Q_ASKS_LOGPROBS] = "SELECT json_valid(?1) AND json_extract(?1, '$.logprobs') = 1",
+};
+
+typedef struct skeleton {
+    long long id;
+    char *body;
+    size_t len;
+} skeleton;
+
+struct arb__reqz {
+    sqlite3 *db;
+    sqlite3_stmt *q[Q__COUNT];
+    ZSTD_CCtx *cctx;
+    ZSTD_DCtx *dctx;
+    skeleton cache[SKELETON_CACHE]; /* skeletons read or written, round robin */
+    size_t cache_next;
+    struct {
+        char *model;
+        long long skeleton_id;
+    } current[CURRENT_MODELS]; /* the skeleton new calls of a model are compressed against */
+    char *prefix;              /* scratch: skeleton + texts of the refs */
+    size_t prefix_cap;
+    char errmsg[256];
+};
+
+static int request_asks_logprobs(arb__reqz *z, const char *request);
+static int request_asks_logprobs_sql(arb__reqz *z, const char *request);
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static int put_varint(unsigned char *out, uint64_t v)
+{
+    int n = 0;
+    do {
+        unsigned char b = v & 0x7f;
+        v >>= 7;
+        out[n++] = (unsigned char)(b | (v ? 0x80 : 0));
+    } while (v);
+    return n;
+}
+
+/* Reads a varint at *p (before end); returns 0, or -1 when truncated. */
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        unsigned char b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return 0;
+    }
+    return -1;
+}
+
+static uint32_t text_hash(const char *text, size_t len) { return (uint32_t)XXH3_64bits(text, len); }
+
+static sqlite3_stmt *stmt(arb__reqz *z, int which)
+{
+    if (!z->q[which] &&
+        sqlite3_prepare_v3(z->db, q_sql[which], -1, SQLITE_PREPARE_PERSISTENT, &z->q[which],
+                           NULL) != SQLITE_OK) {
+        snprintf(z->errmsg, sizeof z->errmsg, "cannot prepare: %s", sqlite3_errmsg(z->db));
+        return NULL;
+    }
+    return z->q[which];
+}
+
+static int grow_prefix(arb__reqz *z, size_t need)
+{
+    if (need <= z->prefix_cap) return 0;
+    size_t cap = z->prefix_cap ? z->prefix_cap : 8192;
+    while (cap < need) cap *= 2;
+    char *p = realloc(z->prefix, cap);
+    if (!p) return -1;
+    z->prefix = p;
+    z->prefix_cap = cap;
+    return 0;
+}
+
+/* ---- create / destroy ---------------------------------------------------------------------- */
+
+/* See store_requests.h. */
+arb__reqz *arb__reqz_create(sqlite3 *db)
+{
+    arb__reqz *z = calloc(1, sizeof *z);
+    if (!z) return NULL;
+    z->db = db;
+    z->cctx = ZSTD_createCCtx();
+    z->dctx = ZSTD_createDCtx();
+    if (!z->cctx || !z->dctx) {
+        arb__reqz_destroy(z);
+        return NULL;
+    }
+    return z;
+}
+
+/* See store_requests.h. */
+void arb__reqz_destroy(arb__reqz *z)
+{
+    if (!z) return;
+    for (int i = 0; i < Q__COUNT; i++) sqlite3_finalize(z->q[i]);
+    ZSTD_freeCCtx(z->cctx);
+    ZSTD_freeDCtx(z->dctx);
+    for (size_t i = 0; i < SKELETON_CACHE; i++) free(z->cache[i].body);
+    for (size_t i = 0; i < CURRENT_MODELS; i++) free(z->current[i].model);
+    free(z->prefix);
+    free(z);
+}
+
+/* See store_requests.h. */
+const char *arb__reqz_errmsg(const arb__reqz *z) { return z ? z->errmsg : "out of memory"; }
+
+/* See store_requests.h. */
+void arb__reqz_forget(arb__reqz *z)
+{
+    if (!z) return;
+    for (size_t i = 0; i < CURRENT_MODELS; i++) {
+        free(z->current[i].model);
+        z->current[i].model = NULL;
+    }
+    for (size_t i = 0; i < SKELETON_CACHE; i++) {
+        free(z->cache[i].body);
+        z->cache[i].body = NULL;
+    }
+}
+
+/* ---- skeletons --------------------------------------------------------------------------- */
+
+static skeleton *cache_put(arb__reqz *z, long long id, const char *body, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) return NULL;
+    memcpy(copy, body, len);
+    copy[len] = '\0';
+    skeleton *sk = &z->cache[z->cache_next];
+    z->cache_next = (z->cache_next + 1) % SKELETON_CACHE;
+    free(sk->body);
+    *sk = (skeleton){.id = id, .body = copy, .len = len};
+    return sk;
+}
+
+/* The skeleton with this id (borrowed from the cache), or NULL with z->errmsg set. */
+static const skeleton *skeleton_get(arb__reqz *z, long long id)
+{
+    for (size_t i = 0; i < SKELETON_CACHE; i++)
+        if (z->cache[i].body && z->cache[i].id == id) return &z->cache[i];
+    sqlite3_stmt *q = stmt(z, Q_SKELETON_GET);
+    if (!q) return NULL;
+    sqlite3_bind_int64(q, 1, id);
+    const skeleton *sk = NULL;
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        sk = cache_put(z, id, (const char *)sqlite3_column_blob(q, 0),
+                       (size_t)sqlite3_column_bytes(q, 0));
+        if (!sk) snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+    } else {
+        snprintf(z->errmsg, sizeof z->errmsg, "request text %lld is missing", id);
+    }
+    sqlite3_reset(q);
+    return sk;
+}
+
+/* Stores body as a skeleton (or finds the identical one); returns it (borrowed), NULL on
+** failure with z->errmsg set. */
+static const skeleton *skeleton_put(arb__reqz *z, const char *body, size_t len)
+{
+    long long hash = (long long)XXH3_64bits(body, len);
+    sqlite3_stmt *q = stmt(z, Q_SKELETON_FIND);
+    if (!q) return NULL;
+    sqlite3_bind_int64(q, 1, hash);
+    long long id = 0;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        if ((size_t)sqlite3_column_bytes(q, 1) == len &&
+            !memcmp(sqlite3_column_blob(q, 1), body, len)) {
+            id = sqlite3_column_int64(q, 0);
+            break;
+        }
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) goto db_error;
+    if (!id) {
+        if (!(q = stmt(z, Q_SKELETON_PUT))) return NULL;
+        sqlite3_bind_int64(q, 1, hash);
+        sqlite3_bind_text(q, 2, body, (int)len, SQLITE_STATIC);
+        rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) id = sqlite3_column_int64(q, 0);
+        if (rc == SQLITE_ROW) rc = sqlite3_step(q);
+        sqlite3_reset(q);
+        if (rc != SQLITE_DONE) goto db_error;
+    }
+    for (size_t i = 0; i < SKELETON_CACHE; i++)
+        if (z->cache[i].body && z->cache[i].id == id) return &z->cache[i];
+    const skeleton *sk = cache_put(z, id, body, len);
+    if (!sk) snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+    return sk;
+db_error:
+    snprintf(z->errmsg, sizeof z->errmsg, "cannot store a request text: %s",
+             sqlite3_errmsg(z->db));
+    return NULL;
+}
+
+/* The slot of model in z->current (a free or the oldest one when absent). */
+static size_t current_slot(arb__reqz *z, const char *model, int *found)
+{
+    for (size_t i = 0; i < CURRENT_MODELS; i++)
+        if (z->current[i].model && !strcmp(z->current[i].model, model)) {
+            *found = 1;
+            return i;
+        }
+    *found = 0;
+    for (size_t i = 0; i < CURRENT_MODELS; i++)
+        if (!z->current[i].model) return i;
+    return 0;
+}
+
+/* ---- refs ---------------------------------------------------------------------------------- */
+
+/* Appends the current text of ref (question or answer) to the prefix at *len; *hash gets its
+** hash. Returns 1 when the text exists, 0 when it does not (nothing appended), -1 on error. */
+static int append_current(arb__reqz *z, const char *item_id, const char *model, size_t *len,
+                          uint32_t *hash)
+{
+    sqlite3_stmt *q = stmt(z, model ? Q_ANSWER : Q_QUESTION);
+    if (!q) return -1;
+    arb__store_bind_text(q, 1, item_id);
+    if (model) arb__store_bind_text(q, 2, model);
+    int rc = sqlite3_step(q), have = 0;
+    if (rc == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(q, 0);
+        size_t n = (size_t)sqlite3_column_bytes(q, 0);
+        if (t && !grow_prefix(z, *len + n)) {
+            memcpy(z->prefix + *len, t, n);
+            *len += n;
+            *hash = text_hash(t, n);
+            have = 1;
+        } else {
+            snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+            have = -1;
+        }
+    } else if (rc != SQLITE_DONE) {
+        snprintf(z->errmsg, sizeof z->errmsg, "cannot read a text: %s", sqlite3_errmsg(z->db));
+        have = -1;
+    }
+    sqlite3_reset(q);
+    return have;
+}
+
+/* Appends the text of ref whose hash is hash: the current one, else a retired one. Returns 0,
+** or -1 with z->errmsg set. */
+static int append_by_hash(arb__reqz *z, const char *item_id, const char *model, uint32_t hash,
+                          size_t *len)
+{
+    size_t start = *len;
+    uint32_t h = 0;
+    int have = append_current(z, item_id, model, len, &h);
+    if (have < 0) return -1;
+    if (have && h == hash) return 0;
+    *len = start;
+    sqlite3_stmt *q = stmt(z, Q_RETIRED);
+    if (!q) return -1;
+    arb__store_bind_text(q, 1, item_id);
+    arb__store_bind_text(q, 2, model ? model : "");
+    int rc, found = 0;
+    while (!found && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(q, 0);
+        size_t n = (size_t)sqlite3_column_bytes(q, 0);
+        if (t && text_hash(t, n) == hash) {
+            if (grow_prefix(z, *len + n)) break;
+            memcpy(z->prefix + *len, t, n);
+            *len += n;
+            found = 1;
+        }
+    }
+    sqlite3_reset(q);
+    if (found) return 0;
+    snprintf(z->errmsg, sizeof z->errmsg,
+             "the %s of item \"%.80s\"%s%.80s that the request was stored against is gone",
+             model ? "answer" : "question", item_id, model ? " by " : "", model ? model : "");
+    return -1;
+}
+
+/* ---- encode -------------------------------------------------------------------------------- */
+
+/* Compresses request against prefix[0..plen) into *out after hlen header bytes already there.
+** Returns the frame size, or 0 on failure. */
+static size_t compress_with(arb__reqz *z, const char *request, size_t len, size_t plen,
+                            unsigned char *out, size_t cap)
+{
+    ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, REQUEST_ZSTD_LEVEL);
+    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 1);
+    if (ZSTD_isError(ZSTD_CCtx_refPrefix(z->cctx, z->prefix, plen))) return 0;
+    size_t n = ZSTD_compress2(z->cctx, out, cap, request, len);
+    return ZSTD_isError(n) ? 0 : n;
+}
+
+/* See store_requests.h. */
+int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
+                     const arb__request_ref *refs, size_t n_refs, unsigned char **out,
+                     size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    size_t len = strlen(request);
+    /* Only a request whose dataset texts are named (a pairwise call) is compacted: the other
+    ** protocols' calls are few beside them and stay TEXT. */
+    if (len < MIN_COMPACT_BYTES || n_refs == 0 || n_refs > 16) return 0;
+    if (!model) model = "";
+    int asks_logprobs = request_asks_logprobs(z, request);
+    if (asks_logprobs < 0) return -1;
+    int found = 0;
+    size_t slot = current_slot(z, model, &found);
+    const skeleton *sk = found ? skeleton_get(z, z->current[slot].skeleton_id) : NULL;
+    int fresh = 0;
+    if (!sk) {
+        if (!(sk = skeleton_put(z, request, len))) return -1;
+        fresh = 1;
+    }
+    /* Header: tag, skeleton id, refs (item and model ids with their text hashes). */
+    size_t hcap = 16 + n_refs * 16;
+    for (size_t i = 0; i < n_refs; i++)
+        hcap += strlen(refs[i].item_id) + (refs[i].model ? strlen(refs[i].model) : 0);
+    size_t cap = hcap + ZSTD_compressBound(len);
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+        return -1;
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        size_t plen = 0;
+        if (grow_prefix(z, sk->len)) goto nomem;
+        memcpy(z->prefix, sk->body, sk->len);
+        plen = sk->len;
+        size_t h = 0;
+        buf[h++] = COMPACT_TAG;
+        buf[h++] = (unsigned char)(asks_logprobs ? 1 : 0);
+        h += (size_t)put_varint(buf + h, (uint64_t)sk->id);
+        unsigned char *count = buf + h++;
+        *count = 0;
+        for (size_t i = 0; i < n_refs; i++) {
+            uint32_t hash = 0;
+            size_t before = plen;
+            int have = append_current(z, refs[i].item_id, refs[i].model, &plen, &hash);
+            if (have < 0) goto fail;
+            if (!have || plen == before) continue; /* absent or empty: nothing to refer to */
+            buf[h++] = refs[i].model ? 1 : 0;
+            size_t n = strlen(refs[i].item_id);
+            h += (size_t)put_varint(buf + h, n);
+            memcpy(buf + h, refs[i].item_id, n);
+            h += n;
+            if (refs[i].model) {
+                n = strlen(refs[i].model);
+                h += (size_t)put_varint(buf + h, n);
+                memcpy(buf + h, refs[i].model, n);
+                h += n;
+            }
+            for (int b = 0; b < 4; b++) buf[h++] = (unsigned char)(hash >> (8 * b));
+            (*count)++;
+        }
+        size_t frame = compress_with(z, request, len, plen, buf + h, cap - h);
+        if (!frame) {
+            snprintf(z->errmsg, sizeof z->errmsg, "cannot compress a request");
+            goto fail;
+        }
+        if (fresh || frame * NEW_SKELETON_SHARE <= len || attempt == 1) {
+            *out = buf;
+            *out_len = h + frame;
+            free(z->current[slot].model);
+            z->current[slot].model = arb__strdup(model);
+            z->current[slot].skeleton_id = sk->id;
+            if (!z->current[slot].model) goto nomem;
+            return 1;
+        }
+        /* Another template than the skeleton's: this request becomes the model's skeleton. */
+        if (!(sk = skeleton_put(z, request, len))) goto fail;
+        fresh = 1;
+    }
+nomem:
+    snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+fail:
+    free(buf);
+    return -1;
+}
+
+/* ---- decode -------------------------------------------------------------------------------- */
+
+/* See store_requests.h. */
+char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size_t *out_len)
+{
+    const unsigned char *p = blob, *end = blob + len;
+    uint64_t skel_id = 0, n = 0;
+    if (len < 4 || *p++ != COMPACT_TAG) goto bad;
+    p++; /* flags */
+    if (get_varint(&p, end, &skel_id) || p >= end) goto bad;
+    const skeleton *sk = skeleton_get(z, (long long)skel_id);
+    if (!sk) return NULL;
+    if (grow_prefix(z, sk->len)) goto nomem;
+    memcpy(z->prefix, sk->body, sk->len);
+    size_t plen = sk->len;
+    unsigned n_refs = *p++;
+    for (unsigned i = 0; i < n_refs; i++) {
+        if (p >= end) goto bad;
+        int kind = *p++;
+        char item[512], model[512];
+        if (get_varint(&p, end, &n) || n >= sizeof item || (size_t)(end - p) < n) goto bad;
+        memcpy(item, p, n);
+        item[n] = '\0';
+        p += n;
+        if (kind == 1) {
+            if (get_varint(&p, end, &n) || n >= sizeof model || (size_t)(end - p) < n) goto bad;
+            memcpy(model, p, n);
+            model[n] = '\0';
+            p += n;
+        }
+        if (end - p < 4) goto bad;
+        uint32_t hash = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                        (uint32_t)p[3] << 24;
+        p += 4;
+        if (append_by_hash(z, item, kind == 1 ? model : NULL, hash, &plen)) return NULL;
+    }
+    unsigned long long size = ZSTD_getFrameContentSize(p, (size_t)(end - p));
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1u << 30))
+        goto bad;
+    char *text = malloc((size_t)size + 1);
+    if (!text) goto nomem;
+    ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
+    size_t got = ZSTD_isError(ZSTD_DCtx_refPrefix(z->dctx, z->prefix, plen))
+                     ? (size_t)-1
+                     : ZSTD_decompressDCtx(z->dctx, text, (size_t)size, p, (size_t)(end - p));
+    if (ZSTD_isError(got) || got != size) {
+        free(text);
+        snprintf(z->errmsg, sizeof z->errmsg, "a compact request does not decompress (%s)",
+                 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+        return NULL;
+    }
+    text[got] = '\0';
+    *out_len = got;
+    return text;
+bad:
+    snprintf(z->errmsg, sizeof z->errmsg, "a compact request is damaged");
+    return NULL;
+nomem:
+    snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+    return NULL;
+}
+
+/* arb_request(request): the request as sent, whether stored as TEXT or compact. */
+static void sql_arb_request(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+        sqlite3_result_value(ctx, argv[0]);
+        return;
+    }
+    arb__reqz *z = sqlite3_user_data(ctx);
+    size_t n = 0;
+    char *text = arb__reqz_decode(z, sqlite3_value_blob(argv[0]),
+                                  (size_t)sqlite3_value_bytes(argv[0]), &n);
+    if (!text) {
+        sqlite3_result_error(ctx, z->errmsg, -1);
+        return;
+    }
+    sqlite3_result_text(ctx, text, (int)n, free);
+}
+
+/* arb_request_asks_logprobs(request): 1 when the request asks for logprobs
+** (json_extract(request, '$.logprobs') = 1), else NULL; cheap on a compact request. */
+static void sql_asks_logprobs(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    int type = sqlite3_value_type(argv[0]), asks = 0;
+    if (type == SQLITE_BLOB) {
+        const unsigned char *b = sqlite3_value_blob(argv[0]);
+        asks = sqlite3_value_bytes(argv[0]) > 1 && b[0] == COMPACT_TAG && (b[1] & 1);
+    } else if (type == SQLITE_TEXT) {
+        /* a request stored as TEXT is read as before compact requests, by SQL */
+        asks = request_asks_logprobs_sql(sqlite3_user_data(ctx),
+                                         (const char *)sqlite3_value_text(argv[0]));
+        if (asks < 0) {
+            sqlite3_result_error(ctx, ((arb__reqz *)sqlite3_user_data(ctx))->errmsg, -1);
+            return;
+        }
+    }
+    if (asks) sqlite3_result_int(ctx, 1);
+    else sqlite3_result_null(ctx);
+}
+
+/* See store_requests.h. */
+int arb__reqz_register(arb__reqz *z)
+{
+    return sqlite3_create_function(z->db, "arb_request", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, z,
+                                   sql_arb_request, NULL, NULL) == SQLITE_OK &&
+                   sqlite3_create_function(z->db, "arb_request_asks_logprobs", 1,
+                                           SQLITE_UTF8 | SQLITE_DIRECTONLY, z,
+                                           sql_asks_logprobs, NULL, NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
+/* ---- prompt length ------------------------------------------------------------------------- */
+
+/* A scanner for the canonical JSON of a request (jansson's output: no duplicate keys, UTF-8
+** unescaped). It reads only what the prompt length needs and gives up (-1) on anything else,
+** which the SQL expression then measures. */
+typedef struct scan {
+    const char *p, *end;
+} scan;
+
+static void skip_ws(scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' || *s->p == '\r'))
+        s->p++;
+}
+
+/* Skips a string at s->p ('"'); *chars gets its length in code points. -1 on anything the
+** SQL might count otherwise (\u escapes: surrogates) or on a malformed string. */
+static int scan_string(scan *s, long long *chars)
+{
+    if (s->p >= s->end || *s->p != '"') return -1;
+    long long n = 0;
+    for (s->p++; s->p < s->end; s->p++) {
+        unsigned char c = (unsigned char)*s->p;
+        if (c == '"') {
+            s->p++;
+            if (chars) *chars = n;
+            return 0;
+        }
+        if (c == '\\') {
+            if (++s->p >= s->end || *s->p == 'u') return -1;
+            n++;
+        } else if ((c & 0xc0) != 0x80) {
+            n++;
+        }
+    }
+    return -1;
+}
+
+static int skip_value(scan *s, int depth);
+
+static int skip_container(scan *s, int depth, char close)
+{
+    if (depth > 64) return -1;
+    s->p++;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == close) {
+        s->p++;
+        return 0;
+    }
+    for (;;) {
+        if (close == '}') {
+            if (scan_string(s, NULL)) return -1;
+            skip_ws(s);
+            if (s->p >= s->end || *s->p++ != ':') return -1;
+        }
+        if (skip_value(s, depth + 1)) return -1;
+        skip_ws(s);
+        if (s->p >= s->end) return -1;
+        if (*s->p == close) {
+            s->p++;
+            return 0;
+        }
+        if (*s->p++ != ',') return -1;
+        skip_ws(s);
+    }
+}
+
+static int skip_value(scan *s, int depth)
+{
+    skip_ws(s);
+    if (s->p >= s->end) return -1;
+    char c = *s->p;
+    if (c == '"') return scan_string(s, NULL);
+    if (c == '{') return skip_container(s, depth, '}');
+    if (c == '[') return skip_container(s, depth, ']');
+    const char *start = s->p;
+    while (s->p < s->end && (strchr("+-.eE", *s->p) || (*s->p >= '0' && *s->p <= '9') ||
+                             (*s->p >= 'a' && *s->p <= 'z')))
+        s->p++;
+    return s->p > start ? 0 : -1;
+}
+
+/* Whether the string at s->p is the key name (plain, no escapes); advances past it. */
+static int key_is(scan *s, const char *name, int *is)
+{
+    const char *start = s->p + 1;
+    if (scan_string(s, NULL)) return -1;
+    size_t n = strlen(name);
+    *is = (size_t)(s->p - 1 - start) == n && !memcmp(start, name, n);
+    return 0;
+}
+
+/* The messages array at s->p: total of the contents' lengths, or -1. */
+static long long scan_messages(scan *s)
+{
+    if (*s->p != '[') return -1;
+    long long total = 0;
+    s->p++;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == ']') return 0;
+    for (;;) {
+        skip_ws(s);
+        if (s->p >= s->end || *s->p != '{') return -1; /* a message that is not an object */
+        s->p++;
+        skip_ws(s);
+        int seen = 0;
+        while (s->p < s->end && *s->p != '}') {
+            int is = 0;
+            if (key_is(s, "content", &is)) return -1;
+            skip_ws(s);
+            if (s->p >= s->end || *s->p++ != ':') return -1;
+            skip_ws(s);
+            if (is) {
+                long long n = 0;
+                if (seen++ || scan_string(s, &n)) return -1; /* not a string: SQL's business */
+                total += n;
+            } else if (skip_value(s, 2)) {
+                return -1;
+            }
+            skip_ws(s);
+            if (s->p < s->end && *s->p == ',') {
+                s->p++;
+                skip_ws(s);
+            }
+        }
+        if (s->p >= s->end) return -1;
+        s->p++;
+        skip_ws(s);
+        if (s->p < s->end && *s->p == ']') return total;
+        if (s->p >= s->end || *s->p++ != ',') return -1;
+    }
+}
+
+/* The prompt length of a canonical request, or -1 when the scanner cannot tell. */
+static long long scan_prompt_chars(const char *json)
+{
+    scan s = {json, json + strlen(json)};
+    skip_ws(&s);
+    if (s.p >= s.end || *s.p != '{') return -1;
+    s.p++;
+    long long total = 0;
+    int seen = 0;
+    skip_ws(&s);
+    while (s.p < s.end && *s.p != '}') {
+        int is = 0;
+        if (key_is(&s, "messages", &is)) return -1;
+        skip_ws(&s);
+        if (s.p >= s.end || *s.p++ != ':') return -1;
+        skip_ws(&s);
+        if (is) {
+            if (seen++ || (total = scan_messages(&s)) < 0) return -1;
+        } else if (skip_value(&s, 1)) {
+            return -1;
+        }
+        skip_ws(&s);
+        if (s.p < s.end && *s.p == ',') {
+            s.p++;
+            skip_ws(&s);
+        }
+    }
+    if (s.p >= s.end) return -1;
+    s.p++;
+    skip_ws(&s);
+    return s.p == s.end ? total : -1;
+}
+
+/* See store_requests.h. */
+int arb__reqz_prompt_chars(arb__reqz *z, const char *request, long long *chars)
+{
+    *chars = -1;
+    if (!request) return 0;
+    long long n = scan_prompt_chars(request);
+    if (n >= 0) {
+        *chars = n;
+        return 0;
+    }
+    sqlite3_stmt *q = stmt(z, Q_PROMPT_CHARS);
+    if (!q) return -1;
+    arb__store_bind_text(q, 1, request);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
+        *chars = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        snprintf(z->errmsg, sizeof z->errmsg, "cannot measure a prompt: %s",
+                 sqlite3_errmsg(z->db));
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether the canonical request asks for logprobs (its top-level "logprobs" is true or 1):
+** 1 or 0, -1 on failure. The scanner answers for canonical JSON; SQL for anything else. */
+static int request_asks_logprobs(arb__reqz *z, const char *request)
+{
+    scan s = {request, request + strlen(request)};
+    int asks = -1;
+    skip_ws(&s);
+    if (s.p < s.end && *s.p == '{') {
+        s.p++;
+        skip_ws(&s);
+        asks = 0;
+        while (asks == 0 && s.p < s.end && *s.p != '}') {
+            int is = 0;
+            if (key_is(&s, "logprobs", &is)) {
+                asks = -1;
+                break;
+            }
+            skip_ws(&s);
+            if (s.p >= s.end || *s.p++ != ':') {
+                asks = -1;
+                break;
+            }
+            skip_ws(&s);
+            if (is) {
+                /* true, or a number: SQL compares the value with 1 */
+                if (s.end - s.p >= 4 && !memcmp(s.p, "true", 4)) asks = 1;
+                else if (*s.p == '-' || (*s.p >= '0' && *s.p <= '9')) asks = -1;
+                else asks = 2; /* another value: not asked */
+                break;
+            }
+            if (skip_value(&s, 1)) {
+                asks = -1;
+                break;
+            }
+            skip_ws(&s);
+            if (s.p < s.end && *s.p == ',') {
+                s.p++;
+                skip_ws(&s);
+            }
+        }
+        if (asks == 2) asks = 0;
+    }
+    return asks >= 0 ? asks : request_asks_logprobs_sql(z, request);
+}
+
+/* request_asks_logprobs by SQL's reading of the JSON. */
+static int request_asks_logprobs_sql(arb__reqz *z, const char *request)
+{
+    int asks = 0;
+    sqlite3_stmt *q = stmt(z, Q_ASKS_LOGPROBS);
+    if (!q) return -1;
+    arb__store_bind_text(q, 1, request);
+    int rc = sqlite3_step(q);
+    asks = rc == SQLITE_ROW && sqlite3_column_int(q, 0) == 1;
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW) {
+        snprintf(z->errmsg, sizeof z->errmsg, "cannot read a request: %s", sqlite3_errmsg(z->db));
+        return -1;
+    }
+    return asks;
+}
