@@ -26,7 +26,8 @@ EOF
 "$ARB" sbs --items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large \
   --baseline drift-tiny --judges "$T/judges.yaml:tok,mer,non,off" --db "$T/e.db" --no-progress 2>"$T/log"
 q() { sqlite3 "$T/e.db" "$1"; }
-asked=$(q "select judge_name || ':' || count(*) from calls where json_extract(request, '\$.logprobs') = 1 and json_extract(request, '\$.top_logprobs') = 5 group by judge_name order by judge_name" | tr '\n' ' ')
+sent_calls "$T/e.db"
+asked=$(sqlite3 "$T/e.db.sent.db" "select judge_name || ':' || count(*) from calls where json_extract(request, '\$.logprobs') = 1 and json_extract(request, '\$.top_logprobs') = 5 group by judge_name order by judge_name" | tr '\n' ' ')
 check "the request asks for logprobs (and top_logprobs) only for judges that set it" "[ '$asked' = 'mer:80 non:80 tok:80 ' ]"
 n=$(q "select count(*) from calls where judge_name in ('non', 'off') and logprobs is not null")
 check "no logprobs stored for the endpoint without them nor the judge that did not ask (NULL, not zeros)" "[ $n = 0 ]"
@@ -40,7 +41,7 @@ n=$(q "with d as (select json_extract(logprobs, '\$.in_options') io, json_extrac
       select count(*) from d where abs(io + om - 1) < 1e-5 and om between 0.01 - 1e-6 and 0.1 + 1e-6
       and abs(pv - (1 - 5*om) / io) < 1e-4")
 check "the distribution is the simulator's documented one" "[ $n = 160 ]"
-n=$(q "select count(*) from calls a join calls b on a.content = b.content and a.logprobs = b.logprobs
+n=$(sqlite3 "$T/e.db.sent.db" "select count(*) from calls a join calls b on a.content = b.content and a.logprobs = b.logprobs
       and replace(b.request, '\"model\":\"sm\"', '\"model\":\"sj\"') = a.request where a.judge_name = 'tok' and b.judge_name = 'mer'")
 check "split and merged verdict tokens give the same distributions" "[ $n = 80 ]"
 

@@ -61,7 +61,8 @@ check "dry run plans items x 2 orders x 2 judges = $calls calls" "grep -q 'sbs p
 sbs --judges "$T/judges.yaml:judge-a,judge-b" --db "$DB" --jobs 8 2>"$T/run1"
 check "the run sends $calls calls" "grep -q 'sbs: $calls judge calls: 0 stored before, $calls sent ($calls ok, 0 failed)' '$T/run1'"
 check "each judge judged every item in both orders" "[ \"\$(sqlite3 '$DB' \"select group_concat(judge_name || ':' || n, ' ') from (select judge_name, count(*) n from pairwise where protocol='sbs' group by judge_name order by judge_name)\")\" = 'judge-a:$((n_items * 2)) judge-b:$((n_items * 2))' ]"
-check "judge-b's calls carry its own sampling (temperature 0.5)" "[ \$(sqlite3 '$DB' \"select count(*) from calls where judge_name='judge-b' and json_extract(request, '\$.temperature') = 0.5\") = $((n_items * 2)) ]"
+sent_calls "$DB"
+check "judge-b's calls carry its own sampling (temperature 0.5)" "[ \$(sqlite3 '$DB.sent.db' \"select count(*) from calls where judge_name='judge-b' and json_extract(request, '\$.temperature') = 0.5\") = $((n_items * 2)) ]"
 check "both judges are recorded" "[ \$(sqlite3 '$DB' \"select count(*) from judges where name in ('judge-a','judge-b')\") = 2 ]"
 check "the run lists its judges" "[ \$(sqlite3 '$DB' \"select json_array_length(params, '\$.judges') from runs where protocol='sbs'\") = 2 ]"
 sbs --judges "$T/judges.yaml:judge-b,judge-a" --db "$DB" 2>"$T/run2"
@@ -129,7 +130,14 @@ for mode in tag open reasoning_content reasoning; do
   check "think=$mode: the thinking is stored for every call, with its tokens" "[ \$(q '$T/$mode.db' \"select count(*) from calls where reasoning like 'Simulated thinking%[[_]]%' and reasoning_tokens > 0 and cached_tokens is not null\") = \$(q '$T/$mode.db' 'select count(*) from calls') ]"
   check "think=$mode: no content holds thinking" "[ \$(q '$T/$mode.db' \"select count(*) from calls where content like '%think>%' or content like '%Simulated thinking%'\") = 0 ]"
 done
-check "reasoning_effort is sent, the reasoning defaults are not" "[ \$(q '$T/tag.db' \"select count(*) from calls where json_extract(request, '\$.reasoning_effort') = 'high' and json_type(request, '\$.temperature') is null and json_type(request, '\$.max_tokens') is null\") = \$(q '$T/tag.db' 'select count(*) from calls') ]"
+# sent_matching DB WHERE: the calls whose request as sent matches: the side-by-side ones read
+# back through export (stored compact), the others as stored (TEXT)
+sent_matching() {
+  sent_calls "$1"
+  echo $(( $(q "$1.sent.db" "select count(*) from calls where $2") +
+           $(q "$1" "select count(*) from calls where typeof(request) = 'text' and $2") ))
+}
+check "reasoning_effort is sent, the reasoning defaults are not" "[ \$(sent_matching '$T/tag.db' \"json_extract(request, '\$.reasoning_effort') = 'high' and json_type(request, '\$.temperature') is null and json_type(request, '\$.max_tokens') is null\") = \$(q '$T/tag.db' 'select count(*) from calls') ]"
 "$ARB" export --db "$T/tag.db" --format jsonl > "$T/tag.jsonl"
 check "export jsonl adds reasoning, reasoning_tokens, cached_tokens" "jq -e 'has(\"reasoning\") and has(\"reasoning_tokens\") and has(\"cached_tokens\") and (.reasoning | startswith(\"Simulated thinking\"))' '$T/tag.jsonl' | grep -qvx false"
 "$ARB" export --db "$T/tag.db" --format transcripts > "$T/tag_tr.jsonl"
@@ -152,7 +160,7 @@ check "cut: every pairwise verdict is E" "[ \$(q '$T/cut.db' \"select count(*) f
 check "cut: every grade is E" "[ \$(q '$T/cut.db' 'select count(*) from pointwise where value is not null') = 0 ]"
 check "cut: every persona score is E" "[ \$(q '$T/cut.db' 'select count(*) from scores where value is not null') = 0 ] && [ \$(q '$T/cut.db' 'select count(*) from scores') -gt 0 ]"
 check "cut: the calls are replies (ok, empty answer, thinking kept), not failures" "[ \$(q '$T/cut.db' \"select count(*) from calls where ok = 1 and content = '' and reasoning like 'Simulated thinking%'\") = \$(q '$T/cut.db' 'select count(*) from calls') ]"
-check "cut: max_completion_tokens is sent instead of max_tokens" "[ \$(q '$T/cut.db' \"select count(*) from calls where json_extract(request, '\$.max_completion_tokens') = 64 and json_type(request, '\$.max_tokens') is null\") = \$(q '$T/cut.db' 'select count(*) from calls') ]"
+check "cut: max_completion_tokens is sent instead of max_tokens" "[ \$(sent_matching '$T/cut.db' \"json_extract(request, '\$.max_completion_tokens') = 64 and json_type(request, '\$.max_tokens') is null\") = \$(q '$T/cut.db' 'select count(*) from calls') ]"
 
 # ---- 6. structured output ----------------------------------------------------------------------
 cat > "$T/json.txt" <<'TPL'
@@ -183,8 +191,9 @@ judges:
 EOF
 SJ=(--items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large --baseline cedar-small --no-progress --prompt "$T/json.txt")
 "$ARB" sbs "${SJ[@]}" --judges "$T/sj.yaml:structured,unstructured" --db "$T/sj.db" 2>"$T/sj.err"
-check "the schema is sent to the judge that supports it, on every call" "[ \$(q '$T/sj.db' \"select count(*) from calls where judge_name = 'structured' and json_extract(request, '\$.response_format.type') = 'json_schema' and json_extract(request, '\$.response_format.json_schema.name') = 'pair_verdict' and json_extract(request, '\$.response_format.json_schema.strict') = 1\") = $((n_items * 2)) ]"
-check "and never to the judge that does not" "[ \$(q '$T/sj.db' \"select count(*) from calls where judge_name = 'unstructured' and json_type(request, '\$.response_format') is null\") = $((n_items * 2)) ]"
+sent_calls "$T/sj.db"
+check "the schema is sent to the judge that supports it, on every call" "[ \$(q '$T/sj.db.sent.db' \"select count(*) from calls where judge_name = 'structured' and json_extract(request, '\$.response_format.type') = 'json_schema' and json_extract(request, '\$.response_format.json_schema.name') = 'pair_verdict' and json_extract(request, '\$.response_format.json_schema.strict') = 1\") = $((n_items * 2)) ]"
+check "and never to the judge that does not" "[ \$(q '$T/sj.db.sent.db' \"select count(*) from calls where judge_name = 'unstructured' and json_type(request, '\$.response_format') is null\") = $((n_items * 2)) ]"
 check "the simulator received it: the supporting judge's replies are JSON objects" "[ \$(q '$T/sj.db' \"select count(*) from calls where judge_name = 'structured' and json_valid(content) and json_type(content) = 'object'\") = $((n_items * 2)) ]"
 check "the verdicts read from the JSON equal the plain replies' verdicts" "[ \"\$(q '$T/sj.db' \"select group_concat(position_verdict, '') from (select position_verdict from pairwise where judge_name = 'structured' order by item_id, ord)\")\" = \"\$(q '$T/sj.db' \"select group_concat(position_verdict, '') from (select position_verdict from pairwise where judge_name = 'unstructured' order by item_id, ord)\")\" ]"
 check "some verdicts are E (invalid=0.2), so the comparison is not all letters" "[ \$(q '$T/sj.db' \"select count(*) from pairwise where judge_name = 'structured' and position_verdict = 'E'\") -gt 0 ]"
