@@ -44,15 +44,19 @@
 #include <xxhash.h>
 #include <zstd.h>
 
-/* zstd level for requests: 1 is the fastest; with the prefix, levels up to 9 saved under 2
-** bytes a call on the benchmark set (measured 2026-11-27), not worth their CPU. */
-#define REQUEST_ZSTD_LEVEL 1
+/* zstd level for requests. With the prefix, on the benchmark set's requests (measured
+** 2026-11-27): level 1 gives ~120-byte frames, level 3 ~70 bytes in the same CPU time
+** (~10 us a call), levels 4-6 ~40-50 bytes for ~50% more CPU. */
+#define REQUEST_ZSTD_LEVEL 3
 /* A frame larger than this share of the request means the skeleton no longer fits (another
 ** template): the request becomes a new skeleton of its model. */
 #define NEW_SKELETON_SHARE 8
 /* Requests shorter than this stay TEXT: a skeleton would cost more than it saves. */
 #define MIN_COMPACT_BYTES 512
 #define SKELETON_CACHE 16
+/* Dataset texts read last: the two orders of an item are stored one after the other, so the
+** second finds its question and answers here instead of in the tables. */
+#define TEXT_CACHE 8
 #define CURRENT_MODELS 8
 #define COMPACT_TAG 'Z'
 
@@ -100,12 +104,22 @@ struct arb__reqz {
         char *model;
         long long skeleton_id;
     } current[CURRENT_MODELS]; /* the skeleton new calls of a model are compressed against */
+    struct {
+        char *item_id, *model; /* model NULL: the question */
+        char *text;
+        size_t len;
+        uint32_t hash;
+    } texts[TEXT_CACHE];       /* round robin; a text here was current when read, and the
+                                  retirement triggers keep it findable after a change */
+    size_t texts_next;
     char *prefix;              /* scratch: skeleton + texts of the refs */
     size_t prefix_cap;
     char errmsg[256];
 };
 
 static int request_asks_logprobs(arb__reqz *z, const char *request);
+static int append_current(arb__reqz *z, const char *item_id, const char *model, size_t *len,
+                          uint32_t *hash);
 static int request_asks_logprobs_sql(arb__reqz *z, const char *request);
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -182,8 +196,7 @@ void arb__reqz_destroy(arb__reqz *z)
     for (int i = 0; i < Q__COUNT; i++) sqlite3_finalize(z->q[i]);
     ZSTD_freeCCtx(z->cctx);
     ZSTD_freeDCtx(z->dctx);
-    for (size_t i = 0; i < SKELETON_CACHE; i++) free(z->cache[i].body);
-    for (size_t i = 0; i < CURRENT_MODELS; i++) free(z->current[i].model);
+    arb__reqz_forget(z);
     free(z->prefix);
     free(z);
 }
@@ -202,6 +215,12 @@ void arb__reqz_forget(arb__reqz *z)
     for (size_t i = 0; i < SKELETON_CACHE; i++) {
         free(z->cache[i].body);
         z->cache[i].body = NULL;
+    }
+    for (size_t i = 0; i < TEXT_CACHE; i++) {
+        free(z->texts[i].item_id);
+        free(z->texts[i].model);
+        free(z->texts[i].text);
+        z->texts[i].item_id = z->texts[i].model = z->texts[i].text = NULL;
     }
 }
 
@@ -294,6 +313,54 @@ static size_t current_slot(arb__reqz *z, const char *model, int *found)
 }
 
 /* ---- refs ---------------------------------------------------------------------------------- */
+
+/* Remembers a text just read (best effort: out of memory only skips it). */
+static void remember_text(arb__reqz *z, const char *item_id, const char *model, const char *t,
+                          size_t n, uint32_t hash)
+{
+    size_t k = z->texts_next;
+    z->texts_next = (k + 1) % TEXT_CACHE;
+    free(z->texts[k].item_id);
+    free(z->texts[k].model);
+    free(z->texts[k].text);
+    z->texts[k].item_id = arb__strdup(item_id);
+    z->texts[k].model = model ? arb__strdup(model) : NULL;
+    z->texts[k].text = arb__strndup(t, n);
+    z->texts[k].len = n;
+    z->texts[k].hash = hash;
+    if (!z->texts[k].item_id || !z->texts[k].text || (model && !z->texts[k].model)) {
+        free(z->texts[k].item_id);
+        free(z->texts[k].model);
+        free(z->texts[k].text);
+        z->texts[k].item_id = z->texts[k].model = z->texts[k].text = NULL;
+    }
+}
+
+/* Appends the text of ref (question or answer) to the prefix at *len -- the one remembered,
+** else the current one in the tables; *hash gets its hash. Returns 1 when the text exists, 0
+** when it does not (nothing appended), -1 on error. For the encoder: a remembered text may
+** have been replaced since, which the hash tells the decoder (retired_texts keeps it). */
+static int append_known(arb__reqz *z, const char *item_id, const char *model, size_t *len,
+                        uint32_t *hash)
+{
+    for (size_t k = 0; k < TEXT_CACHE; k++) {
+        if (!z->texts[k].item_id || strcmp(z->texts[k].item_id, item_id) ||
+            (model ? !z->texts[k].model || strcmp(z->texts[k].model, model) : !!z->texts[k].model))
+            continue;
+        if (grow_prefix(z, *len + z->texts[k].len)) {
+            snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+            return -1;
+        }
+        memcpy(z->prefix + *len, z->texts[k].text, z->texts[k].len);
+        *len += z->texts[k].len;
+        *hash = z->texts[k].hash;
+        return 1;
+    }
+    size_t start = *len;
+    int have = append_current(z, item_id, model, len, hash);
+    if (have > 0) remember_text(z, item_id, model, z->prefix + start, *len - start, *hash);
+    return have;
+}
 
 /* Appends the current text of ref (question or answer) to the prefix at *len; *hash gets its
 ** hash. Returns 1 when the text exists, 0 when it does not (nothing appended), -1 on error. */
@@ -420,7 +487,7 @@ int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
         for (size_t i = 0; i < n_refs; i++) {
             uint32_t hash = 0;
             size_t before = plen;
-            int have = append_current(z, refs[i].item_id, refs[i].model, &plen, &hash);
+            int have = append_known(z, refs[i].item_id, refs[i].model, &plen, &hash);
             if (have < 0) goto fail;
             if (!have || plen == before) continue; /* absent or empty: nothing to refer to */
             buf[h++] = refs[i].model ? 1 : 0;
