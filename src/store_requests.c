@@ -10,8 +10,10 @@
 **     'Z' | flags | varint skeleton id | count of refs | refs... | zstd frame
 **     flags: bit 0 set when the request asks for logprobs ("logprobs": true), so the
 **            logprobs summary need not rebuild every request to count them
-**     ref: kind (0 question of an item, 1 answer of an item by a model) | varint length + item id
-**          | [varint length + model] | 4 bytes: low 32 bits of XXH3-64 of the text
+**     ref: kind | [varint length + item id] | [varint length + model]
+**          | 4 bytes: low 32 bits of XXH3-64 of the text
+**     kind: bit 0 set for an answer (by the model that follows), clear for the item's question;
+**           bit 1 set when the item is the previous ref's (its id is not repeated)
 **
 ** The zstd frame is the request compressed with a prefix (zstd's single-use dictionary,
 ** ZSTD_CCtx_refPrefix) made of the skeleton -- a whole earlier request of the same judge model,
@@ -484,17 +486,22 @@ int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
         h += (size_t)put_varint(buf + h, (uint64_t)sk->id);
         unsigned char *count = buf + h++;
         *count = 0;
+        const char *last_item = "";
         for (size_t i = 0; i < n_refs; i++) {
             uint32_t hash = 0;
             size_t before = plen;
             int have = append_known(z, refs[i].item_id, refs[i].model, &plen, &hash);
             if (have < 0) goto fail;
             if (!have || plen == before) continue; /* absent or empty: nothing to refer to */
-            buf[h++] = refs[i].model ? 1 : 0;
+            int same_item = *count && !strcmp(refs[i].item_id, last_item);
+            buf[h++] = (unsigned char)((refs[i].model ? 1 : 0) | (same_item ? 2 : 0));
             size_t n = strlen(refs[i].item_id);
-            h += (size_t)put_varint(buf + h, n);
-            memcpy(buf + h, refs[i].item_id, n);
-            h += n;
+            if (!same_item) {
+                h += (size_t)put_varint(buf + h, n);
+                memcpy(buf + h, refs[i].item_id, n);
+                h += n;
+            }
+            last_item = refs[i].item_id;
             if (refs[i].model) {
                 n = strlen(refs[i].model);
                 h += (size_t)put_varint(buf + h, n);
@@ -545,15 +552,19 @@ char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size
     memcpy(z->prefix, sk->body, sk->len);
     size_t plen = sk->len;
     unsigned n_refs = *p++;
+    char item[512], model[512];
     for (unsigned i = 0; i < n_refs; i++) {
         if (p >= end) goto bad;
         int kind = *p++;
-        char item[512], model[512];
-        if (get_varint(&p, end, &n) || n >= sizeof item || (size_t)(end - p) < n) goto bad;
-        memcpy(item, p, n);
-        item[n] = '\0';
-        p += n;
-        if (kind == 1) {
+        if (kind & 2) {
+            if (!i) goto bad; /* the previous ref's item: item[] holds it */
+        } else {
+            if (get_varint(&p, end, &n) || n >= sizeof item || (size_t)(end - p) < n) goto bad;
+            memcpy(item, p, n);
+            item[n] = '\0';
+            p += n;
+        }
+        if (kind & 1) {
             if (get_varint(&p, end, &n) || n >= sizeof model || (size_t)(end - p) < n) goto bad;
             memcpy(model, p, n);
             model[n] = '\0';
@@ -563,7 +574,7 @@ char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size
         uint32_t hash = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
                         (uint32_t)p[3] << 24;
         p += 4;
-        if (append_by_hash(z, item, kind == 1 ? model : NULL, hash, &plen)) return NULL;
+        if (append_by_hash(z, item, (kind & 1) ? model : NULL, hash, &plen)) return NULL;
     }
     unsigned long long size = ZSTD_getFrameContentSize(p, (size_t)(end - p));
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1u << 30))
@@ -665,21 +676,24 @@ static int scan_string(scan *s, long long *chars)
 {
     if (s->p >= s->end || *s->p != '"') return -1;
     long long n = 0;
-    for (s->p++; s->p < s->end; s->p++) {
-        unsigned char c = (unsigned char)*s->p;
-        if (c == '"') {
-            s->p++;
+    const char *p = s->p + 1;
+    for (;;) {
+        /* the text is NUL-terminated at s->end: strcspn finds the next quote or backslash
+        ** many bytes at a time (this scan runs over every request stored) */
+        size_t run = strcspn(p, "\"\\");
+        if (chars)
+            for (size_t i = 0; i < run; i++) n += ((unsigned char)p[i] & 0xc0) != 0x80;
+        p += run;
+        if (p >= s->end) return -1;
+        if (*p == '"') {
+            s->p = p + 1;
             if (chars) *chars = n;
             return 0;
         }
-        if (c == '\\') {
-            if (++s->p >= s->end || *s->p == 'u') return -1;
-            n++;
-        } else if ((c & 0xc0) != 0x80) {
-            n++;
-        }
+        if (p + 1 >= s->end || p[1] == 'u') return -1; /* \uXXXX: SQL's business */
+        n++;
+        p += 2;
     }
-    return -1;
 }
 
 static int skip_value(scan *s, int depth);
