@@ -548,6 +548,10 @@ typedef struct arb__pairwise_row {
     char model_verdict;       /* 'a'..'e' */
     long long call_id;
     long long item_seq;       /* filled by arb__store_each_pairwise: benchmark order */
+    /* Optional, for arb__store_put_pairwise: the item's question and the two answers exactly
+    ** as this run stored them (arb__store_put_dataset), which the call's request contains; the
+    ** store compacts the request against them without reading them back. NULL: it reads them. */
+    const char *question, *candidate_answer, *baseline_answer;
 } arb__pairwise_row;
 
 arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row);

@@ -99,7 +99,13 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
         .position_verdict = verdict,
         .model_verdict = arb_verdict_to_model(verdict, order),
         .call_id = out->call_id,
+        /* as arb__store_put_dataset stored them: the store compacts the request against them */
+        .question = r->items[item_index]->question,
     };
+    const arb_answer *cand = arb_dataset_find_answer(r->ds, row.item_id, row.candidate);
+    const arb_answer *base = arb_dataset_find_answer(r->ds, row.item_id, row.baseline);
+    row.candidate_answer = cand ? cand->answer : NULL;
+    row.baseline_answer = base ? base->answer : NULL;
     return arb__store_put_pairwise(s, &row) ? -1 : 0;
 }
 

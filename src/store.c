@@ -878,8 +878,8 @@ static arb_status compact_stored_requests(arb_store *s)
         for (size_t i = 0; i < n; i++) {
             struct row *r = &rows[i];
             if (!st && r->request) {
-                arb__request_ref refs[3] = {{r->item, NULL}, {r->item, r->candidate},
-                                            {r->item, r->baseline}};
+                arb__request_ref refs[3] = {{r->item, NULL, NULL}, {r->item, r->candidate, NULL},
+                                            {r->item, r->baseline, NULL}};
                 unsigned char *blob = NULL;
                 size_t len = 0;
                 int got = arb__reqz_encode(s->reqz, r->model, r->request, refs,
@@ -1610,9 +1610,13 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
     ** is compacted against them. */
     if (!st && s->pending.id && s->pending.id == row->call_id && row->item_id &&
         row->candidate && row->baseline) {
-        arb__request_ref refs[3] = {{row->item_id, NULL},
-                                    {row->item_id, row->order ? row->baseline : row->candidate},
-                                    {row->item_id, row->order ? row->candidate : row->baseline}};
+        int texts = row->question && row->candidate_answer && row->baseline_answer;
+        arb__request_ref refs[3] = {
+            {row->item_id, NULL, texts ? row->question : NULL},
+            {row->item_id, row->order ? row->baseline : row->candidate,
+             texts ? (row->order ? row->baseline_answer : row->candidate_answer) : NULL},
+            {row->item_id, row->order ? row->candidate : row->baseline,
+             texts ? (row->order ? row->candidate_answer : row->baseline_answer) : NULL}};
         st = compact_pending(s, refs, 3);
     }
     return st;

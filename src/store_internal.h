@@ -35,6 +35,7 @@ typedef struct arb__reqz arb__reqz;
 typedef struct arb__request_ref {
     const char *item_id;
     const char *model;
+    const char *text; /* the text as stored, when the caller has it at hand; NULL: read it */
 } arb__request_ref;
 
 /* A codec on db (borrowed; the store's connection). NULL when out of memory. Its statements

@@ -490,7 +490,17 @@ int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
         for (size_t i = 0; i < n_refs; i++) {
             uint32_t hash = 0;
             size_t before = plen;
-            int have = append_known(z, refs[i].item_id, refs[i].model, &plen, &hash);
+            int have;
+            if (refs[i].text) { /* the caller's copy of the stored text */
+                size_t n = strlen(refs[i].text);
+                if (grow_prefix(z, plen + n)) goto nomem;
+                memcpy(z->prefix + plen, refs[i].text, n);
+                plen += n;
+                hash = text_hash(refs[i].text, n);
+                have = 1;
+            } else {
+                have = append_known(z, refs[i].item_id, refs[i].model, &plen, &hash);
+            }
             if (have < 0) goto fail;
             if (!have || plen == before) continue; /* absent or empty: nothing to refer to */
             int same_item = *count && !strcmp(refs[i].item_id, last_item);

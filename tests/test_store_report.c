@@ -62,7 +62,7 @@ static int teardown(void **state)
 
 static int judged(arb_store *s, const char *judge, const char *item, int order, char verdict)
 {
-    arb__pairwise_row r = {"sbs", judge, item, "A", "B", "t", 4, order, 0, verdict, 0, 0, 0};
+    arb__pairwise_row r = {"sbs", judge, item, "A", "B", "t", 4, order, 0, verdict, 0, 0, 0, NULL, NULL, NULL};
     return arb_test_put_sbs_judgment(s, &r, NULL);
 }
 
