@@ -704,7 +704,6 @@ struct arb_store {
     sqlite3_stmt *stmt[ST__COUNT];
     arb__reqz *reqz;       /* compact requests (store_requests.c) */
     pending_call pending;
-    int pending_is_text;   /* the pending row holds its request as TEXT already (autocommit) */
     char errmsg[1024];
 };
 
@@ -1130,9 +1129,6 @@ void arb_store_close(arb_store *store)
 {
     if (!store) return;
     if (store->db) {
-        /* a call stored outside a transaction: compact it now (else it stays TEXT) */
-        if (sqlite3_get_autocommit(store->db) && store->stmt[ST_COMPACT_CALL])
-            flush_pending(store);
         arb__store_rollback(store);
         for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(store->stmt[i]);
         arb__reqz_destroy(store->reqz);
@@ -1410,7 +1406,7 @@ static arb_status flush_pending(arb_store *s) { return compact_pending(s, NULL, 
 static int refuse_commit_with_pending(void *ud)
 {
     const arb_store *s = ud;
-    return s->pending.id != 0 && !s->pending_is_text;
+    return s->pending.id != 0;
 }
 
 /* The rollback hook: whatever rolled the transaction back, its pending call is gone. */
@@ -1422,12 +1418,10 @@ static void forget_pending_on_rollback(void *ud)
 }
 
 /* Makes the call just stored the pending one (copies its strings). */
-static arb_status set_pending(arb_store *s, long long id, const arb__call_record *rec,
-                              int is_text)
+static arb_status set_pending(arb_store *s, long long id, const arb__call_record *rec)
 {
     arb_status st = flush_pending(s);
     if (st || !rec->request_json) return st;
-    s->pending_is_text = is_text;
     pending_call *p = &s->pending;
     p->key = arb__strdup(rec->key);
     p->model = arb__strdup(rec->model ? rec->model : "");
@@ -1511,11 +1505,10 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         return ARB_DB;
     }
     sqlite3_reset(q);
-    if (have_id) {
-        arb_status st = set_pending(s, id, rec, !deferred);
-        if (!st && !deferred) st = flush_pending(s); /* autocommit: compact it at once */
+    if (have_id && deferred) { /* outside a transaction the request stays TEXT */
+        arb_status st = set_pending(s, id, rec);
         if (st) return st;
-    } else { /* a successful call holds the key and stays */
+    } else if (!have_id) { /* a successful call holds the key and stays */
         int found = 0;
         arb_status st = arb__store_find_call(s, rec->key, &found, &id, stored_content);
         if (st) return st;

@@ -66,6 +66,9 @@ char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size
 /* The prompt length of request in code points: the total length of its messages' contents,
 ** as SQL's length() counts them (METHODS §5). *chars = -1 for a NULL request. 0 or -1. */
 int arb__reqz_prompt_chars(arb__reqz *z, const char *request, long long *chars);
+/* The scanner arb__reqz_prompt_chars tries first (no SQL): the prompt length of a canonical
+** request, or -1 when it leaves the request to SQL (\u escapes, unusual shapes). */
+long long arb__request_scan_prompt_chars(const char *json);
 
 
 #endif

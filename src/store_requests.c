@@ -767,7 +767,10 @@ static long long scan_messages(scan *s)
     long long total = 0;
     s->p++;
     skip_ws(s);
-    if (s->p < s->end && *s->p == ']') return 0;
+    if (s->p < s->end && *s->p == ']') {
+        s->p++;
+        return 0;
+    }
     for (;;) {
         skip_ws(s);
         if (s->p >= s->end || *s->p != '{') return -1; /* a message that is not an object */
@@ -796,13 +799,16 @@ static long long scan_messages(scan *s)
         if (s->p >= s->end) return -1;
         s->p++;
         skip_ws(s);
-        if (s->p < s->end && *s->p == ']') return total;
+        if (s->p < s->end && *s->p == ']') {
+            s->p++;
+            return total;
+        }
         if (s->p >= s->end || *s->p++ != ',') return -1;
     }
 }
 
-/* The prompt length of a canonical request, or -1 when the scanner cannot tell. */
-static long long scan_prompt_chars(const char *json)
+/* See store_internal.h. */
+long long arb__request_scan_prompt_chars(const char *json)
 {
     scan s = {json, json + strlen(json)};
     skip_ws(&s);
@@ -839,7 +845,7 @@ int arb__reqz_prompt_chars(arb__reqz *z, const char *request, long long *chars)
 {
     *chars = -1;
     if (!request) return 0;
-    long long n = scan_prompt_chars(request);
+    long long n = arb__request_scan_prompt_chars(request);
     if (n >= 0) {
         *chars = n;
         return 0;

@@ -1528,6 +1528,14 @@ static void test_schema_migration_from_2_compacts_requests(void **state)
     assert_prompt_chars(s, N_CALLS);
     assert_int_equal(query_int(s, "SELECT count(arb_request_asks_logprobs(request)) FROM calls"),
                      N_CALLS - 2); /* item 1's calls say "logprobs": false */
+    /* The scanner measures canonical requests itself (SQL only for a \u escape): it costs
+    ** every stored call, where a JSON parse by SQL would cost ten times more. */
+    assert_true(arb__request_scan_prompt_chars(requests[0]) > 1200);
+    assert_int_equal(arb__request_scan_prompt_chars(requests[2]), -1); /* item 1: \u */
+    assert_int_equal(arb__request_scan_prompt_chars("{\"messages\":[],\"model\":\"m\"}"), 0);
+    assert_int_equal(arb__request_scan_prompt_chars("{\"a\":[1,{\"b\":null}],\"messages\":"
+                                                    "[{\"content\":\"ab\\n\",\"role\":\"u\"}],"
+                                                    "\"n\":true}"), 3);
     char *jsonl = export_text(s, "jsonl"), *csv = export_text(s, "csv");
     assert_non_null(strstr(jsonl, "r\\u00e9ellement") ? jsonl : strstr(jsonl, "r\xc3\xa9"));
 
