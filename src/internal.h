@@ -1560,6 +1560,21 @@ void arb__audit_window_values(const double (*per_cmp)[3], size_t n_cmp, double *
 int arb__audit_window_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
                               arb_audit_metrics *m);
 
+/* The side-by-side judgments read once for audits of several groupings (the report reads them
+** once and groups them per comparison, judge, language, ...; METHODS §1 pairs with their
+** benchmark order, lengths and expert majority). Opaque; audit.c. */
+typedef struct arb__audit_input arb__audit_input;
+/* Reads what arb_audit_compute reads for params (its protocols and ensemble; borrowed). *out is
+** owned by the caller (arb__audit_input_free); on failure NULL, arb_store_errmsg says why. */
+arb_status arb__audit_input_load(arb_store *store, const arb_audit_params *params,
+                                 arb__audit_input **out);
+void arb__audit_input_free(arb__audit_input *in); /* accepts NULL */
+/* The rows arb_audit_compute gives for params (grouping, intervals, seed, window) over in, which
+** was read with the same protocols and ensemble (ARB_INVALID otherwise); without what
+** arb_audit_compute adds after the rows (discussions, family preference, costs, logprobs).
+** *out is owned by the caller (arb_audit_destroy); on failure NULL, the store says why. */
+arb_status arb__audit_rows(arb_store *store, const arb__audit_input *in,
+                           const arb_audit_params *params, arb_audit **out);
 /* The ensemble's vote on one instance (arb_audit_params.ensemble): of the members' position
 ** verdicts in priority order, the verdict A..D most gave (E not counted), a tie going to the
 ** earliest member's; 'E' when none gave A..D. */
@@ -1713,6 +1728,13 @@ typedef struct arb__factor_group {
 ** bad target, ARB_NOMEM. */
 arb_status arb__factors_from_groups(const arb__factor_group *groups, size_t n,
                                     const char *target, arb_factors **out);
+
+/* The factor analysis for target "pc" or "pf" (NULL = "pc") of an audit grouped by judge,
+** candidate and task (borrowed; ARB_INVALID for another grouping): what arb_factors_compute
+** does after its audit. *out is owned by the caller (arb_factors_destroy); on failure NULL and
+** arb_store_errmsg(store) says why. */
+arb_status arb__factors_from_audit(arb_store *store, const arb_audit *audit, const char *target,
+                                   arb_factors **out);
 
 /* ---- battles.c: battle sets (METHODS §6) --------------------------------------------------- */
 
