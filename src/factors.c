@@ -729,7 +729,7 @@ arb_status arb_factors_compute(arb_store *store, const arb_factors_params *param
     st = arb__audit_input_load(store, &ap, &in);
     if (!st) st = arb__audit_rows(store, in, &ap, &audit);
     arb__audit_input_free(in);
-    if (!st) st = arb__factors_from_audit(store, audit, target, out); /* the audit set the message */
+    if (!st) st = arb__factors_from_audit(store, audit, target, out); /* each sets the message */
     arb_audit_destroy(audit);
     return st;
 }

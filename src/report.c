@@ -17,9 +17,9 @@
 ** The numbers come from the library's own computations (the audit's rows as arb_audit_compute
 ** gives them, from judgments read once and grouped per section: arb__audit_input_load and
 ** arb__audit_rows; arb__factors_from_audit, arb_agreement_compute, arb_rank_compute,
-** arb_discussion_stats_compute); this file only
-** chooses, arranges and explains them, and reads through the store (store_report.c) what has
-** no API (run statistics, dialogues with their replies, verdicts per order).
+** arb_discussion_stats_compute); this file only chooses, arranges and explains them, and reads
+** through the store (store_report.c) what has no API (run statistics, dialogues with their
+** replies, verdicts per order).
 **
 ** Invariants: the report only reads the store; every string it takes from the store is plain
 ** text in the document and escaped by the renderer; the same store, parameters and seed give
