@@ -446,6 +446,11 @@ typedef struct arb_run_stats {
     size_t batch_running;    /* Batch API: of the open batches, those the provider has not
                                 ended yet */
     int batch_status;        /* 1: ARB_BATCH_STATUS, the plan did not run */
+    size_t batch_rounds;     /* ARB_BATCH_WAIT: rounds that submitted batches (then waited
+                                for them, collected and judged them); the plan runs once more
+                                per round: the counts planned..batch_waiting are the last
+                                pass's, the batch_* ones add up over the rounds */
+    int batch_action;        /* the run's client.batch_action (for the summary's wording) */
 } arb_run_stats;
 
 /* ---------------------------------------------------------------------------------------- */

@@ -412,5 +412,7 @@ arb_status arb__batch_api_after(arb_store *s, const arb_client_params *cp, arb_r
         stats->batch_files = bs.files;
         if (st) return st;
     }
-    return cp->batch_action == ARB_BATCH_SUBMIT ? submit_pending(s, cp, stats) : ARB_OK;
+    return cp->batch_action == ARB_BATCH_SUBMIT || cp->batch_action == ARB_BATCH_WAIT
+               ? submit_pending(s, cp, stats)
+               : ARB_OK;
 }

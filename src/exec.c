@@ -1395,6 +1395,54 @@ done:
     return st;
 }
 
+/* One pass over the plan: every node added, the stored calls judged, the missing ones sent (or
+** queued in batch mode), the protocol's finish, then the batch steps after the plan
+** (submit only when submit is set). */
+static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t n_calls,
+                           arb__exec_deps_fn deps_of, arb__exec_build_fn build,
+                           arb__exec_done_fn done, arb__exec_finish_fn finish, void *ud,
+                           int submit, arb_run_stats *stats)
+{
+    arb__exec *ex = arb__exec_create(s, params, build, done, ud);
+    if (!ex) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    arb_status st = ARB_OK;
+    size_t deps[ARB__EXEC_MAX_DEPS];
+    for (size_t i = 0; i < n_calls && !st; i++) {
+        size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
+        if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
+            st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+    }
+    if (!st) st = arb__exec_run(ex, stats);
+    if (finish) st = finish(ud, s, st, stats);
+    if (!st && !params->dry_run) {
+        arb__exec_params p = *params;
+        if (!submit && p.client.batch_action == ARB_BATCH_WAIT)
+            p.client.batch_action = ARB_BATCH_COLLECT; /* judge and queue, send nothing */
+        st = arb__batch_api_after(s, &p.client, stats);
+    }
+    arb__exec_destroy(ex);
+    return st;
+}
+
+/* --batch wait, between rounds: the counts of a pass over the plan start again (the summary
+** reports the last pass, which judges every call stored so far), the Batch API's add up. */
+static void next_round_stats(arb_run_stats *st)
+{
+    arb_run_stats keep = *st;
+    memset(st, 0, sizeof *st);
+    st->seconds = keep.seconds;
+    st->batch_written = keep.batch_written;
+    st->batch_files = keep.batch_files;
+    st->batch_submitted = keep.batch_submitted;
+    st->batch_open = keep.batch_open;
+    st->batch_collected = keep.batch_collected;
+    st->batch_replies = keep.batch_replies;
+    st->batch_failed = keep.batch_failed;
+    st->batch_running = keep.batch_running;
+    st->batch_rounds = keep.batch_rounds;
+    st->batch_action = keep.batch_action;
+}
+
 /* See internal.h. */
 arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *params_json,
                               const arb__exec_params *params, size_t n_calls,
@@ -1412,6 +1460,7 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     if (params->client.batch_out && !params->client.batch_export)
         return arb__store_fail(s, ARB_INVALID, "a batch file is written only in batch export "
                                "mode (--out needs --batch export)");
+    stats->batch_action = params->client.batch_action;
     if (!params->dry_run && params->client.batch_action) {
         if ((st = arb__batch_api_before(s, &params->client, stats))) return st;
         if (params->client.batch_action == ARB_BATCH_STATUS) return ARB_OK; /* no plan run */
@@ -1419,20 +1468,22 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     if (!params->dry_run && !params_json) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!params->dry_run && (st = arb__store_run_begin(s, protocol, params_json, &run_id)))
         return st;
-    arb__exec *ex = arb__exec_create(s, params, build, done, ud);
-    if (!ex) {
-        st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-    } else {
-        st = ARB_OK;
-        size_t deps[ARB__EXEC_MAX_DEPS];
-        for (size_t i = 0; i < n_calls && !st; i++) {
-            size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
-            if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
-                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-        }
-        if (!st) st = arb__exec_run(ex, stats);
-        if (finish) st = finish(ud, s, st, stats);
-        if (!st && !params->dry_run) st = arb__batch_api_after(s, &params->client, stats);
+    /* --batch wait goes round by round (README "Batch API"): submit what can go, wait for it,
+    ** collect, judge, submit the calls that became ready (later debate and discussion turns),
+    ** until a pass submits nothing. A round whose batches stored no reply at all (a provider
+    ** that fails every line) submits nothing more, so the loop ends and the summary says what
+    ** is still to come. */
+    int looping = !params->dry_run && params->client.batch_action == ARB_BATCH_WAIT;
+    int submit = 1;
+    for (;;) {
+        size_t submitted = stats->batch_submitted;
+        st = run_plan(s, params, n_calls, deps_of, build, done, finish, ud, submit, stats);
+        if (st || !looping || stats->batch_submitted == submitted) break;
+        stats->batch_rounds++;
+        size_t replies = stats->batch_replies;
+        next_round_stats(stats);
+        if ((st = arb__batch_api_before(s, &params->client, stats))) break;
+        submit = stats->batch_replies > replies;
     }
     if (run_id) {
         arb_status end = arb__store_run_end(s, run_id, stats,
@@ -1442,7 +1493,6 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
                                                 : ARB__RUN_FAILED);
         if (st == ARB_OK) st = end;
     }
-    arb__exec_destroy(ex);
     return st;
 }
 

@@ -1258,7 +1258,8 @@ arb_status arb__batch_ingest_text(arb_store *store, const char *name, char *text
 ** arb__exec_protocol. Before the plan: polls the store's open batches (waiting, for
 ** ARB_BATCH_WAIT, until each has ended) and collects the ended ones, so the plan judges their
 ** replies. After it: writes the batch file (batch_out) and submits the pending calls
-** (ARB_BATCH_SUBMIT). Counts go to stats. */
+** (ARB_BATCH_SUBMIT, ARB_BATCH_WAIT). Counts go to stats. arb__exec_protocol repeats
+** after-before-plan for ARB_BATCH_WAIT until nothing more is submitted. */
 arb_status arb__batch_api_before(arb_store *s, const arb_client_params *client,
                                  arb_run_stats *stats);
 arb_status arb__batch_api_after(arb_store *s, const arb_client_params *client,
@@ -1345,7 +1346,9 @@ int arb__exec_render(arb_store *s, const arb_template *tpl, const arb_prompt_var
                      arb__exec_request *req);
 
 /* Called after a protocol's calls ran (also when interrupted), before the run is closed;
-** returns the status to keep (st, or a new failure). */
+** returns the status to keep (st, or a new failure). Called once per pass over the plan: with
+** --batch wait the plan runs again after each round of batches, so what it reports from
+** counters the done callback keeps (invalid verdicts) it resets for the next pass. */
 typedef arb_status (*arb__exec_finish_fn)(void *ud, arb_store *s, arb_status st,
                                           arb_run_stats *stats);
 /* The dependencies of a protocol's node: writes at most ARB__EXEC_MAX_DEPS earlier node

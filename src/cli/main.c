@@ -271,11 +271,35 @@ static void print_batch_stats(const char *what, const arb_run_stats *st)
         fprintf(stderr, "%s batch: %zu batches collected: %zu replies stored, %zu failed calls "
                         "stored (queued again)\n",
                 what, st->batch_collected, st->batch_replies, st->batch_failed);
-    if (st->batch_queued || st->batch_waiting)
+    if (st->batch_action == ARB_BATCH_WAIT)
+        fprintf(stderr, "%s batch: %zu round%s of batches submitted, waited for, collected and "
+                        "judged\n",
+                what, st->batch_rounds, st->batch_rounds == 1 ? "" : "s");
+    if ((st->batch_queued || st->batch_waiting) && st->batch_action == ARB_BATCH_NONE)
         fprintf(stderr,
                 "%s batch: %zu calls queued, %zu wait for their replies (a later round: run "
                 "this command again once the replies are stored)\n",
                 what, st->batch_queued, st->batch_waiting);
+    else if (st->batch_queued || st->batch_waiting)
+        /* Batch API: queued calls go in the next submission; waiting ones once those are in */
+        fprintf(stderr,
+                "%s batch: %zu calls still to come: %zu queued%s, %zu wait for their replies "
+                "(a later round)%s\n",
+                what, st->batch_queued + st->batch_waiting, st->batch_queued,
+                st->batch_action == ARB_BATCH_SUBMIT ? " (in open batches)"
+                : st->batch_action == ARB_BATCH_WAIT ? " (not sent by this wait: an open batch of "
+                                                       "another process holds them, or the last "
+                                                       "round's batches stored no reply)"
+                                                     : "",
+                st->batch_waiting,
+                st->batch_action == ARB_BATCH_SUBMIT
+                    ? "; --batch collect or --batch wait, then another --batch submit sends the "
+                      "next round"
+                    : st->batch_running
+                    ? "; batches still running hold some: --batch collect again once they end, "
+                      "then another --batch submit sends the rest (or --batch wait does every "
+                      "round)"
+                    : "; another --batch submit sends them (or --batch wait does every round)");
     else
         fprintf(stderr, "%s batch: nothing to queue, every call of the plan is stored\n", what);
     if (st->batch_files)
