@@ -250,6 +250,10 @@ typedef struct arb_price {
     double input_per_mtok;        /* >= 0 */
     double output_per_mtok;       /* >= 0 */
     double cached_input_per_mtok; /* NAN: cached prompt tokens are billed at input_per_mtok */
+    double batch_discount;        /* 0..1, the share taken off every price above for a call
+                                     answered through a Batch API (`--batch submit|collect|
+                                     wait`, `arbiter batch ingest`): 0.5 = half price, OpenAI's
+                                     Batch API; 0 (default): the same price */
 } arb_price;
 
 typedef struct arb_judge_config {
@@ -400,6 +404,8 @@ typedef struct arb_judge_spend {
     long long est_completion_typical; /* mean completion tokens of this judge's stored calls per
                                          call; -1: none stored */
     double est_cost_max, est_cost_typical; /* from the estimates above; NAN when unknown */
+    double batch_discount;       /* the judge's price.batch_discount when the run goes through a
+                                    Batch API (the estimates above are at that price); else 0 */
 } arb_judge_spend;
 
 /* How many judges a run's stats itemise; the totals count every judge. */

@@ -534,19 +534,26 @@ static int completion_bound(const arb_judge_config *judge)
                                                      : judge->sampling.max_tokens;
 }
 
+/* The price the plan's calls to send will be billed at: the judge's, or in batch mode (--batch,
+** --dry-run --batch) its batch price (README "Cost and budgets"). */
+static arb_price plan_price(const arb__exec *ex, const arb_judge_config *judge)
+{
+    return ex->params.client.batch_export ? arb__price_through_batch(&judge->price)
+                                          : judge->price;
+}
+
 /* Sets the node's cost and token estimates from its rendered request: the prompt estimate of
 ** arb__judge_estimate_prompt_tokens plus completion_bound() tokens (an upper bound of what
 ** the reply may add; EST_COMPLETION_UNBOUNDED without one), priced at the judge's price (0
 ** without one: only a token budget then applies). Returns the prompt estimate. */
-static long long estimate_node(exec_node *n, const arb__exec_request *req)
+static long long estimate_node(const arb__exec *ex, exec_node *n, const arb__exec_request *req)
 {
     long long prompt = arb__judge_estimate_prompt_tokens(req->system, req->user);
     int max = completion_bound(req->judge);
     long long completion = max > 0 ? max : EST_COMPLETION_UNBOUNDED;
     n->est_tokens = prompt + completion;
-    n->est_usd = req->judge->price.known
-                     ? arb__judge_call_cost(&req->judge->price, prompt, completion, -1)
-                     : 0;
+    arb_price price = plan_price(ex, req->judge);
+    n->est_usd = price.known ? arb__judge_call_cost(&price, prompt, completion, -1) : 0;
     return prompt;
 }
 
@@ -636,11 +643,14 @@ static arb_status finish_estimates(arb__exec *ex)
         arb_status st = arb__store_judge_completion_mean(ex->store, js->name, &mean, &n_stored);
         if (st) return st;
         if (n_stored) js->est_completion_typical = llround(mean * (double)js->to_send);
+        arb_price price = plan_price(ex, jc);
+        if (ex->params.client.batch_export && jc->price.known)
+            js->batch_discount = jc->price.batch_discount;
         if (js->est_completion_max >= 0)
-            js->est_cost_max = arb__judge_call_cost(&jc->price, js->est_prompt_tokens,
+            js->est_cost_max = arb__judge_call_cost(&price, js->est_prompt_tokens,
                                                     js->est_completion_max, -1);
         if (js->est_completion_typical >= 0)
-            js->est_cost_typical = arb__judge_call_cost(&jc->price, js->est_prompt_tokens,
+            js->est_cost_typical = arb__judge_call_cost(&price, js->est_prompt_tokens,
                                                         js->est_completion_typical, -1);
     }
     return ARB_OK;
@@ -684,7 +694,7 @@ static arb_status start_node(arb__exec *ex, size_t idx)
                              req.judge->name ? req.judge->name : req.judge->model);
         goto done;
     }
-    long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(n, &req) : 0;
+    long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(ex, n, &req) : 0;
     n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep, req.response_format);
     if (!n->body) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");

@@ -317,6 +317,10 @@ void arb__reply_record_free(arb__reply_record *r);
 ** the price is unknown or prompt/completion tokens were not reported. */
 double arb__judge_call_cost(const arb_price *price, long long prompt_tokens,
                             long long completion_tokens, long long cached_tokens);
+/* price as a Batch API bills it: every per-token price less price->batch_discount (0 when the
+** judge declares none). Calls collected through a Batch API or `batch ingest`, and a dry run's
+** estimates with --batch, are costed at it. */
+arb_price arb__price_through_batch(const arb_price *price);
 /* The prompt-token estimate of a request before it is sent: ceil(code points of the messages'
 ** texts / 4) + 4 per message (OpenAI's rule of thumb of ~4 characters per token, and the chat
 ** format's few tokens per message). system may be NULL. */

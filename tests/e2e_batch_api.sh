@@ -55,6 +55,29 @@ check "the second batch completes the run" "grep -q 'collected: $n_fail replies 
 check "Batch API judgments are identical to a normal run's" "[ \$(judgments '$T/b.db' | grep -c .) = $n_calls ] && cmp -s <(judgments '$T/a.db') <(judgments '$T/b.db')"
 check "the API key is nowhere in the store" "! grep -qa 'sk-e2e-batch-secret' '$T/b.db'* && [ \$(q '$T/b.db' \"select count(*) from batches where api_key_env = 'E2E_BATCH_KEY'\") = 2 ]"
 
+# ---- the batch price: --price-batch-discount (judges file: price.batch_discount) ------------
+P=(--price-in 2 --price-out 8 --price-batch-discount 0.5)
+sbs --db "$T/p-http.db" "${P[@]}" 2>/dev/null
+sbs --db "$T/p-batch.db" "${P[@]}" --batch wait --poll 0.05 2>/dev/null
+check "calls collected through the Batch API cost the batch price (half), HTTP calls the listed one" "$PY - '$T/p-http.db' '$T/p-batch.db' <<'PY'
+import sqlite3, sys
+def spend(db):
+    return sqlite3.connect(db).execute('select count(*), sum(prompt_tokens), sum(completion_tokens), sum(cost_usd) from calls where ok = 1').fetchone()
+a, b = spend(sys.argv[1]), spend(sys.argv[2])
+assert a[:3] == b[:3] and a[0] > 0, (a, b)
+assert abs(a[3] - (a[1] * 2 + a[2] * 8) / 1e6) < 1e-9, a
+assert abs(b[3] - a[3] / 2) < 1e-12, (a, b)
+PY"
+sbs --db "$T/p-dry.db" "${P[@]}" --max-tokens 100 --dry-run 2>"$T/dry"
+sbs --db "$T/p-dry.db" "${P[@]}" --max-tokens 100 --dry-run --batch submit 2>"$T/dry-batch"
+cost_of() { sed -n 's/.*cost <= \$\([0-9.]*\).*/\1/p' "$1"; }
+check "--dry-run --batch estimates at the batch price and says so" "[ -n \"\$(cost_of '$T/dry')\" ] && $PY -c \"import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); assert abs(b - a / 2) <= 1e-4, (a, b)\" \$(cost_of '$T/dry') \$(cost_of '$T/dry-batch') && grep -q 'batch price: 50% off' '$T/dry-batch' && ! grep -q 'batch price' '$T/dry'"
+set +e
+sbs --db "$T/p-bad.db" --price-batch-discount 0.5 2>"$T/err"; rc=$?
+sbs --db "$T/p-bad.db" --price-in 1 --price-out 2 --price-batch-discount 2 2>"$T/err2"; rc2=$?
+set -e
+check "--price-batch-discount without a price, or above 1: exit 2" "[ $rc = 2 ] && grep -q 'needs both --price-in and --price-out' '$T/err' && [ $rc2 = 2 ] && grep -q -- '--price-batch-discount' '$T/err2'"
+
 # ---- a provider whose batches expire after half their lines --------------------------------
 "$ARB" sim-server --port 0 --port-file "$T/port2" --items "$T/items.jsonl" --answers "$T/answers.jsonl" \
   --judge "sim-fair:skill=4" --seed 11 --batch-expire 2>"$T/sim2.log" & SIM2=$!

@@ -159,18 +159,20 @@ int cli_sampling_option(int c, const char *arg, arb_sampling *sp)
     default: return 0;
     }
 }
-/* While the options are read, price->known collects which were given (1 in, 2 out, 4 cached);
-** cli_price_finish turns it back into 0 or 1. */
+/* While the options are read, price->known collects which were given (1 in, 2 out, 4 cached,
+** 8 batch discount); cli_price_finish turns it back into 0 or 1. */
 int cli_price_option(int c, const char *arg, arb_price *price)
 {
     double x;
     const char *name = c == CLI_OPT_PRICE_IN ? "--price-in" : c == CLI_OPT_PRICE_OUT ? "--price-out"
-                     : c == CLI_OPT_PRICE_CACHED_IN ? "--price-cached-in" : NULL;
+                     : c == CLI_OPT_PRICE_CACHED_IN ? "--price-cached-in"
+                     : c == CLI_OPT_PRICE_BATCH_DISCOUNT ? "--price-batch-discount" : NULL;
     if (!name) return 0;
-    if (cli_parse_double(name, arg, 0, 1e6, &x)) return -1;
+    if (cli_parse_double(name, arg, 0, c == CLI_OPT_PRICE_BATCH_DISCOUNT ? 1 : 1e6, &x)) return -1;
     if (c == CLI_OPT_PRICE_IN) price->input_per_mtok = x, price->known |= 1;
     else if (c == CLI_OPT_PRICE_OUT) price->output_per_mtok = x, price->known |= 2;
-    else price->cached_input_per_mtok = x, price->known |= 4;
+    else if (c == CLI_OPT_PRICE_CACHED_IN) price->cached_input_per_mtok = x, price->known |= 4;
+    else price->batch_discount = x, price->known |= 8;
     return 1;
 }
 
@@ -180,7 +182,9 @@ int cli_price_finish(const char *cmd, arb_price *price)
     if (!given) return 0;
     if ((given & 3) != 3)
         return cli_usage_error(cmd, "a price needs both --price-in and --price-out (USD per "
-                                    "million prompt / completion tokens)");
+                                    "million prompt / completion tokens)%s",
+                               given & 8 ? "; --price-batch-discount is the share off that price"
+                                         : "");
     if (!(given & 4)) price->cached_input_per_mtok = NAN;
     price->known = 1;
     return 0;
@@ -236,6 +240,9 @@ static void format_cost(char *out, size_t size, int has_price, double known_usd,
     else snprintf(out, size, "$%.4f", known_usd);
 }
 
+/* Set by --batch (one judging command per process): the summary then has batch lines. */
+static int batch_mode;
+
 /* The dry run's line for one judge: calls to send, token and cost estimates. */
 static void print_judge_estimate(const arb_judge_spend *js)
 {
@@ -251,12 +258,14 @@ static void print_judge_estimate(const arb_judge_spend *js)
         if (!isnan(js->est_cost_max)) fprintf(stderr, "<= $%.4f", js->est_cost_max);
         else fprintf(stderr, "unbounded");
         if (!isnan(js->est_cost_typical)) fprintf(stderr, ", ~$%.4f typical", js->est_cost_typical);
+        if (batch_mode && js->batch_discount > 0)
+            fprintf(stderr, " (batch price: %g%% off)", js->batch_discount * 100);
+        else if (batch_mode)
+            fprintf(stderr, " (batch: at the listed price, no batch_discount given)");
         fputc('\n', stderr);
     }
 }
 
-/* Set by --batch (one judging command per process): the summary then has batch lines. */
-static int batch_mode;
 
 /* The batch lines of a run's summary (--batch). */
 static void print_batch_stats(const char *what, const arb_run_stats *st)
