@@ -411,6 +411,21 @@ typedef struct arb_judge_spend {
 /* How many judges a run's stats itemise; the totals count every judge. */
 #define ARB_RUN_STATS_JUDGES 32
 
+/* What one endpoint of a judge saw in a run (README "Several endpoints per judge"): HTTP
+** attempts, retries included, as the transport sent them. */
+typedef struct arb_endpoint_spend {
+    const char *judge;           /* borrowed from the run's judge configuration */
+    char url[256];               /* as stored (no user:password@, key-like parameters
+                                    redacted); cut at 255 bytes */
+    size_t requests;             /* attempts sent to it (retries included) */
+    size_t ok;                   /* answered 2xx */
+    size_t throttled;            /* answered 429 */
+    size_t failed;               /* no reply (connection, timeout) or 5xx */
+    size_t cooldowns;            /* times taken out for the cool-down (3 failures in a row) */
+} arb_endpoint_spend;
+/* How many endpoints a run's stats itemise. */
+#define ARB_RUN_STATS_ENDPOINTS 64
+
 typedef struct arb_run_stats {
     size_t planned;          /* judge calls the protocol needs */
     size_t cached;           /* of which already stored (not sent) */
@@ -457,6 +472,9 @@ typedef struct arb_run_stats {
                                 per round: the counts planned..batch_waiting are the last
                                 pass's, the batch_* ones add up over the rounds */
     int batch_action;        /* the run's client.batch_action (for the summary's wording) */
+    size_t n_endpoints;      /* entries of endpoints[]: every endpoint of every judge that
+                                sent a request (at most ARB_RUN_STATS_ENDPOINTS) */
+    arb_endpoint_spend endpoints[ARB_RUN_STATS_ENDPOINTS];
 } arb_run_stats;
 
 /* ---------------------------------------------------------------------------------------- */

@@ -1277,6 +1277,39 @@ static void show_progress(arb__exec *ex, int final)
     fflush(stderr);
 }
 
+/* Each judge's endpoints' counters from the transport into stats->endpoints (added to an entry
+** of the same judge and URL: a pass of --batch wait runs the plan again). */
+static void endpoint_stats(const arb__exec *ex, arb_run_stats *stats)
+{
+    for (size_t t = 0; ex->http && t < ex->n_targets; t++) {
+        const struct exec_target *tg = &ex->targets[t];
+        for (size_t i = 0; i < tg->n_urls; i++) {
+            arb__http_endpoint_stats es;
+            if (arb__http_get_endpoint_stats(ex->http, tg->pool, i, &es) || !es.sent) continue;
+            const char *name = tg->judge->name ? tg->judge->name : tg->judge->model;
+            size_t k = 0;
+            while (k < stats->n_endpoints &&
+                   (strcmp(stats->endpoints[k].judge, name) ||
+                    strncmp(stats->endpoints[k].url, tg->stored_url[i],
+                            sizeof stats->endpoints[k].url - 1)))
+                k++;
+            if (k == ARB_RUN_STATS_ENDPOINTS) continue;
+            arb_endpoint_spend *e = &stats->endpoints[k];
+            if (k == stats->n_endpoints) {
+                memset(e, 0, sizeof *e);
+                e->judge = name;
+                snprintf(e->url, sizeof e->url, "%s", tg->stored_url[i]);
+                stats->n_endpoints++;
+            }
+            e->requests += es.sent;
+            e->ok += es.ok;
+            e->throttled += es.throttled;
+            e->failed += es.failed;
+            e->cooldowns += es.cooldowns;
+        }
+    }
+}
+
 arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
 {
     arb_status st = ARB_OK;
@@ -1400,6 +1433,7 @@ done:
     }
     if (ex->params.dry_run && st == ARB_OK) st = finish_estimates(ex);
     if (ex->http) stats->retries += arb__http_get_stats(ex->http).retries;
+    endpoint_stats(ex, stats);
     show_progress(ex, 1);
     stats->seconds += (arb__now_ms() - t0) / 1000.0;
     return st;

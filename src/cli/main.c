@@ -362,6 +362,13 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
         fprintf(stderr, "  judge %s: %zu calls sent, tokens %lld prompt (%lld cached) + %lld "
                 "completion (%lld reasoning), cost %s\n", js->name, js->sent, js->prompt_tokens,
                 js->cached_tokens, js->completion_tokens, js->reasoning_tokens, cost);
+        for (size_t k = 0; k < st->n_endpoints; k++) {
+            const arb_endpoint_spend *e = &st->endpoints[k];
+            if (strcmp(e->judge, js->name)) continue;
+            fprintf(stderr, "    endpoint %s: %zu requests (retries included): %zu ok, %zu "
+                    "answered 429, %zu failed, %zu cool-downs\n", e->url, e->requests, e->ok,
+                    e->throttled, e->failed, e->cooldowns);
+        }
     }
     if (batch_mode) print_batch_stats(what, st);
 }
