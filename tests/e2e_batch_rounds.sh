@@ -57,6 +57,18 @@ check "discussion: the turns and final verdicts equal a normal HTTP run's" "[ \$
 debate --mode soft --db "$T/soft-batch.db" --batch wait --poll 0.05 2>"$T/err"
 check "a second --batch wait on a complete run submits nothing" "[ '$(rounds_of "$T/err")' = 0 ] && [ \$(q '$T/soft-batch.db' 'select count(*) from batches') = 3 ]"
 
+# ---- pointwise grades with logprobs through --batch wait: the same expected grades ----------------
+cat > "$T/grade.yaml" <<EOF2
+judges:
+  - {name: gtok, url: $URL, model: sim-fair, logprobs: true, top_logprobs: 10}
+EOF2
+grade() { "$ARB" grade "${IN[@]}" --model atlas-large --mode grade --judges "$T/grade.yaml" "$@"; }
+grade --db "$T/g-http.db" 2>/dev/null
+grade --db "$T/g-batch.db" --batch wait --poll 0.05 2>/dev/null
+"$ARB" consistency --db "$T/g-http.db" --json | jq -c '.logprobs' > "$T/g-http.json"
+"$ARB" consistency --db "$T/g-batch.db" --json | jq -c '.logprobs' > "$T/g-batch.json"
+check "grade through --batch wait: every grade has its distribution, the expected grades equal a normal run's" "[ \$(q '$T/g-batch.db' \"select count(*) from pointwise w join calls c on c.id = w.call_id where w.value is not null and json_type(c.logprobs, '\$.expected') = 'real'\") -gt 0 ] && [ \$(q '$T/g-batch.db' \"select count(*) from pointwise w join calls c on c.id = w.call_id where w.value is not null and c.logprobs is null\") = 0 ] && jq -e '.[0].expected_grade != null' '$T/g-batch.json' >/dev/null && cmp -s '$T/g-http.json' '$T/g-batch.json'"
+
 # ---- kill -9 between rounds, then resume -----------------------------------------------------
 # a slower provider (batches take 1 s), so the kill lands while round 2's batch runs
 "$ARB" sim-server --port 0 --port-file "$T/port2" --items "$T/items.jsonl" --answers "$T/answers.jsonl" \
