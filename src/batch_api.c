@@ -11,6 +11,8 @@
 ** holds; calls it did not answer (an expired batch's rest, error lines) stay pending and go in
 ** the next submission. A batch created but killed before it was stored is not known to the
 ** store: its calls are submitted again (never judged twice: the first stored reply wins).
+** Rounds (dependent calls: later debate and discussion turns) are arb__exec_protocol's loop:
+** submit and wait both submit after the plan; wait goes on round after round.
 */
 #include "internal.h"
 

@@ -41,7 +41,10 @@
 ** in the store (batch_calls) for a batch file, and its node counts as done without the done
 ** callback; the nodes that depend on it are not built (they wait for a later round, once the
 ** batch's replies are ingested). Stored calls are taken and judged as in any run, so each
-** round judges what the last batch answered and queues the calls that became ready.
+** round judges what the last batch answered and queues the calls that became ready. With
+** --batch wait (ARB_BATCH_WAIT) arb__exec_protocol runs the plan once per round: submit,
+** wait for the batches, collect, run the plan again (a fresh executor over the same protocol
+** state), until a pass submits nothing.
 ** Endpoints: each judge's URL, or its several endpoints (arb_judge_config.endpoints), is one
 ** pool of http.c, which picks the endpoint of every attempt (least outstanding requests,
 ** per-endpoint limits, 429 back-off, cool-down; README "Several endpoints per judge"). The call
