@@ -266,7 +266,6 @@ static void print_judge_estimate(const arb_judge_spend *js)
     }
 }
 
-
 /* The batch lines of a run's summary (--batch). */
 static void print_batch_stats(const char *what, const arb_run_stats *st)
 {
