@@ -41,7 +41,10 @@
 ** in the store (batch_calls) for a batch file, and its node counts as done without the done
 ** callback; the nodes that depend on it are not built (they wait for a later round, once the
 ** batch's replies are ingested). Stored calls are taken and judged as in any run, so each
-** round judges what the last batch answered and queues the calls that became ready.
+** round judges what the last batch answered and queues the calls that became ready. With
+** --batch wait (ARB_BATCH_WAIT) arb__exec_protocol runs the plan once per round: submit,
+** wait for the batches, collect, run the plan again (a fresh executor over the same protocol
+** state), until a pass submits nothing.
 ** Endpoints: each judge's URL, or its several endpoints (arb_judge_config.endpoints), is one
 ** pool of http.c, which picks the endpoint of every attempt (least outstanding requests,
 ** per-endpoint limits, 429 back-off, cool-down; README "Several endpoints per judge"). The call
@@ -534,19 +537,26 @@ static int completion_bound(const arb_judge_config *judge)
                                                      : judge->sampling.max_tokens;
 }
 
+/* The price the plan's calls to send will be billed at: the judge's, or in batch mode (--batch,
+** --dry-run --batch) its batch price (README "Cost and budgets"). */
+static arb_price plan_price(const arb__exec *ex, const arb_judge_config *judge)
+{
+    return ex->params.client.batch_export ? arb__price_through_batch(&judge->price)
+                                          : judge->price;
+}
+
 /* Sets the node's cost and token estimates from its rendered request: the prompt estimate of
 ** arb__judge_estimate_prompt_tokens plus completion_bound() tokens (an upper bound of what
 ** the reply may add; EST_COMPLETION_UNBOUNDED without one), priced at the judge's price (0
 ** without one: only a token budget then applies). Returns the prompt estimate. */
-static long long estimate_node(exec_node *n, const arb__exec_request *req)
+static long long estimate_node(const arb__exec *ex, exec_node *n, const arb__exec_request *req)
 {
     long long prompt = arb__judge_estimate_prompt_tokens(req->system, req->user);
     int max = completion_bound(req->judge);
     long long completion = max > 0 ? max : EST_COMPLETION_UNBOUNDED;
     n->est_tokens = prompt + completion;
-    n->est_usd = req->judge->price.known
-                     ? arb__judge_call_cost(&req->judge->price, prompt, completion, -1)
-                     : 0;
+    arb_price price = plan_price(ex, req->judge);
+    n->est_usd = price.known ? arb__judge_call_cost(&price, prompt, completion, -1) : 0;
     return prompt;
 }
 
@@ -636,11 +646,14 @@ static arb_status finish_estimates(arb__exec *ex)
         arb_status st = arb__store_judge_completion_mean(ex->store, js->name, &mean, &n_stored);
         if (st) return st;
         if (n_stored) js->est_completion_typical = llround(mean * (double)js->to_send);
+        arb_price price = plan_price(ex, jc);
+        if (ex->params.client.batch_export && jc->price.known)
+            js->batch_discount = jc->price.batch_discount;
         if (js->est_completion_max >= 0)
-            js->est_cost_max = arb__judge_call_cost(&jc->price, js->est_prompt_tokens,
+            js->est_cost_max = arb__judge_call_cost(&price, js->est_prompt_tokens,
                                                     js->est_completion_max, -1);
         if (js->est_completion_typical >= 0)
-            js->est_cost_typical = arb__judge_call_cost(&jc->price, js->est_prompt_tokens,
+            js->est_cost_typical = arb__judge_call_cost(&price, js->est_prompt_tokens,
                                                         js->est_completion_typical, -1);
     }
     return ARB_OK;
@@ -684,7 +697,7 @@ static arb_status start_node(arb__exec *ex, size_t idx)
                              req.judge->name ? req.judge->name : req.judge->model);
         goto done;
     }
-    long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(n, &req) : 0;
+    long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(ex, n, &req) : 0;
     n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep, req.response_format);
     if (!n->body) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
@@ -1267,6 +1280,39 @@ static void show_progress(arb__exec *ex, int final)
     fflush(stderr);
 }
 
+/* Each judge's endpoints' counters from the transport into stats->endpoints (added to an entry
+** of the same judge and URL: a pass of --batch wait runs the plan again). */
+static void endpoint_stats(const arb__exec *ex, arb_run_stats *stats)
+{
+    for (size_t t = 0; ex->http && t < ex->n_targets; t++) {
+        const struct exec_target *tg = &ex->targets[t];
+        for (size_t i = 0; i < tg->n_urls; i++) {
+            arb__http_endpoint_stats es;
+            if (arb__http_get_endpoint_stats(ex->http, tg->pool, i, &es) || !es.sent) continue;
+            const char *name = tg->judge->name ? tg->judge->name : tg->judge->model;
+            size_t k = 0;
+            while (k < stats->n_endpoints &&
+                   (strcmp(stats->endpoints[k].judge, name) ||
+                    strncmp(stats->endpoints[k].url, tg->stored_url[i],
+                            sizeof stats->endpoints[k].url - 1)))
+                k++;
+            if (k == ARB_RUN_STATS_ENDPOINTS) continue;
+            arb_endpoint_spend *e = &stats->endpoints[k];
+            if (k == stats->n_endpoints) {
+                memset(e, 0, sizeof *e);
+                e->judge = name;
+                snprintf(e->url, sizeof e->url, "%s", tg->stored_url[i]);
+                stats->n_endpoints++;
+            }
+            e->requests += es.sent;
+            e->ok += es.ok;
+            e->throttled += es.throttled;
+            e->failed += es.failed;
+            e->cooldowns += es.cooldowns;
+        }
+    }
+}
+
 arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
 {
     arb_status st = ARB_OK;
@@ -1390,9 +1436,58 @@ done:
     }
     if (ex->params.dry_run && st == ARB_OK) st = finish_estimates(ex);
     if (ex->http) stats->retries += arb__http_get_stats(ex->http).retries;
+    endpoint_stats(ex, stats);
     show_progress(ex, 1);
     stats->seconds += (arb__now_ms() - t0) / 1000.0;
     return st;
+}
+
+/* One pass over the plan: every node added, the stored calls judged, the missing ones sent (or
+** queued in batch mode), the protocol's finish, then the batch steps after the plan
+** (submit only when submit is set). */
+static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t n_calls,
+                           arb__exec_deps_fn deps_of, arb__exec_build_fn build,
+                           arb__exec_done_fn done, arb__exec_finish_fn finish, void *ud,
+                           int submit, arb_run_stats *stats)
+{
+    arb__exec *ex = arb__exec_create(s, params, build, done, ud);
+    if (!ex) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    arb_status st = ARB_OK;
+    size_t deps[ARB__EXEC_MAX_DEPS];
+    for (size_t i = 0; i < n_calls && !st; i++) {
+        size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
+        if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
+            st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+    }
+    if (!st) st = arb__exec_run(ex, stats);
+    if (finish) st = finish(ud, s, st, stats);
+    if (!st && !params->dry_run) {
+        arb__exec_params p = *params;
+        if (!submit && p.client.batch_action == ARB_BATCH_WAIT)
+            p.client.batch_action = ARB_BATCH_COLLECT; /* judge and queue, send nothing */
+        st = arb__batch_api_after(s, &p.client, stats);
+    }
+    arb__exec_destroy(ex);
+    return st;
+}
+
+/* --batch wait, between rounds: the counts of a pass over the plan start again (the summary
+** reports the last pass, which judges every call stored so far), the Batch API's add up. */
+static void next_round_stats(arb_run_stats *st)
+{
+    arb_run_stats keep = *st;
+    memset(st, 0, sizeof *st);
+    st->seconds = keep.seconds;
+    st->batch_written = keep.batch_written;
+    st->batch_files = keep.batch_files;
+    st->batch_submitted = keep.batch_submitted;
+    st->batch_open = keep.batch_open;
+    st->batch_collected = keep.batch_collected;
+    st->batch_replies = keep.batch_replies;
+    st->batch_failed = keep.batch_failed;
+    st->batch_running = keep.batch_running;
+    st->batch_rounds = keep.batch_rounds;
+    st->batch_action = keep.batch_action;
 }
 
 /* See internal.h. */
@@ -1412,6 +1507,7 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     if (params->client.batch_out && !params->client.batch_export)
         return arb__store_fail(s, ARB_INVALID, "a batch file is written only in batch export "
                                "mode (--out needs --batch export)");
+    stats->batch_action = params->client.batch_action;
     if (!params->dry_run && params->client.batch_action) {
         if ((st = arb__batch_api_before(s, &params->client, stats))) return st;
         if (params->client.batch_action == ARB_BATCH_STATUS) return ARB_OK; /* no plan run */
@@ -1419,20 +1515,22 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     if (!params->dry_run && !params_json) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!params->dry_run && (st = arb__store_run_begin(s, protocol, params_json, &run_id)))
         return st;
-    arb__exec *ex = arb__exec_create(s, params, build, done, ud);
-    if (!ex) {
-        st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-    } else {
-        st = ARB_OK;
-        size_t deps[ARB__EXEC_MAX_DEPS];
-        for (size_t i = 0; i < n_calls && !st; i++) {
-            size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
-            if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
-                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-        }
-        if (!st) st = arb__exec_run(ex, stats);
-        if (finish) st = finish(ud, s, st, stats);
-        if (!st && !params->dry_run) st = arb__batch_api_after(s, &params->client, stats);
+    /* --batch wait goes round by round (README "Batch API"): submit what can go, wait for it,
+    ** collect, judge, submit the calls that became ready (later debate and discussion turns),
+    ** until a pass submits nothing. A round whose batches stored no reply at all (a provider
+    ** that fails every line) submits nothing more, so the loop ends and the summary says what
+    ** is still to come. */
+    int looping = !params->dry_run && params->client.batch_action == ARB_BATCH_WAIT;
+    int submit = 1;
+    for (;;) {
+        size_t submitted = stats->batch_submitted;
+        st = run_plan(s, params, n_calls, deps_of, build, done, finish, ud, submit, stats);
+        if (st || !looping || stats->batch_submitted == submitted) break;
+        stats->batch_rounds++;
+        size_t replies = stats->batch_replies;
+        next_round_stats(stats);
+        if ((st = arb__batch_api_before(s, &params->client, stats))) break;
+        submit = stats->batch_replies > replies;
     }
     if (run_id) {
         arb_status end = arb__store_run_end(s, run_id, stats,
@@ -1442,7 +1540,6 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
                                                 : ARB__RUN_FAILED);
         if (st == ARB_OK) st = end;
     }
-    arb__exec_destroy(ex);
     return st;
 }
 

@@ -317,6 +317,10 @@ void arb__reply_record_free(arb__reply_record *r);
 ** the price is unknown or prompt/completion tokens were not reported. */
 double arb__judge_call_cost(const arb_price *price, long long prompt_tokens,
                             long long completion_tokens, long long cached_tokens);
+/* price as a Batch API bills it: every per-token price less price->batch_discount (0 when the
+** judge declares none). Calls collected through a Batch API or `batch ingest`, and a dry run's
+** estimates with --batch, are costed at it. */
+arb_price arb__price_through_batch(const arb_price *price);
 /* The prompt-token estimate of a request before it is sent: ceil(code points of the messages'
 ** texts / 4) + 4 per message (OpenAI's rule of thumb of ~4 characters per token, and the chat
 ** format's few tokens per message). system may be NULL. */
@@ -1258,7 +1262,8 @@ arb_status arb__batch_ingest_text(arb_store *store, const char *name, char *text
 ** arb__exec_protocol. Before the plan: polls the store's open batches (waiting, for
 ** ARB_BATCH_WAIT, until each has ended) and collects the ended ones, so the plan judges their
 ** replies. After it: writes the batch file (batch_out) and submits the pending calls
-** (ARB_BATCH_SUBMIT). Counts go to stats. */
+** (ARB_BATCH_SUBMIT, ARB_BATCH_WAIT). Counts go to stats. arb__exec_protocol repeats
+** after-before-plan for ARB_BATCH_WAIT until nothing more is submitted. */
 arb_status arb__batch_api_before(arb_store *s, const arb_client_params *client,
                                  arb_run_stats *stats);
 arb_status arb__batch_api_after(arb_store *s, const arb_client_params *client,
@@ -1345,7 +1350,9 @@ int arb__exec_render(arb_store *s, const arb_template *tpl, const arb_prompt_var
                      arb__exec_request *req);
 
 /* Called after a protocol's calls ran (also when interrupted), before the run is closed;
-** returns the status to keep (st, or a new failure). */
+** returns the status to keep (st, or a new failure). Called once per pass over the plan: with
+** --batch wait the plan runs again after each round of batches, so what it reports from
+** counters the done callback keeps (invalid verdicts) it resets for the next pass. */
 typedef arb_status (*arb__exec_finish_fn)(void *ud, arb_store *s, arb_status st,
                                           arb_run_stats *stats);
 /* The dependencies of a protocol's node: writes at most ARB__EXEC_MAX_DEPS earlier node

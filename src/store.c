@@ -1665,6 +1665,27 @@ arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stat
             json_decref(o);
             o = NULL;
         }
+        /* Each judge's endpoints: requests (attempts, retries included), 429s, failures and
+        ** cool-downs, as the transport counted them. */
+        json_t *eps = o && stats->n_endpoints ? json_array() : NULL;
+        for (size_t i = 0; eps && i < stats->n_endpoints; i++) {
+            const arb_endpoint_spend *e = &stats->endpoints[i];
+            json_t *x = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "judge", e->judge,
+                                  "url", e->url, "requests", (json_int_t)e->requests,
+                                  "ok", (json_int_t)e->ok, "throttled_429",
+                                  (json_int_t)e->throttled, "failed", (json_int_t)e->failed,
+                                  "cooldowns", (json_int_t)e->cooldowns);
+            if (!x || json_array_append_new(eps, x)) {
+                json_decref(eps);
+                eps = NULL;
+                json_decref(o);
+                o = NULL;
+            }
+        }
+        if (eps && arb__json_set(o, "endpoints", eps)) {
+            json_decref(o);
+            o = NULL;
+        }
         if (o && json_object_set_new(o, "seconds", isfinite(stats->seconds)
                                                        ? json_real(stats->seconds)
                                                        : json_null()) == 0)

@@ -514,8 +514,9 @@ static arb_status store_battles(arb_store *s)
 ** interrupted (what was judged is stored: keep the battles in step with it). */
 static arb_status finish_run(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
 {
-    const tour_run *r = ud;
+    tour_run *r = ud;
     stats->invalid = r->invalid;
+    r->invalid = 0; /* a pass's count: --batch wait passes over the plan again */
     if (!r->params->dry_run && (st == ARB_OK || st == ARB_INTERRUPTED || st == ARB_BUDGET)) {
         arb_status bst = store_battles(s);
         if (bst) st = bst;
