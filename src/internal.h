@@ -561,6 +561,42 @@ typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonz
 arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pairwise_fn fn,
                                     void *ud);
 
+/* A pairwise row as a rerun needs it to skip the call (resume.c): its identity, its verdict
+** and the key of the successful call it was made from. Strings borrowed. */
+typedef struct arb__recorded_pairwise {
+    const char *judge_name;
+    const char *candidate;
+    const char *baseline;
+    const char *item_id;
+    int rep;
+    int order;
+    char position_verdict;    /* 'A'..'D' or 'E' */
+    const char *call_key;     /* arb__judge_call_key() */
+} arb__recorded_pairwise;
+/* Nonzero stops the walk as out of memory. */
+typedef int (*arb__recorded_pairwise_fn)(void *ud, const arb__recorded_pairwise *row);
+/* Calls fn for every pairwise row of protocol, template_name and options that arbiter itself
+** wrote (no import source) from a call with a reply (calls.ok = 1), with that call's key.
+** One query (store_resume.c); strings are valid only during the call. */
+arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
+                                             const char *template_name, int options,
+                                             arb__recorded_pairwise_fn fn, void *ud);
+
+/* The recorded pairwise judgments of one protocol, template and option mode, held in memory
+** (resume.c) so a rerun decides "already judged from this exact request" per node with one
+** hash lookup. */
+typedef struct arb__recorded arb__recorded;
+/* Reads them (one query); *out is the caller's (arb__recorded_destroy). */
+arb_status arb__recorded_load_pairwise(arb_store *s, const char *protocol,
+                                       const char *template_name, int options,
+                                       arb__recorded **out);
+void arb__recorded_destroy(arb__recorded *r);
+/* 1 when row (its identity and the key of the request the node would send now; its verdict is
+** ignored) is recorded, with *invalid = 1 when its stored verdict is E; 0 otherwise. r may be
+** NULL (nothing recorded). */
+int arb__recorded_has_pairwise(const arb__recorded *r, const arb__recorded_pairwise *row,
+                               int *invalid);
+
 /* One pointwise judgment (table pointwise, METHODS §8), unique on (protocol, judge_name, kind,
 ** template_name, language, item_id, model, rep); a rerun replaces the row. The last four
 ** fields are filled only by arb__store_each_pointwise (from the item). */
@@ -1328,10 +1364,19 @@ typedef int (*arb__exec_build_fn)(void *ud, size_t node, const arb__call_outcome
 typedef int (*arb__exec_done_fn)(void *ud, arb_store *s, size_t node,
                                  const arb__call_outcome *out);
 
+/* Optional (arb__exec_params.recorded): 1 when the protocol's row for node is already
+** recorded from the successful stored call with key call_key (the hash of the exact request the
+** node would send now), so the node finishes as taken from the store without reading the reply
+** or writing anything; 0 to take the ordinary way (claim, read, done callback). Asked on the
+** main thread, only for nodes no other node depends on; the protocol counts there what its done
+** callback would have (invalid verdicts). */
+typedef int (*arb__exec_recorded_fn)(void *ud, size_t node, const char *call_key);
+
 typedef struct arb__exec_params {
     arb_client_params client;
     int dry_run;
     int progress; /* 1, 0, or -1: when stderr is a terminal */
+    arb__exec_recorded_fn recorded; /* NULL: every node takes the ordinary way */
 } arb__exec_params;
 
 arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
