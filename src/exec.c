@@ -193,6 +193,11 @@ struct arb__exec {
     } *targets;
     size_t n_targets, cap_targets;
     double started_ms, last_progress_ms;
+    /* When this executor runs one slice of a protocol's plan (arb__exec_protocol): the plan's
+    ** nodes before the slice, the whole plan's size and when it started, for progress and
+    ** messages; plan_total 0 otherwise. */
+    size_t plan_base, plan_total;
+    double plan_started_ms;
     int show_progress;
     /* Claims on calls (see the file comment). Nodes built and keyed, waiting for the next
     ** claim batch; nodes whose call another process holds; the scratch of a batch. */
@@ -518,7 +523,10 @@ static int spend_slot(arb__exec *ex, const arb_judge_config *judge)
     const char *name = judge->name ? judge->name : judge->model;
     arb_run_stats *rs = ex->stats;
     for (size_t i = 0; i < rs->n_judges; i++)
-        if (ex->slot_judge[i] == judge || !strcmp(rs->judges[i].name, name)) return (int)i;
+        if (ex->slot_judge[i] == judge || !strcmp(rs->judges[i].name, name)) {
+            if (!ex->slot_judge[i]) ex->slot_judge[i] = judge; /* itemised by an earlier slice */
+            return (int)i;
+        }
     if (rs->n_judges == ARB_RUN_STATS_JUDGES) return -1;
     arb_judge_spend *js = &rs->judges[rs->n_judges];
     memset(js, 0, sizeof *js);
@@ -639,7 +647,7 @@ static arb_status finish_estimates(arb__exec *ex)
     for (size_t i = 0; i < rs->n_judges; i++) {
         arb_judge_spend *js = &rs->judges[i];
         const arb_judge_config *jc = ex->slot_judge[i];
-        if (!js->to_send) continue;
+        if (!js->to_send || !jc) continue;
         if (completion_bound(jc) > 0)
             js->est_completion_max = (long long)completion_bound(jc) * (long long)js->to_send;
         double mean;
@@ -1276,9 +1284,13 @@ static void show_progress(arb__exec *ex, int final)
     double now = arb__now_ms();
     if (!final && now - ex->last_progress_ms < 200) return;
     ex->last_progress_ms = now;
-    double elapsed = (now - ex->started_ms) / 1000.0;
+    size_t done = ex->plan_base + ex->n_done;
+    size_t total = ex->plan_total ? ex->plan_total : ex->n_nodes;
+    double elapsed = (now - (ex->plan_total ? ex->plan_started_ms : ex->started_ms)) / 1000.0;
     double rate = elapsed > 0 ? (double)ex->stats->sent / elapsed : 0;
-    size_t left = ex->n_nodes - ex->n_done;
+    size_t left = total - done;
+    /* the line ends with the plan's last slice, or with the slice where the run stopped */
+    final = final && (ex->plan_base + ex->n_nodes >= total || ex->n_done < ex->n_nodes);
     char eta[32];
     format_duration(eta, sizeof eta, rate > 0 ? (double)left / rate : NAN);
     char held[96] = "";
@@ -1286,7 +1298,7 @@ static void show_progress(arb__exec *ex, int final)
         snprintf(held, sizeof held, "  waiting for %zu calls that pid %ld is sending", ex->n_held,
                  ex->held_pid);
     fprintf(stderr, "\r\033[K%zu/%zu calls  %.1f/s  ETA %s  errors %zu  stored before %zu%s%s",
-            ex->n_done, ex->n_nodes, rate, eta, ex->stats->failed, ex->stats->cached, held,
+            done, total, rate, eta, ex->stats->failed, ex->stats->cached, held,
             final ? "\n" : "");
     fflush(stderr);
 }
@@ -1429,7 +1441,7 @@ done:
     if (st == ARB_INTERRUPTED)
         arb__store_fail(ex->store, ARB_INTERRUPTED,
                         "interrupted: %zu of %zu calls done and stored; run again to finish",
-                        ex->n_done, ex->n_nodes);
+                        ex->plan_base + ex->n_done, ex->plan_total ? ex->plan_total : ex->n_nodes);
     stats->budget_spent_usd = ex->spent_usd;
     stats->budget_spent_tokens = ex->spent_tokens;
     if (st == ARB_BUDGET) {
@@ -1453,24 +1465,78 @@ done:
     return st;
 }
 
-/* One pass over the plan: every node added, the stored calls judged, the missing ones sent (or
-** queued in batch mode), the protocol's finish, then the batch steps after the plan
-** (submit only when submit is set). */
+/* A protocol's plan of independent calls runs in consecutive slices of at most PLAN_SLICE
+** nodes, one executor each, so the plan's memory (a node is about 220 bytes) stays the same
+** however many calls a run has: 1,000,000 calls would hold 220 MB of nodes at once. Between
+** slices the transport drains once (a few milliseconds per 65,536 calls). Plans with
+** dependencies (debate, discuss, persona) and runs under a budget (which counts the whole
+** run's spend in one executor) run whole. */
+#define PLAN_SLICE 65536
+
+/* One slice's view of the protocol: node numbers shifted by base into the protocol's. */
+typedef struct plan_slice {
+    void *ud;
+    size_t base;
+    arb__exec_build_fn build;
+    arb__exec_done_fn done;
+    arb__exec_recorded_fn recorded;
+} plan_slice;
+
+static int slice_build(void *ud, size_t node, const arb__call_outcome *const *deps,
+                       size_t n_deps, arb__exec_request *req)
+{
+    const plan_slice *sl = ud;
+    return sl->build(sl->ud, sl->base + node, deps, n_deps, req);
+}
+
+static int slice_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
+{
+    const plan_slice *sl = ud;
+    return sl->done(sl->ud, s, sl->base + node, out);
+}
+
+static int slice_recorded(void *ud, size_t node, const char *call_key)
+{
+    const plan_slice *sl = ud;
+    return sl->recorded(sl->ud, sl->base + node, call_key);
+}
+
+/* One pass over the plan: every node added (slice by slice, see PLAN_SLICE), the stored calls
+** judged, the missing ones sent (or queued in batch mode), the protocol's finish, then the
+** batch steps after the plan (submit only when submit is set). */
 static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t n_calls,
                            arb__exec_deps_fn deps_of, arb__exec_build_fn build,
                            arb__exec_done_fn done, arb__exec_finish_fn finish, void *ud,
                            int submit, arb_run_stats *stats)
 {
-    arb__exec *ex = arb__exec_create(s, params, build, done, ud);
-    if (!ex) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    int budget = params->client.budget_usd > 0 || params->client.budget_tokens > 0;
+    size_t slice = deps_of || budget ? n_calls : params->slice ? params->slice : PLAN_SLICE;
+    plan_slice sl = {ud, 0, build, done, params->recorded};
+    arb__exec_params slice_params = *params;
+    if (params->recorded) slice_params.recorded = slice_recorded;
+    double started_ms = arb__now_ms();
     arb_status st = ARB_OK;
-    size_t deps[ARB__EXEC_MAX_DEPS];
-    for (size_t i = 0; i < n_calls && !st; i++) {
-        size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
-        if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
+    do {
+        size_t n = n_calls - sl.base < slice ? n_calls - sl.base : slice;
+        arb__exec *ex = arb__exec_create(s, &slice_params, slice_build, slice_done, &sl);
+        if (!ex) {
             st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-    }
-    if (!st) st = arb__exec_run(ex, stats);
+            break;
+        }
+        ex->plan_base = sl.base;
+        ex->plan_total = n_calls;
+        ex->plan_started_ms = started_ms;
+        size_t deps[ARB__EXEC_MAX_DEPS]; /* a plan with dependencies is one slice: base 0 */
+        for (size_t i = 0; i < n && !st; i++) {
+            size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
+            if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
+                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+        }
+        if (!st) st = arb__exec_run(ex, stats);
+        arb__exec_destroy(ex);
+        sl.base += n;
+    } while (!st && sl.base < n_calls);
+    stats->planned = n_calls;
     if (finish) st = finish(ud, s, st, stats);
     if (!st && !params->dry_run) {
         arb__exec_params p = *params;
@@ -1478,7 +1544,6 @@ static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t 
             p.client.batch_action = ARB_BATCH_COLLECT; /* judge and queue, send nothing */
         st = arb__batch_api_after(s, &p.client, stats);
     }
-    arb__exec_destroy(ex);
     return st;
 }
 

@@ -1377,6 +1377,8 @@ typedef struct arb__exec_params {
     int dry_run;
     int progress; /* 1, 0, or -1: when stderr is a terminal */
     arb__exec_recorded_fn recorded; /* NULL: every node takes the ordinary way */
+    size_t slice; /* arb__exec_protocol: nodes per slice of a plan without dependencies (0: the
+                     default, 65,536; tests set it small) */
 } arb__exec_params;
 
 arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
