@@ -677,6 +677,21 @@ static char *pairwise_dump(arb_store *s)
                          "ifnull(call_id, '-'), ';') FROM (SELECT * FROM pairwise ORDER BY id)");
 }
 
+/* How many times the store ran its pairwise insert whose last parameter is last_param (which
+** tells how many rows it inserts); 0 when there is no such statement. */
+static int statement_runs(arb_store *s, const char *last_param)
+{
+    char end[32];
+    snprintf(end, sizeof end, "%s) ON CONFLICT", last_param);
+    for (sqlite3_stmt *q = sqlite3_next_stmt(arb__store_conn(s), NULL); q;
+         q = sqlite3_next_stmt(arb__store_conn(s), q)) {
+        const char *sql = sqlite3_sql(q);
+        if (sql && !strncmp(sql, "INSERT INTO pairwise", 20) && strstr(sql, end))
+            return sqlite3_stmt_status(q, SQLITE_STMTSTATUS_RUN, 0);
+    }
+    return 0;
+}
+
 /* Inside a transaction the judgments go in by groups (store.c, PAIRWISE_GROUP): the rows, their
 ** ids and order are those of putting them one by one outside a transaction. */
 static void test_pairwise_grouped_in_transaction(void **state)
@@ -697,6 +712,11 @@ static void test_pairwise_grouped_in_transaction(void **state)
     assert_int_equal(arb__store_begin(grouped), ARB_OK);
     put_run_rows(grouped, NULL, 0);
     assert_int_equal(arb__store_commit(grouped), ARB_OK);
+    /* 87 rows: one statement of 64 rows, one of 16, one of 4, then 3 one by one. */
+    assert_int_equal(statement_runs(grouped, "?768"), 1);
+    assert_int_equal(statement_runs(grouped, "?192"), 1);
+    assert_int_equal(statement_runs(grouped, "?48"), 1);
+    assert_int_equal(statement_runs(grouped, "?12"), 3);
     assert_int_equal(query_int(grouped, "SELECT count(*) FROM pairwise"), 86);
     assert_query_text(grouped, "SELECT position_verdict FROM pairwise WHERE item_id = 'q1' "
                                "AND judge_name = 'j2' AND ord = 1", "C");
