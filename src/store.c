@@ -14,7 +14,8 @@
 **   - The schema version is PRAGMA user_version and the file is tagged with PRAGMA
 **     application_id, so a database from a newer arbiter, or a SQLite file that is not an
 **     arbiter store, is refused before anything in it is written.
-**   - The statements of the hot paths are prepared once at open and reused.
+**   - The statements of the hot paths are prepared once (at open; the grouped inserts of
+**     judgments on first use) and reused.
 **   - A call is sent by one process at a time: before sending, a process claims it in a
 **     BEGIN IMMEDIATE transaction (table call_leases), and the lease ends in the transaction
 **     that stores the call. A lease of a process that is gone (same host, pid not alive) or
