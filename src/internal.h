@@ -554,6 +554,10 @@ typedef struct arb__pairwise_row {
     long long item_seq;       /* filled by arb__store_each_pairwise: benchmark order */
 } arb__pairwise_row;
 
+/* Stores one judgment (a rerun updates the row). Inside a transaction opened with
+** arb__store_begin the row may wait, copied, for arb__store_commit (rows are inserted in groups,
+** see store.c), so a read in the same transaction may not see it yet and a refusal (a foreign
+** key) may be reported by a later put or by the commit; the rows and the message are the same. */
 arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row);
 typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonzero stops */
 /* Calls fn for every row of protocol, ordered by judge_name, candidate, baseline,
