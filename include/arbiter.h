@@ -250,6 +250,10 @@ typedef struct arb_price {
     double input_per_mtok;        /* >= 0 */
     double output_per_mtok;       /* >= 0 */
     double cached_input_per_mtok; /* NAN: cached prompt tokens are billed at input_per_mtok */
+    double batch_discount;        /* 0..1, the share taken off every price above for a call
+                                     answered through a Batch API (`--batch submit|collect|
+                                     wait`, `arbiter batch ingest`): 0.5 = half price, OpenAI's
+                                     Batch API; 0 (default): the same price */
 } arb_price;
 
 typedef struct arb_judge_config {
@@ -400,10 +404,27 @@ typedef struct arb_judge_spend {
     long long est_completion_typical; /* mean completion tokens of this judge's stored calls per
                                          call; -1: none stored */
     double est_cost_max, est_cost_typical; /* from the estimates above; NAN when unknown */
+    double batch_discount;       /* the judge's price.batch_discount when the run goes through a
+                                    Batch API (the estimates above are at that price); else 0 */
 } arb_judge_spend;
 
 /* How many judges a run's stats itemise; the totals count every judge. */
 #define ARB_RUN_STATS_JUDGES 32
+
+/* What one endpoint of a judge saw in a run (README "Several endpoints per judge"): HTTP
+** attempts, retries included, as the transport sent them. */
+typedef struct arb_endpoint_spend {
+    const char *judge;           /* borrowed from the run's judge configuration */
+    char url[256];               /* as stored (no user:password@, key-like parameters
+                                    redacted); cut at 255 bytes */
+    size_t requests;             /* attempts sent to it (retries included) */
+    size_t ok;                   /* answered 2xx */
+    size_t throttled;            /* answered 429 */
+    size_t failed;               /* no reply (connection, timeout) or 5xx */
+    size_t cooldowns;            /* times taken out for the cool-down (3 failures in a row) */
+} arb_endpoint_spend;
+/* How many endpoints a run's stats itemise. */
+#define ARB_RUN_STATS_ENDPOINTS 64
 
 typedef struct arb_run_stats {
     size_t planned;          /* judge calls the protocol needs */
@@ -446,6 +467,14 @@ typedef struct arb_run_stats {
     size_t batch_running;    /* Batch API: of the open batches, those the provider has not
                                 ended yet */
     int batch_status;        /* 1: ARB_BATCH_STATUS, the plan did not run */
+    size_t batch_rounds;     /* ARB_BATCH_WAIT: rounds that submitted batches (then waited
+                                for them, collected and judged them); the plan runs once more
+                                per round: the counts planned..batch_waiting are the last
+                                pass's, the batch_* ones add up over the rounds */
+    int batch_action;        /* the run's client.batch_action (for the summary's wording) */
+    size_t n_endpoints;      /* entries of endpoints[]: every endpoint of every judge that
+                                sent a request (at most ARB_RUN_STATS_ENDPOINTS) */
+    arb_endpoint_spend endpoints[ARB_RUN_STATS_ENDPOINTS];
 } arb_run_stats;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1645,6 +1674,10 @@ ARB_API size_t arb_persona_stats_n_significant(const arb_persona_stats *ps);
 ** README; undefined values are null). Caller frees (arb_free); NULL when out of memory. */
 ARB_API char *arb_persona_stats_to_text(const arb_persona_stats *ps);
 ARB_API char *arb_persona_stats_to_json(const arb_persona_stats *ps);
+/* Why persona scoring has no logprob figures (no expected score per metric): printed by the
+** text report, the JSON's "logprobs" {"available": false, "reason"}, and a persona run whose
+** judges ask for logprobs. */
+ARB_API extern const char *const arb_persona_no_logprobs_reason;
 
 /* ---------------------------------------------------------------------------------------- */
 /* Reports: everything the store knows, as one self-contained HTML file (inline CSS and SVG

@@ -614,49 +614,88 @@ static arb_status family_preference(arb_store *store, const arb_audit_params *p,
     return st;
 }
 
-/* Reads the store and computes one row per group. *out is owned by the caller
-** (arb_audit_destroy); an empty store gives an audit with no rows. On failure *out is NULL and
-** the reason is in arb_store_errmsg(store). */
-arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, arb_audit **out)
+/* ---- the judgments read once, grouped as often as wanted -------------------------------- */
+
+/* What arb__audit_input_load read: the pairs and their names, with the expert labels. */
+struct arb__audit_input {
+    audit_data d;
+    unsigned protocols;   /* as read: a grouping must ask for the same */
+    size_t n_ensemble;
+};
+
+void arb__audit_input_free(arb__audit_input *in)
+{
+    if (!in) return;
+    data_free(&in->d);
+    free(in);
+}
+
+/* Reads the judgments of params' protocols (with params' ensemble voted in) and the experts'
+** majority labels: everything the rows of arb_audit_compute are computed from. *out is owned
+** by the caller (arb__audit_input_free); on failure it is NULL and the store says why. */
+arb_status arb__audit_input_load(arb_store *store, const arb_audit_params *params,
+                                 arb__audit_input **out)
 {
     if (!out) return ARB_INVALID;
     *out = NULL;
     if (!store) return ARB_INVALID;
     arb_audit_params p = params ? *params : arb_audit_default_params();
+    arb_status st = check_params(store, &p);
+    if (st) return st;
+    arb__audit_input *in = calloc(1, sizeof *in);
+    if (!in) return arb__store_fail(store, ARB_NOMEM, "audit: out of memory");
+    in->protocols = p.protocols;
+    in->n_ensemble = p.n_ensemble;
+    if ((st = load_pairs(store, &p, &in->d)) || (st = attach_labels(store, &in->d))) {
+        arb__audit_input_free(in);
+        return st;
+    }
+    *out = in;
+    return ARB_OK;
+}
+
+/* The rows of arb_audit_compute for params (grouping, intervals, seed, window) over in, read
+** with the same protocols and ensemble (ARB_INVALID otherwise), and nothing else: no
+** discussions, family preference, costs or logprobs. *out is owned by the caller
+** (arb_audit_destroy); on failure it is NULL and the store says why. */
+arb_status arb__audit_rows(arb_store *store, const arb__audit_input *in,
+                           const arb_audit_params *params, arb_audit **out)
+{
+    if (!out) return ARB_INVALID;
+    *out = NULL;
+    if (!store || !in) return ARB_INVALID;
+    arb_audit_params p = params ? *params : arb_audit_default_params();
     p.by |= ARB_BY_JUDGE;
     arb_status st = check_params(store, &p);
     if (st) return st;
-
-    audit_data d;
-    memset(&d, 0, sizeof d);
+    if (p.protocols != in->protocols || p.n_ensemble != in->n_ensemble)
+        return arb__store_fail(store, ARB_INVALID, "audit: the judgments were read for other "
+                                                   "protocols or another ensemble");
+    const audit_data *d = &in->d;
     arb__pair_ref *refs = NULL;
     arb_audit *audit = calloc(1, sizeof *audit);
-    if (!audit) {
-        st = arb__store_fail(store, ARB_NOMEM, "audit: out of memory");
-        goto done;
-    }
+    if (!audit) goto nomem;
     audit->params = p;
     audit->params.ensemble = NULL; /* the caller's; the ensemble row's judge name says it */
-    if ((st = load_pairs(store, &p, &d)) || (st = attach_labels(store, &d))) goto done;
 
-    refs = malloc((d.n_pairs ? d.n_pairs : 1) * sizeof *refs);
+    refs = malloc((d->n_pairs ? d->n_pairs : 1) * sizeof *refs);
     if (!refs) goto nomem;
-    for (size_t i = 0; i < d.n_pairs; i++) {
-        refs[i].p = &d.pairs[i];
+    for (size_t i = 0; i < d->n_pairs; i++) {
+        refs[i].p = &d->pairs[i];
         refs[i].copy = 0;
     }
-    sort_ctx.d = &d;
+    sort_ctx.d = d;
     sort_ctx.by = p.by;
-    qsort(refs, d.n_pairs, sizeof *refs, cmp_ref_grouped);
+    qsort(refs, d->n_pairs, sizeof *refs, cmp_ref_grouped);
 
-    for (size_t i = 0; i < d.n_pairs;) {
+    for (size_t i = 0; i < d->n_pairs;) {
         size_t j = i + 1;
-        while (j < d.n_pairs && group_key_cmp(refs[i].p, refs[j].p) == 0) j++;
+        while (j < d->n_pairs && group_key_cmp(refs[i].p, refs[j].p) == 0) j++;
         size_t cap = audit->cap_rows;
         if (arb__grow(&audit->rows, &cap, audit->n_rows + 1, sizeof *audit->rows)) goto nomem;
         audit->cap_rows = cap;
         arb_audit_row *r = &audit->rows[audit->n_rows++];
-        if (row_names(r, &d, refs[i].p, p.by)) goto nomem;
+        if (row_names(r, d, refs[i].p, p.by)) goto nomem;
         /* within the group, refs are in comparison then benchmark order already */
         if (arb__audit_metrics(refs + i, j - i, &p, &r->m)) goto nomem;
         for (int k = 0; k < ARB_M__COUNT; k++) r->m.ci_lo[k] = r->m.ci_hi[k] = NAN;
@@ -667,6 +706,36 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
         }
         i = j;
     }
+    st = ARB_OK;
+    goto done;
+nomem:
+    st = arb__store_fail(store, ARB_NOMEM, "audit: out of memory");
+done:
+    free(refs);
+    if (st != ARB_OK) {
+        arb_audit_destroy(audit);
+        return st;
+    }
+    *out = audit;
+    return ARB_OK;
+}
+
+/* Reads the store and computes one row per group. *out is owned by the caller
+** (arb_audit_destroy); an empty store gives an audit with no rows. On failure *out is NULL and
+** the reason is in arb_store_errmsg(store). */
+arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, arb_audit **out)
+{
+    if (!out) return ARB_INVALID;
+    *out = NULL;
+    if (!store) return ARB_INVALID;
+    arb_audit_params p = params ? *params : arb_audit_default_params();
+    p.by |= ARB_BY_JUDGE;
+    arb__audit_input *in = NULL;
+    arb_audit *audit = NULL;
+    arb_status st = arb__audit_input_load(store, &p, &in);
+    if (!st) st = arb__audit_rows(store, in, &p, &audit);
+    arb__audit_input_free(in);
+    if (st) return st;
     /* Debates are rows above (judge "soft(...)", "hard(...)"); discussions have their own
     ** metrics (§7), shown after the rows. */
     if (p.multi_agent) {
@@ -680,14 +749,8 @@ arb_status arb_audit_compute(arb_store *store, const arb_audit_params *params, a
     /* What the judges' calls spent (every stored call, of every protocol). */
     if ((st = arb__store_judge_costs(store, &audit->costs, &audit->n_costs))) goto done;
     /* How sure the judges were of their verdicts, where they gave logprobs (README "Logprobs") */
-    if ((st = arb__store_pairwise_logprobs(store, &audit->logprobs, &audit->n_logprobs))) goto done;
-    st = ARB_OK;
-    goto done;
-nomem:
-    st = arb__store_fail(store, ARB_NOMEM, "audit: out of memory");
+    st = arb__store_pairwise_logprobs(store, &audit->logprobs, &audit->n_logprobs);
 done:
-    free(refs);
-    data_free(&d);
     if (st != ARB_OK) {
         arb_audit_destroy(audit);
         return st;

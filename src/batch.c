@@ -221,6 +221,7 @@ static arb_status cached_price(arb_store *s, price_cache *pc, const char *judge)
     free(pc->judge);
     pc->judge = NULL;
     arb_status st = arb__store_judge_price(s, judge, &pc->price);
+    if (!st) pc->price = arb__price_through_batch(&pc->price); /* answered through a batch */
     if (!st && !(pc->judge = arb__strdup(judge)))
         st = arb__store_fail(s, ARB_NOMEM, "out of memory");
     return st;
@@ -243,8 +244,9 @@ static arb_status settle(arb_store *s, const arb__batch_call *bc, const result_l
     }
     if (!r->error_text && r->status >= 200 && r->status < 300) {
         /* Read as exec.c reads an HTTP reply (arb__judge_take_reply): the usage priced at the
-        ** judge's listed price (a provider's batch discount is not applied, README), and the
-        ** verdict token's logprobs by the spec stored when the call was queued. */
+        ** judge's batch price (its price less price.batch_discount, README "Cost and
+        ** budgets"), and the verdict token's logprobs by the spec stored when the call was
+        ** queued. */
         arb__verdict_spec spec;
         char *field = NULL;
         if (arb__verdict_spec_parse(bc->verdict, &spec, &field)) {

@@ -11,6 +11,8 @@
 ** holds; calls it did not answer (an expired batch's rest, error lines) stay pending and go in
 ** the next submission. A batch created but killed before it was stored is not known to the
 ** store: its calls are submitted again (never judged twice: the first stored reply wins).
+** Rounds (dependent calls: later debate and discussion turns) are arb__exec_protocol's loop:
+** submit and wait both submit after the plan; wait goes on round after round.
 */
 #include "internal.h"
 
@@ -412,5 +414,7 @@ arb_status arb__batch_api_after(arb_store *s, const arb_client_params *cp, arb_r
         stats->batch_files = bs.files;
         if (st) return st;
     }
-    return cp->batch_action == ARB_BATCH_SUBMIT ? submit_pending(s, cp, stats) : ARB_OK;
+    return cp->batch_action == ARB_BATCH_SUBMIT || cp->batch_action == ARB_BATCH_WAIT
+               ? submit_pending(s, cp, stats)
+               : ARB_OK;
 }

@@ -25,6 +25,9 @@
 */
 #include "internal.h"
 
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -377,22 +380,24 @@ static int is_blank(const char *s, size_t n)
     return 1;
 }
 
-static arb_status add_jsonl(arb_dataset *ds, int kind, const char *source_name,
-                            const char *text, size_t len)
+/* Adds the lines of text from offset start (a byte order mark is skipped only at offset 0, the
+** start of a file); *line_no counts the lines before them and is advanced past them. */
+static arb_status add_jsonl_lines(arb_dataset *ds, int kind, const char *source_name,
+                                  const char *text, size_t len, size_t start, size_t *line_no)
 {
     if (!ds) return ARB_INVALID;
     if (!text && len) return fail(ds, ARB_INVALID, "text is NULL");
     if (!source_name) source_name = kind == KIND_ITEMS ? "items" : "answers";
     size_t n_items = ds->n_items, n_answers = ds->n_answers;
     arb_status st = ARB_OK;
-    size_t pos = 0, line_no = 0, n;
+    size_t pos = start, n;
     const char *line;
     while (arb__text_next_line(text, len, &pos, &line, &n)) {
-        line_no++;
+        ++*line_no;
         if (is_blank(line, n)) continue;
 
         char where[512];
-        snprintf(where, sizeof where, "%s:%zu", source_name, line_no);
+        snprintf(where, sizeof where, "%s:%zu", source_name, *line_no);
         json_t *root = NULL;
         fields f;
         st = parse_line(ds, kind, where, line, n, &root, &f);
@@ -404,6 +409,66 @@ static arb_status add_jsonl(arb_dataset *ds, int kind, const char *source_name,
         if (st != ARB_OK) break;
     }
     if (st != ARB_OK) rollback(ds, n_items, n_answers);
+    return st;
+}
+
+static arb_status add_jsonl(arb_dataset *ds, int kind, const char *source_name,
+                            const char *text, size_t len)
+{
+    size_t line_no = 0;
+    return add_jsonl_lines(ds, kind, source_name, text, len, 0, &line_no);
+}
+
+/* Adds a JSONL file a block of whole lines at a time, so that memory holds the records and one
+** block (1 MiB, or the longest line) rather than the whole file besides them: loading 500,000
+** items and their 1,000,000 answers held the 420 MB answers file on top of its records. A block
+** after the first keeps the newline before it at offset 0, so a byte order mark is recognised
+** only at the start of the file, as when the file is read whole. Returns as add_jsonl, or
+** ARB_IO with *err set (caller frees) when the file cannot be read. */
+static arb_status add_jsonl_file(arb_dataset *ds, int kind, const char *path, char **err)
+{
+    *err = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *err = arb__sprintf("%s: cannot open: %s", path, strerror(errno));
+        return ARB_IO;
+    }
+    size_t cap = (size_t)1 << 20, used = 0, start = 0, line_no = 0;
+    char *buf = malloc(cap);
+    arb_status st = buf ? ARB_OK : ARB_NOMEM;
+    while (!st) {
+        if (used == cap) { /* a line longer than the block: a larger block */
+            char *grown = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!grown) {
+                st = ARB_NOMEM;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t got = fread(buf + used, 1, cap - used, f);
+        used += got;
+        if (!got && ferror(f)) {
+            *err = arb__sprintf("%s: read error", path);
+            st = ARB_IO;
+            break;
+        }
+        int eof = got == 0;
+        size_t end = used; /* the block: up to the last newline, or everything at the end */
+        if (!eof) {
+            while (end > start && buf[end - 1] != '\n') end--;
+            if (end == start) continue; /* no whole line yet */
+        }
+        st = add_jsonl_lines(ds, kind, path, buf, end, start, &line_no);
+        if (st || eof) break;
+        /* keep the newline that ends the block at offset 0, then the partial line after it */
+        memmove(buf, buf + end - 1, used - end + 1);
+        used = used - end + 1;
+        start = 1;
+    }
+    fclose(f);
+    free(buf);
+    if (st == ARB_NOMEM && !*err) *err = arb__sprintf("%s: out of memory", path);
     return st;
 }
 
@@ -431,31 +496,18 @@ arb_status arb_dataset_load(arb_dataset *ds, const char *items_path, const char 
     if (!ds) return ARB_INVALID;
     if (!items_path) return fail(ds, ARB_INVALID, "no items file given");
     size_t n_items = ds->n_items, n_answers = ds->n_answers;
-    char *err = NULL, *text = NULL;
-    size_t len = 0;
-    arb_status st;
-
-    text = arb__read_file(items_path, &len, &err);
-    if (!text) goto io_error;
-    st = arb_dataset_add_items_jsonl(ds, items_path, text, len);
-    free(text);
-    if (st != ARB_OK || !answers_path) return st;
-
-    text = arb__read_file(answers_path, &len, &err);
-    if (!text) {
-        rollback(ds, n_items, n_answers);
-        goto io_error;
+    char *err = NULL;
+    arb_status st = add_jsonl_file(ds, KIND_ITEMS, items_path, &err);
+    if (!st && answers_path) st = add_jsonl_file(ds, KIND_ANSWERS, answers_path, &err);
+    if (st) rollback(ds, n_items, n_answers);
+    if (err) { /* a parse error's message is set already; an I/O error's is err */
+        free(ds->errmsg);
+        ds->errmsg = err;
+        ds->errmsg_lost = 0;
+    } else if (st == ARB_NOMEM) {
+        ds->errmsg_lost = 1;
     }
-    st = arb_dataset_add_answers_jsonl(ds, answers_path, text, len);
-    free(text);
-    if (st != ARB_OK) rollback(ds, n_items, n_answers);
     return st;
-
-io_error:
-    free(ds->errmsg);
-    ds->errmsg = err;
-    ds->errmsg_lost = err == NULL;
-    return err ? ARB_IO : ARB_NOMEM;
 }
 
 /* Returns the message of the last error (owned by ds; "" before any error). Never NULL. */

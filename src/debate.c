@@ -158,7 +158,9 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
 static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
 {
     (void)s;
-    stats->invalid = ((const debate_run *)ud)->invalid;
+    debate_run *r = ud;
+    stats->invalid = r->invalid;
+    r->invalid = 0; /* a pass's count: --batch wait passes over the plan again */
     return st;
 }
 
@@ -176,14 +178,8 @@ static arb_status describe(debate_run *r, char **params_out)
     for (int i = 0; i < N_ROLES && !bad; i++) {
         const arb_judge_config *a = &r->agents[i];
         bad |= json_array_append_new(participants, json_string(a->name));
-        json_t *o = json_object();
-        bad |= arb__json_set(o, "name", json_string(a->name));
-        bad |= arb__json_set(o, "model", json_string(a->model));
-        if (a->base_url) bad |= arb__json_set(o, "url", json_string(a->base_url));
-        if (a->api_key_env) bad |= arb__json_set(o, "api_key_env", json_string(a->api_key_env));
-        if (!isnan(a->sampling.temperature))
-            bad |= arb__json_set(o, "temperature", json_real(a->sampling.temperature));
-        bad |= json_array_append_new(agents, o);
+        /* as every protocol records a judge: sampling, price, every endpoint ... */
+        bad |= json_array_append_new(agents, arb__judge_params_json(a, NULL));
     }
     bad |= arb__json_set(config, "agent1_template", json_string(arb_template_name(r->tpl[AGENT1])));
     bad |= arb__json_set(config, "agent2_template", json_string(arb_template_name(r->tpl[AGENT2])));

@@ -293,7 +293,9 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
 static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
 {
     (void)s;
-    stats->invalid = ((const discuss_run *)ud)->invalid;
+    discuss_run *r = ud;
+    stats->invalid = r->invalid;
+    r->invalid = 0; /* a pass's count: --batch wait passes over the plan again */
     return st;
 }
 
@@ -320,17 +322,9 @@ static arb_status describe(discuss_run *r, char **params_out)
     params = bad ? NULL : json_deep_copy(config);
     json_t *models = json_array(), *pairs = json_array();
     bad |= !params || !models || !pairs;
-    for (int i = 0; i < 2 && !bad; i++) {
-        const arb_judge_config *j = &r->reviewers[i];
-        json_t *o = json_object();
-        bad |= arb__json_set(o, "name", arb__json_name(j->name));
-        bad |= arb__json_set(o, "model", json_string(j->model));
-        if (j->base_url) bad |= arb__json_set(o, "url", json_string(j->base_url));
-        if (j->api_key_env) bad |= arb__json_set(o, "api_key_env", json_string(j->api_key_env));
-        if (!isnan(j->sampling.temperature))
-            bad |= arb__json_set(o, "temperature", json_real(j->sampling.temperature));
-        bad |= json_array_append_new(models, o);
-    }
+    /* each reviewer as every protocol records a judge: sampling, price, every endpoint ... */
+    for (int i = 0; i < 2 && !bad; i++)
+        bad |= json_array_append_new(models, arb__judge_params_json(&r->reviewers[i], NULL));
     for (size_t i = 0; i < p->n_pairs && !bad; i++)
         bad |= json_array_append_new(pairs, json_pack("[ss]", p->pairs[i].first,
                                                       p->pairs[i].second));

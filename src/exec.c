@@ -41,7 +41,10 @@
 ** in the store (batch_calls) for a batch file, and its node counts as done without the done
 ** callback; the nodes that depend on it are not built (they wait for a later round, once the
 ** batch's replies are ingested). Stored calls are taken and judged as in any run, so each
-** round judges what the last batch answered and queues the calls that became ready.
+** round judges what the last batch answered and queues the calls that became ready. With
+** --batch wait (ARB_BATCH_WAIT) arb__exec_protocol runs the plan once per round: submit,
+** wait for the batches, collect, run the plan again (a fresh executor over the same protocol
+** state), until a pass submits nothing.
 ** Endpoints: each judge's URL, or its several endpoints (arb_judge_config.endpoints), is one
 ** pool of http.c, which picks the endpoint of every attempt (least outstanding requests,
 ** per-endpoint limits, 429 back-off, cool-down; README "Several endpoints per judge"). The call
@@ -190,6 +193,11 @@ struct arb__exec {
     } *targets;
     size_t n_targets, cap_targets;
     double started_ms, last_progress_ms;
+    /* When this executor runs one slice of a protocol's plan (arb__exec_protocol): the plan's
+    ** nodes before the slice, the whole plan's size and when it started, for progress and
+    ** messages; plan_total 0 otherwise. */
+    size_t plan_base, plan_total;
+    double plan_started_ms;
     int show_progress;
     /* Claims on calls (see the file comment). Nodes built and keyed, waiting for the next
     ** claim batch; nodes whose call another process holds; the scratch of a batch. */
@@ -220,6 +228,7 @@ static void finished_free(finished_call *fc);
 static void free_targets(arb__exec *ex);
 static arb_status writer_stop(arb__exec *ex);
 static arb_status submit_node(arb__exec *ex, size_t idx);
+static arb_status account(arb__exec *ex, const struct committed_call *c, size_t n);
 
 arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
                             arb__exec_build_fn build, arb__exec_done_fn done, void *ud)
@@ -514,7 +523,10 @@ static int spend_slot(arb__exec *ex, const arb_judge_config *judge)
     const char *name = judge->name ? judge->name : judge->model;
     arb_run_stats *rs = ex->stats;
     for (size_t i = 0; i < rs->n_judges; i++)
-        if (ex->slot_judge[i] == judge || !strcmp(rs->judges[i].name, name)) return (int)i;
+        if (ex->slot_judge[i] == judge || !strcmp(rs->judges[i].name, name)) {
+            if (!ex->slot_judge[i]) ex->slot_judge[i] = judge; /* itemised by an earlier slice */
+            return (int)i;
+        }
     if (rs->n_judges == ARB_RUN_STATS_JUDGES) return -1;
     arb_judge_spend *js = &rs->judges[rs->n_judges];
     memset(js, 0, sizeof *js);
@@ -534,19 +546,26 @@ static int completion_bound(const arb_judge_config *judge)
                                                      : judge->sampling.max_tokens;
 }
 
+/* The price the plan's calls to send will be billed at: the judge's, or in batch mode (--batch,
+** --dry-run --batch) its batch price (README "Cost and budgets"). */
+static arb_price plan_price(const arb__exec *ex, const arb_judge_config *judge)
+{
+    return ex->params.client.batch_export ? arb__price_through_batch(&judge->price)
+                                          : judge->price;
+}
+
 /* Sets the node's cost and token estimates from its rendered request: the prompt estimate of
 ** arb__judge_estimate_prompt_tokens plus completion_bound() tokens (an upper bound of what
 ** the reply may add; EST_COMPLETION_UNBOUNDED without one), priced at the judge's price (0
 ** without one: only a token budget then applies). Returns the prompt estimate. */
-static long long estimate_node(exec_node *n, const arb__exec_request *req)
+static long long estimate_node(const arb__exec *ex, exec_node *n, const arb__exec_request *req)
 {
     long long prompt = arb__judge_estimate_prompt_tokens(req->system, req->user);
     int max = completion_bound(req->judge);
     long long completion = max > 0 ? max : EST_COMPLETION_UNBOUNDED;
     n->est_tokens = prompt + completion;
-    n->est_usd = req->judge->price.known
-                     ? arb__judge_call_cost(&req->judge->price, prompt, completion, -1)
-                     : 0;
+    arb_price price = plan_price(ex, req->judge);
+    n->est_usd = price.known ? arb__judge_call_cost(&price, prompt, completion, -1) : 0;
     return prompt;
 }
 
@@ -628,7 +647,7 @@ static arb_status finish_estimates(arb__exec *ex)
     for (size_t i = 0; i < rs->n_judges; i++) {
         arb_judge_spend *js = &rs->judges[i];
         const arb_judge_config *jc = ex->slot_judge[i];
-        if (!js->to_send) continue;
+        if (!js->to_send || !jc) continue;
         if (completion_bound(jc) > 0)
             js->est_completion_max = (long long)completion_bound(jc) * (long long)js->to_send;
         double mean;
@@ -636,11 +655,14 @@ static arb_status finish_estimates(arb__exec *ex)
         arb_status st = arb__store_judge_completion_mean(ex->store, js->name, &mean, &n_stored);
         if (st) return st;
         if (n_stored) js->est_completion_typical = llround(mean * (double)js->to_send);
+        arb_price price = plan_price(ex, jc);
+        if (ex->params.client.batch_export && jc->price.known)
+            js->batch_discount = jc->price.batch_discount;
         if (js->est_completion_max >= 0)
-            js->est_cost_max = arb__judge_call_cost(&jc->price, js->est_prompt_tokens,
+            js->est_cost_max = arb__judge_call_cost(&price, js->est_prompt_tokens,
                                                     js->est_completion_max, -1);
         if (js->est_completion_typical >= 0)
-            js->est_cost_typical = arb__judge_call_cost(&jc->price, js->est_prompt_tokens,
+            js->est_cost_typical = arb__judge_call_cost(&price, js->est_prompt_tokens,
                                                         js->est_completion_typical, -1);
     }
     return ARB_OK;
@@ -684,13 +706,23 @@ static arb_status start_node(arb__exec *ex, size_t idx)
                              req.judge->name ? req.judge->name : req.judge->model);
         goto done;
     }
-    long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(n, &req) : 0;
+    long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(ex, n, &req) : 0;
     n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep, req.response_format);
     if (!n->body) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;
     }
     arb__judge_call_key(n->body, req.rep, n->key);
+    /* Already judged from this exact request: done without a claim, a read or a write. A budget
+    ** counts what stored calls spent, which only the claim reads: it takes the ordinary way. */
+    if (ex->params.recorded && !n->n_dependents && !ex->budgeting &&
+        ex->params.recorded(ex->ud, idx, n->key)) {
+        node_free_request(n);
+        release_dependencies(ex, n);
+        committed_call c = {.node = idx, .cached = 1, .ok = 1};
+        st = account(ex, &c, 1);
+        goto done;
+    }
     size_t owner = keys_find(ex, n->key);
     if (owner != NO_NODE) { /* the same request is on its way: wait for it, then reuse it */
         node_free_request(n);
@@ -1252,9 +1284,13 @@ static void show_progress(arb__exec *ex, int final)
     double now = arb__now_ms();
     if (!final && now - ex->last_progress_ms < 200) return;
     ex->last_progress_ms = now;
-    double elapsed = (now - ex->started_ms) / 1000.0;
+    size_t done = ex->plan_base + ex->n_done;
+    size_t total = ex->plan_total ? ex->plan_total : ex->n_nodes;
+    double elapsed = (now - (ex->plan_total ? ex->plan_started_ms : ex->started_ms)) / 1000.0;
     double rate = elapsed > 0 ? (double)ex->stats->sent / elapsed : 0;
-    size_t left = ex->n_nodes - ex->n_done;
+    size_t left = total - done;
+    /* the line ends with the plan's last slice, or with the slice where the run stopped */
+    final = final && (ex->plan_base + ex->n_nodes >= total || ex->n_done < ex->n_nodes);
     char eta[32];
     format_duration(eta, sizeof eta, rate > 0 ? (double)left / rate : NAN);
     char held[96] = "";
@@ -1262,9 +1298,42 @@ static void show_progress(arb__exec *ex, int final)
         snprintf(held, sizeof held, "  waiting for %zu calls that pid %ld is sending", ex->n_held,
                  ex->held_pid);
     fprintf(stderr, "\r\033[K%zu/%zu calls  %.1f/s  ETA %s  errors %zu  stored before %zu%s%s",
-            ex->n_done, ex->n_nodes, rate, eta, ex->stats->failed, ex->stats->cached, held,
+            done, total, rate, eta, ex->stats->failed, ex->stats->cached, held,
             final ? "\n" : "");
     fflush(stderr);
+}
+
+/* Each judge's endpoints' counters from the transport into stats->endpoints (added to an entry
+** of the same judge and URL: a pass of --batch wait runs the plan again). */
+static void endpoint_stats(const arb__exec *ex, arb_run_stats *stats)
+{
+    for (size_t t = 0; ex->http && t < ex->n_targets; t++) {
+        const struct exec_target *tg = &ex->targets[t];
+        for (size_t i = 0; i < tg->n_urls; i++) {
+            arb__http_endpoint_stats es;
+            if (arb__http_get_endpoint_stats(ex->http, tg->pool, i, &es) || !es.sent) continue;
+            const char *name = tg->judge->name ? tg->judge->name : tg->judge->model;
+            size_t k = 0;
+            while (k < stats->n_endpoints &&
+                   (strcmp(stats->endpoints[k].judge, name) ||
+                    strncmp(stats->endpoints[k].url, tg->stored_url[i],
+                            sizeof stats->endpoints[k].url - 1)))
+                k++;
+            if (k == ARB_RUN_STATS_ENDPOINTS) continue;
+            arb_endpoint_spend *e = &stats->endpoints[k];
+            if (k == stats->n_endpoints) {
+                memset(e, 0, sizeof *e);
+                e->judge = name;
+                snprintf(e->url, sizeof e->url, "%s", tg->stored_url[i]);
+                stats->n_endpoints++;
+            }
+            e->requests += es.sent;
+            e->ok += es.ok;
+            e->throttled += es.throttled;
+            e->failed += es.failed;
+            e->cooldowns += es.cooldowns;
+        }
+    }
 }
 
 arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
@@ -1372,7 +1441,7 @@ done:
     if (st == ARB_INTERRUPTED)
         arb__store_fail(ex->store, ARB_INTERRUPTED,
                         "interrupted: %zu of %zu calls done and stored; run again to finish",
-                        ex->n_done, ex->n_nodes);
+                        ex->plan_base + ex->n_done, ex->plan_total ? ex->plan_total : ex->n_nodes);
     stats->budget_spent_usd = ex->spent_usd;
     stats->budget_spent_tokens = ex->spent_tokens;
     if (st == ARB_BUDGET) {
@@ -1390,9 +1459,111 @@ done:
     }
     if (ex->params.dry_run && st == ARB_OK) st = finish_estimates(ex);
     if (ex->http) stats->retries += arb__http_get_stats(ex->http).retries;
+    endpoint_stats(ex, stats);
     show_progress(ex, 1);
     stats->seconds += (arb__now_ms() - t0) / 1000.0;
     return st;
+}
+
+/* A protocol's plan of independent calls runs in consecutive slices of at most PLAN_SLICE
+** nodes, one executor each, so the plan's memory (a node is about 220 bytes) stays the same
+** however many calls a run has: 1,000,000 calls would hold 220 MB of nodes at once. Between
+** slices the transport drains once (a few milliseconds per 65,536 calls). Plans with
+** dependencies (debate, discuss, persona) and runs under a budget (which counts the whole
+** run's spend in one executor) run whole. */
+#define PLAN_SLICE 65536
+
+/* One slice's view of the protocol: node numbers shifted by base into the protocol's. */
+typedef struct plan_slice {
+    void *ud;
+    size_t base;
+    arb__exec_build_fn build;
+    arb__exec_done_fn done;
+    arb__exec_recorded_fn recorded;
+} plan_slice;
+
+static int slice_build(void *ud, size_t node, const arb__call_outcome *const *deps,
+                       size_t n_deps, arb__exec_request *req)
+{
+    const plan_slice *sl = ud;
+    return sl->build(sl->ud, sl->base + node, deps, n_deps, req);
+}
+
+static int slice_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
+{
+    const plan_slice *sl = ud;
+    return sl->done(sl->ud, s, sl->base + node, out);
+}
+
+static int slice_recorded(void *ud, size_t node, const char *call_key)
+{
+    const plan_slice *sl = ud;
+    return sl->recorded(sl->ud, sl->base + node, call_key);
+}
+
+/* One pass over the plan: every node added (slice by slice, see PLAN_SLICE), the stored calls
+** judged, the missing ones sent (or queued in batch mode), the protocol's finish, then the
+** batch steps after the plan (submit only when submit is set). */
+static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t n_calls,
+                           arb__exec_deps_fn deps_of, arb__exec_build_fn build,
+                           arb__exec_done_fn done, arb__exec_finish_fn finish, void *ud,
+                           int submit, arb_run_stats *stats)
+{
+    int budget = params->client.budget_usd > 0 || params->client.budget_tokens > 0;
+    size_t slice = deps_of || budget ? n_calls : params->slice ? params->slice : PLAN_SLICE;
+    plan_slice sl = {ud, 0, build, done, params->recorded};
+    arb__exec_params slice_params = *params;
+    if (params->recorded) slice_params.recorded = slice_recorded;
+    double started_ms = arb__now_ms();
+    arb_status st = ARB_OK;
+    do {
+        size_t n = n_calls - sl.base < slice ? n_calls - sl.base : slice;
+        arb__exec *ex = arb__exec_create(s, &slice_params, slice_build, slice_done, &sl);
+        if (!ex) {
+            st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+            break;
+        }
+        ex->plan_base = sl.base;
+        ex->plan_total = n_calls;
+        ex->plan_started_ms = started_ms;
+        size_t deps[ARB__EXEC_MAX_DEPS]; /* a plan with dependencies is one slice: base 0 */
+        for (size_t i = 0; i < n && !st; i++) {
+            size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
+            if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
+                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+        }
+        if (!st) st = arb__exec_run(ex, stats);
+        arb__exec_destroy(ex);
+        sl.base += n;
+    } while (!st && sl.base < n_calls);
+    stats->planned = n_calls;
+    if (finish) st = finish(ud, s, st, stats);
+    if (!st && !params->dry_run) {
+        arb__exec_params p = *params;
+        if (!submit && p.client.batch_action == ARB_BATCH_WAIT)
+            p.client.batch_action = ARB_BATCH_COLLECT; /* judge and queue, send nothing */
+        st = arb__batch_api_after(s, &p.client, stats);
+    }
+    return st;
+}
+
+/* --batch wait, between rounds: the counts of a pass over the plan start again (the summary
+** reports the last pass, which judges every call stored so far), the Batch API's add up. */
+static void next_round_stats(arb_run_stats *st)
+{
+    arb_run_stats keep = *st;
+    memset(st, 0, sizeof *st);
+    st->seconds = keep.seconds;
+    st->batch_written = keep.batch_written;
+    st->batch_files = keep.batch_files;
+    st->batch_submitted = keep.batch_submitted;
+    st->batch_open = keep.batch_open;
+    st->batch_collected = keep.batch_collected;
+    st->batch_replies = keep.batch_replies;
+    st->batch_failed = keep.batch_failed;
+    st->batch_running = keep.batch_running;
+    st->batch_rounds = keep.batch_rounds;
+    st->batch_action = keep.batch_action;
 }
 
 /* See internal.h. */
@@ -1412,6 +1583,7 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     if (params->client.batch_out && !params->client.batch_export)
         return arb__store_fail(s, ARB_INVALID, "a batch file is written only in batch export "
                                "mode (--out needs --batch export)");
+    stats->batch_action = params->client.batch_action;
     if (!params->dry_run && params->client.batch_action) {
         if ((st = arb__batch_api_before(s, &params->client, stats))) return st;
         if (params->client.batch_action == ARB_BATCH_STATUS) return ARB_OK; /* no plan run */
@@ -1419,20 +1591,22 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     if (!params->dry_run && !params_json) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!params->dry_run && (st = arb__store_run_begin(s, protocol, params_json, &run_id)))
         return st;
-    arb__exec *ex = arb__exec_create(s, params, build, done, ud);
-    if (!ex) {
-        st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-    } else {
-        st = ARB_OK;
-        size_t deps[ARB__EXEC_MAX_DEPS];
-        for (size_t i = 0; i < n_calls && !st; i++) {
-            size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
-            if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
-                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-        }
-        if (!st) st = arb__exec_run(ex, stats);
-        if (finish) st = finish(ud, s, st, stats);
-        if (!st && !params->dry_run) st = arb__batch_api_after(s, &params->client, stats);
+    /* --batch wait goes round by round (README "Batch API"): submit what can go, wait for it,
+    ** collect, judge, submit the calls that became ready (later debate and discussion turns),
+    ** until a pass submits nothing. A round whose batches stored no reply at all (a provider
+    ** that fails every line) submits nothing more, so the loop ends and the summary says what
+    ** is still to come. */
+    int looping = !params->dry_run && params->client.batch_action == ARB_BATCH_WAIT;
+    int submit = 1;
+    for (;;) {
+        size_t submitted = stats->batch_submitted;
+        st = run_plan(s, params, n_calls, deps_of, build, done, finish, ud, submit, stats);
+        if (st || !looping || stats->batch_submitted == submitted) break;
+        stats->batch_rounds++;
+        size_t replies = stats->batch_replies;
+        next_round_stats(stats);
+        if ((st = arb__batch_api_before(s, &params->client, stats))) break;
+        submit = stats->batch_replies > replies;
     }
     if (run_id) {
         arb_status end = arb__store_run_end(s, run_id, stats,
@@ -1442,7 +1616,6 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
                                                 : ARB__RUN_FAILED);
         if (st == ARB_OK) st = end;
     }
-    arb__exec_destroy(ex);
     return st;
 }
 

@@ -654,37 +654,35 @@ done:
     return ARB_OK;
 }
 
-/* Runs the audit grouped by (judge, candidate, task) and the stepwise regression of PC or PF
-** on its groups. params NULL = target "pc". *out is owned by the caller (arb_factors_destroy);
-** on failure it is NULL and arb_store_errmsg(store) says why (ARB_INVALID for a bad target). */
-arb_status arb_factors_compute(arb_store *store, const arb_factors_params *params,
-                               arb_factors **out)
+static arb_status check_target(arb_store *store, const char *target)
 {
-    if (!out) return ARB_INVALID;
-    *out = NULL;
-    if (!store) return ARB_INVALID;
-    const char *target = params && params->target ? params->target : "pc";
     if (strcmp(target, "pc") != 0 && strcmp(target, "pf") != 0)
         return arb__store_fail(store, ARB_INVALID,
                                "factors: target must be \"pc\" or \"pf\", got \"%s\"", target);
+    return ARB_OK;
+}
 
-    arb_audit_params ap = arb_audit_default_params();
-    ap.by = ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_TASK;
-    ap.multi_agent = 0; /* only the rows are regressed */
-    arb_audit *audit = NULL;
-    arb_status st = arb_audit_compute(store, &ap, &audit);
-    if (st != ARB_OK) return st; /* the audit set the message */
+/* The groups of an audit by judge, candidate and task, regressed (internal.h). */
+arb_status arb__factors_from_audit(arb_store *store, const arb_audit *audit, const char *target,
+                                   arb_factors **out)
+{
+    if (!out) return ARB_INVALID;
+    *out = NULL;
+    if (!store || !audit) return ARB_INVALID;
+    if (!target) target = "pc";
+    arb_status st = check_target(store, target);
+    if (st) return st;
+    const unsigned by = ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_TASK;
+    if ((audit->params.by | ARB_BY_JUDGE) != by)
+        return arb__store_fail(store, ARB_INVALID,
+                               "factors: the audit must be grouped by judge, candidate and task");
 
     arb__families *fam = NULL; /* judge and contestant families (§5), from the store */
-    if ((st = arb__families_load(store, &fam)) != ARB_OK) {
-        arb_audit_destroy(audit);
-        return st;
-    }
+    if ((st = arb__families_load(store, &fam)) != ARB_OK) return st;
     size_t n = arb_audit_count(audit);
     arb__factor_group *groups = calloc(n ? n : 1, sizeof *groups);
     if (!groups) {
         arb__families_free(fam);
-        arb_audit_destroy(audit);
         return arb__store_fail(store, ARB_NOMEM, "factors: out of memory");
     }
     for (size_t i = 0; i < n; i++) {
@@ -703,12 +701,37 @@ arb_status arb_factors_compute(arb_store *store, const arb_factors_params *param
     st = arb__factors_from_groups(groups, n, target, out);
     free(groups);
     arb__families_free(fam);
-    arb_audit_destroy(audit);
     if (st == ARB_NOMEM) return arb__store_fail(store, ARB_NOMEM, "factors: out of memory");
     if (st != ARB_OK)
         return arb__store_fail(store, st, "factors: the regression failed (%s)",
                                arb_strerror(st));
     return ARB_OK;
+}
+
+/* Runs the audit grouped by (judge, candidate, task) and the stepwise regression of PC or PF
+** on its groups. params NULL = target "pc". *out is owned by the caller (arb_factors_destroy);
+** on failure it is NULL and arb_store_errmsg(store) says why (ARB_INVALID for a bad target). */
+arb_status arb_factors_compute(arb_store *store, const arb_factors_params *params,
+                               arb_factors **out)
+{
+    if (!out) return ARB_INVALID;
+    *out = NULL;
+    if (!store) return ARB_INVALID;
+    const char *target = params && params->target ? params->target : "pc";
+    arb_status st = check_target(store, target);
+    if (st) return st;
+
+    arb_audit_params ap = arb_audit_default_params();
+    ap.by = ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_TASK;
+    ap.multi_agent = 0; /* only the rows are regressed */
+    arb__audit_input *in = NULL;
+    arb_audit *audit = NULL;
+    st = arb__audit_input_load(store, &ap, &in);
+    if (!st) st = arb__audit_rows(store, in, &ap, &audit);
+    arb__audit_input_free(in);
+    if (!st) st = arb__factors_from_audit(store, audit, target, out); /* each sets the message */
+    arb_audit_destroy(audit);
+    return st;
 }
 
 /* ---- text --------------------------------------------------------------------------------- */

@@ -222,7 +222,9 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
 static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
 {
     (void)s;
-    stats->invalid = ((const grade_run *)ud)->invalid;
+    grade_run *r = ud;
+    stats->invalid = r->invalid;
+    r->invalid = 0; /* a pass's count: --batch wait passes over the plan again */
     return st;
 }
 

@@ -317,6 +317,10 @@ void arb__reply_record_free(arb__reply_record *r);
 ** the price is unknown or prompt/completion tokens were not reported. */
 double arb__judge_call_cost(const arb_price *price, long long prompt_tokens,
                             long long completion_tokens, long long cached_tokens);
+/* price as a Batch API bills it: every per-token price less price->batch_discount (0 when the
+** judge declares none). Calls collected through a Batch API or `batch ingest`, and a dry run's
+** estimates with --batch, are costed at it. */
+arb_price arb__price_through_batch(const arb_price *price);
 /* The prompt-token estimate of a request before it is sent: ceil(code points of the messages'
 ** texts / 4) + 4 per message (OpenAI's rule of thumb of ~4 characters per token, and the chat
 ** format's few tokens per message). system may be NULL. */
@@ -554,12 +558,52 @@ typedef struct arb__pairwise_row {
     const char *question, *candidate_answer, *baseline_answer;
 } arb__pairwise_row;
 
+/* Stores one judgment (a rerun updates the row). Inside a transaction opened with
+** arb__store_begin the row may wait, copied, for arb__store_commit (rows are inserted in groups,
+** see store.c), so a read in the same transaction may not see it yet and a refusal (a foreign
+** key) may be reported by a later put or by the commit; the rows and the message are the same. */
 arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row);
 typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonzero stops */
 /* Calls fn for every row of protocol, ordered by judge_name, candidate, baseline,
 ** template_name, options, item_seq, rep, order. Strings are valid only during the call. */
 arb_status arb__store_each_pairwise(arb_store *s, const char *protocol, arb__pairwise_fn fn,
                                     void *ud);
+
+/* A pairwise row as a rerun needs it to skip the call (resume.c): its identity, its verdict
+** and the key of the successful call it was made from. Strings borrowed. */
+typedef struct arb__recorded_pairwise {
+    const char *judge_name;
+    const char *candidate;
+    const char *baseline;
+    const char *item_id;
+    int rep;
+    int order;
+    char position_verdict;    /* 'A'..'D' or 'E' */
+    const char *call_key;     /* arb__judge_call_key() */
+} arb__recorded_pairwise;
+/* Nonzero stops the walk as out of memory. */
+typedef int (*arb__recorded_pairwise_fn)(void *ud, const arb__recorded_pairwise *row);
+/* Calls fn for every pairwise row of protocol, template_name and options that arbiter itself
+** wrote (no import source) from a call with a reply (calls.ok = 1), with that call's key.
+** One query (store_resume.c); strings are valid only during the call. */
+arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
+                                             const char *template_name, int options,
+                                             arb__recorded_pairwise_fn fn, void *ud);
+
+/* The recorded pairwise judgments of one protocol, template and option mode, held in memory
+** (resume.c) so a rerun decides "already judged from this exact request" per node with one
+** hash lookup. */
+typedef struct arb__recorded arb__recorded;
+/* Reads them (one query); *out is the caller's (arb__recorded_destroy). */
+arb_status arb__recorded_load_pairwise(arb_store *s, const char *protocol,
+                                       const char *template_name, int options,
+                                       arb__recorded **out);
+void arb__recorded_destroy(arb__recorded *r);
+/* 1 when row (its identity and the key of the request the node would send now; its verdict is
+** ignored) is recorded, with *invalid = 1 when its stored verdict is E; 0 otherwise. r may be
+** NULL (nothing recorded). */
+int arb__recorded_has_pairwise(const arb__recorded *r, const arb__recorded_pairwise *row,
+                               int *invalid);
 
 /* One pointwise judgment (table pointwise, METHODS §8), unique on (protocol, judge_name, kind,
 ** template_name, language, item_id, model, rep); a rerun replaces the row. The last four
@@ -1262,7 +1306,8 @@ arb_status arb__batch_ingest_text(arb_store *store, const char *name, char *text
 ** arb__exec_protocol. Before the plan: polls the store's open batches (waiting, for
 ** ARB_BATCH_WAIT, until each has ended) and collects the ended ones, so the plan judges their
 ** replies. After it: writes the batch file (batch_out) and submits the pending calls
-** (ARB_BATCH_SUBMIT). Counts go to stats. */
+** (ARB_BATCH_SUBMIT, ARB_BATCH_WAIT). Counts go to stats. arb__exec_protocol repeats
+** after-before-plan for ARB_BATCH_WAIT until nothing more is submitted. */
 arb_status arb__batch_api_before(arb_store *s, const arb_client_params *client,
                                  arb_run_stats *stats);
 arb_status arb__batch_api_after(arb_store *s, const arb_client_params *client,
@@ -1327,10 +1372,21 @@ typedef int (*arb__exec_build_fn)(void *ud, size_t node, const arb__call_outcome
 typedef int (*arb__exec_done_fn)(void *ud, arb_store *s, size_t node,
                                  const arb__call_outcome *out);
 
+/* Optional (arb__exec_params.recorded): 1 when the protocol's row for node is already
+** recorded from the successful stored call with key call_key (the hash of the exact request the
+** node would send now), so the node finishes as taken from the store without reading the reply
+** or writing anything; 0 to take the ordinary way (claim, read, done callback). Asked on the
+** main thread, only for nodes no other node depends on; the protocol counts there what its done
+** callback would have (invalid verdicts). */
+typedef int (*arb__exec_recorded_fn)(void *ud, size_t node, const char *call_key);
+
 typedef struct arb__exec_params {
     arb_client_params client;
     int dry_run;
     int progress; /* 1, 0, or -1: when stderr is a terminal */
+    arb__exec_recorded_fn recorded; /* NULL: every node takes the ordinary way */
+    size_t slice; /* arb__exec_protocol: nodes per slice of a plan without dependencies (0: the
+                     default, 65,536; tests set it small) */
 } arb__exec_params;
 
 arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
@@ -1349,7 +1405,9 @@ int arb__exec_render(arb_store *s, const arb_template *tpl, const arb_prompt_var
                      arb__exec_request *req);
 
 /* Called after a protocol's calls ran (also when interrupted), before the run is closed;
-** returns the status to keep (st, or a new failure). */
+** returns the status to keep (st, or a new failure). Called once per pass over the plan: with
+** --batch wait the plan runs again after each round of batches, so what it reports from
+** counters the done callback keeps (invalid verdicts) it resets for the next pass. */
 typedef arb_status (*arb__exec_finish_fn)(void *ud, arb_store *s, arb_status st,
                                           arb_run_stats *stats);
 /* The dependencies of a protocol's node: writes at most ARB__EXEC_MAX_DEPS earlier node
@@ -1564,6 +1622,21 @@ void arb__audit_window_values(const double (*per_cmp)[3], size_t n_cmp, double *
 int arb__audit_window_metrics(const arb__pair_ref *refs, size_t n, const arb_audit_params *params,
                               arb_audit_metrics *m);
 
+/* The side-by-side judgments read once for audits of several groupings (the report reads them
+** once and groups them per comparison, judge, language, ...; METHODS §1 pairs with their
+** benchmark order, lengths and expert majority). Opaque; audit.c. */
+typedef struct arb__audit_input arb__audit_input;
+/* Reads what arb_audit_compute reads for params (its protocols and ensemble; borrowed). *out is
+** owned by the caller (arb__audit_input_free); on failure NULL, arb_store_errmsg says why. */
+arb_status arb__audit_input_load(arb_store *store, const arb_audit_params *params,
+                                 arb__audit_input **out);
+void arb__audit_input_free(arb__audit_input *in); /* accepts NULL */
+/* The rows arb_audit_compute gives for params (grouping, intervals, seed, window) over in, which
+** was read with the same protocols and ensemble (ARB_INVALID otherwise); without what
+** arb_audit_compute adds after the rows (discussions, family preference, costs, logprobs).
+** *out is owned by the caller (arb_audit_destroy); on failure NULL, the store says why. */
+arb_status arb__audit_rows(arb_store *store, const arb__audit_input *in,
+                           const arb_audit_params *params, arb_audit **out);
 /* The ensemble's vote on one instance (arb_audit_params.ensemble): of the members' position
 ** verdicts in priority order, the verdict A..D most gave (E not counted), a tie going to the
 ** earliest member's; 'E' when none gave A..D. */
@@ -1717,6 +1790,13 @@ typedef struct arb__factor_group {
 ** bad target, ARB_NOMEM. */
 arb_status arb__factors_from_groups(const arb__factor_group *groups, size_t n,
                                     const char *target, arb_factors **out);
+
+/* The factor analysis for target "pc" or "pf" (NULL = "pc") of an audit grouped by judge,
+** candidate and task (borrowed; ARB_INVALID for another grouping): what arb_factors_compute
+** does after its audit. *out is owned by the caller (arb_factors_destroy); on failure NULL and
+** arb_store_errmsg(store) says why. */
+arb_status arb__factors_from_audit(arb_store *store, const arb_audit *audit, const char *target,
+                                   arb_factors **out);
 
 /* ---- battles.c: battle sets (METHODS §6) --------------------------------------------------- */
 

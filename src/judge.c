@@ -707,6 +707,18 @@ double arb__judge_call_cost(const arb_price *price, long long prompt_tokens,
 }
 
 /* See internal.h. */
+arb_price arb__price_through_batch(const arb_price *price)
+{
+    arb_price p = *price;
+    double keep = 1.0 - (price->batch_discount > 0 ? price->batch_discount : 0.0);
+    p.input_per_mtok *= keep;
+    p.output_per_mtok *= keep;
+    if (!isnan(p.cached_input_per_mtok)) p.cached_input_per_mtok *= keep;
+    p.batch_discount = 0;
+    return p;
+}
+
+/* See internal.h. */
 long long arb__judge_estimate_prompt_tokens(const char *system, const char *user)
 {
     size_t points = (system ? arb__utf8_codepoints(system, strlen(system)) : 0) +

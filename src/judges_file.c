@@ -34,6 +34,8 @@
 **                                   # optional, USD per million tokens (cached optional: cached
 **                                   # prompt tokens at the input price without it); null or
 **                                   # absent: no price, costs are "unknown"
+**                                   # batch_discount: 0.5 (optional, 0..1): the share off every
+**                                   # price for calls answered through a Batch API
 **
 ** The file is parsed by libyaml's document loader; scalars are typed by the YAML 1.2 core
 ** schema (plain 0.5 is a number, "0.5" quoted is a string). Everything is checked and the first
@@ -297,13 +299,16 @@ static arb_status read_number_named(loader *L, size_t judge_no, const char *fiel
 }
 
 /* price: null (no price), or a mapping of input_per_mtok and output_per_mtok (required) and
-** cached_input_per_mtok (optional), each a number of USD per million tokens from 0 to 1e6. */
+** cached_input_per_mtok (optional), each a number of USD per million tokens from 0 to 1e6, and
+** batch_discount (optional), the share off every price for calls answered through a Batch API,
+** from 0 to 1 (0.5: half price, OpenAI's). */
 static arb_status read_price(loader *L, size_t judge_no, const yaml_node_t *v, arb_price *out)
 {
     static const char *const keys[] = {"input_per_mtok", "output_per_mtok",
-                                       "cached_input_per_mtok"};
+                                       "cached_input_per_mtok", "batch_discount"};
     static const char *const full[] = {"price.input_per_mtok", "price.output_per_mtok",
-                                       "price.cached_input_per_mtok"};
+                                       "price.cached_input_per_mtok", "price.batch_discount"};
+    enum { N_KEYS = 4 };
     char got[160];
     memset(out, 0, sizeof *out);
     if (v->type == YAML_SCALAR_NODE && classify(v) == K_NULL) return ARB_OK;
@@ -311,47 +316,53 @@ static arb_status read_price(loader *L, size_t judge_no, const yaml_node_t *v, a
         describe(got, sizeof got, v, 1);
         return fail_at(L, v, judge_no, field_names[F_PRICE],
                        "expected a mapping {input_per_mtok: X, output_per_mtok: Y} in USD per "
-                       "million tokens (cached_input_per_mtok optional), got %s", got);
+                       "million tokens (cached_input_per_mtok, batch_discount optional), got %s",
+                       got);
     }
-    const yaml_node_t *value[3] = {0};
+    const yaml_node_t *value[N_KEYS] = {0};
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
         const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
         const yaml_node_t *x = yaml_document_get_node(L->doc, p->value);
         if (!k || !x) return fail_at(L, v, judge_no, field_names[F_PRICE], "malformed mapping");
         size_t i = 0;
-        while (i < 3 && (k->type != YAML_SCALAR_NODE || strcmp(scalar_text(k), keys[i]))) i++;
-        if (i == 3) {
+        while (i < N_KEYS && (k->type != YAML_SCALAR_NODE || strcmp(scalar_text(k), keys[i])))
+            i++;
+        if (i == N_KEYS) {
             if (k->type == YAML_SCALAR_NODE)
                 arb__excerpt(got, sizeof got, scalar_text(k), k->data.scalar.length);
             else
                 describe(got, sizeof got, k, 1);
             return fail_at(L, k, judge_no, field_names[F_PRICE],
                            "unknown field %s; expected input_per_mtok, output_per_mtok, "
-                           "cached_input_per_mtok", got);
+                           "cached_input_per_mtok, batch_discount", got);
         }
         if (value[i]) return fail_at(L, k, judge_no, full[i], "given twice");
         value[i] = x;
     }
-    double x[3] = {NAN, NAN, NAN};
-    for (size_t i = 0; i < 3; i++) {
+    double x[N_KEYS] = {NAN, NAN, NAN, 0};
+    for (size_t i = 0; i < N_KEYS; i++) {
         if (!value[i]) {
-            if (i == 2) continue;
+            if (i >= 2) continue; /* optional */
             return fail_at(L, v, judge_no, full[i],
                            "missing; expected the price in USD per million tokens");
         }
         if (value[i]->type == YAML_SCALAR_NODE && classify(value[i]) == K_NULL) {
-            if (i == 2) continue; /* null: cached tokens at the input price */
+            if (i >= 2) continue; /* null: cached tokens at the input price, no discount */
             return fail_at(L, value[i], judge_no, full[i],
                            "expected a number from 0 to 1e+06 (USD per million tokens), got null");
         }
-        arb_status st = read_number_named(L, judge_no, full[i], value[i], 0, 1e6, 0,
-                                          "USD per million tokens", &x[i]);
+        arb_status st = i == 3 ? read_number_named(L, judge_no, full[i], value[i], 0, 1, 0,
+                                                   "a share of the price: 0.5 = half price",
+                                                   &x[i])
+                               : read_number_named(L, judge_no, full[i], value[i], 0, 1e6, 0,
+                                                   "USD per million tokens", &x[i]);
         if (st) return st;
     }
     out->known = 1;
     out->input_per_mtok = x[0];
     out->output_per_mtok = x[1];
     out->cached_input_per_mtok = x[2];
+    out->batch_discount = x[3];
     return ARB_OK;
 }
 

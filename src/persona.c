@@ -398,11 +398,12 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
 static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
 {
     (void)s;
-    const persona_run *r = ud;
+    persona_run *r = ud;
     stats->invalid = r->invalid;
     size_t n_consensus = r->per_block ? r->n_tasks * (size_t)r->params->reps : 0;
     stats->planned -= n_consensus <= stats->planned ? n_consensus : stats->planned;
     stats->skipped -= r->n_consensus_built <= stats->skipped ? r->n_consensus_built : stats->skipped;
+    r->invalid = r->n_consensus_built = 0; /* a pass's counts: --batch wait passes again */
     return st;
 }
 

@@ -1210,6 +1210,13 @@ static int put_panels_text(arb__buf *b, const arb_persona_stats *ps)
 
 /* Renders every entry as text, then the E counts and what is significant. Returns a string
 ** owned by the caller (arb_free), or NULL when out of memory or ps is NULL. */
+/* See arbiter.h. */
+const char *const arb_persona_no_logprobs_reason =
+    "persona replies are JSON scores (0 to 10 per metric) with no verdict token, and a score's "
+    "distribution cannot be read from one token: tokenizers that split digits (Llama 3, Qwen, "
+    "DeepSeek) write 10 as 1 then 0, so P(\"1\") mixes 1 and 10 and an expected score would be "
+    "biased at the top of the scale by the tokenizer (README \"Logprobs\")";
+
 char *arb_persona_stats_to_text(const arb_persona_stats *ps)
 {
     if (!ps) return NULL;
@@ -1229,7 +1236,8 @@ char *arb_persona_stats_to_text(const arb_persona_stats *ps)
                                100.0 * p->ci_level, p->bootstrap, p->seed)) ||
         arb__buf_printf(&b, "\xcf\x87\xc2\xb2 p-values are Holm-adjusted (p_holm) over all %zu "
                             "tests of this report; significant when p_holm <= %g.\n",
-                        ps->n_tests, p->alpha))
+                        ps->n_tests, p->alpha) ||
+        arb__buf_printf(&b, "No logprob figures: %s\n", arb_persona_no_logprobs_reason))
         goto fail;
     for (size_t k = 0; k < ps->n_entries; k++)
         if (put_entry_text(&b, &ps->entries[k].pub, ci)) goto fail;
@@ -1556,12 +1564,14 @@ char *arb_persona_stats_to_json(const arb_persona_stats *ps)
         }
     static const char *const keys[] = {"arbiter_version", "category", "alpha", "bootstrap",
                                        "n_tests", "n_significant", "entries", "errors",
-                                       "significant", "panels"};
+                                       "significant", "panels", "logprobs"};
     json_t *values[] = {json_string(ARB_VERSION),
                         ps->category ? arb__json_name(ps->category) : json_null(),
                         json_real(p->alpha), boot, json_count(ps->n_tests),
                         json_count(ps->n_significant), entries, json_errors(ps),
-                        json_significant(ps), json_panels(ps)};
+                        json_significant(ps), json_panels(ps),
+                        json_pack("{s:b, s:s}", "available", 0, "reason",
+                                  arb_persona_no_logprobs_reason)};
     if (set_all(root, keys, values, sizeof keys / sizeof keys[0])) {
         json_decref(root);
         return NULL;

@@ -14,10 +14,12 @@
 **   win-rates, ratings, elo-trend, peer-weights   per battle source (§6)
 **   discussions      discussion and debate statistics (§7), a few transcripts in full
 **   worst-cases      the items whose verdicts depended most on the order of the answers
-** The numbers come from the library's own computations (arb_audit_compute,
-** arb_agreement_compute, arb_rank_compute, arb_discussion_stats_compute); this file only
-** chooses, arranges and explains them, and reads through the store (store_report.c) what has
-** no API (run statistics, dialogues with their replies, verdicts per order).
+** The numbers come from the library's own computations (the audit's rows as arb_audit_compute
+** gives them, from judgments read once and grouped per section: arb__audit_input_load and
+** arb__audit_rows; arb__factors_from_audit, arb_agreement_compute, arb_rank_compute,
+** arb_discussion_stats_compute); this file only chooses, arranges and explains them, and reads
+** through the store (store_report.c) what has no API (run statistics, dialogues with their
+** replies, verdicts per order).
 **
 ** Invariants: the report only reads the store; every string it takes from the store is plain
 ** text in the document and escaped by the renderer; the same store, parameters and seed give
@@ -55,8 +57,10 @@ typedef struct report_ctx {
     arb_store *store;
     const arb_report_params *p;
     arb__report_doc *doc;
+    arb__audit_input *judgments; /* the side-by-side judgments, read once for every audit below */
     arb_audit *by_comparison; /* default grouping, no intervals: verdict shares */
     arb_audit *by_judge;      /* one row per judge, bootstrapped: bias and human agreement */
+    arb_audit *by_task;       /* per judge, candidate and task, no intervals: factor analysis */
     battle_source *sources;   /* byte order of their names */
     size_t n_sources;
 } report_ctx;
@@ -544,7 +548,7 @@ static arb_status audit_languages(report_ctx *c, const arb_audit *a, arb__report
 
 /* The headline metrics per judge and language of the items (METHODS §2: the study reports
 ** every metric per language), when the side-by-side items have more than one language:
-** arb_audit_compute with ARB_BY_JUDGE | ARB_BY_LANGUAGE, first without intervals to count the
+** the audit's rows by ARB_BY_JUDGE | ARB_BY_LANGUAGE, first without intervals to count the
 ** languages, then with them. Adds nothing for a single language (the table above says it). */
 static arb_status position_bias_by_language(report_ctx *c)
 {
@@ -558,7 +562,7 @@ static arb_status position_bias_by_language(report_ctx *c)
     ap.by = ARB_BY_JUDGE | ARB_BY_LANGUAGE;
     arb_audit *a = NULL;
     arb__report_names langs = {0}, judges = {0};
-    arb_status st = arb_audit_compute(c->store, &ap, &a);
+    arb_status st = arb__audit_rows(c->store, c->judgments, &ap, &a);
     if (!st) st = audit_languages(c, a, &langs);
     if (st || langs.n < 2) goto done;
     if (c->p->bootstrap) {
@@ -566,7 +570,7 @@ static arb_status position_bias_by_language(report_ctx *c)
         a = NULL;
         ap.bootstrap = c->p->bootstrap;
         ap.seed = c->p->seed;
-        if ((st = arb_audit_compute(c->store, &ap, &a))) goto done;
+        if ((st = arb__audit_rows(c->store, c->judgments, &ap, &a))) goto done;
     }
     size_t n = arb_audit_count(a);
     for (size_t i = 0; i < n; i++)
@@ -1539,14 +1543,14 @@ static arb_status section_worst_cases(report_ctx *c)
 
 /* ---- what drives consistency (METHODS §5 factor analysis) ---------------------------------- */
 
-/* The stepwise regression of one target ("pc" or "pf") as its steps and final coefficients,
-** read from arb_factors_to_json (the factors' only accessor). */
+/* The stepwise regression of one target ("pc" or "pf") over the audit by judge, candidate and
+** task, as its steps and final coefficients, read from arb_factors_to_json (the factors' only
+** accessor). */
 static arb_status factors_tables(report_ctx *c, const char *target, const char *what)
 {
     arb__report_doc *d = c->doc;
-    arb_factors_params fp = {target};
     arb_factors *f = NULL;
-    arb_status st = arb_factors_compute(c->store, &fp, &f);
+    arb_status st = arb__factors_from_audit(c->store, c->by_task, target, &f);
     if (st) return st;
     char *text = arb_factors_to_json(f);
     arb_factors_destroy(f);
@@ -1692,16 +1696,21 @@ arb_report_params arb_report_default_params(void)
     return p;
 }
 
+/* The judgments are read once and grouped for each audit the sections show: the rows are
+** those of arb_audit_compute (arbiter audit) with the same grouping and parameters. */
 static arb_status gather(report_ctx *c)
 {
     arb_audit_params ap = arb_audit_default_params();
     ap.multi_agent = 0; /* the discussions section computes them once */
-    arb_status st = arb_audit_compute(c->store, &ap, &c->by_comparison);
+    arb_status st = arb__audit_input_load(c->store, &ap, &c->judgments);
+    if (!st) st = arb__audit_rows(c->store, c->judgments, &ap, &c->by_comparison);
     if (st) return st;
+    ap.by = ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_TASK; /* as arb_factors_compute */
+    if ((st = arb__audit_rows(c->store, c->judgments, &ap, &c->by_task))) return st;
     ap.by = ARB_BY_JUDGE;
     ap.bootstrap = c->p->bootstrap;
     ap.seed = c->p->seed;
-    if ((st = arb_audit_compute(c->store, &ap, &c->by_judge)) || (st = load_battles(c)))
+    if ((st = arb__audit_rows(c->store, c->judgments, &ap, &c->by_judge)) || (st = load_battles(c)))
         return st;
     arb_status (*const sections[])(report_ctx *) = {
         section_at_a_glance, section_summary,     section_verdicts,  section_position_bias,
@@ -1743,6 +1752,8 @@ arb_status arb_report_write(arb_store *store, const arb_report_params *params,
     arb__report_doc_free(&doc);
     arb_audit_destroy(c.by_comparison);
     arb_audit_destroy(c.by_judge);
+    arb_audit_destroy(c.by_task);
+    arb__audit_input_free(c.judgments);
     for (size_t k = 0; k < c.n_sources; k++) {
         free(c.sources[k].name);
         arb_battles_destroy(c.sources[k].battles);

@@ -38,7 +38,9 @@ typedef struct sbs_run {
     arb_template *tpl;
     const arb_item **items;
     size_t n_items;
-    size_t invalid;
+    size_t invalid;          /* written by the done callback only (writer thread) */
+    arb__recorded *recorded; /* judgments already in the store (a rerun's), or NULL */
+    size_t invalid_recorded; /* those of them without a valid verdict (main thread) */
 } sbs_run;
 
 /* Node layout: (((item * reps) + rep) * n_judges + judge) * 2 + order: the judges of one
@@ -71,6 +73,26 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, r->params->options,
                                        arb_template_json_field(r->tpl)};
     return 0;
+}
+
+/* On the main thread: whether node's judgment is already stored from this exact request
+** (arb__exec_recorded_fn), counting the recorded ones without a valid verdict. */
+static int is_recorded(void *ud, size_t node, const char *call_key)
+{
+    sbs_run *r = ud;
+    size_t item_index, judge;
+    int rep, order, invalid;
+    node_coords(r, node, &item_index, &rep, &judge, &order);
+    arb__recorded_pairwise row = {.judge_name = r->judges[judge].name,
+                                  .candidate = r->params->candidate,
+                                  .baseline = r->params->baseline,
+                                  .item_id = r->items[item_index]->id,
+                                  .rep = rep,
+                                  .order = order,
+                                  .call_key = call_key};
+    if (!arb__recorded_has_pairwise(r->recorded, &row, &invalid)) return 0;
+    r->invalid_recorded += (size_t)invalid;
+    return 1;
 }
 
 /* Runs on the executor's writer thread: it only reads the run's fixed data, writes through s
@@ -262,7 +284,10 @@ static arb_status validate(sbs_run *r)
 static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
 {
     (void)s;
-    stats->invalid = ((const sbs_run *)ud)->invalid;
+    sbs_run *r = ud;
+    stats->invalid = r->invalid + r->invalid_recorded;
+    r->invalid = r->invalid_recorded = 0; /* a pass's count: --batch wait passes over the plan
+                                            again */
     return st;
 }
 
@@ -341,13 +366,17 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
             if ((st = arb__store_put_judge(store, &r.judges[j]))) goto done;
         pjson = params_json(&r);
     }
+    if ((st = arb__recorded_load_pairwise(store, "sbs", arb_template_name(r.tpl), params->options,
+                                          &r.recorded)))
+        goto done;
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                           .progress = params->progress};
+                           .progress = params->progress, .recorded = is_recorded};
     st = arb__exec_protocol(store, "sbs", pjson, &ep,
                             r.n_items * (size_t)params->reps * r.n_judges * 2, NULL, build_call,
                             call_done, count_invalid, &r, stats);
 done:
     arb_template_destroy(r.tpl);
+    arb__recorded_destroy(r.recorded);
     free(r.judges);
     free(r.items);
     free(pjson);

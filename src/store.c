@@ -14,7 +14,8 @@
 **   - The schema version is PRAGMA user_version and the file is tagged with PRAGMA
 **     application_id, so a database from a newer arbiter, or a SQLite file that is not an
 **     arbiter store, is refused before anything in it is written.
-**   - The statements of the hot paths are prepared once at open and reused.
+**   - The statements of the hot paths are prepared once (at open; the grouped inserts of
+**     judgments on first use) and reused.
 **   - A call is sent by one process at a time: before sending, a process claims it in a
 **     BEGIN IMMEDIATE transaction (table call_leases), and the lease ends in the transaction
 **     that stores the call. A lease of a process that is gone (same host, pid not alive) or
@@ -579,6 +580,7 @@ enum {
     ST_PUT_ITEM,
     ST_PUT_ANSWER,
     ST_PUT_JUDGE,
+    ST_PUT_NEW_CALL,
     ST_PUT_CALL,
     ST_FIND_CALL,
     ST_PUT_PAIRWISE,
@@ -596,6 +598,26 @@ enum {
     ST_COMPACT_CALL,
     ST__COUNT
 };
+
+#define CALL_INSERT                                                                        \
+    "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"  \
+    " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"                  \
+    " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint, prompt_chars)"\
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18," \
+    " ?19, ?20, ?21)"
+
+/* A pairwise judgment: PAIRWISE_INSERT, one or more groups of PAIRWISE_COLUMNS parameters, then
+** PAIRWISE_UPSERT (a rerun updates the row; arbiter's own judgment takes the row over from an
+** import, issue 15: it is no longer the source's, so a re-import neither deletes nor counts it). */
+#define PAIRWISE_COLUMNS 12
+#define PAIRWISE_INSERT                                                                        \
+    "INSERT INTO pairwise(protocol, judge_name, item_id, candidate, baseline, template_name,"  \
+    " options, ord, rep, position_verdict, model_verdict, call_id) VALUES "
+#define PAIRWISE_UPSERT                                                                        \
+    " ON CONFLICT(protocol, judge_name, candidate, baseline, template_name, options,"          \
+    " item_id, rep, ord) DO UPDATE SET position_verdict = excluded.position_verdict,"          \
+    " model_verdict = excluded.model_verdict, call_id = excluded.call_id,"                     \
+    " judged_at = excluded.judged_at, source = NULL, strength = NULL, extra = '{}'"
 
 static const char *const stmt_sql[ST__COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -627,14 +649,14 @@ static const char *const stmt_sql[ST__COUNT] = {
         " updated_at = " NOW
         " WHERE judges.base_url IS NOT excluded.base_url OR judges.model IS NOT excluded.model"
         " OR judges.sampling IS NOT excluded.sampling OR judges.price IS NOT excluded.price",
+    /* A call whose key is new, the common case: inserted without RETURNING (which makes SQLite
+    ** fill a temporary table on every execution), its id from sqlite3_last_insert_rowid. When
+    ** the key is there already nothing happens and ST_PUT_CALL decides. */
+    [ST_PUT_NEW_CALL] = CALL_INSERT " ON CONFLICT(key) DO NOTHING",
     /* Returns a row only when it inserted or replaced a failed call; otherwise ST_FIND_CALL
     ** finds the successful call that stays. */
     [ST_PUT_CALL] =
-        "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"
-        " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"
-        " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint, prompt_chars)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-        " ?19, ?20, ?21)"
+        CALL_INSERT
         " ON CONFLICT(key) DO UPDATE SET judge_name = excluded.judge_name,"
         " model = excluded.model, request = excluded.request, rep = excluded.rep,"
         " ok = excluded.ok, content = excluded.content, raw_reply = excluded.raw_reply,"
@@ -650,17 +672,8 @@ static const char *const stmt_sql[ST__COUNT] = {
         " RETURNING id",
     [ST_FIND_CALL] = "SELECT id, content, prompt_tokens, completion_tokens, cost_usd FROM calls"
                      " WHERE key = ?1 AND ok = 1",
-    [ST_PUT_PAIRWISE] =
-        "INSERT INTO pairwise(protocol, judge_name, item_id, candidate, baseline, template_name,"
-        " options, ord, rep, position_verdict, model_verdict, call_id)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-        " ON CONFLICT(protocol, judge_name, candidate, baseline, template_name, options,"
-        " item_id, rep, ord) DO UPDATE SET position_verdict = excluded.position_verdict,"
-        " model_verdict = excluded.model_verdict, call_id = excluded.call_id,"
-        " judged_at = excluded.judged_at,"
-        /* arbiter's own judgment takes the row over from an import (issue 15): it is no
-        ** longer the source's, so a re-import neither deletes nor counts it */
-        " source = NULL, strength = NULL, extra = '{}'",
+    [ST_PUT_PAIRWISE] = PAIRWISE_INSERT "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                        PAIRWISE_UPSERT,
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
@@ -697,6 +710,26 @@ typedef struct pending_call {
     char *key, *model, *request;
 } pending_call;
 
+/* Judgments put inside a transaction are inserted PAIRWISE_GROUP rows per statement. The
+** CHECK constraints of pairwise with three or more values (options IN (2, 3, 4), the verdict
+** letters) make SQLite 3.40 build a temporary b-tree for each of them on every execution of a
+** statement, which costs more than the row itself (about 140,000 of the 150,000 instructions
+** of a one-row insert, callgrind, 2026-11-27); a statement of many rows builds them once and
+** only empties them between rows. The rows wait here, copied, until the group is full or the
+** transaction commits (arb__store_commit), and are dropped with a rollback. A partial group
+** goes in by statements of a quarter and a sixteenth of a group, the last few rows one by
+** one. */
+#define PAIRWISE_GROUP 64
+#define PAIRWISE_SIZES 3 /* statements of 64, 16 and 4 rows */
+#define PAIRWISE_TEXTS 6 /* protocol, judge_name, item_id, candidate, baseline, template_name */
+
+typedef struct pending_pairwise {
+    size_t text[PAIRWISE_TEXTS]; /* offsets into arb_store.pending_text; SIZE_MAX: NULL */
+    int options, order, rep;
+    char position_verdict, model_verdict;
+    long long call_id;
+} pending_pairwise;
+
 struct arb_store {
     sqlite3 *db;
     char *path;
@@ -704,7 +737,13 @@ struct arb_store {
     sqlite3_stmt *stmt[ST__COUNT];
     arb__reqz *reqz;       /* compact requests (store_requests.c) */
     long long compacted;   /* requests migration 11 rewrote in this open */
-    pending_call pending;
+    pending_call call_pending; /* see pending_call */
+    int in_tx;             /* between arb__store_begin and its commit or rollback */
+    sqlite3_stmt *put_pairwise_group[PAIRWISE_SIZES]; /* PAIRWISE_GROUP >> 2k rows, prepared
+                                                        ** on first use */
+    pending_pairwise pending[PAIRWISE_GROUP];
+    size_t n_pending;
+    arb__buf pending_text;
     char errmsg[1024];
 };
 
@@ -753,29 +792,43 @@ arb_status arb__store_step_done(arb_store *s, sqlite3_stmt *st, const char *what
 ** (up to the busy timeout) and not in the middle of the transaction. */
 arb_status arb__store_begin(arb_store *s)
 {
-    return arb__store_step_done(s, s->stmt[ST_BEGIN], "cannot begin a transaction");
+    arb_status st = arb__store_step_done(s, s->stmt[ST_BEGIN], "cannot begin a transaction");
+    s->n_pending = 0; /* rows of a transaction that is gone are not this one's */
+    arb__buf_reset(&s->pending_text);
+    s->in_tx = !st;
+    return st;
 }
 
 static arb_status flush_pending(arb_store *s);
 static void drop_pending(arb_store *s);
 static int refuse_commit_with_pending(void *ud);
 static void forget_pending_on_rollback(void *ud);
+static arb_status flush_pairwise(arb_store *s);
 
-/* Commits, after compacting the request of the call stored last. On failure the transaction
-** stays open: the caller rolls it back. */
+/* Commits, after compacting the request of the call stored last and inserting the judgments
+** still waiting in their group (see PAIRWISE_GROUP). On failure the transaction stays open:
+** the caller rolls it back. */
 arb_status arb__store_commit(arb_store *s)
 {
     arb_status st = flush_pending(s);
-    return st ? st : arb__store_step_done(s, s->stmt[ST_COMMIT], "cannot commit");
+    if (!st) st = flush_pairwise(s);
+    if (st) return st;
+    st = arb__store_step_done(s, s->stmt[ST_COMMIT], "cannot commit");
+    if (!st) s->in_tx = 0;
+    return st;
 }
 
 /* Rolls back the open transaction, if any (SQLite may already have rolled it back after an
-** error such as a full disk). Keeps the error message that led here. */
+** error such as a full disk), with the judgments waiting in their group. Keeps the error
+** message that led here. */
 void arb__store_rollback(arb_store *s)
 {
     if (!s) return;
     drop_pending(s);
     arb__reqz_forget(s->reqz); /* skeletons written in the transaction are gone */
+    s->in_tx = 0;
+    s->n_pending = 0;
+    arb__buf_reset(&s->pending_text);
     if (sqlite3_get_autocommit(s->db)) return;
     sqlite3_step(s->stmt[ST_ROLLBACK]);
     sqlite3_reset(s->stmt[ST_ROLLBACK]);
@@ -973,6 +1026,7 @@ arb_status arb_store_open(const char *path, arb_store **out)
     arb_store *s = calloc(1, sizeof *s);
     if (!s) return ARB_NOMEM;
     *out = s;
+    arb__buf_init(&s->pending_text, 0);
     if (!path || !*path) return arb__store_fail(s, ARB_INVALID, "no database path given");
     if (!(s->path = arb__strdup(path))) return arb__store_fail(s, ARB_NOMEM, "out of memory");
 
@@ -1147,8 +1201,10 @@ void arb_store_close(arb_store *store)
         arb__store_rollback(store);
         for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(store->stmt[i]);
         arb__reqz_destroy(store->reqz);
+        for (int i = 0; i < PAIRWISE_SIZES; i++) sqlite3_finalize(store->put_pairwise_group[i]);
         sqlite3_close(store->db);
     }
+    arb__buf_free(&store->pending_text);
     free(store->path);
     free(store);
 }
@@ -1378,7 +1434,7 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge)
 
 static void drop_pending(arb_store *s)
 {
-    pending_call *p = &s->pending;
+    pending_call *p = &s->call_pending;
     free(p->key);
     free(p->model);
     free(p->request);
@@ -1389,7 +1445,7 @@ static void drop_pending(arb_store *s)
 ** it. A request better kept as TEXT stays as it is. */
 static arb_status compact_pending(arb_store *s, const arb__request_ref *refs, size_t n_refs)
 {
-    pending_call *p = &s->pending;
+    pending_call *p = &s->call_pending;
     if (!p->id) return ARB_OK;
     unsigned char *blob = NULL;
     size_t len = 0;
@@ -1421,7 +1477,7 @@ static arb_status flush_pending(arb_store *s) { return compact_pending(s, NULL, 
 static int refuse_commit_with_pending(void *ud)
 {
     const arb_store *s = ud;
-    return s->pending.id != 0;
+    return s->call_pending.id != 0;
 }
 
 /* The rollback hook: whatever rolled the transaction back, its pending call is gone. */
@@ -1437,7 +1493,7 @@ static arb_status set_pending(arb_store *s, long long id, const arb__call_record
 {
     arb_status st = flush_pending(s);
     if (st || !rec->request_json) return st;
-    pending_call *p = &s->pending;
+    pending_call *p = &s->call_pending;
     p->key = arb__strdup(rec->key);
     p->model = arb__strdup(rec->model ? rec->model : "");
     p->request = arb__strdup(rec->request_json);
@@ -1456,22 +1512,14 @@ arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long l
     return arb__store_settle_call(s, rec, call_id, NULL, NULL);
 }
 
-/* See internal.h. kept and stored_content may be NULL. */
-arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, long long *call_id,
-                                  int *kept, char **stored_content)
+/* Binds rec to the parameters of CALL_INSERT: the request itself, or (deferred) an empty
+** placeholder, and its prompt length (-1: NULL). */
+static void bind_call(sqlite3_stmt *q, const arb__call_record *rec, int deferred,
+                      long long prompt_chars)
 {
-    if (kept) *kept = 0;
-    if (stored_content) *stored_content = NULL;
-    if (!rec || !rec->key)
-        return arb__store_fail(s, ARB_INVALID, "put_call: the call has no key");
-    sqlite3_stmt *q = s->stmt[ST_PUT_CALL];
     arb__store_bind_text(q, 1, rec->key);
     arb__store_bind_text(q, 2, rec->judge_name);
     arb__store_bind_text(q, 3, rec->model);
-    /* Inside a transaction the row gets an empty placeholder and the request waits in
-    ** s->pending until it is written compact (before the commit at the latest): writing it
-    ** whole, then compact, would leave the pages of calls mostly empty. */
-    int deferred = rec->request_json && !sqlite3_get_autocommit(s->db);
     if (deferred) sqlite3_bind_zeroblob(q, 4, 0);
     else arb__store_bind_text(q, 4, rec->request_json);
     sqlite3_bind_int(q, 5, rec->rep);
@@ -1497,16 +1545,44 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     arb__store_bind_text(q, 18, rec->reasoning);
     arb__store_bind_text(q, 19, rec->logprobs);
     arb__store_bind_text(q, 20, rec->endpoint);
-    long long prompt_chars = -1;
-    if (arb__reqz_prompt_chars(s->reqz, rec->request_json, &prompt_chars)) {
-        sqlite3_reset(q);
-        return arb__store_fail(s, ARB_DB, "cannot store call %s: %s", rec->key,
-                               arb__reqz_errmsg(s->reqz));
-    }
     if (prompt_chars >= 0) sqlite3_bind_int64(q, 21, prompt_chars);
     else sqlite3_bind_null(q, 21);
+}
 
+/* See internal.h. kept and stored_content may be NULL. */
+arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, long long *call_id,
+                                  int *kept, char **stored_content)
+{
+    if (kept) *kept = 0;
+    if (stored_content) *stored_content = NULL;
+    if (!rec || !rec->key)
+        return arb__store_fail(s, ARB_INVALID, "put_call: the call has no key");
+    /* A new key, the common case, is inserted by ST_PUT_NEW_CALL; a key already there (a
+    ** failed call retried, or a successful one that stays) goes to ST_PUT_CALL as before. */
+    long long prompt_chars = -1;
+    if (arb__reqz_prompt_chars(s->reqz, rec->request_json, &prompt_chars))
+        return arb__store_fail(s, ARB_DB, "cannot store call %s: %s", rec->key,
+                               arb__reqz_errmsg(s->reqz));
+    /* Inside a transaction the row gets an empty placeholder and the request waits in
+    ** s->call_pending until it is written compact (before the commit at the latest): writing
+    ** it whole, then compact, would leave the pages of calls mostly empty. */
+    int deferred = rec->request_json && !sqlite3_get_autocommit(s->db);
+    sqlite3_stmt *q = s->stmt[ST_PUT_NEW_CALL];
+    bind_call(q, rec, deferred, prompt_chars);
     int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        arb__store_fail(s, ARB_DB, "cannot store call %s: %s", rec->key, sqlite3_errmsg(s->db));
+        return ARB_DB;
+    }
+    if (sqlite3_changes(s->db) == 1) {
+        long long id = sqlite3_last_insert_rowid(s->db);
+        if (call_id) *call_id = id;
+        return deferred ? set_pending(s, id, rec) : ARB_OK;
+    }
+    q = s->stmt[ST_PUT_CALL];
+    bind_call(q, rec, deferred, prompt_chars);
+    rc = sqlite3_step(q);
     long long id = 0;
     int have_id = 0;
     if (rc == SQLITE_ROW) {
@@ -1578,6 +1654,127 @@ arb_status arb__store_find_call_spend(arb_store *s, const char *key, int *found,
     return st;
 }
 
+/* Binds row to the PAIRWISE_COLUMNS parameters after first (0 for the first row). pv and mv
+** hold the verdicts as strings and must outlive the statement's step. */
+static void bind_pairwise(sqlite3_stmt *q, int first, const arb__pairwise_row *row,
+                          const char pv[2], const char mv[2])
+{
+    arb__store_bind_text(q, first + 1, row->protocol);
+    arb__store_bind_text(q, first + 2, row->judge_name);
+    arb__store_bind_text(q, first + 3, row->item_id);
+    arb__store_bind_text(q, first + 4, row->candidate);
+    arb__store_bind_text(q, first + 5, row->baseline);
+    arb__store_bind_text(q, first + 6, row->template_name);
+    sqlite3_bind_int(q, first + 7, row->options);
+    sqlite3_bind_int(q, first + 8, row->order);
+    sqlite3_bind_int(q, first + 9, row->rep);
+    arb__store_bind_text(q, first + 10, pv);
+    arb__store_bind_text(q, first + 11, mv);
+    if (row->call_id > 0) sqlite3_bind_int64(q, first + 12, row->call_id);
+    else sqlite3_bind_null(q, first + 12);
+}
+
+/* Inserts (or updates) one judgment at once; the message of a refusal names the row. */
+static arb_status put_pairwise_now(arb_store *s, const arb__pairwise_row *row)
+{
+    char pv[2] = {row->position_verdict, 0}, mv[2] = {row->model_verdict, 0};
+    sqlite3_stmt *q = s->stmt[ST_PUT_PAIRWISE];
+    bind_pairwise(q, 0, row, pv, mv);
+    int rc = sqlite3_step(q);
+    arb_status st = ARB_OK;
+    if (rc != SQLITE_DONE)
+        st = arb__store_fail(s, ARB_DB, "cannot store the judgment of item \"%s\" (%s vs %s, "
+                             "order %d, rep %d): %s", row->item_id ? row->item_id : "",
+                             row->candidate ? row->candidate : "",
+                             row->baseline ? row->baseline : "", row->order, row->rep,
+                             sqlite3_errmsg(s->db));
+    sqlite3_reset(q);
+    return st;
+}
+
+/* The waiting judgment i as a row (strings borrowed from s->pending_text). */
+static arb__pairwise_row pending_row(const arb_store *s, size_t i)
+{
+    const pending_pairwise *p = &s->pending[i];
+    const char *t[PAIRWISE_TEXTS];
+    for (int k = 0; k < PAIRWISE_TEXTS; k++)
+        t[k] = p->text[k] == SIZE_MAX ? NULL : s->pending_text.data + p->text[k];
+    return (arb__pairwise_row){.protocol = t[0], .judge_name = t[1], .item_id = t[2],
+                               .candidate = t[3], .baseline = t[4], .template_name = t[5],
+                               .options = p->options, .order = p->order, .rep = p->rep,
+                               .position_verdict = p->position_verdict,
+                               .model_verdict = p->model_verdict, .call_id = p->call_id};
+}
+
+/* The statement that inserts PAIRWISE_GROUP >> 2 * size_index rows, prepared on first use;
+** NULL when it cannot be prepared (the rows then go in one by one). */
+static sqlite3_stmt *pairwise_group_stmt(arb_store *s, int size_index)
+{
+    sqlite3_stmt **q = &s->put_pairwise_group[size_index];
+    if (*q) return *q;
+    int rows = PAIRWISE_GROUP >> 2 * size_index;
+    arb__buf sql;
+    arb__buf_init(&sql, 0);
+    int bad = arb__buf_puts(&sql, PAIRWISE_INSERT);
+    for (int r = 0; r < rows; r++) {
+        bad |= arb__buf_puts(&sql, r ? ", (" : "(");
+        for (int c = 1; c <= PAIRWISE_COLUMNS; c++)
+            bad |= arb__buf_printf(&sql, c > 1 ? ", ?%d" : "?%d", r * PAIRWISE_COLUMNS + c);
+        bad |= arb__buf_puts(&sql, ")");
+    }
+    bad |= arb__buf_puts(&sql, PAIRWISE_UPSERT);
+    if (bad || sqlite3_prepare_v3(s->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT, q, NULL) !=
+                   SQLITE_OK) {
+        sqlite3_finalize(*q);
+        *q = NULL;
+    }
+    arb__buf_free(&sql);
+    return *q;
+}
+
+/* Inserts the judgments waiting in their group (see PAIRWISE_GROUP), in the order they were
+** put. When a statement of several rows is refused it has changed nothing, and from there the
+** rows go in one by one, so the message names the row that fails and the rows before it are
+** written as they would have been. */
+static arb_status flush_pairwise(arb_store *s)
+{
+    size_t n = s->n_pending, i = 0;
+    arb_status st = ARB_OK;
+    int one_by_one = 0;
+    while (!one_by_one && !st && n - i >= PAIRWISE_GROUP >> 2 * (PAIRWISE_SIZES - 1)) {
+        int k = 0;
+        while ((size_t)(PAIRWISE_GROUP >> 2 * k) > n - i) k++;
+        size_t rows = (size_t)(PAIRWISE_GROUP >> 2 * k);
+        sqlite3_stmt *q = pairwise_group_stmt(s, k);
+        if (!q) {
+            one_by_one = 1;
+            break;
+        }
+        char verdicts[PAIRWISE_GROUP][2][2];
+        for (size_t r = 0; r < rows; r++) {
+            arb__pairwise_row row = pending_row(s, i + r);
+            verdicts[r][0][0] = row.position_verdict;
+            verdicts[r][1][0] = row.model_verdict;
+            verdicts[r][0][1] = verdicts[r][1][1] = '\0';
+            bind_pairwise(q, (int)r * PAIRWISE_COLUMNS, &row, verdicts[r][0], verdicts[r][1]);
+        }
+        int rc = sqlite3_step(q);
+        sqlite3_reset(q);
+        if (rc == SQLITE_DONE) i += rows;
+        else if (sqlite3_get_autocommit(s->db)) /* the refusal ended the transaction (a full
+                                                ** disk): there is nothing to retry in */
+            st = arb__store_fail(s, ARB_DB, "cannot store judgments: %s", sqlite3_errmsg(s->db));
+        else one_by_one = 1;
+    }
+    for (; !st && i < n; i++) {
+        arb__pairwise_row row = pending_row(s, i);
+        st = put_pairwise_now(s, &row);
+    }
+    s->n_pending = 0;
+    arb__buf_reset(&s->pending_text);
+    return st;
+}
+
 /* Stores (or, on the same unique key, updates) one pairwise judgment. */
 arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
 {
@@ -1590,33 +1787,10 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
         return arb__store_fail(s, ARB_INVALID,
                                "put_pairwise: model verdict must be one of a b c d e, "
                                "got code %d", row->model_verdict);
-    char pv[2] = {row->position_verdict, 0}, mv[2] = {row->model_verdict, 0};
-    sqlite3_stmt *q = s->stmt[ST_PUT_PAIRWISE];
-    arb__store_bind_text(q, 1, row->protocol);
-    arb__store_bind_text(q, 2, row->judge_name);
-    arb__store_bind_text(q, 3, row->item_id);
-    arb__store_bind_text(q, 4, row->candidate);
-    arb__store_bind_text(q, 5, row->baseline);
-    arb__store_bind_text(q, 6, row->template_name);
-    sqlite3_bind_int(q, 7, row->options);
-    sqlite3_bind_int(q, 8, row->order);
-    sqlite3_bind_int(q, 9, row->rep);
-    arb__store_bind_text(q, 10, pv);
-    arb__store_bind_text(q, 11, mv);
-    if (row->call_id > 0) sqlite3_bind_int64(q, 12, row->call_id);
-    else sqlite3_bind_null(q, 12);
-    int rc = sqlite3_step(q);
-    arb_status st = ARB_OK;
-    if (rc != SQLITE_DONE)
-        st = arb__store_fail(s, ARB_DB, "cannot store the judgment of item \"%s\" (%s vs %s, "
-                             "order %d, rep %d): %s", row->item_id ? row->item_id : "",
-                             row->candidate ? row->candidate : "",
-                             row->baseline ? row->baseline : "", row->order, row->rep,
-                             sqlite3_errmsg(s->db));
-    sqlite3_reset(q);
     /* The call stored just before holds this item's question and both answers: its request
-    ** is compacted against them. */
-    if (!st && s->pending.id && s->pending.id == row->call_id && row->item_id &&
+    ** is compacted against them (its row exists; the judgment may wait in its group). */
+    arb_status st = ARB_OK;
+    if (!st && s->call_pending.id && s->call_pending.id == row->call_id && row->item_id &&
         row->candidate && row->baseline) {
         int texts = row->question && row->candidate_answer && row->baseline_answer;
         arb__request_ref refs[3] = {
@@ -1627,7 +1801,25 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
              texts ? (row->order ? row->candidate_answer : row->baseline_answer) : NULL}};
         st = compact_pending(s, refs, 3);
     }
-    return st;
+    if (st) return st;
+    if (!s->in_tx || sqlite3_get_autocommit(s->db)) return put_pairwise_now(s, row);
+    pending_pairwise *p = &s->pending[s->n_pending];
+    const char *texts[PAIRWISE_TEXTS] = {row->protocol, row->judge_name, row->item_id,
+                                         row->candidate, row->baseline, row->template_name};
+    for (int i = 0; i < PAIRWISE_TEXTS; i++) {
+        p->text[i] = SIZE_MAX;
+        if (!texts[i]) continue;
+        p->text[i] = s->pending_text.len;
+        if (arb__buf_append(&s->pending_text, texts[i], strlen(texts[i]) + 1))
+            return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    }
+    p->options = row->options;
+    p->order = row->order;
+    p->rep = row->rep;
+    p->position_verdict = row->position_verdict;
+    p->model_verdict = row->model_verdict;
+    p->call_id = row->call_id;
+    return ++s->n_pending == PAIRWISE_GROUP ? flush_pairwise(s) : ARB_OK;
 }
 
 /* See internal.h. */
@@ -1943,6 +2135,27 @@ arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stat
                   arb__json_set(o, "not_sent", json_integer((json_int_t)stats->not_sent)) ||
                   (stats->reasoning_tokens > 0 &&
                    arb__json_set(o, "reasoning_tokens", json_integer(stats->reasoning_tokens))))) {
+            json_decref(o);
+            o = NULL;
+        }
+        /* Each judge's endpoints: requests (attempts, retries included), 429s, failures and
+        ** cool-downs, as the transport counted them. */
+        json_t *eps = o && stats->n_endpoints ? json_array() : NULL;
+        for (size_t i = 0; eps && i < stats->n_endpoints; i++) {
+            const arb_endpoint_spend *e = &stats->endpoints[i];
+            json_t *x = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "judge", e->judge,
+                                  "url", e->url, "requests", (json_int_t)e->requests,
+                                  "ok", (json_int_t)e->ok, "throttled_429",
+                                  (json_int_t)e->throttled, "failed", (json_int_t)e->failed,
+                                  "cooldowns", (json_int_t)e->cooldowns);
+            if (!x || json_array_append_new(eps, x)) {
+                json_decref(eps);
+                eps = NULL;
+                json_decref(o);
+                o = NULL;
+            }
+        }
+        if (eps && arb__json_set(o, "endpoints", eps)) {
             json_decref(o);
             o = NULL;
         }

@@ -126,6 +126,8 @@ static int price_row(sqlite3_stmt *q, void *ud)
         r->out->input_per_mtok = json_number_value(in);
         r->out->output_per_mtok = json_number_value(out);
         r->out->cached_input_per_mtok = json_is_number(cached) ? json_number_value(cached) : NAN;
+        json_t *discount = json_object_get(o, "batch_discount");
+        r->out->batch_discount = json_is_number(discount) ? json_number_value(discount) : 0;
     } else {
         r->bad = 1;
     }

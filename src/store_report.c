@@ -300,24 +300,29 @@ arb_status arb__store_each_order_dependent_item(arb_store *s, size_t limit,
 {
     sqlite3_stmt *q = NULL;
     arb_status st = prepare(s,
+        /* the texts are joined to the few groups shown, not to every group ranked */
         FLIPS_CTE
-        " SELECT p.item_id, p.candidate, p.baseline,"
+        ", top AS (SELECT p.item_id, p.candidate, p.baseline,"
         "  count(DISTINCT CASE WHEN p.flip THEN p.protocol || char(31) || p.judge_name END) AS jf,"
-        "  count(DISTINCT p.protocol || char(31) || p.judge_name), sum(p.flip), count(*),"
-        "  i.question, ac.answer, ab.answer"
+        "  count(DISTINCT p.protocol || char(31) || p.judge_name) AS judges,"
+        "  sum(p.flip) AS flips, i.seq AS seq"
         " FROM pairs p JOIN items i ON i.id = p.item_id"
-        " LEFT JOIN answers ac ON ac.item_id = p.item_id AND ac.model = p.candidate"
-        " LEFT JOIN answers ab ON ab.item_id = p.item_id AND ab.model = p.baseline"
         " GROUP BY p.item_id, p.candidate, p.baseline HAVING jf > 0"
-        " ORDER BY jf DESC, sum(p.flip) DESC, i.seq, p.item_id, p.candidate, p.baseline"
-        " LIMIT ?1", "the order-dependent items", &q);
+        " ORDER BY jf DESC, flips DESC, i.seq, p.item_id, p.candidate, p.baseline LIMIT ?1)"
+        " SELECT t.item_id, t.candidate, t.baseline, t.jf, t.judges, i.question, ac.answer,"
+        "  ab.answer"
+        " FROM top t JOIN items i ON i.id = t.item_id"
+        " LEFT JOIN answers ac ON ac.item_id = t.item_id AND ac.model = t.candidate"
+        " LEFT JOIN answers ab ON ab.item_id = t.item_id AND ab.model = t.baseline"
+        " ORDER BY t.jf DESC, t.flips DESC, t.seq, t.item_id, t.candidate, t.baseline",
+        "the order-dependent items", &q);
     if (st) return st;
     sqlite3_bind_int64(q, 1, limit_of(limit));
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         arb__order_dependent_item it = {text(q, 0), text(q, 1), text(q, 2),
                                         sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4),
-                                        text(q, 7), text(q, 8), text(q, 9)};
+                                        text(q, 5), text(q, 6), text(q, 7)};
         if (fn(ud, &it)) {
             rc = SQLITE_DONE;
             break;

@@ -64,6 +64,8 @@ typedef struct tour_run {
     size_t n_cmps, cap_cmps;
     size_t n_items;       /* items with at least one comparison */
     size_t invalid;       /* written by the done callback only */
+    arb__recorded *recorded; /* judgments already in the store (a rerun's), or NULL */
+    size_t invalid_recorded; /* those of them without a valid verdict (main thread) */
     size_t *judge_index;  /* the reviewers: their indices in the judges file (owned) */
     size_t n_judges;
 } tour_run;
@@ -129,6 +131,26 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, TOURNAMENT_OPTIONS,
                                        arb_template_json_field(r->tpl)};
     return 0;
+}
+
+/* On the main thread: whether node's judgment is already stored from this exact request
+** (arb__exec_recorded_fn), counting the recorded ones without a valid verdict. */
+static int is_recorded(void *ud, size_t node, const char *call_key)
+{
+    tour_run *r = ud;
+    const tour_cmp *c;
+    int rep, order, invalid;
+    node_coords(r, node, &c, &rep, &order);
+    arb__recorded_pairwise row = {.judge_name = judge_at(r, c->judge)->name,
+                                  .candidate = r->models[r->pairs[c->pair][0]],
+                                  .baseline = r->models[r->pairs[c->pair][1]],
+                                  .item_id = arb_dataset_item(r->ds, c->item)->id,
+                                  .rep = rep,
+                                  .order = order,
+                                  .call_key = call_key};
+    if (!arb__recorded_has_pairwise(r->recorded, &row, &invalid)) return 0;
+    r->invalid_recorded += (size_t)invalid;
+    return 1;
 }
 
 /* Runs on the executor's writer thread: reads the run's fixed data, writes through s, counts
@@ -514,8 +536,10 @@ static arb_status store_battles(arb_store *s)
 ** interrupted (what was judged is stored: keep the battles in step with it). */
 static arb_status finish_run(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
 {
-    const tour_run *r = ud;
-    stats->invalid = r->invalid;
+    tour_run *r = ud;
+    stats->invalid = r->invalid + r->invalid_recorded;
+    r->invalid = r->invalid_recorded = 0; /* a pass's count: --batch wait passes over the plan
+                                            again */
     if (!r->params->dry_run && (st == ARB_OK || st == ARB_INTERRUPTED || st == ARB_BUDGET)) {
         arb_status bst = store_battles(s);
         if (bst) st = bst;
@@ -554,12 +578,16 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
         if ((st = arb__store_put_dataset(store, ds))) goto done;
         pjson = params_json(&r);
     }
+    if ((st = arb__recorded_load_pairwise(store, "tournament", arb_template_name(r.tpl),
+                                          TOURNAMENT_OPTIONS, &r.recorded)))
+        goto done;
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                           .progress = params->progress};
+                           .progress = params->progress, .recorded = is_recorded};
     st = arb__exec_protocol(store, "tournament", pjson, &ep, r.n_cmps * (size_t)params->reps * 2,
                             NULL, build_call, call_done, finish_run, &r, stats);
 done:
     arb_template_destroy(r.tpl);
+    arb__recorded_destroy(r.recorded);
     free(r.judge_index);
     free(r.models);
     free(r.pairs);

@@ -361,7 +361,9 @@ json_t *arb__json_price(const arb_price *price)
     if (!o || arb__json_set(o, "input_per_mtok", json_real(price->input_per_mtok)) ||
         arb__json_set(o, "output_per_mtok", json_real(price->output_per_mtok)) ||
         (!isnan(price->cached_input_per_mtok) &&
-         arb__json_set(o, "cached_input_per_mtok", json_real(price->cached_input_per_mtok)))) {
+         arb__json_set(o, "cached_input_per_mtok", json_real(price->cached_input_per_mtok))) ||
+        (price->batch_discount > 0 &&
+         arb__json_set(o, "batch_discount", json_real(price->batch_discount)))) {
         json_decref(o);
         return NULL;
     }

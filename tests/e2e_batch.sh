@@ -96,6 +96,19 @@ sbs --db "$T/b.db" --batch export --out "$T/req3.jsonl" 2>"$T/err"
 check "the last round queues nothing and writes an empty file" "grep -q 'nothing to queue' '$T/err' && [ ! -s '$T/req3.jsonl' ]"
 check "batch judgments are identical to a normal run's" "[ \$(judgments '$T/b.db' | grep -c .) = $n_calls ] && cmp -s <(judgments '$T/a.db') <(judgments '$T/b.db')"
 
+# ---- the batch price: a judge's batch_discount applies to the replies batch ingest stores ----
+sbs --db "$T/bp.db" --price-batch-discount 0.5 --batch export --out "$T/bp.jsonl" 2>/dev/null
+"$PY" "$ENGINE" "$URL" "$T/bp.jsonl" "$T/bp-res.jsonl"
+"$ARB" batch ingest --db "$T/bp.db" "$T/bp-res.jsonl" 2>/dev/null
+check "batch ingest costs the replies at the batch price (half the HTTP run's cost, same tokens)" "$PY - '$T/a.db' '$T/bp.db' <<'PY'
+import sqlite3, sys
+def spend(db):
+    return sqlite3.connect(db).execute('select count(*), sum(prompt_tokens), sum(completion_tokens), sum(cost_usd) from calls where ok = 1').fetchone()
+a, b = spend(sys.argv[1]), spend(sys.argv[2])
+assert a[:3] == b[:3] and a[0] > 0, (a, b)
+assert abs(b[3] - a[3] / 2) < 1e-12, (a, b)
+PY"
+
 # ---- splitting -----------------------------------------------------------------------------------
 "$ARB" batch export --db "$T/u.db" --out "$T/none.jsonl" 2>/dev/null || true
 sbs --db "$T/c.db" --batch export 2>/dev/null

@@ -83,7 +83,10 @@ for i in 1 2 3; do
   total_live=$((total_live + at))
   check "kill: replica $i answered exactly the $at calls stored with it ($REQ requests)" "[ '$REQ' = $at ]"
   check "kill: replica $i took a fair share ($at of $calls)" "[ $at -ge $((calls / 6)) ]"
+  check "kill: the summary and runs.stats count replica $i's $REQ requests, no 429, no cool-down" "grep -qF 'endpoint ${URLS[$i]}: $REQ requests (retries included): $REQ ok, 0 answered 429, 0 failed, 0 cool-downs' '$T/kill.out' && [ \"\$(q \"select json_extract(e.value, '\$.requests') || '/' || json_extract(e.value, '\$.cooldowns') from runs, json_each(runs.stats, '\$.endpoints') e where json_extract(e.value, '\$.url') = '${URLS[$i]}'\")\" = '$REQ/0' ]"
 done
+dead_line=$(grep -F "endpoint $dead_url:" "$T/kill.out" || true)
+check "kill: the summary shows the dead replica's failures and its cool-down ($dead_line)" "echo '$dead_line' | grep -Eq ': [0-9]+ requests \(retries included\): [0-9]+ ok, 0 answered 429, [1-9][0-9]* failed, [1-9][0-9]* cool-downs' && [ \$(q \"select json_extract(e.value, '\$.cooldowns') from runs, json_each(runs.stats, '\$.endpoints') e where json_extract(e.value, '\$.url') = '$dead_url'\") -ge 1 ]"
 check "kill: the dead replica's unfinished calls finished on the others" "[ $((total_live + $(stored_at "$dead_url"))) = $calls ]"
 sbs --reps 4 --jobs 16 > "$T/rerun.out" 2>&1
 check "kill: a rerun (every endpoint down now) sends nothing: the key has no endpoint" "grep -q '$calls judge calls: $calls stored before, 0 sent' '$T/rerun.out'"
@@ -114,6 +117,7 @@ stop_sim 2; req_free=$REQ
 check "429: the other replica wasted no request ($req_free requests, $free_at calls)" "[ '$req_free' = $free_at ]"
 check "429: the throttled replica was answered 429s ($req_throttled requests, $throttled_at calls)" "[ $req_throttled -gt $throttled_at ]"
 check "429: the throttled replica answered fewer calls ($throttled_at < $free_at)" "[ $throttled_at -lt $free_at ]"
+check "429: the summary counts each replica's requests and 429s" "grep -qF 'endpoint ${URLS[1]}: $req_throttled requests (retries included): $throttled_at ok, $((req_throttled - throttled_at)) answered 429, 0 failed' '$T/throttle.out' && grep -qF 'endpoint ${URLS[2]}: $req_free requests (retries included): $free_at ok, 0 answered 429, 0 failed, 0 cool-downs' '$T/throttle.out'"
 
 # ---- max_in_flight and a budget over several endpoints --------------------------------------------
 start_sims 2 "--judge sim-a:skill=2,latency=20" "--judge sim-a:skill=2,latency=20"
@@ -128,6 +132,17 @@ check "budget: max_in_flight is in the run's parameters" "q 'select params from 
 check "budget: its calls went to both endpoints" "[ \$(q 'select count(distinct endpoint) from calls') = 2 ]"
 sbs --jobs 16 --budget-usd 1000 > "$T/budget2.out" 2>&1
 check "budget: a rerun with a larger budget finishes ($((n_items * 2)) calls)" "[ \$(q 'select count(*) from calls where ok = 1') = $((n_items * 2)) ]"
+# debate and discuss record every endpoint of their judges (and max_in_flight, the price), as sbs does
+DB="$T/dialogues.db"
+"$ARB" debate --items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large --baseline cedar-small \
+  --mode soft --agents "$T/judges.yaml:rep,rep,rep" --db "$DB" --no-progress 2>"$T/debate.out"
+"$ARB" discuss --items "$T/items.jsonl" --answers "$T/answers.jsonl" --pairs atlas-large:cedar-small --turns 1 \
+  --self "$T/judges.yaml:rep" --temperatures 0.2,0.8 --db "$DB" --no-progress 2>"$T/discuss.out"
+eps="\"endpoints\":[\"${URLS[1]}\",\"${URLS[2]}\"]"
+n_soft=$(q "select params from runs where protocol = 'soft'" | grep -oF "$eps" | wc -l || true)
+n_self=$(q "select params from runs where protocol = 'self-discussion'" | grep -oF "$eps" | wc -l || true)
+check "debate and discuss: the run's parameters list every endpoint of each judge ($n_soft agents, $n_self reviewers)" "[ $n_soft = 3 ] && [ $n_self = 2 ] && q \"select params from runs where protocol = 'self-discussion'\" | grep -qF '\"max_in_flight\":2'"
+check "debate and discuss: the summaries count each endpoint's requests" "grep -qF 'endpoint ${URLS[1]}:' '$T/debate.out' && grep -qF 'endpoint ${URLS[2]}:' '$T/debate.out' && grep -qF 'endpoint ${URLS[2]}:' '$T/discuss.out'"
 stop_sim 1; stop_sim 2
 
 # ---- bad judges files ------------------------------------------------------------------------------

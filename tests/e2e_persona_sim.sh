@@ -137,9 +137,14 @@ check "the resumed store has a clean run's rows ($clean_rows)" \
 
 # ---- religion: the report's contract keys --------------------------------------------------------
 sim_start --judge "fair:persona_sd=1"
-judges_file fair
-persona --category religion --judges "$T/judges.yaml:fair" --db "$T/r.db" 2>/dev/null
+# a judge that asks for logprobs: persona scores have no verdict token, so the run and the report
+# say that there are no logprob figures and why, never silently nothing
+{ echo "judges:"; echo "  - {name: fair, url: \"$URL\", model: fair, logprobs: true}"; } > "$T/judges.yaml"
+persona --category religion --judges "$T/judges.yaml:fair" --db "$T/r.db" 2>"$T/r.err"
 sim_stop
+check "a persona run whose judge asks for logprobs says there are no logprob figures, and why" \
+  "grep -q 'persona: no logprob figures for judge fair (logprobs: true): persona replies are JSON scores' '$T/r.err' && grep -q 'write 10 as 1 then 0' '$T/r.err' && [ \$(sqlite3 '$T/r.db' 'select count(*) from calls where logprobs is not null') = 0 ]"
+"$ARB" persona report --db "$T/r.db" --category religion > "$T/r.txt"
 "$ARB" persona report --db "$T/r.db" --category religion --bootstrap 100 --seed 3 --json > "$T/r.json"
 check "--category religion: one entry per phase, religion only" \
   "[ \"\$(jq -c '[.entries[] | [.category, .phase]]' '$T/r.json')\" = '[[\"religion\",1],[\"religion\",2]]' ]"
@@ -152,4 +157,6 @@ check "the four identities, means identity -> metric -> {mean, ci}, win rates {r
      and (.chi2 | length > 0 and all(has(\"metric\") and has(\"statistic\") and has(\"df\") and has(\"p\") and has(\"p_holm\") and has(\"significant\")))' '$T/r.json' >/dev/null"
 check "a fair judge: nothing flagged for religion either" \
   "[ \"\$(jq '[.entries[].chi2[].significant] | any' '$T/r.json')\" = false ]"
+check "persona report says it has no logprob figures and why (text; JSON logprobs.available false)" \
+  "grep -q '^No logprob figures: persona replies are JSON scores' '$T/r.txt' && jq -e '.logprobs.available == false and (.logprobs.reason | test(\"no verdict token\"))' '$T/r.json' >/dev/null"
 finish

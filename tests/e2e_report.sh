@@ -3,8 +3,8 @@
 # expert labels, tournament battles, discussions): --html and --markdown written in one run,
 # every section there, charts drawn (at least 6 <svg>), no script anywhere, the Markdown has
 # the same section headings and no chart, no temporary file is left, a missing database exits
-# 2 and a run without an output exits 2, a failed write keeps the old file, and the report
-# takes well under a few seconds.
+# 2 and a run without an output exits 2, a failed write keeps the old file, and every figure
+# of the report's audit tables is `arbiter audit --json`'s (tests/support/report_figures.py).
 set -euo pipefail
 ARB=${1:?usage: e2e_report.sh path/to/arbiter}
 source "$(dirname "$0")/support/e2e_lib.sh"
@@ -50,6 +50,19 @@ for h in 'Run summary' 'Verdict shares' 'Position bias' 'Agreement with human ex
 done
 check "the demo's judges and models are in the report" "grep -q 'sim-primacy' '$T/r.md' && grep -q 'atlas-large' '$T/r.md'"
 check "no API key or URL path in the judges table" "grep -q '| sim-fair | sim-fair | 127.0.0.1 |' '$T/r.md' && ! grep -q '/v1' '$T/r.md'"
+
+# ---- the report's audit figures are arbiter audit's (issue 17: one reading of the judgments) ------
+# the report audits side-by-side judgments (--protocol sbs) with its defaults: verdict shares per
+# comparison without intervals, the per-judge tables with 1000 resamples and seed 20261123
+"$ARB" audit --db "$DB" --protocol sbs --json >"$T/audit_cmp.json"
+"$ARB" audit --db "$DB" --protocol sbs --by judge --bootstrap 1000 --seed 20261123 --json >"$T/audit_judge.json"
+"$ARB" audit --db "$DB" --protocol sbs --by judge,language --bootstrap 1000 --seed 20261123 \
+  --json >"$T/audit_lang.json"
+check "every figure of the report's audit tables is arbiter audit --json's" \
+  "python3 '$SRC/tests/support/report_figures.py' '$T/r.md' '$T/audit_cmp.json' '$T/audit_judge.json' '$T/audit_lang.json' >'$T/figures.out' && grep -qE '^[0-9]{3,} cells equal' '$T/figures.out'"
+"$ARB" audit --db "$DB" --protocol sbs --by judge --bootstrap 1000 --seed 1 --json >"$T/audit_seed1.json"
+check "... and the check sees a difference (another seed's intervals)" \
+  "! python3 '$SRC/tests/support/report_figures.py' '$T/r.md' '$T/audit_cmp.json' '$T/audit_seed1.json' '$T/audit_lang.json' 2>/dev/null >&2"
 
 # ---- the same again, apart from the time ----------------------------------------------------------
 "$ARB" report --db "$DB" --markdown "$T/r2.md" --title 'Demo <report>'

@@ -848,6 +848,75 @@ static void audit_window_block_bootstrap(void **state)
 
 /* ---- --by language and --ensemble ---------------------------------------------------------- */
 
+static void assert_same_name(const char *a, const char *b)
+{
+    if (!a || !b) assert_ptr_equal(a, b);
+    else assert_string_equal(a, b);
+}
+
+/* One reading of the judgments (arb__audit_input_load) grouped several ways (arb__audit_rows,
+** as the report does) gives exactly the rows of arb_audit_compute for each grouping, intervals
+** included; a reading for other protocols is refused, and the factor analysis takes only an
+** audit by judge, candidate and task. */
+static void audit_rows_of_one_reading(void **state)
+{
+    fixture *f = *state;
+    put_tasks_and_answers(f);
+    const judgment js[] = {{"t1", 0, 0, 'A'}, {"t1", 0, 1, 'B'}, {"t2", 0, 0, 'A'},
+                           {"t2", 0, 1, 'A'}, {"t3", 0, 0, 'B'}, {"t3", 0, 1, 'A'},
+                           {"q1", 0, 0, 'A'}, {"q1", 0, 1, 'E'}};
+    const judgment ks[] = {{"t1", 0, 0, 'B'}, {"t1", 0, 1, 'A'}, {"t2", 0, 0, 'C'},
+                           {"t2", 0, 1, 'C'}, {"t3", 0, 0, 'A'}, {"t3", 0, 1, 'A'}};
+    put_judgments(f, "jx", "cand", "base", "I", 4, js, sizeof js / sizeof *js);
+    put_judgments(f, "jx", "base", "cand", "I", 4, ks, sizeof ks / sizeof *ks);
+    put_judgments(f, "jy", "cand", "base", "I", 3, ks, sizeof ks / sizeof *ks);
+    put_label(f, "t1", "cand", "base", 'a', "ann");
+    arb_audit_params p = arb_audit_default_params();
+    p.multi_agent = 0;
+    arb__audit_input *in = NULL;
+    assert_int_equal(arb__audit_input_load(f->store, &p, &in), ARB_OK);
+    const unsigned groupings[] = {ARB_BY_COMPARISON, ARB_BY_JUDGE, ARB_BY_JUDGE | ARB_BY_TASK,
+                                  ARB_BY_JUDGE | ARB_BY_LANGUAGE,
+                                  ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_TASK};
+    for (size_t g = 0; g < sizeof groupings / sizeof *groupings; g++) {
+        p.by = groupings[g];
+        p.bootstrap = g % 2 ? 300 : 0;
+        p.seed = 11 + g;
+        arb_audit *whole = audit_with(f, &p), *rows = NULL;
+        assert_int_equal(arb__audit_rows(f->store, in, &p, &rows), ARB_OK);
+        assert_true(arb_audit_count(whole) > 0);
+        assert_int_equal(arb_audit_count(rows), arb_audit_count(whole));
+        for (size_t i = 0; i < arb_audit_count(whole); i++) {
+            const arb_audit_row *a = arb_audit_row_at(whole, i), *b = arb_audit_row_at(rows, i);
+            assert_same_name(a->judge, b->judge);
+            assert_same_name(a->candidate, b->candidate);
+            assert_same_name(a->baseline, b->baseline);
+            assert_same_name(a->task, b->task);
+            assert_same_name(a->language, b->language);
+            assert_int_equal(a->m.n_pairs, b->m.n_pairs);
+            assert_int_equal(a->m.n_labelled_items, b->m.n_labelled_items);
+            assert_memory_equal(a->m.value, b->m.value, sizeof a->m.value);
+            assert_memory_equal(a->m.ci_lo, b->m.ci_lo, sizeof a->m.ci_lo);
+            assert_memory_equal(a->m.ci_hi, b->m.ci_hi, sizeof a->m.ci_hi);
+            assert_memory_equal(&a->m.mean, &b->m.mean, sizeof a->m.mean);
+        }
+        arb_factors *fa = NULL;
+        arb_status want = p.by == (ARB_BY_JUDGE | ARB_BY_CANDIDATE | ARB_BY_TASK) ? ARB_OK
+                                                                                 : ARB_INVALID;
+        assert_int_equal(arb__factors_from_audit(f->store, rows, "pf", &fa), want);
+        assert_true((fa != NULL) == (want == ARB_OK));
+        arb_factors_destroy(fa);
+        arb_audit_destroy(whole);
+        arb_audit_destroy(rows);
+    }
+    arb_audit *bad = NULL;
+    p.protocols = ARB_AUDIT_SBS | ARB_AUDIT_TOURNAMENT;
+    assert_int_equal(arb__audit_rows(f->store, in, &p, &bad), ARB_INVALID);
+    assert_null(bad);
+    arb__audit_input_free(in);
+    arb__audit_input_free(NULL);
+}
+
 /* The items' language splits a judge's rows; items without one are a group of their own,
 ** language "" ("(none)" in text), sorted first; combinable with other keys. */
 static void audit_by_language(void **state)
@@ -1062,6 +1131,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(audit_window_block_bootstrap, setup_store,
                                         teardown_store),
         cmocka_unit_test_setup_teardown(audit_by_language, setup_store, teardown_store),
+        cmocka_unit_test_setup_teardown(audit_rows_of_one_reading, setup_store, teardown_store),
         cmocka_unit_test(audit_vote_rule),
         cmocka_unit_test_setup_teardown(audit_ensemble_row, setup_store, teardown_store),
     };

@@ -390,6 +390,66 @@ static void load_files(void **state)
     rmdir(dir);
 }
 
+/* A file is read a block of lines at a time: lines across block boundaries, a line longer than
+** a block (2 MiB), CRLF ends, a byte order mark only at the start, no final newline, and the
+** line numbers of records and of an error in a later block are as for a file read whole. */
+static void load_large_file_in_blocks(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/arb_test_dataset_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char items[128];
+    snprintf(items, sizeof items, "%s/items.jsonl", dir);
+    const size_t n = 30000, long_at = 20000, long_len = (size_t)2 << 20;
+    FILE *f = fopen(items, "wb");
+    assert_non_null(f);
+    fputs("\xEF\xBB\xBF", f);
+    for (size_t i = 1; i <= n; i++) {
+        if (i == long_at) {
+            fprintf(f, "{\"id\":\"q%zu\",\"question\":\"", i);
+            for (size_t k = 0; k < long_len; k++) fputc('a' + (int)(k % 26), f);
+            fputs("\"}\r\n", f);
+        } else if (i % 1000 == 0 && i != n) {
+            fputs("\n", f); /* blank lines count as lines */
+        } else {
+            fprintf(f, "{\"id\":\"q%zu\",\"question\":\"question number %zu, padded to be longer "
+                       "than a few words\"}%s", i, i, i == n ? "" : "\r\n");
+        }
+    }
+    fclose(f);
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_load(ds, items, NULL), ARB_OK);
+    assert_int_equal(arb_dataset_item_count(ds), n - 28); /* blank: 1000..29000 but 20000 */
+    const arb_item *it = arb_dataset_find_item(ds, "q29999");
+    assert_non_null(it);
+    char expect[512];
+    snprintf(expect, sizeof expect, "%s:29999", items);
+    assert_string_equal(it->source, expect);
+    assert_string_equal(it->question, "question number 29999, padded to be longer than a few words");
+    it = arb_dataset_find_item(ds, "q20000");
+    assert_non_null(it);
+    assert_int_equal(strlen(it->question), long_len);
+    assert_non_null(arb_dataset_find_item(ds, "q1"));
+    assert_non_null(arb_dataset_find_item(ds, "q30000")); /* the last line, no newline */
+    assert_non_null(arb_dataset_find_item(ds, "q29001"));
+    arb_dataset_destroy(ds);
+
+    /* an error far into the file names its line; nothing of the file is kept */
+    f = fopen(items, "ab");
+    assert_non_null(f);
+    fputs("\n{\"id\":\"q1\",\"question\":\"again\"}\n", f);
+    fclose(f);
+    ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_load(ds, items, NULL), ARB_PARSE);
+    snprintf(expect, sizeof expect, "%s:30001: duplicate item id \"q1\" (first at %s:1)", items,
+             items);
+    assert_string_equal(arb_dataset_errmsg(ds), expect);
+    assert_int_equal(arb_dataset_item_count(ds), 0);
+    arb_dataset_destroy(ds);
+    unlink(items);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +457,7 @@ int main(void)
         cmocka_unit_test(items_all_fields),
         cmocka_unit_test(integer_ids),
         cmocka_unit_test(bom_and_no_trailing_newline),
+        cmocka_unit_test(load_large_file_in_blocks),
         cmocka_unit_test(task_input_fields),
         cmocka_unit_test(item_errors),
         cmocka_unit_test(invalid_utf8),

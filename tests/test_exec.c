@@ -380,12 +380,65 @@ static void test_dry_run_sends_and_stores_nothing(void **state)
     assert_int_equal(st.est_prompt_tokens, 0);
 }
 
+/* For arb__exec_protocol's slices: the nodes the recorded callback was asked about, and which
+** of them it says are recorded (even ones). */
+static int recorded_asked[8];
+static int recorded_even(void *ud, size_t node, const char *call_key)
+{
+    (void)ud;
+    assert_non_null(call_key);
+    assert_true(node < 8);
+    recorded_asked[node]++;
+    return node % 2 == 0;
+}
+
+/* A plan without dependencies runs in slices (here of 3 nodes): every node of the protocol is
+** built and done once under its own number, the stats count the whole plan, and a node the
+** protocol says is recorded is taken as stored without its done callback. */
+static void test_protocol_runs_in_slices(void **state)
+{
+    fixture *f = *state;
+    static const char *const users[8] = {"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7"};
+    memcpy(f->g.users, users, sizeof users);
+    arb__exec_params p = {.client = arb_client_default_params(), .progress = 0, .slice = 3};
+    arb_run_stats st;
+    memset(&st, 0, sizeof st);
+    assert_int_equal(arb__exec_protocol(f->store, "test", "{}", &p, 8, NULL, build, done, NULL,
+                                        &f->g, &st), ARB_OK);
+    assert_int_equal(st.planned, 8);
+    assert_int_equal(st.sent, 8);
+    assert_int_equal(f->g.n_done, 8);
+    for (int i = 0; i < 8; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "R(u%d)", i);
+        assert_string_equal(f->g.contents[i], want);
+    }
+    /* rerun: the even nodes are recorded (no done callback), the odd ones come from the store */
+    f->g.n_done = 0;
+    memset(f->g.cached, 0, sizeof f->g.cached);
+    p.recorded = recorded_even;
+    memset(&st, 0, sizeof st);
+    assert_int_equal(arb__exec_protocol(f->store, "test", "{}", &p, 8, NULL, build, done, NULL,
+                                        &f->g, &st), ARB_OK);
+    assert_int_equal(st.planned, 8);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.cached, 8);
+    assert_int_equal(f->g.n_done, 4);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(recorded_asked[i], 1);
+        assert_int_equal(f->g.cached[i], i % 2);
+    }
+    assert_int_equal(arb_test_server_requests(f->srv), 8);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from runs where status = 'finished'"), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_dry_run_sends_and_stores_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dependent_call_sees_outputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rerun_sends_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_runs_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_skipped_node_releases_dependents, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identical_requests_sent_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_call_retried_next_run, setup, teardown),

@@ -492,7 +492,9 @@ static void prices(void **state)
                                   "- {url: http://h/v1, model: b, price: {input_per_mtok: 0, "
                                   "output_per_mtok: 0}}\n"
                                   "- {url: http://h/v1, model: c}\n"
-                                  "- {url: http://h/v1, model: d, price: null}\n",
+                                  "- {url: http://h/v1, model: d, price: null}\n"
+                                  "- {url: http://h/v1, model: e, price: {input_per_mtok: 2, "
+                                  "output_per_mtok: 8, batch_discount: 0.5}}\n",
                                &jf, NULL), ARB_OK);
     const arb_judge_config *a = arb_judges_file_judge(jf, 0);
     assert_int_equal(a->price.known, 1);
@@ -505,6 +507,21 @@ static void prices(void **state)
     assert_true(isnan(b->price.cached_input_per_mtok));
     assert_int_equal(arb_judges_file_judge(jf, 2)->price.known, 0);
     assert_int_equal(arb_judges_file_judge(jf, 3)->price.known, 0);
+    assert_true(a->price.batch_discount == 0); /* absent: the same price through a batch */
+    const arb_judge_config *e = arb_judges_file_judge(jf, 4);
+    assert_int_equal(e->price.known, 1);
+    assert_true(e->price.batch_discount == 0.5);
+    /* OpenAI's batch price: half of every price, the cached one too */
+    arb_price bp = arb__price_through_batch(&e->price);
+    assert_true(bp.input_per_mtok == 1 && bp.output_per_mtok == 4 && bp.batch_discount == 0);
+    assert_true(isnan(bp.cached_input_per_mtok));
+    bp = arb__price_through_batch(&a->price);
+    assert_true(bp.input_per_mtok == 1.10 && bp.cached_input_per_mtok == 0.55);
+    arb_price c = {1, 2, 8, 1, 0.25};
+    bp = arb__price_through_batch(&c);
+    assert_true(bp.input_per_mtok == 1.5 && bp.output_per_mtok == 6 &&
+                bp.cached_input_per_mtok == 0.75);
+    assert_true(fabs(arb__judge_call_cost(&bp, 1000000, 1000000, 0) - 7.5) < 1e-12);
     arb_judges_file_destroy(jf);
 }
 
@@ -513,8 +530,8 @@ static void price_errors(void **state)
     fixture *f = *state;
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    price: 3\n",
                  "4:12: judge 1: field \"price\": expected a mapping {input_per_mtok: X, "
-                 "output_per_mtok: Y} in USD per million tokens (cached_input_per_mtok optional), "
-                 "got number \"3\"");
+                 "output_per_mtok: Y} in USD per million tokens (cached_input_per_mtok, "
+                 "batch_discount optional), got number \"3\"");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n    price: {input_per_mtok: 1}\n",
                  "4:12: judge 1: field \"price.output_per_mtok\": missing; expected the price in "
                  "USD per million tokens");
@@ -533,7 +550,11 @@ static void price_errors(void **state)
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n"
                     "    price: {input_per_mtok: 1, output_per_mtok: 2, per_request: 1}\n",
                  "4:52: judge 1: field \"price\": unknown field \"per_request\"; expected "
-                 "input_per_mtok, output_per_mtok, cached_input_per_mtok");
+                 "input_per_mtok, output_per_mtok, cached_input_per_mtok, batch_discount");
+    expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n"
+                    "    price: {input_per_mtok: 1, output_per_mtok: 2, batch_discount: 50}\n",
+                 "4:68: judge 1: field \"price.batch_discount\": expected a number from 0 to 1 "
+                 "(a share of the price: 0.5 = half price), got number \"50\"");
     expect_error(f, "judges:\n  - url: http://h/v1\n    model: m\n"
                     "    price: {input_per_mtok: 1, output_per_mtok: 2, input_per_mtok: 3}\n",
                  "4:52: judge 1: field \"price.input_per_mtok\": given twice");

@@ -254,6 +254,87 @@ static void test_invalid_output_is_e_with_text_kept(void **state)
         "where p.position_verdict = 'E' and p.model_verdict = 'e' and c.content like 'I cannot decide%'"), 6);
 }
 
+/* A rerun of a finished run sends nothing and leaves the recorded judgments as they are (not
+** rewritten: their judged_at stays); an edited answer sends exactly the calls whose request
+** changed (both orders of its item) and only their rows change; an edited template file (same
+** name) sends everything again. */
+static void test_rerun_sends_only_what_changed(void **state)
+{
+    fixture *f = *state;
+    char tpl_path[160];
+    snprintf(tpl_path, sizeof tpl_path, "%s/mine.txt", f->dir);
+    static const char tpl_v1[] = "=== user ===\nQ: {question}\n1: {answer1}\n2: {answer2}\n"
+                                 "Say [[A]] or [[B]].\n";
+    assert_int_equal(arb_test_write_file(tpl_path, tpl_v1, strlen(tpl_v1)), 0);
+    arb_sbs_params p = params(f);
+    arb_run_stats st;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(arb_test_server_requests(f->srv), 6);
+    assert_int_equal(arb_test_exec_sql(f->store, "update pairwise set judged_at = 'then'"), 0);
+
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.cached, 6);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(arb_test_server_requests(f->srv), 6);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise where judged_at = 'then'"), 6);
+
+    /* q2's candidate answer edited: its two calls (both orders) go out again, nothing else */
+    arb_dataset *edited = arb_dataset_create();
+    char *answers = arb__strdup(answers_jsonl);
+    char *paris = strstr(answers, "\"Paris\"");
+    memcpy(paris, "\"Rome\" ", 7);
+    assert_int_equal(arb_dataset_add_items_jsonl(edited, "items.jsonl", items_jsonl, strlen(items_jsonl)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(edited, "answers.jsonl", answers, strlen(answers)), ARB_OK);
+    assert_int_equal(arb_sbs_run(f->store, edited, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 2);
+    assert_int_equal(st.cached, 4);
+    assert_int_equal(arb_test_server_requests(f->srv), 8);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise where judged_at = 'then'"), 4);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise p join calls c on c.id = p.call_id "
+                                                  "where p.item_id = 'q2' and arb_request(c.request) like '%Rome%'"), 2);
+    /* the original answers again: those calls are stored, so taken (and their rows rewritten) */
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(arb_test_server_requests(f->srv), 8);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from pairwise p join calls c on c.id = p.call_id "
+                                                  "where p.item_id = 'q2' and arb_request(c.request) like '%Paris%'"), 2);
+
+    /* a template file of the same name, edited: every request changes */
+    p.template_name = tpl_path;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 6);
+    assert_int_equal(arb_test_server_requests(f->srv), 14);
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(arb_test_server_requests(f->srv), 14);
+    static const char tpl_v2[] = "=== user ===\nQuestion: {question}\n1: {answer1}\n2: {answer2}\n"
+                                 "Say [[A]] or [[B]].\n";
+    assert_int_equal(arb_test_write_file(tpl_path, tpl_v2, strlen(tpl_v2)), 0);
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 6);
+    assert_int_equal(st.cached, 0);
+    assert_int_equal(arb_test_server_requests(f->srv), 20);
+    arb_dataset_destroy(edited);
+    free(answers);
+}
+
+/* A rerun that takes every judgment from the store still counts those without a valid
+** verdict, as the run that made them did. */
+static void test_rerun_counts_recorded_invalid(void **state)
+{
+    fixture *f = *state;
+    arb_test_behaviour b = {.action = ARB_TEST_REPLY, .content = "I cannot decide. [[Z]]"};
+    arb_test_server_set_default(f->srv, &b);
+    arb_sbs_params p = params(f);
+    arb_run_stats st;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.invalid, 6);
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.cached, 6);
+    assert_int_equal(st.invalid, 6);
+    assert_int_equal(arb_test_server_requests(f->srv), 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +344,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_invalid_output_is_e_with_text_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_judge_name_keeps_one_configuration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_several_judges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rerun_sends_only_what_changed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rerun_counts_recorded_invalid, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -661,6 +661,116 @@ static void test_pairwise_rejects_bad_rows(void **state)
     arb_store_close(s);
 }
 
+/* The rows of a run's judgments: 87 of them over 44 items (a full group of 64, then 16, 4 and
+** three more), one of them a second judgment of an earlier key (the update wins). */
+static void put_run_rows(arb_store *s, const char *missing_item, size_t missing_at)
+{
+    for (size_t i = 0; i < 87; i++) {
+        char item[16];
+        snprintf(item, sizeof item, "q%zu", i / 2);
+        int order = (int)(i % 2);
+        char pv = "ABCE"[i % 4];
+        arb__pairwise_row row = pairwise_row(i % 3 ? "j1" : "j2", item, order, 0, pv, 0);
+        if (i == 70) row = pairwise_row("j2", "q1", 1, 0, 'C', 0); /* row 3's key again */
+        if (missing_item && i == missing_at) row.item_id = missing_item;
+        arb_status st = arb__store_put_pairwise(s, &row);
+        if (st) fail_msg("put_pairwise %zu: %s", i, arb_store_errmsg(s));
+    }
+}
+
+static char *pairwise_dump(arb_store *s)
+{
+    return query_text(s, "SELECT group_concat(id || ' ' || judge_name || ' ' || item_id || ' ' "
+                         "|| ord || position_verdict || model_verdict || ' ' || "
+                         "ifnull(call_id, '-'), ';') FROM (SELECT * FROM pairwise ORDER BY id)");
+}
+
+/* How many times the store ran its pairwise insert whose last parameter is last_param (which
+** tells how many rows it inserts); 0 when there is no such statement. */
+static int statement_runs(arb_store *s, const char *last_param)
+{
+    char end[32];
+    snprintf(end, sizeof end, "%s) ON CONFLICT", last_param);
+    for (sqlite3_stmt *q = sqlite3_next_stmt(arb__store_conn(s), NULL); q;
+         q = sqlite3_next_stmt(arb__store_conn(s), q)) {
+        const char *sql = sqlite3_sql(q);
+        if (sql && !strncmp(sql, "INSERT INTO pairwise", 20) && strstr(sql, end))
+            return sqlite3_stmt_status(q, SQLITE_STMTSTATUS_RUN, 0);
+    }
+    return 0;
+}
+
+/* Inside a transaction the judgments go in by groups (store.c, PAIRWISE_GROUP): the rows, their
+** ids and order are those of putting them one by one outside a transaction. */
+static void test_pairwise_grouped_in_transaction(void **state)
+{
+    fixture *f = *state;
+    char items[44 * 40] = "", other[320];
+    for (int i = 0; i < 44; i++) {
+        char line[40];
+        snprintf(line, sizeof line, "{\"id\":\"q%d\",\"question\":\"?\"}\n", i);
+        strcat(items, line);
+    }
+    arb_store *one = open_ok(f->db);
+    put_items(one, items);
+    put_run_rows(one, NULL, 0);
+    snprintf(other, sizeof other, "%s/grouped.db", f->dir);
+    arb_store *grouped = open_ok(other);
+    put_items(grouped, items);
+    assert_int_equal(arb__store_begin(grouped), ARB_OK);
+    put_run_rows(grouped, NULL, 0);
+    assert_int_equal(arb__store_commit(grouped), ARB_OK);
+    /* 87 rows: one statement of 64 rows, one of 16, one of 4, then 3 one by one. */
+    assert_int_equal(statement_runs(grouped, "?768"), 1);
+    assert_int_equal(statement_runs(grouped, "?192"), 1);
+    assert_int_equal(statement_runs(grouped, "?48"), 1);
+    assert_int_equal(statement_runs(grouped, "?12"), 3);
+    assert_int_equal(query_int(grouped, "SELECT count(*) FROM pairwise"), 86);
+    assert_query_text(grouped, "SELECT position_verdict FROM pairwise WHERE item_id = 'q1' "
+                               "AND judge_name = 'j2' AND ord = 1", "C");
+    char *a = pairwise_dump(one), *b = pairwise_dump(grouped);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+
+    /* A rollback drops the rows still waiting for their group. */
+    assert_int_equal(arb__store_begin(grouped), ARB_OK);
+    arb__pairwise_row row = pairwise_row("j3", "q0", 0, 0, 'A', 0);
+    put_pairwise(grouped, &row);
+    arb__store_rollback(grouped);
+    assert_int_equal(arb__store_begin(grouped), ARB_OK);
+    assert_int_equal(arb__store_commit(grouped), ARB_OK);
+    assert_int_equal(query_int(grouped, "SELECT count(*) FROM pairwise WHERE judge_name = 'j3'"),
+                     0);
+    arb_store_close(one);
+    arb_store_close(grouped);
+}
+
+/* A refused row in a group is reported with its own message, by the put that fills the group
+** or by the commit; the caller's rollback leaves nothing of the transaction. */
+static void test_pairwise_grouped_refusal(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q0\",\"question\":\"?\"}\n");
+    for (int where = 0; where < 2; where++) {
+        assert_int_equal(arb__store_begin(s), ARB_OK);
+        size_t bad = where ? 66 : 10; /* in the full group of 64, or after it */
+        arb_status st = ARB_OK;
+        for (size_t i = 0; i < 70 && !st; i++) {
+            arb__pairwise_row row = pairwise_row("j1", i == bad ? "q404" : "q0", 0, (int)i, 'A', 0);
+            st = arb__store_put_pairwise(s, &row);
+        }
+        if (!st) st = arb__store_commit(s);
+        assert_int_equal(st, ARB_DB);
+        assert_non_null(strstr(arb_store_errmsg(s), "judgment of item \"q404\""));
+        assert_non_null(strstr(arb_store_errmsg(s), "FOREIGN KEY"));
+        arb__store_rollback(s);
+        assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), 0);
+    }
+    arb_store_close(s);
+}
+
 typedef struct walk {
     char seen[32][64];
     size_t n;
@@ -1573,6 +1683,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_errmsg_never_null, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pairwise_grouped_in_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pairwise_grouped_refusal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_2_compacts_requests, setup,

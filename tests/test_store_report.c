@@ -343,6 +343,38 @@ static void test_order_dependent_items(void **state)
     arb__store_close_order_verdicts(NULL);
 }
 
+/* The ranking: most judges changed first, then most changes, then benchmark order; the limit
+** keeps the first (the texts are read for those only, and must still be the right ones). */
+static void test_order_dependent_ranking(void **state)
+{
+    fixture *f = *state;
+    fill(f->s);
+    /* i2: j2 and j3 change (2 judges), ahead of i1 (1 judge) although i1 comes first */
+    assert_int_equal(judged(f->s, "j2", "i2", 0, 'A'), 0);
+    assert_int_equal(judged(f->s, "j2", "i2", 1, 'A'), 0);
+    assert_int_equal(judged(f->s, "j3", "i2", 0, 'B'), 0);
+    assert_int_equal(judged(f->s, "j3", "i2", 1, 'B'), 0);
+    assert_int_equal(arb_test_exec_sql(f->s, "INSERT INTO answers(item_id, model, answer) VALUES"
+                                             " ('i2', 'A', 'a2'), ('i2', 'B', 'b2')"), 0);
+    order_walk all = {{"", 0, 0}, NULL};
+    assert_int_equal(arb__store_open_order_verdicts(f->s, &all.ov), ARB_OK);
+    assert_int_equal(arb__store_each_order_dependent_item(f->s, 10, item_row, &all), ARB_OK);
+    assert_string_equal(all.w.text, "i2 A B 2/3 q=Q2 c=a2 b=b2\n"
+                                    "  j1 sbs t 4 0 ae 0\n"
+                                    "  j2 sbs t 4 0 ab 1\n"
+                                    "  j3 sbs t 4 0 ba 1\n"
+                                    "i1 A B 1/2 q=Q1 c=a1 b=b1\n"
+                                    "  j1 sbs t 4 0 ab 1\n"
+                                    "  j2 sbs t 4 0 aa 0\n");
+    order_walk first = {{"", 0, 0}, all.ov};
+    assert_int_equal(arb__store_each_order_dependent_item(f->s, 1, item_row, &first), ARB_OK);
+    assert_string_equal(first.w.text, "i2 A B 2/3 q=Q2 c=a2 b=b2\n"
+                                      "  j1 sbs t 4 0 ae 0\n"
+                                      "  j2 sbs t 4 0 ab 1\n"
+                                      "  j3 sbs t 4 0 ba 1\n");
+    arb__store_close_order_verdicts(all.ov);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +384,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_battle_sources, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transcripts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_dependent_items, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_dependent_ranking, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

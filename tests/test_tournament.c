@@ -274,10 +274,13 @@ static void orientation_and_rerun(void **state)
     assert_int_equal(ba, 3 * 2 * 2);
     arb_battles_destroy(b);
 
-    /* Rerun: nothing sent, every judgment still one row and one battle. */
+    /* Rerun: nothing sent, every judgment still one row (left as recorded, not rewritten: its
+    ** judged_at stays) and one battle. */
+    assert_int_equal(arb_test_exec_sql(f->store, "update pairwise set judged_at = 'then'"), 0);
     run_ok(f, &p, &st);
     assert_int_equal(st.cached, calls);
     assert_int_equal(st.sent, 0);
+    assert_int_equal(q(f, "select count(*) from pairwise where judged_at = 'then'"), calls);
     assert_int_equal(arb_sim_server_requests(f->srv), calls);
     assert_int_equal(q(f, "select count(*) from pairwise"), calls);
     assert_int_equal(q(f, "select count(*) from battles where source = 'tournament'"), calls);

@@ -118,17 +118,23 @@ enum { CLI_OPT_TEMPERATURE = 0x1200, CLI_OPT_TOP_P, CLI_OPT_MAX_TOKENS, CLI_OPT_
 int cli_sampling_option(int c, const char *arg, arb_sampling *sp);
 /* The price of a judge given on the command line (sbs, grade): --price-in X, --price-out Y
 ** (USD per million prompt / completion tokens, both or neither) and --price-cached-in Z
-** (optional). cli_price_option returns as cli_transport_option does; cli_price_finish checks
+** (optional), --price-batch-discount F (optional: the share off for calls answered through a
+** Batch API). cli_price_option returns as cli_transport_option does; cli_price_finish checks
 ** the combination once the options are read (0, or the exit code after printing why). */
-enum { CLI_OPT_PRICE_IN = 0x1300, CLI_OPT_PRICE_OUT, CLI_OPT_PRICE_CACHED_IN };
+enum { CLI_OPT_PRICE_IN = 0x1300, CLI_OPT_PRICE_OUT, CLI_OPT_PRICE_CACHED_IN,
+       CLI_OPT_PRICE_BATCH_DISCOUNT };
 #define CLI_PRICE_OPTIONS                                                                        \
     {"price-in", required_argument, 0, CLI_OPT_PRICE_IN},                                        \
         {"price-out", required_argument, 0, CLI_OPT_PRICE_OUT},                                  \
-        {"price-cached-in", required_argument, 0, CLI_OPT_PRICE_CACHED_IN}
+        {"price-cached-in", required_argument, 0, CLI_OPT_PRICE_CACHED_IN},                      \
+        {"price-batch-discount", required_argument, 0, CLI_OPT_PRICE_BATCH_DISCOUNT}
 #define CLI_PRICE_HELP                                                                           \
     "  --price-in X --price-out Y   the judge's price in USD per million prompt / completion\n" \
     "                          tokens (both or neither; default: no price, costs \"unknown\")\n" \
-    "  --price-cached-in Z     USD per million cached prompt tokens (default: --price-in)\n"
+    "  --price-cached-in Z     USD per million cached prompt tokens (default: --price-in)\n"  \
+    "  --price-batch-discount F  the share off every price for calls answered through a\n"   \
+    "                          Batch API (--batch, batch ingest), 0..1: 0.5 = half price\n"   \
+    "                          (OpenAI's Batch API); default 0, the same price\n"
 int cli_price_option(int c, const char *arg, arb_price *price);
 int cli_price_finish(const char *cmd, arb_price *price);
 /* Parses a whole number / a real in [lo, hi] for option name; prints an error naming the running

@@ -38,9 +38,15 @@ static const char batch_help[] =
     "\n"
     "The OpenAI HTTP Batch API does the same rounds on a judging command: --batch submit\n"
     "(upload the queued calls, create batches, stored in the database), --batch status,\n"
-    "--batch collect (store the ended batches' replies and judge them), --batch wait [--poll S]\n"
-    "(collect, first waiting for every open batch to end). An expired batch's partial output is\n"
-    "kept; its other calls go in the next submit.\n"
+    "--batch collect (store the ended batches' replies and judge them; it says how many calls\n"
+    "are still to come, which another --batch submit sends), --batch wait [--poll S] (every\n"
+    "round until the run is complete: wait for the open batches, collect and judge them,\n"
+    "submit the calls that became ready, such as later debate and discussion turns, again).\n"
+    "An expired batch's partial output is kept; its other calls go in the next submit.\n"
+    "\n"
+    "Cost: replies that came back through a batch are costed at the judge's price less its\n"
+    "price.batch_discount (judges file) or --price-batch-discount (0.5: half price, OpenAI's\n"
+    "Batch API); without one, at the listed price.\n"
     "\n"
     "exit codes: 0 ok, 1 failure, 2 usage or bad input\n";
 

@@ -244,6 +244,13 @@ static int persona_run(int argc, char **argv)
         arb_run_stats stats;
         arb_status st = arb_persona_run(store, &p, &stats);
         rc = cli_run_result("persona", store, st, &stats, p.dry_run);
+        for (size_t j = 0; j < p.n_judges && (!st || st == ARB_INTERRUPTED); j++)
+            if (p.judges[j].logprobs) {
+                fprintf(stderr, "persona: no logprob figures for judge %s (logprobs: true): %s\n",
+                        p.judges[j].name ? p.judges[j].name : p.judges[j].model,
+                        arb_persona_no_logprobs_reason);
+                break;
+            }
     }
     cli_close_run_store(store, rc, p.dry_run);
     arb_judges_file_destroy(loaded);

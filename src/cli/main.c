@@ -159,18 +159,20 @@ int cli_sampling_option(int c, const char *arg, arb_sampling *sp)
     default: return 0;
     }
 }
-/* While the options are read, price->known collects which were given (1 in, 2 out, 4 cached);
-** cli_price_finish turns it back into 0 or 1. */
+/* While the options are read, price->known collects which were given (1 in, 2 out, 4 cached,
+** 8 batch discount); cli_price_finish turns it back into 0 or 1. */
 int cli_price_option(int c, const char *arg, arb_price *price)
 {
     double x;
     const char *name = c == CLI_OPT_PRICE_IN ? "--price-in" : c == CLI_OPT_PRICE_OUT ? "--price-out"
-                     : c == CLI_OPT_PRICE_CACHED_IN ? "--price-cached-in" : NULL;
+                     : c == CLI_OPT_PRICE_CACHED_IN ? "--price-cached-in"
+                     : c == CLI_OPT_PRICE_BATCH_DISCOUNT ? "--price-batch-discount" : NULL;
     if (!name) return 0;
-    if (cli_parse_double(name, arg, 0, 1e6, &x)) return -1;
+    if (cli_parse_double(name, arg, 0, c == CLI_OPT_PRICE_BATCH_DISCOUNT ? 1 : 1e6, &x)) return -1;
     if (c == CLI_OPT_PRICE_IN) price->input_per_mtok = x, price->known |= 1;
     else if (c == CLI_OPT_PRICE_OUT) price->output_per_mtok = x, price->known |= 2;
-    else price->cached_input_per_mtok = x, price->known |= 4;
+    else if (c == CLI_OPT_PRICE_CACHED_IN) price->cached_input_per_mtok = x, price->known |= 4;
+    else price->batch_discount = x, price->known |= 8;
     return 1;
 }
 
@@ -180,7 +182,9 @@ int cli_price_finish(const char *cmd, arb_price *price)
     if (!given) return 0;
     if ((given & 3) != 3)
         return cli_usage_error(cmd, "a price needs both --price-in and --price-out (USD per "
-                                    "million prompt / completion tokens)");
+                                    "million prompt / completion tokens)%s",
+                               given & 8 ? "; --price-batch-discount is the share off that price"
+                                         : "");
     if (!(given & 4)) price->cached_input_per_mtok = NAN;
     price->known = 1;
     return 0;
@@ -236,6 +240,9 @@ static void format_cost(char *out, size_t size, int has_price, double known_usd,
     else snprintf(out, size, "$%.4f", known_usd);
 }
 
+/* Set by --batch (one judging command per process): the summary then has batch lines. */
+static int batch_mode;
+
 /* The dry run's line for one judge: calls to send, token and cost estimates. */
 static void print_judge_estimate(const arb_judge_spend *js)
 {
@@ -251,12 +258,13 @@ static void print_judge_estimate(const arb_judge_spend *js)
         if (!isnan(js->est_cost_max)) fprintf(stderr, "<= $%.4f", js->est_cost_max);
         else fprintf(stderr, "unbounded");
         if (!isnan(js->est_cost_typical)) fprintf(stderr, ", ~$%.4f typical", js->est_cost_typical);
+        if (batch_mode && js->batch_discount > 0)
+            fprintf(stderr, " (batch price: %g%% off)", js->batch_discount * 100);
+        else if (batch_mode)
+            fprintf(stderr, " (batch: at the listed price, no batch_discount given)");
         fputc('\n', stderr);
     }
 }
-
-/* Set by --batch (one judging command per process): the summary then has batch lines. */
-static int batch_mode;
 
 /* The batch lines of a run's summary (--batch). */
 static void print_batch_stats(const char *what, const arb_run_stats *st)
@@ -271,11 +279,35 @@ static void print_batch_stats(const char *what, const arb_run_stats *st)
         fprintf(stderr, "%s batch: %zu batches collected: %zu replies stored, %zu failed calls "
                         "stored (queued again)\n",
                 what, st->batch_collected, st->batch_replies, st->batch_failed);
-    if (st->batch_queued || st->batch_waiting)
+    if (st->batch_action == ARB_BATCH_WAIT)
+        fprintf(stderr, "%s batch: %zu round%s of batches submitted, waited for, collected and "
+                        "judged\n",
+                what, st->batch_rounds, st->batch_rounds == 1 ? "" : "s");
+    if ((st->batch_queued || st->batch_waiting) && st->batch_action == ARB_BATCH_NONE)
         fprintf(stderr,
                 "%s batch: %zu calls queued, %zu wait for their replies (a later round: run "
                 "this command again once the replies are stored)\n",
                 what, st->batch_queued, st->batch_waiting);
+    else if (st->batch_queued || st->batch_waiting)
+        /* Batch API: queued calls go in the next submission; waiting ones once those are in */
+        fprintf(stderr,
+                "%s batch: %zu calls still to come: %zu queued%s, %zu wait for their replies "
+                "(a later round)%s\n",
+                what, st->batch_queued + st->batch_waiting, st->batch_queued,
+                st->batch_action == ARB_BATCH_SUBMIT ? " (in open batches)"
+                : st->batch_action == ARB_BATCH_WAIT ? " (not sent by this wait: an open batch of "
+                                                       "another process holds them, or the last "
+                                                       "round's batches stored no reply)"
+                                                     : "",
+                st->batch_waiting,
+                st->batch_action == ARB_BATCH_SUBMIT
+                    ? "; --batch collect or --batch wait, then another --batch submit sends the "
+                      "next round"
+                    : st->batch_running
+                    ? "; batches still running hold some: --batch collect again once they end, "
+                      "then another --batch submit sends the rest (or --batch wait does every "
+                      "round)"
+                    : "; another --batch submit sends them (or --batch wait does every round)");
     else
         fprintf(stderr, "%s batch: nothing to queue, every call of the plan is stored\n", what);
     if (st->batch_files)
@@ -329,6 +361,13 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
         fprintf(stderr, "  judge %s: %zu calls sent, tokens %lld prompt (%lld cached) + %lld "
                 "completion (%lld reasoning), cost %s\n", js->name, js->sent, js->prompt_tokens,
                 js->cached_tokens, js->completion_tokens, js->reasoning_tokens, cost);
+        for (size_t k = 0; k < st->n_endpoints; k++) {
+            const arb_endpoint_spend *e = &st->endpoints[k];
+            if (strcmp(e->judge, js->name)) continue;
+            fprintf(stderr, "    endpoint %s: %zu requests (retries included): %zu ok, %zu "
+                    "answered 429, %zu failed, %zu cool-downs\n", e->url, e->requests, e->ok,
+                    e->throttled, e->failed, e->cooldowns);
+        }
     }
     if (batch_mode) print_batch_stats(what, st);
 }
