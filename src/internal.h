@@ -580,6 +580,7 @@ typedef struct arb__recorded_pairwise {
     int order;
     char position_verdict;    /* 'A'..'D' or 'E' */
     const char *call_key;     /* arb__judge_call_key() */
+    const char *content;      /* the call's reply text (NULL: none) */
 } arb__recorded_pairwise;
 /* Nonzero stops the walk as out of memory. */
 typedef int (*arb__recorded_pairwise_fn)(void *ud, const arb__recorded_pairwise *row);
@@ -594,10 +595,14 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
 ** (resume.c) so a rerun decides "already judged from this exact request" per node with one
 ** hash lookup. */
 typedef struct arb__recorded arb__recorded;
-/* Reads them (one query); *out is the caller's (arb__recorded_destroy). */
+/* Reads them (one query); *out is the caller's (arb__recorded_destroy). A row is held only
+** when its stored reply still reads as its stored verdict with options and json_field (the
+** template's verdict_json_field, or NULL): how the verdict is read is not part of the request,
+** so a changed field, or a newer arbiter that reads replies differently, must re-judge the
+** stored reply (the normal path) rather than keep the old verdict. */
 arb_status arb__recorded_load_pairwise(arb_store *s, const char *protocol,
                                        const char *template_name, int options,
-                                       arb__recorded **out);
+                                       const char *json_field, arb__recorded **out);
 void arb__recorded_destroy(arb__recorded *r);
 /* 1 when row (its identity and the key of the request the node would send now; its verdict is
 ** ignored) is recorded, with *invalid = 1 when its stored verdict is E; 0 otherwise. r may be

@@ -367,7 +367,7 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
         pjson = params_json(&r);
     }
     if ((st = arb__recorded_load_pairwise(store, "sbs", arb_template_name(r.tpl), params->options,
-                                          &r.recorded)))
+                                          arb_template_json_field(r.tpl), &r.recorded)))
         goto done;
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress, .recorded = is_recorded};

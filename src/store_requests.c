@@ -45,6 +45,7 @@
 #include <string.h>
 #include <xxhash.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 /* zstd level for requests. With the prefix, on the benchmark set's requests (measured
 ** 2026-11-27): level 1 gives ~120-byte frames, level 3 ~70 bytes in the same CPU time
@@ -394,16 +395,22 @@ static int append_current(arb__reqz *z, const char *item_id, const char *model, 
     return have;
 }
 
-/* Appends the text of ref whose hash is hash: the current one, else a retired one. Returns 0,
-** or -1 with z->errmsg set. */
+/* Appends the k-th text of ref whose hash is hash: the current one first (when its hash is
+** hash), then the retired ones with that hash, oldest first. Several can share a 32-bit hash
+** (a changed answer may collide with the one it replaced, by chance or crafted: answers are
+** model outputs), so the decoder tries the next one when the frame's checksum says the
+** prefix was wrong. Returns 1 when appended, 0 when there is no k-th text, -1 on error. */
 static int append_by_hash(arb__reqz *z, const char *item_id, const char *model, uint32_t hash,
-                          size_t *len)
+                          unsigned k, size_t *len)
 {
     size_t start = *len;
     uint32_t h = 0;
     int have = append_current(z, item_id, model, len, &h);
     if (have < 0) return -1;
-    if (have && h == hash) return 0;
+    if (have && h == hash) {
+        if (k == 0) return 1;
+        k--;
+    }
     *len = start;
     sqlite3_stmt *q = stmt(z, Q_RETIRED);
     if (!q) return -1;
@@ -413,19 +420,22 @@ static int append_by_hash(arb__reqz *z, const char *item_id, const char *model, 
     while (!found && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(q, 0);
         size_t n = (size_t)sqlite3_column_bytes(q, 0);
-        if (t && text_hash(t, n) == hash) {
-            if (grow_prefix(z, *len + n)) break;
-            memcpy(z->prefix + *len, t, n);
-            *len += n;
-            found = 1;
+        if (!t || text_hash(t, n) != hash) continue;
+        if (k) {
+            k--;
+            continue;
         }
+        if (grow_prefix(z, *len + n)) {
+            sqlite3_reset(q);
+            snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+            return -1;
+        }
+        memcpy(z->prefix + *len, t, n);
+        *len += n;
+        found = 1;
     }
     sqlite3_reset(q);
-    if (found) return 0;
-    snprintf(z->errmsg, sizeof z->errmsg,
-             "the %s of item \"%.80s\"%s%.80s that the request was stored against is gone",
-             model ? "answer" : "question", item_id, model ? " by " : "", model ? model : "");
-    return -1;
+    return found;
 }
 
 /* ---- encode -------------------------------------------------------------------------------- */
@@ -548,67 +558,140 @@ fail:
 
 /* ---- decode -------------------------------------------------------------------------------- */
 
+/* A reference to a question or an answer, as a compact request names it. */
+typedef struct decoded_ref {
+    char *item, *model; /* model NULL: the item's question */
+    uint32_t hash;
+    unsigned choice;    /* which text of that hash (append_by_hash) */
+} decoded_ref;
+
+/* Reads the refs after the skeleton id; returns their number, or -1 when damaged (refs owned
+** by the caller either way: free_refs). Names have no length limit: item ids and model names
+** are whatever the dataset holds. */
+static int read_refs(const unsigned char **pp, const unsigned char *end, decoded_ref *refs,
+                     unsigned n_refs)
+{
+    const unsigned char *p = *pp;
+    uint64_t n = 0;
+    for (unsigned i = 0; i < n_refs; i++) {
+        if (p >= end) return -1;
+        int kind = *p++;
+        if (kind & 2) {
+            if (!i || !(refs[i].item = arb__strdup(refs[i - 1].item))) return -1;
+        } else {
+            if (get_varint(&p, end, &n) || (size_t)(end - p) < n) return -1;
+            if (!(refs[i].item = malloc((size_t)n + 1))) return -1;
+            memcpy(refs[i].item, p, (size_t)n);
+            refs[i].item[n] = '\0';
+            p += n;
+        }
+        if (kind & 1) {
+            if (get_varint(&p, end, &n) || (size_t)(end - p) < n) return -1;
+            if (!(refs[i].model = malloc((size_t)n + 1))) return -1;
+            memcpy(refs[i].model, p, (size_t)n);
+            refs[i].model[n] = '\0';
+            p += n;
+        }
+        if (end - p < 4) return -1;
+        refs[i].hash = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                       (uint32_t)p[3] << 24;
+        p += 4;
+    }
+    *pp = p;
+    return (int)n_refs;
+}
+
+static void free_refs(decoded_ref *refs, unsigned n_refs)
+{
+    for (unsigned i = 0; i < n_refs; i++) {
+        free(refs[i].item);
+        free(refs[i].model);
+    }
+}
+
+/* Tries so many combinations of same-hash texts at most before calling a request lost. */
+#define MAX_HASH_TRIES 64
+
 /* See store_requests.h. */
 char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size_t *out_len)
 {
     const unsigned char *p = blob, *end = blob + len;
-    uint64_t skel_id = 0, n = 0;
+    uint64_t skel_id = 0;
+    decoded_ref refs[256];
+    unsigned n_refs = 0;
+    char *text = NULL;
     if (len < 4 || *p++ != COMPACT_TAG) goto bad;
     p++; /* flags */
     if (get_varint(&p, end, &skel_id) || p >= end) goto bad;
     const skeleton *sk = skeleton_get(z, (long long)skel_id);
     if (!sk) return NULL;
-    if (grow_prefix(z, sk->len)) goto nomem;
-    memcpy(z->prefix, sk->body, sk->len);
-    size_t plen = sk->len;
-    unsigned n_refs = *p++;
-    char item[512], model[512];
-    for (unsigned i = 0; i < n_refs; i++) {
-        if (p >= end) goto bad;
-        int kind = *p++;
-        if (kind & 2) {
-            if (!i) goto bad; /* the previous ref's item: item[] holds it */
-        } else {
-            if (get_varint(&p, end, &n) || n >= sizeof item || (size_t)(end - p) < n) goto bad;
-            memcpy(item, p, n);
-            item[n] = '\0';
-            p += n;
-        }
-        if (kind & 1) {
-            if (get_varint(&p, end, &n) || n >= sizeof model || (size_t)(end - p) < n) goto bad;
-            memcpy(model, p, n);
-            model[n] = '\0';
-            p += n;
-        }
-        if (end - p < 4) goto bad;
-        uint32_t hash = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                        (uint32_t)p[3] << 24;
-        p += 4;
-        if (append_by_hash(z, item, (kind & 1) ? model : NULL, hash, &plen)) return NULL;
-    }
+    n_refs = *p++;
+    memset(refs, 0, n_refs * sizeof *refs);
+    if (read_refs(&p, end, refs, n_refs) < 0) goto bad;
     unsigned long long size = ZSTD_getFrameContentSize(p, (size_t)(end - p));
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1u << 30))
         goto bad;
-    char *text = malloc((size_t)size + 1);
-    if (!text) goto nomem;
-    ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
-    size_t got = ZSTD_isError(ZSTD_DCtx_refPrefix(z->dctx, z->prefix, plen))
-                     ? (size_t)-1
-                     : ZSTD_decompressDCtx(z->dctx, text, (size_t)size, p, (size_t)(end - p));
-    if (ZSTD_isError(got) || got != size) {
-        free(text);
-        snprintf(z->errmsg, sizeof z->errmsg, "a compact request does not decompress (%s)",
-                 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
-        return NULL;
+    if (!(text = malloc((size_t)size + 1))) goto nomem;
+    for (unsigned tries = 0; tries < MAX_HASH_TRIES; tries++) {
+        if (grow_prefix(z, sk->len)) goto nomem;
+        memcpy(z->prefix, sk->body, sk->len);
+        size_t plen = sk->len;
+        unsigned i = 0;
+        for (; i < n_refs; i++) {
+            int got = append_by_hash(z, refs[i].item, refs[i].model, refs[i].hash,
+                                     refs[i].choice, &plen);
+            if (got < 0) goto fail;
+            if (!got) break;
+        }
+        if (i == n_refs) {
+            ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
+            size_t got = ZSTD_isError(ZSTD_DCtx_refPrefix(z->dctx, z->prefix, plen))
+                             ? (size_t)-1
+                             : ZSTD_decompressDCtx(z->dctx, text, (size_t)size, p,
+                                                   (size_t)(end - p));
+            if (!ZSTD_isError(got) && got == size) {
+                text[got] = '\0';
+                *out_len = got;
+                free_refs(refs, n_refs);
+                return text;
+            }
+            if (ZSTD_getErrorCode(got) != ZSTD_error_checksum_wrong || !n_refs) {
+                snprintf(z->errmsg, sizeof z->errmsg, "a compact request does not decompress (%s)",
+                         ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+                goto fail;
+            }
+        }
+        /* The next combination, as an odometer: after a wrong checksum the last ref takes its
+        ** next text of the same hash; a ref out of texts goes back to its first and the ref
+        ** before it moves on. */
+        unsigned at;
+        if (i == n_refs) {
+            at = n_refs - 1;
+        } else if (refs[i].choice == 0) {
+            snprintf(z->errmsg, sizeof z->errmsg,
+                     "the %s of item \"%.80s\"%s%.80s that the request was stored against is gone",
+                     refs[i].model ? "answer" : "question", refs[i].item,
+                     refs[i].model ? " by " : "", refs[i].model ? refs[i].model : "");
+            goto fail;
+        } else if (i == 0) {
+            break; /* every combination tried */
+        } else {
+            at = i - 1;
+        }
+        refs[at].choice++;
+        for (unsigned j = at + 1; j < n_refs; j++) refs[j].choice = 0;
     }
-    text[got] = '\0';
-    *out_len = got;
-    return text;
+    snprintf(z->errmsg, sizeof z->errmsg, "a compact request does not decompress (%s)",
+             "no text of the hashes it names rebuilds it");
+    goto fail;
 bad:
     snprintf(z->errmsg, sizeof z->errmsg, "a compact request is damaged");
-    return NULL;
+    goto fail;
 nomem:
     snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+fail:
+    free(text);
+    free_refs(refs, n_refs);
     return NULL;
 }
 

@@ -14,7 +14,7 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
     ** source, strength or extra), made from a call that holds a reply (ok = 1). */
     static const char sql[] =
         "SELECT p.judge_name, p.candidate, p.baseline, p.item_id, p.rep, p.ord,"
-        " p.position_verdict, c.key"
+        " p.position_verdict, c.key, c.content"
         " FROM pairwise p JOIN calls c ON c.id = p.call_id"
         " WHERE p.protocol = ?1 AND p.template_name = ?2 AND p.options = ?3"
         " AND p.source IS NULL AND p.strength IS NULL AND p.extra = '{}' AND c.ok = 1";
@@ -39,6 +39,7 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
             .order = sqlite3_column_int(q, 5),
             .position_verdict = pv && *pv ? *pv : 'E',
             .call_key = (const char *)sqlite3_column_text(q, 7),
+            .content = (const char *)sqlite3_column_text(q, 8),
         };
         if (!row.judge_name || !row.candidate || !row.baseline || !row.item_id || !row.call_key)
             continue;

@@ -579,7 +579,8 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
         pjson = params_json(&r);
     }
     if ((st = arb__recorded_load_pairwise(store, "tournament", arb_template_name(r.tpl),
-                                          TOURNAMENT_OPTIONS, &r.recorded)))
+                                          TOURNAMENT_OPTIONS, arb_template_json_field(r.tpl),
+                                          &r.recorded)))
         goto done;
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress, .recorded = is_recorded};
