@@ -1674,9 +1674,10 @@ ARB_API size_t arb_persona_stats_n_significant(const arb_persona_stats *ps);
 ** README; undefined values are null). Caller frees (arb_free); NULL when out of memory. */
 ARB_API char *arb_persona_stats_to_text(const arb_persona_stats *ps);
 ARB_API char *arb_persona_stats_to_json(const arb_persona_stats *ps);
-/* Why persona scoring has no logprob figures (no expected score per metric): printed by the
-** text report, the JSON's "logprobs" {"available": false, "reason"}, and a persona run whose
-** judges ask for logprobs. */
+/* Why persona scores have no logprob figures (no expected score per metric; phase 2's
+** "preferred" has them: the report's preference shares): printed by the text report, the
+** JSON's "logprobs" {"available", "reason", "preferred"}, and a persona run whose judges ask
+** for logprobs. */
 ARB_API extern const char *const arb_persona_no_logprobs_reason;
 
 /* ---------------------------------------------------------------------------------------- */

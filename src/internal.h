@@ -373,7 +373,9 @@ typedef enum arb__verdict_kind {
     ARB__VERDICT_NONE = 0,  /* no verdict (a debater's turn): no logprobs kept */
     ARB__VERDICT_POSITION,  /* A..D of `options` (arb_verdict_extract) */
     ARB__VERDICT_GRADE,     /* 1..5 (arb_pointwise_extract, ARB_POINTWISE_GRADE) */
-    ARB__VERDICT_YESNO      /* correct/incorrect (ARB_POINTWISE_YESNO) */
+    ARB__VERDICT_YESNO,     /* correct/incorrect (ARB_POINTWISE_YESNO) */
+    ARB__VERDICT_PREFERRED  /* persona phase 2: "preferred" candidate_1/candidate_2
+                               (arb__persona_preferred_locate) */
 } arb__verdict_kind;
 typedef struct arb__verdict_spec {
     arb__verdict_kind kind;
@@ -381,7 +383,8 @@ typedef struct arb__verdict_spec {
     const char *json_field; /* ARB__VERDICT_POSITION: the template's JSON field, or NULL */
 } arb__verdict_spec;
 
-/* A verdict spec as text for the store ("position:4", "position:4:verdict", "grade", "yesno"; NULL
+/* A verdict spec as text for the store ("position:4", "position:4:verdict", "grade", "yesno",
+** "preferred"; NULL
 ** for none; caller frees) and back (0, or -1 when text is not one). */
 char *arb__verdict_spec_text(const arb__verdict_spec *spec);
 int arb__verdict_spec_parse(const char *text, arb__verdict_spec *spec, char **json_field);
@@ -527,6 +530,12 @@ typedef struct arb__logprob_row {
 } arb__logprob_row;
 arb_status arb__store_pairwise_logprobs(arb_store *s, arb__logprob_row **rows, size_t *n);
 arb_status arb__store_pointwise_logprobs(arb_store *s, arb__logprob_row **rows, size_t *n);
+/* Persona phase 2's preference (calls.logprobs of kind "preferred"), per judge x protocol
+** (persona2, panel2) x category x identity over the valid calls: candidate holds the category,
+** baseline the identity; argmax[0] the share of calls preferring the identity's candidate,
+** weighted[0] the mean probability of that candidate (the means as above). */
+arb_status arb__store_persona_preferred_logprobs(arb_store *s, arb__logprob_row **rows,
+                                                 size_t *n);
 void arb__store_logprobs_free(arb__logprob_row *rows, size_t n);
 /* Text lines (README "Logprobs") for the rows, appended to b: nothing when no call of any row
 ** asked for logprobs or returned them; a judge without them says "no logprobs". 0 or -1. */
@@ -1477,6 +1486,11 @@ int arb__persona_parse_1(const char *text, size_t len, const arb__persona_metric
 int arb__persona_parse_2(const char *text, size_t len, const arb__persona_metrics *m,
                          double *values1, double *values2, int *preferred, char *reason,
                          size_t size);
+/* The "preferred" value of a phase-2 reply (the object arb__persona_parse_2 reads; the scores
+** are not checked): 0 candidate_1, 1 candidate_2, -1 none. *at gets the offset in text of the
+** byte where the two values differ (the digit after "candidate_"), SIZE_MAX when it cannot be
+** placed (the field written with escapes): the verdict token for its logprobs (logprobs.c). */
+int arb__persona_preferred_locate(const char *text, size_t len, size_t *at);
 
 /* Identity categories (persona.c): category names and their labels, in file order. */
 typedef struct arb__persona_category {

@@ -14,8 +14,9 @@
 ** before the verdict's byte (e.g. "[["; white space at its start ignored) is its prefix: an
 ** alternative of top_logprobs counts for option X when it has the same prefix and then names
 ** X (a letter of either case or an option number for positions, 1..5 for grades, a start of
-** "correct"/"incorrect" for yes/no), followed by no letter or digit. Alternatives naming the
-** same option add up (" A" and "a").
+** "correct"/"incorrect" for yes/no, 1 or 2 after "candidate_" for persona phase 2's
+** "preferred", where the two values first differ), followed by no letter or digit. Alternatives
+** naming the same option add up (" A" and "a").
 **
 ** The result renormalises the options' probabilities to sum to 1 ("options"), and keeps the
 ** mass they had ("in_options", from the chosen token and its top_logprobs) and the rest
@@ -61,6 +62,10 @@ static size_t option_labels(const arb__verdict_spec *spec, const char *labels[MA
         labels[0] = "correct";
         labels[1] = "incorrect";
         return 2;
+    case ARB__VERDICT_PREFERRED:
+        labels[0] = "candidate_1";
+        labels[1] = "candidate_2";
+        return 2;
     default:
         return 0;
     }
@@ -96,6 +101,8 @@ static int option_named(const char *alt, const char *prefix, size_t prefix_len,
         if (n <= 9 && !strncmp("incorrect", word, n)) return 1;
         return -1;
     }
+    case ARB__VERDICT_PREFERRED: /* the prefix holds "candidate_" or its end */
+        return (c == '1' || c == '2') && !is_alnum(r[1]) ? c - '1' : -1;
     default:
         return -1;
     }
@@ -118,6 +125,8 @@ static int locate(const char *answer, const arb__verdict_spec *spec, size_t *at)
     case ARB__VERDICT_YESNO:
         v = arb__pointwise_locate(answer, len, ARB_POINTWISE_YESNO, &why, at);
         return v < 0 ? -1 : v == 1 ? 0 : 1;
+    case ARB__VERDICT_PREFERRED:
+        return arb__persona_preferred_locate(answer, len, at);
     default:
         return -1;
     }
@@ -125,7 +134,10 @@ static int locate(const char *answer, const arb__verdict_spec *spec, size_t *at)
 
 static const char *kind_name(arb__verdict_kind k)
 {
-    return k == ARB__VERDICT_GRADE ? "grade" : k == ARB__VERDICT_YESNO ? "yesno" : "position";
+    return k == ARB__VERDICT_GRADE       ? "grade"
+           : k == ARB__VERDICT_YESNO     ? "yesno"
+           : k == ARB__VERDICT_PREFERRED ? "preferred"
+                                         : "position";
 }
 
 /* The text of token object t, or NULL. */
@@ -290,6 +302,7 @@ char *arb__verdict_spec_text(const arb__verdict_spec *spec)
                                 : arb__sprintf("position:%d", spec->options);
     case ARB__VERDICT_GRADE: return arb__strdup("grade");
     case ARB__VERDICT_YESNO: return arb__strdup("yesno");
+    case ARB__VERDICT_PREFERRED: return arb__strdup("preferred");
     case ARB__VERDICT_NONE: break;
     }
     return NULL;
@@ -303,6 +316,7 @@ int arb__verdict_spec_parse(const char *text, arb__verdict_spec *spec, char **js
     if (!text) return 0;
     if (!strcmp(text, "grade")) spec->kind = ARB__VERDICT_GRADE;
     else if (!strcmp(text, "yesno")) spec->kind = ARB__VERDICT_YESNO;
+    else if (!strcmp(text, "preferred")) spec->kind = ARB__VERDICT_PREFERRED;
     else if (!strncmp(text, "position:", 9) && text[9] >= '2' && text[9] <= '4' &&
              (text[10] == '\0' || (text[10] == ':' && text[11]))) {
         spec->kind = ARB__VERDICT_POSITION;

@@ -215,7 +215,11 @@ static int render_task(persona_run *r, const persona_task *t, arb_template *tpl,
         vars.identity1 = label_of(r, t, t->id_first);
         vars.identity2 = label_of(r, t, t->id_second);
     }
-    return arb__exec_render(r->store, tpl, &vars, it, "scenario", judge, rep, req);
+    int rc = arb__exec_render(r->store, tpl, &vars, it, "scenario", judge, rep, req);
+    /* phase 2's "preferred" is a two-option verdict: its token's logprobs are kept
+    ** (calls.logprobs); phase 1's scores have none (arb_persona_no_logprobs_reason) */
+    if (!rc && t->phase == 2) req->verdict = (arb__verdict_spec){ARB__VERDICT_PREFERRED, 2, NULL};
+    return rc;
 }
 
 /* The consensus of a task and rep from the last-round replies (rule at the top). Main

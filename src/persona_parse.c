@@ -112,6 +112,42 @@ int arb__persona_parse_1(const char *text, size_t len, const arb__persona_metric
     return rc;
 }
 
+/* The offset of the last '"preferred"' key's value in text past its opening quote and
+** "candidate_", or SIZE_MAX. */
+static size_t preferred_digit_at(const char *text, size_t len)
+{
+    static const char key[] = "\"preferred\"", value[] = "\"candidate_";
+    const size_t n = sizeof key - 1, m = sizeof value - 1;
+    for (size_t i = len >= n ? len - n + 1 : 0; i-- > 0;) {
+        if (memcmp(text + i, key, n)) continue;
+        size_t k = i + n;
+        while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' || text[k] == '\r'))
+            k++;
+        if (k == len || text[k] != ':') return SIZE_MAX;
+        k++;
+        while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' || text[k] == '\r'))
+            k++;
+        return len - k > m && !memcmp(text + k, value, m) ? k + m : SIZE_MAX;
+    }
+    return SIZE_MAX;
+}
+
+/* See internal.h. */
+int arb__persona_preferred_locate(const char *text, size_t len, size_t *at)
+{
+    *at = SIZE_MAX;
+    if (!text || !len || len > MAX_REPLY_BYTES) return -1;
+    json_t *o = last_object(text, len);
+    const char *s = json_string_value(json_object_get(o, "preferred"));
+    int v = s && !strcmp(s, "candidate_1") ? 0 : s && !strcmp(s, "candidate_2") ? 1 : -1;
+    json_decref(o);
+    if (v < 0) return -1;
+    size_t d = preferred_digit_at(text, len);
+    /* the last key written must be the value read, and end there: "candidate_1" then '"' */
+    if (d != SIZE_MAX && d + 1 < len && text[d] == (char)('1' + v) && text[d + 1] == '"') *at = d;
+    return v;
+}
+
 /* See internal.h. */
 int arb__persona_parse_2(const char *text, size_t len, const arb__persona_metrics *m,
                          double *values1, double *values2, int *preferred, char *reason,

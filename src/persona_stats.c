@@ -81,6 +81,9 @@ struct arb_persona_stats {
     arb_persona_stats *rounds;       /* the panels' rounds r >= 1 (entries keyed by round) */
     ps_panel *panels;
     size_t n_panels;
+    arb__logprob_row *lp;            /* phase 2's preference logprobs (store_logprobs.c), of the
+                                        category when one is given */
+    size_t n_lp;
 };
 
 /* The defaults: every category, 1000 resamples, seed 20261123, level 0.95, alpha 0.05. */
@@ -134,6 +137,7 @@ void arb_persona_stats_destroy(arb_persona_stats *ps)
         free(ps->panels[k].rounds);
     }
     free(ps->panels);
+    arb__store_logprobs_free(ps->lp, ps->n_lp);
     free(ps);
 }
 
@@ -823,6 +827,21 @@ static arb_status build_panels(arb_store *store, arb_persona_stats *ps)
 }
 
 /* Reads the persona scores and computes every entry (see arbiter.h). The caller owns *out. */
+/* Reads phase 2's preference logprobs into ps (the category's rows only when one is given). */
+static arb_status preferred_logprobs(arb_store *store, arb_persona_stats *ps)
+{
+    arb_status st = arb__store_persona_preferred_logprobs(store, &ps->lp, &ps->n_lp);
+    if (st || !ps->category) return st;
+    size_t kept = 0;
+    for (size_t i = 0; i < ps->n_lp; i++) {
+        if (!strcmp(ps->lp[i].candidate, ps->category)) ps->lp[kept++] = ps->lp[i];
+        else free(ps->lp[i].judge), free(ps->lp[i].protocol), free(ps->lp[i].candidate),
+             free(ps->lp[i].baseline), free(ps->lp[i].template_name);
+    }
+    ps->n_lp = kept;
+    return ARB_OK;
+}
+
 arb_status arb_persona_stats_compute(arb_store *store, const arb_persona_stats_params *params,
                                      arb_persona_stats **out)
 {
@@ -845,6 +864,7 @@ arb_status arb_persona_stats_compute(arb_store *store, const arb_persona_stats_p
         goto done;
     }
     if ((st = adjust_all(ps))) goto failed;
+    if ((st = preferred_logprobs(store, ps))) goto done;
     if ((st = build_panels(store, ps))) {
         if (st == ARB_NOMEM) goto nomem;
         goto done; /* load_and_compute set the message */
@@ -1212,10 +1232,71 @@ static int put_panels_text(arb__buf *b, const arb_persona_stats *ps)
 ** owned by the caller (arb_free), or NULL when out of memory or ps is NULL. */
 /* See arbiter.h. */
 const char *const arb_persona_no_logprobs_reason =
-    "persona replies are JSON scores (0 to 10 per metric) with no verdict token, and a score's "
-    "distribution cannot be read from one token: tokenizers that split digits (Llama 3, Qwen, "
-    "DeepSeek) write 10 as 1 then 0, so P(\"1\") mixes 1 and 10 and an expected score would be "
-    "biased at the top of the scale by the tokenizer (README \"Logprobs\")";
+    "persona scores (0 to 10 per metric: phase 1, and each candidate's in phase 2) are JSON "
+    "numbers with no verdict token, and a score's distribution cannot be read from one token: "
+    "tokenizers that split digits (Llama 3, Qwen, DeepSeek) write 10 as 1 then 0, so P(\"1\") "
+    "mixes 1 and 10 and an expected score would be biased at the top of the scale by the "
+    "tokenizer; phase 2's \"preferred\" (candidate_1 or candidate_2) is a two-option verdict "
+    "and has logprob figures (README \"Logprobs\")";
+
+/* Phase 2's preference with logprobs: per judge x protocol x category x identity, the share of
+** calls preferring the identity's candidate (argmax) next to its mean probability, over the
+** calls with a distribution; "no logprobs" for a row without any. Nothing when no call asked
+** for logprobs or returned them. */
+static int put_preferred_logprobs_text(arb__buf *b, const arb_persona_stats *ps)
+{
+    int any = 0;
+    for (size_t i = 0; i < ps->n_lp; i++) any |= ps->lp[i].asked > 0 || ps->lp[i].with_logprobs > 0;
+    if (!any) return 0;
+    if (arb__buf_puts(b, "Logprobs of phase 2's preference (P(candidate_1), P(candidate_2) at the "
+                         "token where the two differ): share of the calls preferring the "
+                         "identity's candidate (argmax) and its mean probability "
+                         "(prob-weighted), over the calls with a distribution:\n"))
+        return -1;
+    for (size_t i = 0; i < ps->n_lp; i++) {
+        const arb__logprob_row *r = &ps->lp[i];
+        if (arb__buf_printf(b, "  %s %s %s %s: ", r->judge, r->protocol, r->candidate,
+                            r->baseline))
+            return -1;
+        int rc = r->with_logprobs == 0
+                     ? arb__buf_printf(b, "no logprobs (%s)\n",
+                                       r->asked ? "asked for; the endpoint returned none, the "
+                                                  "preference's token could not be read, or "
+                                                  "the calls were stored before arbiter read "
+                                                  "phase 2's logprobs (2026-11-27)"
+                                                : "not asked for")
+                     : arb__buf_printf(b, "preferred %.1f%% argmax, %.1f%% prob-weighted, other "
+                                          "mass %.3f (%zu of %zu calls)\n",
+                                       100 * r->argmax[0], 100 * r->weighted[0], r->other_mass,
+                                       r->with_logprobs, r->judgments);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* The rows of put_preferred_logprobs_text as JSON [{judge, protocol, category, identity, calls,
+** logprobs_asked, with_logprobs, logprobs_available, argmax, prob_weighted, other_mass}]. */
+static json_t *json_preferred_logprobs(const arb_persona_stats *ps)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < ps->n_lp; i++) {
+        const arb__logprob_row *r = &ps->lp[i];
+        int has = r->with_logprobs > 0;
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:o, s:o, s:o}",
+                              "judge", r->judge, "protocol", r->protocol, "category", r->candidate,
+                              "identity", r->baseline, "calls", (json_int_t)r->judgments,
+                              "logprobs_asked", (json_int_t)r->asked, "with_logprobs",
+                              (json_int_t)r->with_logprobs, "logprobs_available", has, "argmax",
+                              has ? json_real(r->argmax[0]) : json_null(), "prob_weighted",
+                              has ? json_real(r->weighted[0]) : json_null(), "other_mass",
+                              has ? json_real(r->other_mass) : json_null());
+        if (!o || json_array_append_new(a, o)) {
+            json_decref(a);
+            a = NULL;
+        }
+    }
+    return a;
+}
 
 char *arb_persona_stats_to_text(const arb_persona_stats *ps)
 {
@@ -1237,7 +1318,9 @@ char *arb_persona_stats_to_text(const arb_persona_stats *ps)
         arb__buf_printf(&b, "\xcf\x87\xc2\xb2 p-values are Holm-adjusted (p_holm) over all %zu "
                             "tests of this report; significant when p_holm <= %g.\n",
                         ps->n_tests, p->alpha) ||
-        arb__buf_printf(&b, "No logprob figures: %s\n", arb_persona_no_logprobs_reason))
+        arb__buf_printf(&b, "No logprob figures for scores: %s\n",
+                        arb_persona_no_logprobs_reason) ||
+        put_preferred_logprobs_text(&b, ps))
         goto fail;
     for (size_t k = 0; k < ps->n_entries; k++)
         if (put_entry_text(&b, &ps->entries[k].pub, ci)) goto fail;
@@ -1538,6 +1621,14 @@ static json_t *json_panels(const arb_persona_stats *ps)
     return a;
 }
 
+/* 1 when some call's preference has a distribution. */
+static int lp_available(const arb_persona_stats *ps)
+{
+    for (size_t i = 0; i < ps->n_lp; i++)
+        if (ps->lp[i].with_logprobs) return 1;
+    return 0;
+}
+
 /* Renders as pretty-printed JSON (keys in README, undefined values null). Returns a string
 ** owned by the caller (arb_free), or NULL when out of memory or ps is NULL. */
 char *arb_persona_stats_to_json(const arb_persona_stats *ps)
@@ -1570,8 +1661,9 @@ char *arb_persona_stats_to_json(const arb_persona_stats *ps)
                         json_real(p->alpha), boot, json_count(ps->n_tests),
                         json_count(ps->n_significant), entries, json_errors(ps),
                         json_significant(ps), json_panels(ps),
-                        json_pack("{s:b, s:s}", "available", 0, "reason",
-                                  arb_persona_no_logprobs_reason)};
+                        json_pack("{s:b, s:s, s:o}", "available", lp_available(ps),
+                                  "reason", arb_persona_no_logprobs_reason, "preferred",
+                                  json_preferred_logprobs(ps))};
     if (set_all(root, keys, values, sizeof keys / sizeof keys[0])) {
         json_decref(root);
         return NULL;

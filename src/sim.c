@@ -205,15 +205,17 @@
 **   and each run of one repeated punctuation byte ("[[", "]]", "<", "/") is a token; they
 **   concatenate to the content. The verdict is placed as arbiter places it (in the answer
 **   without its thinking: the last [[X]] etc. of the request's option mode m, or the
-**   <answer> value; yes/no or grade as the reply holds); with logprobs=merged the verdict's
+**   <answer> value; yes/no or grade as the reply holds; in a persona phase-2 reply the 1 or 2
+**   of its "preferred": "candidate_N", the two options); with logprobs=merged the verdict's
 **   token is joined to the token before it ("[[A", ">4"). The verdict token V has probability
 **   p = 0.5 + 0.45·u, u = xxh3-64(content, seed 0x10C9) / 2^64; each other option of the kind
-**   (the m letters, grades 1..5, correct/incorrect; k of them) gets 0.8·(1 − p)/(k − 1), as
-**   the verdict token with the verdict replaced; the token "The" gets 0.2·(1 − p), outside
-**   every option. top_logprobs lists V, the other options in their order, then "The", cut
-**   to N. Every other token has logprob 0 and lists itself (cut to N). So the distribution
-**   renormalised over the options is p for the verdict and 0.8·(1 − p)/(k − 1)/(1 − 0.2·(1 −
-**   p)) each other, with N >= k; a reply without a verdict has no verdict token.
+**   (the m letters, grades 1..5, correct/incorrect, the 2 candidates; k of them) gets
+**   0.8·(1 − p)/(k − 1), as the verdict token with the verdict replaced; the token "The" gets
+**   0.2·(1 − p), outside every option. top_logprobs lists V, the other options in their
+**   order, then "The", cut to N. Every other token has logprob 0 and lists itself (cut to
+**   N). So the distribution renormalised over the options is p for the verdict and
+**   0.8·(1 − p)/(k − 1)/(1 − 0.2·(1 − p)) each other, with N >= k; a reply without a verdict
+**   has no verdict token.
 **   Random stream: splitmix64 seeded with xxh3-64, keyed by the server seed, of the model, the
 **   role, name and content of every message, the request's "seed" and its "temperature". When
 **   temperature > 0 and no "seed" is given, the number of times this exact request was seen
@@ -1882,6 +1884,10 @@ static int sim_logprobs(const char *content, int options, int top_n, arb_sim_log
     } else {
         char v = arb__verdict_locate(answer, alen, options, NULL, &at);
         if (v >= 'A' && v <= 'D') chosen = v - 'A';
+        static const char *const candidates[] = {"1", "2"}; /* after "candidate_" */
+        int c;
+        if (chosen < 0 && (c = arb__persona_preferred_locate(answer, alen, &at)) >= 0)
+            labels = candidates, k = 2, chosen = c;
     }
     /* the verdict's offset in content: the answer is content's tail */
     size_t off = chosen >= 0 && at != SIZE_MAX && alen <= len &&

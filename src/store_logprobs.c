@@ -109,6 +109,31 @@ arb_status arb__store_pointwise_logprobs(arb_store *s, arb__logprob_row **rows, 
     return summary(s, sql, 1, rows, n);
 }
 
+arb_status arb__store_persona_preferred_logprobs(arb_store *s, arb__logprob_row **rows,
+                                                 size_t *n)
+{
+    /* a row per judge x protocol x category x identity, laid out as a pairwise one: candidate
+    ** the category, baseline the identity, template NULL; argmax[0] the share of the calls
+    ** preferring the identity's candidate, weighted[0] its mean probability. The consensus
+    ** rows of a panel (judge_name the panel's label, not the call's judge) are left out. */
+    static const char sql[] =
+        "SELECT s.judge_name, s.protocol, p.category, p.identity, NULL, 2,"
+        " count(*)," LP_ASKED
+        " total(CASE WHEN" LP_HAS " THEN s.value END),"
+        " total(CASE WHEN" LP_HAS " THEN 1 - s.value END), 0, 0,"
+        " total(json_extract(c.logprobs, CASE s.position WHEN 0 THEN '$.options.candidate_1'"
+        " ELSE '$.options.candidate_2' END)),"
+        " total(json_extract(c.logprobs, CASE s.position WHEN 0 THEN '$.options.candidate_2'"
+        " ELSE '$.options.candidate_1' END)), 0, 0,"
+        " total(CASE WHEN" LP_HAS " THEN json_extract(c.logprobs, '$.other_mass') END)"
+        " FROM scores s JOIN personas p ON p.id = s.persona_id"
+        " JOIN calls c ON c.id = s.call_id AND c.judge_name = s.judge_name"
+        " WHERE s.protocol IN ('persona2', 'panel2') AND s.metric = 'preferred'"
+        " AND s.value IS NOT NULL"
+        " GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4";
+    return summary(s, sql, 0, rows, n);
+}
+
 void arb__store_logprobs_free(arb__logprob_row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -138,12 +138,13 @@ check "the resumed store has a clean run's rows ($clean_rows)" \
 # ---- religion: the report's contract keys --------------------------------------------------------
 sim_start --judge "fair:persona_sd=1"
 # a judge that asks for logprobs: persona scores have no verdict token, so the run and the report
-# say that there are no logprob figures and why, never silently nothing
+# say that the scores have no logprob figures and why, never silently nothing (phase 2's
+# preference has them: the section below)
 { echo "judges:"; echo "  - {name: fair, url: \"$URL\", model: fair, logprobs: true}"; } > "$T/judges.yaml"
 persona --category religion --judges "$T/judges.yaml:fair" --db "$T/r.db" 2>"$T/r.err"
 sim_stop
 check "a persona run whose judge asks for logprobs says there are no logprob figures, and why" \
-  "grep -q 'persona: no logprob figures for judge fair (logprobs: true): persona replies are JSON scores' '$T/r.err' && grep -q 'write 10 as 1 then 0' '$T/r.err' && [ \$(sqlite3 '$T/r.db' 'select count(*) from calls where logprobs is not null') = 0 ]"
+  "grep -q 'persona: no logprob figures for the scores of judge fair (logprobs: true), only for phase 2.s preference: persona scores' '$T/r.err' && grep -q 'write 10 as 1 then 0' '$T/r.err' && [ \$(sqlite3 '$T/r.db' \"select count(*) from calls c where logprobs is not null and exists (select 1 from scores s where s.call_id = c.id and s.protocol = 'persona1')\") = 0 ]"
 "$ARB" persona report --db "$T/r.db" --category religion > "$T/r.txt"
 "$ARB" persona report --db "$T/r.db" --category religion --bootstrap 100 --seed 3 --json > "$T/r.json"
 check "--category religion: one entry per phase, religion only" \
@@ -157,6 +158,49 @@ check "the four identities, means identity -> metric -> {mean, ci}, win rates {r
      and (.chi2 | length > 0 and all(has(\"metric\") and has(\"statistic\") and has(\"df\") and has(\"p\") and has(\"p_holm\") and has(\"significant\")))' '$T/r.json' >/dev/null"
 check "a fair judge: nothing flagged for religion either" \
   "[ \"\$(jq '[.entries[].chi2[].significant] | any' '$T/r.json')\" = false ]"
-check "persona report says it has no logprob figures and why (text; JSON logprobs.available false)" \
-  "grep -q '^No logprob figures: persona replies are JSON scores' '$T/r.txt' && jq -e '.logprobs.available == false and (.logprobs.reason | test(\"no verdict token\"))' '$T/r.json' >/dev/null"
+check "persona report says its scores have no logprob figures and why (text; JSON logprobs.reason)" \
+  "grep -q '^No logprob figures for scores: persona scores' '$T/r.txt' && jq -e '.logprobs.reason | test(\"no verdict token\")' '$T/r.json' >/dev/null"
+
+# ---- logprobs of phase 2's preference (issue 16 point 5) -----------------------------------------
+# "preferred": "candidate_1" | "candidate_2" is a two-option verdict: its token's distribution is
+# stored per phase-2 call. lp: the digit a token of its own; merged: joined to "_" before it;
+# nolp: asks, the endpoint returns none; plain: does not ask.
+sim_start --judge "lp:persona_sd=1" --judge "merged:persona_sd=1,logprobs=merged" \
+  --judge "nolp:persona_sd=1,logprobs=none" --judge "plain:persona_sd=1"
+{ echo "judges:"
+  for j in lp merged nolp; do echo "  - {name: $j, url: \"$URL\", model: $j, logprobs: true, top_logprobs: 5}"; done
+  echo "  - {name: plain, url: \"$URL\", model: plain}"; } > "$T/judges.yaml"
+persona --category gender --phase 2 --judges "$T/judges.yaml:lp,merged,nolp,plain" --db "$T/lp.db" 2>"$T/lp.err"
+sim_stop
+# every valid phase-2 call of lp and merged: kind preferred, P(candidate_1) + P(candidate_2) = 1,
+# and the argmax is the preference parsed from the reply (scores row "preferred" = 1)
+q "$T/lp.db" "select c.judge_name, json_extract(c.logprobs, '\$.kind'), json_extract(c.logprobs, '\$.verdict'),
+   json_extract(c.logprobs, '\$.options.candidate_1'), json_extract(c.logprobs, '\$.options.candidate_2'),
+   (select a.label from scores s join persona_attributions a on a.call_id = s.call_id and a.position = s.position
+     where s.call_id = c.id and s.metric = 'preferred' and s.value = 1)
+   from calls c where c.judge_name in ('lp', 'merged')" > "$T/lp.rows"
+check "lp and merged: $((2 * 4 * n_sc)) phase-2 calls, each with a distribution over the two candidates" \
+  "[ \$(wc -l < '$T/lp.rows') = $((2 * 4 * n_sc)) ] && [ \$(awk -F'|' '\$2 == \"preferred\" && \$4 != \"\" && \$5 != \"\"' '$T/lp.rows' | wc -l) = $((2 * 4 * n_sc)) ]"
+check "each distribution sums to 1 and its argmax is the parsed preference" \
+  "awk -F'|' '{ s = \$4 + \$5; if (s < 0.999 || s > 1.001) exit 1; am = \$4 > \$5 ? \"candidate_1\" : \"candidate_2\";
+               if (am != \$3 || am != \$6) exit 1 }' '$T/lp.rows'"
+check "the distributions are not all certain (the simulator's p < 1 reached the store)" \
+  "awk -F'|' '\$4 > 0.01 && \$5 > 0.01 { n++ } END { exit !(n > 0) }' '$T/lp.rows'"
+check "nolp and plain: no distribution stored (NULL, never zeros)" \
+  "[ \$(q '$T/lp.db' \"select count(*) from calls where judge_name in ('nolp', 'plain') and logprobs is not null\") = 0 ]"
+"$ARB" persona report --db "$T/lp.db" --bootstrap 0 > "$T/lp.txt"
+"$ARB" persona report --db "$T/lp.db" --bootstrap 0 --json > "$T/lp.json"
+check "report text: prob-weighted next to argmax for lp and merged; no logprobs for nolp and plain" \
+  "grep -Eq '^  lp persona2 gender female: preferred [0-9.]+% argmax, [0-9.]+% prob-weighted, other mass [0-9.]+ \\($((4 * n_sc)) of $((4 * n_sc)) calls\\)' '$T/lp.txt' &&
+   grep -Eq '^  merged persona2 gender male: preferred [0-9.]+% argmax' '$T/lp.txt' &&
+   grep -q '^  nolp persona2 gender female: no logprobs (asked for; the endpoint returned none' '$T/lp.txt' &&
+   grep -q '^  plain persona2 gender male: no logprobs (not asked for)' '$T/lp.txt' &&
+   grep -q '^No logprob figures for scores: ' '$T/lp.txt'"
+check "report JSON: logprobs.preferred rows; the shares of the two identities sum to 1; nulls without logprobs" \
+  "jq -e '.logprobs.available == true and (.logprobs.preferred | length == 8)
+     and ([.logprobs.preferred[] | select(.judge == \"lp\") | .prob_weighted] | add | . > 0.999 and . < 1.001)
+     and ([.logprobs.preferred[] | select(.judge == \"lp\") | .argmax] | add | . > 0.999 and . < 1.001)
+     and ([.logprobs.preferred[] | select(.judge == \"lp\" or .judge == \"merged\") | .logprobs_available and .with_logprobs == $((4 * n_sc))] | all)
+     and ([.logprobs.preferred[] | select(.judge == \"nolp\") | .logprobs_asked == $((4 * n_sc)) and .logprobs_available == false and .prob_weighted == null and .argmax == null] | all)
+     and ([.logprobs.preferred[] | select(.judge == \"plain\") | .logprobs_asked == 0 and .prob_weighted == null] | all)' '$T/lp.json' >/dev/null"
 finish

@@ -2,7 +2,8 @@
 ** test_logprobs.c -- the verdict token's distribution (logprobs.c): the verdict split over
 ** several tokens or merged with its neighbours, absent from the tokens, no logprobs at all,
 ** 2/3/4 options, grades (expected grade) and yes/no, JSON-field verdicts, thinking before the
-** answer; and the reply parser keeping logprobs.content (judge.c). Expectations by hand.
+** answer, persona phase 2's "preferred"; and the reply parser keeping logprobs.content
+** (judge.c). Expectations by hand.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -278,6 +279,52 @@ static void yes_no(void **state)
     json_decref(j);
 }
 
+/* Persona phase 2's "preferred": the token where "candidate_1" and "candidate_2" differ, however
+** the tokenizer split the value; the object read is the last one, as arb__persona_parse_2's. */
+static void persona_preferred(void **state)
+{
+    (void)state;
+    arb__verdict_spec spec = {ARB__VERDICT_PREFERRED, 2, NULL};
+    const char *reply = "{\"candidate_1\": {\"accuracy\": 7}, \"candidate_2\": {\"accuracy\": 8},"
+                        " \"preferred\": \"candidate_2\", \"reasons\": \"x\"}";
+    /* the digit a token of its own: "candidate" "_" "2" */
+    json_t *j = extract(tokens(5, token("{\"candidate_1\": {\"accuracy\": 7}, \"candidate_2\": "
+                                        "{\"accuracy\": 8}, \"preferred\": \"", 1, NULL),
+                               token("candidate", 1, NULL), token("_", 1, NULL),
+                               token("2", 0.7, "1=0.2|The=0.1"),
+                               token("\", \"reasons\": \"x\"}", 1, NULL)),
+                        reply, spec);
+    assert_string_equal(json_string_value(json_object_get(j, "kind")), "preferred");
+    assert_string_equal(json_string_value(json_object_get(j, "verdict")), "candidate_2");
+    NEAR(opt(j, "candidate_2"), 0.7 / 0.9);
+    NEAR(opt(j, "candidate_1"), 0.2 / 0.9);
+    NEAR(num(j, "other_mass"), 0.1);
+    json_decref(j);
+    /* the whole value one token: "candidate_2" against "candidate_1" (and "candidate" alone,
+    ** which names neither) */
+    j = extract(tokens(3, token("{\"candidate_1\": {\"accuracy\": 7}, \"candidate_2\": "
+                                "{\"accuracy\": 8}, \"preferred\": \"", 1, NULL),
+                       token("candidate_2", 0.6, "candidate_1=0.3|candidate=0.1"),
+                       token("\", \"reasons\": \"x\"}", 1, NULL)),
+                reply, spec);
+    NEAR(opt(j, "candidate_2"), 0.6 / 0.9);
+    NEAR(opt(j, "candidate_1"), 0.3 / 0.9);
+    json_decref(j);
+    /* a value that is no candidate: no valid verdict, no figures */
+    j = extract(tokens(1, token("{\"preferred\": \"both\"}", 1, NULL)), "{\"preferred\": \"both\"}",
+                spec);
+    assert_true(json_is_null(json_object_get(j, "options")));
+    json_decref(j);
+    /* the stored spec text round-trips */
+    char *text = arb__verdict_spec_text(&spec), *field;
+    arb__verdict_spec back;
+    assert_string_equal(text, "preferred");
+    assert_int_equal(arb__verdict_spec_parse(text, &back, &field), 0);
+    assert_int_equal(back.kind, ARB__VERDICT_PREFERRED);
+    free(text);
+    free(field);
+}
+
 /* The reply parser keeps choices[0].logprobs.content, and nothing when logprobs is null. */
 static void reply_keeps_token_logprobs(void **state)
 {
@@ -329,6 +376,7 @@ int main(void)
         cmocka_unit_test(answer_tag_and_numbers),
         cmocka_unit_test(grades_expected_value),
         cmocka_unit_test(yes_no),
+        cmocka_unit_test(persona_preferred),
         cmocka_unit_test(reply_keeps_token_logprobs),
         cmocka_unit_test(request_asks_for_logprobs),
     };

@@ -246,7 +246,8 @@ static int persona_run(int argc, char **argv)
         rc = cli_run_result("persona", store, st, &stats, p.dry_run);
         for (size_t j = 0; j < p.n_judges && (!st || st == ARB_INTERRUPTED); j++)
             if (p.judges[j].logprobs) {
-                fprintf(stderr, "persona: no logprob figures for judge %s (logprobs: true): %s\n",
+                fprintf(stderr, "persona: no logprob figures for the scores of judge %s "
+                                "(logprobs: true), only for phase 2's preference: %s\n",
                         p.judges[j].name ? p.judges[j].name : p.judges[j].model,
                         arb_persona_no_logprobs_reason);
                 break;
