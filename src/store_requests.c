@@ -84,8 +84,8 @@ static const char *const q_sql[Q__COUNT] = {
     [Q_SKELETON_PUT] = "INSERT INTO request_texts(hash, body) VALUES (?1, ?2) RETURNING id",
     /* The audit's prompt length as it was computed before schema 11, for the requests the
     ** scanner below does not read (METHODS §5: code points of the messages' contents). */
-    [Q_PROMPT_CHARS] = "SELECT CAST(total(length(json_extract(m.value, '$.content'))) AS INTEGER)"
-                       " FROM json_each(?1, '$.messages') m WHERE json_valid(?1)",
+    [Q_PROMPT_CHARS] = ("SELECT CAST(total(length(json_extract(m.value, '$.content'))) AS INTEGER)"
+                        " FROM json_each(?1, '$.messages') m WHERE json_valid(?1)"),
     /* Whether a request asks for logprobs, as the logprobs summary counted it before. */
     [Q_ASKS_LOGPROBS] = "SELECT json_valid(?1) AND json_extract(?1, '$.logprobs') = 1",
 };
