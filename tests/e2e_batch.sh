@@ -30,17 +30,6 @@ IN=(--items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-larg
 sbs() { "$ARB" sbs "${IN[@]}" --judge-url "$URL" --judge-model sim-fair --price-in 1.5 --price-out 6 "$@"; }
 debate() { "$ARB" debate "${IN[@]}" --mode soft --agents "$T/judges.yaml:fair,yielder,fair" "$@"; }
 q() { sqlite3 "$1" "$2"; }
-# The judgments as exported, without what differs between two runs of the same calls.
-judgments() { "$ARB" export --db "$1" --format "${2:-jsonl}" | "$PY" -c '
-import json, sys
-for line in sys.stdin:
-    o = json.loads(line)
-    for k in ("latency_ms", "attempts", "dialogue", "created_at", "judged_at"):
-        o.pop(k, None)
-    for t in o.get("turns", []):
-        for k in ("latency_ms", "attempts", "call_id"):
-            t.pop(k, None)
-    print(json.dumps(o, sort_keys=True))' | sort; }
 n_calls=$((n_items * 2))
 
 # ---- usage --------------------------------------------------------------------------------------

@@ -27,18 +27,6 @@ IN=(--items "$T/items.jsonl" --answers "$T/answers.jsonl" --no-progress)
 debate() { "$ARB" debate "${IN[@]}" --candidate atlas-large --baseline birch-medium --agents "$T/judges.yaml:fair,yielder,fair" "$@"; }
 discuss() { "$ARB" discuss "${IN[@]}" --pairs atlas-large:birch-medium --reviewers "$T/judges.yaml:fair,yielder" --leader first --turns 3 "$@"; }
 q() { sqlite3 "$1" "$2"; }
-# The judgments and transcripts as exported, without what differs between two runs of the same
-# calls (timings, row ids).
-judgments() { "$ARB" export --db "$1" --format "${2:-jsonl}" | "$PY" -c '
-import json, sys
-for line in sys.stdin:
-    o = json.loads(line)
-    for k in ("latency_ms", "attempts", "dialogue", "created_at", "judged_at"):
-        o.pop(k, None)
-    for t in o.get("turns", []):
-        for k in ("latency_ms", "attempts", "call_id"):
-            t.pop(k, None)
-    print(json.dumps(o, sort_keys=True))' | sort; }
 same() { cmp -s <(judgments "$1") <(judgments "$2") && cmp -s <(judgments "$1" transcripts) <(judgments "$2" transcripts); }
 rounds_of() { sed -n 's/.*batch: \([0-9]*\) rounds\{0,1\} of batches.*/\1/p' "$1"; }
 n_judgments=$((n_items * 2))

@@ -54,14 +54,8 @@ export E2E_SECRET_KEY="sk-e2e-secret-$$"
   --jobs 2 --api-key-env E2E_SECRET_KEY 2>/dev/null) &
 RUN_PID=$!
 # Kill once the first calls are committed (a fixed sleep was too short under ASan on a loaded
-# machine): poll the store, read-only, for at most 30 s.
-for _ in $(seq 300); do
-  if [ -s "$T/eval.db" ]; then
-    c=$(sqlite3 -readonly "$T/eval.db" "select count(*) from calls where ok=1" 2>/dev/null || true)
-    [ "${c:-0}" -gt 0 ] 2>/dev/null && break
-  fi
-  sleep 0.1
-done
+# machine).
+wait_for_count "$T/eval.db" "select count(*) from calls where ok=1" 0
 kill -9 $RUN_PID 2>/dev/null || true
 wait $RUN_PID 2>/dev/null || true
 before=$(sqlite3 "$T/eval.db" "select count(*) from calls where ok=1")

@@ -21,10 +21,7 @@ sbs --db "$T/whole.db" --jobs 8 2>/dev/null
   --baseline cedar-small --judge-url "$URL" --judge-model sim-a --db "$T/k.db" --no-progress \
   --jobs 2 2>/dev/null) &
 RUN_PID=$!
-for _ in $(seq 100); do
-  [ -f "$T/k.db" ] && [ "$(sqlite3 "$T/k.db" "select count(*) from calls where typeof(request) = 'blob'" 2>/dev/null || echo 0)" -gt 10 ] && break
-  sleep 0.05
-done
+wait_for_count "$T/k.db" "select count(*) from calls where typeof(request) = 'blob'" 10
 kill -9 $RUN_PID 2>/dev/null || true
 wait $RUN_PID 2>/dev/null || true
 before=$(sqlite3 "$T/k.db" "select count(*) from calls where ok = 1")

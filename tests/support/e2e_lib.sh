@@ -64,3 +64,31 @@ for line in open(sys.argv[1]):
 db.commit()
 PY
 }
+
+# judgments STORE [FORMAT]: the judgments (or, with FORMAT transcripts, the transcripts) as
+# `arbiter export` gives them, sorted, without what differs between two runs of the same calls
+# (timings, attempts, row ids, time stamps). Uses $PY, else python3.
+judgments() { "$ARB" export --db "$1" --format "${2:-jsonl}" | "${PY:-python3}" -c '
+import json, sys
+for line in sys.stdin:
+    o = json.loads(line)
+    for k in ("latency_ms", "attempts", "dialogue", "created_at", "judged_at"):
+        o.pop(k, None)
+    for t in o.get("turns", []):
+        for k in ("latency_ms", "attempts", "call_id"):
+            t.pop(k, None)
+    print(json.dumps(o, sort_keys=True))' | sort; }
+
+# wait_for_count STORE SQL N: waits (at most 30 s) until the count SQL reads from STORE, opened
+# read-only, is above N; for tests that kill a run once it has stored something.
+wait_for_count() {
+  local c
+  for _ in $(seq 300); do
+    if [ -s "$1" ]; then
+      c=$(sqlite3 -readonly "$1" "$2" 2>/dev/null || true)
+      [ "${c:-0}" -gt "$3" ] 2>/dev/null && return 0
+    fi
+    sleep 0.1
+  done
+  return 0
+}
