@@ -306,6 +306,12 @@ typedef enum arb_batch_action {
     ARB_BATCH_WAIT
 } arb_batch_action;
 
+/* How judge requests travel (README "Transport"). AUTO: plain http:// judges over arbiter's
+** own keep-alive HTTP/1.1 sockets, everything else (https, proxies from the environment, user
+** info in the URL) over libcurl; the environment variable ARBITER_TRANSPORT=curl forces
+** libcurl as CURL does. Retries, timeouts and error reasons are the same either way. */
+typedef enum arb_transport { ARB_TRANSPORT_AUTO = 0, ARB_TRANSPORT_CURL = 1 } arb_transport;
+
 typedef struct arb_client_params {
     int jobs;                 /* most requests in flight (default 32) */
     long connect_timeout_ms;  /* default 10000 */
@@ -335,6 +341,7 @@ typedef struct arb_client_params {
                                  the default limits); NULL: queued only */
     arb_batch_action batch_action; /* default ARB_BATCH_NONE */
     double batch_poll_s;      /* ARB_BATCH_WAIT: seconds between polls (0: 30) */
+    arb_transport transport;  /* ARB_TRANSPORT_AUTO (default) or ARB_TRANSPORT_CURL */
 } arb_client_params;
 
 ARB_API arb_client_params arb_client_default_params(void);

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 
 #define ARB__ATTR_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
@@ -248,6 +249,66 @@ typedef struct arb__http_endpoint_stats {
 /* Copies the counters of endpoint of pool into *out. Returns 0, or -1 when there is none. */
 int arb__http_get_endpoint_stats(const arb__http *h, int pool, size_t endpoint,
                                  arb__http_endpoint_stats *out);
+
+/* ---- http_plain.c: the wire side of the plain-HTTP transport (see http.c) ---------------- */
+
+#define ARB__PLAIN_MAX_ADDRS 4
+
+/* A plain http:// endpoint libcurl is not needed for: its addresses (resolved once) and the
+** fixed part of every request head (request line to Accept, CRLF-terminated). */
+typedef struct arb__plain_target {
+    struct {
+        union {
+            struct sockaddr sa;
+            struct sockaddr_storage ss;
+        } sa;
+        socklen_t len;
+        int family;
+    } addrs[ARB__PLAIN_MAX_ADDRS];
+    int n_addrs;
+    int good_addr;       /* the address that connected last */
+    char host[256];      /* as written in the URL, for error messages */
+    int port;
+    char *head;
+    size_t head_len;
+} arb__plain_target;
+
+/* 1 when plain http:// URLs may skip libcurl: transport is not ARB_TRANSPORT_CURL, the
+** environment does not say ARBITER_TRANSPORT=curl, and no proxy variable is set. */
+int arb__plain_transport_wanted(int transport);
+/* The target for url, or NULL when url is not a plain http:// URL the lean transport takes
+** (https, user info, odd characters, a host that does not resolve: libcurl's then) or out of
+** memory. Resolves the host (blocking, once). Caller destroys. */
+arb__plain_target *arb__plain_target_create(const char *url);
+void arb__plain_target_destroy(arb__plain_target *t);
+/* Retry-After's value (delta-seconds or HTTP-date) in milliseconds from now, -1 when neither. */
+double arb__retry_after_ms(const char *value, size_t len);
+
+/* An incremental HTTP/1.1 reply parser (http_plain.c's header says what it accepts). */
+enum { ARB__H1_MORE = 0, ARB__H1_DONE, ARB__H1_BAD, ARB__H1_TOOBIG, ARB__H1_HEAD_TOOBIG,
+       ARB__H1_NOMEM, ARB__H1_NOTHING, ARB__H1_PARTIAL };
+typedef struct arb__h1 {
+    int state;
+    long status;
+    int keep_alive;         /* the connection may carry another request after this reply */
+    double retry_after_ms;  /* -1: no usable Retry-After */
+    long long remaining;
+    size_t scanned;
+    int got_bytes;
+    arb__buf head;          /* the head (or a chunk framing line) so far; caller frees */
+    arb__buf *body;         /* borrowed: the body goes here, within its max */
+} arb__h1;
+/* Starts a reply whose body goes to body (borrowed; its max caps the body). */
+void arb__h1_begin(arb__h1 *r, arb__buf *body);
+/* Consumes up to len bytes (*used gets how many): ARB__H1_MORE (all used, more needed),
+** ARB__H1_DONE (the reply ended; bytes after it are left unused), or an error: ARB__H1_BAD
+** (malformed), ARB__H1_TOOBIG (body over the cap), ARB__H1_HEAD_TOOBIG, ARB__H1_NOMEM. */
+int arb__h1_feed(arb__h1 *r, const char *data, size_t len, size_t *used);
+/* The connection ended: ARB__H1_DONE when that ends the body, ARB__H1_NOTHING when no byte
+** had come, ARB__H1_PARTIAL when the reply was cut short. */
+int arb__h1_eof(arb__h1 *r);
+/* 1 once the final reply's head has been parsed. */
+int arb__h1_headers_done(const arb__h1 *r);
 
 /* ---- judge.c: OpenAI-compatible chat completions: request bodies and replies -------------- */
 
