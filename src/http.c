@@ -1,7 +1,21 @@
 /*
-** http.c -- many POST transfers in flight over libcurl's multi interface, with retries,
-** exponential backoff with jitter, Retry-After, a reply size cap and an adaptive (AIMD)
-** concurrency limit.
+** http.c -- many POST transfers in flight, with retries, exponential backoff with jitter,
+** Retry-After, a reply size cap and an adaptive (AIMD) concurrency limit, over two transports:
+** plain http:// endpoints over arbiter's own keep-alive HTTP/1.1 sockets and epoll (the wire
+** format is http_plain.c's), everything else (https, proxies from the environment,
+** ARB_TRANSPORT_CURL or ARBITER_TRANSPORT=curl) over libcurl's multi interface. An attempt
+** ends on either the same way: a CURLcode (the plain transport maps its failures to the code
+** libcurl gives for the same failure) and a status go through attempt_done, so retries, limits
+** and reasons cannot differ between them. When both run, curl_multi_poll waits on libcurl's
+** sockets and the epoll descriptor together.
+**
+** Plain connections: an attempt takes an idle connection of its endpoint (a stack) or opens
+** one (non-blocking connect, TCP_NODELAY, each resolved address in turn); the request head and
+** body go out in one sendmsg; a reply that ends cleanly on a keep-alive connection returns it
+** to the stack. A connection that becomes readable while idle was closed by the server and is
+** closed at once; a reused connection that breaks before any reply byte is replaced and the
+** request resent as the same attempt (libcurl does the same). Timeouts are checked when the
+** earliest deadline of the running plain attempts passes (a scan of the slots).
 **
 ** Every wait before a retry is capped by params.max_retry_wait_ms, whatever Retry-After says.
 **
@@ -1063,9 +1077,7 @@ static int plain_read(arb__http *h, arb__slot *slot, arb__http_done_fn done, voi
             } else {
                 snprintf(slot->errbuf, sizeof slot->errbuf, "malformed HTTP reply");
             }
-            int fin = plain_fail(h, slot, code, done, ud);
-            if (rc == ARB__H1_HEAD_TOOBIG) slot->headers_done = 0;
-            return fin;
+            return plain_fail(h, slot, code, done, ud); /* head too big: headers_done 0 */
         }
         if (n == 0) {
             int rc = arb__h1_eof(&slot->parse);

@@ -172,7 +172,7 @@ const char *arb__url_problem(const char *url);
 ** it cannot be parsed. NULL when url is NULL or out of memory. */
 char *arb__url_redact(const char *url);
 
-/* ---- http.c: many transfers in flight over libcurl's multi interface ---------------------- */
+/* ---- http.c: many transfers in flight (plain sockets for http://, else libcurl) ------------ */
 
 typedef struct arb__http arb__http;
 
