@@ -395,6 +395,8 @@ typedef struct arb_sbs_params {
     ** the store's state in its stats, so a later rerun of the same plan can skip reading the
     ** inputs. Give it only with the dataset read from the files it was computed from. */
     const char *plan_fingerprint;
+    int full_check;            /* 1: arb_sbs_rerun_if_unchanged only fingerprints the plan, so
+                                  the run checks every request (and notes the plan again) */
 } arb_sbs_params;
 
 ARB_API arb_sbs_params arb_sbs_default_params(void);
@@ -554,7 +556,7 @@ typedef struct arb_sbs_unchanged {
 ** answers_path, the judges, template, option mode and repetitions, and this build) and looks
 ** for a finished sbs run of the same plan after which the store has not changed (its
 ** judgments of the plan, their calls, every item and answer: one pass over those rows; no
-** reply is read). When there is one, records this run as sbs records a rerun that sends
+** reply is read; params->full_check: not looked for). When there is one, records this run as sbs records a rerun that sends
 ** nothing, fills stats as arb_sbs_run would and sets out->since_run; otherwise out->since_run
 ** is 0 and nothing is written. Any parameter arb_sbs_run would refuse also gives 0 (arb_sbs_run
 ** then says why). Returns ARB_OK, or an error of the store (message in arb_store_errmsg). */

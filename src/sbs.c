@@ -460,7 +460,9 @@ arb_status arb_sbs_rerun_if_unchanged(arb_store *store, const char *items_path,
     long long since = 0;
     arb__plan_note note;
     int unchanged = 0;
-    if ((st = arb__store_find_plan(store, out->fingerprint, &since, &note)) || !since) goto done;
+    if (params->full_check ||
+        (st = arb__store_find_plan(store, out->fingerprint, &since, &note)) || !since)
+        goto done;
     if ((st = rerun_unchanged(&r, &note, t0, &unchanged, stats)) || !unchanged) goto done;
     out->since_run = since;
     out->judgments = note.planned;

@@ -50,8 +50,9 @@ static const char sbs_help[] =
     "rerun:\n"
     "  --full-check            check every request against the store even when the inputs,\n"
     "                          judges and template are those of a finished run and the store\n"
-    "                          is as that run left it (without it such a rerun reads neither\n"
-    "                          input file and says \"nothing to send\"; README \"Fast resume\")\n"
+    "                          is as that run left it (without it such a rerun only hashes\n"
+    "                          the input files and says \"nothing to send\"; README \"Fast\n"
+    "                          resume and bounded memory\")\n"
     "cost:\n"
     CLI_PRICE_HELP;
 
@@ -121,7 +122,6 @@ int cmd_sbs(int argc, char **argv)
     arb_sbs_params p = arb_sbs_default_params();
     const char *items = NULL, *answers = NULL, *db = NULL, *judges_spec = NULL;
     int single_given = 0; /* a flag of the one-endpoint shortcut was given */
-    int full_check = 0;
     long n;
     int c;
     optind = 1;
@@ -146,7 +146,7 @@ int cmd_sbs(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
-        case OPT_FULL_CHECK: full_check = 1; break;
+        case OPT_FULL_CHECK: p.full_check = 1; break;
         case OPT_HELP:
             fputs(sbs_help, stdout);
             cli_print_run_help(stdout);
@@ -185,7 +185,7 @@ int cmd_sbs(int argc, char **argv)
     }
     arb_sbs_unchanged unchanged;
     memset(&unchanged, 0, sizeof unchanged);
-    if (!rc && !full_check) {
+    if (!rc) {
         int finished = 0;
         rc = rerun_if_unchanged(items, answers, db, &p, &unchanged, &finished);
         if (rc || finished) goto done;
