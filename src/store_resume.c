@@ -15,6 +15,31 @@
 #include <string.h>
 #include <xxhash.h>
 
+/* A pass over tens of megabytes, read once, goes through a small page cache that recycles its
+** pages, rather than filling the connection's 64 MiB one fresh allocation (and page fault) at
+** a time, which cost about four times the reading itself. Returns the size to restore with
+** small_cache_end (0: left as it was). */
+static int small_cache_begin(arb_store *s)
+{
+    sqlite3 *db = arb__store_conn(s);
+    sqlite3_stmt *q = NULL;
+    int cache_size = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA cache_size", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        cache_size = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (cache_size) sqlite3_exec(db, "PRAGMA cache_size = -2048", NULL, NULL, NULL);
+    return cache_size;
+}
+
+static void small_cache_end(arb_store *s, int cache_size)
+{
+    if (!cache_size) return;
+    char restore[64];
+    snprintf(restore, sizeof restore, "PRAGMA cache_size = %d", cache_size);
+    sqlite3_exec(arb__store_conn(s), restore, NULL, NULL, NULL);
+}
+
 /* See internal.h. */
 arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
                                              const char *template_name, int options,
@@ -36,6 +61,7 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
     arb__store_bind_text(q, 1, protocol);
     arb__store_bind_text(q, 2, template_name);
     sqlite3_bind_int(q, 3, options);
+    int cache_size = small_cache_begin(s);
     arb_status st = ARB_OK;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -60,32 +86,33 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
     }
     if (!st && rc != SQLITE_DONE) st = arb__store_fail_db(s, "cannot read the recorded judgments");
     sqlite3_finalize(q);
+    small_cache_end(s, cache_size);
     return st;
 }
 
 /* ---- plan notes: what a finished run leaves for a rerun's quick check ---------------------- */
 
-/* One column into the digest: its type, then its bytes (length-prefixed), so that NULL, '' and
-** 0 differ and no two rows run together. */
-static void hash_column(XXH3_state_t *h, sqlite3_stmt *q, int col)
+/* One column into the row's bytes: its type, then its value (texts length-prefixed), so that
+** NULL, '' and 0 differ and no two rows run together. Returns 0 or -1 (no memory). */
+static int put_column(arb__buf *row, sqlite3_stmt *q, int col)
 {
     int type = sqlite3_column_type(q, col);
     unsigned char tag = (unsigned char)type;
-    XXH3_128bits_update(h, &tag, 1);
-    if (type == SQLITE_NULL) return;
+    if (arb__buf_append(row, &tag, 1)) return -1;
+    if (type == SQLITE_NULL) return 0;
     if (type == SQLITE_INTEGER) {
         sqlite3_int64 v = sqlite3_column_int64(q, col);
-        XXH3_128bits_update(h, &v, sizeof v);
-        return;
+        return arb__buf_append(row, &v, sizeof v);
     }
     const void *p = type == SQLITE_BLOB ? sqlite3_column_blob(q, col) : sqlite3_column_text(q, col);
     sqlite3_int64 n = sqlite3_column_bytes(q, col);
-    XXH3_128bits_update(h, &n, sizeof n);
-    if (p && n) XXH3_128bits_update(h, p, (size_t)n);
+    if (arb__buf_append(row, &n, sizeof n)) return -1;
+    return p && n ? arb__buf_append(row, p, (size_t)n) : 0;
 }
 
-/* Hashes every column of every row of sql (its parameters bound by bind, when not NULL);
-** *with_key (when not NULL) counts the rows whose column key_col is not NULL. */
+/* Hashes every column of every row of sql (its parameters bound by bind, when not NULL), a row
+** at a time (xxh3's streaming costs per update, and most columns are a few bytes); *with_key
+** (when not NULL) counts the rows whose column key_col is not NULL. */
 static arb_status hash_rows(arb_store *s, const char *sql, XXH3_state_t *h,
                             void (*bind)(sqlite3_stmt *q, const void *ud), const void *ud,
                             int key_col, size_t *with_key)
@@ -94,12 +121,18 @@ static arb_status hash_rows(arb_store *s, const char *sql, XXH3_state_t *h,
     if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail_db(s, "cannot read the store's state for a rerun");
     if (bind) bind(q, ud);
-    int n = sqlite3_column_count(q), rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        for (int c = 0; c < n; c++) hash_column(h, q, c);
+    arb__buf row;
+    arb__buf_init(&row, 0);
+    int n = sqlite3_column_count(q), rc, oom = 0;
+    while (!oom && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        arb__buf_reset(&row);
+        for (int c = 0; c < n && !oom; c++) oom = put_column(&row, q, c);
+        if (!oom) XXH3_128bits_update(h, row.data, row.len);
         if (with_key) *with_key += sqlite3_column_type(q, key_col) != SQLITE_NULL;
     }
-    arb_status st = rc == SQLITE_DONE ? ARB_OK
+    arb__buf_free(&row);
+    arb_status st = oom ? arb__store_fail(s, ARB_NOMEM, "out of memory")
+                  : rc == SQLITE_DONE ? ARB_OK
                                       : arb__store_fail_db(s, "cannot read the store's state for a rerun");
     sqlite3_finalize(q);
     return st;
@@ -147,17 +180,7 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
     XXH3_state_t h;
     XXH3_INITSTATE(&h);
     XXH3_128bits_reset(&h);
-    /* One pass over tens of megabytes, read once: through a small page cache that recycles
-    ** its pages, rather than filling the connection's 64 MiB one fresh allocation (and page
-    ** fault) at a time, which cost four times the reading itself. */
-    sqlite3 *db = arb__store_conn(s);
-    sqlite3_stmt *q = NULL;
-    int cache_size = 0;
-    if (sqlite3_prepare_v2(db, "PRAGMA cache_size", -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-        cache_size = sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
-    if (cache_size) sqlite3_exec(db, "PRAGMA cache_size = -2048", NULL, NULL, NULL);
+    int cache_size = small_cache_begin(s);
     arb_status st = ARB_OK;
     for (size_t j = 0; !st && j < key->n_judges; j++) {
         plan_coords c = {key, key->judge_names[j]};
@@ -166,11 +189,7 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
     }
     if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, 0, NULL);
     if (!st) st = hash_rows(s, answers_sql, &h, NULL, NULL, 0, NULL);
-    if (cache_size) {
-        char restore[64];
-        snprintf(restore, sizeof restore, "PRAGMA cache_size = %d", cache_size);
-        sqlite3_exec(db, restore, NULL, NULL, NULL);
-    }
+    small_cache_end(s, cache_size);
     if (st) return st;
     XXH128_hash_t digest = XXH3_128bits_digest(&h);
     arb__hash128_hex(digest.high64, digest.low64, out->digest);
