@@ -84,30 +84,29 @@ sbs --db "$db" --prompt "$T/mine.txt" 2>/dev/null
 sed -i '0,/answer/s/answer/Answer/' "$T/mine.txt"
 slow "a template file edited" "$db" "$N" --prompt "$T/mine.txt"
 
-# the store
-db=$(fresh judgments)
-sqlite3 "$db" "delete from pairwise where id in (select id from pairwise order by id limit 3)"
-slow "three judgments deleted (their calls still stored)" "$db" 0
-check "three judgments deleted: the full check writes them again from the stored calls" \
-  "[ \$(sqlite3 '$db' 'select count(*) from pairwise') = $N ]"
-db=$(fresh call)
-sqlite3 "$db" "pragma foreign_keys = off; delete from calls where id = (select call_id from pairwise order by id limit 1)"
-slow "a call deleted" "$db" 1
-db=$(fresh item)
-sqlite3 "$db" "pragma foreign_keys = off; delete from items where id = 'demo-001'"
-slow "an item deleted" "$db" 0
-check "an item deleted: the full check stores it again" \
-  "[ \$(sqlite3 '$db' \"select count(*) from items where id = 'demo-001'\") = 1 ]"
-db=$(fresh answer)
-sqlite3 "$db" "update answers set answer = 'edited' where item_id = 'demo-002' and model = 'atlas-large'"
-slow "an answer edited in the store" "$db" 0
-check "an answer edited in the store: the full check stores the file's again" \
-  "[ \"\$(sqlite3 '$db' \"select answer from answers where item_id = 'demo-002' and model = 'atlas-large'\")\" != edited ]"
-db=$(fresh verdict)
-sqlite3 "$db" "update pairwise set position_verdict = 'E', model_verdict = 'e' where id = 1"
-slow "a verdict changed in the store" "$db" 0
-check "a verdict changed in the store: the full check judges the stored reply again" \
-  "[ \"\$(sqlite3 '$db' 'select position_verdict from pairwise where id = 1')\" != E ]"
+# the store: store_case NAME SQL SENT QUERY EXPECTED -- the rerun on a copy of the finished
+# store changed by SQL checks every request, sends SENT calls and leaves QUERY reading EXPECTED
+store_case() {
+  local db; db=$(fresh "case$((++cases))")
+  sqlite3 "$db" "pragma foreign_keys = off; $2"
+  slow "$1" "$db" "$3"
+  check "$1: the full check repairs it" "[ \"\$(sqlite3 '$db' \"$4\")\" = '$5' ]"
+}
+cases=0
+store_case "three judgments deleted (their calls still stored)" \
+  "delete from pairwise where id in (select id from pairwise order by id limit 3)" 0 \
+  "select count(*) from pairwise" "$N"
+store_case "a call deleted" \
+  "delete from calls where id = (select call_id from pairwise order by id limit 1)" 1 \
+  "select count(*) from calls where ok = 1" "$N"
+store_case "an item deleted" "delete from items where id = 'demo-001'" 0 \
+  "select count(*) from items where id = 'demo-001'" 1
+store_case "an answer edited in the store" \
+  "update answers set answer = 'edited' where item_id = 'demo-002' and model = 'atlas-large'" 0 \
+  "select answer = 'edited' from answers where item_id = 'demo-002' and model = 'atlas-large'" 0
+store_case "a verdict changed in the store" \
+  "update pairwise set position_verdict = 'E', model_verdict = 'e' where id = 1" 0 \
+  "select position_verdict = 'E' from pairwise where id = 1" 0
 
 # runs that leave no note: interrupted, dry run
 db=$(fresh dry)
