@@ -6,14 +6,14 @@
 # item, answer, judgment or call changed or deleted in the store) takes the full check instead.
 ARB=${1:?usage: e2e_fast_rerun.sh path/to/arbiter}
 source "$(dirname "$0")/support/e2e_lib.sh"
-start_sim --judge "sim-a:skill=4,bias=0.5" --seed 3
+start_sim --judge "sim-a:skill=4,bias=0.5" --judge "sim-b:skill=2,invalid=0.2" --seed 3
 N=$((n_items * 2))
 ITEMS=$T/items.jsonl ANSWERS=$T/answers.jsonl
 sbs() { "$ARB" sbs --items "$ITEMS" --answers "$ANSWERS" --candidate atlas-large \
   --baseline cedar-small --judge-url "$URL" --judge-model sim-a --no-progress "$@"; }
 FAST='nothing to send (--full-check checks every request)'
 # summary LOG: the run's summary line without its seconds
-summary() { grep "^sbs: $N judge calls" "$1" | sed 's/; [0-9.]* s$//'; }
+summary() { grep "^sbs: [0-9]* judge calls" "$1" | sed 's/; [0-9.]* s$//'; }
 # fresh NAME: a copy of the finished store, to change one thing in
 fresh() { cp "$T/base.db" "$T/$1.db"; echo "$T/$1.db"; }
 sent() { grep -o "judge calls: [0-9]* stored before, [0-9]* sent" "$1" | sed 's/.*, //'; }
@@ -107,6 +107,31 @@ store_case "an answer edited in the store" \
 store_case "a verdict changed in the store" \
   "update pairwise set position_verdict = 'E', model_verdict = 'e' where id = 1" 0 \
   "select position_verdict = 'E' from pairwise where id = 1" 0
+
+# two judges from a judges file, one of which gives replies without a verdict
+cat >"$T/judges.yaml" <<YAML
+judges:
+  - name: judge-a
+    url: $URL
+    model: sim-a
+  - name: judge-b
+    url: $URL
+    model: sim-b
+    temperature: 0
+YAML
+jsbs() { "$ARB" sbs --items "$ITEMS" --answers "$ANSWERS" --candidate atlas-large \
+  --baseline cedar-small --judges "$T/judges.yaml" --no-progress "$@"; }
+jsbs --db "$T/two.db" 2>/dev/null
+jsbs --db "$T/two.db" 2>"$T/two_fast"
+jsbs --db "$T/two.db" --full-check 2>"$T/two_full"
+check "two judges: a rerun says nothing to send" "grep -q '$((2 * N)) judgments are all still stored' '$T/two_fast'"
+check "two judges: the summary, replies without a verdict included, is the full check's" \
+  "grep -q ' [1-9][0-9]* without a valid verdict' '$T/two_full' && [ \"\$(summary '$T/two_fast')\" = \"\$(summary '$T/two_full')\" ]"
+sed -i 's/name: judge-b/name: judge-c/' "$T/judges.yaml"
+jsbs --db "$T/two.db" 2>"$T/two_renamed"
+check "two judges: a judge renamed in the file takes the full check (its calls reused)" \
+  "! grep -q 'nothing to send' '$T/two_renamed' && grep -q ' 0 sent' '$T/two_renamed' &&
+   [ \$(sqlite3 '$T/two.db' \"select count(*) from pairwise where judge_name = 'judge-c'\") = $N ]"
 
 # runs that leave no note: interrupted, dry run
 db=$(fresh dry)
