@@ -140,7 +140,7 @@ int cmd_sbs(int argc, char **argv)
         rc = cli_pick_judge_list("sbs", "--judges", judges_spec, &list, &p.n_judges, &loaded);
         p.judges = list;
     }
-    if (!rc) rc = cli_open_run_inputs("sbs", items, answers, db, &ds, &store);
+    if (!rc) rc = cli_open_run_inputs_indexed("sbs", items, answers, db, &ds, &store);
     if (rc) goto done;
     arb_run_stats stats;
     arb_status st = arb_sbs_run(store, ds, &p, &stats);
