@@ -703,14 +703,161 @@ static arb_status read_at(arb_dataset *win, int fd, const char *path, uint64_t o
     return ARB_OK;
 }
 
+/* Appends the JSON string at p (its opening quote) decoded, and a NUL, to out. Returns the byte
+** after the closing quote, or NULL for what a checked line never holds (then the caller reads
+** the line with jansson). Decodes as jansson does: escapes, \u with surrogate pairs to UTF-8. */
+static const char *decode_string(const char *p, const char *end, arb__buf *out)
+{
+    const char *run = ++p;
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            if (arb__buf_append(out, run, (size_t)(p - run)) || arb__buf_append(out, "", 1))
+                return NULL;
+            return p + 1;
+        }
+        if (c < 0x20) return NULL;
+        if (c != '\\') {
+            p++;
+            continue;
+        }
+        if (arb__buf_append(out, run, (size_t)(p - run)) || end - p < 2) return NULL;
+        char e = p[1], one = 0;
+        p += 2;
+        switch (e) {
+        case '"': case '\\': case '/': one = e; break;
+        case 'b': one = '\b'; break;
+        case 'f': one = '\f'; break;
+        case 'n': one = '\n'; break;
+        case 'r': one = '\r'; break;
+        case 't': one = '\t'; break;
+        case 'u': break;
+        default: return NULL;
+        }
+        if (one) {
+            if (arb__buf_append(out, &one, 1)) return NULL;
+            run = p;
+            continue;
+        }
+        unsigned long cp = 0, lo = 0;
+        char hex[5] = {0};
+        if (end - p < 4) return NULL;
+        memcpy(hex, p, 4);
+        char *stop;
+        cp = strtoul(hex, &stop, 16);
+        if (stop != hex + 4) return NULL;
+        p += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) { /* a high surrogate: its low one follows */
+            if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
+            memcpy(hex, p + 2, 4);
+            lo = strtoul(hex, &stop, 16);
+            if (stop != hex + 4 || lo < 0xDC00 || lo >= 0xE000) return NULL;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            p += 6;
+        } else if ((cp >= 0xDC00 && cp < 0xE000) || cp == 0) {
+            return NULL;
+        }
+        unsigned char u[4];
+        size_t n;
+        if (cp < 0x80) {
+            u[0] = (unsigned char)cp;
+            n = 1;
+        } else if (cp < 0x800) {
+            u[0] = (unsigned char)(0xC0 | (cp >> 6));
+            u[1] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 2;
+        } else if (cp < 0x10000) {
+            u[0] = (unsigned char)(0xE0 | (cp >> 12));
+            u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 3;
+        } else {
+            u[0] = (unsigned char)(0xF0 | (cp >> 18));
+            u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+            u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[3] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 4;
+        }
+        if (arb__buf_append(out, u, n)) return NULL;
+        run = p;
+    }
+    return NULL;
+}
+
+static const char *skip_space(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    return p;
+}
+
+/* Reads a line that an indexed load checked already into f, without jansson, when it is the
+** common shape: one object whose members are all known fields with string values (or null for
+** an optional one). Returns 1 with f filled (its strings in scratch, f->extra NULL), or 0 when
+** the line has another shape (an integer id, unknown fields, ...): the caller then parses it
+** with jansson, which gives the same fields. About five times faster than jansson, which
+** builds a tree of the line. */
+static int read_checked_line(int kind, const char *line, size_t len, arb__buf *scratch,
+                             fields *f)
+{
+    const char *p = line, *end = line + len;
+    size_t at[10];
+    int given[10] = {0}; /* [0]: the key ("id" / "item"), [1 + i]: field_names[kind][i] */
+    arb__buf_reset(scratch);
+    p = skip_space(p, end);
+    if (p == end || *p++ != '{') return 0;
+    for (;;) {
+        p = skip_space(p, end);
+        if (p == end || *p != '"') return 0;
+        size_t key_at = scratch->len;
+        if (!(p = decode_string(p, end, scratch))) return 0;
+        const char *key = scratch->data + key_at;
+        int member = strcmp(key, key_names[kind]) == 0 ? 0 : -1;
+        for (size_t i = 0; member < 0 && i < field_count[kind]; i++)
+            if (strcmp(key, field_names[kind][i]) == 0) member = 1 + (int)i;
+        scratch->len = key_at;
+        if (member < 0) return 0;
+        p = skip_space(p, end);
+        if (p == end || *p++ != ':') return 0;
+        p = skip_space(p, end);
+        if (p < end && *p == '"') {
+            at[member] = scratch->len;
+            if (!(p = decode_string(p, end, scratch))) return 0;
+            given[member] = 1;
+        } else if (end - p >= 4 && !memcmp(p, "null", 4) && member > (int)field_required[kind]) {
+            given[member] = 0;
+            p += 4;
+        } else {
+            return 0;
+        }
+        p = skip_space(p, end);
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < end && *p == '}') break;
+        return 0;
+    }
+    if (skip_space(p + 1, end) != end || !given[0]) return 0;
+    for (size_t i = 0; i < field_required[kind]; i++)
+        if (!given[1 + i]) return 0;
+    f->id = scratch->data + at[0];
+    for (size_t i = 0; i < field_count[kind]; i++)
+        f->values[i] = given[1 + i] ? scratch->data + at[1 + i] : NULL;
+    f->extra = NULL;
+    return 1;
+}
+
 /* Parses line (len bytes of the file at where) into win, as the first load did, after checking
 ** that it is still the record the index names (id, and model for an answer). */
 static arb_status reread_line(arb_dataset *win, int kind, const char *where, const char *line,
-                              size_t len, const char *id, const char *model, const char *item_source)
+                              size_t len, const char *id, const char *model,
+                              const char *item_source, arb__buf *scratch)
 {
     json_t *root = NULL;
     fields f;
-    arb_status st = parse_line(win, kind, PARSE_AGAIN, where, line, len, &root, &f);
+    arb_status st = read_checked_line(kind, line, len, scratch, &f)
+                        ? ARB_OK
+                        : parse_line(win, kind, PARSE_AGAIN, where, line, len, &root, &f);
     if (st == ARB_OK) {
         if (strcmp(f.id, id) || (model && strcmp(f.values[0], model)))
             st = fail(win, ARB_IO, "%s: the file changed while the run read it", where);
@@ -754,6 +901,8 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
     if (!win) return ARB_NOMEM;
     arb__buf buf;
     arb__buf_init(&buf, SIZE_MAX); /* a window may span a whole file */
+    arb__buf scratch; /* the strings of the line being read (read_checked_line) */
+    arb__buf_init(&scratch, SIZE_MAX);
     char where[512];
     arb_status st = ARB_OK;
     int fd_items = -1, fd_answers = -1;
@@ -776,7 +925,7 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
         const indexed_item *it = &ds->ix_items[i];
         snprintf(where, sizeof where, "%s:%u", ds->items_path, it->line);
         st = reread_line(win, KIND_ITEMS, where, buf.data + (it->offset - start), it->len,
-                         ds->ids.names[i], NULL, NULL);
+                         ds->ids.names[i], NULL, NULL, &scratch);
     }
     /* the answers of those items by the models asked for: one read of the stretch of the file
     ** they lie in when it is not much longer than they are (answers kept near their items),
@@ -813,13 +962,14 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
                 break;
         }
         st = reread_line(win, KIND_ANSWERS, where, line, an->len, ds->ids.names[an->item],
-                         ds->models.names[an->model], NULL);
+                         ds->models.names[an->model], NULL, &scratch);
     }
 done:
     if (fd_items >= 0) close(fd_items);
     if (fd_answers >= 0) close(fd_answers);
     free(picked);
     arb__buf_free(&buf);
+    arb__buf_free(&scratch);
     return hand_over(win, st, out, err);
 }
 
@@ -835,6 +985,8 @@ arb_status arb__dataset_answers_window(const arb_dataset *ds, size_t first, size
     if (!win) return ARB_NOMEM;
     arb__buf buf;
     arb__buf_init(&buf, SIZE_MAX); /* a window may span a whole file */
+    arb__buf scratch; /* the strings of the line being read (read_checked_line) */
+    arb__buf_init(&scratch, SIZE_MAX);
     char where[512], item_where[512];
     arb_status st = ARB_OK;
     int fd = -1;
@@ -855,11 +1007,13 @@ arb_status arb__dataset_answers_window(const arb_dataset *ds, size_t first, size
         snprintf(item_where, sizeof item_where, "%s:%u", ds->items_path,
                  ds->ix_items[an->item].line);
         st = reread_line(win, KIND_ANSWERS, where, buf.data + (an->offset - start), an->len,
-                         ds->ids.names[an->item], ds->models.names[an->model], item_where);
+                         ds->ids.names[an->item], ds->models.names[an->model], item_where,
+                         &scratch);
     }
 done:
     if (fd >= 0) close(fd);
     arb__buf_free(&buf);
+    arb__buf_free(&scratch);
     return hand_over(win, st, out, err);
 }
 

@@ -357,7 +357,9 @@ static const char slice_items[] =
     "{\"id\":\"a4\",\"question\":\"\\\"Quoted\\\"\",\"reference\":\"\"}\n"
     "{\"id\":\"a5\",\"question\":\"Five\",\"context\":\"ctx\",\"tags\":[1,2]}\n"
     "{\"id\":\"a6\",\"question\":\"Six \\ud83d\\ude00\"}\n"
-    "{\"id\":\"a7\",\"question\":\"Seven again\"}";
+    "{\"id\":\"a7\",\"question\":\"Seven again\"}\n"
+    " { \"id\" : \"a8\" , \"question\" : \"\\u0041\\/\\b\\f\\r \\u20ac \xC3\xA9 \\\\\" ,"
+    " \"reference\":null,\"category\":\"x\\u00e9\"\t} ";
 static const char slice_answers[] =
     "{\"item\":\"a7\",\"model\":\"SECRETBASE\",\"answer\":\"b7\"}\n"
     "{\"item\":\"a7\",\"model\":\"SECRETCAND\",\"answer\":\"c7\",\"tokens\":12}\n"
@@ -375,7 +377,9 @@ static const char slice_answers[] =
     "{\"item\":\"a3\",\"model\":\"SECRETBASE\",\"answer\":\"b3\"}\n"
     "{\"item\":\"a1\",\"model\":\"SECRETBASE\",\"answer\":\"b1\"}\n"
     "{\"item\":\"a5\",\"model\":\"OTHER\",\"answer\":\"o5\",\"note\":{\"x\":1}}\n"
-    "{\"item\":\"a1\",\"model\":\"SECRETCAND\",\"answer\":\"c1\"}\n";
+    "{\"item\":\"a1\",\"model\":\"SECRETCAND\",\"answer\":\"c1\"}\n"
+    "{\"answer\":\"\\ud83d\\ude00 b8\",\"model\":\"SECRETBASE\",\"item\":\"a8\"}\n"
+    "{\"item\":\"a8\",\"model\":\"SECRETCAND\",\"answer\":\"c8 \\\"q\\\"\"}\n";
 
 /* Rows of table or query what in store a (main) that attached store b lacks, plus the
 ** reverse: 0 when both hold the same rows. */
@@ -409,38 +413,38 @@ static void test_indexed_dataset_in_slices(void **state)
     assert_int_equal(arb_dataset_load(whole, items, answers), ARB_OK);
     assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
     assert_true(arb__dataset_is_indexed(indexed));
-    assert_int_equal(arb_dataset_item_count(indexed), 7);
-    assert_int_equal(arb_dataset_answer_count(indexed), 16);
+    assert_int_equal(arb_dataset_item_count(indexed), 8);
+    assert_int_equal(arb_dataset_answer_count(indexed), 18);
 
     arb_sbs_params p = params(f);
     p.template_name = "II-reason";
     arb_run_stats st;
     assert_int_equal(arb_sbs_run(f->store, whole, &p, &st), ARB_OK); /* one slice */
-    assert_int_equal(st.sent, 14);
+    assert_int_equal(st.sent, 16);
 
     arb_store *other = NULL;
     assert_non_null(arb_test_scratch(f->dir, "indexed.db", NULL, db, sizeof db));
     assert_int_equal(arb_store_open(db, &other), ARB_OK);
     arb__sbs_plan_slice = 3;
     assert_int_equal(arb_sbs_run(other, indexed, &p, &st), ARB_OK);
-    assert_int_equal(st.sent, 14);
-    assert_int_equal(st.planned, 14);
-    assert_int_equal(arb_test_server_requests(f->srv), 28);
+    assert_int_equal(st.sent, 16);
+    assert_int_equal(st.planned, 16);
+    assert_int_equal(arb_test_server_requests(f->srv), 32);
     arb_store_close(other);
 
     assert_int_equal(arb_test_exec_sql(f->store, "ATTACH %Q AS b", db), 0);
     assert_int_equal(rows_differ(f->store, "SELECT * FROM main.items", "SELECT * FROM b.items"), 0);
     assert_int_equal(rows_differ(f->store, "SELECT * FROM main.answers", "SELECT * FROM b.answers"), 0);
     assert_int_equal(rows_differ(f->store, PAIRWISE_ROWS("main."), PAIRWISE_ROWS("b.")), 0);
-    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM b.pairwise"), 14);
-    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM b.answers"), 16);
+    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM b.pairwise"), 16);
+    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM b.answers"), 18);
     assert_int_equal(arb_test_exec_sql(f->store, "DETACH b"), 0);
 
     /* the store the whole dataset made, rerun from the index in slices: nothing to send */
     assert_int_equal(arb_sbs_run(f->store, indexed, &p, &st), ARB_OK);
     assert_int_equal(st.sent, 0);
-    assert_int_equal(st.cached, 14);
-    assert_int_equal(arb_test_server_requests(f->srv), 28);
+    assert_int_equal(st.cached, 16);
+    assert_int_equal(arb_test_server_requests(f->srv), 32);
 
     /* a file changed under the index: the run stops with where, before sending anything */
     static const char changed[] = "{\"item\":\"a9\",\"model\":\"SECRETBASE\",\"answer\":\"b7\"}\n";
@@ -448,7 +452,7 @@ static void test_indexed_dataset_in_slices(void **state)
     p.judge.name = "another";
     assert_int_not_equal(arb_sbs_run(f->store, indexed, &p, &st), ARB_OK);
     assert_non_null(strstr(arb_store_errmsg(f->store), "answers.jsonl"));
-    assert_int_equal(arb_test_server_requests(f->srv), 28);
+    assert_int_equal(arb_test_server_requests(f->srv), 32);
     arb__sbs_plan_slice = 0;
     arb_dataset_destroy(whole);
     arb_dataset_destroy(indexed);
