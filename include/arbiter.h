@@ -111,6 +111,18 @@ ARB_API arb_status arb_dataset_add_answers_jsonl(arb_dataset *ds, const char *so
 /* Reads the files and calls the two functions above. ARB_IO when a file cannot be read. */
 ARB_API arb_status arb_dataset_load(arb_dataset *ds, const char *items_path,
                                     const char *answers_path);
+/* Reads both files as arb_dataset_load does (same checks and messages) into an empty ds, but
+** keeps only an index: the ids, the models and where each record's line is in its file, about
+** 100 bytes per record instead of the record's texts. arb_sbs_run then reads the texts again a
+** slice at a time, so a run's memory no longer grows with the questions and answers (500,000
+** items with two answers each: ~650 MB of texts). Only arb_sbs_run reads an indexed dataset;
+** the other protocols refuse it (ARB_INVALID), and arb_dataset_item, arb_dataset_answer and
+** the find functions return NULL (the counts are right). The files must not change while the
+** dataset is in use (a record found changed fails the run with ARB_IO). A file that is not a
+** regular file (a pipe) cannot be read again: ds is then loaded whole, as by
+** arb_dataset_load. */
+ARB_API arb_status arb_dataset_load_indexed(arb_dataset *ds, const char *items_path,
+                                            const char *answers_path);
 ARB_API const char *arb_dataset_errmsg(const arb_dataset *ds);
 
 ARB_API size_t arb_dataset_item_count(const arb_dataset *ds);

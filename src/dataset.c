@@ -26,10 +26,13 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <xxhash.h>
 
@@ -46,7 +49,32 @@ typedef struct table {
     size_t used;
 } table;
 
+/* An indexed dataset's records (arb_dataset_load_indexed): where each line is, not its text.
+** An item's id is ids.names[k] for the k-th item. */
+typedef struct indexed_item {
+    uint64_t offset; /* of the line in the items file */
+    uint32_t len;    /* of the line, without its end */
+    uint32_t line;   /* line number, for "file:line" */
+    uint32_t flags;  /* HAS_QUESTION, HAS_REFERENCE */
+} indexed_item;
+typedef struct indexed_answer {
+    uint64_t offset; /* of the line in the answers file */
+    uint32_t len, line;
+    uint32_t item, model; /* indices in ids and models */
+} indexed_answer;
+#define HAS_QUESTION 1u  /* "question" given */
+#define HAS_REFERENCE 2u /* "reference" given and not empty */
+
 struct arb_dataset {
+    /* indexed (arb_dataset_load_indexed): the records below stay NULL and empty; the index
+    ** holds ids, models and line positions, and arb__dataset_window reads texts again */
+    int indexed;
+    char *items_path, *answers_path;
+    indexed_item *ix_items;
+    size_t cap_ix_items; /* the item count is ids.n */
+    indexed_answer *ix_answers;
+    size_t n_ix_answers, cap_ix_answers;
+    arb__strtab ids, models;
     arb_item **items;
     size_t n_items, cap_items;
     arb_answer **answers;
@@ -148,6 +176,12 @@ void arb_dataset_destroy(arb_dataset *ds)
     free(ds->item_index.slots);
     free(ds->answer_index.slots);
     free(ds->errmsg);
+    free(ds->items_path);
+    free(ds->answers_path);
+    free(ds->ix_items);
+    free(ds->ix_answers);
+    arb__strtab_free(&ds->ids);
+    arb__strtab_free(&ds->models);
     free(ds);
 }
 
@@ -215,13 +249,17 @@ static int is_known_field(int kind, const char *key)
     return 0;
 }
 
+/* How a line is read: the first time (checked whole), into an index (the unknown fields are
+** checked but not kept), or again after an indexed load checked it (UTF-8 not checked again). */
+enum { PARSE_FIRST, PARSE_INDEX, PARSE_AGAIN };
+
 /* Parses one non-blank line into f. Returns ARB_OK, or an error after setting the message
 ** "<where>: ...". root receives the JSON value, which the caller releases either way. */
-static arb_status parse_line(arb_dataset *ds, int kind, const char *where, const char *line,
-                             size_t len, json_t **root, fields *f)
+static arb_status parse_line(arb_dataset *ds, int kind, int how, const char *where,
+                             const char *line, size_t len, json_t **root, fields *f)
 {
     size_t bad;
-    if (!arb__utf8_valid(line, len, &bad))
+    if (how != PARSE_AGAIN && !arb__utf8_valid(line, len, &bad))
         return fail(ds, ARB_PARSE, "%s: invalid UTF-8 at byte %zu of the line", where, bad + 1);
 
     json_error_t jerr;
@@ -267,6 +305,7 @@ static arb_status parse_line(arb_dataset *ds, int kind, const char *where, const
         return fail(ds, ARB_PARSE, "%s: field \"model\" is empty", where);
 
     f->extra = NULL;
+    if (how == PARSE_INDEX) return ARB_OK;
     json_t *extra = NULL;
     const char *field;
     json_t *value;
@@ -380,10 +419,17 @@ static int is_blank(const char *s, size_t n)
     return 1;
 }
 
+static arb_status index_item(arb_dataset *ds, const char *where, const fields *f,
+                             uint64_t offset, size_t len, size_t line_no);
+static arb_status index_answer(arb_dataset *ds, const char *where, const fields *f,
+                               uint64_t offset, size_t len, size_t line_no);
+
 /* Adds the lines of text from offset start (a byte order mark is skipped only at offset 0, the
-** start of a file); *line_no counts the lines before them and is advanced past them. */
+** start of a file); *line_no counts the lines before them and is advanced past them. text[0]
+** is at byte base of its file (an indexed dataset keeps where each line is). */
 static arb_status add_jsonl_lines(arb_dataset *ds, int kind, const char *source_name,
-                                  const char *text, size_t len, size_t start, size_t *line_no)
+                                  const char *text, size_t len, size_t start, size_t *line_no,
+                                  uint64_t base)
 {
     if (!ds) return ARB_INVALID;
     if (!text && len) return fail(ds, ARB_INVALID, "text is NULL");
@@ -400,9 +446,14 @@ static arb_status add_jsonl_lines(arb_dataset *ds, int kind, const char *source_
         snprintf(where, sizeof where, "%s:%zu", source_name, *line_no);
         json_t *root = NULL;
         fields f;
-        st = parse_line(ds, kind, where, line, n, &root, &f);
+        st = parse_line(ds, kind, ds->indexed ? PARSE_INDEX : PARSE_FIRST, where, line, n, &root,
+                        &f);
         if (st == ARB_OK) {
-            st = kind == KIND_ITEMS ? add_item(ds, where, &f) : add_answer(ds, where, &f);
+            uint64_t at = base + (uint64_t)(line - text);
+            st = ds->indexed ? (kind == KIND_ITEMS ? index_item(ds, where, &f, at, n, *line_no)
+                                                   : index_answer(ds, where, &f, at, n, *line_no))
+               : kind == KIND_ITEMS ? add_item(ds, where, &f)
+                                    : add_answer(ds, where, &f);
             free(f.extra);
         }
         json_decref(root);
@@ -416,7 +467,8 @@ static arb_status add_jsonl(arb_dataset *ds, int kind, const char *source_name,
                             const char *text, size_t len)
 {
     size_t line_no = 0;
-    return add_jsonl_lines(ds, kind, source_name, text, len, 0, &line_no);
+    if (ds && ds->indexed) return fail(ds, ARB_INVALID, "the dataset is indexed: it reads files");
+    return add_jsonl_lines(ds, kind, source_name, text, len, 0, &line_no, 0);
 }
 
 /* Adds a JSONL file a block of whole lines at a time, so that memory holds the records and one
@@ -434,6 +486,7 @@ static arb_status add_jsonl_file(arb_dataset *ds, int kind, const char *path, ch
         return ARB_IO;
     }
     size_t cap = (size_t)1 << 20, used = 0, start = 0, line_no = 0;
+    uint64_t base = 0; /* the file offset of buf[0] */
     char *buf = malloc(cap);
     arb_status st = buf ? ARB_OK : ARB_NOMEM;
     while (!st) {
@@ -459,10 +512,11 @@ static arb_status add_jsonl_file(arb_dataset *ds, int kind, const char *path, ch
             while (end > start && buf[end - 1] != '\n') end--;
             if (end == start) continue; /* no whole line yet */
         }
-        st = add_jsonl_lines(ds, kind, path, buf, end, start, &line_no);
+        st = add_jsonl_lines(ds, kind, path, buf, end, start, &line_no, base);
         if (st || eof) break;
         /* keep the newline that ends the block at offset 0, then the partial line after it */
         memmove(buf, buf + end - 1, used - end + 1);
+        base += end - 1;
         used = used - end + 1;
         start = 1;
     }
@@ -470,6 +524,497 @@ static arb_status add_jsonl_file(arb_dataset *ds, int kind, const char *path, ch
     free(buf);
     if (st == ARB_NOMEM && !*err) *err = arb__sprintf("%s: out of memory", path);
     return st;
+}
+
+/* ---- indexed datasets ---------------------------------------------------------------------- */
+
+/* The answer of model index m to item index k in an indexed dataset, or SIZE_MAX. */
+static size_t find_indexed_answer(const arb_dataset *ds, uint32_t item, uint32_t model,
+                                  uint64_t hash)
+{
+    const table *t = &ds->answer_index;
+    if (!t->slots) return SIZE_MAX;
+    for (size_t j = (size_t)hash & t->mask; t->slots[j].index1; j = (j + 1) & t->mask) {
+        if (t->slots[j].hash != hash) continue;
+        const indexed_answer *a = &ds->ix_answers[t->slots[j].index1 - 1];
+        if (a->item == item && a->model == model) return t->slots[j].index1 - 1;
+    }
+    return SIZE_MAX;
+}
+
+/* As add_item, keeping the line's place and what the protocols check before a run. */
+static arb_status index_item(arb_dataset *ds, const char *where, const fields *f,
+                             uint64_t offset, size_t len, size_t line_no)
+{
+    uint32_t prev = arb__strtab_find(&ds->ids, f->id);
+    if (prev != UINT32_MAX)
+        return fail(ds, ARB_PARSE, "%s: duplicate item id \"%s\" (first at %s:%u)", where, f->id,
+                    ds->items_path, ds->ix_items[prev].line);
+    if (len > UINT32_MAX || line_no > UINT32_MAX || ds->ids.n >= UINT32_MAX - 1)
+        return fail(ds, ARB_PARSE, "%s: the file is too large for an indexed dataset", where);
+    if (arb__grow(&ds->ix_items, &ds->cap_ix_items, ds->ids.n + 1, sizeof *ds->ix_items))
+        return fail(ds, ARB_NOMEM, "out of memory");
+    uint32_t k = arb__strtab_intern(&ds->ids, f->id);
+    if (k == UINT32_MAX) return fail(ds, ARB_NOMEM, "out of memory");
+    ds->ix_items[k] = (indexed_item){
+        offset, (uint32_t)len, (uint32_t)line_no,
+        (f->values[0] ? HAS_QUESTION : 0u) | (f->values[1] && *f->values[1] ? HAS_REFERENCE : 0u)};
+    return ARB_OK;
+}
+
+/* As add_answer, keeping the line's place. */
+static arb_status index_answer(arb_dataset *ds, const char *where, const fields *f,
+                               uint64_t offset, size_t len, size_t line_no)
+{
+    uint32_t item = arb__strtab_find(&ds->ids, f->id);
+    if (item == UINT32_MAX)
+        return fail(ds, ARB_PARSE, "%s: answer for unknown item \"%s\"", where, f->id);
+    const char *model = f->values[0];
+    uint32_t m = arb__strtab_intern(&ds->models, model);
+    if (m == UINT32_MAX) return fail(ds, ARB_NOMEM, "out of memory");
+    const char *item_id = ds->ids.names[item];
+    uint64_t h = hash_answer_key(item_id, model);
+    size_t prev = find_indexed_answer(ds, item, m, h);
+    if (prev != SIZE_MAX)
+        return fail(ds, ARB_PARSE,
+                    "%s: duplicate answer of model \"%s\" to item \"%s\" (first at %s:%u)", where,
+                    model, item_id, ds->answers_path, ds->ix_answers[prev].line);
+    if (len > UINT32_MAX || line_no > UINT32_MAX)
+        return fail(ds, ARB_PARSE, "%s: the file is too large for an indexed dataset", where);
+    if (arb__grow(&ds->ix_answers, &ds->cap_ix_answers, ds->n_ix_answers + 1,
+                  sizeof *ds->ix_answers) ||
+        table_reserve(&ds->answer_index))
+        return fail(ds, ARB_NOMEM, "out of memory");
+    table_put(&ds->answer_index, h, ds->n_ix_answers);
+    ds->ix_answers[ds->n_ix_answers++] =
+        (indexed_answer){offset, (uint32_t)len, (uint32_t)line_no, item, m};
+    return ARB_OK;
+}
+
+/* Drops an indexed dataset's index: ds is empty and ordinary again. */
+static void drop_index(arb_dataset *ds)
+{
+    free(ds->items_path);
+    free(ds->answers_path);
+    free(ds->ix_items);
+    free(ds->ix_answers);
+    arb__strtab_free(&ds->ids);
+    arb__strtab_free(&ds->models);
+    free(ds->answer_index.slots);
+    memset(&ds->answer_index, 0, sizeof ds->answer_index);
+    ds->items_path = ds->answers_path = NULL;
+    ds->ix_items = NULL;
+    ds->ix_answers = NULL;
+    ds->cap_ix_items = ds->n_ix_answers = ds->cap_ix_answers = 0;
+    ds->indexed = 0;
+}
+
+static int is_regular_file(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* Reads and checks the two files as arb_dataset_load does, with the same messages, but keeps
+** only an index (see arbiter.h). Files that are not regular (a pipe) are loaded whole. */
+arb_status arb_dataset_load_indexed(arb_dataset *ds, const char *items_path,
+                                    const char *answers_path)
+{
+    if (!ds) return ARB_INVALID;
+    if (!items_path || !answers_path) return fail(ds, ARB_INVALID, "no items or answers file given");
+    if (ds->indexed || ds->n_items || ds->n_answers)
+        return fail(ds, ARB_INVALID, "an indexed dataset is read into an empty dataset");
+    if (!is_regular_file(items_path) || !is_regular_file(answers_path))
+        return arb_dataset_load(ds, items_path, answers_path);
+    ds->indexed = 1;
+    ds->items_path = arb__strdup(items_path);
+    ds->answers_path = arb__strdup(answers_path);
+    char *err = NULL;
+    arb_status st = !ds->items_path || !ds->answers_path ? ARB_NOMEM : ARB_OK;
+    if (!st) st = add_jsonl_file(ds, KIND_ITEMS, items_path, &err);
+    if (!st) st = add_jsonl_file(ds, KIND_ANSWERS, answers_path, &err);
+    if (st) drop_index(ds);
+    if (err) {
+        free(ds->errmsg);
+        ds->errmsg = err;
+        ds->errmsg_lost = 0;
+    } else if (st == ARB_NOMEM && !ds->errmsg) {
+        ds->errmsg_lost = 1;
+    }
+    return st;
+}
+
+/* See internal.h. */
+int arb__dataset_is_indexed(const arb_dataset *ds) { return ds && ds->indexed; }
+
+/* See internal.h. */
+arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol)
+{
+    return arb__store_fail(s, ARB_INVALID,
+                           "%s reads a whole dataset (arb_dataset_load), not an indexed one "
+                           "(arb_dataset_load_indexed, which only sbs reads)",
+                           protocol);
+}
+
+/* See internal.h. */
+int arb__dataset_has_answer(const arb_dataset *ds, const char *item_id, const char *model)
+{
+    if (!ds || !ds->indexed) return arb_dataset_find_answer(ds, item_id, model) != NULL;
+    uint32_t k = arb__strtab_find(&ds->ids, item_id);
+    uint32_t m = arb__strtab_find(&ds->models, model);
+    if (k == UINT32_MAX || m == UINT32_MAX) return 0;
+    return find_indexed_answer(ds, k, m, hash_answer_key(item_id, model)) != SIZE_MAX;
+}
+
+/* See internal.h. */
+const arb_item *arb__dataset_item_outline(const arb_dataset *ds, size_t index, arb_item *stub,
+                                          char *source, size_t size)
+{
+    if (!ds || !ds->indexed) return arb_dataset_item(ds, index);
+    if (index >= ds->ids.n) return NULL;
+    const indexed_item *ix = &ds->ix_items[index];
+    snprintf(source, size, "%s:%u", ds->items_path, ix->line);
+    memset(stub, 0, sizeof *stub);
+    stub->id = ds->ids.names[index];
+    stub->source = source;
+    stub->question = ix->flags & HAS_QUESTION ? "" : NULL;
+    stub->reference = ix->flags & HAS_REFERENCE ? "" : NULL;
+    return stub;
+}
+
+/* Reads len bytes at offset of the open file fd into *buf (grown as needed). ARB_IO with the
+** message in win when the file is shorter than the index says (it changed since). */
+static arb_status read_at(arb_dataset *win, int fd, const char *path, uint64_t offset,
+                          size_t len, arb__buf *buf)
+{
+    arb__buf_reset(buf);
+    if (arb__buf_reserve(buf, len + 1)) return fail(win, ARB_NOMEM, "out of memory");
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = pread(fd, buf->data + got, len - got, (off_t)(offset + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0)
+            return fail(win, ARB_IO, "%s: %s while the run read it again", path,
+                        r < 0 ? strerror(errno) : "the file became shorter");
+        got += (size_t)r;
+    }
+    buf->len = len;
+    buf->data[len] = '\0';
+    return ARB_OK;
+}
+
+/* Appends the JSON string at p (its opening quote) decoded, and a NUL, to out. Returns the byte
+** after the closing quote, or NULL for what a checked line never holds (then the caller reads
+** the line with jansson). Decodes as jansson does: escapes, \u with surrogate pairs to UTF-8. */
+static const char *decode_string(const char *p, const char *end, arb__buf *out)
+{
+    const char *run = ++p;
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            if (arb__buf_append(out, run, (size_t)(p - run)) || arb__buf_append(out, "", 1))
+                return NULL;
+            return p + 1;
+        }
+        if (c < 0x20) return NULL;
+        if (c != '\\') {
+            p++;
+            continue;
+        }
+        if (arb__buf_append(out, run, (size_t)(p - run)) || end - p < 2) return NULL;
+        char e = p[1], one = 0;
+        p += 2;
+        switch (e) {
+        case '"': case '\\': case '/': one = e; break;
+        case 'b': one = '\b'; break;
+        case 'f': one = '\f'; break;
+        case 'n': one = '\n'; break;
+        case 'r': one = '\r'; break;
+        case 't': one = '\t'; break;
+        case 'u': break;
+        default: return NULL;
+        }
+        if (one) {
+            if (arb__buf_append(out, &one, 1)) return NULL;
+            run = p;
+            continue;
+        }
+        unsigned long cp = 0, lo = 0;
+        char hex[5] = {0};
+        if (end - p < 4) return NULL;
+        memcpy(hex, p, 4);
+        char *stop;
+        cp = strtoul(hex, &stop, 16);
+        if (stop != hex + 4) return NULL;
+        p += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) { /* a high surrogate: its low one follows */
+            if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
+            memcpy(hex, p + 2, 4);
+            lo = strtoul(hex, &stop, 16);
+            if (stop != hex + 4 || lo < 0xDC00 || lo >= 0xE000) return NULL;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            p += 6;
+        } else if ((cp >= 0xDC00 && cp < 0xE000) || cp == 0) {
+            return NULL;
+        }
+        unsigned char u[4];
+        size_t n;
+        if (cp < 0x80) {
+            u[0] = (unsigned char)cp;
+            n = 1;
+        } else if (cp < 0x800) {
+            u[0] = (unsigned char)(0xC0 | (cp >> 6));
+            u[1] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 2;
+        } else if (cp < 0x10000) {
+            u[0] = (unsigned char)(0xE0 | (cp >> 12));
+            u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 3;
+        } else {
+            u[0] = (unsigned char)(0xF0 | (cp >> 18));
+            u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+            u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[3] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 4;
+        }
+        if (arb__buf_append(out, u, n)) return NULL;
+        run = p;
+    }
+    return NULL;
+}
+
+static const char *skip_space(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    return p;
+}
+
+/* Reads a line that an indexed load checked already into f, without jansson, when it is the
+** common shape: one object whose members are all known fields with string values (or null for
+** an optional one). Returns 1 with f filled (its strings in scratch, f->extra NULL), or 0 when
+** the line has another shape (an integer id, unknown fields, ...): the caller then parses it
+** with jansson, which gives the same fields. About five times faster than jansson, which
+** builds a tree of the line. */
+static int read_checked_line(int kind, const char *line, size_t len, arb__buf *scratch,
+                             fields *f)
+{
+    const char *p = line, *end = line + len;
+    size_t at[10];
+    int given[10] = {0}; /* [0]: the key ("id" / "item"), [1 + i]: field_names[kind][i] */
+    arb__buf_reset(scratch);
+    p = skip_space(p, end);
+    if (p == end || *p++ != '{') return 0;
+    for (;;) {
+        p = skip_space(p, end);
+        if (p == end || *p != '"') return 0;
+        size_t key_at = scratch->len;
+        if (!(p = decode_string(p, end, scratch))) return 0;
+        const char *key = scratch->data + key_at;
+        int member = strcmp(key, key_names[kind]) == 0 ? 0 : -1;
+        for (size_t i = 0; member < 0 && i < field_count[kind]; i++)
+            if (strcmp(key, field_names[kind][i]) == 0) member = 1 + (int)i;
+        scratch->len = key_at;
+        if (member < 0) return 0;
+        p = skip_space(p, end);
+        if (p == end || *p++ != ':') return 0;
+        p = skip_space(p, end);
+        if (p < end && *p == '"') {
+            at[member] = scratch->len;
+            if (!(p = decode_string(p, end, scratch))) return 0;
+            given[member] = 1;
+        } else if (end - p >= 4 && !memcmp(p, "null", 4) && member > (int)field_required[kind]) {
+            given[member] = 0;
+            p += 4;
+        } else {
+            return 0;
+        }
+        p = skip_space(p, end);
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < end && *p == '}') break;
+        return 0;
+    }
+    if (skip_space(p + 1, end) != end || !given[0]) return 0;
+    for (size_t i = 0; i < field_required[kind]; i++)
+        if (!given[1 + i]) return 0;
+    f->id = scratch->data + at[0];
+    for (size_t i = 0; i < field_count[kind]; i++)
+        f->values[i] = given[1 + i] ? scratch->data + at[1 + i] : NULL;
+    f->extra = NULL;
+    return 1;
+}
+
+/* Parses line (len bytes of the file at where) into win, as the first load did, after checking
+** that it is still the record the index names (id, and model for an answer). */
+static arb_status reread_line(arb_dataset *win, int kind, const char *where, const char *line,
+                              size_t len, const char *id, const char *model,
+                              const char *item_source, arb__buf *scratch)
+{
+    json_t *root = NULL;
+    fields f;
+    arb_status st = read_checked_line(kind, line, len, scratch, &f)
+                        ? ARB_OK
+                        : parse_line(win, kind, PARSE_AGAIN, where, line, len, &root, &f);
+    if (st == ARB_OK) {
+        if (strcmp(f.id, id) || (model && strcmp(f.values[0], model)))
+            st = fail(win, ARB_IO, "%s: the file changed while the run read it", where);
+        else if (kind == KIND_ITEMS)
+            st = add_item(win, where, &f);
+        else if (!arb_dataset_find_item(win, id)) { /* a stub of the item, for the answer */
+            fields stub = {.id = id};
+            st = add_item(win, item_source, &stub);
+            if (!st) st = add_answer(win, where, &f);
+        } else {
+            st = add_answer(win, where, &f);
+        }
+        free(f.extra);
+    }
+    json_decref(root);
+    return st;
+}
+
+/* The end of building a window: *out = win when st is ARB_OK; otherwise win's message to *err
+** (caller frees) and win destroyed. Returns st. */
+static arb_status hand_over(arb_dataset *win, arb_status st, arb_dataset **out, char **err)
+{
+    if (st) {
+        *err = arb__strdup(arb_dataset_errmsg(win));
+        arb_dataset_destroy(win);
+        return st;
+    }
+    *out = win;
+    return ARB_OK;
+}
+
+/* See internal.h. */
+arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
+                               const char *const *models, size_t n_models, arb_dataset **out,
+                               char **err)
+{
+    *out = NULL;
+    *err = NULL;
+    if (!ds || !ds->indexed || first > ds->ids.n || n > ds->ids.n - first) return ARB_INVALID;
+    arb_dataset *win = arb_dataset_create();
+    if (!win) return ARB_NOMEM;
+    arb__buf buf;
+    arb__buf_init(&buf, SIZE_MAX); /* a window may span a whole file */
+    arb__buf scratch; /* the strings of the line being read (read_checked_line) */
+    arb__buf_init(&scratch, SIZE_MAX);
+    char where[512];
+    arb_status st = ARB_OK;
+    int fd_items = -1, fd_answers = -1;
+    size_t *picked = NULL, n_picked = 0, cap_picked = 0; /* the answers to read */
+    if (n == 0) goto done;
+    fd_items = open(ds->items_path, O_RDONLY);
+    fd_answers = n_models ? open(ds->answers_path, O_RDONLY) : -2;
+    if (fd_items < 0 || fd_answers == -1) {
+        st = fail(win, ARB_IO, "%s: cannot open: %s",
+                  fd_items < 0 ? ds->items_path : ds->answers_path, strerror(errno));
+        goto done;
+    }
+    /* the items lie in one stretch of the file, in order */
+    const indexed_item *a = &ds->ix_items[first], *z = &ds->ix_items[first + n - 1];
+    uint64_t start = a->offset;
+    if ((st = read_at(win, fd_items, ds->items_path, start, (size_t)(z->offset + z->len - start),
+                      &buf)))
+        goto done;
+    for (size_t i = first; i < first + n && !st; i++) {
+        const indexed_item *it = &ds->ix_items[i];
+        snprintf(where, sizeof where, "%s:%u", ds->items_path, it->line);
+        st = reread_line(win, KIND_ITEMS, where, buf.data + (it->offset - start), it->len,
+                         ds->ids.names[i], NULL, NULL, &scratch);
+    }
+    /* the answers of those items by the models asked for: one read of the stretch of the file
+    ** they lie in when it is not much longer than they are (answers kept near their items),
+    ** else one read each */
+    if (n_models && arb__grow(&picked, &cap_picked, n * n_models, sizeof *picked)) {
+        st = fail(win, ARB_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = first; i < first + n && !st; i++)
+        for (size_t m = 0; m < n_models; m++) {
+            uint32_t mi = arb__strtab_find(&ds->models, models[m]);
+            if (mi == UINT32_MAX) continue;
+            size_t k = find_indexed_answer(ds, (uint32_t)i, mi,
+                                           hash_answer_key(ds->ids.names[i], models[m]));
+            if (k != SIZE_MAX) picked[n_picked++] = k;
+        }
+    uint64_t lo = UINT64_MAX, hi = 0, need = 0;
+    for (size_t j = 0; j < n_picked; j++) {
+        const indexed_answer *an = &ds->ix_answers[picked[j]];
+        if (an->offset < lo) lo = an->offset;
+        if (an->offset + an->len > hi) hi = an->offset + an->len;
+        need += an->len;
+    }
+    int one_read = n_picked && hi - lo <= 2 * need + ((uint64_t)1 << 16);
+    if (one_read && (st = read_at(win, fd_answers, ds->answers_path, lo, (size_t)(hi - lo), &buf)))
+        goto done;
+    for (size_t j = 0; j < n_picked && !st; j++) {
+        const indexed_answer *an = &ds->ix_answers[picked[j]];
+        snprintf(where, sizeof where, "%s:%u", ds->answers_path, an->line);
+        const char *line = buf.data + (an->offset - lo);
+        if (!one_read) {
+            line = buf.data;
+            if ((st = read_at(win, fd_answers, ds->answers_path, an->offset, an->len, &buf)))
+                break;
+        }
+        st = reread_line(win, KIND_ANSWERS, where, line, an->len, ds->ids.names[an->item],
+                         ds->models.names[an->model], NULL, &scratch);
+    }
+done:
+    if (fd_items >= 0) close(fd_items);
+    if (fd_answers >= 0) close(fd_answers);
+    free(picked);
+    arb__buf_free(&buf);
+    arb__buf_free(&scratch);
+    return hand_over(win, st, out, err);
+}
+
+/* See internal.h. */
+arb_status arb__dataset_answers_window(const arb_dataset *ds, size_t first, size_t n,
+                                       arb_dataset **out, char **err)
+{
+    *out = NULL;
+    *err = NULL;
+    if (!ds || !ds->indexed || first > ds->n_ix_answers || n > ds->n_ix_answers - first)
+        return ARB_INVALID;
+    arb_dataset *win = arb_dataset_create();
+    if (!win) return ARB_NOMEM;
+    arb__buf buf;
+    arb__buf_init(&buf, SIZE_MAX); /* a window may span a whole file */
+    arb__buf scratch; /* the strings of the line being read (read_checked_line) */
+    arb__buf_init(&scratch, SIZE_MAX);
+    char where[512], item_where[512];
+    arb_status st = ARB_OK;
+    int fd = -1;
+    if (n == 0) goto done;
+    if ((fd = open(ds->answers_path, O_RDONLY)) < 0) {
+        st = fail(win, ARB_IO, "%s: cannot open: %s", ds->answers_path, strerror(errno));
+        goto done;
+    }
+    /* in file order, so the answers lie in one stretch of the file */
+    const indexed_answer *a = &ds->ix_answers[first], *z = &ds->ix_answers[first + n - 1];
+    uint64_t start = a->offset;
+    if ((st = read_at(win, fd, ds->answers_path, start, (size_t)(z->offset + z->len - start),
+                      &buf)))
+        goto done;
+    for (size_t k = first; k < first + n && !st; k++) {
+        const indexed_answer *an = &ds->ix_answers[k];
+        snprintf(where, sizeof where, "%s:%u", ds->answers_path, an->line);
+        snprintf(item_where, sizeof item_where, "%s:%u", ds->items_path,
+                 ds->ix_items[an->item].line);
+        st = reread_line(win, KIND_ANSWERS, where, buf.data + (an->offset - start), an->len,
+                         ds->ids.names[an->item], ds->models.names[an->model], item_where,
+                         &scratch);
+    }
+done:
+    if (fd >= 0) close(fd);
+    arb__buf_free(&buf);
+    arb__buf_free(&scratch);
+    return hand_over(win, st, out, err);
 }
 
 /* Adds the items of a JSONL buffer (all or nothing). Returns ARB_OK, ARB_PARSE with the message
@@ -518,7 +1063,10 @@ const char *arb_dataset_errmsg(const arb_dataset *ds)
     return ds->errmsg ? ds->errmsg : "";
 }
 
-size_t arb_dataset_item_count(const arb_dataset *ds) { return ds ? ds->n_items : 0; }
+size_t arb_dataset_item_count(const arb_dataset *ds)
+{
+    return !ds ? 0 : ds->indexed ? ds->ids.n : ds->n_items;
+}
 
 /* Returns the item at index in reading order (owned by ds), or NULL when out of range. */
 const arb_item *arb_dataset_item(const arb_dataset *ds, size_t index)
@@ -533,7 +1081,10 @@ const arb_item *arb_dataset_find_item(const arb_dataset *ds, const char *id)
     return lookup_item(ds, id, hash_item_key(id));
 }
 
-size_t arb_dataset_answer_count(const arb_dataset *ds) { return ds ? ds->n_answers : 0; }
+size_t arb_dataset_answer_count(const arb_dataset *ds)
+{
+    return !ds ? 0 : ds->indexed ? ds->n_ix_answers : ds->n_answers;
+}
 
 /* Returns the answer at index in reading order (owned by ds), or NULL when out of range. */
 const arb_answer *arb_dataset_answer(const arb_dataset *ds, size_t index)

@@ -1518,6 +1518,7 @@ static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t 
     arb_status st = ARB_OK;
     do {
         size_t n = n_calls - sl.base < slice ? n_calls - sl.base : slice;
+        if (params->slice_begin && (st = params->slice_begin(ud, sl.base, n))) break;
         arb__exec *ex = arb__exec_create(s, &slice_params, slice_build, slice_done, &sl);
         if (!ex) {
             st = arb__store_fail(s, ARB_NOMEM, "out of memory");

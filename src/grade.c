@@ -455,6 +455,7 @@ arb_status arb_grade_run(arb_store *store, const arb_dataset *ds, const arb_grad
     memset(stats, 0, sizeof *stats);
     if (!store) return ARB_INVALID;
     if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
+    if (arb__dataset_is_indexed(ds)) return arb__dataset_refuse_indexed(store, "grade");
 
     grade_run r = {.store = store, .ds = ds, .params = params};
     char *pjson = NULL;

@@ -473,6 +473,35 @@ typedef arb_status (*arb__yaml_doc_fn)(void *ud, const char *path, void *doc, ch
 arb_status arb__yaml_read_one(const char *path, const char *text, size_t len, const char *what,
                               arb__yaml_doc_fn fn, void *ud, char **errmsg);
 
+/* ---- dataset.c: indexed datasets (arb_dataset_load_indexed) ---------------------------------- */
+
+/* Whether ds was read by arb_dataset_load_indexed (its records are read again by window). */
+int arb__dataset_is_indexed(const arb_dataset *ds);
+/* ARB_INVALID with the store's message: protocol reads whole datasets only (only sbs reads an
+** indexed one). */
+arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol);
+/* Whether model answered item_id, in either kind of dataset. */
+int arb__dataset_has_answer(const arb_dataset *ds, const char *item_id, const char *model);
+/* The index-th item of ds. For an indexed dataset, *stub filled with what the index knows: id,
+** source ("file:line", written to source[0..size)), and question / reference set to "" when
+** the item has them (a non-empty reference) and NULL otherwise; every other field NULL. The
+** result is borrowed from ds, or is stub. NULL when index is out of range. */
+const arb_item *arb__dataset_item_outline(const arb_dataset *ds, size_t index, arb_item *stub,
+                                          char *source, size_t size);
+/* A new ordinary dataset (*out, caller destroys) holding items first .. first + n - 1 of the
+** indexed ds and their answers by the n_models models, read again from the files and parsed as
+** the first load did (same records, same "file:line"). ARB_IO when a file changed since
+** (a record is not where the index says), ARB_NOMEM; *err then gets the message (caller
+** frees). */
+arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
+                               const char *const *models, size_t n_models, arb_dataset **out,
+                               char **err);
+/* A new ordinary dataset holding the answers first .. first + n - 1 of the indexed ds in the
+** order of its answers file, each with an outline of its item (id and source only). Returns
+** as arb__dataset_window. */
+arb_status arb__dataset_answers_window(const arb_dataset *ds, size_t first, size_t n,
+                                       arb_dataset **out, char **err);
+
 /* ---- store.c: SQLite persistence ---------------------------------------------------------- */
 
 /* Sets the store's error message (printf-style); returns code for convenience. */
@@ -485,6 +514,12 @@ void arb__store_rollback(arb_store *s);
 /* Records (upserts) every item and answer of ds, keeping the dataset order in items.seq so
 ** window series (METHODS §3.1) can walk items in benchmark order. */
 arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds);
+/* The two halves of arb__store_put_dataset, for a dataset stored a block at a time (an indexed
+** dataset, see arb_dataset_load_indexed): the items of ds at positions first_seq, first_seq + 1,
+** ...; the answers of ds (their items stored already). Each runs in its own transaction unless
+** the caller holds one. */
+arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t first_seq);
+arb_status arb__store_put_answers(arb_store *s, const arb_dataset *ds);
 /* store_items.c: calls fn(ud, item_id, model, answer) for every stored answer, in no
 ** particular order; the strings are borrowed until fn returns. fn returns nonzero to stop the
 ** walk (which then returns ARB_OK). */
@@ -1512,6 +1547,12 @@ typedef struct arb__exec_params {
     int dry_run;
     int progress; /* 1, 0, or -1: when stderr is a terminal */
     arb__exec_recorded_fn recorded; /* NULL: every node takes the ordinary way */
+    /* arb__exec_protocol: called on the main thread before each slice of the plan (nodes
+    ** first .. first + n - 1) is added, when no call of an earlier slice is in flight or
+    ** waiting to be stored, so the protocol can load what the slice reads (an indexed
+    ** dataset's window) and drop what the previous one read. Returns ARB_OK, or a failure with
+    ** the store's message, which ends the run. NULL: nothing to load. */
+    arb_status (*slice_begin)(void *ud, size_t first, size_t n);
     size_t slice; /* arb__exec_protocol: nodes per slice of a plan without dependencies (0: the
                      default, 65,536; tests set it small) */
     long long *run_id; /* arb__exec_protocol: when not NULL, gets the id of the run it recorded
@@ -1555,6 +1596,10 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
                               arb_run_stats *stats);
 
 /* ---- sbs.c: what the pairwise protocols (sbs, debate, discussion) share -------------------- */
+
+/* Nodes per slice of an sbs plan (arb__exec_params.slice; 0: the executor's default). Tests set
+** it small to run an indexed dataset across many slices; nothing else writes it. */
+extern size_t arb__sbs_plan_slice;
 
 /* Checks that models first and second answered every item of ds and that every item has a
 ** reference when one of the templates uses {reference}; *items_out gets all items in dataset

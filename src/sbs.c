@@ -37,12 +37,24 @@ typedef struct sbs_run {
                                  array, strings borrowed) */
     size_t n_judges;
     arb_template *tpl;
-    const arb_item **items;
+    const arb_item **items; /* every item, or NULL when ds is indexed (then: window) */
     size_t n_items;
+    /* an indexed dataset's current slice (load_slice): items items_base .. and the answers of
+    ** the two models to them, read again from the files; NULL for an ordinary dataset */
+    arb_dataset *window;
+    size_t items_base;
     size_t invalid;          /* written by the done callback only (writer thread) */
     arb__recorded *recorded; /* judgments already in the store (a rerun's), or NULL */
     size_t invalid_recorded; /* those of them without a valid verdict (main thread) */
 } sbs_run;
+
+/* The item of index i (in dataset order) and the dataset that holds its texts. i lies in the
+** current slice when the dataset is indexed. */
+static const arb_item *item_at(const sbs_run *r, size_t i)
+{
+    return r->window ? arb_dataset_item(r->window, i - r->items_base) : r->items[i];
+}
+static const arb_dataset *texts(const sbs_run *r) { return r->window ? r->window : r->ds; }
 
 /* Node layout: (((item * reps) + rep) * n_judges + judge) * 2 + order: the judges of one
 ** item go out together, so several endpoints share the load from the start. */
@@ -64,11 +76,11 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     size_t item_index, judge;
     int rep, order;
     node_coords(r, node, &item_index, &rep, &judge, &order);
-    const arb_item *item = r->items[item_index];
+    const arb_item *item = item_at(r, item_index);
     const char *first = order == 0 ? r->params->candidate : r->params->baseline;
     const char *second = order == 0 ? r->params->baseline : r->params->candidate;
     arb_prompt_vars vars = {.options = r->params->options};
-    if (arb__sbs_render(r->store, r->ds, item, first, second, r->tpl, vars, req)) return -1;
+    if (arb__sbs_render(r->store, texts(r), item, first, second, r->tpl, vars, req)) return -1;
     req->judge = &r->judges[judge];
     req->rep = rep;
     req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, r->params->options,
@@ -87,7 +99,7 @@ static int is_recorded(void *ud, size_t node, const char *call_key)
     arb__recorded_pairwise row = {.judge_name = r->judges[judge].name,
                                   .candidate = r->params->candidate,
                                   .baseline = r->params->baseline,
-                                  .item_id = r->items[item_index]->id,
+                                  .item_id = item_at(r, item_index)->id,
                                   .rep = rep,
                                   .order = order,
                                   .call_key = call_key};
@@ -112,7 +124,7 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
     arb__pairwise_row row = {
         .protocol = "sbs",
         .judge_name = r->judges[judge].name,
-        .item_id = r->items[item_index]->id,
+        .item_id = item_at(r, item_index)->id,
         .candidate = r->params->candidate,
         .baseline = r->params->baseline,
         .template_name = arb_template_name(r->tpl),
@@ -123,10 +135,10 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
         .model_verdict = arb_verdict_to_model(verdict, order),
         .call_id = out->call_id,
         /* as arb__store_put_dataset stored them: the store compacts the request against them */
-        .question = r->items[item_index]->question,
+        .question = item_at(r, item_index)->question,
     };
-    const arb_answer *cand = arb_dataset_find_answer(r->ds, row.item_id, row.candidate);
-    const arb_answer *base = arb_dataset_find_answer(r->ds, row.item_id, row.baseline);
+    const arb_answer *cand = arb_dataset_find_answer(texts(r), row.item_id, row.candidate);
+    const arb_answer *base = arb_dataset_find_answer(texts(r), row.item_id, row.baseline);
     row.candidate_answer = cand ? cand->answer : NULL;
     row.baseline_answer = base ? base->answer : NULL;
     return arb__store_put_pairwise(s, &row) ? -1 : 0;
@@ -188,13 +200,16 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
     *n_out = 0;
     size_t n = arb_dataset_item_count(ds);
     if (n == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
-    const arb_item **items = malloc(n * sizeof *items);
-    if (!items) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    int indexed = arb__dataset_is_indexed(ds); /* checked on the index, no items array */
+    const arb_item **items = indexed ? NULL : malloc(n * sizeof *items);
+    if (!indexed && !items) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    arb_item stub;
+    char source[512];
     size_t first_answers = 0, second_answers = 0;
     for (size_t i = 0; i < n; i++) {
-        const arb_item *it = arb_dataset_item(ds, i);
-        first_answers += arb_dataset_find_answer(ds, it->id, first) != NULL;
-        second_answers += arb_dataset_find_answer(ds, it->id, second) != NULL;
+        const arb_item *it = arb__dataset_item_outline(ds, i, &stub, source, sizeof source);
+        first_answers += arb__dataset_has_answer(ds, it->id, first);
+        second_answers += arb__dataset_has_answer(ds, it->id, second);
     }
     arb_status st = ARB_OK;
     if (!first_answers || !second_answers) {
@@ -203,10 +218,10 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
         goto fail;
     }
     for (size_t i = 0; i < n; i++) {
-        const arb_item *it = arb_dataset_item(ds, i);
+        const arb_item *it = arb__dataset_item_outline(ds, i, &stub, source, sizeof source);
         if ((st = arb__sbs_check_question(s, it))) goto fail;
-        const char *missing = !arb_dataset_find_answer(ds, it->id, first)    ? first
-                            : !arb_dataset_find_answer(ds, it->id, second) ? second
+        const char *missing = !arb__dataset_has_answer(ds, it->id, first)    ? first
+                            : !arb__dataset_has_answer(ds, it->id, second) ? second
                                                                             : NULL;
         if (missing) {
             st = arb__store_fail(s, ARB_PARSE, "%s: model \"%s\" has no answer to item \"%s\"",
@@ -214,14 +229,15 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
             goto fail;
         }
         for (size_t t = 0; t < n_tpls; t++)
-            if (arb_template_uses(tpls[t], "reference") && (!it->reference || !*it->reference)) {
+            if (arb_template_uses(tpls[t], "reference") && (!it->reference || !*it->reference) &&
+                !(indexed && it->reference)) { /* an outline's reference is "" when present */
                 st = arb__store_fail(s, ARB_PARSE,
                                      "%s: item \"%s\" has no \"reference\", which template %s "
                                      "needs",
                                      it->source, it->id, arb_template_name(tpls[t]));
                 goto fail;
             }
-        items[i] = it;
+        if (items) items[i] = it;
     }
     *items_out = items;
     *n_out = n;
@@ -473,6 +489,69 @@ done:
     return st;
 }
 
+/* See internal.h. */
+size_t arb__sbs_plan_slice = 0;
+
+/* Items per block when an indexed dataset is stored, and answers per block (about 10 MB of
+** texts each on the benchmark's data). */
+#define STORE_ITEMS_BLOCK 32768
+#define STORE_ANSWERS_BLOCK 65536
+
+/* Records every item and answer of the run's dataset, as arb__store_put_dataset does (one
+** transaction, the items in order then the answers in the order of their file), reading an
+** indexed dataset's texts a block at a time. */
+static arb_status store_dataset(sbs_run *r)
+{
+    arb_store *s = r->store;
+    const arb_dataset *ds = r->ds;
+    if (!arb__dataset_is_indexed(ds)) return arb__store_put_dataset(s, ds);
+    arb_status st = arb__store_begin(s);
+    if (st) return st;
+    arb_dataset *block = NULL;
+    char *err = NULL;
+    size_t n = arb_dataset_item_count(ds);
+    for (size_t i = 0; i < n && !st; i += STORE_ITEMS_BLOCK) {
+        size_t k = n - i < STORE_ITEMS_BLOCK ? n - i : STORE_ITEMS_BLOCK;
+        if (!(st = arb__dataset_window(ds, i, k, NULL, 0, &block, &err)))
+            st = arb__store_put_items(s, block, i);
+        arb_dataset_destroy(block);
+    }
+    n = arb_dataset_answer_count(ds);
+    for (size_t i = 0; i < n && !st; i += STORE_ANSWERS_BLOCK) {
+        size_t k = n - i < STORE_ANSWERS_BLOCK ? n - i : STORE_ANSWERS_BLOCK;
+        if (!(st = arb__dataset_answers_window(ds, i, k, &block, &err)))
+            st = arb__store_put_answers(s, block);
+        arb_dataset_destroy(block);
+    }
+    if (err) arb__store_fail(s, st, "%s", err);
+    free(err);
+    if (!st) st = arb__store_commit(s);
+    if (st) arb__store_rollback(s);
+    return st;
+}
+
+/* arb__exec_params.slice_begin: for an indexed dataset, reads the items of nodes first ..
+** first + n - 1 and the two models' answers to them, in place of the previous slice's. */
+static arb_status load_slice(void *ud, size_t first, size_t n)
+{
+    sbs_run *r = ud;
+    if (!arb__dataset_is_indexed(r->ds) || n == 0) return ARB_OK;
+    size_t per_item = (size_t)r->params->reps * r->n_judges * 2;
+    size_t from = first / per_item, to = (first + n - 1) / per_item + 1;
+    arb_dataset_destroy(r->window);
+    r->window = NULL;
+    const char *models[2] = {r->params->candidate, r->params->baseline};
+    char *err = NULL;
+    arb_status st = arb__dataset_window(r->ds, from, to - from, models, 2, &r->window, &err);
+    if (st) {
+        arb__store_fail(r->store, st, "%s", err ? err : arb_strerror(st));
+        free(err);
+        return st;
+    }
+    r->items_base = from;
+    return ARB_OK;
+}
+
 arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_params *params,
                        arb_run_stats *stats)
 {
@@ -497,7 +576,7 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
         if ((st = arb__store_check_judge(store, &r.judges[j]))) goto done;
 
     if (!params->dry_run) {
-        if ((st = arb__store_put_dataset(store, ds))) goto done;
+        if ((st = store_dataset(&r))) goto done;
         for (size_t j = 0; j < r.n_judges; j++)
             if ((st = arb__store_put_judge(store, &r.judges[j]))) goto done;
         pjson = params_json(&r);
@@ -508,7 +587,8 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
     long long run_id = 0;
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress, .recorded = is_recorded,
-                           .run_id = &run_id};
+                           .run_id = &run_id, .slice_begin = load_slice,
+                           .slice = arb__sbs_plan_slice};
     st = arb__exec_protocol(store, "sbs", pjson, &ep,
                             r.n_items * (size_t)params->reps * r.n_judges * 2, NULL, build_call,
                             call_done, count_invalid, &r, stats);
@@ -518,6 +598,7 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
 done:
     arb_template_destroy(r.tpl);
     arb__recorded_destroy(r.recorded);
+    arb_dataset_destroy(r.window);
     free(r.judges);
     free(r.items);
     free(pjson);

@@ -1258,14 +1258,15 @@ static const char *item_extra(const arb_item *it, char **owned)
     return *owned;
 }
 
-/* Records every item and answer of ds (borrowed). Runs in its own transaction unless the
-** caller already holds one. An item without a question (pointwise items of some tasks) is
-** stored with question '' (the column is NOT NULL); its task inputs go to extra. */
-arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
+/* Records the items of ds (borrowed), the i-th at position first_seq + i (items.seq). Runs in
+** its own transaction unless the caller already holds one. An item without a question
+** (pointwise items of some tasks) is stored with question '' (the column is NOT NULL); its task
+** inputs go to extra. */
+arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t first_seq)
 {
-    if (!ds) return arb__store_fail(s, ARB_INVALID, "put_dataset: no dataset");
+    if (!ds) return arb__store_fail(s, ARB_INVALID, "put_items: no dataset");
     int own_tx = sqlite3_get_autocommit(s->db);
-    arb_status st;
+    arb_status st = ARB_OK;
     if (own_tx && (st = arb__store_begin(s))) return st;
     char what[512];
     sqlite3_stmt *q = s->stmt[ST_PUT_ITEM];
@@ -1273,7 +1274,7 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
     for (size_t i = 0; i < n; i++) {
         const arb_item *it = arb_dataset_item(ds, i);
         arb__store_bind_text(q, 1, it->id);
-        sqlite3_bind_int64(q, 2, (sqlite3_int64)i);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)(first_seq + i));
         char *extra_owned;
         const char *extra = item_extra(it, &extra_owned);
         if (!extra) {
@@ -1298,8 +1299,23 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
         free(extra_owned);
         if (st) goto done;
     }
-    q = s->stmt[ST_PUT_ANSWER];
-    n = arb_dataset_answer_count(ds);
+    if (own_tx) st = arb__store_commit(s);
+done:
+    if (st && own_tx) arb__store_rollback(s);
+    return st;
+}
+
+/* Records the answers of ds (borrowed) in its order; their items must be stored. Runs in its
+** own transaction unless the caller already holds one. */
+arb_status arb__store_put_answers(arb_store *s, const arb_dataset *ds)
+{
+    if (!ds) return arb__store_fail(s, ARB_INVALID, "put_answers: no dataset");
+    int own_tx = sqlite3_get_autocommit(s->db);
+    arb_status st = ARB_OK;
+    if (own_tx && (st = arb__store_begin(s))) return st;
+    char what[512];
+    sqlite3_stmt *q = s->stmt[ST_PUT_ANSWER];
+    size_t n = arb_dataset_answer_count(ds);
     for (size_t i = 0; i < n; i++) {
         const arb_answer *a = arb_dataset_answer(ds, i);
         arb__store_bind_text(q, 1, a->item_id);
@@ -1320,6 +1336,23 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
     if (own_tx) st = arb__store_commit(s);
 done:
     if (st && own_tx) arb__store_rollback(s);
+    return st;
+}
+
+/* Records every item and answer of ds (borrowed) in one transaction (unless the caller already
+** holds one): arb__store_put_items from position 0, then arb__store_put_answers. */
+arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
+{
+    if (!ds) return arb__store_fail(s, ARB_INVALID, "put_dataset: no dataset");
+    int own_tx = sqlite3_get_autocommit(s->db);
+    arb_status st;
+    if (own_tx && (st = arb__store_begin(s))) return st;
+    st = arb__store_put_items(s, ds, 0);
+    if (!st) st = arb__store_put_answers(s, ds);
+    if (own_tx) {
+        if (!st) st = arb__store_commit(s);
+        if (st) arb__store_rollback(s);
+    }
     return st;
 }
 

@@ -335,6 +335,160 @@ static void test_rerun_counts_recorded_invalid(void **state)
     assert_int_equal(arb_test_server_requests(f->srv), 6);
 }
 
+/* ---- an indexed dataset (arb_dataset_load_indexed) read slice by slice ---------------------- */
+
+/* A verdict that depends on the request, so the stored replies tell requests apart. */
+static char *by_length(void *ud, const char *body, size_t len)
+{
+    (void)ud;
+    (void)body;
+    static const char *const replies[] = {"[[A]]", "[[B]]", "[[C]]"};
+    return arb__strdup(replies[len % 3]);
+}
+
+/* Items with what a reader must keep byte for byte: a byte order mark, an integer id, CRLF,
+** a blank line, escapes, unknown fields, a reference on some. The answers file lists them in
+** another order than the items (last item first), with a third model's answers between. */
+static const char slice_items[] =
+    "\xEF\xBB\xBF{\"id\":\"a1\",\"question\":\"Caf\\u00e9 or tea?\",\"category\":\"food\"}\n"
+    "{\"id\":7,\"question\":\"Seven?\",\"reference\":\"7\",\"difficulty\":3}\r\n"
+    "\n"
+    "{\"id\":\"a3\",\"question\":\"Tab\\there\",\"language\":\"fr\",\"group\":\"g1\"}\n"
+    "{\"id\":\"a4\",\"question\":\"\\\"Quoted\\\"\",\"reference\":\"\"}\n"
+    "{\"id\":\"a5\",\"question\":\"Five\",\"context\":\"ctx\",\"tags\":[1,2]}\n"
+    "{\"id\":\"a6\",\"question\":\"Six \\ud83d\\ude00\"}\n"
+    "{\"id\":\"a7\",\"question\":\"Seven again\"}\n"
+    " { \"id\" : \"a8\" , \"question\" : \"\\u0041\\/\\b\\f\\r \\u20ac \xC3\xA9 \\\\\" ,"
+    " \"reference\":null,\"category\":\"x\\u00e9\"\t} ";
+static const char slice_answers[] =
+    "{\"item\":\"a7\",\"model\":\"SECRETBASE\",\"answer\":\"b7\"}\n"
+    "{\"item\":\"a7\",\"model\":\"SECRETCAND\",\"answer\":\"c7\",\"tokens\":12}\n"
+    "{\"item\":\"a1\",\"model\":\"OTHER\",\"answer\":\"o1\"}\n"
+    "{\"item\":\"a6\",\"model\":\"SECRETCAND\",\"answer\":\"c6 \\u00fc\"}\n"
+    "{\"item\":\"a5\",\"model\":\"SECRETBASE\",\"answer\":\"b5\"}\n"
+    "{\"item\":\"a6\",\"model\":\"SECRETBASE\",\"answer\":\"b6\"}\r\n"
+    "{\"item\":\"7\",\"model\":\"SECRETCAND\",\"answer\":\"c-seven\"}\n"
+    "{\"item\":\"a5\",\"model\":\"SECRETCAND\",\"answer\":\"c5\"}\n"
+    "\n"
+    "{\"item\":\"a4\",\"model\":\"SECRETBASE\",\"answer\":\"b4\"}\n"
+    "{\"item\":\"a3\",\"model\":\"SECRETCAND\",\"answer\":\"c3\\nline two\"}\n"
+    "{\"item\":7,\"model\":\"SECRETBASE\",\"answer\":\"b-seven\"}\n"
+    "{\"item\":\"a4\",\"model\":\"SECRETCAND\",\"answer\":\"c4\"}\n"
+    "{\"item\":\"a3\",\"model\":\"SECRETBASE\",\"answer\":\"b3\"}\n"
+    "{\"item\":\"a1\",\"model\":\"SECRETBASE\",\"answer\":\"b1\"}\n"
+    "{\"item\":\"a5\",\"model\":\"OTHER\",\"answer\":\"o5\",\"note\":{\"x\":1}}\n"
+    "{\"item\":\"a1\",\"model\":\"SECRETCAND\",\"answer\":\"c1\"}\n"
+    "{\"answer\":\"\\ud83d\\ude00 b8\",\"model\":\"SECRETBASE\",\"item\":\"a8\"}\n"
+    "{\"item\":\"a8\",\"model\":\"SECRETCAND\",\"answer\":\"c8 \\\"q\\\"\"}\n";
+
+/* Rows of table or query what in store a (main) that attached store b lacks, plus the
+** reverse: 0 when both hold the same rows. */
+static long long rows_differ(arb_store *a, const char *what_main, const char *what_b)
+{
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "SELECT (SELECT count(*) FROM (%s EXCEPT %s)) + (SELECT count(*) FROM (%s EXCEPT %s))",
+             what_main, what_b, what_b, what_main);
+    return arb_test_query_int(a, sql);
+}
+
+#define PAIRWISE_ROWS(db)                                                                        \
+    "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"   \
+    " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, c.key, c.content, c.ok"  \
+    " FROM " db "pairwise p JOIN " db "calls c ON c.id = p.call_id"
+
+/* The same judgments, the same stored items and answers, the same call keys, whether the
+** dataset is held whole or indexed and read again slice by slice (slices of 3 nodes: an item's
+** two orders fall in two slices at times; its answers lie anywhere in the answers file); a
+** rerun on the store the whole dataset made sends nothing. */
+static void test_indexed_dataset_in_slices(void **state)
+{
+    fixture *f = *state;
+    arb_test_behaviour b = {.action = ARB_TEST_CALLBACK, .fn = by_length};
+    arb_test_server_set_default(f->srv, &b);
+    char items[256], answers[256], db[256];
+    assert_non_null(arb_test_scratch(f->dir, "items.jsonl", slice_items, items, sizeof items));
+    assert_non_null(arb_test_scratch(f->dir, "answers.jsonl", slice_answers, answers, sizeof answers));
+    arb_dataset *whole = arb_dataset_create(), *indexed = arb_dataset_create();
+    assert_int_equal(arb_dataset_load(whole, items, answers), ARB_OK);
+    assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
+    assert_true(arb__dataset_is_indexed(indexed));
+    assert_int_equal(arb_dataset_item_count(indexed), 8);
+    assert_int_equal(arb_dataset_answer_count(indexed), 18);
+
+    arb_sbs_params p = params(f);
+    p.template_name = "II-reason";
+    arb_run_stats st;
+    assert_int_equal(arb_sbs_run(f->store, whole, &p, &st), ARB_OK); /* one slice */
+    assert_int_equal(st.sent, 16);
+
+    arb_store *other = NULL;
+    assert_non_null(arb_test_scratch(f->dir, "indexed.db", NULL, db, sizeof db));
+    assert_int_equal(arb_store_open(db, &other), ARB_OK);
+    arb__sbs_plan_slice = 3;
+    assert_int_equal(arb_sbs_run(other, indexed, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 16);
+    assert_int_equal(st.planned, 16);
+    assert_int_equal(arb_test_server_requests(f->srv), 32);
+    arb_store_close(other);
+
+    assert_int_equal(arb_test_exec_sql(f->store, "ATTACH %Q AS b", db), 0);
+    assert_int_equal(rows_differ(f->store, "SELECT * FROM main.items", "SELECT * FROM b.items"), 0);
+    assert_int_equal(rows_differ(f->store, "SELECT * FROM main.answers", "SELECT * FROM b.answers"), 0);
+    assert_int_equal(rows_differ(f->store, PAIRWISE_ROWS("main."), PAIRWISE_ROWS("b.")), 0);
+    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM b.pairwise"), 16);
+    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM b.answers"), 18);
+    assert_int_equal(arb_test_exec_sql(f->store, "DETACH b"), 0);
+
+    /* the store the whole dataset made, rerun from the index in slices: nothing to send */
+    assert_int_equal(arb_sbs_run(f->store, indexed, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.cached, 16);
+    assert_int_equal(arb_test_server_requests(f->srv), 32);
+
+    /* a file changed under the index: the run stops with where, before sending anything */
+    static const char changed[] = "{\"item\":\"a9\",\"model\":\"SECRETBASE\",\"answer\":\"b7\"}\n";
+    assert_non_null(arb_test_scratch(f->dir, "answers.jsonl", changed, answers, sizeof answers));
+    p.judge.name = "another";
+    assert_int_not_equal(arb_sbs_run(f->store, indexed, &p, &st), ARB_OK);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "answers.jsonl"));
+    assert_int_equal(arb_test_server_requests(f->srv), 32);
+    arb__sbs_plan_slice = 0;
+    arb_dataset_destroy(whole);
+    arb_dataset_destroy(indexed);
+}
+
+/* Bad input read into an index fails as a whole load does, with the same message. */
+static void test_indexed_dataset_errors_match(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *items, *answers;
+    } cases[] = {
+        {"{\"id\":\"q1\",\"question\":\"x\"}\n{\"id\":\"q1\",\"question\":\"y\"}\n", ""},
+        {"{\"id\":\"q1\",\"question\":\"x\"}\nnot json\n", ""},
+        {"{\"id\":\"q1\",\"question\":\"x\"}\n", "{\"item\":\"q2\",\"model\":\"m\",\"answer\":\"a\"}\n"},
+        {"{\"id\":\"q1\",\"question\":\"x\"}\n",
+         "{\"item\":\"q1\",\"model\":\"m\",\"answer\":\"a\"}\n\n{\"item\":\"q1\",\"model\":\"m\",\"answer\":\"b\"}\n"},
+        {"{\"id\":\"q1\",\"question\":\"x\"}\n", "{\"item\":\"q1\",\"model\":\"m\",\"answer\":5}\n"},
+        {"{\"id\":\"q1\",\"question\":\"\xff\"}\n", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char items[256], answers[256];
+        assert_non_null(arb_test_scratch(f->dir, "bad/items.jsonl", cases[i].items, items, sizeof items));
+        assert_non_null(arb_test_scratch(f->dir, "bad/answers.jsonl", cases[i].answers, answers, sizeof answers));
+        arb_dataset *whole = arb_dataset_create(), *indexed = arb_dataset_create();
+        arb_status a = arb_dataset_load(whole, items, answers);
+        arb_status b = arb_dataset_load_indexed(indexed, items, answers);
+        assert_int_equal(a, ARB_PARSE);
+        assert_int_equal(b, a);
+        assert_string_equal(arb_dataset_errmsg(indexed), arb_dataset_errmsg(whole));
+        assert_int_equal(arb_dataset_item_count(indexed), 0);
+        arb_dataset_destroy(whole);
+        arb_dataset_destroy(indexed);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +500,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_several_judges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rerun_sends_only_what_changed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rerun_counts_recorded_invalid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_indexed_dataset_in_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_indexed_dataset_errors_match, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -171,6 +171,10 @@ int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_r
 ** after printing why; the caller destroys *ds and closes *store (cli_close_store) either way. */
 int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
                         const char *db, arb_dataset **ds, arb_store **store);
+/* The same with the dataset indexed (arb_dataset_load_indexed), for arbiter sbs: the texts are
+** read again slice by slice, so memory does not hold them all. */
+int cli_open_run_inputs_indexed(const char *cmd, const char *items, const char *answers,
+                                const char *db, arb_dataset **ds, arb_store **store);
 /* Splits "X:Y,X2:Y2" (option's value) in place into pairs (caller frees *out). Returns the
 ** count, or -1 after printing why. */
 long cli_parse_pairs(const char *cmd, const char *option, char *text, arb_model_pair **out);

@@ -191,7 +191,7 @@ int cmd_sbs(int argc, char **argv)
         if (rc || finished) goto done;
     }
     if (*unchanged.fingerprint) p.plan_fingerprint = unchanged.fingerprint;
-    if (!rc) rc = cli_open_run_inputs("sbs", items, answers, db, &ds, &store);
+    if (!rc) rc = cli_open_run_inputs_indexed("sbs", items, answers, db, &ds, &store);
     if (rc) goto done;
     arb_run_stats stats;
     arb_status st = arb_sbs_run(store, ds, &p, &stats);

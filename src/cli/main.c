@@ -680,15 +680,16 @@ int cli_pick_judge_list(const char *cmd, const char *option, const char *spec,
     return rc;
 }
 
-int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
-                        const char *db, arb_dataset **ds, arb_store **store)
+static int open_run_inputs(const char *cmd, const char *items, const char *answers,
+                           const char *db, int indexed, arb_dataset **ds, arb_store **store)
 {
     *store = NULL;
     if (!(*ds = arb_dataset_create())) {
         fprintf(stderr, "arbiter %s: out of memory\n", cmd);
         return EXIT_FAIL;
     }
-    if (arb_dataset_load(*ds, items, answers)) {
+    if (indexed ? arb_dataset_load_indexed(*ds, items, answers)
+                : arb_dataset_load(*ds, items, answers)) {
         fprintf(stderr, "arbiter %s: %s\n", cmd, arb_dataset_errmsg(*ds));
         return EXIT_USAGE;
     }
@@ -699,6 +700,18 @@ int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
     }
     cli_install_signal_handlers();
     return EXIT_OK;
+}
+
+int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
+                        const char *db, arb_dataset **ds, arb_store **store)
+{
+    return open_run_inputs(cmd, items, answers, db, 0, ds, store);
+}
+
+int cli_open_run_inputs_indexed(const char *cmd, const char *items, const char *answers,
+                                const char *db, arb_dataset **ds, arb_store **store)
+{
+    return open_run_inputs(cmd, items, answers, db, 1, ds, store);
 }
 
 long cli_parse_pairs(const char *cmd, const char *option, char *text, arb_model_pair **out)
