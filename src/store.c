@@ -613,6 +613,8 @@ enum {
     ST_LEASE_RELEASE,
     ST_LEASES_RELEASE,
     ST_COMPACT_CALL,
+    ST_ITEM_TEXTS,
+    ST_ANSWER_TEXTS,
     ST__COUNT
 };
 
@@ -718,6 +720,13 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_LEASES_RELEASE] = "DELETE FROM call_leases WHERE owner = ?1",
     /* The key guards against a row id that a rollback gave to another call. */
     [ST_COMPACT_CALL] = "UPDATE calls SET request = ?2 WHERE id = ?1 AND key = ?3",
+    /* An item or answer as stored, when its other columns are the ones given: loading the
+    ** same dataset again compares the texts (decompressing is cheaper than compressing) and
+    ** skips the upsert when they are the same too. */
+    [ST_ITEM_TEXTS] = "SELECT question, reference, source FROM items WHERE id = ?1 AND seq = ?2"
+                      " AND category IS ?3 AND language IS ?4 AND grp IS ?5 AND extra = ?6",
+    [ST_ANSWER_TEXTS] = "SELECT answer, source FROM answers WHERE item_id = ?1 AND model = ?2"
+                        " AND extra = ?3",
 };
 
 /* The call stored last, while its request is still TEXT: compacted when its pairwise row
@@ -1371,6 +1380,41 @@ static arb_status bind_compact_text(arb_store *s, sqlite3_stmt *q, int index, co
     return ARB_OK;
 }
 
+/* Whether the row q found (stepped to by this function) holds exactly texts[0..n) in its
+** columns 0..n-1, compact or not. 1 yes, 0 no (or no row), -1 on failure (store's error set).
+** Resets q. */
+static int stored_texts_equal(arb_store *s, sqlite3_stmt *q, const char *const *texts, int n)
+{
+    int rc = sqlite3_step(q), same = rc == SQLITE_ROW;
+    for (int i = 0; same && i < n; i++) {
+        int type = sqlite3_column_type(q, i);
+        if (type == SQLITE_NULL || !texts[i]) {
+            same = type == SQLITE_NULL && !texts[i];
+        } else if (type == SQLITE_BLOB) {
+            size_t len = 0;
+            char *text = arb__textz_decode(s->textz, sqlite3_column_blob(q, i),
+                                           (size_t)sqlite3_column_bytes(q, i), &len);
+            if (!text) {
+                arb__store_fail(s, ARB_DB, "cannot read a stored text: %s",
+                                arb__textz_errmsg(s->textz));
+                same = -1;
+                break;
+            }
+            same = len == strlen(texts[i]) && !memcmp(text, texts[i], len);
+            free(text);
+        } else {
+            same = type == SQLITE_TEXT && !strcmp((const char *)sqlite3_column_text(q, i),
+                                                  texts[i]);
+        }
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        arb__store_fail_db(s, "cannot read the stored dataset");
+        same = -1;
+    }
+    sqlite3_reset(q);
+    return same;
+}
+
 /* Trains the store's text dictionary from the texts of ds (questions, references, answers and
 ** their sources) when the store has none yet and ds has enough of them (store_texts.c), so a
 ** new store's texts are compact from the first load. */
@@ -1426,6 +1470,23 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
             st = arb__store_fail(s, ARB_NOMEM, "out of memory");
             goto done;
         }
+        sqlite3_stmt *same = s->stmt[ST_ITEM_TEXTS];
+        arb__store_bind_text(same, 1, it->id);
+        sqlite3_bind_int64(same, 2, (sqlite3_int64)i);
+        arb__store_bind_text(same, 3, it->category);
+        arb__store_bind_text(same, 4, it->language);
+        arb__store_bind_text(same, 5, it->group);
+        arb__store_bind_text(same, 6, extra);
+        const char *item_texts[3] = {it->question ? it->question : "", it->reference, it->source};
+        int unchanged = stored_texts_equal(s, same, item_texts, 3);
+        if (unchanged) {
+            free(extra_owned);
+            if (unchanged < 0) {
+                st = ARB_DB;
+                goto done;
+            }
+            continue; /* stored as it is: nothing to write */
+        }
         if ((st = bind_compact_text(s, q, 3, it->question ? it->question : "")) ||
             (st = bind_compact_text(s, q, 4, it->reference)) ||
             (st = bind_compact_text(s, q, 9, it->source))) {
@@ -1446,6 +1507,17 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
     n = arb_dataset_answer_count(ds);
     for (size_t i = 0; i < n; i++) {
         const arb_answer *a = arb_dataset_answer(ds, i);
+        sqlite3_stmt *same = s->stmt[ST_ANSWER_TEXTS];
+        arb__store_bind_text(same, 1, a->item_id);
+        arb__store_bind_text(same, 2, a->model);
+        arb__store_bind_text(same, 3, a->extra_json ? a->extra_json : "{}");
+        const char *answer_texts[2] = {a->answer, a->source};
+        int unchanged = stored_texts_equal(s, same, answer_texts, 2);
+        if (unchanged < 0) {
+            st = ARB_DB;
+            goto done;
+        }
+        if (unchanged) continue; /* stored as it is: nothing to write */
         arb__store_bind_text(q, 1, a->item_id);
         arb__store_bind_text(q, 2, a->model);
         if ((st = bind_compact_text(s, q, 3, a->answer)) ||
