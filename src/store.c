@@ -1458,6 +1458,12 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
     if (own_tx && (st = arb__store_begin(s))) return st;
     char what[512];
     if ((st = train_text_dictionary(s, ds))) goto done;
+    /* into a store without items nothing is there to compare with (a first run) */
+    long long had_items = 1;
+    if (pragma_int(s, "SELECT EXISTS (SELECT 1 FROM items)", &had_items)) {
+        st = ARB_DB;
+        goto done;
+    }
     sqlite3_stmt *q = s->stmt[ST_PUT_ITEM];
     size_t n = arb_dataset_item_count(ds);
     for (size_t i = 0; i < n; i++) {
@@ -1478,7 +1484,7 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
         arb__store_bind_text(same, 5, it->group);
         arb__store_bind_text(same, 6, extra);
         const char *item_texts[3] = {it->question ? it->question : "", it->reference, it->source};
-        int unchanged = stored_texts_equal(s, same, item_texts, 3);
+        int unchanged = had_items ? stored_texts_equal(s, same, item_texts, 3) : 0;
         if (unchanged) {
             free(extra_owned);
             if (unchanged < 0) {
@@ -1512,7 +1518,7 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
         arb__store_bind_text(same, 2, a->model);
         arb__store_bind_text(same, 3, a->extra_json ? a->extra_json : "{}");
         const char *answer_texts[2] = {a->answer, a->source};
-        int unchanged = stored_texts_equal(s, same, answer_texts, 2);
+        int unchanged = had_items ? stored_texts_equal(s, same, answer_texts, 2) : 0;
         if (unchanged < 0) {
             st = ARB_DB;
             goto done;
