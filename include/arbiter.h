@@ -306,6 +306,12 @@ typedef enum arb_batch_action {
     ARB_BATCH_WAIT
 } arb_batch_action;
 
+/* How judge requests travel (README "Transport"). AUTO: plain http:// judges over arbiter's
+** own keep-alive HTTP/1.1 sockets, everything else (https, proxies from the environment, user
+** info in the URL) over libcurl; the environment variable ARBITER_TRANSPORT=curl forces
+** libcurl as CURL does. Retries, timeouts and error reasons are the same either way. */
+typedef enum arb_transport { ARB_TRANSPORT_AUTO = 0, ARB_TRANSPORT_CURL = 1 } arb_transport;
+
 typedef struct arb_client_params {
     int jobs;                 /* most requests in flight (default 32) */
     long connect_timeout_ms;  /* default 10000 */
@@ -335,6 +341,7 @@ typedef struct arb_client_params {
                                  the default limits); NULL: queued only */
     arb_batch_action batch_action; /* default ARB_BATCH_NONE */
     double batch_poll_s;      /* ARB_BATCH_WAIT: seconds between polls (0: 30) */
+    arb_transport transport;  /* ARB_TRANSPORT_AUTO (default) or ARB_TRANSPORT_CURL */
 } arb_client_params;
 
 ARB_API arb_client_params arb_client_default_params(void);
@@ -383,6 +390,13 @@ typedef struct arb_sbs_params {
     ** orders, reps times. n_judges 0 = the one judge above. */
     const arb_judge_config *judges;
     size_t n_judges;
+    /* The plan's fingerprint from arb_sbs_rerun_if_unchanged (borrowed), or NULL: when set and
+    ** the run ends with every judgment of the plan recorded, the run notes the fingerprint and
+    ** the store's state in its stats, so a later rerun of the same plan can skip reading the
+    ** inputs. Give it only with the dataset read from the files it was computed from. */
+    const char *plan_fingerprint;
+    int full_check;            /* 1: arb_sbs_rerun_if_unchanged only fingerprints the plan, so
+                                  the run checks every request (and notes the plan again) */
 } arb_sbs_params;
 
 ARB_API arb_sbs_params arb_sbs_default_params(void);
@@ -527,6 +541,29 @@ ARB_API arb_status arb_batch_ingest(arb_store *store, const char *path,
 ** arb_store_errmsg(store). Interrupted by SIGINT/SIGTERM via arb_request_stop(). */
 ARB_API arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds,
                                const arb_sbs_params *params, arb_run_stats *stats);
+
+/* A rerun that reads no input (README "Fast resume and bounded memory"). */
+typedef struct arb_sbs_unchanged {
+    long long since_run;  /* > 0: the finished run whose plan this one repeats on an unchanged
+                             store: nothing to send, the rerun is recorded; 0: run arb_sbs_run */
+    size_t judgments;     /* since_run > 0: the plan's judge calls, every one recorded */
+    char fingerprint[33]; /* the plan's fingerprint ("" when none applies: a dry run, batch
+                             mode, a budget, an input that cannot be read); give it to
+                             arb_sbs_run as params.plan_fingerprint */
+} arb_sbs_unchanged;
+
+/* Before reading the dataset: fingerprints the plan (the exact bytes of items_path and
+** answers_path, the judges, template, option mode and repetitions, and this build) and looks
+** for a finished sbs run of the same plan after which the store has not changed (its
+** judgments of the plan, their calls, every item and answer: one pass over those rows; no
+** reply is read; params->full_check: not looked for). When there is one, records this run as sbs records a rerun that sends
+** nothing, fills stats as arb_sbs_run would and sets out->since_run; otherwise out->since_run
+** is 0 and nothing is written. Any parameter arb_sbs_run would refuse also gives 0 (arb_sbs_run
+** then says why). Returns ARB_OK, or an error of the store (message in arb_store_errmsg). */
+ARB_API arb_status arb_sbs_rerun_if_unchanged(arb_store *store, const char *items_path,
+                                              const char *answers_path,
+                                              const arb_sbs_params *params,
+                                              arb_sbs_unchanged *out, arb_run_stats *stats);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Pointwise judging (METHODS §8): each judge says whether one answer is correct (yes/no) or

@@ -1591,6 +1591,7 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
     if (!params->dry_run && !params_json) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!params->dry_run && (st = arb__store_run_begin(s, protocol, params_json, &run_id)))
         return st;
+    if (params->run_id) *params->run_id = run_id;
     /* --batch wait goes round by round (README "Batch API"): submit what can go, wait for it,
     ** collect, judge, submit the calls that became ready (later debate and discussion turns),
     ** until a pass submits nothing. A round whose batches stored no reply at all (a provider

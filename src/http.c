@@ -1,7 +1,21 @@
 /*
-** http.c -- many POST transfers in flight over libcurl's multi interface, with retries,
-** exponential backoff with jitter, Retry-After, a reply size cap and an adaptive (AIMD)
-** concurrency limit.
+** http.c -- many POST transfers in flight, with retries, exponential backoff with jitter,
+** Retry-After, a reply size cap and an adaptive (AIMD) concurrency limit, over two transports:
+** plain http:// endpoints over arbiter's own keep-alive HTTP/1.1 sockets and epoll (the wire
+** format is http_plain.c's), everything else (https, proxies from the environment,
+** ARB_TRANSPORT_CURL or ARBITER_TRANSPORT=curl) over libcurl's multi interface. An attempt
+** ends on either the same way: a CURLcode (the plain transport maps its failures to the code
+** libcurl gives for the same failure) and a status go through attempt_done, so retries, limits
+** and reasons cannot differ between them. When both run, curl_multi_poll waits on libcurl's
+** sockets and the epoll descriptor together.
+**
+** Plain connections: an attempt takes an idle connection of its endpoint (a stack) or opens
+** one (non-blocking connect, TCP_NODELAY, each resolved address in turn); the request head and
+** body go out in one sendmsg; a reply that ends cleanly on a keep-alive connection returns it
+** to the stack. A connection that becomes readable while idle was closed by the server and is
+** closed at once; a reused connection that breaks before any reply byte is replaced and the
+** request resent as the same attempt (libcurl does the same). Timeouts are checked when the
+** earliest deadline of the running plain attempts passes (a scan of the slots).
 **
 ** Every wait before a retry is capped by params.max_retry_wait_ms, whatever Retry-After says.
 **
@@ -35,13 +49,21 @@
 */
 #include "internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -55,6 +77,19 @@
 
 typedef struct arb__xfer arb__xfer;
 typedef struct arb__headers arb__headers;
+typedef struct arb__slot arb__slot;
+
+/* A keep-alive connection of the plain transport: owned by a slot during an attempt, else
+** idle on its endpoint's stack. An idle connection that becomes readable (the server closed
+** it, or sent what nobody asked for) is closed at once and left on the stack as dead (fd -1). */
+typedef struct arb__pconn {
+    int fd;
+    arb__slot *slot;            /* NULL when idle */
+    int connecting;             /* connect() in progress */
+    int addr;                   /* index in the target's addresses being tried */
+    int want_out;               /* EPOLLOUT is in the interest set */
+    int tried;                  /* addresses that failed before this one */
+} arb__pconn;
 
 /* One endpoint of a pool: its URL and its own load, limit and health. */
 typedef struct arb__endpoint {
@@ -67,6 +102,9 @@ typedef struct arb__endpoint {
     double last_cut_ms;
     double paused_until_ms;     /* 429 back-off or cool-down: no attempt starts before */
     arb__http_endpoint_stats stats;
+    arb__plain_target *plain;   /* set when the plain transport takes this endpoint */
+    arb__pconn **idle_conns;    /* keep-alive connections free for the next attempt */
+    int n_idle_conns;
 } arb__endpoint;
 
 /* Interchangeable endpoints, and the transfers waiting for a free one among them. */
@@ -83,6 +121,7 @@ struct arb__headers {
     arb__headers *next;
     char *auth;                 /* NULL for the list without Authorization */
     struct curl_slist *list;
+    int plain_ok;               /* auth holds no CR or LF, so it can be written as one line */
 };
 
 /* One submitted request; its body lives in the same allocation, after the struct. */
@@ -94,13 +133,22 @@ struct arb__xfer {
     const char *body;
     size_t body_len;
     struct curl_slist *headers; /* borrowed from h->header_cache */
+    const arb__headers *hdr;    /* the same entry, for the plain transport */
     int attempts;               /* attempts started so far */
     double due_ms;              /* when waiting to retry */
     char data[];
 };
 
-typedef struct arb__slot {
+struct arb__slot {
     CURL *easy;
+    int plain;                  /* the running attempt uses the plain transport */
+    arb__pconn *conn;           /* its connection */
+    int reused;                 /* conn carried an earlier request */
+    arb__h1 parse;
+    arb__buf req_head;          /* head of the request being sent */
+    size_t sent;                /* bytes of head + body written */
+    double deadline_ms;         /* total timeout of the attempt (1e300: none) */
+    double connect_deadline_ms;
     arb__xfer *xfer;            /* running transfer, NULL when idle */
     arb__buf reply;
     double started_ms;
@@ -109,7 +157,7 @@ typedef struct arb__slot {
     int headers_done;           /* the blank line ending the reply's headers arrived */
     long max_reply;
     char errbuf[CURL_ERROR_SIZE];
-} arb__slot;
+};
 
 struct arb__http {
     arb_client_params params;
@@ -128,7 +176,15 @@ struct arb__http {
     arb__http_stats stats;
     uint64_t rng;               /* xorshift64* state for the jitter */
     arb__buf error;             /* message handed to the done callback */
+    int curl_running;           /* attempts running on libcurl */
+    int plain_running;          /* attempts running on the plain transport */
+    int plain_wanted;           /* arb__plain_transport_wanted() at creation */
+    int epfd;                   /* epoll set of the plain transport's sockets, -1: none */
+    double next_deadline_ms;    /* no plain attempt times out before this */
+    char *rbuf;                 /* receive buffer shared by the plain sockets */
 };
+
+#define ARB__RBUF_SIZE 65536
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_code = CURLE_OK;
@@ -256,27 +312,7 @@ static size_t on_header(char *buffer, size_t size, size_t nitems, void *ud)
         return n;
     }
     if (strncasecmp(buffer, name, nl) != 0) return n;
-    char value[128];
-    size_t start = nl, end = n;
-    while (start < end && (buffer[start] == ' ' || buffer[start] == '\t')) start++;
-    while (end > start && (buffer[end - 1] == '\r' || buffer[end - 1] == '\n' ||
-                           buffer[end - 1] == ' ' || buffer[end - 1] == '\t'))
-        end--;
-    if (end == start || end - start >= sizeof value) return n;
-    memcpy(value, buffer + start, end - start);
-    value[end - start] = '\0';
-    double ms = -1;
-    if (value[0] >= '0' && value[0] <= '9') {
-        char *stop;
-        double seconds = strtod(value, &stop);
-        if (*stop == '\0') ms = seconds * 1000.0;
-    } else {
-        time_t when = curl_getdate(value, NULL);
-        if (when != (time_t)-1) {
-            double delta = difftime(when, time(NULL));
-            ms = delta > 0 ? delta * 1000.0 : 0;
-        }
-    }
+    double ms = arb__retry_after_ms(buffer + nl, n - nl);
     if (ms >= 0) slot->retry_after_ms = ms; /* capped by max_retry_wait_ms when used */
     return n;
 }
@@ -305,7 +341,6 @@ static int slot_init(arb__http *h, arb__slot *slot)
     /* Judges are reached directly; a redirect of a POST is a configuration error to report. */
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_VERBOSE, 0L);
-    arb__buf_init(&slot->reply, p->max_reply_bytes);
     return 0;
 }
 
@@ -323,17 +358,26 @@ arb__http *arb__http_create(const arb_client_params *params)
     arb__http *h = calloc(1, sizeof *h);
     if (!h) return NULL;
     h->params = *params;
+    h->epfd = -1;
     if (h->params.max_reply_bytes == 0) h->params.max_reply_bytes = (size_t)16 << 20;
     int jobs = h->params.jobs;
     h->slots = calloc((size_t)jobs, sizeof *h->slots);
     h->idle = calloc((size_t)jobs, sizeof *h->idle);
     h->multi = curl_multi_init();
     if (!h->slots || !h->idle || !h->multi) goto fail;
-    for (int i = 0; i < jobs; i++) h->idle[i] = jobs - 1 - i; /* slot 0 is used first */
+    for (int i = 0; i < jobs; i++) {
+        h->idle[i] = jobs - 1 - i; /* slot 0 is used first */
+        arb__buf_init(&h->slots[i].reply, h->params.max_reply_bytes);
+        arb__buf_init(&h->slots[i].req_head, 0);
+        arb__buf_init(&h->slots[i].parse.head, 0);
+    }
     h->n_idle = jobs;
     curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)jobs);
     curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)jobs);
     curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)jobs);
+    h->epfd = -1;
+    h->next_deadline_ms = 1e300;
+    h->plain_wanted = arb__plain_transport_wanted(h->params.transport);
     h->rng = (uint64_t)(uintptr_t)h ^ ((uint64_t)time(NULL) << 20) ^ 0x9E3779B97F4A7C15ULL;
     if (!h->rng) h->rng = 1;
     arb__buf_init(&h->error, 4096);
@@ -351,11 +395,17 @@ void arb__http_destroy(arb__http *h)
         for (int i = 0; i < h->params.jobs; i++) {
             arb__slot *slot = &h->slots[i];
             if (slot->xfer) {
-                curl_multi_remove_handle(h->multi, slot->easy);
+                if (!slot->plain) curl_multi_remove_handle(h->multi, slot->easy);
                 free(slot->xfer);
+            }
+            if (slot->conn) {
+                if (slot->conn->fd >= 0) close(slot->conn->fd);
+                free(slot->conn);
             }
             if (slot->easy) curl_easy_cleanup(slot->easy);
             arb__buf_free(&slot->reply);
+            arb__buf_free(&slot->req_head);
+            arb__buf_free(&slot->parse.head);
         }
     }
     if (h->multi) curl_multi_cleanup(h->multi); /* after the easy handles: closes connections */
@@ -370,10 +420,21 @@ void arb__http_destroy(arb__http *h)
             next = x->next;
             free(x);
         }
-        for (size_t k = 0; k < pool->n; k++) free(pool->ep[k].url);
+        for (size_t k = 0; k < pool->n; k++) {
+            arb__endpoint *e = &pool->ep[k];
+            free(e->url);
+            for (int c = 0; c < e->n_idle_conns; c++) {
+                if (e->idle_conns[c]->fd >= 0) close(e->idle_conns[c]->fd);
+                free(e->idle_conns[c]);
+            }
+            free(e->idle_conns);
+            arb__plain_target_destroy(e->plain);
+        }
         free(pool->ep);
     }
     free(h->pools);
+    if (h->epfd >= 0) close(h->epfd);
+    free(h->rbuf);
     for (arb__headers *c = h->header_cache, *next; c; c = next) {
         next = c->next;
         curl_slist_free_all(c->list); /* curl copies header strings: wipe ours */
@@ -387,12 +448,12 @@ void arb__http_destroy(arb__http *h)
     free(h);
 }
 
-/* The shared header list for auth_header (NULL = none), created on first use. */
-static struct curl_slist *headers_for(arb__http *h, const char *auth_header)
+/* The shared header entry for auth_header (NULL = none), created on first use. */
+static arb__headers *headers_for(arb__http *h, const char *auth_header)
 {
     for (arb__headers *c = h->header_cache; c; c = c->next) {
-        if (!c->auth && !auth_header) return c->list;
-        if (c->auth && auth_header && strcmp(c->auth, auth_header) == 0) return c->list;
+        if (!c->auth && !auth_header) return c;
+        if (c->auth && auth_header && strcmp(c->auth, auth_header) == 0) return c;
     }
     arb__headers *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -410,9 +471,10 @@ static struct curl_slist *headers_for(arb__http *h, const char *auth_header)
         l = t;
     }
     c->list = l;
+    c->plain_ok = !auth_header || !strpbrk(auth_header, "\r\n");
     c->next = h->header_cache;
     h->header_cache = c;
-    return l;
+    return c;
 fail:
     curl_slist_free_all(l);
     wipe_free(c->auth);
@@ -435,8 +497,14 @@ int arb__http_add_pool(arb__http *h, const char *const *urls, size_t n, int max_
         arb__endpoint *e = &pool->ep[i];
         e->cap = e->limit = cap;
         e->last_cut_ms = -1e18;
-        if (!(e->url = arb__strdup(urls[i]))) {
-            for (size_t k = 0; k < i; k++) free(pool->ep[k].url);
+        if (!(e->url = arb__strdup(urls[i])) ||
+            (h->plain_wanted && (e->plain = arb__plain_target_create(urls[i])) &&
+             !(e->idle_conns = calloc((size_t)h->params.jobs, sizeof *e->idle_conns)))) {
+            for (size_t k = 0; k <= i; k++) {
+                free(pool->ep[k].url);
+                free(pool->ep[k].idle_conns);
+                arb__plain_target_destroy(pool->ep[k].plain);
+            }
             free(pool->ep);
             return -1;
         }
@@ -469,8 +537,8 @@ int arb__http_submit_pool(arb__http *h, uint64_t tag, int pool, const char *auth
 {
     if (pool < 0 || (size_t)pool >= h->n_pools) return -1;
     if (body_len > SIZE_MAX - sizeof(arb__xfer) - 1) return -1;
-    struct curl_slist *headers = headers_for(h, auth_header);
-    if (!headers) return -1;
+    arb__headers *hdr = headers_for(h, auth_header);
+    if (!hdr) return -1;
     arb__xfer *x = malloc(sizeof *x + body_len + 1);
     if (!x) return -1;
     char *b = x->data;
@@ -482,7 +550,8 @@ int arb__http_submit_pool(arb__http *h, uint64_t tag, int pool, const char *auth
     x->endpoint = -1;
     x->body = b;
     x->body_len = body_len;
-    x->headers = headers;
+    x->headers = hdr->list;
+    x->hdr = hdr;
     x->attempts = 0;
     x->due_ms = 0;
     ready_push_back(h, x);
@@ -628,15 +697,12 @@ static void wake_pool(arb__http *h, arb__pool *pool)
 
 /* Handles the end of one attempt on slot: success, retry, or final failure. Returns 1 when the
 ** transfer finished for good. */
-static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, arb__http_done_fn done,
-                        void *ud)
+static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, long status,
+                        arb__http_done_fn done, void *ud)
 {
     arb__xfer *x = slot->xfer;
     double now = arb__now_ms();
     double latency = now - slot->started_ms;
-    long status = 0;
-    curl_easy_getinfo(slot->easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_multi_remove_handle(h->multi, slot->easy);
     slot->xfer = NULL;
     h->running--;
     arb__pool *pool = &h->pools[x->pool];
@@ -692,9 +758,9 @@ static int attempt_done(arb__http *h, arb__slot *slot, CURLcode code, arb__http_
                             (double)h->params.max_retry_wait_ms / 1000.0);
         append_body_excerpt(msg, &slot->reply);
     } else if (header_too_large(code, slot)) {
-        arb__buf_printf(msg, "reply header too large: %s (libcurl refuses a header line over %d "
-                        "bytes; %d attempt%s)", arb_strerror(ARB_TOOBIG), CURL_MAX_HTTP_HEADER,
-                        x->attempts, plural);
+        arb__buf_printf(msg, "reply header too large: %s (a header line over %d bytes is "
+                        "refused, as libcurl does; %d attempt%s)", arb_strerror(ARB_TOOBIG),
+                        CURL_MAX_HTTP_HEADER, x->attempts, plural);
     } else if (code == CURLE_OPERATION_TIMEDOUT) {
         int connecting = strstr(slot->errbuf, "onnect") != NULL; /* curl: "Connection timed out" */
         arb__buf_printf(msg, "%s after %ld ms (%d attempt%s)",
@@ -758,6 +824,348 @@ static int park(arb__http *h, arb__xfer *x, int full_only, double back_ms)
     return timer_push(h, x);
 }
 
+/* ---- the plain transport: keep-alive HTTP/1.1 over non-blocking sockets and epoll ---------- */
+
+static arb__endpoint *slot_endpoint(arb__http *h, const arb__slot *slot)
+{
+    return &h->pools[slot->xfer->pool].ep[slot->xfer->endpoint];
+}
+
+static void conn_close(arb__pconn *c)
+{
+    if (!c) return;
+    if (c->fd >= 0) close(c->fd); /* also leaves the epoll set */
+    free(c);
+}
+
+static void conn_want_out(arb__http *h, arb__pconn *c, int on)
+{
+    if (c->want_out == on) return;
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
+    epoll_ctl(h->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    c->want_out = on;
+}
+
+/* Ends the running plain attempt of slot with code (its connection is closed): the same path
+** as a libcurl transfer that ended with that code. Returns 1 when it finished for good. */
+static int plain_fail(arb__http *h, arb__slot *slot, CURLcode code, arb__http_done_fn done,
+                      void *ud)
+{
+    conn_close(slot->conn);
+    slot->conn = NULL;
+    h->plain_running--;
+    slot->headers_done = arb__h1_headers_done(&slot->parse);
+    if (slot->headers_done) slot->retry_after_ms = slot->parse.retry_after_ms;
+    long status = slot->headers_done ? slot->parse.status : 0;
+    return attempt_done(h, slot, code, status, done, ud);
+}
+
+/* The reply arrived whole: the connection goes back to its endpoint when it can carry another
+** request (keep-alive, request sent whole, nothing more received), else it is closed. */
+static int plain_reply_done(arb__http *h, arb__slot *slot, int leftover, arb__http_done_fn done,
+                            void *ud)
+{
+    arb__pconn *c = slot->conn;
+    arb__endpoint *e = slot_endpoint(h, slot);
+    int reusable = slot->parse.keep_alive && !leftover &&
+                   slot->sent == slot->req_head.len + slot->xfer->body_len;
+    if (reusable && e->n_idle_conns < h->params.jobs) {
+        c->slot = NULL;
+        e->idle_conns[e->n_idle_conns++] = c;
+    } else {
+        conn_close(c);
+    }
+    slot->conn = NULL;
+    h->plain_running--;
+    slot->headers_done = 1;
+    slot->retry_after_ms = slot->parse.retry_after_ms;
+    return attempt_done(h, slot, CURLE_OK, slot->parse.status, done, ud);
+}
+
+static int plain_connect(arb__http *h, arb__slot *slot, int addr, int tried,
+                         arb__http_done_fn done, void *ud);
+
+/* No address of the target took the connection (err: the last errno): libcurl's words. */
+static int plain_refused(arb__http *h, arb__slot *slot, int err, arb__http_done_fn done, void *ud)
+{
+    const arb__plain_target *t = slot_endpoint(h, slot)->plain;
+    snprintf(slot->errbuf, sizeof slot->errbuf, "Failed to connect to %.120s port %d after %ld ms: %.40s",
+             t->host, t->port, (long)(arb__now_ms() - slot->started_ms), strerror(err));
+    return plain_fail(h, slot, CURLE_COULDNT_CONNECT, done, ud);
+}
+
+/* The connection broke before a reply (send or receive error, or closed): on a reused
+** connection with nothing received, the server had closed it while idle, so the request is
+** sent again on a fresh connection without counting an attempt (as libcurl does); otherwise
+** the attempt fails with code. */
+static int plain_broken(arb__http *h, arb__slot *slot, CURLcode code, int err,
+                        arb__http_done_fn done, void *ud)
+{
+    if (slot->reused && !slot->parse.got_bytes) {
+        conn_close(slot->conn);
+        slot->conn = NULL;
+        slot->reused = 0;
+        slot->sent = 0;
+        arb__buf_reset(&slot->reply);
+        arb__h1_begin(&slot->parse, &slot->reply);
+        arb__plain_target *t = slot_endpoint(h, slot)->plain;
+        return plain_connect(h, slot, t->good_addr, 0, done, ud);
+    }
+    if (code == CURLE_GOT_NOTHING) snprintf(slot->errbuf, sizeof slot->errbuf, "Empty reply from server");
+    else if (code == CURLE_SEND_ERROR)
+        snprintf(slot->errbuf, sizeof slot->errbuf, "Failed sending data to the peer: %s", strerror(err));
+    else snprintf(slot->errbuf, sizeof slot->errbuf, "Recv failure: %s", strerror(err));
+    return plain_fail(h, slot, code, done, ud);
+}
+
+/* Writes what is left of the request; waits for EPOLLOUT when the socket is full. */
+static int plain_send(arb__http *h, arb__slot *slot, arb__http_done_fn done, void *ud)
+{
+    arb__pconn *c = slot->conn;
+    arb__xfer *x = slot->xfer;
+    size_t hl = slot->req_head.len, total = hl + x->body_len;
+    while (slot->sent < total) {
+        struct iovec iov[2];
+        struct msghdr msg;
+        memset(&msg, 0, sizeof msg);
+        msg.msg_iov = iov;
+        if (slot->sent < hl) {
+            iov[0].iov_base = slot->req_head.data + slot->sent;
+            iov[0].iov_len = hl - slot->sent;
+            iov[1].iov_base = (void *)x->body;
+            iov[1].iov_len = x->body_len;
+            msg.msg_iovlen = x->body_len ? 2 : 1;
+        } else {
+            iov[0].iov_base = (void *)(x->body + (slot->sent - hl));
+            iov[0].iov_len = total - slot->sent;
+            msg.msg_iovlen = 1;
+        }
+        ssize_t w = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+        if (w > 0) {
+            slot->sent += (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            conn_want_out(h, c, 1);
+            return 0;
+        }
+        return plain_broken(h, slot, CURLE_SEND_ERROR, w < 0 ? errno : EPIPE, done, ud);
+    }
+    conn_want_out(h, c, 0);
+    return 0;
+}
+
+/* Opens a connection for slot's attempt, trying the target's addresses from addr on (tried
+** of them failed already). */
+static int plain_connect(arb__http *h, arb__slot *slot, int addr, int tried,
+                         arb__http_done_fn done, void *ud)
+{
+    arb__plain_target *t = slot_endpoint(h, slot)->plain;
+    int err = 0;
+    if (tried == 0) {
+        double now = arb__now_ms();
+        slot->connect_deadline_ms =
+            h->params.connect_timeout_ms > 0 ? now + (double)h->params.connect_timeout_ms : 1e300;
+        if (slot->connect_deadline_ms < h->next_deadline_ms)
+            h->next_deadline_ms = slot->connect_deadline_ms;
+    }
+    for (; tried < t->n_addrs; tried++, addr = (addr + 1) % t->n_addrs) {
+        int fd = socket(t->addrs[addr].family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        int r = connect(fd, &t->addrs[addr].sa.sa, t->addrs[addr].len);
+        if (r != 0 && errno != EINPROGRESS) {
+            err = errno;
+            close(fd);
+            continue;
+        }
+        arb__pconn *c = calloc(1, sizeof *c);
+        struct epoll_event ev = {.events = EPOLLIN | (r ? EPOLLOUT : 0), .data.ptr = c};
+        if (!c || epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            err = c ? errno : ENOMEM;
+            free(c);
+            close(fd);
+            break;
+        }
+        c->fd = fd;
+        c->slot = slot;
+        c->connecting = r != 0;
+        c->want_out = r != 0;
+        c->addr = addr;
+        c->tried = tried;
+        slot->conn = c;
+        if (c->connecting) return 0;
+        t->good_addr = addr;
+        return plain_send(h, slot, done, ud);
+    }
+    return plain_refused(h, slot, err ? err : ECONNREFUSED, done, ud);
+}
+
+/* Starts slot's attempt (slot->xfer set, counted as running) on endpoint e's plain target:
+** on an idle keep-alive connection when there is one, else on a new one. Returns 1 when the
+** attempt ended at once and the transfer finished for good. */
+static int plain_start(arb__http *h, arb__slot *slot, arb__endpoint *e, arb__http_done_fn done,
+                       void *ud)
+{
+    arb__xfer *x = slot->xfer;
+    h->plain_running++;
+    slot->plain = 1;
+    slot->sent = 0;
+    slot->started_ms = arb__now_ms();
+    slot->deadline_ms = h->params.total_timeout_ms > 0
+                            ? slot->started_ms + (double)h->params.total_timeout_ms : 1e300;
+    if (slot->deadline_ms < h->next_deadline_ms) h->next_deadline_ms = slot->deadline_ms;
+    arb__h1_begin(&slot->parse, &slot->reply);
+    if (h->epfd < 0 && (h->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) goto nomem;
+    if (!h->rbuf && !(h->rbuf = malloc(ARB__RBUF_SIZE))) goto nomem;
+    arb__buf *head = &slot->req_head;
+    arb__buf_reset(head);
+    if (arb__buf_append(head, e->plain->head, e->plain->head_len) ||
+        (x->hdr->auth && (arb__buf_puts(head, x->hdr->auth) || arb__buf_puts(head, "\r\n"))) ||
+        arb__buf_printf(head, "Content-Length: %zu\r\n\r\n", x->body_len))
+        goto nomem;
+    while (e->n_idle_conns > 0) {
+        arb__pconn *c = e->idle_conns[--e->n_idle_conns];
+        if (c->fd < 0) { /* closed by the server while idle */
+            free(c);
+            continue;
+        }
+        c->slot = slot;
+        slot->conn = c;
+        slot->reused = 1;
+        return plain_send(h, slot, done, ud);
+    }
+    slot->reused = 0;
+    return plain_connect(h, slot, e->plain->good_addr, 0, done, ud);
+nomem:
+    snprintf(slot->errbuf, sizeof slot->errbuf, "out of memory or descriptors: %s", strerror(errno));
+    return plain_fail(h, slot, CURLE_OUT_OF_MEMORY, done, ud);
+}
+
+/* Reads what the socket holds into the reply parser. */
+static int plain_read(arb__http *h, arb__slot *slot, arb__http_done_fn done, void *ud)
+{
+    arb__pconn *c = slot->conn;
+    for (;;) {
+        ssize_t n = recv(c->fd, h->rbuf, ARB__RBUF_SIZE, 0);
+        if (n > 0) {
+            size_t used;
+            int rc = arb__h1_feed(&slot->parse, h->rbuf, (size_t)n, &used);
+            if (rc == ARB__H1_MORE) {
+                if ((size_t)n < ARB__RBUF_SIZE) return 0; /* drained for now */
+                continue;
+            }
+            if (rc == ARB__H1_DONE) return plain_reply_done(h, slot, used < (size_t)n, done, ud);
+            CURLcode code = CURLE_WEIRD_SERVER_REPLY;
+            if (rc == ARB__H1_TOOBIG) {
+                slot->too_big = 1;
+                code = CURLE_WRITE_ERROR;
+            } else if (rc == ARB__H1_HEAD_TOOBIG) {
+#if LIBCURL_VERSION_NUM >= 0x080600
+                code = CURLE_TOO_LARGE;
+#else
+                code = CURLE_OUT_OF_MEMORY; /* what header_too_large() reads as the limit */
+#endif
+            } else if (rc == ARB__H1_NOMEM) {
+                code = CURLE_OUT_OF_MEMORY;
+                snprintf(slot->errbuf, sizeof slot->errbuf, "out of memory reading the reply");
+            } else {
+                snprintf(slot->errbuf, sizeof slot->errbuf, "malformed HTTP reply");
+            }
+            return plain_fail(h, slot, code, done, ud); /* head too big: headers_done 0 */
+        }
+        if (n == 0) {
+            int rc = arb__h1_eof(&slot->parse);
+            if (rc == ARB__H1_DONE) return plain_reply_done(h, slot, 1, done, ud);
+            if (rc == ARB__H1_NOTHING) return plain_broken(h, slot, CURLE_GOT_NOTHING, 0, done, ud);
+            snprintf(slot->errbuf, sizeof slot->errbuf,
+                     "transfer closed with outstanding read data remaining");
+            return plain_fail(h, slot, CURLE_PARTIAL_FILE, done, ud);
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+        return plain_broken(h, slot, CURLE_RECV_ERROR, errno, done, ud);
+    }
+}
+
+/* Handles the readiness of connection c. Returns the transfers finished for good. */
+static int plain_event(arb__http *h, arb__pconn *c, uint32_t events, arb__http_done_fn done,
+                       void *ud)
+{
+    arb__slot *slot = c->slot;
+    if (!slot) { /* idle: the server closed it or spoke out of turn; never reuse it */
+        close(c->fd);
+        c->fd = -1;
+        return 0;
+    }
+    if (c->connecting) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        if (!err && !(events & (EPOLLERR | EPOLLHUP))) {
+            c->connecting = 0;
+            slot_endpoint(h, slot)->plain->good_addr = c->addr;
+            return plain_send(h, slot, done, ud);
+        }
+        if (!err) err = ECONNREFUSED;
+        arb__plain_target *t = slot_endpoint(h, slot)->plain;
+        int next = (c->addr + 1) % t->n_addrs, tried = c->tried + 1;
+        conn_close(c);
+        slot->conn = NULL;
+        if (tried < t->n_addrs) return plain_connect(h, slot, next, tried, done, ud);
+        return plain_refused(h, slot, err, done, ud);
+    }
+    if ((events & EPOLLOUT) && c->want_out) {
+        int fin = plain_send(h, slot, done, ud);
+        if (fin || slot->conn != c || !slot->xfer) return fin;
+    }
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) return plain_read(h, slot, done, ud);
+    return 0;
+}
+
+/* Waits up to timeout_ms for socket events and handles them. */
+static int plain_poll(arb__http *h, int timeout_ms, arb__http_done_fn done, void *ud)
+{
+    struct epoll_event ev[64];
+    int n = epoll_wait(h->epfd, ev, 64, timeout_ms);
+    int finished = 0;
+    for (int i = 0; i < n; i++) finished += plain_event(h, ev[i].data.ptr, ev[i].events, done, ud);
+    return finished;
+}
+
+/* Fails the plain attempts whose connect or total timeout has passed (libcurl's messages). */
+static int plain_sweep(arb__http *h, double now, arb__http_done_fn done, void *ud)
+{
+    if (now < h->next_deadline_ms) return 0;
+    double next = 1e300;
+    int finished = 0;
+    for (int i = 0; i < h->params.jobs; i++) {
+        arb__slot *slot = &h->slots[i];
+        if (!slot->xfer || !slot->plain || !slot->conn) continue;
+        int connecting = slot->conn->connecting && slot->connect_deadline_ms < slot->deadline_ms;
+        double due = connecting ? slot->connect_deadline_ms : slot->deadline_ms;
+        if (now < due) {
+            if (due < next) next = due;
+            continue;
+        }
+        if (connecting)
+            snprintf(slot->errbuf, sizeof slot->errbuf, "Connection timed out after %ld milliseconds",
+                     h->params.connect_timeout_ms);
+        else
+            snprintf(slot->errbuf, sizeof slot->errbuf,
+                     "Operation timed out after %ld milliseconds with %zu bytes received",
+                     h->params.total_timeout_ms, slot->reply.len);
+        finished += plain_fail(h, slot, CURLE_OPERATION_TIMEDOUT, done, ud);
+    }
+    h->next_deadline_ms = next;
+    return finished;
+}
+
 /* Starts queued transfers while a slot is free, each on its pool's least loaded endpoint.
 ** Returns the number of transfers that failed to start (reported as finished). */
 static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
@@ -780,6 +1188,23 @@ static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
             continue;
         }
         arb__slot *slot = &h->slots[h->idle[h->n_idle - 1]];
+        arb__endpoint *target = &pool->ep[ep];
+        if (target->plain && x->hdr->plain_ok) {
+            h->n_idle--;
+            x->endpoint = ep;
+            x->attempts++;
+            slot->xfer = x;
+            slot->too_big = 0;
+            slot->headers_done = 0;
+            slot->retry_after_ms = -1;
+            slot->errbuf[0] = '\0';
+            arb__buf_reset(&slot->reply);
+            h->running++;
+            target->running++;
+            target->stats.sent++;
+            failed += plain_start(h, slot, target, done, ud);
+            continue;
+        }
         if (!slot->easy && slot_init(h, slot) != 0) {
             x->attempts++;
             arb__buf_reset(&h->error);
@@ -796,6 +1221,7 @@ static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
         slot->xfer = x;
+        slot->plain = 0;
         slot->too_big = 0;
         slot->headers_done = 0;
         slot->retry_after_ms = -1;
@@ -814,6 +1240,7 @@ static int start_ready(arb__http *h, arb__http_done_fn done, void *ud)
             continue;
         }
         h->running++;
+        h->curl_running++;
         pool->ep[ep].running++;
         pool->ep[ep].stats.sent++;
     }
@@ -835,7 +1262,11 @@ static int collect(arb__http *h, arb__http_done_fn done, void *ud)
         arb__slot *slot = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&slot);
         CURLcode code = msg->data.result; /* read before remove_handle invalidates msg */
-        finished += attempt_done(h, slot, code, done, ud);
+        long status = 0;
+        curl_easy_getinfo(slot->easy, CURLINFO_RESPONSE_CODE, &status);
+        curl_multi_remove_handle(h->multi, slot->easy);
+        h->curl_running--;
+        finished += attempt_done(h, slot, code, status, done, ud);
     }
     return finished;
 }
@@ -848,29 +1279,45 @@ int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *u
     double now = arb__now_ms();
     double deadline = now + (timeout_ms > 0 ? timeout_ms : 0);
     int finished = 0;
-    for (;;) {
+    for (int last = 0;;) {
         promote_due(h, now);
         finished += start_ready(h, done, ud);
         int still_running;
-        curl_multi_perform(h->multi, &still_running);
-        finished += collect(h, done, ud);
+        if (h->curl_running) {
+            curl_multi_perform(h->multi, &still_running);
+            finished += collect(h, done, ud);
+        }
+        if (h->plain_running) finished += plain_sweep(h, arb__now_ms(), done, ud);
         if (finished > 0) {
             /* Put freed slots back to work before returning, so the connections stay busy
             ** while the caller handles the results. */
             promote_due(h, arb__now_ms());
             finished += start_ready(h, done, ud);
-            curl_multi_perform(h->multi, &still_running);
+            if (h->curl_running) curl_multi_perform(h->multi, &still_running);
             break;
         }
-        if (h->pending == 0) break;
+        if (h->pending == 0 || last) break;
         now = arb__now_ms();
-        if (now >= deadline) break;
+        if (now >= deadline) {
+            /* No time to wait, but plain sockets only progress when looked at: once. */
+            if (!h->plain_running) break;
+            last = 1;
+        }
         double wait = deadline - now;
         if (h->n_timers > 0 && h->timers[0]->due_ms - now < wait)
             wait = h->timers[0]->due_ms - now;
+        if (h->plain_running && h->next_deadline_ms - now < wait) wait = h->next_deadline_ms - now;
         if (wait < 0) wait = 0;
-        if (wait > 0 || h->running > 0)
+        if (h->curl_running) {
+            struct curl_waitfd plain = {h->epfd, CURL_WAIT_POLLIN, 0};
+            curl_multi_poll(h->multi, h->epfd >= 0 ? &plain : NULL, h->epfd >= 0 ? 1 : 0,
+                            (int)ceil(wait), NULL);
+            if (plain.revents) finished += plain_poll(h, 0, done, ud);
+        } else if (h->epfd >= 0) {
+            finished += plain_poll(h, (int)ceil(wait), done, ud);
+        } else if (wait > 0) {
             curl_multi_poll(h->multi, NULL, 0, (int)ceil(wait), NULL);
+        }
         now = arb__now_ms();
     }
     return finished;

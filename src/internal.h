@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 
 #define ARB__ATTR_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
@@ -49,6 +50,8 @@ size_t arb__utf8_codepoints(const char *s, size_t n);
 
 /* 128-bit xxh3 of the bytes as 32 lowercase hex characters plus NUL in out[33]. */
 void arb__hash_hex(const void *p, size_t n, char out[33]);
+/* A 128-bit xxh3 hash (its two halves) as arb__hash_hex writes it. */
+void arb__hash128_hex(uint64_t high64, uint64_t low64, char out[33]);
 
 /* The name of a JSON value's type as a user thinks of it, for error messages ("string",
 ** "number", ...; "nothing" for NULL). Static string. */
@@ -171,7 +174,7 @@ const char *arb__url_problem(const char *url);
 ** it cannot be parsed. NULL when url is NULL or out of memory. */
 char *arb__url_redact(const char *url);
 
-/* ---- http.c: many transfers in flight over libcurl's multi interface ---------------------- */
+/* ---- http.c: many transfers in flight (plain sockets for http://, else libcurl) ------------ */
 
 typedef struct arb__http arb__http;
 
@@ -248,6 +251,66 @@ typedef struct arb__http_endpoint_stats {
 /* Copies the counters of endpoint of pool into *out. Returns 0, or -1 when there is none. */
 int arb__http_get_endpoint_stats(const arb__http *h, int pool, size_t endpoint,
                                  arb__http_endpoint_stats *out);
+
+/* ---- http_plain.c: the wire side of the plain-HTTP transport (see http.c) ---------------- */
+
+#define ARB__PLAIN_MAX_ADDRS 4
+
+/* A plain http:// endpoint libcurl is not needed for: its addresses (resolved once) and the
+** fixed part of every request head (request line to Accept, CRLF-terminated). */
+typedef struct arb__plain_target {
+    struct {
+        union {
+            struct sockaddr sa;
+            struct sockaddr_storage ss;
+        } sa;
+        socklen_t len;
+        int family;
+    } addrs[ARB__PLAIN_MAX_ADDRS];
+    int n_addrs;
+    int good_addr;       /* the address that connected last */
+    char host[256];      /* as written in the URL, for error messages */
+    int port;
+    char *head;
+    size_t head_len;
+} arb__plain_target;
+
+/* 1 when plain http:// URLs may skip libcurl: transport is not ARB_TRANSPORT_CURL, the
+** environment does not say ARBITER_TRANSPORT=curl, and no proxy variable is set. */
+int arb__plain_transport_wanted(int transport);
+/* The target for url, or NULL when url is not a plain http:// URL the lean transport takes
+** (https, user info, odd characters, a host that does not resolve: libcurl's then) or out of
+** memory. Resolves the host (blocking, once). Caller destroys. */
+arb__plain_target *arb__plain_target_create(const char *url);
+void arb__plain_target_destroy(arb__plain_target *t);
+/* Retry-After's value (delta-seconds or HTTP-date) in milliseconds from now, -1 when neither. */
+double arb__retry_after_ms(const char *value, size_t len);
+
+/* An incremental HTTP/1.1 reply parser (http_plain.c's header says what it accepts). */
+enum { ARB__H1_MORE = 0, ARB__H1_DONE, ARB__H1_BAD, ARB__H1_TOOBIG, ARB__H1_HEAD_TOOBIG,
+       ARB__H1_NOMEM, ARB__H1_NOTHING, ARB__H1_PARTIAL };
+typedef struct arb__h1 {
+    int state;
+    long status;
+    int keep_alive;         /* the connection may carry another request after this reply */
+    double retry_after_ms;  /* -1: no usable Retry-After */
+    long long remaining;
+    size_t scanned;
+    int got_bytes;
+    arb__buf head;          /* the head (or a chunk framing line) so far; caller frees */
+    arb__buf *body;         /* borrowed: the body goes here, within its max */
+} arb__h1;
+/* Starts a reply whose body goes to body (borrowed; its max caps the body). */
+void arb__h1_begin(arb__h1 *r, arb__buf *body);
+/* Consumes up to len bytes (*used gets how many): ARB__H1_MORE (all used, more needed),
+** ARB__H1_DONE (the reply ended; bytes after it are left unused), or an error: ARB__H1_BAD
+** (malformed), ARB__H1_TOOBIG (body over the cap), ARB__H1_HEAD_TOOBIG, ARB__H1_NOMEM. */
+int arb__h1_feed(arb__h1 *r, const char *data, size_t len, size_t *used);
+/* The connection ended: ARB__H1_DONE when that ends the body, ARB__H1_NOTHING when no byte
+** had come, ARB__H1_PARTIAL when the reply was cut short. */
+int arb__h1_eof(arb__h1 *r);
+/* 1 once the final reply's head has been parsed. */
+int arb__h1_headers_done(const arb__h1 *r);
 
 /* ---- judge.c: OpenAI-compatible chat completions: request bodies and replies -------------- */
 
@@ -618,6 +681,56 @@ void arb__recorded_destroy(arb__recorded *r);
 ** NULL (nothing recorded). */
 int arb__recorded_has_pairwise(const arb__recorded *r, const arb__recorded_pairwise *row,
                                int *invalid);
+
+/* ---- plan notes: a rerun that reads no input (README "Fast resume and bounded memory") ---- */
+
+/* The coordinates of an sbs plan's judgments (strings borrowed). */
+typedef struct arb__sbs_plan_key {
+    const char *candidate, *baseline, *template_name;
+    int options, reps;
+    const char *const *judge_names;
+    size_t n_judges;
+} arb__sbs_plan_key;
+
+/* What a plan left in the store, as a rerun compares it. */
+typedef struct arb__plan_state {
+    size_t judgments; /* pairwise rows of the plan's coordinates (any item) whose call holds a
+                         reply */
+    char digest[33];  /* XXH3-128 (hex) of those rows (id, item, rep, order, verdict, call id
+                         and key, failed calls too) and of every row of items and answers */
+} arb__plan_state;
+
+/* Reads the state (store_resume.c): one pass over the plan's rows (the unique index) and over
+** the items and answers tables. */
+arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
+                                     arb__plan_state *out);
+
+/* What a finished sbs run records in its stats (key "plan") for later reruns. */
+typedef struct arb__plan_note {
+    char fingerprint[33]; /* arb__sbs_plan_fingerprint */
+    arb__plan_state state; /* right after the run */
+    size_t planned;       /* the plan's judge calls, every one recorded */
+    size_t invalid;       /* of which without a valid verdict (the run's stats.invalid) */
+    size_t n_items;
+} arb__plan_note;
+arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__plan_note *note);
+/* The note of the latest finished sbs run whose plan has this fingerprint: *run_id its run, or
+** 0 when there is none (note zeroed). */
+arb_status arb__store_find_plan(arb_store *s, const char *fingerprint, long long *run_id,
+                                arb__plan_note *note);
+
+/* The fingerprint of an sbs plan (resume.c), 32 hex characters in out: the exact bytes and the
+** paths of the two input files, candidate, baseline, option mode, repetitions, the template
+** (rendered with probe texts), each judge's name and the call key of a probe request per
+** repetition (model, sampling, seed, logprobs, response format, and how this build writes a
+** request), and the identity of this build (its GNU build id, which changes with any change
+** of how inputs are parsed or verdicts read; ARB_VERSION where there is none). Two plans with
+** the same fingerprint send the same requests and store the same rows. judges: with names
+** filled in. Returns ARB_OK, or ARB_IO when a file cannot be read (message in s). */
+arb_status arb__sbs_plan_fingerprint(arb_store *s, const char *items_path,
+                                     const char *answers_path, const arb_sbs_params *p,
+                                     const arb_judge_config *judges, size_t n_judges,
+                                     const arb_template *tpl, char out[33]);
 
 /* One pointwise judgment (table pointwise, METHODS §8), unique on (protocol, judge_name, kind,
 ** template_name, language, item_id, model, rep); a rerun replaces the row. The last four
@@ -1401,6 +1514,8 @@ typedef struct arb__exec_params {
     arb__exec_recorded_fn recorded; /* NULL: every node takes the ordinary way */
     size_t slice; /* arb__exec_protocol: nodes per slice of a plan without dependencies (0: the
                      default, 65,536; tests set it small) */
+    long long *run_id; /* arb__exec_protocol: when not NULL, gets the id of the run it recorded
+                          (0 for a dry run) */
 } arb__exec_params;
 
 arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,

@@ -11,12 +11,27 @@
 ** item, answer, template or judge sampling changes the key, misses the set, and the node runs
 ** as before. Template name and option mode are fixed per load (the query filters on them).
 ** Memory: 16 bytes per entry, at most twice the number of rows.
+**
+** Also the fingerprint of an sbs plan (arb__sbs_plan_fingerprint), with which a rerun of a
+** finished plan on an unchanged store says "nothing to send" without reading its inputs
+** (README "Fast resume and bounded memory").
 */
+#define _GNU_SOURCE /* dl_iterate_phdr: this build's GNU build id */
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack: hashing never allocates */
 #include "internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#if defined(__linux__)
+#include <elf.h>
+#include <link.h>
+#endif
 
 #include <xxhash.h>
 
@@ -136,4 +151,195 @@ int arb__recorded_has_pairwise(const arb__recorded *r, const arb__recorded_pairw
     if (!(r->slots[i].low64 & USED)) return 0;
     *invalid = (r->slots[i].low64 & INVALID) != 0;
     return 1;
+}
+
+/* ---- the fingerprint of an sbs plan --------------------------------------------------------- */
+
+/* Bump when what a plan stores changes in a way the probes below do not see and the build has
+** no GNU build id (the id changes with any change of the code). */
+#define PLAN_FORMAT "arbiter sbs plan 1"
+
+static void put_bytes(XXH3_state_t *h, const void *p, size_t n)
+{
+    uint64_t len = n;
+    XXH3_128bits_update(h, &len, sizeof len);
+    if (n) XXH3_128bits_update(h, p, n);
+}
+
+static void put_text(XXH3_state_t *h, const char *text)
+{
+    unsigned char present = text != NULL;
+    XXH3_128bits_update(h, &present, 1);
+    if (text) put_bytes(h, text, strlen(text));
+}
+
+static void put_int(XXH3_state_t *h, long long v) { XXH3_128bits_update(h, &v, sizeof v); }
+
+#if defined(__linux__)
+typedef struct build_id {
+    const void *inside; /* an address in this library */
+    const unsigned char *bytes;
+    size_t n;
+} build_id;
+
+/* dl_iterate_phdr's callback: the NT_GNU_BUILD_ID note of the object holding b->inside. */
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *ud)
+{
+    (void)size;
+    build_id *b = ud;
+    uintptr_t at = (uintptr_t)b->inside;
+    int mine = 0;
+    for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        mine = ph->p_type == PT_LOAD && at >= start && at < start + ph->p_memsz;
+    }
+    if (!mine) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE) continue;
+        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        const unsigned char *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+            size_t name = (nh->n_namesz + 3) & ~(size_t)3, desc = (nh->n_descsz + 3) & ~(size_t)3;
+            const unsigned char *d = p + sizeof *nh + name;
+            if (d + desc > end) break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                !memcmp(p + sizeof *nh, "GNU", 4)) {
+                b->bytes = d;
+                b->n = nh->n_descsz;
+                return 1;
+            }
+            p = d + desc;
+        }
+    }
+    return 1; /* this object, without a build id */
+}
+#endif
+
+/* This build's identity: its GNU build id where the linker wrote one, else ARB_VERSION. */
+static void put_build(XXH3_state_t *h)
+{
+    put_text(h, PLAN_FORMAT);
+    put_text(h, ARB_VERSION);
+#if defined(__linux__)
+    static const char anchor = 0; /* an address inside this library */
+    build_id b = {&anchor, NULL, 0};
+    dl_iterate_phdr(find_build_id, &b);
+    put_bytes(h, b.bytes, b.bytes ? b.n : 0);
+#endif
+}
+
+/* The path as given (the stored items and answers record it as their source) and the file's
+** bytes. Returns 0, or -1 with errno set. */
+static int put_file(XXH3_state_t *h, const char *path)
+{
+    put_text(h, path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    enum { BLOCK = 1 << 20 };
+    char *buf = malloc(BLOCK);
+    if (!buf) {
+        close(fd);
+        errno = ENOMEM;
+        return -1;
+    }
+    uint64_t total = 0;
+    int rc = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, BLOCK);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            rc = -1;
+            break;
+        }
+        if (n == 0) break;
+        XXH3_128bits_update(h, buf, (size_t)n);
+        total += (uint64_t)n;
+    }
+    int saved = errno;
+    free(buf);
+    close(fd);
+    errno = saved;
+    XXH3_128bits_update(h, &total, sizeof total);
+    return rc;
+}
+
+/* Probe texts with what a request escapes (quote, backslash, controls, non-ASCII), so a change
+** in how requests are written changes the probes' call keys. */
+static const char probe_question[] = "probe question \"q\" \\ \n\t\x01 \xc3\xa9 \xe4\xb8\xad";
+static const char probe_answer1[] = "probe answer 1 \"a\" \\ \r\n\xf0\x9f\x99\x82";
+static const char probe_answer2[] = "probe answer 2 </answer> [[B]] \x7f";
+static const char probe_reference[] = "probe reference \"r\"";
+
+/* The template rendered with the probe texts in both orders, and each judge's probe request
+** per repetition, as call keys. Returns 0, or -1 when out of memory or the template does not
+** render (the normal path then says why). */
+static int put_requests(XXH3_state_t *h, const arb_sbs_params *p, const arb_judge_config *judges,
+                        size_t n_judges, const arb_template *tpl)
+{
+    put_text(h, arb_template_name(tpl));
+    put_text(h, arb_template_json_field(tpl));
+    put_text(h, arb_template_response_format(tpl));
+    for (int order = 0; order < 2; order++) {
+        arb_prompt_vars vars = {.options = p->options,
+                                .question = probe_question,
+                                .answer1 = order ? probe_answer2 : probe_answer1,
+                                .answer2 = order ? probe_answer1 : probe_answer2,
+                                .reference = probe_reference,
+                                .language = order ? "de" : "en"};
+        char *system = NULL, *user = NULL;
+        if (arb_template_render(tpl, &vars, &system, &user)) return -1;
+        put_text(h, system);
+        put_text(h, user);
+        int rc = 0;
+        for (size_t j = 0; !rc && j < n_judges; j++) {
+            put_text(h, judges[j].name);
+            for (int rep = 0; rep < p->reps; rep++) {
+                char *body = arb__judge_request_body(&judges[j], system, user, rep,
+                                                     arb_template_response_format(tpl));
+                if (!body) {
+                    rc = -1;
+                    break;
+                }
+                char key[33];
+                arb__judge_call_key(body, rep, key);
+                free(body);
+                XXH3_128bits_update(h, key, 32);
+            }
+        }
+        arb_free(system);
+        arb_free(user);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* See internal.h. */
+arb_status arb__sbs_plan_fingerprint(arb_store *s, const char *items_path,
+                                     const char *answers_path, const arb_sbs_params *p,
+                                     const arb_judge_config *judges, size_t n_judges,
+                                     const arb_template *tpl, char out[33])
+{
+    out[0] = '\0';
+    XXH3_state_t h;
+    XXH3_INITSTATE(&h);
+    XXH3_128bits_reset(&h);
+    put_build(&h);
+    put_text(&h, p->candidate);
+    put_text(&h, p->baseline);
+    put_int(&h, p->options);
+    put_int(&h, p->reps);
+    put_int(&h, (long long)n_judges);
+    if (put_requests(&h, p, judges, n_judges, tpl))
+        return arb__store_fail(s, ARB_NOMEM, "cannot render the plan's probe requests");
+    const char *paths[2] = {items_path, answers_path};
+    for (int i = 0; i < 2; i++)
+        if (!paths[i] || put_file(&h, paths[i]))
+            return arb__store_fail(s, ARB_IO, "%s: %s", paths[i] ? paths[i] : "(no file)",
+                                   strerror(errno));
+    XXH128_hash_t digest = XXH3_128bits_digest(&h);
+    arb__hash128_hex(digest.high64, digest.low64, out);
+    return ARB_OK;
 }

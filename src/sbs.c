@@ -12,6 +12,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,6 +332,147 @@ static char *params_json(const sbs_run *r)
     return s;
 }
 
+/* Fills r->judges (owned array) from the parameters, each named (by default its model).
+** Returns 0, or -1 when out of memory. */
+static int fill_judges(sbs_run *r)
+{
+    const arb_sbs_params *params = r->params;
+    r->n_judges = params->n_judges ? params->n_judges : 1;
+    r->judges = calloc(r->n_judges, sizeof *r->judges);
+    if (!r->judges) return -1;
+    for (size_t j = 0; j < r->n_judges; j++) {
+        r->judges[j] = params->n_judges ? params->judges[j] : params->judge;
+        if (!r->judges[j].name || !*r->judges[j].name) r->judges[j].name = r->judges[j].model;
+    }
+    return 0;
+}
+
+/* ---- plan notes (README "Fast resume and bounded memory") ----------------------------------- */
+
+/* Whether the run took the plain path (no dry run, batch or budget), which alone records a
+** plan note or skips reading the inputs: a batch run queues, a budget may stop. */
+static int plan_notes_apply(const arb_sbs_params *p)
+{
+    return !p->dry_run && !p->client.batch_export && !p->client.batch_out &&
+           p->client.batch_action == ARB_BATCH_NONE && !(p->client.budget_usd > 0) &&
+           p->client.budget_tokens <= 0;
+}
+
+/* Whether a run that ended ARB_OK left every judgment of its plan recorded from a reply. */
+static int plan_complete(const arb_sbs_params *p, const arb_run_stats *stats)
+{
+    return plan_notes_apply(p) && stats->planned > 0 && !stats->failed && !stats->skipped &&
+           !stats->not_sent && stats->cached + stats->sent == stats->planned;
+}
+
+/* The plan's coordinates; names (n_judges entries) is filled from r->judges. */
+static arb__sbs_plan_key plan_key(const sbs_run *r, const char **names)
+{
+    for (size_t j = 0; j < r->n_judges; j++) names[j] = r->judges[j].name;
+    return (arb__sbs_plan_key){r->params->candidate, r->params->baseline,
+                               arb_template_name(r->tpl), r->params->options, r->params->reps,
+                               names, r->n_judges};
+}
+
+/* Records on run_id the plan's fingerprint and the store's state after the run. */
+static arb_status note_plan(sbs_run *r, long long run_id, const char *fingerprint,
+                            const arb_run_stats *stats)
+{
+    const char **names = calloc(r->n_judges, sizeof *names);
+    if (!names) return arb__store_fail(r->store, ARB_NOMEM, "out of memory");
+    arb__sbs_plan_key key = plan_key(r, names);
+    arb__plan_note note = {.planned = stats->planned, .invalid = stats->invalid,
+                           .n_items = r->n_items};
+    snprintf(note.fingerprint, sizeof note.fingerprint, "%s", fingerprint);
+    arb_status st = arb__store_sbs_plan_state(r->store, &key, &note.state);
+    if (!st) st = arb__store_run_set_plan(r->store, run_id, &note);
+    free(names);
+    return st;
+}
+
+/* After the fingerprint matched note (run since_run): whether the store is as that run left
+** it, and if so records this rerun (judges, a finished run with the note). *unchanged 1 then. */
+static arb_status rerun_unchanged(sbs_run *r, const arb__plan_note *note, double t0,
+                                  int *unchanged, arb_run_stats *stats)
+{
+    *unchanged = 0;
+    arb_store *s = r->store;
+    if (note->planned != note->n_items * (size_t)r->params->reps * r->n_judges * 2) return ARB_OK;
+    const char **names = calloc(r->n_judges, sizeof *names);
+    if (!names) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    arb__sbs_plan_key key = plan_key(r, names);
+    arb__plan_state now;
+    arb_status st = arb__store_sbs_plan_state(s, &key, &now);
+    free(names);
+    if (st || now.judgments != note->state.judgments || strcmp(now.digest, note->state.digest))
+        return st;
+    /* As arb_sbs_run records a rerun that sends nothing: the judges (their URL may be new),
+    ** then a finished run with its parameters and stats. */
+    for (size_t j = 0; j < r->n_judges; j++)
+        if ((st = arb__store_put_judge(s, &r->judges[j]))) return st;
+    r->n_items = note->n_items;
+    char *pjson = params_json(r);
+    if (!pjson) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    long long run_id = 0;
+    st = arb__store_run_begin(s, "sbs", pjson, &run_id);
+    free(pjson);
+    if (st) return st;
+    stats->planned = stats->cached = note->planned;
+    stats->invalid = note->invalid;
+    stats->seconds = (arb__now_ms() - t0) / 1e3;
+    if ((st = arb__store_run_end(s, run_id, stats, ARB__RUN_FINISHED))) return st;
+    if ((st = arb__store_run_set_plan(s, run_id, note))) return st;
+    *unchanged = 1;
+    return ARB_OK;
+}
+
+/* See arbiter.h. */
+arb_status arb_sbs_rerun_if_unchanged(arb_store *store, const char *items_path,
+                                      const char *answers_path, const arb_sbs_params *params,
+                                      arb_sbs_unchanged *out, arb_run_stats *stats)
+{
+    arb_run_stats local_stats;
+    if (!stats) stats = &local_stats;
+    memset(stats, 0, sizeof *stats);
+    if (!out) return ARB_INVALID;
+    memset(out, 0, sizeof *out);
+    if (!store) return ARB_INVALID;
+    if (!params || !items_path || !answers_path || !plan_notes_apply(params)) return ARB_OK;
+    double t0 = arb__now_ms();
+    sbs_run r = {.store = store, .params = params};
+    if (fill_judges(&r)) return arb__store_fail(store, ARB_NOMEM, "out of memory");
+    char *tpl_err = NULL;
+    arb_status st = ARB_OK;
+    /* What arb_sbs_run would refuse, it refuses with its own words: no fingerprint then. */
+    if (arb_template_load(params->template_name ? params->template_name : "II-reason", &r.tpl,
+                          &tpl_err) ||
+        arb__sbs_check_params(store, params->candidate, params->baseline, params->options,
+                              params->reps, params->client.jobs) ||
+        (!params->n_judges && (!params->judge.model || !*params->judge.model ||
+                               !params->judge.base_url || !*params->judge.base_url)) ||
+        arb__sbs_check_single_judge(store, r.tpl) ||
+        arb__judge_check_list(store, r.judges, r.n_judges, 0) ||
+        arb__sbs_plan_fingerprint(store, items_path, answers_path, params, r.judges, r.n_judges,
+                                  r.tpl, out->fingerprint)) {
+        out->fingerprint[0] = '\0';
+        goto done;
+    }
+    long long since = 0;
+    arb__plan_note note;
+    int unchanged = 0;
+    if (params->full_check ||
+        (st = arb__store_find_plan(store, out->fingerprint, &since, &note)) || !since)
+        goto done;
+    if ((st = rerun_unchanged(&r, &note, t0, &unchanged, stats)) || !unchanged) goto done;
+    out->since_run = since;
+    out->judgments = note.planned;
+done:
+    arb_template_destroy(r.tpl);
+    free(r.judges);
+    free(tpl_err);
+    return st;
+}
+
 arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_params *params,
                        arb_run_stats *stats)
 {
@@ -341,13 +483,7 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
     if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
 
     sbs_run r = {.store = store, .ds = ds, .params = params};
-    r.n_judges = params->n_judges ? params->n_judges : 1;
-    r.judges = calloc(r.n_judges, sizeof *r.judges);
-    if (!r.judges) return arb__store_fail(store, ARB_NOMEM, "out of memory");
-    for (size_t j = 0; j < r.n_judges; j++) {
-        r.judges[j] = params->n_judges ? params->judges[j] : params->judge;
-        if (!r.judges[j].name || !*r.judges[j].name) r.judges[j].name = r.judges[j].model;
-    }
+    if (fill_judges(&r)) return arb__store_fail(store, ARB_NOMEM, "out of memory");
     char *pjson = NULL;
     char *tpl_err = NULL;
     arb_status st = arb_template_load(params->template_name ? params->template_name : "II-reason",
@@ -369,11 +505,16 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
     if ((st = arb__recorded_load_pairwise(store, "sbs", arb_template_name(r.tpl), params->options,
                                           arb_template_json_field(r.tpl), &r.recorded)))
         goto done;
+    long long run_id = 0;
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                           .progress = params->progress, .recorded = is_recorded};
+                           .progress = params->progress, .recorded = is_recorded,
+                           .run_id = &run_id};
     st = arb__exec_protocol(store, "sbs", pjson, &ep,
                             r.n_items * (size_t)params->reps * r.n_judges * 2, NULL, build_call,
                             call_done, count_invalid, &r, stats);
+    if (!st && run_id && params->plan_fingerprint && *params->plan_fingerprint &&
+        plan_complete(params, stats))
+        st = note_plan(&r, run_id, params->plan_fingerprint, stats);
 done:
     arb_template_destroy(r.tpl);
     arb__recorded_destroy(r.recorded);

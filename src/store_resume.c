@@ -1,9 +1,44 @@
 /*
 ** store_resume.c -- what a rerun reads to decide, in one query instead of one per call, which
 ** judgments are already recorded (resume.c holds them in memory; the executor skips them).
-** Reads only: pairwise rows joined with the key of the successful call each one was made from.
+** Reads pairwise rows joined with the key of the successful call each one was made from.
+** Also the plan notes (README "Fast resume and bounded memory"): a finished sbs run records in
+** its stats the fingerprint of its plan and a digest of what it left in the store (its
+** judgments, every item and answer), so that a rerun of the same plan on an unchanged store
+** can say "nothing to send" without reading its inputs.
 */
 #include "store_internal.h"
+
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+/* A pass over tens of megabytes, read once, goes through a small page cache that recycles its
+** pages, rather than filling the connection's 64 MiB one fresh allocation (and page fault) at
+** a time, which cost about four times the reading itself. Returns the size to restore with
+** small_cache_end (0: left as it was). */
+static int small_cache_begin(arb_store *s)
+{
+    sqlite3 *db = arb__store_conn(s);
+    sqlite3_stmt *q = NULL;
+    int cache_size = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA cache_size", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        cache_size = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (cache_size) sqlite3_exec(db, "PRAGMA cache_size = -2048", NULL, NULL, NULL);
+    return cache_size;
+}
+
+static void small_cache_end(arb_store *s, int cache_size)
+{
+    if (!cache_size) return;
+    char restore[64];
+    snprintf(restore, sizeof restore, "PRAGMA cache_size = %d", cache_size);
+    sqlite3_exec(arb__store_conn(s), restore, NULL, NULL, NULL);
+}
 
 /* See internal.h. */
 arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
@@ -26,6 +61,7 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
     arb__store_bind_text(q, 1, protocol);
     arb__store_bind_text(q, 2, template_name);
     sqlite3_bind_int(q, 3, options);
+    int cache_size = small_cache_begin(s);
     arb_status st = ARB_OK;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -49,6 +85,184 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
         }
     }
     if (!st && rc != SQLITE_DONE) st = arb__store_fail_db(s, "cannot read the recorded judgments");
+    sqlite3_finalize(q);
+    small_cache_end(s, cache_size);
+    return st;
+}
+
+/* ---- plan notes: what a finished run leaves for a rerun's quick check ---------------------- */
+
+/* One column into the row's bytes: its type, then its value (texts length-prefixed), so that
+** NULL, '' and 0 differ and no two rows run together. Returns 0 or -1 (no memory). */
+static int put_column(arb__buf *row, sqlite3_stmt *q, int col)
+{
+    int type = sqlite3_column_type(q, col);
+    unsigned char tag = (unsigned char)type;
+    if (arb__buf_append(row, &tag, 1)) return -1;
+    if (type == SQLITE_NULL) return 0;
+    if (type == SQLITE_INTEGER) {
+        sqlite3_int64 v = sqlite3_column_int64(q, col);
+        return arb__buf_append(row, &v, sizeof v);
+    }
+    const void *p = type == SQLITE_BLOB ? sqlite3_column_blob(q, col) : sqlite3_column_text(q, col);
+    sqlite3_int64 n = sqlite3_column_bytes(q, col);
+    if (arb__buf_append(row, &n, sizeof n)) return -1;
+    return p && n ? arb__buf_append(row, p, (size_t)n) : 0;
+}
+
+/* Hashes every column of every row of sql (its parameters bound by bind, when not NULL), a row
+** at a time (xxh3's streaming costs per update, and most columns are a few bytes); *with_key
+** (when not NULL) counts the rows whose column key_col is not NULL. */
+static arb_status hash_rows(arb_store *s, const char *sql, XXH3_state_t *h,
+                            void (*bind)(sqlite3_stmt *q, const void *ud), const void *ud,
+                            int key_col, size_t *with_key)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK)
+        return arb__store_fail_db(s, "cannot read the store's state for a rerun");
+    if (bind) bind(q, ud);
+    arb__buf row;
+    arb__buf_init(&row, 0);
+    int n = sqlite3_column_count(q), rc, oom = 0;
+    while (!oom && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        arb__buf_reset(&row);
+        for (int c = 0; c < n && !oom; c++) oom = put_column(&row, q, c);
+        if (!oom) XXH3_128bits_update(h, row.data, row.len);
+        if (with_key) *with_key += sqlite3_column_type(q, key_col) != SQLITE_NULL;
+    }
+    arb__buf_free(&row);
+    arb_status st = oom ? arb__store_fail(s, ARB_NOMEM, "out of memory")
+                  : rc == SQLITE_DONE ? ARB_OK
+                                      : arb__store_fail_db(s, "cannot read the store's state for a rerun");
+    sqlite3_finalize(q);
+    return st;
+}
+
+typedef struct plan_coords {
+    const arb__sbs_plan_key *key;
+    const char *judge_name;
+} plan_coords;
+
+static void bind_plan(sqlite3_stmt *q, const void *ud)
+{
+    const plan_coords *c = ud;
+    arb__store_bind_text(q, 1, c->judge_name);
+    arb__store_bind_text(q, 2, c->key->candidate);
+    arb__store_bind_text(q, 3, c->key->baseline);
+    arb__store_bind_text(q, 4, c->key->template_name);
+    sqlite3_bind_int(q, 5, c->key->options);
+    sqlite3_bind_int(q, 6, c->key->reps);
+}
+
+/* See internal.h. */
+arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
+                                     arb__plan_state *out)
+{
+    /* The judgments: rows as sbs writes them (as arb__store_each_recorded_pairwise reads
+    ** them), in the unique index's order, with the key of their call when it holds a reply.
+    ** Items and answers: every row, in rowid order (a run upserts them only when they
+    ** differ, so an unchanged dataset keeps its rowids). */
+    static const char judgments_sql[] =
+        "SELECT p.id, p.item_id, p.rep, p.ord, p.position_verdict, p.call_id, c.key"
+        " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id AND c.ok = 1"
+        " WHERE p.protocol = 'sbs' AND p.judge_name = ?1 AND p.candidate = ?2"
+        " AND p.baseline = ?3 AND p.template_name = ?4 AND p.options = ?5 AND p.rep < ?6"
+        " AND p.source IS NULL AND p.strength IS NULL AND p.extra = '{}'"
+        " ORDER BY p.item_id, p.rep, p.ord";
+    static const char items_sql[] =
+        "SELECT rowid, id, seq, question, reference, category, language, grp, extra, source"
+        " FROM items ORDER BY rowid";
+    static const char answers_sql[] =
+        "SELECT rowid, item_id, model, answer, extra, source FROM answers ORDER BY rowid";
+    memset(out, 0, sizeof *out);
+    if (!key || !key->candidate || !key->baseline || !key->template_name || !key->judge_names)
+        return arb__store_fail(s, ARB_INVALID, "sbs_plan_state: bad arguments");
+    XXH3_state_t h;
+    XXH3_INITSTATE(&h);
+    XXH3_128bits_reset(&h);
+    int cache_size = small_cache_begin(s);
+    arb_status st = ARB_OK;
+    for (size_t j = 0; !st && j < key->n_judges; j++) {
+        plan_coords c = {key, key->judge_names[j]};
+        XXH3_128bits_update(&h, c.judge_name, strlen(c.judge_name) + 1);
+        st = hash_rows(s, judgments_sql, &h, bind_plan, &c, 6, &out->judgments);
+    }
+    if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, 0, NULL);
+    if (!st) st = hash_rows(s, answers_sql, &h, NULL, NULL, 0, NULL);
+    small_cache_end(s, cache_size);
+    if (st) return st;
+    XXH128_hash_t digest = XXH3_128bits_digest(&h);
+    arb__hash128_hex(digest.high64, digest.low64, out->digest);
+    return ARB_OK;
+}
+
+/* See internal.h. */
+arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__plan_note *note)
+{
+    static const char sql[] =
+        "UPDATE runs SET stats = json_set(coalesce(stats, '{}'), '$.plan', json(?2)) WHERE id = ?1";
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "fingerprint", note->fingerprint,
+                          "state", note->state.digest, "judgments",
+                          (json_int_t)note->state.judgments, "invalid",
+                          (json_int_t)note->invalid, "planned", (json_int_t)note->planned,
+                          "n_items", (json_int_t)note->n_items);
+    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    if (!text) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    sqlite3_stmt *q = NULL;
+    arb_status st = ARB_OK;
+    if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK) {
+        st = arb__store_fail_db(s, "cannot record the run's plan");
+    } else {
+        sqlite3_bind_int64(q, 1, run_id);
+        arb__store_bind_text(q, 2, text);
+        st = arb__store_step_done(s, q, "cannot record the run's plan");
+    }
+    sqlite3_finalize(q);
+    free(text);
+    return st;
+}
+
+/* See internal.h. */
+arb_status arb__store_find_plan(arb_store *s, const char *fingerprint, long long *run_id,
+                                arb__plan_note *note)
+{
+    static const char sql[] =
+        "SELECT id, json_extract(stats, '$.plan') FROM runs"
+        " WHERE protocol = 'sbs' AND status = 'finished'"
+        " AND json_extract(stats, '$.plan.fingerprint') = ?1 ORDER BY id DESC LIMIT 1";
+    *run_id = 0;
+    memset(note, 0, sizeof *note);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK)
+        return arb__store_fail_db(s, "cannot read the recorded runs");
+    arb__store_bind_text(q, 1, fingerprint);
+    int rc = sqlite3_step(q);
+    arb_status st = ARB_OK;
+    if (rc == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(q, 1);
+        json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+        const char *fp = json_string_value(json_object_get(o, "fingerprint"));
+        const char *state = json_string_value(json_object_get(o, "state"));
+        json_int_t judgments = json_integer_value(json_object_get(o, "judgments"));
+        json_int_t invalid = json_integer_value(json_object_get(o, "invalid"));
+        json_int_t planned = json_integer_value(json_object_get(o, "planned"));
+        json_int_t n_items = json_integer_value(json_object_get(o, "n_items"));
+        /* a note written otherwise (by hand, or by another version) is no note */
+        if (fp && state && strlen(fp) == 32 && strlen(state) == 32 && judgments > 0 &&
+            invalid >= 0 && invalid <= planned && planned > 0 && n_items > 0) {
+            memcpy(note->fingerprint, fp, 33);
+            memcpy(note->state.digest, state, 33);
+            note->state.judgments = (size_t)judgments;
+            note->invalid = (size_t)invalid;
+            note->planned = (size_t)planned;
+            note->n_items = (size_t)n_items;
+            *run_id = sqlite3_column_int64(q, 0);
+        }
+        json_decref(o);
+    } else if (rc != SQLITE_DONE) {
+        st = arb__store_fail_db(s, "cannot read the recorded runs");
+    }
     sqlite3_finalize(q);
     return st;
 }

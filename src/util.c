@@ -190,9 +190,14 @@ size_t arb__utf8_codepoints(const char *s, size_t n)
 void arb__hash_hex(const void *p, size_t n, char out[33])
 {
     XXH128_hash_t h = XXH3_128bits(p, n);
+    arb__hash128_hex(h.high64, h.low64, out);
+}
+
+void arb__hash128_hex(uint64_t high64, uint64_t low64, char out[33])
+{
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 16; i++) {
-        unsigned byte = (unsigned)((i < 8 ? h.high64 >> (56 - 8 * i) : h.low64 >> (56 - 8 * (i - 8))) & 0xFF);
+        unsigned byte = (unsigned)((i < 8 ? high64 >> (56 - 8 * i) : low64 >> (56 - 8 * (i - 8))) & 0xFF);
         out[2 * i] = hex[byte >> 4];
         out[2 * i + 1] = hex[byte & 15];
     }

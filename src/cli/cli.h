@@ -52,7 +52,10 @@ int cmd_persona_report(int argc, char **argv);
     "  --retries N             retries on 429/5xx/timeouts/connection errors (default 6)\n" \
     "  --max-retry-wait S      longest wait before a retry, whatever a server's Retry-After\n"  \
     "                          asks (default 60; there is no run deadline, so this bounds\n"     \
-    "                          every wait of a run)\n"
+    "                          every wait of a run)\n"                                          \
+    "  --transport auto|curl   auto (default): plain http:// judges over arbiter's own\n"       \
+    "                          keep-alive sockets, https and proxies over libcurl; curl: all\n" \
+    "                          over libcurl (also ARBITER_TRANSPORT=curl)\n"
 /* The output section and exit codes of the judging commands' help. */
 #define CLI_RUN_OUTPUT_HELP                                                                      \
     "output:\n"                                                                                   \
@@ -77,13 +80,14 @@ int cmd_persona_report(int argc, char **argv);
     "2 usage or bad input, 3 budget reached (rerun with a larger budget to continue), 130\n"    \
     "interrupted\n"
 enum { CLI_OPT_JOBS = 0x1000, CLI_OPT_CONNECT_TIMEOUT, CLI_OPT_TIMEOUT, CLI_OPT_RETRIES,
-       CLI_OPT_MAX_RETRY_WAIT };
+       CLI_OPT_MAX_RETRY_WAIT, CLI_OPT_TRANSPORT };
 #define CLI_TRANSPORT_OPTIONS                                                                    \
     {"jobs", required_argument, 0, CLI_OPT_JOBS},                                                \
         {"connect-timeout", required_argument, 0, CLI_OPT_CONNECT_TIMEOUT},                      \
         {"timeout", required_argument, 0, CLI_OPT_TIMEOUT},                                      \
         {"retries", required_argument, 0, CLI_OPT_RETRIES},                                      \
-        {"max-retry-wait", required_argument, 0, CLI_OPT_MAX_RETRY_WAIT}
+        {"max-retry-wait", required_argument, 0, CLI_OPT_MAX_RETRY_WAIT},                        \
+        {"transport", required_argument, 0, CLI_OPT_TRANSPORT}
 /* Applies transport option c with its argument: 1 when applied, 0 when c is not a transport
 ** option, -1 after printing why the value is bad. */
 int cli_transport_option(int c, const char *arg, arb_client_params *client);

@@ -47,12 +47,19 @@ static const char sbs_help[] =
     "  --max-tokens N          default 1024\n"
     "  --frequency-penalty X   default 1.0\n"
     "  --seed N                sent as seed + repetition index (default: no seed)\n"
+    "rerun:\n"
+    "  --full-check            check every request against the store even when the inputs,\n"
+    "                          judges and template are those of a finished run and the store\n"
+    "                          is as that run left it (without it such a rerun only hashes\n"
+    "                          the input files and says \"nothing to send\"; README \"Fast\n"
+    "                          resume and bounded memory\")\n"
     "cost:\n"
     CLI_PRICE_HELP;
 
 enum {
     OPT_ITEMS = 256, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE, OPT_JUDGE_URL, OPT_JUDGE_MODEL,
-    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_JUDGES, OPT_HELP
+    OPT_JUDGE_NAME, OPT_API_KEY_ENV, OPT_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_JUDGES, OPT_HELP,
+    OPT_FULL_CHECK
 };
 
 static const struct option sbs_options[] = {
@@ -68,12 +75,47 @@ static const struct option sbs_options[] = {
     {"prompt", required_argument, 0, OPT_PROMPT},
     {"options", required_argument, 0, OPT_OPTIONS},
     {"reps", required_argument, 0, OPT_REPS},
+    {"full-check", no_argument, 0, OPT_FULL_CHECK},
     CLI_SAMPLING_OPTIONS,
     CLI_PRICE_OPTIONS,
     CLI_RUN_OPTIONS,
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
 };
+
+/* A rerun of a finished plan on an unchanged store (arb_sbs_rerun_if_unchanged): says so,
+** prints the run's summary as a rerun that sends nothing prints it and sets *finished. Else
+** leaves the store as it was (a database this check created is removed again) with the plan's
+** fingerprint in *out for the run. Returns 0 or the exit code. */
+static int rerun_if_unchanged(const char *items, const char *answers, const char *db,
+                              const arb_sbs_params *p, arb_sbs_unchanged *out, int *finished)
+{
+    arb_store *store = NULL;
+    *finished = 0;
+    if (arb_store_open(db, &store)) { /* the run reports it */
+        arb_store_close(store);
+        return 0;
+    }
+    arb_run_stats stats;
+    arb_status st = arb_sbs_rerun_if_unchanged(store, items, answers, p, out, &stats);
+    if (st) {
+        int rc = cli_store_failure("sbs", store, st);
+        arb_store_close(store);
+        return rc;
+    }
+    if (!out->since_run) {
+        arb_store_close_unused(store);
+        return 0;
+    }
+    fprintf(stderr,
+            "sbs: inputs, judges and template unchanged since run %lld, whose %zu judgments are "
+            "all still stored: nothing to send (--full-check checks every request)\n",
+            out->since_run, out->judgments);
+    *finished = 1;
+    int rc = cli_run_result("sbs", store, ARB_OK, &stats, 0);
+    arb_store_close(store);
+    return rc;
+}
 
 int cmd_sbs(int argc, char **argv)
 {
@@ -104,6 +146,7 @@ int cmd_sbs(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
+        case OPT_FULL_CHECK: p.full_check = 1; break;
         case OPT_HELP:
             fputs(sbs_help, stdout);
             cli_print_run_help(stdout);
@@ -140,6 +183,14 @@ int cmd_sbs(int argc, char **argv)
         rc = cli_pick_judge_list("sbs", "--judges", judges_spec, &list, &p.n_judges, &loaded);
         p.judges = list;
     }
+    arb_sbs_unchanged unchanged;
+    memset(&unchanged, 0, sizeof unchanged);
+    if (!rc) {
+        int finished = 0;
+        rc = rerun_if_unchanged(items, answers, db, &p, &unchanged, &finished);
+        if (rc || finished) goto done;
+    }
+    if (*unchanged.fingerprint) p.plan_fingerprint = unchanged.fingerprint;
     if (!rc) rc = cli_open_run_inputs("sbs", items, answers, db, &ds, &store);
     if (rc) goto done;
     arb_run_stats stats;

@@ -126,6 +126,13 @@ int cli_transport_option(int c, const char *arg, arb_client_params *client)
         if (cli_parse_double("--max-retry-wait", arg, 0, 86400, &x)) return -1;
         client->max_retry_wait_ms = (long)(x * 1000);
         return 1;
+    case CLI_OPT_TRANSPORT:
+        if (strcmp(arg, "auto") && strcmp(arg, "curl")) {
+            cli_usage_error(cli_command, "--transport expects auto or curl, got \"%s\"", arg);
+            return -1;
+        }
+        client->transport = strcmp(arg, "curl") ? ARB_TRANSPORT_AUTO : ARB_TRANSPORT_CURL;
+        return 1;
     default: return 0;
     }
 }
