@@ -518,6 +518,11 @@ arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds);
 ** dataset, see arb_dataset_load_indexed): the items of ds at positions first_seq, first_seq + 1,
 ** ...; the answers of ds (their items stored already). Each runs in its own transaction unless
 ** the caller holds one. */
+/* Trains the store's text dictionary (store_texts.c) from the items of items and the answers
+** of answers (either may be NULL) when the store has none yet and they hold enough text, so a
+** new store's texts are compact from the first load. */
+arb_status arb__store_train_texts(arb_store *s, const arb_dataset *items,
+                                  const arb_dataset *answers);
 arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t first_seq);
 arb_status arb__store_put_answers(arb_store *s, const arb_dataset *ds);
 /* store_items.c: calls fn(ud, item_id, model, answer) for every stored answer, in no

@@ -507,9 +507,21 @@ static arb_status store_dataset(sbs_run *r)
     if (!arb__dataset_is_indexed(ds)) return arb__store_put_dataset(s, ds);
     arb_status st = arb__store_begin(s);
     if (st) return st;
-    arb_dataset *block = NULL;
+    arb_dataset *block = NULL, *sample = NULL;
     char *err = NULL;
     size_t n = arb_dataset_item_count(ds);
+    /* the text dictionary is trained from the first block of each file, as it would be from
+    ** the whole dataset (store_texts.c takes at most 1 MB of samples anyway) */
+    size_t na = arb_dataset_answer_count(ds);
+    st = arb__dataset_window(ds, 0, n < STORE_ITEMS_BLOCK ? n : STORE_ITEMS_BLOCK, NULL, 0,
+                             &block, &err);
+    if (!st)
+        st = arb__dataset_answers_window(ds, 0, na < STORE_ANSWERS_BLOCK ? na : STORE_ANSWERS_BLOCK,
+                                         &sample, &err);
+    if (!st) st = arb__store_train_texts(s, block, sample);
+    arb_dataset_destroy(block);
+    arb_dataset_destroy(sample);
+    block = NULL;
     for (size_t i = 0; i < n && !st; i += STORE_ITEMS_BLOCK) {
         size_t k = n - i < STORE_ITEMS_BLOCK ? n - i : STORE_ITEMS_BLOCK;
         if (!(st = arb__dataset_window(ds, i, k, NULL, 0, &block, &err)))

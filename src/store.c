@@ -41,7 +41,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 11
+#define STORE_SCHEMA_VERSION 12
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -303,6 +303,33 @@ static const char *const schema_sql[] = {
     NULL,
 };
 
+/* The triggers of schema 11 that keep a question or answer in retired_texts before the dataset
+** changes or deletes it (store_requests.c). Migration 12 drops them while it compresses the
+** texts in place (the same text, another representation) and creates them again. */
+#define RETIRE_TRIGGERS \
+    "CREATE TRIGGER items_retire_question BEFORE UPDATE OF question ON items\n" \
+    "  WHEN old.question IS NOT new.question BEGIN\n" \
+    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.id, '', old.question\n" \
+    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.id AND model = ''\n" \
+    "                        AND body = old.question);\n" \
+    "END;\n" \
+    "CREATE TRIGGER items_retire_deleted BEFORE DELETE ON items BEGIN\n" \
+    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.id, '', old.question\n" \
+    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.id AND model = ''\n" \
+    "                        AND body = old.question);\n" \
+    "END;\n" \
+    "CREATE TRIGGER answers_retire_answer BEFORE UPDATE OF answer ON answers\n" \
+    "  WHEN old.answer IS NOT new.answer BEGIN\n" \
+    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model, old.answer\n" \
+    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.item_id\n" \
+    "                        AND model = old.model AND body = old.answer);\n" \
+    "END;\n" \
+    "CREATE TRIGGER answers_retire_deleted BEFORE DELETE ON answers BEGIN\n" \
+    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model, old.answer\n" \
+    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.item_id\n" \
+    "                        AND model = old.model AND body = old.answer);\n" \
+    "END;\n"
+
 /* Migrations: migrations[v - 1] takes a store from version v to v + 1. A new store is created
 ** at version 1 and migrated like an old one, so there is one path to the current schema. */
 static const char *const migrations[] = {
@@ -541,28 +568,7 @@ static const char *const migrations[] = {
     "  body     TEXT NOT NULL\n"
     ");\n"
     "CREATE INDEX retired_texts_by_owner ON retired_texts(item_id, model);\n"
-    "CREATE TRIGGER items_retire_question BEFORE UPDATE OF question ON items\n"
-    "  WHEN old.question IS NOT new.question BEGIN\n"
-    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.id, '', old.question\n"
-    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.id AND model = ''\n"
-    "                        AND body = old.question);\n"
-    "END;\n"
-    "CREATE TRIGGER items_retire_deleted BEFORE DELETE ON items BEGIN\n"
-    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.id, '', old.question\n"
-    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.id AND model = ''\n"
-    "                        AND body = old.question);\n"
-    "END;\n"
-    "CREATE TRIGGER answers_retire_answer BEFORE UPDATE OF answer ON answers\n"
-    "  WHEN old.answer IS NOT new.answer BEGIN\n"
-    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model, old.answer\n"
-    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.item_id\n"
-    "                        AND model = old.model AND body = old.answer);\n"
-    "END;\n"
-    "CREATE TRIGGER answers_retire_deleted BEFORE DELETE ON answers BEGIN\n"
-    "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model, old.answer\n"
-    "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.item_id\n"
-    "                        AND model = old.model AND body = old.answer);\n"
-    "END;\n"
+    RETIRE_TRIGGERS
     "ALTER TABLE calls ADD COLUMN prompt_chars\n"
     "  -- the prompt length in code points: total length of the messages' contents (METHODS 5)\n"
     "  INTEGER;\n"
@@ -570,6 +576,17 @@ static const char *const migrations[] = {
     "  SELECT CAST(total(length(json_extract(m.value, '$.content'))) AS INTEGER)\n"
     "    FROM json_each(calls.request, '$.messages') m)\n"
     " WHERE json_valid(request);\n",
+    /* 12: compact texts of the dataset (issue 17; store_texts.c). The SQL part;
+    ** compact_stored_texts then trains the dictionary and rewrites the texts already stored,
+    ** in the same transaction. */
+    "CREATE TABLE text_dicts (\n"
+    "  -- zstd dictionaries that the dataset's texts are compressed with: items.question,\n"
+    "  -- reference and source, answers.answer and source may hold a BLOB (a compact text)\n"
+    "  -- instead of TEXT. Read them through arbiter (export, report), which decompresses.\n"
+    "  -- A row is never changed or deleted; the newest compresses new texts.\n"
+    "  id    INTEGER PRIMARY KEY,\n"
+    "  dict  BLOB NOT NULL\n"
+    ");\n",
 };
 
 /* Statements prepared once at open (the hot paths). */
@@ -596,6 +613,8 @@ enum {
     ST_LEASE_RELEASE,
     ST_LEASES_RELEASE,
     ST_COMPACT_CALL,
+    ST_ITEM_TEXTS,
+    ST_ANSWER_TEXTS,
     ST__COUNT
 };
 
@@ -701,6 +720,13 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_LEASES_RELEASE] = "DELETE FROM call_leases WHERE owner = ?1",
     /* The key guards against a row id that a rollback gave to another call. */
     [ST_COMPACT_CALL] = "UPDATE calls SET request = ?2 WHERE id = ?1 AND key = ?3",
+    /* An item or answer as stored, when its other columns are the ones given: loading the
+    ** same dataset again compares the texts (decompressing is cheaper than compressing) and
+    ** skips the upsert when they are the same too. */
+    [ST_ITEM_TEXTS] = "SELECT question, reference, source FROM items WHERE id = ?1 AND seq = ?2"
+                      " AND category IS ?3 AND language IS ?4 AND grp IS ?5 AND extra = ?6",
+    [ST_ANSWER_TEXTS] = "SELECT answer, source FROM answers WHERE item_id = ?1 AND model = ?2"
+                        " AND extra = ?3",
 };
 
 /* The call stored last, while its request is still TEXT: compacted when its pairwise row
@@ -736,6 +762,8 @@ struct arb_store {
     int created;           /* the file did not exist before this handle opened it */
     sqlite3_stmt *stmt[ST__COUNT];
     arb__reqz *reqz;       /* compact requests (store_requests.c) */
+    arb__textz *textz;     /* compact texts of the dataset (store_texts.c) */
+    int texts_compacted;   /* migration 12 compressed the stored texts in this open */
     long long compacted;   /* requests migration 11 rewrote in this open */
     pending_call call_pending; /* see pending_call */
     int in_tx;             /* between arb__store_begin and its commit or rollback */
@@ -794,6 +822,7 @@ arb_status arb__store_begin(arb_store *s)
 {
     arb_status st = arb__store_step_done(s, s->stmt[ST_BEGIN], "cannot begin a transaction");
     s->n_pending = 0; /* rows of a transaction that is gone are not this one's */
+    arb__textz_new_transaction(s->textz);
     arb__buf_reset(&s->pending_text);
     s->in_tx = !st;
     return st;
@@ -826,6 +855,7 @@ void arb__store_rollback(arb_store *s)
     if (!s) return;
     drop_pending(s);
     arb__reqz_forget(s->reqz); /* skeletons written in the transaction are gone */
+    arb__textz_forget(s->textz); /* and so may be the text dictionary */
     s->in_tx = 0;
     s->n_pending = 0;
     arb__buf_reset(&s->pending_text);
@@ -964,6 +994,78 @@ static arb_status compact_stored_requests(arb_store *s)
     return st;
 }
 
+/* Migration 12's rewrite of the dataset's texts into compact texts: trains the store's
+** dictionary from a sample of its texts (every step-th row, about TEXT_SAMPLE_BYTES in all),
+** then compresses every question, reference, answer and source in place, with the retirement
+** triggers dropped meanwhile (the texts do not change, only how they are kept). Runs inside the
+** migration's transaction. A store whose texts are too few to train a dictionary keeps them
+** as TEXT. */
+static arb_status compact_stored_texts(arb_store *s)
+{
+    enum { TEXT_SAMPLE_BYTES = 4 * 1024 * 1024 };
+    static const char total_sql[] =
+        "SELECT (SELECT total(length(CAST(question AS BLOB)) + ifnull(length(CAST(reference AS"
+        " BLOB)), 0)) FROM items) + (SELECT total(length(CAST(answer AS BLOB))) FROM answers)";
+    static const char sample_sql[] =
+        "SELECT question FROM items WHERE rowid % ?1 = 0 UNION ALL"
+        " SELECT reference FROM items WHERE rowid % ?1 = 0 AND reference IS NOT NULL UNION ALL"
+        " SELECT source FROM items WHERE rowid % ?1 = 0 AND source IS NOT NULL UNION ALL"
+        " SELECT answer FROM answers WHERE rowid % ?1 = 0 UNION ALL"
+        " SELECT source FROM answers WHERE rowid % ?1 = 0 AND source IS NOT NULL";
+    static const char rewrite_sql[] =
+        "DROP TRIGGER items_retire_question; DROP TRIGGER items_retire_deleted;"
+        "DROP TRIGGER answers_retire_answer; DROP TRIGGER answers_retire_deleted;"
+        "UPDATE items SET question = arb_text_pack(question), reference = arb_text_pack(reference),"
+        " source = arb_text_pack(source);"
+        "UPDATE answers SET answer = arb_text_pack(answer), source = arb_text_pack(source);"
+        RETIRE_TRIGGERS;
+    long long total = 0;
+    if (pragma_int(s, total_sql, &total)) return ARB_DB;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sample_sql, -1, &q, NULL) != SQLITE_OK)
+        return arb__store_fail_db(s, "cannot compact the stored texts");
+    sqlite3_bind_int64(q, 1, total / TEXT_SAMPLE_BYTES + 1);
+    char **texts = NULL;
+    size_t n = 0, cap = 0;
+    int rc, oom = 0;
+    arb_status st = ARB_OK;
+    while (!oom && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (n == cap) {
+            char **grown = realloc(texts, (cap = cap ? 2 * cap : 1024) * sizeof *texts);
+            if (!grown) {
+                oom = 1;
+                break;
+            }
+            texts = grown;
+        }
+        texts[n] = arb__store_column_text(q, 0, &oom);
+        n++;
+    }
+    if (oom) st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+    else if (rc != SQLITE_DONE) st = arb__store_fail_db(s, "cannot compact the stored texts");
+    sqlite3_finalize(q);
+    if (!st && arb__textz_train(s->textz, (const char *const *)texts, n))
+        st = arb__store_fail(s, ARB_DB, "cannot compact the stored texts: %s",
+                             arb__textz_errmsg(s->textz));
+    for (size_t i = 0; i < n; i++) free(texts[i]);
+    free(texts);
+    if (st) return st;
+    int have = arb__textz_has_dictionary(s->textz);
+    if (have < 0)
+        return arb__store_fail(s, ARB_DB, "cannot compact the stored texts: %s",
+                               arb__textz_errmsg(s->textz));
+    if (!have) return ARB_OK;
+    char *err = NULL;
+    if (sqlite3_exec(s->db, rewrite_sql, NULL, NULL, &err) != SQLITE_OK) {
+        st = arb__store_fail(s, ARB_DB, "cannot compact the stored texts: %s",
+                             err ? err : sqlite3_errmsg(s->db));
+        sqlite3_free(err);
+        return st;
+    }
+    s->texts_compacted = 1;
+    return ARB_OK;
+}
+
 /* Creates the schema in one transaction, unless another process did it first. */
 static arb_status create_schema(arb_store *s)
 {
@@ -979,12 +1081,14 @@ static arb_status create_schema(arb_store *s)
                 rc = sqlite3_exec(s->db, schema_sql[i], NULL, NULL, &err);
             version = 1;
         }
-        int compact = 0;
+        int compact = 0, compact_texts = 0;
         for (; version < STORE_SCHEMA_VERSION && rc == SQLITE_OK; version++) {
             rc = sqlite3_exec(s->db, migrations[version - 1], NULL, NULL, &err);
             if (version + 1 == 11) compact = 1;
+            if (version + 1 == 12) compact_texts = 1;
         }
         if (rc == SQLITE_OK && compact && compact_stored_requests(s)) goto fail;
+        if (rc == SQLITE_OK && compact_texts && compact_stored_texts(s)) goto fail;
         char pragmas[128];
         snprintf(pragmas, sizeof pragmas, "PRAGMA user_version = %d; PRAGMA application_id = %d;",
                  STORE_SCHEMA_VERSION, STORE_APPLICATION_ID);
@@ -1094,7 +1198,8 @@ arb_status arb_store_open(const char *path, arb_store **out)
                      NULL, NULL, NULL) != SQLITE_OK)
         return arb__store_fail_db(s, "cannot set pragmas");
 
-    if (!(s->reqz = arb__reqz_create(s->db)) || arb__reqz_register(s->reqz))
+    if (!(s->reqz = arb__reqz_create(s->db)) || arb__reqz_register(s->reqz) ||
+        !(s->textz = arb__textz_create(s->db)) || arb__textz_register(s->textz))
         return arb__store_fail(s, ARB_NOMEM, "%s: out of memory", path);
     sqlite3_commit_hook(s->db, refuse_commit_with_pending, s);
     sqlite3_rollback_hook(s->db, forget_pending_on_rollback, s);
@@ -1106,13 +1211,14 @@ arb_status arb_store_open(const char *path, arb_store **out)
     sqlite3_exec(s->db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
     if (st) {
         arb__reqz_forget(s->reqz);
+        arb__textz_forget(s->textz);
         return st;
     }
     /* Compacting the requests of an old store leaves its pages mostly empty: give them back
     ** to the file system once (a 1 GB store of 200,000 calls becomes ~0.25 GB). Best effort:
     ** with another process on the store it fails and the file keeps its size. The new file is
     ** built in a temporary file, not in memory (temp_store), so a large store needs no RAM. */
-    if (s->compacted > 0)
+    if (s->compacted > 0 || s->texts_compacted > 0)
         sqlite3_exec(s->db, "PRAGMA temp_store = FILE; VACUUM; PRAGMA temp_store = MEMORY;",
                      NULL, NULL, NULL);
 
@@ -1201,6 +1307,7 @@ void arb_store_close(arb_store *store)
         arb__store_rollback(store);
         for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(store->stmt[i]);
         arb__reqz_destroy(store->reqz);
+        arb__textz_destroy(store->textz);
         for (int i = 0; i < PAIRWISE_SIZES; i++) sqlite3_finalize(store->put_pairwise_group[i]);
         sqlite3_close(store->db);
     }
@@ -1258,6 +1365,88 @@ static const char *item_extra(const arb_item *it, char **owned)
     return *owned;
 }
 
+/* Binds text as a compact text when the store's dictionary shortens it, else as TEXT (NULL for
+** NULL). The blob is copied (SQLITE_TRANSIENT): the codec reuses its buffer. */
+static arb_status bind_compact_text(arb_store *s, sqlite3_stmt *q, int index, const char *text)
+{
+    const unsigned char *blob = NULL;
+    size_t len = 0;
+    int got = text ? arb__textz_encode(s->textz, text, strlen(text), &blob, &len) : 0;
+    if (got < 0)
+        return arb__store_fail(s, ARB_DB, "cannot compress a text: %s",
+                               arb__textz_errmsg(s->textz));
+    if (got) sqlite3_bind_blob(q, index, blob, (int)len, SQLITE_TRANSIENT);
+    else arb__store_bind_text(q, index, text);
+    return ARB_OK;
+}
+
+/* Whether the row q found (stepped to by this function) holds exactly texts[0..n) in its
+** columns 0..n-1, compact or not. 1 yes, 0 no (or no row), -1 on failure (store's error set).
+** Resets q. */
+static int stored_texts_equal(arb_store *s, sqlite3_stmt *q, const char *const *texts, int n)
+{
+    int rc = sqlite3_step(q), same = rc == SQLITE_ROW;
+    for (int i = 0; same && i < n; i++) {
+        int type = sqlite3_column_type(q, i);
+        if (type == SQLITE_NULL || !texts[i]) {
+            same = type == SQLITE_NULL && !texts[i];
+        } else if (type == SQLITE_BLOB) {
+            size_t len = 0;
+            char *text = arb__textz_decode(s->textz, sqlite3_column_blob(q, i),
+                                           (size_t)sqlite3_column_bytes(q, i), &len);
+            if (!text) {
+                arb__store_fail(s, ARB_DB, "cannot read a stored text: %s",
+                                arb__textz_errmsg(s->textz));
+                same = -1;
+                break;
+            }
+            same = len == strlen(texts[i]) && !memcmp(text, texts[i], len);
+            free(text);
+        } else {
+            same = type == SQLITE_TEXT && !strcmp((const char *)sqlite3_column_text(q, i),
+                                                  texts[i]);
+        }
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        arb__store_fail_db(s, "cannot read the stored dataset");
+        same = -1;
+    }
+    sqlite3_reset(q);
+    return same;
+}
+
+/* See internal.h. */
+arb_status arb__store_train_texts(arb_store *s, const arb_dataset *items,
+                                  const arb_dataset *answers)
+{
+    int have = arb__textz_has_dictionary(s->textz);
+    if (have) return have < 0 ? arb__store_fail(s, ARB_DB, "cannot compress texts: %s",
+                                                arb__textz_errmsg(s->textz))
+                              : ARB_OK;
+    size_t n_items = items ? arb_dataset_item_count(items) : 0;
+    size_t n_answers = answers ? arb_dataset_answer_count(answers) : 0;
+    const char **texts = malloc((3 * n_items + 2 * n_answers + 1) * sizeof *texts);
+    if (!texts) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < n_items; i++) {
+        const arb_item *it = arb_dataset_item(items, i);
+        texts[n++] = it->question;
+        texts[n++] = it->reference;
+        texts[n++] = it->source;
+    }
+    for (size_t i = 0; i < n_answers; i++) {
+        const arb_answer *a = arb_dataset_answer(answers, i);
+        texts[n++] = a->answer;
+        texts[n++] = a->source;
+    }
+    arb_status st = ARB_OK;
+    if (arb__textz_train(s->textz, texts, n))
+        st = arb__store_fail(s, ARB_DB, "cannot train the text dictionary: %s",
+                             arb__textz_errmsg(s->textz));
+    free(texts);
+    return st;
+}
+
 /* Records the items of ds (borrowed), the i-th at position first_seq + i (items.seq). Runs in
 ** its own transaction unless the caller already holds one. An item without a question
 ** (pointwise items of some tasks) is stored with question '' (the column is NOT NULL); its task
@@ -1269,6 +1458,12 @@ arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t firs
     arb_status st = ARB_OK;
     if (own_tx && (st = arb__store_begin(s))) return st;
     char what[512];
+    /* into a store without items nothing is there to compare with (a first run) */
+    long long had_items = 1;
+    if (pragma_int(s, "SELECT EXISTS (SELECT 1 FROM items)", &had_items)) {
+        st = ARB_DB;
+        goto done;
+    }
     sqlite3_stmt *q = s->stmt[ST_PUT_ITEM];
     size_t n = arb_dataset_item_count(ds);
     for (size_t i = 0; i < n; i++) {
@@ -1281,13 +1476,33 @@ arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t firs
             st = arb__store_fail(s, ARB_NOMEM, "out of memory");
             goto done;
         }
-        arb__store_bind_text(q, 3, it->question ? it->question : "");
-        arb__store_bind_text(q, 4, it->reference);
+        sqlite3_stmt *same = s->stmt[ST_ITEM_TEXTS];
+        arb__store_bind_text(same, 1, it->id);
+        sqlite3_bind_int64(same, 2, (sqlite3_int64)(first_seq + i));
+        arb__store_bind_text(same, 3, it->category);
+        arb__store_bind_text(same, 4, it->language);
+        arb__store_bind_text(same, 5, it->group);
+        arb__store_bind_text(same, 6, extra);
+        const char *item_texts[3] = {it->question ? it->question : "", it->reference, it->source};
+        int unchanged = had_items ? stored_texts_equal(s, same, item_texts, 3) : 0;
+        if (unchanged) {
+            free(extra_owned);
+            if (unchanged < 0) {
+                st = ARB_DB;
+                goto done;
+            }
+            continue; /* stored as it is: nothing to write */
+        }
+        if ((st = bind_compact_text(s, q, 3, it->question ? it->question : "")) ||
+            (st = bind_compact_text(s, q, 4, it->reference)) ||
+            (st = bind_compact_text(s, q, 9, it->source))) {
+            free(extra_owned);
+            goto done;
+        }
         arb__store_bind_text(q, 5, it->category);
         arb__store_bind_text(q, 6, it->language);
         arb__store_bind_text(q, 7, it->group);
         arb__store_bind_text(q, 8, extra);
-        arb__store_bind_text(q, 9, it->source);
         /* the message is written only on failure: a snprintf per row was 3% of a rerun */
         int rc = sqlite3_step(q);
         if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
@@ -1314,15 +1529,33 @@ arb_status arb__store_put_answers(arb_store *s, const arb_dataset *ds)
     arb_status st = ARB_OK;
     if (own_tx && (st = arb__store_begin(s))) return st;
     char what[512];
+    /* into a store without answers nothing is there to compare with (a first run) */
+    long long had_answers = 1;
+    if (pragma_int(s, "SELECT EXISTS (SELECT 1 FROM answers)", &had_answers)) {
+        st = ARB_DB;
+        goto done;
+    }
     sqlite3_stmt *q = s->stmt[ST_PUT_ANSWER];
     size_t n = arb_dataset_answer_count(ds);
     for (size_t i = 0; i < n; i++) {
         const arb_answer *a = arb_dataset_answer(ds, i);
+        sqlite3_stmt *same = s->stmt[ST_ANSWER_TEXTS];
+        arb__store_bind_text(same, 1, a->item_id);
+        arb__store_bind_text(same, 2, a->model);
+        arb__store_bind_text(same, 3, a->extra_json ? a->extra_json : "{}");
+        const char *answer_texts[2] = {a->answer, a->source};
+        int unchanged = had_answers ? stored_texts_equal(s, same, answer_texts, 2) : 0;
+        if (unchanged < 0) {
+            st = ARB_DB;
+            goto done;
+        }
+        if (unchanged) continue; /* stored as it is: nothing to write */
         arb__store_bind_text(q, 1, a->item_id);
         arb__store_bind_text(q, 2, a->model);
-        arb__store_bind_text(q, 3, a->answer);
+        if ((st = bind_compact_text(s, q, 3, a->answer)) ||
+            (st = bind_compact_text(s, q, 5, a->source)))
+            goto done;
         arb__store_bind_text(q, 4, a->extra_json ? a->extra_json : "{}");
-        arb__store_bind_text(q, 5, a->source);
         int rc = sqlite3_step(q);
         if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
             snprintf(what, sizeof what, "%s: cannot store the answer of \"%s\" to item \"%s\"",
@@ -1340,14 +1573,16 @@ done:
 }
 
 /* Records every item and answer of ds (borrowed) in one transaction (unless the caller already
-** holds one): arb__store_put_items from position 0, then arb__store_put_answers. */
+** holds one): the text dictionary trained from ds if the store has none, then
+** arb__store_put_items from position 0, then arb__store_put_answers. */
 arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
 {
     if (!ds) return arb__store_fail(s, ARB_INVALID, "put_dataset: no dataset");
     int own_tx = sqlite3_get_autocommit(s->db);
     arb_status st;
     if (own_tx && (st = arb__store_begin(s))) return st;
-    st = arb__store_put_items(s, ds, 0);
+    st = arb__store_train_texts(s, ds, ds);
+    if (!st) st = arb__store_put_items(s, ds, 0);
     if (!st) st = arb__store_put_answers(s, ds);
     if (own_tx) {
         if (!st) st = arb__store_commit(s);
@@ -2005,8 +2240,8 @@ arb_status arb__store_judgments_for_audit(arb_store *s, unsigned protocols,
     static const char sql[] =
         "SELECT p.protocol, p.judge_name, p.candidate, p.baseline, p.template_name, p.options,\n"
         "       p.item_id, i.rowid, i.seq, coalesce(i.category, ''), p.rep, p.ord,\n"
-        "       p.position_verdict, length(nullif(i.question, '')), length(ac.answer),\n"
-        "       length(ab.answer),\n"
+        "       p.position_verdict, arb_text_length(nullif(i.question, '')),\n"
+        "       arb_text_length(ac.answer), arb_text_length(ab.answer),\n"
         "       (SELECT c.prompt_chars FROM calls c WHERE c.id = p.call_id),\n"
         "       coalesce(i.language, '')\n"
         "  FROM pairwise p JOIN items i ON i.id = p.item_id\n"
@@ -2470,7 +2705,8 @@ static arb_status export_any(arb_store *store, const char *format, FILE *out)
         "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"
         " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, c.model, c.content,"
         " c.error, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts,"
-        " arb_request(c.request), i.question, ac.answer, ab.answer, i.category, i.language,"
+        " arb_request(c.request), arb_text(i.question), arb_text(ac.answer), arb_text(ab.answer),"
+        " i.category, i.language,"
         " p.source,"
         " CASE p.strength WHEN 1 THEN 'weak' WHEN 2 THEN 'strong' END,"
         " c.cached_tokens, c.reasoning_tokens, c.cost_usd, c.reasoning, c.logprobs"

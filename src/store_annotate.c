@@ -76,7 +76,8 @@ static const char *const query_sql[Q__COUNT] = {
     [Q_COUNT_ELIGIBLE] = "SELECT count(*)" ELIGIBLE_SQL,
     [Q_INSERT_TASK] = "INSERT INTO annotation_tasks(item_id, candidate, baseline, annotator,"
                       " shown_order) VALUES (?4, ?5, ?6, ?1, ?7)",
-    [Q_CONTENT] = "SELECT i.question, i.reference, c.answer, b.answer FROM items i"
+    [Q_CONTENT] = "SELECT arb_text(i.question), arb_text(i.reference), arb_text(c.answer),"
+                  " arb_text(b.answer) FROM items i"
                   " JOIN answers c ON c.item_id = i.id AND c.model = ?5"
                   " JOIN answers b ON b.item_id = i.id AND b.model = ?6 WHERE i.id = ?4",
     [Q_GET_TASK] = "SELECT item_id, candidate, baseline, annotator, shown_order, outcome,"

@@ -58,10 +58,11 @@ static const char *const import_sql[Q__COUNT] = {
         " AND kind = ?2 AND template_name = ?3 AND language = '' AND item_id = ?4"
         " AND model = ?5 AND rep = ?6 LIMIT 1",
     [Q_MAX_SEQ] = "SELECT max(seq) FROM items",
-    [Q_FIND_ITEM] = "SELECT source FROM items WHERE id = ?1",
+    [Q_FIND_ITEM] = "SELECT arb_text(source) FROM items WHERE id = ?1",
     [Q_PUT_ITEM] = "INSERT INTO items(id, seq, question, category, language, source)"
                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    [Q_FIND_ANSWER] = "SELECT answer, source FROM answers WHERE item_id = ?1 AND model = ?2",
+    [Q_FIND_ANSWER] = "SELECT arb_text(answer), arb_text(source) FROM answers"
+                     " WHERE item_id = ?1 AND model = ?2",
     [Q_PUT_ANSWER] = "INSERT INTO answers(item_id, model, answer, source) VALUES (?1, ?2, ?3, ?4)"
                      " ON CONFLICT(item_id, model) DO UPDATE SET answer = excluded.answer",
     [Q_PUT_PAIRWISE] =

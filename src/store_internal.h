@@ -70,5 +70,40 @@ int arb__reqz_prompt_chars(arb__reqz *z, const char *request, long long *chars);
 ** request, or -1 when it leaves the request to SQL (\u escapes, unusual shapes). */
 long long arb__request_scan_prompt_chars(const char *json);
 
+/* ---- compact texts of the dataset (store_texts.c) ---- */
+
+typedef struct arb__textz arb__textz;
+
+/* A codec on db (borrowed; the store's connection). NULL when out of memory. Its statements
+** are prepared on first use, so it may be created before the schema is. */
+arb__textz *arb__textz_create(sqlite3 *db);
+/* Frees it and its statements. Accepts NULL. */
+void arb__textz_destroy(arb__textz *z);
+/* Registers arb_text(x) (the text, from TEXT or a compact text), arb_text_length(x)
+** (length(arb_text(x)), cheaply) and arb_text_pack(x) (migration 12). Returns 0 or -1. */
+int arb__textz_register(arb__textz *z);
+/* The message of the last failure (owned by z). */
+const char *arb__textz_errmsg(const arb__textz *z);
+/* Forgets the dictionaries it knows: after a rollback, which may have taken away one it
+** stored. Accepts NULL. */
+void arb__textz_forget(arb__textz *z);
+/* A new write transaction began: text_dicts is read again before the next compression
+** (another process may have trained the store's dictionary). Accepts NULL. */
+void arb__textz_new_transaction(arb__textz *z);
+/* 1 when the store has a dictionary, 0 when not, -1 on failure. */
+int arb__textz_has_dictionary(arb__textz *z);
+/* Trains and stores the store's dictionary from texts (n strings, NULL ones skipped) unless it
+** has one, or they are too few to train a useful one (nothing happens). Call it inside the
+** write transaction. 0 or -1 (arb__textz_errmsg). */
+int arb__textz_train(arb__textz *z, const char *const *texts, size_t n);
+/* Compresses text (len bytes) into a compact text: 1 with *out (owned by z, valid until its
+** next call) and *out_len; 0 when it stays TEXT (no dictionary, short, or not shorter); -1 on
+** failure. */
+int arb__textz_encode(arb__textz *z, const char *text, size_t len, const unsigned char **out,
+                      size_t *out_len);
+/* Decodes a compact text: the text (caller frees, NUL-terminated, *out_len bytes), or NULL
+** (arb__textz_errmsg). */
+char *arb__textz_decode(arb__textz *z, const unsigned char *blob, size_t len, size_t *out_len);
+
 
 #endif

@@ -23,6 +23,6 @@ arb_status arb__store_each_answer(arb_store *s, arb__answer_fn fn, void *ud)
 {
     if (!fn) return arb__store_fail(s, ARB_INVALID, "each_answer: no callback");
     answer_walk w = {fn, ud};
-    return arb__store_each_row(s, "SELECT item_id, model, answer FROM answers", "answers",
+    return arb__store_each_row(s, "SELECT item_id, model, arb_text(answer) FROM answers", "answers",
                                answer_row, &w);
 }

@@ -9,7 +9,8 @@
 **
 **     'Z' | flags | varint skeleton id | count of refs | refs... | zstd frame
 **     flags: bit 0 set when the request asks for logprobs ("logprobs": true), so the
-**            logprobs summary need not rebuild every request to count them
+**            logprobs summary need not rebuild every request to count them; bit 1 set when
+**            the zstd frame is stored without its 4-byte magic number (since schema 12)
 **     ref: kind | [varint length + item id] | [varint length + model]
 **          | 4 bytes: low 32 bits of XXH3-64 of the text
 **     kind: bit 0 set for an answer (by the model that follows), clear for the item's question;
@@ -48,9 +49,9 @@
 #include <zstd_errors.h>
 
 /* zstd level for requests. With the prefix, on the benchmark set's requests (measured
-** 2026-11-27): level 1 gives ~120-byte frames, level 3 ~70 bytes in the same CPU time
-** (~10 us a call), levels 4-6 ~40-50 bytes for ~50% more CPU. */
-#define REQUEST_ZSTD_LEVEL 3
+** 2026-11-27): level 1 gives ~120-byte frames, level 3 ~70 bytes, level 4 ~35 bytes (whole
+** compact requests 118 -> 82 bytes) in about the same CPU time; levels 5-9 no smaller. */
+#define REQUEST_ZSTD_LEVEL 4
 /* A frame larger than this share of the request means the skeleton no longer fits (another
 ** template): the request becomes a new skeleton of its model. */
 #define NEW_SKELETON_SHARE 8
@@ -62,6 +63,11 @@
 #define TEXT_CACHE 8
 #define CURRENT_MODELS 8
 #define COMPACT_TAG 'Z'
+/* Flags (the byte after the tag): bit 0 asks for logprobs; bit 1 (schema 12 on): the zstd frame
+** is stored without its magic number (frame_magic), the same 4 bytes in every request. */
+#define FLAG_LOGPROBS 1
+#define FLAG_MAGICLESS 2
+static const unsigned char frame_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
 enum {
     Q_QUESTION,
@@ -76,9 +82,9 @@ enum {
 };
 
 static const char *const q_sql[Q__COUNT] = {
-    [Q_QUESTION] = "SELECT question FROM items WHERE id = ?1",
-    [Q_ANSWER] = "SELECT answer FROM answers WHERE item_id = ?1 AND model = ?2",
-    [Q_RETIRED] = "SELECT body FROM retired_texts WHERE item_id = ?1 AND model = ?2",
+    [Q_QUESTION] = "SELECT arb_text(question) FROM items WHERE id = ?1",
+    [Q_ANSWER] = "SELECT arb_text(answer) FROM answers WHERE item_id = ?1 AND model = ?2",
+    [Q_RETIRED] = "SELECT arb_text(body) FROM retired_texts WHERE item_id = ?1 AND model = ?2",
     [Q_SKELETON_GET] = "SELECT body FROM request_texts WHERE id = ?1",
     [Q_SKELETON_FIND] = "SELECT id, body FROM request_texts WHERE hash = ?1",
     [Q_SKELETON_PUT] = "INSERT INTO request_texts(hash, body) VALUES (?1, ?2) RETURNING id",
@@ -492,7 +498,7 @@ int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
         plen = sk->len;
         size_t h = 0;
         buf[h++] = COMPACT_TAG;
-        buf[h++] = (unsigned char)(asks_logprobs ? 1 : 0);
+        buf[h++] = (unsigned char)(asks_logprobs ? FLAG_LOGPROBS : 0);
         h += (size_t)put_varint(buf + h, (uint64_t)sk->id);
         unsigned char *count = buf + h++;
         *count = 0;
@@ -537,6 +543,12 @@ int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
             goto fail;
         }
         if (fresh || frame * NEW_SKELETON_SHARE <= len || attempt == 1) {
+            if (frame > sizeof frame_magic && !memcmp(buf + h, frame_magic, sizeof frame_magic)) {
+                /* every frame starts with the same 4 bytes: the decoder puts them back */
+                memmove(buf + h, buf + h + sizeof frame_magic, frame - sizeof frame_magic);
+                frame -= sizeof frame_magic;
+                buf[1] |= FLAG_MAGICLESS;
+            }
             *out = buf;
             *out_len = h + frame;
             free(z->current[slot].model);
@@ -620,14 +632,23 @@ char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size
     decoded_ref refs[256];
     unsigned n_refs = 0;
     char *text = NULL;
+    char *frame_copy = NULL; /* a magicless frame with its magic number put back */
     if (len < 4 || *p++ != COMPACT_TAG) goto bad;
-    p++; /* flags */
+    int magicless = (*p++ & FLAG_MAGICLESS) != 0;
     if (get_varint(&p, end, &skel_id) || p >= end) goto bad;
     const skeleton *sk = skeleton_get(z, (long long)skel_id);
     if (!sk) return NULL;
     n_refs = *p++;
     memset(refs, 0, n_refs * sizeof *refs);
     if (read_refs(&p, end, refs, n_refs) < 0) goto bad;
+    if (magicless) {
+        size_t flen = (size_t)(end - p);
+        if (!(frame_copy = malloc(flen + sizeof frame_magic))) goto nomem;
+        memcpy(frame_copy, frame_magic, sizeof frame_magic);
+        memcpy(frame_copy + sizeof frame_magic, p, flen);
+        p = (const unsigned char *)frame_copy;
+        end = p + flen + sizeof frame_magic;
+    }
     unsigned long long size = ZSTD_getFrameContentSize(p, (size_t)(end - p));
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1u << 30))
         goto bad;
@@ -653,6 +674,7 @@ char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size
                 text[got] = '\0';
                 *out_len = got;
                 free_refs(refs, n_refs);
+                free(frame_copy);
                 return text;
             }
             if (ZSTD_getErrorCode(got) != ZSTD_error_checksum_wrong || !n_refs) {
@@ -691,6 +713,7 @@ nomem:
     snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
 fail:
     free(text);
+    free(frame_copy);
     free_refs(refs, n_refs);
     return NULL;
 }
@@ -722,7 +745,7 @@ static void sql_asks_logprobs(sqlite3_context *ctx, int argc, sqlite3_value **ar
     int type = sqlite3_value_type(argv[0]), asks = 0;
     if (type == SQLITE_BLOB) {
         const unsigned char *b = sqlite3_value_blob(argv[0]);
-        asks = sqlite3_value_bytes(argv[0]) > 1 && b[0] == COMPACT_TAG && (b[1] & 1);
+        asks = sqlite3_value_bytes(argv[0]) > 1 && b[0] == COMPACT_TAG && (b[1] & FLAG_LOGPROBS);
     } else if (type == SQLITE_TEXT) {
         /* a request stored as TEXT is read as before compact requests, by SQL */
         asks = request_asks_logprobs_sql(sqlite3_user_data(ctx),

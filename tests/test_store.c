@@ -265,17 +265,17 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 11);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 12);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 12", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 13", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 12"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 13"));
     arb_store_close(s);
 }
 
@@ -283,7 +283,16 @@ static void test_schema_version(void **state)
 ** was upgraded to the current version. Returns the reopened store. */
 /* Undoes migrations 9 (batch calls), 8 (providers) and 7 (imported judgments, families), for the tests that build older stores. */
 /* Undoes migration 11 (compact requests): every request back to TEXT, as sent. */
+/* Undoes migration 12 (compact texts): every text back to TEXT (the retirement triggers take
+** each compact one for a changed text: those copies go), the dictionary gone. */
+#define UNDO_V12                                                                               \
+    "UPDATE items SET question = arb_text(question), reference = arb_text(reference),"         \
+    " source = arb_text(source);"                                                              \
+    "UPDATE answers SET answer = arb_text(answer), source = arb_text(source);"                 \
+    "DELETE FROM retired_texts WHERE typeof(body) = 'blob';"                                   \
+    "DROP TABLE text_dicts;"
 #define UNDO_V11                                                                               \
+    UNDO_V12                                                                                   \
     "UPDATE calls SET request = arb_request(request) WHERE typeof(request) = 'blob';"          \
     "DROP TRIGGER items_retire_question; DROP TRIGGER items_retire_deleted;"                  \
     "DROP TRIGGER answers_retire_answer; DROP TRIGGER answers_retire_deleted;"                \
@@ -308,7 +317,7 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 11);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 12);
     return s;
 }
 
@@ -492,7 +501,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 11);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 12);
     arb_store_close(s);
 }
 
@@ -1679,6 +1688,164 @@ static void test_schema_migration_from_2_compacts_requests(void **state)
     free(csv2);
 }
 
+/* A benchmark-like text of n words (a fixed pseudo-random sequence from seed). */
+static void word_text(char *out, size_t cap, unsigned seed, int n)
+{
+    static const char *const words[] = {"the", "a", "model", "answer", "question", "judge",
+                                         "result", "value", "method", "data", "system",
+                                         "process", "time", "caf\xc3\xa9"};
+    size_t used = 0;
+    unsigned x = seed * 2654435761u + 1;
+    for (int k = 0; k < n && used + 16 < cap; k++) {
+        x = x * 1103515245u + 12345u;
+        used += (size_t)snprintf(out + used, cap - used, "%s%s", k ? " " : "",
+                                 words[(x >> 16) % (sizeof words / sizeof *words)]);
+    }
+    snprintf(out + used, cap - used, ".");
+}
+
+/* Writes a benchmark of n items (question, reference, two answers of a few hundred characters)
+** as JSONL into *items and *answers (caller frees). */
+static void benchmark_jsonl(int n, char **items, char **answers)
+{
+    arb__buf bi, ba;
+    arb__buf_init(&bi, 0);
+    arb__buf_init(&ba, 0);
+    char q[400], r[400], a1[800], a2[800], line[2600];
+    for (int i = 0; i < n; i++) {
+        word_text(q, sizeof q, 4u * (unsigned)i, 25);
+        word_text(r, sizeof r, 4u * (unsigned)i + 1, 20);
+        word_text(a1, sizeof a1, 4u * (unsigned)i + 2, 60);
+        word_text(a2, sizeof a2, 4u * (unsigned)i + 3, 60);
+        int len = snprintf(line, sizeof line,
+                           "{\"id\": \"q%d\", \"question\": \"%s\", \"reference\": \"%s\"}\n", i,
+                           q, r);
+        assert_int_equal(arb__buf_append(&bi, line, (size_t)len), 0);
+        len = snprintf(line, sizeof line,
+                       "{\"item\": \"q%d\", \"model\": \"m1\", \"answer\": \"%s\"}\n"
+                       "{\"item\": \"q%d\", \"model\": \"m2\", \"answer\": \"%s\"}\n",
+                       i, a1, i, a2);
+        assert_int_equal(arb__buf_append(&ba, line, (size_t)len), 0);
+    }
+    assert_int_equal(arb__buf_append(&bi, "", 1), 0);
+    assert_int_equal(arb__buf_append(&ba, "", 1), 0);
+    *items = bi.data;
+    *answers = ba.data;
+}
+
+/* Stores item q<i>'s two calls (both orders) as sbs does, with the item's texts as the
+** dataset ds has them; requests[2i], requests[2i+1] get the requests (caller frees). */
+static void put_sbs_calls(arb_store *s, const arb_dataset *ds, int i, char **requests)
+{
+    char item[16];
+    snprintf(item, sizeof item, "q%d", i);
+    const arb_item *it = arb_dataset_find_item(ds, item);
+    assert_non_null(it);
+    const char *a[2] = {NULL, NULL};
+    for (size_t k = 0; k < arb_dataset_answer_count(ds); k++) {
+        const arb_answer *an = arb_dataset_answer(ds, k);
+        if (!strcmp(an->item_id, item)) a[strcmp(an->model, "m1") ? 1 : 0] = an->answer;
+    }
+    assert_non_null(a[0]);
+    assert_non_null(a[1]);
+    assert_int_equal(arb__store_begin(s), ARB_OK);
+    for (int ord = 0; ord < 2; ord++) {
+        char *req = sbs_request(it->question, a[ord], a[1 - ord], 0);
+        char key[33];
+        arb__judge_call_key(req, 0, key);
+        long long id = -1;
+        arb__call_record rec = {.key = key, .judge_name = "j", .model = "jm", .request_json = req,
+                                .ok = 1, .content = "[[A]]", .prompt_tokens = -1,
+                                .completion_tokens = -1, .reasoning_tokens = -1,
+                                .cached_tokens = -1, .cost_usd = NAN, .latency_ms = 5};
+        assert_int_equal(arb__store_put_call(s, &rec, &id), ARB_OK);
+        arb__pairwise_row row = {.protocol = "sbs", .judge_name = "j", .item_id = item,
+                                 .candidate = "m1", .baseline = "m2", .template_name = "t",
+                                 .options = 2, .order = ord, .position_verdict = 'A',
+                                 .model_verdict = ord ? 'b' : 'a', .call_id = id};
+        assert_int_equal(arb__store_put_pairwise(s, &row), ARB_OK);
+        requests[2 * i + ord] = req;
+    }
+    assert_int_equal(arb__store_commit(s), ARB_OK);
+}
+
+/* Schema 12: a dataset large enough to train a dictionary is stored as compact texts, read
+** back exactly (export, arb_text, arb_text_length), and loading it again writes nothing. A
+** version-11 store (its texts TEXT, as arbiter wrote them before) is compacted in place on
+** open: the export is byte-identical, every request reads back as sent, and a text changed
+** afterwards keeps the requests compressed against it readable. */
+static void test_schema_migration_12_compacts_texts(void **state)
+{
+    fixture *f = *state;
+    enum { N_ITEMS = 600, N_JUDGED = 8, N_CALLS = 2 * N_JUDGED };
+    char *items = NULL, *answers = NULL, *requests[N_CALLS];
+    benchmark_jsonl(N_ITEMS, &items, &answers);
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "data/benchmark/items.jsonl", items,
+                                                 strlen(items)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "data/benchmark/answers.jsonl", answers,
+                                                   strlen(answers)), ARB_OK);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM text_dicts"), 1);
+    /* every text, and every source "file:line" (long enough to gain), is compact */
+    assert_int_equal(query_int(s, "SELECT count(*) FROM items WHERE typeof(question) = 'blob'"
+                                  " AND typeof(reference) = 'blob' AND typeof(source) = 'blob'"),
+                     N_ITEMS);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(answer) = 'blob'"
+                                  " AND typeof(source) = 'blob'"), 2 * N_ITEMS);
+    assert_int_equal(query_int(s, "SELECT sum(length(answer)) * 3 < sum(length(arb_text(answer)))"
+                                  " FROM answers"), 1);
+    assert_query_text(s, "SELECT arb_text(source) FROM answers"
+                         " WHERE item_id = 'q7' AND model = 'm2'", "data/benchmark/answers.jsonl:16");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers"
+                                  " WHERE arb_text_length(answer) IS NOT length(arb_text(answer))"),
+                     0);
+    const arb_item *q5 = arb_dataset_find_item(ds, "q5");
+    char *sql = arb__sprintf("SELECT arb_text(question) = '%s' AND arb_text(reference) = '%s'"
+                             " FROM items WHERE id = 'q5'", q5->question, q5->reference);
+    assert_int_equal(query_int(s, sql), 1);
+    free(sql);
+    /* the same dataset again changes no row */
+    long long before = sqlite3_total_changes(arb__store_conn(s));
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(sqlite3_total_changes(arb__store_conn(s)), before);
+    for (int i = 0; i < N_JUDGED; i++) put_sbs_calls(s, ds, i, requests);
+    assert_requests(s, requests, N_CALLS);
+    char *jsonl = export_text(s, "jsonl"), *csv = export_text(s, "csv");
+    assert_non_null(strstr(jsonl, q5->question) ? jsonl : strstr(jsonl, "caf\xc3\xa9"));
+
+    /* version 11: the same store with its texts as TEXT */
+    s = downgrade_and_reopen(s, f->db, UNDO_V12 "PRAGMA user_version = 11;");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM text_dicts"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(answer) = 'blob'"),
+                     2 * N_ITEMS);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM retired_texts"), 0);
+    assert_requests(s, requests, N_CALLS);
+    char *jsonl2 = export_text(s, "jsonl"), *csv2 = export_text(s, "csv");
+    assert_string_equal(jsonl2, jsonl);
+    assert_string_equal(csv2, csv);
+
+    /* The dataset changes under the calls: the requests stay as they were sent. */
+    assert_int_equal(sqlite3_exec(arb__store_conn(s),
+                                  "UPDATE answers SET answer = 'changed' WHERE model = 'm1';"
+                                  "DELETE FROM answers WHERE item_id = 'q3' AND model = 'm2';",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM retired_texts WHERE typeof(body) = 'blob'"),
+                     N_ITEMS + 1);
+    assert_requests(s, requests, N_CALLS);
+    arb_store_close(s);
+    arb_dataset_destroy(ds);
+    for (int k = 0; k < N_CALLS; k++) free(requests[k]);
+    free(items);
+    free(answers);
+    free(jsonl);
+    free(csv);
+    free(jsonl2);
+    free(csv2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1687,6 +1854,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_refusal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_2_compacts_requests, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_pointwise_task, setup, teardown),

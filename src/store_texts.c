@@ -1,0 +1,515 @@
+/*
+** store_texts.c -- compact storage of the dataset's texts: the items' question, reference and
+** source, the answers' text and source (schema 12).
+**
+** A benchmark's texts are most of a store once requests are compact (store_requests.c): ~650
+** of the ~1,180 bytes per judgment at 100,000 items. Each text is small (a few hundred bytes),
+** too small for zstd alone, so they are compressed with a dictionary trained once from the
+** store's own texts (ZDICT_trainFromBuffer) and kept in table text_dicts. A compressed text is
+** a BLOB (a "compact text"):
+**
+**     varint dictionary id | varint length in code points | zstd frame without its magic number
+**
+** The frame carries the text's size (no checksum, no dictionary id: the row has it); the
+** length in code points lets arb_text_length(x) answer length(x) without decompressing (the
+** audit's prompt-length figures, METHODS §5, read it for every judgment).
+**
+** Invariants:
+**   - Such a column holds TEXT (stores before schema 12, small datasets, imports, a text that
+**     compression would not shorten) or a compact text; arb_text(x), an SQL function of the
+**     store's connection, gives back the exact text in both cases, so every reader of those
+**     columns reads through it.
+**   - Compression is deterministic (one dictionary, one level), so a dataset loaded again
+**     compresses to the same bytes and the upserts that compare stored values with new ones
+**     write nothing, as before.
+**   - Rows of text_dicts are never changed or deleted; the dictionary of a store is trained
+**     once, from the first dataset large enough to train it (or by migration 12 from what the
+**     store holds), and the newest one compresses.
+**
+** What it does not do: decide which columns are compact (store.c binds them) or compress
+** requests (store_requests.c).
+*/
+#include "internal.h"
+#include "store_internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zdict.h>
+#include <zstd.h>
+
+/* zstd level of texts. On the benchmark set (2026-11-27, 32 KB dictionary): level 3 ~85-byte
+** answers of ~370 characters; higher levels save a few bytes for several times the CPU. */
+#define TEXT_ZSTD_LEVEL 3
+/* A dictionary is trained once at least this much text and this many texts are at hand:
+** fewer samples train a dictionary that would then compress every later text badly. */
+#define TRAIN_MIN_BYTES (256 * 1024)
+#define TRAIN_MIN_TEXTS 512
+/* Samples fed to the trainer at most (spread over what is at hand), and the dictionary's size:
+** the trainer takes ~0.2 s on 1 MB, and more samples gave no smaller texts (answers of the
+** benchmark set: 88-89 bytes from 250 KB to 1 MB of samples, 2026-11-27). */
+#define TRAIN_MAX_BYTES (1024 * 1024)
+#define DICT_BYTES (32 * 1024)
+/* Texts shorter than this stay TEXT: a frame's overhead would eat what it saves. */
+#define MIN_COMPACT_BYTES 24
+#define DDICT_CACHE 4
+
+static const unsigned char zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+
+struct arb__textz {
+    sqlite3 *db;
+    sqlite3_stmt *newest, *get, *put;
+    ZSTD_CCtx *cctx;
+    ZSTD_DCtx *dctx;
+    long long cdict_id;  /* the dictionary new texts are compressed with; 0: none known */
+    ZSTD_CDict *cdict;
+    int checked;         /* text_dicts was read for the newest dictionary in this transaction */
+    int train_failed;    /* the trainer gave up on this open's texts: not tried again */
+    struct {
+        long long id;
+        ZSTD_DDict *ddict;
+    } ddicts[DDICT_CACHE];
+    size_t ddict_next;
+    unsigned char *scratch; /* encode's output and decode's input frame */
+    size_t scratch_cap;
+    char errmsg[256];
+};
+
+static int put_varint(unsigned char *out, uint64_t v)
+{
+    int n = 0;
+    do {
+        unsigned char b = v & 0x7f;
+        v >>= 7;
+        out[n++] = (unsigned char)(b | (v ? 0x80 : 0));
+    } while (v);
+    return n;
+}
+
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        unsigned char b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return 0;
+    }
+    return -1;
+}
+
+static int grow_scratch(arb__textz *z, size_t need)
+{
+    if (need <= z->scratch_cap) return 0;
+    size_t cap = z->scratch_cap ? z->scratch_cap : 4096;
+    while (cap < need) cap *= 2;
+    unsigned char *p = realloc(z->scratch, cap);
+    if (!p) return -1;
+    z->scratch = p;
+    z->scratch_cap = cap;
+    return 0;
+}
+
+static int prepare(arb__textz *z, sqlite3_stmt **q, const char *sql)
+{
+    if (*q) return 0;
+    if (sqlite3_prepare_v3(z->db, sql, -1, SQLITE_PREPARE_PERSISTENT, q, NULL) == SQLITE_OK)
+        return 0;
+    snprintf(z->errmsg, sizeof z->errmsg, "cannot prepare: %s", sqlite3_errmsg(z->db));
+    return -1;
+}
+
+/* See store_internal.h. */
+arb__textz *arb__textz_create(sqlite3 *db)
+{
+    arb__textz *z = calloc(1, sizeof *z);
+    if (!z) return NULL;
+    z->db = db;
+    z->cctx = ZSTD_createCCtx();
+    z->dctx = ZSTD_createDCtx();
+    if (!z->cctx || !z->dctx) {
+        arb__textz_destroy(z);
+        return NULL;
+    }
+    return z;
+}
+
+/* See store_internal.h. */
+void arb__textz_forget(arb__textz *z)
+{
+    if (!z) return;
+    ZSTD_freeCDict(z->cdict);
+    z->cdict = NULL;
+    z->cdict_id = 0;
+    z->checked = 0;
+    for (size_t i = 0; i < DDICT_CACHE; i++) {
+        ZSTD_freeDDict(z->ddicts[i].ddict);
+        z->ddicts[i].ddict = NULL;
+        z->ddicts[i].id = 0;
+    }
+}
+
+/* See store_internal.h. */
+void arb__textz_destroy(arb__textz *z)
+{
+    if (!z) return;
+    arb__textz_forget(z);
+    sqlite3_finalize(z->newest);
+    sqlite3_finalize(z->get);
+    sqlite3_finalize(z->put);
+    ZSTD_freeCCtx(z->cctx);
+    ZSTD_freeDCtx(z->dctx);
+    free(z->scratch);
+    free(z);
+}
+
+/* See store_internal.h. */
+const char *arb__textz_errmsg(const arb__textz *z) { return z ? z->errmsg : "out of memory"; }
+
+/* See store_internal.h. */
+void arb__textz_new_transaction(arb__textz *z)
+{
+    if (z) z->checked = 0;
+}
+
+/* Makes the newest dictionary of text_dicts the one that compresses (once per transaction:
+** another process may have trained one meanwhile). 0, or -1 with z->errmsg. */
+static int load_newest(arb__textz *z)
+{
+    if (z->checked) return 0;
+    if (prepare(z, &z->newest, "SELECT id, dict FROM text_dicts ORDER BY id DESC LIMIT 1"))
+        return -1;
+    int rc = sqlite3_step(z->newest), status = 0;
+    if (rc == SQLITE_ROW) {
+        long long id = sqlite3_column_int64(z->newest, 0);
+        if (id != z->cdict_id) {
+            ZSTD_freeCDict(z->cdict);
+            z->cdict = ZSTD_createCDict(sqlite3_column_blob(z->newest, 1),
+                                        (size_t)sqlite3_column_bytes(z->newest, 1),
+                                        TEXT_ZSTD_LEVEL);
+            z->cdict_id = z->cdict ? id : 0;
+            if (!z->cdict) {
+                snprintf(z->errmsg, sizeof z->errmsg, "text dictionary %lld is unusable", id);
+                status = -1;
+            }
+        }
+    } else if (rc != SQLITE_DONE) {
+        snprintf(z->errmsg, sizeof z->errmsg, "cannot read the text dictionary: %s",
+                 sqlite3_errmsg(z->db));
+        status = -1;
+    }
+    sqlite3_reset(z->newest);
+    if (!status) z->checked = 1;
+    return status;
+}
+
+/* See store_internal.h. */
+int arb__textz_has_dictionary(arb__textz *z)
+{
+    if (load_newest(z)) return -1;
+    return z->cdict != NULL;
+}
+
+/* Code points of a UTF-8 text, as SQL's length() counts them. */
+static uint64_t code_points(const char *text, size_t len)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < len; i++) n += ((unsigned char)text[i] & 0xc0) != 0x80;
+    return n;
+}
+
+/* See store_internal.h. */
+int arb__textz_encode(arb__textz *z, const char *text, size_t len, const unsigned char **out,
+                      size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (!text || len < MIN_COMPACT_BYTES) return 0;
+    if (load_newest(z)) return -1;
+    if (!z->cdict) return 0;
+    size_t cap = 20 + ZSTD_compressBound(len);
+    if (grow_scratch(z, cap)) {
+        snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+        return -1;
+    }
+    size_t h = (size_t)put_varint(z->scratch, (uint64_t)z->cdict_id);
+    h += (size_t)put_varint(z->scratch + h, code_points(text, len));
+    /* the frame follows the header; its magic number is cut below */
+    ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 0);
+    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_dictIDFlag, 0);
+    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_contentSizeFlag, 1);
+    if (ZSTD_isError(ZSTD_CCtx_refCDict(z->cctx, z->cdict))) return 0;
+    size_t n = ZSTD_compress2(z->cctx, z->scratch + h, cap - h, text, len);
+    if (ZSTD_isError(n) || n <= sizeof zstd_magic ||
+        memcmp(z->scratch + h, zstd_magic, sizeof zstd_magic))
+        return 0;
+    memmove(z->scratch + h, z->scratch + h + sizeof zstd_magic, n - sizeof zstd_magic);
+    n = h + n - sizeof zstd_magic;
+    if (n >= len) return 0; /* not shorter: stays TEXT */
+    *out = z->scratch;
+    *out_len = n;
+    return 1;
+}
+
+/* The decompression dictionary with this id (cached), or NULL with z->errmsg set. */
+static ZSTD_DDict *ddict_get(arb__textz *z, long long id)
+{
+    for (size_t i = 0; i < DDICT_CACHE; i++)
+        if (z->ddicts[i].ddict && z->ddicts[i].id == id) return z->ddicts[i].ddict;
+    if (prepare(z, &z->get, "SELECT dict FROM text_dicts WHERE id = ?1")) return NULL;
+    sqlite3_bind_int64(z->get, 1, id);
+    ZSTD_DDict *d = NULL;
+    if (sqlite3_step(z->get) == SQLITE_ROW) {
+        d = ZSTD_createDDict(sqlite3_column_blob(z->get, 0),
+                             (size_t)sqlite3_column_bytes(z->get, 0));
+        if (!d) snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+    } else {
+        snprintf(z->errmsg, sizeof z->errmsg, "text dictionary %lld is missing", id);
+    }
+    sqlite3_reset(z->get);
+    if (!d) return NULL;
+    size_t k = z->ddict_next;
+    z->ddict_next = (k + 1) % DDICT_CACHE;
+    ZSTD_freeDDict(z->ddicts[k].ddict);
+    z->ddicts[k].id = id;
+    z->ddicts[k].ddict = d;
+    return d;
+}
+
+/* Reads a compact text's header: dictionary id, length in code points; *frame points past it. */
+static int read_header(const unsigned char *blob, size_t len, uint64_t *dict_id, uint64_t *chars,
+                       const unsigned char **frame)
+{
+    const unsigned char *p = blob, *end = blob + len;
+    if (get_varint(&p, end, dict_id) || get_varint(&p, end, chars) || p >= end) return -1;
+    *frame = p;
+    return 0;
+}
+
+/* See store_internal.h. */
+char *arb__textz_decode(arb__textz *z, const unsigned char *blob, size_t len, size_t *out_len)
+{
+    uint64_t dict_id = 0, chars = 0;
+    const unsigned char *frame = NULL;
+    if (read_header(blob, len, &dict_id, &chars, &frame)) goto bad;
+    ZSTD_DDict *d = ddict_get(z, (long long)dict_id);
+    if (!d) return NULL;
+    size_t flen = (size_t)(blob + len - frame);
+    if (grow_scratch(z, flen + sizeof zstd_magic)) goto nomem;
+    memcpy(z->scratch, zstd_magic, sizeof zstd_magic);
+    memcpy(z->scratch + sizeof zstd_magic, frame, flen);
+    flen += sizeof zstd_magic;
+    unsigned long long size = ZSTD_getFrameContentSize(z->scratch, flen);
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1u << 30))
+        goto bad;
+    char *text = malloc((size_t)size + 1);
+    if (!text) goto nomem;
+    size_t got = ZSTD_decompress_usingDDict(z->dctx, text, (size_t)size, z->scratch, flen, d);
+    if (ZSTD_isError(got) || got != size) {
+        free(text);
+        goto bad;
+    }
+    text[got] = '\0';
+    *out_len = got;
+    return text;
+bad:
+    snprintf(z->errmsg, sizeof z->errmsg, "a compact text is damaged");
+    return NULL;
+nomem:
+    snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+    return NULL;
+}
+
+/* The length of the path of a source "PATH:LINE" (a dataset's file:line), or 0 for a text of
+** another shape. */
+static size_t source_path_length(const char *text)
+{
+    const char *colon = strrchr(text, ':');
+    if (!colon || colon == text || !colon[1]) return 0;
+    for (const char *p = colon + 1; *p; p++)
+        if (*p < '0' || *p > '9') return 0;
+    return (size_t)(colon + 1 - text);
+}
+
+/* The trainer keeps what is frequent in bytes, so the path that every source repeats ("items.
+** jsonl:", a few dozen bytes in a short text) is left out and a source would not compress. The
+** distinct paths of the sources among texts (a few at most) are appended to the trained
+** dictionary's content, where matches cost least, and the dictionary is finalized again.
+** Returns the new size, or dlen when there is no path (the dictionary unchanged), or a ZDICT
+** error code. */
+static size_t add_source_paths(void *dict, size_t dlen, const char *const *texts, size_t n,
+                               const void *samples, const size_t *sizes, unsigned n_samples)
+{
+    enum { MAX_PATHS = 8, MAX_PATHS_BYTES = 2048 };
+    char paths[MAX_PATHS_BYTES];
+    size_t used = 0, n_paths = 0;
+    for (size_t i = 0; i < n && n_paths < MAX_PATHS; i++) {
+        size_t len = texts[i] ? source_path_length(texts[i]) : 0;
+        if (!len || used + len > sizeof paths) continue;
+        int known = 0;
+        for (size_t at = 0; at < used && !known;) {
+            size_t plen = strcspn(paths + at, "\n");
+            known = plen == len && !memcmp(paths + at, texts[i], len);
+            at += plen + 1;
+        }
+        if (known || memchr(texts[i], '\n', len)) continue;
+        memcpy(paths + used, texts[i], len);
+        used += len;
+        paths[used++] = '\n';
+        n_paths++;
+    }
+    if (!n_paths) return dlen;
+    size_t header = ZDICT_getDictHeaderSize(dict, dlen);
+    if (ZDICT_isError(header)) return header;
+    size_t content_len = dlen - header;
+    if (content_len + used > DICT_BYTES) content_len = DICT_BYTES - used;
+    char *content = malloc(content_len + used);
+    if (!content) return dlen;
+    /* the end of the trained content is kept (its most useful part), then the paths */
+    memcpy(content, (const char *)dict + dlen - content_len, content_len);
+    memcpy(content + content_len, paths, used);
+    ZDICT_params_t params = {.compressionLevel = TEXT_ZSTD_LEVEL};
+    size_t got = ZDICT_finalizeDictionary(dict, DICT_BYTES, content, content_len + used,
+                                          samples, sizes, n_samples, params);
+    free(content);
+    return got;
+}
+
+/* See store_internal.h. */
+int arb__textz_train(arb__textz *z, const char *const *texts, size_t n)
+{
+    if (z->train_failed) return 0;
+    int have = arb__textz_has_dictionary(z);
+    if (have) return have < 0 ? -1 : 0;
+    size_t total = 0, count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (texts[i] && *texts[i]) {
+            total += strlen(texts[i]);
+            count++;
+        }
+    if (total < TRAIN_MIN_BYTES || count < TRAIN_MIN_TEXTS) return 0;
+    /* every step-th text, so the samples spread over the whole dataset */
+    size_t step = total / TRAIN_MAX_BYTES + 1, cap = total / step + 4096;
+    char *buf = malloc(cap);
+    size_t *sizes = malloc((count / step + 2) * sizeof *sizes);
+    unsigned n_samples = 0;
+    size_t used = 0, seen = 0;
+    int status = 0;
+    if (!buf || !sizes) goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        if (!texts[i] || !*texts[i] || seen++ % step) continue;
+        size_t len = strlen(texts[i]);
+        if (used + len > cap) break;
+        memcpy(buf + used, texts[i], len);
+        used += len;
+        sizes[n_samples++] = len;
+    }
+    void *dict = malloc(DICT_BYTES);
+    if (!dict) goto nomem;
+    size_t dlen = ZDICT_trainFromBuffer(dict, DICT_BYTES, buf, sizes, n_samples);
+    if (!ZDICT_isError(dlen)) dlen = add_source_paths(dict, dlen, texts, n, buf, sizes, n_samples);
+    if (ZDICT_isError(dlen)) {
+        z->train_failed = 1; /* too uniform or too few: the texts stay TEXT */
+    } else if (!prepare(z, &z->put, "INSERT INTO text_dicts(dict) VALUES (?1)")) {
+        sqlite3_bind_blob(z->put, 1, dict, (int)dlen, SQLITE_STATIC);
+        int rc = sqlite3_step(z->put);
+        sqlite3_reset(z->put);
+        sqlite3_clear_bindings(z->put);
+        if (rc != SQLITE_DONE) {
+            snprintf(z->errmsg, sizeof z->errmsg, "cannot store the text dictionary: %s",
+                     sqlite3_errmsg(z->db));
+            status = -1;
+        } else {
+            z->checked = 0;
+            status = load_newest(z);
+        }
+    } else {
+        status = -1;
+    }
+    free(dict);
+    free(buf);
+    free(sizes);
+    return status;
+nomem:
+    free(buf);
+    free(sizes);
+    snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+    return -1;
+}
+
+/* arb_text(x): the text of x, whether stored as TEXT or compact; NULL stays NULL. */
+static void sql_arb_text(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+        sqlite3_result_value(ctx, argv[0]);
+        return;
+    }
+    arb__textz *z = sqlite3_user_data(ctx);
+    size_t n = 0;
+    char *text = arb__textz_decode(z, sqlite3_value_blob(argv[0]),
+                                   (size_t)sqlite3_value_bytes(argv[0]), &n);
+    if (!text) {
+        sqlite3_result_error(ctx, z->errmsg, -1);
+        return;
+    }
+    sqlite3_result_text(ctx, text, (int)n, free);
+}
+
+/* arb_text_length(x): length(arb_text(x)) without decompressing a compact text. */
+static void sql_arb_text_length(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+        if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+            sqlite3_result_null(ctx);
+            return;
+        }
+        const unsigned char *t = sqlite3_value_text(argv[0]);
+        size_t n = (size_t)sqlite3_value_bytes(argv[0]);
+        sqlite3_result_int64(ctx, t ? (sqlite3_int64)code_points((const char *)t, n) : 0);
+        return;
+    }
+    uint64_t dict_id = 0, chars = 0;
+    const unsigned char *frame = NULL;
+    if (read_header(sqlite3_value_blob(argv[0]), (size_t)sqlite3_value_bytes(argv[0]), &dict_id,
+                    &chars, &frame)) {
+        sqlite3_result_error(ctx, "a compact text is damaged", -1);
+        return;
+    }
+    sqlite3_result_int64(ctx, (sqlite3_int64)chars);
+}
+
+/* arb_text_pack(x): x compressed as a compact text when that is shorter, else x unchanged
+** (migration 12 rewrites the stored texts with it). */
+static void sql_arb_text_pack(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
+        sqlite3_result_value(ctx, argv[0]);
+        return;
+    }
+    arb__textz *z = sqlite3_user_data(ctx);
+    const unsigned char *blob = NULL;
+    size_t len = 0;
+    int got = arb__textz_encode(z, (const char *)sqlite3_value_text(argv[0]),
+                                (size_t)sqlite3_value_bytes(argv[0]), &blob, &len);
+    if (got < 0) sqlite3_result_error(ctx, z->errmsg, -1);
+    else if (got == 0) sqlite3_result_value(ctx, argv[0]);
+    else sqlite3_result_blob(ctx, blob, (int)len, SQLITE_TRANSIENT);
+}
+
+/* See store_internal.h. */
+int arb__textz_register(arb__textz *z)
+{
+    int flags = SQLITE_UTF8 | SQLITE_DIRECTONLY | SQLITE_DETERMINISTIC;
+    return sqlite3_create_function(z->db, "arb_text", 1, flags, z, sql_arb_text, NULL, NULL) ==
+                       SQLITE_OK &&
+                   sqlite3_create_function(z->db, "arb_text_length", 1, flags, z,
+                                           sql_arb_text_length, NULL, NULL) == SQLITE_OK &&
+                   sqlite3_create_function(z->db, "arb_text_pack", 1,
+                                           SQLITE_UTF8 | SQLITE_DIRECTONLY, z, sql_arb_text_pack,
+                                           NULL, NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}

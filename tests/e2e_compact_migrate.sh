@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# End-to-end: a store written by the previous schema (11) is migrated to schema 12 (compact
+# texts) by the current binary and reads back exactly. tests/data/store_v11/demo_sbs.db.gz was
+# made by arbiter at commit 4397393 (schema 11, compact requests with zstd's magic number in each
+# frame): `arbiter sbs` on the demo benchmark (atlas-large vs cedar-small, 80 calls) against
+# `arbiter sim-server --judge sim-a:skill=4 --seed 7`. The two digests are those of that
+# binary's `arbiter export --format jsonl` and `--format csv` of the store, before any migration.
+#  - the export after migrating is byte-identical (jsonl and csv);
+#  - the store is at schema 12 and its requests decode (old frames keep their magic number);
+#  - a rerun of the same evaluation on the migrated store sends 0 requests.
+ARB=${1:?usage: e2e_compact_migrate.sh path/to/arbiter}
+source "$(dirname "$0")/support/e2e_lib.sh"
+JSONL_SHA=2cd0e39dd8fe8e02a114c82029385a815b23d6f511ce2859e7341d1baab3a094
+CSV_SHA=23e12d2f04ee1e3d026c5087aec557e932da1f5880d711636e5f355ae74c4439
+start_sim --judge "sim-a:skill=4" --seed 7
+gzip -dc "$SRC/tests/data/store_v11/demo_sbs.db.gz" >"$T/v11.db"
+check "the fixture is a schema-11 store" "[ \"\$(sqlite3 '$T/v11.db' 'pragma user_version')\" = 11 ]"
+"$ARB" export --db "$T/v11.db" --format jsonl --output "$T/after.jsonl"
+"$ARB" export --db "$T/v11.db" --format csv --output "$T/after.csv"
+check "migrated to schema 12" "[ \"\$(sqlite3 '$T/v11.db' 'pragma user_version')\" = 12 ]"
+check "jsonl export byte-identical to the previous binary's" \
+  "[ \"\$(sha256sum <'$T/after.jsonl' | cut -c1-64)\" = $JSONL_SHA ]"
+check "csv export byte-identical to the previous binary's" \
+  "[ \"\$(sha256sum <'$T/after.csv' | cut -c1-64)\" = $CSV_SHA ]"
+"$ARB" sbs --items "$T/items.jsonl" --answers "$T/answers.jsonl" --candidate atlas-large \
+  --baseline cedar-small --judge-url "$URL" --judge-model sim-a --db "$T/v11.db" --no-progress \
+  >"$T/rerun" 2>&1
+check "a rerun on the migrated store sends 0 requests" "grep -q ' 0 sent' '$T/rerun'"
+"$ARB" export --db "$T/v11.db" --format jsonl --output "$T/again.jsonl"
+check "and its export is still the same" "cmp -s '$T/after.jsonl' '$T/again.jsonl'"
+finish
