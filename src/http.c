@@ -1031,14 +1031,18 @@ static int plain_start(arb__http *h, arb__slot *slot, arb__endpoint *e, arb__htt
         goto nomem;
     while (e->n_idle_conns > 0) {
         arb__pconn *c = e->idle_conns[--e->n_idle_conns];
-        if (c->fd < 0) { /* closed by the server while idle */
-            free(c);
-            continue;
+        /* Anything readable on an idle connection (a close, or bytes the server sent unasked)
+        ** would be taken for the reply to this request: such a connection is never reused.
+        ** epoll may not have said so yet, so look (libcurl's liveness check does the same). */
+        char byte;
+        if (c->fd >= 0 && recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+            (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            c->slot = slot;
+            slot->conn = c;
+            slot->reused = 1;
+            return plain_send(h, slot, done, ud);
         }
-        c->slot = slot;
-        slot->conn = c;
-        slot->reused = 1;
-        return plain_send(h, slot, done, ud);
+        conn_close(c); /* closed by the server while idle, or spoke out of turn */
     }
     slot->reused = 0;
     return plain_connect(h, slot, e->plain->good_addr, 0, done, ud);
