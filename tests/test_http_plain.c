@@ -40,6 +40,10 @@ typedef struct step {
 /* When set, sent unasked 20 ms after the first step's reply, before the next request is read
 ** (a server that speaks out of turn on a keep-alive connection). */
 static const char *unasked_bytes;
+/* When set, every close by the server is an abortive one (RST, SO_LINGER 0). */
+static int reset_on_close;
+/* When set, the server accepts connections but never reads from them. */
+static int never_read;
 
 typedef struct raw_server {
     int listen_fd;
@@ -97,6 +101,7 @@ static void *serve_conn(void *p)
     raw_server *srv = a->srv;
     int fd = a->fd;
     free(a);
+    while (never_read && !srv->stop) sleep_ms(10);
     while (!srv->stop && read_request(fd) == 0) {
         pthread_mutex_lock(&srv->lock);
         srv->requests++;
@@ -123,6 +128,10 @@ static void *serve_conn(void *p)
             sleep_ms(s->close_idle_ms);
             break;
         }
+    }
+    if (reset_on_close) {
+        struct linger abort_close = {1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort_close, sizeof abort_close);
     }
     close(fd);
     pthread_mutex_lock(&srv->lock);
@@ -553,6 +562,81 @@ static void test_unasked_bytes_on_idle_connection(void **state)
     assert_int_equal(r.connections, 2);
 }
 
+/* The server reads the second request on a kept-alive connection and closes (or resets) it
+** without a reply: the request goes out again on a new connection as the same attempt, and
+** the caller gets one result for it (libcurl retries the same way). */
+static void test_reused_connection_dropped_at_request(void **state)
+{
+    (void)state;
+    static const step s[] = {{OK_REPLY, 0, 0, 0, 0}, {"", 0, 0, 1, 0}, {OK_REPLY, 0, 0, 0, 0}};
+    for (int rst = 0; rst < 2; rst++) {
+        reset_on_close = rst;
+        run r;
+        both(s, N(s), 2, NULL, &r);
+        reset_on_close = 0;
+        assert_int_equal(r.n, 2);
+        assert_true(r.r[0].ok && r.r[1].ok);
+        assert_int_equal(r.r[1].attempts, 1);
+        assert_int_equal(r.requests, 3);
+        assert_int_equal(r.connections, 2);
+    }
+}
+
+/* A reset in the middle of a reply on a fresh connection is a failed attempt, retried. */
+static void test_reset_mid_reply(void **state)
+{
+    (void)state;
+    static const step s[] = {{"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"cho", 0, 0, 1, 0},
+                             {OK_REPLY, 0, 0, 0, 0}};
+    reset_on_close = 1;
+    run r;
+    both(s, N(s), 1, NULL, &r);
+    reset_on_close = 0;
+    assert_true(r.r[0].ok);
+    assert_int_equal(r.r[0].attempts, 2);
+}
+
+/* A server that accepts but never reads a 4 MB body: the send blocks (EAGAIN) until the
+** total timeout ends the attempt, with libcurl's reason, and the connection is closed. */
+static void test_server_never_reads(void **state)
+{
+    (void)state;
+    static const step s[] = {{OK_REPLY, 0, 0, 0, 0}};
+    size_t len = 4u << 20;
+    char *body = malloc(len);
+    assert_non_null(body);
+    memset(body, 'x', len);
+    never_read = 1;
+    outcome got[2];
+    for (int t = 0; t < 2; t++) {
+        int fds_before = open_fds();
+        raw_server *srv = server_start(s, N(s));
+        arb_client_params p = params_for(t ? ARB_TRANSPORT_AUTO : ARB_TRANSPORT_CURL);
+        p.total_timeout_ms = 300;
+        p.max_retries = 0;
+        arb__http *h = arb__http_create(&p);
+        assert_non_null(h);
+        char url[96];
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", srv->port);
+        run out;
+        memset(&out, 0, sizeof out);
+        assert_int_equal(arb__http_submit(h, 0, url, NULL, body, len), 0);
+        while (arb__http_pending(h) > 0) arb__http_step(h, 100, on_done, &out);
+        arb__http_destroy(h);
+        server_stop(srv);
+        assert_int_equal(open_fds(), fds_before);
+        assert_int_equal(out.n, 1);
+        got[t] = out.r[0];
+    }
+    never_read = 0;
+    free(body);
+    assert_false(got[1].ok);
+    assert_int_equal(got[1].attempts, 1);
+    assert_int_equal(got[1].status, got[0].status);
+    assert_string_equal(got[1].error, got[0].error);
+    assert_string_equal(got[1].error, "timeout after 300 ms (1 attempt)");
+}
+
 /* A 4 MB body to a server that drains it slowly through a small receive buffer: the sends
 ** hit EAGAIN and resume on EPOLLOUT until the whole body is out (the server only replies
 ** once it has read Content-Length bytes). */
@@ -752,6 +836,9 @@ int main(void)
         cmocka_unit_test(test_parser_hostile_framing),
         cmocka_unit_test(test_unasked_bytes_on_idle_connection),
         cmocka_unit_test(test_large_body_partial_writes),
+        cmocka_unit_test(test_reused_connection_dropped_at_request),
+        cmocka_unit_test(test_reset_mid_reply),
+        cmocka_unit_test(test_server_never_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
