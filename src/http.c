@@ -12,9 +12,11 @@
 ** Plain connections: an attempt takes an idle connection of its endpoint (a stack) or opens
 ** one (non-blocking connect, TCP_NODELAY, each resolved address in turn); the request head and
 ** body go out in one sendmsg; a reply that ends cleanly on a keep-alive connection returns it
-** to the stack. A connection that becomes readable while idle was closed by the server and is
-** closed at once; a reused connection that breaks before any reply byte is replaced and the
-** request resent as the same attempt (libcurl does the same). Timeouts are checked when the
+** to the stack. A connection that becomes readable while idle was closed by the server (or
+** spoke out of turn) and is closed at once, and one is looked at (a peek) before reuse too, so
+** bytes a server sent unasked are never read as the next request's reply; a reused
+** connection that breaks before any reply byte is replaced and the request resent as the same
+** attempt (libcurl does the same). Timeouts are checked when the
 ** earliest deadline of the running plain attempts passes (a scan of the slots).
 **
 ** Every wait before a retry is capped by params.max_retry_wait_ms, whatever Retry-After says.
