@@ -12,9 +12,11 @@
 ** Plain connections: an attempt takes an idle connection of its endpoint (a stack) or opens
 ** one (non-blocking connect, TCP_NODELAY, each resolved address in turn); the request head and
 ** body go out in one sendmsg; a reply that ends cleanly on a keep-alive connection returns it
-** to the stack. A connection that becomes readable while idle was closed by the server and is
-** closed at once; a reused connection that breaks before any reply byte is replaced and the
-** request resent as the same attempt (libcurl does the same). Timeouts are checked when the
+** to the stack. A connection that becomes readable while idle was closed by the server (or
+** spoke out of turn) and is closed at once, and one is looked at (a peek) before reuse too, so
+** bytes a server sent unasked are never read as the next request's reply; a reused
+** connection that breaks before any reply byte is replaced and the request resent as the same
+** attempt (libcurl does the same). Timeouts are checked when the
 ** earliest deadline of the running plain attempts passes (a scan of the slots).
 **
 ** Every wait before a retry is capped by params.max_retry_wait_ms, whatever Retry-After says.
@@ -1031,14 +1033,18 @@ static int plain_start(arb__http *h, arb__slot *slot, arb__endpoint *e, arb__htt
         goto nomem;
     while (e->n_idle_conns > 0) {
         arb__pconn *c = e->idle_conns[--e->n_idle_conns];
-        if (c->fd < 0) { /* closed by the server while idle */
-            free(c);
-            continue;
+        /* Anything readable on an idle connection (a close, or bytes the server sent unasked)
+        ** would be taken for the reply to this request: such a connection is never reused.
+        ** epoll may not have said so yet, so look (libcurl's liveness check does the same). */
+        char byte;
+        if (c->fd >= 0 && recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+            (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            c->slot = slot;
+            slot->conn = c;
+            slot->reused = 1;
+            return plain_send(h, slot, done, ud);
         }
-        c->slot = slot;
-        slot->conn = c;
-        slot->reused = 1;
-        return plain_send(h, slot, done, ud);
+        conn_close(c); /* closed by the server while idle, or spoke out of turn */
     }
     slot->reused = 0;
     return plain_connect(h, slot, e->plain->good_addr, 0, done, ud);

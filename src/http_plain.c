@@ -80,7 +80,7 @@ arb__plain_target *arb__plain_target_create(const char *url)
         if (p == port_text || p - port_text > 5) return NULL;
     }
     if (*p && *p != '/' && *p != '?') return NULL;
-    const char *path = *p ? p : "/";
+    const char *path = *p == '/' ? p : "/", *query = *p == '?' ? p : ""; /* "/?q" as libcurl */
     /* Only plain printable ASCII without '#', spaces or '@' anywhere: everything else (and
     ** anything a server could read as another header) stays with libcurl. */
     for (const char *q = url; *q; q++)
@@ -119,9 +119,9 @@ arb__plain_target *arb__plain_target_create(const char *url)
     char host_header[280];
     if (port_no == 80) snprintf(host_header, sizeof host_header, v6 ? "[%s]" : "%s", hostname);
     else snprintf(host_header, sizeof host_header, v6 ? "[%s]:%ld" : "%s:%ld", hostname, port_no);
-    t->head = arb__sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: arbiter/" ARB_VERSION
+    t->head = arb__sprintf("POST %s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: arbiter/" ARB_VERSION
                            "\r\nContent-Type: application/json\r\nAccept: application/json\r\n",
-                           path, host_header);
+                           path, query, host_header);
     if (!t->head) goto fail;
     t->head_len = strlen(t->head);
     freeaddrinfo(res);
@@ -214,7 +214,7 @@ static int parse_head(arb__h1 *r)
         !isdigit((unsigned char)p[9]) || !isdigit((unsigned char)p[10]) ||
         !isdigit((unsigned char)p[11]) || (n > 12 && p[12] != ' '))
         return ARB__H1_BAD;
-    int http10 = p[7] == '0';
+    int http10 = p[7] == '0', has_coding = 0;
     r->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
     if (r->status < 100) return ARB__H1_BAD;
     int chunked = 0, close = http10, has_length = 0;
@@ -246,6 +246,7 @@ static int parse_head(arb__h1 *r)
             has_length = 1;
             length = x;
         } else if (name_is(p, nl, "transfer-encoding")) {
+            has_coding = 1;
             /* Only "chunked" (identity is obsolete but harmless). */
             for (size_t i = 0, s; i < vl;) {
                 while (i < vl && (v[i] == ' ' || v[i] == '\t' || v[i] == ',')) i++;
@@ -270,7 +271,8 @@ static int parse_head(arb__h1 *r)
         return ARB__H1_MORE;
     }
     r->retry_after_ms = retry_after;
-    r->keep_alive = !close;
+    /* A transfer coding in HTTP/1.0 is faulty framing: end the connection after (RFC 9112 §6.1) */
+    r->keep_alive = !close && !(http10 && has_coding);
     if (r->status == 204 || r->status == 304) r->state = ST_DONE;
     else if (chunked) {
         r->state = ST_CHUNK_SIZE;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +37,14 @@ typedef struct step {
     long close_idle_ms; /* > 0: close it this long after sending (an idle keep-alive close) */
 } step;
 
+/* When set, sent unasked 20 ms after the first step's reply, before the next request is read
+** (a server that speaks out of turn on a keep-alive connection). */
+static const char *unasked_bytes;
+/* When set, every close by the server is an abortive one (RST, SO_LINGER 0). */
+static int reset_on_close;
+/* When set, the server accepts connections but never reads from them. */
+static int never_read;
+
 typedef struct raw_server {
     int listen_fd;
     int port;
@@ -46,6 +55,8 @@ typedef struct raw_server {
     int connections;
     int requests;
     int live;           /* connection threads still running */
+    int unasked_due;    /* steps with unasked bytes taken, and those bytes sent */
+    int unasked_sent;
     volatile int stop;
 } raw_server;
 
@@ -90,10 +101,12 @@ static void *serve_conn(void *p)
     raw_server *srv = a->srv;
     int fd = a->fd;
     free(a);
+    while (never_read && !srv->stop) sleep_ms(10);
     while (!srv->stop && read_request(fd) == 0) {
         pthread_mutex_lock(&srv->lock);
         srv->requests++;
         const step *s = srv->next < srv->n_steps ? &srv->script[srv->next++] : NULL;
+        if (s == srv->script && unasked_bytes) srv->unasked_due++;
         pthread_mutex_unlock(&srv->lock);
         if (!s) break;
         size_t len = strlen(s->reply), piece = s->piece ? s->piece : len;
@@ -103,11 +116,22 @@ static void *serve_conn(void *p)
             size_t n = len - off < piece ? len - off : piece;
             if (send(fd, s->reply + off, n, MSG_NOSIGNAL) < 0) break;
         }
+        if (s == srv->script && unasked_bytes) {
+            sleep_ms(20); /* (so it usually arrives apart from the reply) */
+            send(fd, unasked_bytes, strlen(unasked_bytes), MSG_NOSIGNAL);
+            pthread_mutex_lock(&srv->lock);
+            srv->unasked_sent++;
+            pthread_mutex_unlock(&srv->lock);
+        }
         if (s->close_after) break;
         if (s->close_idle_ms) {
             sleep_ms(s->close_idle_ms);
             break;
         }
+    }
+    if (reset_on_close) {
+        struct linger abort_close = {1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort_close, sizeof abort_close);
     }
     close(fd);
     pthread_mutex_lock(&srv->lock);
@@ -233,10 +257,22 @@ static arb_client_params params_for(arb_transport transport)
     return p;
 }
 
+/* The descriptors this process holds open. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 /* Sends n_requests POSTs one after the other (jobs 1) to a server playing script. */
 static void run_script(arb_transport transport, const step *script, size_t n_steps,
                        size_t n_requests, const arb_client_params *override, run *out)
 {
+    int fds_before = open_fds();
     raw_server *srv = server_start(script, n_steps);
     arb_client_params p = override ? *override : params_for(transport);
     p.transport = transport;
@@ -246,6 +282,13 @@ static void run_script(arb_transport transport, const step *script, size_t n_ste
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", srv->port);
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < n_requests; i++) {
+        for (int k = 0; k < 1000; k++) { /* unasked bytes are in before the next request */
+            pthread_mutex_lock(&srv->lock);
+            int waiting = srv->unasked_sent < srv->unasked_due;
+            pthread_mutex_unlock(&srv->lock);
+            if (!waiting) break;
+            sleep_ms(5);
+        }
         assert_int_equal(arb__http_submit(h, i, url, NULL, "{\"q\":1}", 7), 0);
         double start = arb__now_ms();
         while (arb__http_pending(h) > 0) {
@@ -257,6 +300,7 @@ static void run_script(arb_transport transport, const step *script, size_t n_ste
     out->connections = srv->connections;
     out->requests = srv->requests;
     server_stop(srv);
+    assert_int_equal(open_fds(), fds_before); /* no connection left open */
 }
 
 static int compare_counts = 1;
@@ -499,6 +543,227 @@ static void test_parser_byte_by_byte(void **state)
     arb__buf_free(&h.head);
 }
 
+/* A server that sends a second, unasked reply on a keep-alive connection after the first:
+** those bytes are not the reply to the next request, which must go out on a new connection
+** (libcurl checks an idle connection the same way before reusing it). */
+static void test_unasked_bytes_on_idle_connection(void **state)
+{
+    (void)state;
+    static const step s[] = {{OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}};
+    /* (plain only: libcurl 7.88 sometimes takes these bytes as the next reply) */
+    unasked_bytes = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{\"smuggled\"}";
+    run r;
+    run_script(ARB_TRANSPORT_AUTO, s, N(s), 2, NULL, &r);
+    unasked_bytes = NULL;
+    assert_int_equal(r.n, 2);
+    assert_true(r.r[1].ok);
+    assert_string_equal(r.r[1].body, OK_BODY);
+    assert_int_equal(r.r[1].attempts, 1);
+    assert_int_equal(r.connections, 2);
+}
+
+/* The server reads the second request on a kept-alive connection and closes (or resets) it
+** without a reply: the request goes out again on a new connection as the same attempt, and
+** the caller gets one result for it (libcurl retries the same way). */
+static void test_reused_connection_dropped_at_request(void **state)
+{
+    (void)state;
+    static const step s[] = {{OK_REPLY, 0, 0, 0, 0}, {"", 0, 0, 1, 0}, {OK_REPLY, 0, 0, 0, 0}};
+    for (int rst = 0; rst < 2; rst++) {
+        reset_on_close = rst;
+        run r;
+        both(s, N(s), 2, NULL, &r);
+        reset_on_close = 0;
+        assert_int_equal(r.n, 2);
+        assert_true(r.r[0].ok && r.r[1].ok);
+        assert_int_equal(r.r[1].attempts, 1);
+        assert_int_equal(r.requests, 3);
+        assert_int_equal(r.connections, 2);
+    }
+}
+
+/* A reset in the middle of a reply on a fresh connection is a failed attempt, retried. */
+static void test_reset_mid_reply(void **state)
+{
+    (void)state;
+    static const step s[] = {{"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"cho", 0, 0, 1, 0},
+                             {OK_REPLY, 0, 0, 0, 0}};
+    reset_on_close = 1;
+    run r;
+    both(s, N(s), 1, NULL, &r);
+    reset_on_close = 0;
+    assert_true(r.r[0].ok);
+    assert_int_equal(r.r[0].attempts, 2);
+}
+
+/* A server that accepts but never reads a 4 MB body: the send blocks (EAGAIN) until the
+** total timeout ends the attempt, with libcurl's reason, and the connection is closed. */
+static void test_server_never_reads(void **state)
+{
+    (void)state;
+    static const step s[] = {{OK_REPLY, 0, 0, 0, 0}};
+    size_t len = 4u << 20;
+    char *body = malloc(len);
+    assert_non_null(body);
+    memset(body, 'x', len);
+    never_read = 1;
+    outcome got[2];
+    for (int t = 0; t < 2; t++) {
+        int fds_before = open_fds();
+        raw_server *srv = server_start(s, N(s));
+        arb_client_params p = params_for(t ? ARB_TRANSPORT_AUTO : ARB_TRANSPORT_CURL);
+        p.total_timeout_ms = 300;
+        p.max_retries = 0;
+        arb__http *h = arb__http_create(&p);
+        assert_non_null(h);
+        char url[96];
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", srv->port);
+        run out;
+        memset(&out, 0, sizeof out);
+        assert_int_equal(arb__http_submit(h, 0, url, NULL, body, len), 0);
+        while (arb__http_pending(h) > 0) arb__http_step(h, 100, on_done, &out);
+        arb__http_destroy(h);
+        server_stop(srv);
+        assert_int_equal(open_fds(), fds_before);
+        assert_int_equal(out.n, 1);
+        got[t] = out.r[0];
+    }
+    never_read = 0;
+    free(body);
+    assert_false(got[1].ok);
+    assert_int_equal(got[1].attempts, 1);
+    assert_int_equal(got[1].status, got[0].status);
+    assert_string_equal(got[1].error, got[0].error);
+    assert_string_equal(got[1].error, "timeout after 300 ms (1 attempt)");
+}
+
+/* A 4 MB body to a server that drains it slowly through a small receive buffer: the sends
+** hit EAGAIN and resume on EPOLLOUT until the whole body is out (the server only replies
+** once it has read Content-Length bytes). */
+static void test_large_body_partial_writes(void **state)
+{
+    (void)state;
+    static const step s[] = {{OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}};
+    size_t len = 4u << 20;
+    char *body = malloc(len);
+    assert_non_null(body);
+    memset(body, 'x', len);
+    for (int t = 0; t < 2; t++) {
+        arb_transport transport = t ? ARB_TRANSPORT_AUTO : ARB_TRANSPORT_CURL;
+        int fds_before = open_fds();
+        raw_server *srv = server_start(s, N(s));
+        int small = 4096;
+        setsockopt(srv->listen_fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        arb_client_params p = params_for(transport);
+        p.total_timeout_ms = 60000;
+        arb__http *h = arb__http_create(&p);
+        assert_non_null(h);
+        char url[96];
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", srv->port);
+        run out;
+        memset(&out, 0, sizeof out);
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(arb__http_submit(h, (uint64_t)i, url, NULL, body, len), 0);
+            while (arb__http_pending(h) > 0) arb__http_step(h, 100, on_done, &out);
+        }
+        arb__http_destroy(h);
+        assert_int_equal(out.n, 2);
+        assert_true(out.r[0].ok && out.r[1].ok);
+        assert_string_equal(out.r[1].body, OK_BODY);
+        assert_int_equal(srv->connections, 1);
+        server_stop(srv);
+        assert_int_equal(open_fds(), fds_before);
+    }
+    free(body);
+}
+
+/* Parses reply whole with a body cap of 100 bytes; returns the parser's code. */
+static int parse_all(const char *reply, arb__h1 *h, arb__buf *body, size_t *used)
+{
+    arb__buf_init(body, 100);
+    memset(h, 0, sizeof *h);
+    arb__buf_init(&h->head, 0);
+    arb__h1_begin(h, body);
+    int rc = arb__h1_feed(h, reply, strlen(reply), used);
+    arb__buf_free(&h->head);
+    return rc;
+}
+
+/* Hostile framing: signs, hex prefixes, overflowing sizes, folding and conflicting framings
+** are refused; what is allowed ends exactly where the reply ends. */
+static void test_parser_hostile_framing(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *reply;
+        int rc, keep_alive;
+        const char *body; /* NULL: not checked */
+        size_t rest;      /* bytes left unused after DONE */
+    } cases[] = {
+        {"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 0x2\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2 2\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length:\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000000000\r\n\r\n{}", ARB__H1_MORE, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length: \t2 \r\nContent-Length: 002\r\n\r\n{}", ARB__H1_DONE, 1, "{}", 0},
+        {"HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nab", ARB__H1_MORE, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\n{}\r\n0\r\n\r\n", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+2\r\n{}\r\n0\r\n\r\n", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-2\r\n{}\r\n0\r\n\r\n", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 2\r\n{}\r\n0\r\n\r\n", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}x\r\n0\r\n\r\n", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2 ;a=\"b\";c\r\n{}\r\n0;z\r\nT: 1\r\nU: 2\r\n\r\nX",
+         ARB__H1_DONE, 1, "{}", 1},
+        /* the cap holds across chunks: 4 x 32 bytes > 100 */
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+         "20\r\n0123456789abcdef0123456789abcdef\r\n20\r\n0123456789abcdef0123456789abcdef\r\n"
+         "20\r\n0123456789abcdef0123456789abcdef\r\n20\r\n0123456789abcdef0123456789abcdef\r\n0\r\n\r\n",
+         ARB__H1_TOOBIG, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+         ARB__H1_DONE, 0, "{}", 0},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 204 No Content\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_DONE, 1, "", 2},
+        {"HTTP/1.1 304 Not Modified\r\n\r\n", ARB__H1_DONE, 1, "", 0},
+        {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\nContent-Length: 5\r\n\r\n"
+         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_DONE, 1, "{}", 0},
+        {"HTTP/1.1 101 Switching Protocols\r\n\r\n", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}HTTP/1.1 200 OK\r\n\r\n", ARB__H1_DONE, 1, "{}", 19},
+        {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_DONE, 0, "{}", 0},
+        {"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_DONE, 1, "{}", 0},
+        /* RFC 9112 §6.1: chunked in HTTP/1.0 is faulty framing, the connection ends after */
+        {"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+         ARB__H1_DONE, 0, "{}", 0},
+        {"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_DONE, 0, "{}", 0},
+        {"HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 20 OK\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200OK\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+        {"HTTP/1.1 200 OK\r\nBad Name: 1\r\nContent-Length: 2\r\n\r\n{}", ARB__H1_BAD, 1, NULL, 0},
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        arb__h1 h;
+        arb__buf body;
+        size_t used = 0;
+        int rc = parse_all(cases[i].reply, &h, &body, &used);
+        if (rc != cases[i].rc) fail_msg("case %zu: rc %d, expected %d", i, rc, cases[i].rc);
+        if (rc == ARB__H1_DONE) {
+            if (h.keep_alive != cases[i].keep_alive) fail_msg("case %zu: keep_alive %d", i, h.keep_alive);
+            assert_int_equal(strlen(cases[i].reply) - used, cases[i].rest);
+            assert_int_equal(body.len, strlen(cases[i].body));
+            assert_memory_equal(body.data ? body.data : "", cases[i].body, body.len);
+        }
+        arb__buf_free(&body);
+    }
+}
+
+static int head_starts(const arb__plain_target *t, const char *start)
+{
+    return strncmp(t->head, start, strlen(start)) == 0;
+}
+
 /* Eligibility: plain http:// only; https, user info and odd characters stay with libcurl. */
 static void test_target_eligibility(void **state)
 {
@@ -509,6 +774,26 @@ static void test_target_eligibility(void **state)
                                  "User-Agent: arbiter/" ARB_VERSION "\r\n"
                                  "Content-Type: application/json\r\nAccept: application/json\r\n");
     arb__plain_target_destroy(t);
+    /* a query without a path: the request target is still origin-form, "/?..." (as libcurl) */
+    t = arb__plain_target_create("http://127.0.0.1:8080?model=a%20b");
+    assert_non_null(t);
+    assert_true(head_starts(t, "POST /?model=a%20b HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"));
+    arb__plain_target_destroy(t);
+    /* an IPv6 literal keeps its brackets in Host; the default port is left out */
+    t = arb__plain_target_create("http://[::1]:80/v1?x=1");
+    assert_non_null(t);
+    assert_true(head_starts(t, "POST /v1?x=1 HTTP/1.1\r\nHost: [::1]\r\n"));
+    arb__plain_target_destroy(t);
+    t = arb__plain_target_create("http://[::1]:8080");
+    assert_non_null(t);
+    assert_true(head_starts(t, "POST / HTTP/1.1\r\nHost: [::1]:8080\r\n"));
+    arb__plain_target_destroy(t);
+    assert_null(arb__plain_target_create("http://127.0.0.1:0/v1"));
+    assert_null(arb__plain_target_create("http://127.0.0.1:/v1"));
+    assert_null(arb__plain_target_create("http://127.0.0.1:8080:1/v1"));
+    assert_null(arb__plain_target_create("http://[::1/v1"));
+    assert_null(arb__plain_target_create("http://127.0.0.1/v1\r\nX-Injected: 1"));
+    assert_null(arb__plain_target_create("http://us%40er@127.0.0.1/v1"));
     assert_null(arb__plain_target_create("https://127.0.0.1/v1/chat/completions"));
     assert_null(arb__plain_target_create("http://user:pw@127.0.0.1/v1"));
     assert_null(arb__plain_target_create("http://127.0.0.1/v1 x"));
@@ -548,6 +833,12 @@ int main(void)
         cmocka_unit_test(test_slow_reply_times_out),
         cmocka_unit_test(test_oversized_reply),
         cmocka_unit_test(test_malformed_replies_fail),
+        cmocka_unit_test(test_parser_hostile_framing),
+        cmocka_unit_test(test_unasked_bytes_on_idle_connection),
+        cmocka_unit_test(test_large_body_partial_writes),
+        cmocka_unit_test(test_reused_connection_dropped_at_request),
+        cmocka_unit_test(test_reset_mid_reply),
+        cmocka_unit_test(test_server_never_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
