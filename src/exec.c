@@ -975,6 +975,8 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                 .logprobs = fc->logprobs,
                 .endpoint = fc->endpoint,
             };
+            arb__call_texts texts;
+            if (ex->params.texts && ex->params.texts(ex->ud, fc->node, &texts)) rec.texts = &texts;
             int kept = 0;
             char *stored = NULL;
             if ((st = arb__store_settle_call(store, &rec, &node->out.call_id, &kept, &stored)))
@@ -1480,6 +1482,7 @@ typedef struct plan_slice {
     arb__exec_build_fn build;
     arb__exec_done_fn done;
     arb__exec_recorded_fn recorded;
+    arb__exec_texts_fn texts;
 } plan_slice;
 
 static int slice_build(void *ud, size_t node, const arb__call_outcome *const *deps,
@@ -1501,6 +1504,12 @@ static int slice_recorded(void *ud, size_t node, const char *call_key)
     return sl->recorded(sl->ud, sl->base + node, call_key);
 }
 
+static int slice_texts(void *ud, size_t node, arb__call_texts *t)
+{
+    const plan_slice *sl = ud;
+    return sl->texts(sl->ud, sl->base + node, t);
+}
+
 /* One pass over the plan: every node added (slice by slice, see PLAN_SLICE), the stored calls
 ** judged, the missing ones sent (or queued in batch mode), the protocol's finish, then the
 ** batch steps after the plan (submit only when submit is set). */
@@ -1511,9 +1520,10 @@ static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t 
 {
     int budget = params->client.budget_usd > 0 || params->client.budget_tokens > 0;
     size_t slice = deps_of || budget ? n_calls : params->slice ? params->slice : PLAN_SLICE;
-    plan_slice sl = {ud, 0, build, done, params->recorded};
+    plan_slice sl = {ud, 0, build, done, params->recorded, params->texts};
     arb__exec_params slice_params = *params;
     if (params->recorded) slice_params.recorded = slice_recorded;
+    if (params->texts) slice_params.texts = slice_texts;
     double started_ms = arb__now_ms();
     arb_status st = ARB_OK;
     do {

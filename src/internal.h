@@ -539,6 +539,14 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge);
 arb_status arb__store_check_judge(arb_store *s, const arb_judge_config *judge);
 
 /* One judge call, as stored in table calls (unique on key). */
+/* The dataset texts a pairwise call's request contains, as arb__store_put_dataset stored them:
+** the question of item_id and the answers of first_model and second_model, in the order the
+** request shows them. Borrowed strings; the texts may be NULL (the store reads them). */
+typedef struct arb__call_texts {
+    const char *item_id, *first_model, *second_model;
+    const char *question, *first_answer, *second_answer;
+} arb__call_texts;
+
 typedef struct arb__call_record {
     const char *key;          /* arb__judge_call_key() */
     const char *judge_name;
@@ -561,6 +569,9 @@ typedef struct arb__call_record {
     const char *logprobs;       /* arb__logprobs_verdict() JSON; NULL: none */
     const char *endpoint;       /* base URL it was sent to, without credentials
                                    (arb__url_redact); NULL when unknown */
+    const arb__call_texts *texts; /* NULL: unknown yet (the request is compacted when its
+                                     pairwise row names them); else the row is written once,
+                                     compact, when it is new */
 } arb__call_record;
 
 /* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row
@@ -1547,6 +1558,11 @@ typedef int (*arb__exec_done_fn)(void *ud, arb_store *s, size_t node,
 ** callback would have (invalid verdicts). */
 typedef int (*arb__exec_recorded_fn)(void *ud, size_t node, const char *call_key);
 
+/* Optional (arb__exec_params.texts): fills *t with the dataset texts node's request contains
+** and returns 1, or returns 0 (none known). Called on the executor's writer thread before the
+** call is stored, so its row is written once, compact (it reads only the run's fixed data). */
+typedef int (*arb__exec_texts_fn)(void *ud, size_t node, arb__call_texts *t);
+
 typedef struct arb__exec_params {
     arb_client_params client;
     int dry_run;
@@ -1558,6 +1574,7 @@ typedef struct arb__exec_params {
     ** dataset's window) and drop what the previous one read. Returns ARB_OK, or a failure with
     ** the store's message, which ends the run. NULL: nothing to load. */
     arb_status (*slice_begin)(void *ud, size_t first, size_t n);
+    arb__exec_texts_fn texts;       /* NULL: calls are compacted when their row names them */
     size_t slice; /* arb__exec_protocol: nodes per slice of a plan without dependencies (0: the
                      default, 65,536; tests set it small) */
     long long *run_id; /* arb__exec_protocol: when not NULL, gets the id of the run it recorded

@@ -144,6 +144,24 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
     return arb__store_put_pairwise(s, &row) ? -1 : 0;
 }
 
+/* On the writer thread (arb__exec_texts_fn): the item's question and both answers, in the order
+** node's request shows them, as call_done's row names them. */
+static int call_texts(void *ud, size_t node, arb__call_texts *t)
+{
+    const sbs_run *r = ud;
+    size_t item_index, judge;
+    int rep, order;
+    node_coords(r, node, &item_index, &rep, &judge, &order);
+    const arb_item *item = item_at(r, item_index);
+    const char *first = order ? r->params->baseline : r->params->candidate;
+    const char *second = order ? r->params->candidate : r->params->baseline;
+    const arb_answer *a1 = arb_dataset_find_answer(texts(r), item->id, first);
+    const arb_answer *a2 = arb_dataset_find_answer(texts(r), item->id, second);
+    *t = (arb__call_texts){item->id, first, second, item->question, a1 ? a1->answer : NULL,
+                           a2 ? a2->answer : NULL};
+    return 1;
+}
+
 /* See internal.h. */
 arb_status arb__sbs_check_params(arb_store *s, const char *candidate, const char *baseline,
                                  int options, int reps, int jobs)
@@ -599,6 +617,7 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
     long long run_id = 0;
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress, .recorded = is_recorded,
+                           .texts = call_texts,
                            .run_id = &run_id, .slice_begin = load_slice,
                            .slice = arb__sbs_plan_slice};
     st = arb__exec_protocol(store, "sbs", pjson, &ep,

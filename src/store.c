@@ -1719,6 +1719,26 @@ static void drop_pending(arb_store *s)
     *p = (pending_call){0};
 }
 
+/* The references of a request that contains t's texts (all three given, or all read). */
+static void texts_refs(const arb__call_texts *t, arb__request_ref refs[3])
+{
+    int given = t->question && t->first_answer && t->second_answer;
+    refs[0] = (arb__request_ref){t->item_id, NULL, given ? t->question : NULL};
+    refs[1] = (arb__request_ref){t->item_id, t->first_model, given ? t->first_answer : NULL};
+    refs[2] = (arb__request_ref){t->item_id, t->second_model, given ? t->second_answer : NULL};
+}
+
+/* p's request as a compact request referring to refs: *blob (caller frees), or NULL when the
+** request is better kept as TEXT. */
+static arb_status encode_call(arb_store *s, const pending_call *p, const arb__request_ref *refs,
+                              size_t n_refs, unsigned char **blob, size_t *len)
+{
+    int got = arb__reqz_encode(s->reqz, p->model, p->request, refs, n_refs, blob, len);
+    if (got >= 0) return ARB_OK;
+    return arb__store_fail(s, ARB_DB, "cannot compact the request of call %s: %s", p->key,
+                           arb__reqz_errmsg(s->reqz));
+}
+
 /* Rewrites the pending call's request as a compact request referring to refs, then forgets
 ** it. A request better kept as TEXT stays as it is. */
 static arb_status compact_pending(arb_store *s, const arb__request_ref *refs, size_t n_refs)
@@ -1727,15 +1747,11 @@ static arb_status compact_pending(arb_store *s, const arb__request_ref *refs, si
     if (!p->id) return ARB_OK;
     unsigned char *blob = NULL;
     size_t len = 0;
-    arb_status st = ARB_OK;
-    int got = arb__reqz_encode(s->reqz, p->model, p->request, refs, n_refs, &blob, &len);
-    if (got < 0) {
-        st = arb__store_fail(s, ARB_DB, "cannot compact the request of call %s: %s", p->key,
-                             arb__reqz_errmsg(s->reqz));
-    } else {
+    arb_status st = encode_call(s, p, refs, n_refs, &blob, &len);
+    if (!st) {
         sqlite3_stmt *q = s->stmt[ST_COMPACT_CALL];
         sqlite3_bind_int64(q, 1, p->id);
-        if (got > 0) sqlite3_bind_blob(q, 2, blob, (int)len, SQLITE_STATIC);
+        if (blob) sqlite3_bind_blob(q, 2, blob, (int)len, SQLITE_STATIC);
         else arb__store_bind_text(q, 2, p->request); /* short: kept as TEXT */
         arb__store_bind_text(q, 3, p->key);
         st = arb__store_step_done(s, q, "cannot store a request");
@@ -1790,6 +1806,8 @@ arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long l
     return arb__store_settle_call(s, rec, call_id, NULL, NULL);
 }
 
+static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long long prompt_chars);
+
 /* Binds rec to the parameters of CALL_INSERT: the request itself, or (deferred) an empty
 ** placeholder, and its prompt length (-1: NULL). */
 static void bind_call(sqlite3_stmt *q, const arb__call_record *rec, int deferred,
@@ -1800,6 +1818,25 @@ static void bind_call(sqlite3_stmt *q, const arb__call_record *rec, int deferred
     arb__store_bind_text(q, 3, rec->model);
     if (deferred) sqlite3_bind_zeroblob(q, 4, 0);
     else arb__store_bind_text(q, 4, rec->request_json);
+    bind_call_rest(q, rec, prompt_chars);
+}
+
+/* Binds rec to CALL_INSERT as bind_call, with the request already compact: blob (NULL: the
+** request kept as TEXT). */
+static void bind_call_compact(sqlite3_stmt *q, const arb__call_record *rec,
+                              const unsigned char *blob, size_t len, long long prompt_chars)
+{
+    arb__store_bind_text(q, 1, rec->key);
+    arb__store_bind_text(q, 2, rec->judge_name);
+    arb__store_bind_text(q, 3, rec->model);
+    if (blob) sqlite3_bind_blob(q, 4, blob, (int)len, SQLITE_STATIC);
+    else arb__store_bind_text(q, 4, rec->request_json);
+    bind_call_rest(q, rec, prompt_chars);
+}
+
+/* Parameters 5.. of CALL_INSERT. */
+static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long long prompt_chars)
+{
     sqlite3_bind_int(q, 5, rec->rep);
     sqlite3_bind_int(q, 6, rec->ok ? 1 : 0);
     arb__store_bind_text(q, 7, rec->content);
@@ -1846,9 +1883,25 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     ** it whole, then compact, would leave the pages of calls mostly empty. */
     int deferred = rec->request_json && !sqlite3_get_autocommit(s->db);
     sqlite3_stmt *q = s->stmt[ST_PUT_NEW_CALL];
-    bind_call(q, rec, deferred, prompt_chars);
+    unsigned char *blob = NULL;
+    size_t blob_len = 0;
+    if (deferred && rec->texts) {
+        /* Its texts are known: a new call's row is written once, compact (the pending call
+        ** before it is written first, so rows are written in the same order). */
+        arb_status st = flush_pending(s);
+        if (st) return st;
+        arb__request_ref refs[3];
+        texts_refs(rec->texts, refs);
+        pending_call p = {0, (char *)rec->key, (char *)(rec->model ? rec->model : ""),
+                          (char *)rec->request_json};
+        if (encode_call(s, &p, refs, 3, &blob, &blob_len)) return ARB_DB;
+        bind_call_compact(q, rec, blob, blob_len, prompt_chars);
+    } else {
+        bind_call(q, rec, deferred, prompt_chars);
+    }
     int rc = sqlite3_step(q);
     sqlite3_reset(q);
+    free(blob);
     if (rc != SQLITE_DONE) {
         arb__store_fail(s, ARB_DB, "cannot store call %s: %s", rec->key, sqlite3_errmsg(s->db));
         return ARB_DB;
@@ -1856,7 +1909,7 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     if (sqlite3_changes(s->db) == 1) {
         long long id = sqlite3_last_insert_rowid(s->db);
         if (call_id) *call_id = id;
-        return deferred ? set_pending(s, id, rec) : ARB_OK;
+        return deferred && !rec->texts ? set_pending(s, id, rec) : ARB_OK;
     }
     q = s->stmt[ST_PUT_CALL];
     bind_call(q, rec, deferred, prompt_chars);
@@ -2070,13 +2123,14 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
     arb_status st = ARB_OK;
     if (!st && s->call_pending.id && s->call_pending.id == row->call_id && row->item_id &&
         row->candidate && row->baseline) {
-        int texts = row->question && row->candidate_answer && row->baseline_answer;
-        arb__request_ref refs[3] = {
-            {row->item_id, NULL, texts ? row->question : NULL},
-            {row->item_id, row->order ? row->baseline : row->candidate,
-             texts ? (row->order ? row->baseline_answer : row->candidate_answer) : NULL},
-            {row->item_id, row->order ? row->candidate : row->baseline,
-             texts ? (row->order ? row->candidate_answer : row->baseline_answer) : NULL}};
+        arb__call_texts t = {row->item_id,
+                             row->order ? row->baseline : row->candidate,
+                             row->order ? row->candidate : row->baseline,
+                             row->question,
+                             row->order ? row->baseline_answer : row->candidate_answer,
+                             row->order ? row->candidate_answer : row->baseline_answer};
+        arb__request_ref refs[3];
+        texts_refs(&t, refs);
         st = compact_pending(s, refs, 3);
     }
     if (st) return st;

@@ -1562,8 +1562,10 @@ static char *sbs_request(const char *question, const char *first, const char *se
 }
 
 /* Stores item q<i>'s two calls (both orders) as sbs does: call, then its pairwise row, in one
-** transaction. requests[2i], requests[2i+1] get the requests (caller frees). */
-static void put_sbs_item(arb_store *s, int i, char **requests)
+** transaction; with texts, each call is given the item's texts up front (as the executor does
+** for sbs), so its row is written once, compact, before its pairwise row. requests[2i],
+** requests[2i+1] get the requests (caller frees). */
+static void put_sbs_item_as(arb_store *s, int i, char **requests, int texts)
 {
     char item[16], q[64], a1[128], a2[128];
     snprintf(item, sizeof item, "q%d", i);
@@ -1585,7 +1587,16 @@ static void put_sbs_item(arb_store *s, int i, char **requests)
                                 .ok = 1, .content = "[[A]]", .prompt_tokens = -1,
                                 .completion_tokens = -1, .reasoning_tokens = -1,
                                 .cached_tokens = -1, .cost_usd = NAN, .latency_ms = 5};
+        arb__call_texts t = {item, ord ? "m2" : "m1", ord ? "m1" : "m2", q, ord ? a2 : a1,
+                             ord ? a1 : a2};
+        if (texts) rec.texts = &t;
         assert_int_equal(arb__store_put_call(s, &rec, &id), ARB_OK);
+        if (texts) { /* compact already: no placeholder waits for the pairwise row */
+            char *one = arb__sprintf("SELECT length(request) > 0 AND length(request) < 200"
+                                     " FROM calls WHERE id = %lld", id);
+            assert_int_equal(query_int(s, one), 1);
+            free(one);
+        }
         arb__pairwise_row row = {.protocol = "sbs", .judge_name = "j", .item_id = item,
                                  .candidate = "m1", .baseline = "m2", .template_name = "t",
                                  .options = 2, .order = ord, .position_verdict = 'A',
@@ -1594,6 +1605,11 @@ static void put_sbs_item(arb_store *s, int i, char **requests)
         requests[2 * i + ord] = req;
     }
     assert_int_equal(arb__store_commit(s), ARB_OK);
+}
+
+static void put_sbs_item(arb_store *s, int i, char **requests)
+{
+    put_sbs_item_as(s, i, requests, 0);
 }
 
 static char *export_text(arb_store *s, const char *format)
@@ -1846,6 +1862,46 @@ static void test_schema_migration_12_compacts_texts(void **state)
     free(csv2);
 }
 
+/* A call given its texts up front is written once, compact, and its row is byte-identical to
+** the one written when its pairwise row names the texts afterwards (insert, then UPDATE). */
+static void test_call_with_texts_written_compact_once(void **state)
+{
+    fixture *f = *state;
+    enum { N_ITEMS = 3, N_CALLS = 2 * N_ITEMS };
+    char *later[N_CALLS], *upfront[N_CALLS];
+    char other[320];
+    snprintf(other, sizeof other, "%s/upfront.db", f->dir);
+    arb_store *a = open_ok(f->db), *b = open_ok(other);
+    for (int i = 0; i < N_ITEMS; i++) {
+        put_sbs_item_as(a, i, later, 0);
+        put_sbs_item_as(b, i, upfront, 1);
+    }
+    static const char rows[] = "SELECT group_concat(id || ':' || key || ':' || hex(request) || ':'"
+                               " || prompt_chars, ',') FROM (SELECT * FROM calls ORDER BY id)";
+    char *ra = query_text(a, rows), *rb = query_text(b, rows);
+    assert_string_equal(ra, rb);
+    free(ra);
+    free(rb);
+    static const char texts[] = "SELECT group_concat(id || ':' || hash || ':' || hex(body), ',')"
+                                " FROM (SELECT * FROM request_texts ORDER BY id)";
+    ra = query_text(a, texts);
+    rb = query_text(b, texts);
+    assert_string_equal(ra, rb);
+    assert_requests(b, upfront, N_CALLS);
+    char *ea = export_text(a, "jsonl"), *eb = export_text(b, "jsonl");
+    assert_string_equal(ea, eb);
+    free(ra);
+    free(rb);
+    free(ea);
+    free(eb);
+    for (int k = 0; k < N_CALLS; k++) {
+        free(later[k]);
+        free(upfront[k]);
+    }
+    arb_store_close(a);
+    arb_store_close(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1855,6 +1911,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_with_texts_written_compact_once, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_2_compacts_requests, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_pointwise_task, setup, teardown),
