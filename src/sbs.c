@@ -525,34 +525,34 @@ static arb_status store_dataset(sbs_run *r)
     if (!arb__dataset_is_indexed(ds)) return arb__store_put_dataset(s, ds);
     arb_status st = arb__store_begin(s);
     if (st) return st;
-    arb_dataset *block = NULL, *sample = NULL;
+    arb_dataset *block = NULL, *first_answers = NULL;
     char *err = NULL;
-    size_t n = arb_dataset_item_count(ds);
-    /* the text dictionary is trained from the first block of each file, as it would be from
-    ** the whole dataset (store_texts.c takes at most 1 MB of samples anyway) */
-    size_t na = arb_dataset_answer_count(ds);
-    st = arb__dataset_window(ds, 0, n < STORE_ITEMS_BLOCK ? n : STORE_ITEMS_BLOCK, NULL, 0,
-                             &block, &err);
-    if (!st)
-        st = arb__dataset_answers_window(ds, 0, na < STORE_ANSWERS_BLOCK ? na : STORE_ANSWERS_BLOCK,
-                                         &sample, &err);
-    if (!st) st = arb__store_train_texts(s, block, sample);
-    arb_dataset_destroy(block);
-    arb_dataset_destroy(sample);
-    block = NULL;
+    size_t n = arb_dataset_item_count(ds), na = arb_dataset_answer_count(ds);
+    /* The text dictionary is trained from the first block of each file, as it would be from the
+    ** whole dataset (store_texts.c takes at most 1 MB of samples anyway); the first answers
+    ** block is kept until the answers are stored, so no block is read twice. */
+    st = arb__dataset_answers_window(ds, 0, na < STORE_ANSWERS_BLOCK ? na : STORE_ANSWERS_BLOCK,
+                                     &first_answers, &err);
     for (size_t i = 0; i < n && !st; i += STORE_ITEMS_BLOCK) {
         size_t k = n - i < STORE_ITEMS_BLOCK ? n - i : STORE_ITEMS_BLOCK;
-        if (!(st = arb__dataset_window(ds, i, k, NULL, 0, &block, &err)))
-            st = arb__store_put_items(s, block, i);
+        if (!(st = arb__dataset_window(ds, i, k, NULL, 0, &block, &err)) && i == 0)
+            st = arb__store_train_texts(s, block, first_answers);
+        if (!st) st = arb__store_put_items(s, block, i);
         arb_dataset_destroy(block);
+        block = NULL;
     }
-    n = arb_dataset_answer_count(ds);
-    for (size_t i = 0; i < n && !st; i += STORE_ANSWERS_BLOCK) {
-        size_t k = n - i < STORE_ANSWERS_BLOCK ? n - i : STORE_ANSWERS_BLOCK;
+    for (size_t i = 0; i < na && !st; i += STORE_ANSWERS_BLOCK) {
+        size_t k = na - i < STORE_ANSWERS_BLOCK ? na - i : STORE_ANSWERS_BLOCK;
+        if (i == 0) {
+            st = arb__store_put_answers(s, first_answers);
+            continue;
+        }
         if (!(st = arb__dataset_answers_window(ds, i, k, &block, &err)))
             st = arb__store_put_answers(s, block);
         arb_dataset_destroy(block);
+        block = NULL;
     }
+    arb_dataset_destroy(first_answers);
     if (err) arb__store_fail(s, st, "%s", err);
     free(err);
     if (!st) st = arb__store_commit(s);
