@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -528,6 +529,25 @@ done:
     return rc;
 }
 
+/* Sets lo[s]/hi[s] to the (1 - level)/2 and (1 + level)/2 quantiles of statistic s's finite
+** values among replicates[s * resamples .. + resamples) (reordered in place), by GSL's linear
+** interpolation between order statistics; left as they are (NAN) when fewer than half are
+** finite. */
+static void percentile_intervals(double *replicates, size_t resamples, size_t n_stats,
+                                 double level, double *lo, double *hi)
+{
+    for (size_t s = 0; s < n_stats; s++) {
+        double *vals = replicates + s * resamples;
+        size_t defined = 0;
+        for (size_t b = 0; b < resamples; b++)
+            if (isfinite(vals[b])) vals[defined++] = vals[b];
+        if (defined == 0 || defined < resamples - resamples / 2) continue; /* < half */
+        gsl_sort(vals, 1, defined);
+        lo[s] = gsl_stats_quantile_from_sorted_data(vals, 1, defined, (1.0 - level) / 2.0);
+        hi[s] = gsl_stats_quantile_from_sorted_data(vals, 1, defined, (1.0 + level) / 2.0);
+    }
+}
+
 /* Percentile bootstrap (§10). Each of the `resamples` replicates draws n indices uniformly
 ** with replacement (gsl_rng_uniform_int of an MT19937 generator) and asks fn for the n_stats
 ** statistics; replicate values are kept per statistic. For each statistic, its defined
@@ -575,21 +595,63 @@ arb_status arb_stat_bootstrap(size_t n, size_t n_stats, arb_stat_resample_fn fn,
         for (size_t s = 0; s < n_stats; s++) replicates[s * resamples + b] = out[s];
     }
 
-    for (size_t s = 0; s < n_stats; s++) {
-        double *vals = replicates + s * resamples;
-        size_t defined = 0;
-        for (size_t b = 0; b < resamples; b++)
-            if (isfinite(vals[b])) vals[defined++] = vals[b];
-        if (defined == 0 || defined < resamples - resamples / 2) continue; /* < half */
-        gsl_sort(vals, 1, defined);
-        lo[s] = gsl_stats_quantile_from_sorted_data(vals, 1, defined, (1.0 - level) / 2.0);
-        hi[s] = gsl_stats_quantile_from_sorted_data(vals, 1, defined, (1.0 + level) / 2.0);
-    }
+    percentile_intervals(replicates, resamples, n_stats, level, lo, hi);
     rc = ARB_OK;
 done:
     gsl_rng_free(rng);
     free(replicates);
     free(indices);
+    return rc;
+}
+
+/* See internal.h. The same generator, seeding and percentiles as arb_stat_bootstrap; a round is
+** one gsl_ran_multinomial draw of n_units = sum of counts over the kinds, kind k with
+** probability counts[k] / n_units: the law of how often each kind is drawn when n_units units
+** are drawn with replacement (METHODS §6's remark on the Bradley-Terry bootstrap). */
+arb_status arb__stat_bootstrap_kinds(const unsigned int *counts, size_t n_kinds, size_t n_stats,
+                                     arb__stat_kinds_fn fn, void *ud, size_t resamples,
+                                     unsigned long long seed, double level, double *lo,
+                                     double *hi)
+{
+    if (n_stats > 0 && (!lo || !hi)) return ARB_INVALID;
+    for (size_t s = 0; s < n_stats; s++) lo[s] = hi[s] = NAN;
+    unsigned long long n_units = 0;
+    for (size_t k = 0; k < n_kinds; k++) n_units += counts[k];
+    if (n_units == 0 || !fn || resamples == 0 || !(level > 0 && level < 1)) return ARB_INVALID;
+    if (n_units > UINT_MAX) return ARB_INVALID; /* gsl_ran_multinomial's range */
+    if (n_stats == 0) return ARB_OK;
+    if (n_kinds > SIZE_MAX / sizeof(double) || resamples > SIZE_MAX / n_stats ||
+        resamples * n_stats > SIZE_MAX / sizeof(double) - n_stats)
+        return ARB_NOMEM;
+
+    arb_status rc = ARB_NOMEM;
+    unsigned int *times = malloc(n_kinds * sizeof *times);
+    double *prob = stat_alloc_doubles(n_kinds);
+    double *replicates = stat_alloc_doubles(resamples * n_stats + n_stats);
+    gsl_rng *rng = NULL;
+    if (!times || !prob || !replicates) goto done;
+    for (size_t k = 0; k < n_kinds; k++) prob[k] = (double)counts[k];
+    double *out = replicates + resamples * n_stats;
+    rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) goto done;
+    gsl_rng_set(rng, (unsigned long)((seed ^ (seed >> 32)) & 0xFFFFFFFFull));
+
+    for (size_t b = 0; b < resamples; b++) {
+        gsl_ran_multinomial(rng, n_kinds, (unsigned int)n_units, prob, times);
+        for (size_t s = 0; s < n_stats; s++) out[s] = NAN;
+        if (fn(ud, times, n_kinds, out) != 0) {
+            rc = ARB_INTERRUPTED;
+            goto done;
+        }
+        for (size_t s = 0; s < n_stats; s++) replicates[s * resamples + b] = out[s];
+    }
+    percentile_intervals(replicates, resamples, n_stats, level, lo, hi);
+    rc = ARB_OK;
+done:
+    gsl_rng_free(rng);
+    free(replicates);
+    free(prob);
+    free(times);
     return rc;
 }
 
