@@ -889,6 +889,40 @@ static arb_status hand_over(arb_dataset *win, arb_status st, arb_dataset **out, 
     return ARB_OK;
 }
 
+/* What building a window holds: the window, the bytes read from the files (a window may span a
+** whole file) and the strings of the line being read (read_checked_line). */
+typedef struct window_build {
+    arb_dataset *win;
+    arb__buf buf;
+    arb__buf scratch;
+} window_build;
+
+/* Starts building a window: an empty dataset and buffers. ARB_OK, or ARB_NOMEM (nothing to
+** free). */
+static arb_status window_begin(window_build *wb)
+{
+    wb->win = arb_dataset_create();
+    if (!wb->win) return ARB_NOMEM;
+    arb__buf_init(&wb->buf, SIZE_MAX);
+    arb__buf_init(&wb->scratch, SIZE_MAX);
+    return ARB_OK;
+}
+
+/* Opens path for reading into *fd (-1 on failure, with the window's message naming path). */
+static arb_status window_open(window_build *wb, const char *path, int *fd)
+{
+    if ((*fd = open(path, O_RDONLY)) >= 0) return ARB_OK;
+    return fail(wb->win, ARB_IO, "%s: cannot open: %s", path, strerror(errno));
+}
+
+/* Ends building a window: frees the buffers and hands the window over as hand_over does. */
+static arb_status window_end(window_build *wb, arb_status st, arb_dataset **out, char **err)
+{
+    arb__buf_free(&wb->buf);
+    arb__buf_free(&wb->scratch);
+    return hand_over(wb->win, st, out, err);
+}
+
 /* See internal.h. */
 arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
                                const char *const *models, size_t n_models, arb_dataset **out,
@@ -897,35 +931,29 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
     *out = NULL;
     *err = NULL;
     if (!ds || !ds->indexed || first > ds->ids.n || n > ds->ids.n - first) return ARB_INVALID;
-    arb_dataset *win = arb_dataset_create();
-    if (!win) return ARB_NOMEM;
-    arb__buf buf;
-    arb__buf_init(&buf, SIZE_MAX); /* a window may span a whole file */
-    arb__buf scratch; /* the strings of the line being read (read_checked_line) */
-    arb__buf_init(&scratch, SIZE_MAX);
+    window_build wb;
+    arb_status st = window_begin(&wb);
+    if (st) return st;
+    arb_dataset *win = wb.win;
+    arb__buf *buf = &wb.buf;
     char where[512];
-    arb_status st = ARB_OK;
     int fd_items = -1, fd_answers = -1;
     size_t *picked = NULL, n_picked = 0, cap_picked = 0; /* the answers to read */
     if (n == 0) goto done;
-    fd_items = open(ds->items_path, O_RDONLY);
-    fd_answers = n_models ? open(ds->answers_path, O_RDONLY) : -2;
-    if (fd_items < 0 || fd_answers == -1) {
-        st = fail(win, ARB_IO, "%s: cannot open: %s",
-                  fd_items < 0 ? ds->items_path : ds->answers_path, strerror(errno));
+    if ((st = window_open(&wb, ds->items_path, &fd_items)) ||
+        (n_models && (st = window_open(&wb, ds->answers_path, &fd_answers))))
         goto done;
-    }
     /* the items lie in one stretch of the file, in order */
     const indexed_item *a = &ds->ix_items[first], *z = &ds->ix_items[first + n - 1];
     uint64_t start = a->offset;
     if ((st = read_at(win, fd_items, ds->items_path, start, (size_t)(z->offset + z->len - start),
-                      &buf)))
+                      buf)))
         goto done;
     for (size_t i = first; i < first + n && !st; i++) {
         const indexed_item *it = &ds->ix_items[i];
         snprintf(where, sizeof where, "%s:%u", ds->items_path, it->line);
-        st = reread_line(win, KIND_ITEMS, where, buf.data + (it->offset - start), it->len,
-                         ds->ids.names[i], NULL, NULL, &scratch);
+        st = reread_line(win, KIND_ITEMS, where, buf->data + (it->offset - start), it->len,
+                         ds->ids.names[i], NULL, NULL, &wb.scratch);
     }
     /* the answers of those items by the models asked for: one read of the stretch of the file
     ** they lie in when it is not much longer than they are (answers kept near their items),
@@ -950,27 +978,25 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
         need += an->len;
     }
     int one_read = n_picked && hi - lo <= 2 * need + ((uint64_t)1 << 16);
-    if (one_read && (st = read_at(win, fd_answers, ds->answers_path, lo, (size_t)(hi - lo), &buf)))
+    if (one_read && (st = read_at(win, fd_answers, ds->answers_path, lo, (size_t)(hi - lo), buf)))
         goto done;
     for (size_t j = 0; j < n_picked && !st; j++) {
         const indexed_answer *an = &ds->ix_answers[picked[j]];
         snprintf(where, sizeof where, "%s:%u", ds->answers_path, an->line);
-        const char *line = buf.data + (an->offset - lo);
+        const char *line = buf->data + (an->offset - lo);
         if (!one_read) {
-            line = buf.data;
-            if ((st = read_at(win, fd_answers, ds->answers_path, an->offset, an->len, &buf)))
+            line = buf->data;
+            if ((st = read_at(win, fd_answers, ds->answers_path, an->offset, an->len, buf)))
                 break;
         }
         st = reread_line(win, KIND_ANSWERS, where, line, an->len, ds->ids.names[an->item],
-                         ds->models.names[an->model], NULL, &scratch);
+                         ds->models.names[an->model], NULL, &wb.scratch);
     }
 done:
     if (fd_items >= 0) close(fd_items);
     if (fd_answers >= 0) close(fd_answers);
     free(picked);
-    arb__buf_free(&buf);
-    arb__buf_free(&scratch);
-    return hand_over(win, st, out, err);
+    return window_end(&wb, st, out, err);
 }
 
 /* See internal.h. */
@@ -981,40 +1007,31 @@ arb_status arb__dataset_answers_window(const arb_dataset *ds, size_t first, size
     *err = NULL;
     if (!ds || !ds->indexed || first > ds->n_ix_answers || n > ds->n_ix_answers - first)
         return ARB_INVALID;
-    arb_dataset *win = arb_dataset_create();
-    if (!win) return ARB_NOMEM;
-    arb__buf buf;
-    arb__buf_init(&buf, SIZE_MAX); /* a window may span a whole file */
-    arb__buf scratch; /* the strings of the line being read (read_checked_line) */
-    arb__buf_init(&scratch, SIZE_MAX);
+    window_build wb;
+    arb_status st = window_begin(&wb);
+    if (st) return st;
     char where[512], item_where[512];
-    arb_status st = ARB_OK;
     int fd = -1;
     if (n == 0) goto done;
-    if ((fd = open(ds->answers_path, O_RDONLY)) < 0) {
-        st = fail(win, ARB_IO, "%s: cannot open: %s", ds->answers_path, strerror(errno));
-        goto done;
-    }
+    if ((st = window_open(&wb, ds->answers_path, &fd))) goto done;
     /* in file order, so the answers lie in one stretch of the file */
     const indexed_answer *a = &ds->ix_answers[first], *z = &ds->ix_answers[first + n - 1];
     uint64_t start = a->offset;
-    if ((st = read_at(win, fd, ds->answers_path, start, (size_t)(z->offset + z->len - start),
-                      &buf)))
+    if ((st = read_at(wb.win, fd, ds->answers_path, start, (size_t)(z->offset + z->len - start),
+                      &wb.buf)))
         goto done;
     for (size_t k = first; k < first + n && !st; k++) {
         const indexed_answer *an = &ds->ix_answers[k];
         snprintf(where, sizeof where, "%s:%u", ds->answers_path, an->line);
         snprintf(item_where, sizeof item_where, "%s:%u", ds->items_path,
                  ds->ix_items[an->item].line);
-        st = reread_line(win, KIND_ANSWERS, where, buf.data + (an->offset - start), an->len,
+        st = reread_line(wb.win, KIND_ANSWERS, where, wb.buf.data + (an->offset - start), an->len,
                          ds->ids.names[an->item], ds->models.names[an->model], item_where,
-                         &scratch);
+                         &wb.scratch);
     }
 done:
     if (fd >= 0) close(fd);
-    arb__buf_free(&buf);
-    arb__buf_free(&scratch);
-    return hand_over(win, st, out, err);
+    return window_end(&wb, st, out, err);
 }
 
 /* Adds the items of a JSONL buffer (all or nothing). Returns ARB_OK, ARB_PARSE with the message
