@@ -548,6 +548,58 @@ static void percentile_intervals(double *replicates, size_t resamples, size_t n_
     }
 }
 
+/* One round of a bootstrap: draws its resample with rng and writes its statistics to out
+** (preset to NAN). 0, nonzero to abort. */
+typedef int (*round_fn)(void *ctx, gsl_rng *rng, double *out);
+
+/* The rounds of a percentile bootstrap and their intervals (percentile_intervals) into lo/hi:
+** MT19937 seeded with seed ^ (seed >> 32) (32 bits), `resamples` rounds of n_stats statistics.
+** ARB_OK, ARB_NOMEM, or ARB_INTERRUPTED when a round aborts. The caller checked the sizes. */
+static arb_status bootstrap_rounds(round_fn round, void *ctx, size_t n_stats, size_t resamples,
+                                   unsigned long long seed, double level, double *lo,
+                                   double *hi)
+{
+    arb_status rc = ARB_NOMEM;
+    double *replicates = stat_alloc_doubles(resamples * n_stats + n_stats);
+    gsl_rng *rng = NULL;
+    if (!replicates) goto done;
+    double *out = replicates + resamples * n_stats; /* one replicate's statistics */
+    rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) goto done;
+    gsl_rng_set(rng, (unsigned long)((seed ^ (seed >> 32)) & 0xFFFFFFFFull));
+    for (size_t b = 0; b < resamples; b++) {
+        for (size_t s = 0; s < n_stats; s++) out[s] = NAN;
+        if (round(ctx, rng, out) != 0) {
+            rc = ARB_INTERRUPTED;
+            goto done;
+        }
+        for (size_t s = 0; s < n_stats; s++) replicates[s * resamples + b] = out[s];
+    }
+    percentile_intervals(replicates, resamples, n_stats, level, lo, hi);
+    rc = ARB_OK;
+done:
+    gsl_rng_free(rng);
+    free(replicates);
+    return rc;
+}
+
+/* The state of arb_stat_bootstrap's rounds. */
+typedef struct item_rounds {
+    size_t *indices;
+    size_t n;
+    arb_stat_resample_fn fn;
+    void *ud;
+} item_rounds;
+
+/* round_fn: n units drawn one by one. */
+static int item_round(void *ctx, gsl_rng *rng, double *out)
+{
+    item_rounds *r = ctx;
+    for (size_t i = 0; i < r->n; i++)
+        r->indices[i] = (size_t)gsl_rng_uniform_int(rng, (unsigned long)r->n);
+    return r->fn(r->ud, r->indices, r->n, out);
+}
+
 /* Percentile bootstrap (§10). Each of the `resamples` replicates draws n indices uniformly
 ** with replacement (gsl_rng_uniform_int of an MT19937 generator) and asks fn for the n_stats
 ** statistics; replicate values are kept per statistic. For each statistic, its defined
@@ -574,34 +626,30 @@ arb_status arb_stat_bootstrap(size_t n, size_t n_stats, arb_stat_resample_fn fn,
         resamples * n_stats > SIZE_MAX / sizeof(double) - n_stats)
         return ARB_NOMEM;
 
-    arb_status rc = ARB_NOMEM;
     size_t *indices = malloc(n * sizeof *indices);
-    double *replicates = stat_alloc_doubles(resamples * n_stats + n_stats);
-    gsl_rng *rng = NULL;
-    if (!indices || !replicates) goto done;
-    double *out = replicates + resamples * n_stats; /* one replicate's statistics */
-    rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rng) goto done;
-    gsl_rng_set(rng, (unsigned long)((seed ^ (seed >> 32)) & 0xFFFFFFFFull));
-
-    for (size_t b = 0; b < resamples; b++) {
-        for (size_t i = 0; i < n; i++)
-            indices[i] = (size_t)gsl_rng_uniform_int(rng, (unsigned long)n);
-        for (size_t s = 0; s < n_stats; s++) out[s] = NAN;
-        if (fn(ud, indices, n, out) != 0) {
-            rc = ARB_INTERRUPTED;
-            goto done;
-        }
-        for (size_t s = 0; s < n_stats; s++) replicates[s * resamples + b] = out[s];
-    }
-
-    percentile_intervals(replicates, resamples, n_stats, level, lo, hi);
-    rc = ARB_OK;
-done:
-    gsl_rng_free(rng);
-    free(replicates);
+    if (!indices) return ARB_NOMEM;
+    item_rounds r = {indices, n, fn, ud};
+    arb_status rc = bootstrap_rounds(item_round, &r, n_stats, resamples, seed, level, lo, hi);
     free(indices);
     return rc;
+}
+
+/* The state of arb__stat_bootstrap_kinds' rounds. */
+typedef struct kind_rounds {
+    const double *prob;  /* counts as weights */
+    unsigned int *times; /* a round's draws per kind */
+    size_t n_kinds;
+    unsigned int n_units;
+    arb__stat_kinds_fn fn;
+    void *ud;
+} kind_rounds;
+
+/* round_fn: how often each kind is drawn, at once. */
+static int kind_round(void *ctx, gsl_rng *rng, double *out)
+{
+    kind_rounds *r = ctx;
+    gsl_ran_multinomial(rng, r->n_kinds, r->n_units, r->prob, r->times);
+    return r->fn(r->ud, r->times, r->n_kinds, out);
 }
 
 /* See internal.h. The same generator, seeding and percentiles as arb_stat_bootstrap; a round is
@@ -624,32 +672,14 @@ arb_status arb__stat_bootstrap_kinds(const unsigned int *counts, size_t n_kinds,
         resamples * n_stats > SIZE_MAX / sizeof(double) - n_stats)
         return ARB_NOMEM;
 
-    arb_status rc = ARB_NOMEM;
     unsigned int *times = malloc(n_kinds * sizeof *times);
     double *prob = stat_alloc_doubles(n_kinds);
-    double *replicates = stat_alloc_doubles(resamples * n_stats + n_stats);
-    gsl_rng *rng = NULL;
-    if (!times || !prob || !replicates) goto done;
-    for (size_t k = 0; k < n_kinds; k++) prob[k] = (double)counts[k];
-    double *out = replicates + resamples * n_stats;
-    rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rng) goto done;
-    gsl_rng_set(rng, (unsigned long)((seed ^ (seed >> 32)) & 0xFFFFFFFFull));
-
-    for (size_t b = 0; b < resamples; b++) {
-        gsl_ran_multinomial(rng, n_kinds, (unsigned int)n_units, prob, times);
-        for (size_t s = 0; s < n_stats; s++) out[s] = NAN;
-        if (fn(ud, times, n_kinds, out) != 0) {
-            rc = ARB_INTERRUPTED;
-            goto done;
-        }
-        for (size_t s = 0; s < n_stats; s++) replicates[s * resamples + b] = out[s];
+    arb_status rc = ARB_NOMEM;
+    if (times && prob) {
+        for (size_t k = 0; k < n_kinds; k++) prob[k] = (double)counts[k];
+        kind_rounds r = {prob, times, n_kinds, (unsigned int)n_units, fn, ud};
+        rc = bootstrap_rounds(kind_round, &r, n_stats, resamples, seed, level, lo, hi);
     }
-    percentile_intervals(replicates, resamples, n_stats, level, lo, hi);
-    rc = ARB_OK;
-done:
-    gsl_rng_free(rng);
-    free(replicates);
     free(prob);
     free(times);
     return rc;
