@@ -2699,6 +2699,7 @@ typedef struct export_writer {
     size_t n_cols;
     const struct export_refs *refs; /* NULL: no COL_REQUEST column */
     export_value *v;
+    char (*keys)[40]; /* each column's key as jansson writes it (plain ASCII names): ,"name": */
     char *request; /* the row's rebuilt request (COL_REQUEST) */
     arb__buf line, repaired;
 } export_writer;
@@ -2780,8 +2781,9 @@ static arb_status export_read_row(export_writer *w, sqlite3_stmt *q)
 ** U+FFFD so the output stays valid JSON. 0, or -1 when out of memory. */
 static int put_text(export_writer *w, const char *p, size_t n)
 {
+    int got = arb__buf_json_text(&w->line, p, n);
+    if (got <= 0) return got;
     size_t bad;
-    if (arb__utf8_valid(p, n, &bad)) return arb__buf_json_string(&w->line, p, n);
     arb__buf *b = &w->repaired;
     arb__buf_reset(b);
     int fail = 0;
@@ -2857,10 +2859,7 @@ static int export_format_row(export_writer *w, sqlite3_stmt *q, int csv)
             }
             continue;
         }
-        size_t name = strlen(w->cols[c].name);
-        fail |= (c && arb__buf_append(b, ",", 1)) || arb__buf_append(b, "\"", 1) ||
-                arb__buf_append(b, w->cols[c].name, name) || arb__buf_append(b, "\":", 2);
-        if (fail) break;
+        if ((fail = arb__buf_append(b, w->keys[c] + !c, strlen(w->keys[c]) - !c))) break;
         if (null) fail = arb__buf_append(b, "null", 4);
         else if (type == COL_INT) fail = put_integer(b, sqlite3_column_int64(q, col));
         else if (type == COL_REAL) fail = put_json(w, json_real(sqlite3_column_double(q, col)));
@@ -2895,15 +2894,27 @@ static arb_status export_rows(arb_store *store, sqlite3_stmt *q, const struct ex
     arb__buf_init(&w.line, 0);
     arb__buf_init(&w.repaired, 0);
     arb_status st = ARB_OK;
-    if (!(w.v = calloc(n_cols, sizeof *w.v))) return arb__store_fail(store, ARB_NOMEM, "out of memory");
-    if (csv) {
+    w.v = calloc(n_cols, sizeof *w.v);
+    w.keys = calloc(n_cols, sizeof *w.keys);
+    if (!w.v || !w.keys) {
+        free(w.v);
+        free(w.keys);
+        return arb__store_fail(store, ARB_NOMEM, "out of memory");
+    }
+    for (size_t c = 0; c < n_cols && !st; c++)
+        if ((size_t)snprintf(w.keys[c], sizeof w.keys[c], ",\"%s\":", cols[c].name) >=
+            sizeof w.keys[c]) /* a longer name needs a longer key */
+            st = arb__store_fail(store, ARB_INVALID, "export: column \"%s\": name too long",
+                                 cols[c].name);
+    if (!st && csv) {
         for (size_t c = 0; c < n_cols; c++) fprintf(out, "%s%s", c ? "," : "", cols[c].name);
         fputs("\r\n", out);
     }
     arb__decode_counts before, first;
     arb__store_decode_counts(store, &before);
-    int rc, rows = 0;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    store->decoded_before_first_row = 0;
+    int rc = SQLITE_DONE, rows = 0;
+    while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (!rows++) {
             arb__store_decode_counts(store, &first);
             store->decoded_before_first_row =
@@ -2929,6 +2940,7 @@ static arb_status export_rows(arb_store *store, sqlite3_stmt *q, const struct ex
         free(w.v[c].plain);
     }
     free(w.v);
+    free(w.keys);
     free(w.request);
     arb__buf_free(&w.line);
     arb__buf_free(&w.repaired);
@@ -2974,9 +2986,10 @@ static arb_status export_any(arb_store *store, const char *format, FILE *out)
 
 /* Writes every pairwise judgment joined with its call as JSON lines or CSV, every dialogue
 ** ("transcripts") or every pointwise judgment ("pointwise"). The exports' ORDER BY sorts whole
-** rows, texts included: with the store's temp_store = MEMORY the sorter would hold the entire
-** output in memory (404 MB for a 370 MB export of 80,000 judgments, 868 MB at 200,000 in
-** bench-scale); with temp files it spills past the cache size (144 MB for the same export). */
+** rows: with the store's temp_store = MEMORY the sorter would hold them all in memory (when it
+** sorted rebuilt texts: 404 MB for a 370 MB export of 80,000 judgments, 868 MB at 200,000 in
+** bench-scale; compact rows are ~0.4 KB a judgment, still 400 MB at 1,000,000); with temp files
+** it spills past the cache size (142 MB at 200,000 and at 1,000,000 judgments). */
 arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
 {
     if (!store) return ARB_INVALID;

@@ -115,6 +115,31 @@ static void json_string_as_jansson(void **state)
             free(want);
         }
     }
+    /* past the 64 KB blocks the escaper reserves room for, a sequence across their edge */
+    size_t n = 70000;
+    char *big = malloc(n);
+    assert_non_null(big);
+    for (size_t i = 0; i < n; i++) big[i] = "ab\"\n\\c"[i % 7];
+    memcpy(big + 65534, "\xe6\x97\xa5", 3);
+    memcpy(big + n - 4, "\xf0\x9f\x98\x80", 4);
+    json_t *j = json_stringn(big, n);
+    char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    assert_int_equal(arb__buf_json_text(&b, big, n), 0);
+    assert_string_equal(b.data, want);
+    /* not UTF-8: 1, and what was in the buffer stays as it was */
+    arb__buf_reset(&b);
+    assert_int_equal(arb__buf_append(&b, "{", 1), 0);
+    big[65535] = 'x'; /* cuts the sequence of 65534 */
+    assert_int_equal(arb__buf_json_text(&b, big, n), 1);
+    assert_int_equal(arb__buf_json_text(&b, "ok\xc3", 3), 1);
+    assert_int_equal(arb__buf_json_text(&b, "\xed\xa0\x80", 3), 1); /* a surrogate */
+    assert_string_equal(b.data, "{");
+    arb__buf_free(&b);
+    json_decref(j);
+    free(want);
+    free(big);
 }
 
 int main(void)
