@@ -1785,6 +1785,22 @@ static void put_sbs_calls(arb_store *s, const arb_dataset *ds, int i, char **req
     assert_int_equal(arb__store_commit(s), ARB_OK);
 }
 
+/* The benchmark set of n items as a dataset, read from data/benchmark/{items,answers}.jsonl. */
+static arb_dataset *benchmark_dataset(int n)
+{
+    char *items = NULL, *answers = NULL;
+    benchmark_jsonl(n, &items, &answers);
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "data/benchmark/items.jsonl", items,
+                                                 strlen(items)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "data/benchmark/answers.jsonl", answers,
+                                                   strlen(answers)), ARB_OK);
+    free(items);
+    free(answers);
+    return ds;
+}
+
 /* Schema 12: a dataset large enough to train a dictionary is stored as compact texts, read
 ** back exactly (export, arb_text, arb_text_length), and loading it again writes nothing. A
 ** version-11 store (its texts TEXT, as arbiter wrote them before) is compacted in place on
@@ -1794,14 +1810,8 @@ static void test_schema_migration_12_compacts_texts(void **state)
 {
     fixture *f = *state;
     enum { N_ITEMS = 600, N_JUDGED = 8, N_CALLS = 2 * N_JUDGED };
-    char *items = NULL, *answers = NULL, *requests[N_CALLS];
-    benchmark_jsonl(N_ITEMS, &items, &answers);
-    arb_dataset *ds = arb_dataset_create();
-    assert_non_null(ds);
-    assert_int_equal(arb_dataset_add_items_jsonl(ds, "data/benchmark/items.jsonl", items,
-                                                 strlen(items)), ARB_OK);
-    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "data/benchmark/answers.jsonl", answers,
-                                                   strlen(answers)), ARB_OK);
+    char *requests[N_CALLS];
+    arb_dataset *ds = benchmark_dataset(N_ITEMS);
     arb_store *s = open_ok(f->db);
     assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
     assert_int_equal(query_int(s, "SELECT count(*) FROM text_dicts"), 1);
@@ -1854,8 +1864,6 @@ static void test_schema_migration_12_compacts_texts(void **state)
     arb_store_close(s);
     arb_dataset_destroy(ds);
     for (int k = 0; k < N_CALLS; k++) free(requests[k]);
-    free(items);
-    free(answers);
     free(jsonl);
     free(csv);
     free(jsonl2);
@@ -1872,13 +1880,8 @@ static void test_export_rebuilds_after_sort(void **state)
 {
     fixture *f = *state;
     enum { N_ITEMS = 600, N_JUDGED = 8, N_CALLS = 2 * N_JUDGED };
-    char *items = NULL, *answers = NULL, *requests[N_CALLS];
-    benchmark_jsonl(N_ITEMS, &items, &answers);
-    arb_dataset *ds = arb_dataset_create();
-    assert_non_null(ds);
-    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", items, strlen(items)), ARB_OK);
-    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "answers.jsonl", answers, strlen(answers)),
-                     ARB_OK);
+    char *requests[N_CALLS];
+    arb_dataset *ds = benchmark_dataset(N_ITEMS);
     arb_store *s = open_ok(f->db);
     assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
     for (int i = 0; i < N_JUDGED; i++) put_sbs_calls(s, ds, i, requests);
@@ -1921,8 +1924,6 @@ static void test_export_rebuilds_after_sort(void **state)
     arb_store_close(s);
     arb_dataset_destroy(ds);
     for (int k = 0; k < N_CALLS; k++) free(requests[k]);
-    free(items);
-    free(answers);
 }
 
 /* A call given its texts up front is written once, compact, and its row is byte-identical to
