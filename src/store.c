@@ -2637,9 +2637,9 @@ arb_status arb__store_release_leases(arb_store *s, const arb__lease_owner *o)
 /* Kinds of export columns. COL_JSON: a JSON column, embedded in JSONL. COL_REQUEST: calls.request
 ** as stored (TEXT or a compact request, store_requests.c) and COL_DATASET: a dataset text as
 ** stored (TEXT or a compact text, store_texts.c), both read raw and rebuilt here, after the
-** query's ORDER BY: the sorter then holds the compact rows (~0.6 KB a judgment on the benchmark
-** set) instead of the rebuilt ones (~4.6 KB), which at 1,000,000 judgments spilled ~4.6 GB to
-** temporary files, more than the page cache, and made the export grow faster than the store. */
+** query's ORDER BY: the sorter then holds the compact rows (~0.4 KB a judgment on the benchmark
+** set) instead of the rebuilt ones (~4.6 KB, which at 1,000,000 judgments it wrote to temporary
+** files and read back: ~4.6 GB). */
 enum { COL_TEXT, COL_INT, COL_REAL, COL_JSON, COL_REQUEST, COL_DATASET };
 
 static const struct export_column {
