@@ -41,6 +41,11 @@ int arb__buf_printf(arb__buf *b, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
 void arb__buf_reset(arb__buf *b);
 void arb__buf_free(arb__buf *b);
 char *arb__buf_steal(arb__buf *b); /* returns data (caller frees), leaves b empty */
+/* Appends s[0..n) (valid UTF-8) as a JSON string, escaped exactly as jansson's dump does. 0 or
+** -1 (over max or no memory). */
+int arb__buf_json_string(arb__buf *b, const char *s, size_t n);
+/* The same for s[0..n) not known to be valid UTF-8: 1 (b unchanged) when it is not. */
+int arb__buf_json_text(arb__buf *b, const char *s, size_t n);
 
 /* UTF-8: returns 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates), else 0 and
 ** *bad_offset (if not NULL) receives the offset of the first bad byte. */

@@ -149,56 +149,6 @@ done:
     return out;
 }
 
-/* Appends s as a JSON string escaped exactly as jansson's compact dump does (", \\, \\b \\f \\n
-** \\r \\t, other controls as \\u00XX), copying unescaped runs whole. Why not jansson here:
-** building and dumping a jansson tree cost ~35 us per 3 KB prompt, a third of the harness's
-** whole per-call budget; this costs ~2 us. n is strlen(s). Returns 0 or -1. */
-static int put_json_string(arb__buf *b, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789ABCDEF"; /* jansson writes upper case */
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    size_t i = 0, run = 0;
-    if (arb__buf_append(b, "\"", 1)) return -1;
-    while (i < n) {
-        /* Skip eight clean bytes at a time: none below 0x20, none '"' or '\\' (SWAR tests for
-        ** "some byte less than 0x20" and "some byte equal to c"). */
-        if (n - i >= 8) {
-            uint64_t w, q, k;
-            memcpy(&w, s + i, 8);
-            q = w ^ (ones * '"');
-            k = w ^ (ones * '\\');
-            if (!((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((k - ones) & ~k)) & highs)) {
-                i += 8;
-                continue;
-            }
-        }
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
-        if (i > run && arb__buf_append(b, s + run, i - run)) return -1;
-        char esc[6] = {'\\', 0, 0, 0, 0, 0};
-        size_t len = 2;
-        switch (c) {
-        case '"': esc[1] = '"'; break;
-        case '\\': esc[1] = '\\'; break;
-        case '\b': esc[1] = 'b'; break;
-        case '\f': esc[1] = 'f'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        default:
-            esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
-            len = 6;
-        }
-        if (arb__buf_append(b, esc, len)) return -1;
-        run = ++i;
-    }
-    if (i > run && arb__buf_append(b, s + run, i - run)) return -1;
-    return arb__buf_append(b, "\"", 1);
-}
-
 /* Appends a real as jansson prints it with JSON_REAL_PRECISION(15): "%.15g", a ".0" when the
 ** text would read as an integer, no leading zeros or '+' in the exponent. Returns 0 or -1. */
 static int put_json_real(arb__buf *b, double v)
@@ -249,13 +199,13 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
     if (s->max_tokens > 0) err |= arb__buf_printf(&b, "\"max_tokens\":%d,", s->max_tokens);
     err |= arb__buf_puts(&b, "\"messages\":[");
     if (system)
-        err |= arb__buf_puts(&b, "{\"content\":") | put_json_string(&b, system, system_len) |
+        err |= arb__buf_puts(&b, "{\"content\":") | arb__buf_json_string(&b, system, system_len) |
                arb__buf_puts(&b, ",\"role\":\"system\"},");
-    err |= arb__buf_puts(&b, "{\"content\":") | put_json_string(&b, user, user_len) |
-           arb__buf_puts(&b, ",\"role\":\"user\"}],\"model\":") | put_json_string(&b, model, model_len);
+    err |= arb__buf_puts(&b, "{\"content\":") | arb__buf_json_string(&b, user, user_len) |
+           arb__buf_puts(&b, ",\"role\":\"user\"}],\"model\":") | arb__buf_json_string(&b, model, model_len);
     if (s->reasoning_effort) /* one of a few ASCII words (judges_file.c checks) */
         err |= arb__buf_puts(&b, ",\"reasoning_effort\":") |
-               put_json_string(&b, s->reasoning_effort, strlen(s->reasoning_effort));
+               arb__buf_json_string(&b, s->reasoning_effort, strlen(s->reasoning_effort));
     if (response_format && judge->response_format)
         err |= arb__buf_puts(&b, ",\"response_format\":{\"json_schema\":") |
                arb__buf_puts(&b, response_format) | arb__buf_puts(&b, ",\"type\":\"json_schema\"}");
