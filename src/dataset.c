@@ -721,93 +721,6 @@ static arb_status read_at(arb_dataset *win, int fd, const char *path, uint64_t o
     return ARB_OK;
 }
 
-/* Whether p[0..4) are hex digits, as JSON's \\u escape needs (strtoul alone would also take a
-** sign, spaces or "0x", which JSON refuses). */
-static int is_hex4(const char *p)
-{
-    for (int i = 0; i < 4; i++)
-        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f') ||
-              (p[i] >= 'A' && p[i] <= 'F')))
-            return 0;
-    return 1;
-}
-
-/* Appends the JSON string at p (its opening quote) decoded, and a NUL, to out. Returns the byte
-** after the closing quote, or NULL for what a checked line never holds (then the caller reads
-** the line with jansson). Decodes as jansson does: escapes, \u with surrogate pairs to UTF-8. */
-static const char *decode_string(const char *p, const char *end, arb__buf *out)
-{
-    const char *run = ++p;
-    while (p < end) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"') {
-            if (arb__buf_append(out, run, (size_t)(p - run)) || arb__buf_append(out, "", 1))
-                return NULL;
-            return p + 1;
-        }
-        if (c < 0x20) return NULL;
-        if (c != '\\') {
-            p++;
-            continue;
-        }
-        if (arb__buf_append(out, run, (size_t)(p - run)) || end - p < 2) return NULL;
-        char e = p[1], one = 0;
-        p += 2;
-        switch (e) {
-        case '"': case '\\': case '/': one = e; break;
-        case 'b': one = '\b'; break;
-        case 'f': one = '\f'; break;
-        case 'n': one = '\n'; break;
-        case 'r': one = '\r'; break;
-        case 't': one = '\t'; break;
-        case 'u': break;
-        default: return NULL;
-        }
-        if (one) {
-            if (arb__buf_append(out, &one, 1)) return NULL;
-            run = p;
-            continue;
-        }
-        unsigned long cp = 0, lo = 0;
-        if (end - p < 4 || !is_hex4(p)) return NULL;
-        cp = strtoul((char[5]){p[0], p[1], p[2], p[3], 0}, NULL, 16);
-        p += 4;
-        if (cp >= 0xD800 && cp < 0xDC00) { /* a high surrogate: its low one follows */
-            if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !is_hex4(p + 2)) return NULL;
-            lo = strtoul((char[5]){p[2], p[3], p[4], p[5], 0}, NULL, 16);
-            if (lo < 0xDC00 || lo >= 0xE000) return NULL;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            p += 6;
-        } else if ((cp >= 0xDC00 && cp < 0xE000) || cp == 0) {
-            return NULL;
-        }
-        unsigned char u[4];
-        size_t n;
-        if (cp < 0x80) {
-            u[0] = (unsigned char)cp;
-            n = 1;
-        } else if (cp < 0x800) {
-            u[0] = (unsigned char)(0xC0 | (cp >> 6));
-            u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-            n = 2;
-        } else if (cp < 0x10000) {
-            u[0] = (unsigned char)(0xE0 | (cp >> 12));
-            u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-            u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-            n = 3;
-        } else {
-            u[0] = (unsigned char)(0xF0 | (cp >> 18));
-            u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-            u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-            u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-            n = 4;
-        }
-        if (arb__buf_append(out, u, n)) return NULL;
-        run = p;
-    }
-    return NULL;
-}
-
 static const char *skip_space(const char *p, const char *end)
 {
     while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
@@ -836,7 +749,7 @@ static int read_checked_line(int kind, const char *line, size_t len, arb__buf *s
         p = skip_space(p, end);
         if (p == end || *p != '"') return 0;
         size_t key_at = scratch->len;
-        if (!(p = decode_string(p, end, scratch))) return 0;
+        if (!(p = arb__json_decode_string(p, end, scratch))) return 0;
         const char *key = scratch->data + key_at;
         int member = strcmp(key, key_names[kind]) == 0 ? 0 : -1;
         for (size_t i = 0; member < 0 && i < field_count[kind]; i++)
@@ -848,7 +761,7 @@ static int read_checked_line(int kind, const char *line, size_t len, arb__buf *s
         p = skip_space(p, end);
         if (p < end && *p == '"') {
             at[member] = scratch->len;
-            if (!(p = decode_string(p, end, scratch))) return 0;
+            if (!(p = arb__json_decode_string(p, end, scratch))) return 0;
             given[member] = 1;
         } else if (end - p >= 4 && !memcmp(p, "null", 4) && member > (int)field_required[kind]) {
             given[member] = 0;

@@ -45,6 +45,12 @@ char *arb__buf_steal(arb__buf *b); /* returns data (caller frees), leaves b empt
 /* UTF-8: returns 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates), else 0 and
 ** *bad_offset (if not NULL) receives the offset of the first bad byte. */
 int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset);
+/* Appends the JSON string at p (its opening quote, before end) decoded, and a NUL, to out:
+** escapes, and \u with surrogate pairs, become UTF-8 as jansson decodes them. Returns the byte
+** after the closing quote, or NULL for a string it leaves to jansson: a control character, a
+** bad escape or surrogate, \u0000, an unterminated string (or out of memory). UTF-8 is not
+** checked. For readers of a known shape that fall back to jansson (dataset.c, judge.c). */
+const char *arb__json_decode_string(const char *p, const char *end, arb__buf *out);
 /* Number of Unicode code points in a valid UTF-8 string (METHODS §5: lengths). */
 size_t arb__utf8_codepoints(const char *s, size_t n);
 
