@@ -360,6 +360,9 @@ typedef struct arb__judge_reply {
 ** message.reasoning (OpenRouter and others) go to reasoning, and so do <think>...</think>
 ** blocks of the content (arb__judge_split_thinking). Returns -1 only when out of memory. */
 int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out);
+/* The same through a jansson tree of the whole body: what arb__judge_parse_reply gives for every
+** reply (it reads the usual shape without jansson); kept for the tests and fuzz_reply. */
+int arb__judge_parse_reply_reference(const char *body, size_t len, arb__judge_reply *out);
 void arb__judge_reply_free(arb__judge_reply *r);
 struct arb__verdict_spec; /* below, with logprobs.c */
 /* What a call row keeps of a reply body that arrived (HTTP 2xx, or a batch output line with
