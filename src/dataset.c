@@ -423,6 +423,19 @@ static arb_status index_item(arb_dataset *ds, const char *where, const fields *f
                              uint64_t offset, size_t len, size_t line_no);
 static arb_status index_answer(arb_dataset *ds, const char *where, const fields *f,
                                uint64_t offset, size_t len, size_t line_no);
+static int read_checked_line(int kind, const char *line, size_t len, arb__buf *scratch,
+                             fields *f);
+
+/* Reads a line of the common shape (read_checked_line: one object of known fields with string
+** or null values) without jansson, when it is also valid UTF-8 and has a non-empty key (and
+** model): then parse_line would give the same fields, and no error. Returns 1 with f filled
+** (strings in scratch, f->extra NULL), or 0: the caller parses the line with parse_line, which
+** also writes the error of a bad line. About five times faster than building jansson's tree. */
+static int read_plain_line(int kind, const char *line, size_t len, arb__buf *scratch, fields *f)
+{
+    return arb__utf8_valid(line, len, NULL) && read_checked_line(kind, line, len, scratch, f) &&
+           f->id[0] && (kind != KIND_ANSWERS || f->values[0][0]);
+}
 
 /* Adds the lines of text from offset start (a byte order mark is skipped only at offset 0, the
 ** start of a file); *line_no counts the lines before them and is advanced past them. text[0]
@@ -438,6 +451,8 @@ static arb_status add_jsonl_lines(arb_dataset *ds, int kind, const char *source_
     arb_status st = ARB_OK;
     size_t pos = start, n;
     const char *line;
+    arb__buf scratch; /* the strings of the line being read (read_plain_line) */
+    arb__buf_init(&scratch, SIZE_MAX);
     while (arb__text_next_line(text, len, &pos, &line, &n)) {
         ++*line_no;
         if (is_blank(line, n)) continue;
@@ -446,8 +461,10 @@ static arb_status add_jsonl_lines(arb_dataset *ds, int kind, const char *source_
         snprintf(where, sizeof where, "%s:%zu", source_name, *line_no);
         json_t *root = NULL;
         fields f;
-        st = parse_line(ds, kind, ds->indexed ? PARSE_INDEX : PARSE_FIRST, where, line, n, &root,
-                        &f);
+        st = read_plain_line(kind, line, n, &scratch, &f)
+                 ? ARB_OK
+                 : parse_line(ds, kind, ds->indexed ? PARSE_INDEX : PARSE_FIRST, where, line, n,
+                              &root, &f);
         if (st == ARB_OK) {
             uint64_t at = base + (uint64_t)(line - text);
             st = ds->indexed ? (kind == KIND_ITEMS ? index_item(ds, where, &f, at, n, *line_no)
@@ -459,6 +476,7 @@ static arb_status add_jsonl_lines(arb_dataset *ds, int kind, const char *source_
         json_decref(root);
         if (st != ARB_OK) break;
     }
+    arb__buf_free(&scratch);
     if (st != ARB_OK) rollback(ds, n_items, n_answers);
     return st;
 }
@@ -703,105 +721,27 @@ static arb_status read_at(arb_dataset *win, int fd, const char *path, uint64_t o
     return ARB_OK;
 }
 
-/* Appends the JSON string at p (its opening quote) decoded, and a NUL, to out. Returns the byte
-** after the closing quote, or NULL for what a checked line never holds (then the caller reads
-** the line with jansson). Decodes as jansson does: escapes, \u with surrogate pairs to UTF-8. */
-static const char *decode_string(const char *p, const char *end, arb__buf *out)
-{
-    const char *run = ++p;
-    while (p < end) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"') {
-            if (arb__buf_append(out, run, (size_t)(p - run)) || arb__buf_append(out, "", 1))
-                return NULL;
-            return p + 1;
-        }
-        if (c < 0x20) return NULL;
-        if (c != '\\') {
-            p++;
-            continue;
-        }
-        if (arb__buf_append(out, run, (size_t)(p - run)) || end - p < 2) return NULL;
-        char e = p[1], one = 0;
-        p += 2;
-        switch (e) {
-        case '"': case '\\': case '/': one = e; break;
-        case 'b': one = '\b'; break;
-        case 'f': one = '\f'; break;
-        case 'n': one = '\n'; break;
-        case 'r': one = '\r'; break;
-        case 't': one = '\t'; break;
-        case 'u': break;
-        default: return NULL;
-        }
-        if (one) {
-            if (arb__buf_append(out, &one, 1)) return NULL;
-            run = p;
-            continue;
-        }
-        unsigned long cp = 0, lo = 0;
-        char hex[5] = {0};
-        if (end - p < 4) return NULL;
-        memcpy(hex, p, 4);
-        char *stop;
-        cp = strtoul(hex, &stop, 16);
-        if (stop != hex + 4) return NULL;
-        p += 4;
-        if (cp >= 0xD800 && cp < 0xDC00) { /* a high surrogate: its low one follows */
-            if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
-            memcpy(hex, p + 2, 4);
-            lo = strtoul(hex, &stop, 16);
-            if (stop != hex + 4 || lo < 0xDC00 || lo >= 0xE000) return NULL;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            p += 6;
-        } else if ((cp >= 0xDC00 && cp < 0xE000) || cp == 0) {
-            return NULL;
-        }
-        unsigned char u[4];
-        size_t n;
-        if (cp < 0x80) {
-            u[0] = (unsigned char)cp;
-            n = 1;
-        } else if (cp < 0x800) {
-            u[0] = (unsigned char)(0xC0 | (cp >> 6));
-            u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-            n = 2;
-        } else if (cp < 0x10000) {
-            u[0] = (unsigned char)(0xE0 | (cp >> 12));
-            u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-            u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-            n = 3;
-        } else {
-            u[0] = (unsigned char)(0xF0 | (cp >> 18));
-            u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-            u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-            u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-            n = 4;
-        }
-        if (arb__buf_append(out, u, n)) return NULL;
-        run = p;
-    }
-    return NULL;
-}
-
 static const char *skip_space(const char *p, const char *end)
 {
     while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
     return p;
 }
 
-/* Reads a line that an indexed load checked already into f, without jansson, when it is the
-** common shape: one object whose members are all known fields with string values (or null for
-** an optional one). Returns 1 with f filled (its strings in scratch, f->extra NULL), or 0 when
-** the line has another shape (an integer id, unknown fields, ...): the caller then parses it
-** with jansson, which gives the same fields. About five times faster than jansson, which
-** builds a tree of the line. */
+/* Reads a line into f without jansson when it is the common shape: one object whose members
+** are all known fields, each once, with string values (or null for an optional one). Returns 1
+** with f filled (its strings in scratch, f->extra NULL), or 0 when the line has another shape
+** (an integer id, unknown fields, a duplicate, anything jansson would refuse, ...): the caller
+** then parses it with jansson, which gives the same fields or the error. What it accepts is
+** JSON that jansson accepts with the same strings, but for UTF-8, which it does not check
+** (read_plain_line does, for lines read the first time). About five times faster than
+** jansson, which builds a tree of the line. */
 static int read_checked_line(int kind, const char *line, size_t len, arb__buf *scratch,
                              fields *f)
 {
     const char *p = line, *end = line + len;
     size_t at[10];
     int given[10] = {0}; /* [0]: the key ("id" / "item"), [1 + i]: field_names[kind][i] */
+    int seen[10] = {0};  /* the member appeared (a duplicate is left to jansson, which refuses it) */
     arb__buf_reset(scratch);
     p = skip_space(p, end);
     if (p == end || *p++ != '{') return 0;
@@ -809,19 +749,19 @@ static int read_checked_line(int kind, const char *line, size_t len, arb__buf *s
         p = skip_space(p, end);
         if (p == end || *p != '"') return 0;
         size_t key_at = scratch->len;
-        if (!(p = decode_string(p, end, scratch))) return 0;
+        if (!(p = arb__json_decode_string(p, end, scratch))) return 0;
         const char *key = scratch->data + key_at;
         int member = strcmp(key, key_names[kind]) == 0 ? 0 : -1;
         for (size_t i = 0; member < 0 && i < field_count[kind]; i++)
             if (strcmp(key, field_names[kind][i]) == 0) member = 1 + (int)i;
         scratch->len = key_at;
-        if (member < 0) return 0;
+        if (member < 0 || seen[member]++) return 0;
         p = skip_space(p, end);
         if (p == end || *p++ != ':') return 0;
         p = skip_space(p, end);
         if (p < end && *p == '"') {
             at[member] = scratch->len;
-            if (!(p = decode_string(p, end, scratch))) return 0;
+            if (!(p = arb__json_decode_string(p, end, scratch))) return 0;
             given[member] = 1;
         } else if (end - p >= 4 && !memcmp(p, "null", 4) && member > (int)field_required[kind]) {
             given[member] = 0;

@@ -50,6 +50,12 @@ int arb__buf_json_text(arb__buf *b, const char *s, size_t n);
 /* UTF-8: returns 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates), else 0 and
 ** *bad_offset (if not NULL) receives the offset of the first bad byte. */
 int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset);
+/* Appends the JSON string at p (its opening quote, before end) decoded, and a NUL, to out:
+** escapes, and \u with surrogate pairs, become UTF-8 as jansson decodes them. Returns the byte
+** after the closing quote, or NULL for a string it leaves to jansson: a control character, a
+** bad escape or surrogate, \u0000, an unterminated string (or out of memory). UTF-8 is not
+** checked. For readers of a known shape that fall back to jansson (dataset.c, judge.c). */
+const char *arb__json_decode_string(const char *p, const char *end, arb__buf *out);
 /* Number of Unicode code points in a valid UTF-8 string (METHODS §5: lengths). */
 size_t arb__utf8_codepoints(const char *s, size_t n);
 
@@ -375,6 +381,9 @@ typedef struct arb__judge_reply {
 ** message.reasoning (OpenRouter and others) go to reasoning, and so do <think>...</think>
 ** blocks of the content (arb__judge_split_thinking). Returns -1 only when out of memory. */
 int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out);
+/* The same through a jansson tree of the whole body: what arb__judge_parse_reply gives for every
+** reply (it reads the usual shape without jansson); kept for the tests and fuzz_reply. */
+int arb__judge_parse_reply_reference(const char *body, size_t len, arb__judge_reply *out);
 void arb__judge_reply_free(arb__judge_reply *r);
 struct arb__verdict_spec; /* below, with logprobs.c */
 /* What a call row keeps of a reply body that arrived (HTTP 2xx, or a batch output line with

@@ -608,6 +608,7 @@ enum {
     ST_END_DIALOGUE,
     ST_DROP_TURNS,
     ST_LEASE_GET,
+    ST_LEASE_TAKE,
     ST_LEASE_PUT,
     ST_LEASE_RENEW,
     ST_LEASE_RELEASE,
@@ -710,6 +711,9 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_DROP_TURNS] = "DELETE FROM dialogue_turns WHERE dialogue_id = ?1 AND turn > ?2",
     [ST_LEASE_GET] = "SELECT owner, host, pid, expires_at > " NOW_UNIX
                      " FROM call_leases WHERE key = ?1",
+    /* A lease nobody holds, in one statement (no change: someone does; see claim_one). */
+    [ST_LEASE_TAKE] = "INSERT INTO call_leases(key, owner, host, pid, expires_at)"
+                      " VALUES (?1, ?2, ?3, ?4, " NOW_UNIX " + ?5) ON CONFLICT(key) DO NOTHING",
     [ST_LEASE_PUT] =
         "INSERT INTO call_leases(key, owner, host, pid, expires_at)"
         " VALUES (?1, ?2, ?3, ?4, " NOW_UNIX " + ?5)"
@@ -2544,6 +2548,16 @@ static int holder_alive(const arb__lease_owner *self, const char *host, long pid
     return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
+/* Binds the lease of key for o to ST_LEASE_TAKE or ST_LEASE_PUT. */
+static void bind_lease(sqlite3_stmt *q, const arb__lease_owner *o, const char *key)
+{
+    arb__store_bind_text(q, 1, key);
+    arb__store_bind_text(q, 2, o->id);
+    arb__store_bind_text(q, 3, o->host);
+    sqlite3_bind_int64(q, 4, o->pid);
+    sqlite3_bind_double(q, 5, o->seconds);
+}
+
 /* One claim inside the open transaction (see arb__store_claim_calls). */
 static arb_status claim_one(arb_store *s, const arb__lease_owner *o, arb__call_claim *c)
 {
@@ -2555,7 +2569,16 @@ static arb_status claim_one(arb_store *s, const arb__lease_owner *o, arb__call_c
         c->state = ARB__CLAIM_STORED;
         return ARB_OK;
     }
-    sqlite3_stmt *q = s->stmt[ST_LEASE_GET];
+    /* The common case, a call no one holds, takes one statement; a lease that exists (ours to
+    ** renew, a live holder's, or one to take over) is read and decided on below. */
+    sqlite3_stmt *q = s->stmt[ST_LEASE_TAKE];
+    bind_lease(q, o, c->key);
+    if ((st = arb__store_step_done(s, q, "cannot claim a call"))) return st;
+    if (sqlite3_changes(s->db) == 1) {
+        c->state = ARB__CLAIM_OURS;
+        return ARB_OK;
+    }
+    q = s->stmt[ST_LEASE_GET];
     arb__store_bind_text(q, 1, c->key);
     int rc = sqlite3_step(q);
     int held = 0;
@@ -2573,11 +2596,7 @@ static arb_status claim_one(arb_store *s, const arb__lease_owner *o, arb__call_c
         return ARB_OK;
     }
     q = s->stmt[ST_LEASE_PUT];
-    arb__store_bind_text(q, 1, c->key);
-    arb__store_bind_text(q, 2, o->id);
-    arb__store_bind_text(q, 3, o->host);
-    sqlite3_bind_int64(q, 4, o->pid);
-    sqlite3_bind_double(q, 5, o->seconds);
+    bind_lease(q, o, c->key);
     if ((st = arb__store_step_done(s, q, "cannot claim a call"))) return st;
     c->state = ARB__CLAIM_OURS;
     return ARB_OK;

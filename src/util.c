@@ -271,6 +271,91 @@ int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset)
     return 1;
 }
 
+/* Whether p[0..4) are hex digits, as JSON's \u escape needs (strtoul alone would also take a
+** sign, spaces or "0x", which JSON refuses). */
+static int is_hex4(const char *p)
+{
+    for (int i = 0; i < 4; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f') ||
+              (p[i] >= 'A' && p[i] <= 'F')))
+            return 0;
+    return 1;
+}
+
+/* See internal.h. */
+const char *arb__json_decode_string(const char *p, const char *end, arb__buf *out)
+{
+    const char *run = ++p;
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            if (arb__buf_append(out, run, (size_t)(p - run)) || arb__buf_append(out, "", 1))
+                return NULL;
+            return p + 1;
+        }
+        if (c < 0x20) return NULL;
+        if (c != '\\') {
+            p++;
+            continue;
+        }
+        if (arb__buf_append(out, run, (size_t)(p - run)) || end - p < 2) return NULL;
+        char e = p[1], one = 0;
+        p += 2;
+        switch (e) {
+        case '"': case '\\': case '/': one = e; break;
+        case 'b': one = '\b'; break;
+        case 'f': one = '\f'; break;
+        case 'n': one = '\n'; break;
+        case 'r': one = '\r'; break;
+        case 't': one = '\t'; break;
+        case 'u': break;
+        default: return NULL;
+        }
+        if (one) {
+            if (arb__buf_append(out, &one, 1)) return NULL;
+            run = p;
+            continue;
+        }
+        unsigned long cp = 0, lo = 0;
+        if (end - p < 4 || !is_hex4(p)) return NULL;
+        cp = strtoul((char[5]){p[0], p[1], p[2], p[3], 0}, NULL, 16);
+        p += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) { /* a high surrogate: its low one follows */
+            if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !is_hex4(p + 2)) return NULL;
+            lo = strtoul((char[5]){p[2], p[3], p[4], p[5], 0}, NULL, 16);
+            if (lo < 0xDC00 || lo >= 0xE000) return NULL;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            p += 6;
+        } else if ((cp >= 0xDC00 && cp < 0xE000) || cp == 0) {
+            return NULL;
+        }
+        unsigned char u[4];
+        size_t n;
+        if (cp < 0x80) {
+            u[0] = (unsigned char)cp;
+            n = 1;
+        } else if (cp < 0x800) {
+            u[0] = (unsigned char)(0xC0 | (cp >> 6));
+            u[1] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 2;
+        } else if (cp < 0x10000) {
+            u[0] = (unsigned char)(0xE0 | (cp >> 12));
+            u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 3;
+        } else {
+            u[0] = (unsigned char)(0xF0 | (cp >> 18));
+            u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+            u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[3] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 4;
+        }
+        if (arb__buf_append(out, u, n)) return NULL;
+        run = p;
+    }
+    return NULL;
+}
+
 size_t arb__utf8_codepoints(const char *s, size_t n)
 {
     size_t count = 0;

@@ -1315,6 +1315,17 @@ static void test_call_leases(void **state)
     arb__call_claim k4 = {.key = "k4"}, k5 = {.key = "k5"};
     claim(a, &oc, &k4, 1);
     claim(a, &oc, &k5, 1);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key IN ('k4', 'k5')"
+                                  " AND expires_at < unixepoch('now') + 1"), 2);
+    /* The owner claiming its own lease again renews it (the row exists: read, then rewritten). */
+    arb__lease_owner od = oc;
+    od.seconds = 60;
+    arb__call_claim k8 = {.key = "k8"};
+    claim(a, &oc, &k8, 1);
+    claim(a, &od, &k8, 1);
+    assert_int_equal(k8.state, ARB__CLAIM_OURS);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key = 'k8'"
+                                  " AND expires_at > unixepoch('now') + 30"), 1);
     claim(b, &ob, &k4, 1);
     assert_int_equal(k4.state, ARB__CLAIM_OURS);
     oc.seconds = 60;
