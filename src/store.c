@@ -2763,6 +2763,22 @@ static int request_value(export_writer *w, export_value *v, const unsigned char 
     return w->request ? 0 : -1;
 }
 
+/* Fails the export naming the damaged value: its column and the row's judge and item, so the
+** row can be found (and judged again) instead of only hearing that something is damaged. */
+static arb_status export_damaged(export_writer *w, sqlite3_stmt *q, const char *column,
+                                 const char *why)
+{
+    const char *judge = "?", *item = "?";
+    for (size_t c = 0; c < w->n_cols; c++) {
+        const char *text = (const char *)sqlite3_column_text(q, (int)c);
+        if (!text) continue;
+        if (!strcmp(w->cols[c].name, "judge")) judge = text;
+        else if (!strcmp(w->cols[c].name, "item")) item = text;
+    }
+    return arb__store_fail(w->store, ARB_DB, "the stored %s of judge %s, item %s: %s", column,
+                           judge, item, why);
+}
+
 /* Reads the row's values of the text kinds (the others are read as they are written). 0, or
 ** the store's failure. */
 static arb_status export_read_row(export_writer *w, sqlite3_stmt *q)
@@ -2783,10 +2799,10 @@ static arb_status export_read_row(export_writer *w, sqlite3_stmt *q)
                 int bad = type == COL_DATASET ? dataset_value(w, v, blob, n)
                                               : request_value(w, v, blob, n);
                 if (bad)
-                    return arb__store_fail(w->store, ARB_DB, "export: %s",
-                                           type == COL_DATASET
-                                               ? arb__textz_errmsg(w->store->textz)
-                                               : arb__reqz_errmsg(w->store->reqz));
+                    return export_damaged(w, q, w->cols[c].name,
+                                          type == COL_DATASET
+                                              ? arb__textz_errmsg(w->store->textz)
+                                              : arb__reqz_errmsg(w->store->reqz));
                 continue;
             }
             const char *text = (const char *)sqlite3_column_text(q, col);

@@ -7,6 +7,8 @@
 #  - a rerun after the template's verdict_json_field changed reads the stored replies again
 #    (the field is not part of the request, so the call keys are unchanged) and gives what a
 #    fresh store gives, instead of keeping the verdicts read with the old field.
+#  - an export that meets a damaged stored request fails naming it and leaves its output file
+#    as it was (written to FILE.tmp, renamed once whole).
 ARB=${1:?usage: e2e_compact_edges.sh path/to/arbiter}
 source "$(dirname "$0")/support/e2e_lib.sh"
 start_sim --judge "sim-b:skill=2,tie=0.4" --judge "sim-a:skill=4" --seed 7
@@ -61,4 +63,14 @@ template verdict; first=$(field_run "$T/f.db")
 template alt; rerun=$(field_run "$T/f.db"); fresh=$(field_run "$T/fresh.db")
 check "the two fields read differently (the test means something)" "[ \"$first\" != \"$fresh\" ]"
 check "a rerun with the other field gives a fresh store's verdicts" "[ \"$rerun\" = \"$fresh\" ]"
+# --- an export that fails half-way leaves the output file as it was
+"$ARB" export --db "$T/coll.db" --format jsonl --output "$T/whole.jsonl"
+cp "$T/whole.jsonl" "$T/whole.before"
+sqlite3 "$T/coll.db" "update calls set request = x'28b52ffd00ff'
+  where id = (select max(id) from calls where typeof(request) = 'blob')"
+check "an export meeting a damaged request fails, naming the judge and item" \
+  "! '$ARB' export --db '$T/coll.db' --format jsonl --output '$T/whole.jsonl' 2>'$T/damaged.err' &&
+   grep -q 'stored request of judge .*, item .*damaged' '$T/damaged.err'"
+check "and leaves the earlier export whole, with no temporary file" \
+  "cmp -s '$T/whole.jsonl' '$T/whole.before' && [ ! -e '$T/whole.jsonl.tmp' ]"
 finish

@@ -233,6 +233,19 @@ void cli_close_store(arb_store *store, int rc);
 void cli_close_run_store(arb_store *store, int rc, int dry_run);
 /* Prints "arbiter <cmd>: <the store's message>" and returns the exit code for st. */
 int cli_store_failure(const char *cmd, arb_store *store, arb_status st);
+/* An output file written whole or not at all: cli_output_open opens path.tmp, cli_output_close
+** renames it over path when the command succeeded and removes it when it failed, so a failure
+** half-way leaves whatever path held before. path NULL or "-" is stdout. */
+typedef struct cli_output {
+    FILE *f;
+    char *tmp;        /* path.tmp, NULL for stdout */
+    const char *path;
+} cli_output;
+/* Returns 0, or the exit code after printing why. */
+int cli_output_open(const char *cmd, const char *path, cli_output *out);
+/* Closes out given the command's exit code rc; returns rc, or the exit code of a failure to
+** finish the file (printed). */
+int cli_output_close(const char *cmd, cli_output *out, int rc);
 /* Writes a rendered result to path ("-" = stdout) and frees it; NULL means the renderer ran out
 ** of memory. Returns the exit code. */
 int cli_emit(const char *cmd, const char *path, char *text);

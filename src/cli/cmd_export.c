@@ -4,7 +4,6 @@
 */
 #include "cli.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,12 +75,14 @@ int cmd_export(int argc, char **argv)
     arb_store *store = NULL;
     if ((rc = cli_open_existing_store("export", args.db, &store))) return rc;
     arb_status st;
-    FILE *out = stdout;
-    if (output && !(out = fopen(output, "w"))) {
-        fprintf(stderr, "arbiter export: cannot write %s: %s\n", output, strerror(errno));
+    /* Written to FILE.tmp and renamed once whole: an export that fails half-way (a damaged
+    ** stored row is found after lines were written) leaves FILE as it was. */
+    cli_output output_file;
+    if ((rc = cli_output_open("export", output, &output_file))) {
         arb_store_close(store);
-        return EXIT_FAIL;
+        return rc;
     }
+    FILE *out = output_file.f;
     if (battles) {
         arb_battles *set = arb_battles_create();
         if (!set) {
@@ -97,10 +98,7 @@ int cmd_export(int argc, char **argv)
         st = arb_store_export(store, format, out);
         if (st) fprintf(stderr, "arbiter export: %s\n", arb_store_errmsg(store));
     }
-    if (out != stdout && fclose(out)) {
-        fprintf(stderr, "arbiter export: cannot write %s: %s\n", output, strerror(errno));
-        st = ARB_IO;
-    }
+    rc = cli_output_close("export", &output_file, st ? cli_exit_code(st) : EXIT_OK);
     arb_store_close(store);
-    return st ? cli_exit_code(st) : EXIT_OK;
+    return rc;
 }

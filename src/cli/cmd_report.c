@@ -6,12 +6,10 @@
 */
 #include "cli.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char report_help[] =
     "usage: arbiter report --db FILE [--html FILE] [--markdown FILE] [--title TEXT]\n"
@@ -53,39 +51,12 @@ static const char report_help[] =
 static int write_report(arb_store *store, const arb_report_params *params, const char *format,
                         const char *path)
 {
-    if (!strcmp(path, "-")) {
-        arb_status st = arb_report_write(store, params, format, stdout);
-        return st ? cli_store_failure("report", store, st) : EXIT_OK;
-    }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (!tmp) {
-        fprintf(stderr, "arbiter report: out of memory\n");
-        return EXIT_FAIL;
-    }
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    int rc = EXIT_OK;
-    FILE *out = fopen(tmp, "w");
-    if (!out) {
-        fprintf(stderr, "arbiter report: cannot write %s: %s\n", tmp, strerror(errno));
-        free(tmp);
-        return EXIT_FAIL;
-    }
-    arb_status st = arb_report_write(store, params, format, out);
+    cli_output out;
+    int rc = cli_output_open("report", path, &out);
+    if (rc) return rc;
+    arb_status st = arb_report_write(store, params, format, out.f);
     if (st) rc = cli_store_failure("report", store, st);
-    if (fclose(out) != 0 && rc == EXIT_OK) {
-        fprintf(stderr, "arbiter report: cannot write %s: %s\n", tmp, strerror(errno));
-        rc = EXIT_FAIL;
-    }
-    if (rc == EXIT_OK && rename(tmp, path) != 0) {
-        fprintf(stderr, "arbiter report: cannot rename %s to %s: %s\n", tmp, path,
-                strerror(errno));
-        rc = EXIT_FAIL;
-    }
-    if (rc != EXIT_OK) unlink(tmp);
-    free(tmp);
-    return rc;
+    return cli_output_close("report", &out, rc);
 }
 
 /* The report's own options: the files to write and the report parameters. */

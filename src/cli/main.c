@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char usage_text[] =
     "arbiter " ARB_VERSION " -- fast, honest LLM-as-a-judge evaluation\n"
@@ -531,6 +532,51 @@ int cli_write_file(const char *cmd, const char *path, const char *text)
         return -1;
     }
     return 0;
+}
+
+int cli_output_open(const char *cmd, const char *path, cli_output *out)
+{
+    *out = (cli_output){.f = stdout, .path = path};
+    if (!path || !strcmp(path, "-")) return 0;
+    size_t len = strlen(path);
+    if (!(out->tmp = malloc(len + 5))) {
+        fprintf(stderr, "arbiter %s: out of memory\n", cmd);
+        return EXIT_FAIL;
+    }
+    memcpy(out->tmp, path, len);
+    memcpy(out->tmp + len, ".tmp", 5);
+    if (!(out->f = fopen(out->tmp, "w"))) {
+        fprintf(stderr, "arbiter %s: cannot write %s: %s\n", cmd, out->tmp, strerror(errno));
+        free(out->tmp);
+        *out = (cli_output){0};
+        return EXIT_FAIL;
+    }
+    return 0;
+}
+
+int cli_output_close(const char *cmd, cli_output *out, int rc)
+{
+    if (!out->tmp) {
+        if (out->f && fflush(out->f) && rc == EXIT_OK) {
+            fprintf(stderr, "arbiter %s: cannot write standard output: %s\n", cmd,
+                    strerror(errno));
+            rc = EXIT_FAIL;
+        }
+        return rc;
+    }
+    if (fclose(out->f) && rc == EXIT_OK) {
+        fprintf(stderr, "arbiter %s: cannot write %s: %s\n", cmd, out->tmp, strerror(errno));
+        rc = EXIT_FAIL;
+    }
+    if (rc == EXIT_OK && rename(out->tmp, out->path)) {
+        fprintf(stderr, "arbiter %s: cannot rename %s to %s: %s\n", cmd, out->tmp, out->path,
+                strerror(errno));
+        rc = EXIT_FAIL;
+    }
+    if (rc != EXIT_OK) unlink(out->tmp);
+    free(out->tmp);
+    *out = (cli_output){0};
+    return rc;
 }
 
 void cli_close_store(arb_store *store, int rc)
