@@ -1912,6 +1912,78 @@ static void test_schema_migration_12_compacts_texts(void **state)
     free(csv2);
 }
 
+/* Migration 13 (compact judgment rows): a store of schema 12 keeps every call key, time,
+** endpoint and judgment. Keys of 32 hex digits become 16 bytes (another key stays text),
+** times integer milliseconds (a time of another form stays as it was), endpoints a reference,
+** pairwise rows lose their row id; the export is byte-identical and the keys read back. */
+static void test_schema_migration_13_compacts_rows(void **state)
+{
+    fixture *f = *state;
+    static const char hex_key[] = "0123456789abcdef0123456789abcdef";
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q1\",\"question\":\"?\"}\n{\"id\":\"q2\",\"question\":\"?\"}\n");
+    long long a = put_call(s, &(arb__call_record){.key = hex_key, .judge_name = "j1",
+                                                  .model = "m", .request_json = "{\"n\":1}",
+                                                  .ok = 1, .content = "[[A]]",
+                                                  .prompt_tokens = -1, .completion_tokens = -1,
+                                                  .endpoint = "http://e1/v1"});
+    long long b = put_call(s, &(arb__call_record){.key = "k-not-hex", .judge_name = "j1",
+                                                  .model = "m", .request_json = "{\"n\":2}",
+                                                  .ok = 1, .content = "[[B]]",
+                                                  .prompt_tokens = -1, .completion_tokens = -1,
+                                                  .endpoint = "http://e2/v1"});
+    arb__pairwise_row row = pairwise_row("j1", "q1", 0, 0, 'A', a);
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q2", 1, 0, 'B', b);
+    put_pairwise(s, &row);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls WHERE typeof(created_at) = 'integer'"
+                                  " AND created_at > 1700000000000"), 2);
+    static const char times[] = "SELECT group_concat(created_at, ',') FROM"
+                                " (SELECT created_at FROM calls ORDER BY id)";
+    char *times_before = query_text(s, times);
+    char *jsonl = export_text(s, "jsonl"), *csv = export_text(s, "csv");
+
+    /* schema 12, with one time in a form of its own */
+    s = downgrade_and_reopen(s, f->db, "UPDATE pairwise SET judged_at = 'then' WHERE item_id = 'q2';"
+                                       "PRAGMA user_version = 12;");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls WHERE typeof(key) = 'blob'"
+                                  " AND length(key) = 16"), 1);
+    assert_query_text(s, "SELECT lower(hex(key)) FROM calls WHERE typeof(key) = 'blob'", hex_key);
+    assert_query_text(s, "SELECT key FROM calls WHERE typeof(key) = 'text'", "k-not-hex");
+    char *times_after = query_text(s, times);
+    assert_string_equal(times_after, times_before);
+    assert_query_text(s, "SELECT judged_at FROM pairwise WHERE item_id = 'q2'", "then");
+    assert_int_equal(query_int(s, "SELECT typeof(judged_at) = 'integer' FROM pairwise"
+                                  " WHERE item_id = 'q1'"), 1);
+    assert_query_text(s, "SELECT group_concat(e.url, ',') FROM calls c"
+                         " JOIN endpoints e ON e.id = c.endpoint_id ORDER BY c.id",
+                      "http://e1/v1,http://e2/v1");
+    assert_int_not_equal(sqlite3_exec(arb__store_conn(s), "SELECT rowid FROM pairwise", NULL, NULL,
+                                      NULL), SQLITE_OK);
+    char *jsonl2 = export_text(s, "jsonl"), *csv2 = export_text(s, "csv");
+    assert_string_equal(jsonl2, jsonl);
+    assert_string_equal(csv2, csv);
+    /* the keys read back as text, and a stored call is found by its key */
+    int found = 0;
+    long long id = 0;
+    char *content = NULL;
+    assert_int_equal(arb__store_find_call(s, hex_key, &found, &id, &content), ARB_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(id, a);
+    assert_string_equal(content, "[[A]]");
+    arb_free(content);
+    /* the call of a judgment is still checked */
+    row = pairwise_row("j1", "q1", 1, 0, 'A', 999);
+    assert_int_equal(arb__store_put_pairwise(s, &row), ARB_DB);
+    arb_store_close(s);
+    free(times_before);
+    free(times_after);
+    free(jsonl);
+    free(csv);
+    free(jsonl2);
+    free(csv2);
+}
+
 /* A call given its texts up front is written once, compact, and its row is byte-identical to
 ** the one written when its pairwise row names the texts afterwards (insert, then UPDATE). */
 static void test_call_with_texts_written_compact_once(void **state)
@@ -1961,6 +2033,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_with_texts_written_compact_once, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_2_compacts_requests, setup,
