@@ -4,13 +4,30 @@
 ** The input is copied into an exact-size buffer without a terminating NUL so reads past
 ** `len` are caught by AddressSanitizer. A reply with logprobs.content then goes through the
 ** verdict-token extraction (logprobs.c) for every kind of verdict: its result, when there is
-** one, is a JSON object whose option probabilities lie in [0, 1] and sum to 1.
+** one, is a JSON object whose option probabilities lie in [0, 1] and sum to 1. The reading
+** (which takes the usual shape without jansson) equals the reference's, through jansson.
 */
 #include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Whether two readings of a reply are the same. */
+static int same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static void check_same(const arb__judge_reply *a, const arb__judge_reply *b)
+{
+    if (!same_text(a->content, b->content) || !same_text(a->reasoning, b->reasoning) ||
+        !same_text(a->error, b->error) || a->prompt_tokens != b->prompt_tokens ||
+        a->completion_tokens != b->completion_tokens || a->reasoning_tokens != b->reasoning_tokens ||
+        a->cached_tokens != b->cached_tokens ||
+        ((a->logprobs || b->logprobs) && !json_equal(a->logprobs, b->logprobs)))
+        abort();
+}
 
 /* Checks one extraction result (see the file comment). */
 static void check_distribution(const char *text)
@@ -41,7 +58,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *body = malloc(size ? size : 1);
     if (!body) return 0;
     if (size) memcpy(body, data, size);
-    arb__judge_reply r;
+    arb__judge_reply r, ref;
+    if (arb__judge_parse_reply_reference(body, size, &ref) == 0) {
+        if (arb__judge_parse_reply(body, size, &r) == 0) {
+            check_same(&r, &ref);
+            arb__judge_reply_free(&r);
+        }
+        arb__judge_reply_free(&ref);
+    }
     if (arb__judge_parse_reply(body, size, &r) == 0) {
         /* Exactly one of content and error, except that neither may be missing. */
         if (!r.content && !r.error) abort();

@@ -7,14 +7,12 @@
 **   counts, consistency, leans, wins, RS, the κ table and APCC vectors against the expert
 **   label, and the (comparison, task) units' tallies), so a round needs only how often each
 **   distinct item PATTERN was drawn, not the items: the counts of a round are the sum over
-**   patterns of (times drawn) × (the pattern's counts). This is METHODS §6's remark on the
-**   Bradley–Terry bootstrap (a round computed from resampled per-pair outcome counts is the
-**   same distribution as resampling battles) applied to items: the number of draws of each
-**   pattern in a round is multinomial(n items, pattern k with probability n_k / n) either way.
-**   We draw the n item indices exactly as before (arb_stat_bootstrap, same generator and seed)
-**   and only count them by pattern, so the intervals are those of the item-by-item bootstrap,
-**   up to the rounding of RS's sum, in O(n + patterns) per round instead of recomputing every
-**   metric on n resampled items.
+**   patterns of (times drawn) × (the pattern's counts). How often each pattern is drawn when n
+**   items are drawn is multinomial(n, pattern k with probability n_k / n), so a round draws
+**   exactly that, one multinomial over the patterns (arb__stat_bootstrap_kinds), as the
+**   Bradley–Terry bootstrap does over pair outcomes (METHODS §6): O(patterns) per round instead
+**   of n draws and n lookups. The intervals have the law of the item-by-item bootstrap's, not
+**   its draws (test_audit_bootstrap compares the two over many seeds).
 ** - blocks: the window series (MPCC-Consistency, MPCC, MPCC-Δ; §3, §3.1, §4), which depend on
 **   the benchmark order and so on the items themselves. An item resample sorted back into
 **   benchmark order puts an item's copies side by side, so windows fill with duplicates and the
@@ -22,7 +20,9 @@
 **   a block bootstrap instead: the group's distinct items in benchmark order are cut into
 **   consecutive blocks of `window` items (the last may be shorter), and each round draws as
 **   many blocks with replacement and lays them end to end in the order drawn. One draw per
-**   round serves all three window metrics.
+**   round serves all three window metrics and every comparison. Each block keeps, per
+**   comparison and series, the running counts from its start (arb__series_cum), so a round
+**   reads a few marks per drawn block instead of walking and copying its items.
 **
 ** Invariants: the same seed gives the same intervals; the lengths and the quality-gap bins are
 ** not bootstrapped (they have no interval), so they never enter a pattern.
@@ -96,39 +96,37 @@ typedef struct cell_part {
 
 typedef struct pattern_boot {
     size_t n_patterns;
-    size_t *pattern_of;       /* per item */
+    unsigned int *n_items_of; /* per pattern: how many of the group's items have it */
     arb__audit_tally *tally;  /* per pattern */
     size_t *part_start;       /* pattern k's cell parts: parts[part_start[k] .. part_start[k+1]) */
     cell_part *parts;
     size_t n_cells;           /* the group's (comparison, task) units, in that order */
     arb__pair_tally *cells;   /* a round's unit tallies */
     double *scratch;          /* 2 * n_cells */
-    size_t *times;            /* a round's draws per pattern */
 } pattern_boot;
 
 static void pattern_boot_free(pattern_boot *pb)
 {
-    free(pb->pattern_of);
+    free(pb->n_items_of);
     free(pb->tally);
     free(pb->part_start);
     free(pb->parts);
     free(pb->cells);
     free(pb->scratch);
-    free(pb->times);
 }
 
-/* arb_stat_resample_fn: the round's draws counted by pattern, the metrics from the weighted
-** pattern counts (window series left NAN: the block bootstrap gives theirs). */
-static int pattern_replicate(void *ud, const size_t *indices, size_t n, double *out)
+/* arb__stat_kinds_fn: the metrics from the round's draws per pattern (window series left NAN:
+** the block bootstrap gives theirs). */
+static int pattern_replicate(void *ud, const unsigned int *times_drawn, size_t n_patterns,
+                             double *out)
 {
     pattern_boot *pb = ud;
-    memset(pb->times, 0, pb->n_patterns * sizeof *pb->times);
-    for (size_t i = 0; i < n; i++) pb->times[pb->pattern_of[indices[i]]]++;
+    (void)n_patterns;
     arb__audit_tally sum;
     memset(&sum, 0, sizeof sum);
     memset(pb->cells, 0, pb->n_cells * sizeof *pb->cells);
     for (size_t k = 0; k < pb->n_patterns; k++) {
-        size_t times = pb->times[k];
+        size_t times = times_drawn[k];
         if (!times) continue;
         arb__audit_tally_add(&sum, &pb->tally[k], times);
         for (size_t c = pb->part_start[k]; c < pb->part_start[k + 1]; c++)
@@ -147,13 +145,11 @@ static int pattern_build(pattern_boot *pb, const item_list *L, size_t n_items, s
     int rc = -1;
     size_t *order = malloc(n_items * sizeof *order);
     uint64_t *cells = malloc((n ? n : 1) * sizeof *cells);
-    pb->pattern_of = malloc(n_items * sizeof *pb->pattern_of);
+    pb->n_items_of = calloc(n_items, sizeof *pb->n_items_of);
     pb->tally = calloc(n_items, sizeof *pb->tally);
     pb->part_start = malloc((n_items + 1) * sizeof *pb->part_start);
     pb->parts = calloc(n ? n : 1, sizeof *pb->parts);
-    pb->times = malloc(n_items * sizeof *pb->times);
-    if (!order || !cells || !pb->pattern_of || !pb->tally || !pb->part_start || !pb->parts ||
-        !pb->times)
+    if (!order || !cells || !pb->n_items_of || !pb->tally || !pb->part_start || !pb->parts)
         goto done;
 
     /* the group's (comparison, task) units, sorted as unit_figures orders them */
@@ -172,11 +168,11 @@ static int pattern_build(pattern_boot *pb, const item_list *L, size_t n_items, s
     for (size_t x = 0; x < n_items; x++) {
         size_t u = order[x];
         if (x > 0 && cmp_pattern(&order[x - 1], &u) == 0) {
-            pb->pattern_of[u] = pb->n_patterns - 1;
+            pb->n_items_of[pb->n_patterns - 1]++;
             continue;
         }
         size_t k = pb->n_patterns++;
-        pb->pattern_of[u] = k;
+        pb->n_items_of[k] = 1;
         const arb__pair_ref *refs = by_item + L->start[u];
         size_t len = L->start[u + 1] - L->start[u];
         arb__audit_tally_item(&pb->tally[k], refs, len);
@@ -216,8 +212,8 @@ static arb_status bootstrap_items(const arb__pair_ref *refs, size_t n,
     start[n_items] = n;
     item_list L = {by_item, start};
     if (pattern_build(&pb, &L, n_items, n)) goto done;
-    st = arb_stat_bootstrap(n_items, ARB_M__COUNT, pattern_replicate, &pb, params->bootstrap,
-                            params->seed, params->ci_level, lo, hi);
+    st = arb__stat_bootstrap_kinds(pb.n_items_of, pb.n_patterns, ARB_M__COUNT, pattern_replicate,
+                                   &pb, params->bootstrap, params->seed, params->ci_level, lo, hi);
 done:
     pattern_boot_free(&pb);
     free(by_item);
@@ -228,11 +224,8 @@ done:
 /* ---- blocks of consecutive items, for the window series ----------------------------------- */
 
 typedef struct block_boot {
-    const arb__series_item *items; /* the series entries of every block and comparison */
-    const size_t *item_start;      /* block b, comparison c: items[item_start[b*(C+1)+c] ..
-                                      item_start[b*(C+1)+c+1]) */
-    size_t n_cmps;                 /* C: the group's comparisons */
-    arb__series_piece *pieces;     /* a round's series of one comparison: one piece per draw */
+    const arb__series_piece *pieces; /* block b, comparison c, series s: pieces[(b*C+c)*3+s] */
+    size_t n_cmps;                   /* C: the group's comparisons */
     arb__series_work work;
     double (*per_cmp)[3];          /* a round's figures per comparison */
     double *scratch;               /* 3 C */
@@ -253,25 +246,21 @@ static int cmp_u32(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* arb_stat_resample_fn: per comparison, the series entries of the drawn blocks laid end to end
-** in the order drawn (as pieces, not copied; each draw's items distinct from another draw's),
-** which is exactly the series of the drawn pairs sorted by comparison, draw and benchmark order;
-** the three window metrics measured on it. Nonzero when out of memory. */
+/* arb_stat_resample_fn: per comparison, the series of the drawn blocks laid end to end in the
+** order drawn (as pieces of precomputed running counts, not copied; each draw's items distinct
+** from another draw's), which is exactly the series of the drawn pairs sorted by comparison,
+** draw and benchmark order; the three window metrics measured on it. Nonzero when out of
+** memory. */
 static int block_replicate(void *ud, const size_t *indices, size_t n, double *out)
 {
     block_boot *b = ud;
-    size_t stride = b->n_cmps + 1;
+    size_t stride = ARB__N_SERIES * b->n_cmps;
     arb_audit_metrics m;
     memset(&m, 0, sizeof m);
-    for (size_t c = 0; c < b->n_cmps; c++) {
-        for (size_t i = 0; i < n; i++) {
-            const size_t *is = b->item_start + indices[i] * stride + c;
-            b->pieces[i].items = b->items + is[0];
-            b->pieces[i].n = is[1] - is[0];
-        }
-        if (arb__audit_series_metrics(b->pieces, n, b->params, &b->work, b->per_cmp[c], &m))
+    for (size_t c = 0; c < b->n_cmps; c++)
+        if (arb__audit_series_metrics(b->pieces + ARB__N_SERIES * c, stride, indices, n,
+                                      b->params, &b->work, b->per_cmp[c], &m))
             return 1;
-    }
     arb__audit_window_values((const double (*)[3])b->per_cmp, b->n_cmps, b->scratch, &m);
     for (size_t w = 0; w < N_WINDOW_METRICS; w++) out[w] = m.value[window_metrics[w]];
     return 0;
@@ -286,11 +275,12 @@ static arb_status bootstrap_blocks(const arb__pair_ref *refs, size_t n,
     size_t *block_start = malloc((n + 1) * sizeof *block_start);
     uint32_t *cmps = malloc(n * sizeof *cmps);
     arb__series_item *items = malloc(n * sizeof *items);
-    size_t *item_start = NULL;
+    arb__series_cum *cum = malloc(ARB__N_SERIES * n * sizeof *cum);
+    arb__series_piece *pieces = NULL;
     block_boot b;
     memset(&b, 0, sizeof b);
     b.params = params;
-    if (!by_block || !block_start || !cmps || !items) goto done;
+    if (!by_block || !block_start || !cmps || !items || !cum) goto done;
     memcpy(by_block, refs, n * sizeof *refs);
     qsort(by_block, n, sizeof *by_block, cmp_ref_seq);
     size_t n_blocks = 0, n_items = 0;
@@ -304,30 +294,32 @@ static arb_status bootstrap_blocks(const arb__pair_ref *refs, size_t n,
     qsort(cmps, n, sizeof *cmps, cmp_u32);
     for (size_t i = 0; i < n; i++)
         if (b.n_cmps == 0 || cmps[i] != cmps[b.n_cmps - 1]) cmps[b.n_cmps++] = cmps[i];
-    size_t stride = b.n_cmps + 1;
-    if (n_blocks > SIZE_MAX / sizeof *item_start / stride) goto done;
-    item_start = malloc(n_blocks * stride * sizeof *item_start);
+    size_t stride = ARB__N_SERIES * b.n_cmps;
+    if (n_blocks > SIZE_MAX / sizeof *pieces / stride) goto done;
+    pieces = malloc(n_blocks * stride * sizeof *pieces);
     b.per_cmp = malloc(b.n_cmps * sizeof *b.per_cmp);
     b.scratch = malloc(3 * b.n_cmps * sizeof *b.scratch);
-    b.pieces = malloc(n_blocks * sizeof *b.pieces); /* a round draws n_blocks blocks */
-    if (!item_start || !b.per_cmp || !b.scratch || !b.pieces) goto done;
-    /* each block's pairs by comparison then benchmark order, cut into one series piece per
-    ** comparison (empty when the block has none of its pairs) */
-    size_t n_entries = 0;
+    if (!pieces || !b.per_cmp || !b.scratch) goto done;
+    /* each block's pairs by comparison then benchmark order, cut into the three series of each
+    ** comparison as running counts from the block's start (empty when the block has none of
+    ** the comparison's pairs) */
+    size_t n_cum = 0;
     for (size_t x = 0; x < n_blocks; x++) {
         size_t s = block_start[x], e = block_start[x + 1], i = s;
         qsort(by_block + s, e - s, sizeof *by_block, arb__audit_ref_order_cmp);
         for (size_t c = 0; c < b.n_cmps; c++) {
             size_t j = i;
             while (j < e && by_block[j].p->cmp == cmps[c]) j++;
-            item_start[x * stride + c] = n_entries;
-            n_entries += arb__audit_series_items(by_block + i, j - i, items + n_entries);
+            size_t n_entries = arb__audit_series_items(by_block + i, j - i, items);
+            arb__series_cum *const out[ARB__N_SERIES] = {cum + n_cum, cum + n_cum + n_entries,
+                                                         cum + n_cum + 2 * n_entries};
+            arb__audit_series_cumulate(items, n_entries, out,
+                                       pieces + x * stride + c * ARB__N_SERIES);
+            n_cum += ARB__N_SERIES * n_entries;
             i = j;
         }
-        item_start[x * stride + b.n_cmps] = n_entries;
     }
-    b.items = items;
-    b.item_start = item_start;
+    b.pieces = pieces;
     st = arb_stat_bootstrap(n_blocks, N_WINDOW_METRICS, block_replicate, &b, params->bootstrap,
                             params->seed, params->ci_level, lo, hi);
 done:
@@ -335,8 +327,8 @@ done:
     free(block_start);
     free(cmps);
     free(items);
-    free(item_start);
-    free(b.pieces);
+    free(cum);
+    free(pieces);
     arb__series_work_free(&b.work);
     free(b.per_cmp);
     free(b.scratch);

@@ -205,33 +205,6 @@ void arb__audit_pair_tally_add_times(pair_tally *dst, const pair_tally *src, siz
 
 typedef arb__verdict_counts item_counts;
 
-/* Fills series[] with the §3.1 window values over n items in benchmark order: windows of
-** `window` items starting every `stride` items; a window cut short by the end of the items is
-** kept only when it has at least `stride` items (§3.1 says 5 for its window 10 and stride 5).
-** Returns the number of values; *short_kept says whether the last one is such a short window
-** (with the default window 10 and stride 5 it always is once there are 5 items or more). */
-static size_t window_series(const item_counts *items, size_t n, size_t window, size_t stride,
-                            double *series, int *short_kept)
-{
-    size_t k = 0;
-    *short_kept = 0;
-    if (window == 0 || stride == 0) return 0;
-    for (size_t start = 0; start < n; start += stride) {
-        size_t end = start + window < n ? start + window : n;
-        if (end - start < window && end - start < stride) break;
-        *short_kept = end - start < window;
-        double a = 0, b = 0, c = 0;
-        for (size_t i = start; i < end; i++) {
-            a += items[i].a;
-            b += items[i].b;
-            c += items[i].c;
-        }
-        double denom = a + b + 2.0 * c;
-        series[k++] = denom > 0 ? (a + c) / denom : 0.5; /* §3.1 */
-    }
-    return k;
-}
-
 static void count_model_verdict(item_counts *ic, char model_verdict)
 {
     if (model_verdict == 'a') ic->a += 1;
@@ -239,20 +212,99 @@ static void count_model_verdict(item_counts *ic, char model_verdict)
     else if (model_verdict == 'c') ic->c += 1;
 }
 
-/* Pearson of two window series built from the same items (NAN when too short); the series'
-** windows are added to *info. */
-static double series_pearson(const item_counts *x, const item_counts *y, size_t n,
-                             const arb_audit_params *p, double *sx, double *sy,
-                             arb_window_info *info)
+static size_t gcd_size(size_t a, size_t b)
 {
-    int short_kept;
-    size_t kx = window_series(x, n, p->window, p->stride, sx, &short_kept);
-    size_t ky = window_series(y, n, p->window, p->stride, sy, &short_kept);
-    if (kx != ky) return NAN; /* cannot happen: same n */
-    info->n_windows += kx;
-    if (kx) info->n_series++;
+    while (b) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* §3.1 value of one window whose counts a, b, c are hi[0..3) - lo[0..3). The counts are
+** integers, so these doubles are exactly the sums of the window's items. */
+static double window_value(const uint64_t *lo, const uint64_t *hi)
+{
+    double a = (double)(hi[0] - lo[0]), b = (double)(hi[1] - lo[1]), c = (double)(hi[2] - lo[2]);
+    double denom = a + b + 2.0 * c;
+    return denom > 0 ? (a + c) / denom : 0.5; /* §3.1 */
+}
+
+/* Pearson of the x and y window series of one series (§3.1) laid from pieces (see
+** arb__audit_series_metrics): windows of `window` entries starting every `stride` entries; a
+** window cut short by the end is kept only when it has at least `stride` entries (§3.1 says 5
+** for its window 10 and stride 5; with those it is always kept once there are 5 entries). A
+** window's counts are the difference of the running counts at its ends, and windows start and
+** end at multiples of g = gcd(window, stride) or at the end, so a round records the running
+** counts only there: O(pieces + entries / g), not O(entries x window / stride). The windows are
+** added to *info. NAN when too short; -2 (not a correlation) when out of memory. */
+static double series_pearson(const arb__series_piece *table, size_t table_stride,
+                             const size_t *draws, size_t n_draws, const arb_audit_params *p,
+                             arb__series_work *w, arb_window_info *info)
+{
+    size_t window = p->window, stride = p->stride, n = 0;
+    if (window == 0 || stride == 0) return NAN;
+    for (size_t i = 0; i < n_draws; i++) n += table[draws[i] * table_stride].n;
+    size_t g = gcd_size(window, stride);
+    if (n / g + 1 > w->cap_marks) {
+        size_t cap = w->cap_marks;
+        if (arb__grow(&w->marks, &cap, n / g + 1, sizeof *w->marks)) return -2;
+        w->cap_marks = cap;
+    }
+    if (n / stride + 1 > w->cap_windows) {
+        size_t cap = w->cap_windows;
+        if (arb__grow(&w->sx, &cap, n / stride + 1, sizeof *w->sx)) return -2;
+        cap = w->cap_windows;
+        if (arb__grow(&w->sy, &cap, n / stride + 1, sizeof *w->sy)) return -2;
+        w->cap_windows = cap;
+    }
+    uint64_t total[6] = {0, 0, 0, 0, 0, 0};
+    size_t pos = 0, next = 0; /* next mark: entry next * g */
+    for (size_t i = 0; i < n_draws; i++) {
+        const arb__series_piece *pc = &table[draws[i] * table_stride];
+        /* the drawn blocks lie anywhere in memory: ask for a later draw's counts early */
+        if (i + 8 < n_draws) {
+            const arb__series_piece *ahead = &table[draws[i + 8] * table_stride];
+            if (ahead->n) __builtin_prefetch(ahead->cum);
+            if (i + 16 < n_draws) __builtin_prefetch(&table[draws[i + 16] * table_stride]);
+        }
+        for (; next * g < pos + pc->n; next++) {
+            size_t off = next * g - pos; /* entries of this piece before the mark */
+            uint64_t *mk = w->marks[next];
+            if (off == 0) {
+                memcpy(mk, total, sizeof total);
+                continue;
+            }
+            const arb__series_cum *c = &pc->cum[off - 1];
+            for (int k = 0; k < 3; k++) {
+                mk[k] = total[k] + c->x[k];
+                mk[3 + k] = total[3 + k] + c->y[k];
+            }
+        }
+        if (pc->n) {
+            const arb__series_cum *c = &pc->cum[pc->n - 1];
+            for (int k = 0; k < 3; k++) {
+                total[k] += c->x[k];
+                total[3 + k] += c->y[k];
+            }
+        }
+        pos += pc->n;
+    }
+    size_t k = 0;
+    int short_kept = 0;
+    for (size_t start = 0; start < n; start += stride) {
+        size_t end = start + window < n ? start + window : n;
+        if (end - start < window && end - start < stride) break;
+        short_kept = end - start < window;
+        const uint64_t *lo = w->marks[start / g], *hi = end == n ? total : w->marks[end / g];
+        w->sx[k] = window_value(lo, hi);
+        w->sy[k++] = window_value(lo + 3, hi + 3);
+    }
+    info->n_windows += k;
+    if (k) info->n_series++;
     if (short_kept) info->n_short_kept++;
-    return arb_stat_pearson(sx, sy, kx);
+    return arb_stat_pearson(w->sx, w->sy, k);
 }
 
 /* Mean of the defined values among n; NAN when none is. */
@@ -297,63 +349,64 @@ size_t arb__audit_series_items(const arb__pair_ref *refs, size_t n, arb__series_
     return k;
 }
 
+/* Appends one entry, x and y counts, to a series whose running counts are sum. */
+static void series_append(arb__series_cum *out, size_t *len, arb__series_cum *sum,
+                          const item_counts *x, const item_counts *y)
+{
+    sum->x[0] += (uint32_t)x->a;
+    sum->x[1] += (uint32_t)x->b;
+    sum->x[2] += (uint32_t)x->c;
+    sum->y[0] += (uint32_t)y->a;
+    sum->y[1] += (uint32_t)y->b;
+    sum->y[2] += (uint32_t)y->c;
+    out[(*len)++] = *sum;
+}
+
+/* See internal.h. MPCC-Consistency walks the items that have both runs (BM); MPCC per run the
+** items with an expert majority label and that run, against a one-hot count of the label. */
+void arb__audit_series_cumulate(const arb__series_item *items, size_t n,
+                                arb__series_cum *const out[ARB__N_SERIES],
+                                arb__series_piece pieces[ARB__N_SERIES])
+{
+    arb__series_cum sum[ARB__N_SERIES];
+    size_t len[ARB__N_SERIES] = {0, 0, 0};
+    memset(sum, 0, sizeof sum);
+    for (size_t i = 0; i < n; i++) {
+        const arb__series_item *it = &items[i];
+        if (it->both) series_append(out[0], &len[0], &sum[0], &it->run[0], &it->run[1]);
+        char e = it->expert;
+        if (!(e >= 'a' && e <= 'd')) continue;
+        item_counts label = {0, 0, 0};
+        count_model_verdict(&label, e);
+        for (int r = 0; r < 2; r++)
+            if (it->has[r]) series_append(out[1 + r], &len[1 + r], &sum[1 + r], &it->run[r], &label);
+    }
+    for (int s = 0; s < ARB__N_SERIES; s++) {
+        pieces[s].cum = out[s];
+        pieces[s].n = len[s];
+    }
+}
+
 /* Frees the work space's arrays. */
 void arb__series_work_free(arb__series_work *w)
 {
-    free(w->x);
-    free(w->y);
+    free(w->marks);
     free(w->sx);
     free(w->sy);
     memset(w, 0, sizeof *w);
 }
 
-/* The window-series metrics of one comparison from its items in series order, given as the
-** pieces[0..n_pieces) laid end to end: MPCC-Consistency (§3) into out[0], MPCC of run 0 and
-** run 1 (§4) into out[1], out[2]; the windows are added to m's window counts. w is grown as
-** needed. Returns 0, -1 no memory. */
-int arb__audit_series_metrics(const arb__series_piece *pieces, size_t n_pieces,
-                              const arb_audit_params *p, arb__series_work *w, double out[3],
-                              arb_audit_metrics *m)
+/* See internal.h: MPCC-Consistency (§3) into out[0], MPCC of run 0 and run 1 (§4) into out[1],
+** out[2]. */
+int arb__audit_series_metrics(const arb__series_piece *table, size_t table_stride,
+                              const size_t *draws, size_t n_draws, const arb_audit_params *p,
+                              arb__series_work *w, double out[3], arb_audit_metrics *m)
 {
-    size_t n = 0;
-    for (size_t x = 0; x < n_pieces; x++) n += pieces[x].n;
-    if (n + 1 > w->cap) { /* at most n items; series are at most n values long */
-        size_t cap = w->cap;
-        if (arb__grow(&w->x, &cap, n + 1, sizeof *w->x)) return -1;
-        cap = w->cap;
-        if (arb__grow(&w->y, &cap, n + 1, sizeof *w->y)) return -1;
-        cap = w->cap;
-        if (arb__grow(&w->sx, &cap, n + 1, sizeof *w->sx)) return -1;
-        cap = w->cap;
-        if (arb__grow(&w->sy, &cap, n + 1, sizeof *w->sy)) return -1;
-        w->cap = cap;
-    }
-    /* MPCC-Consistency walks the items that have both runs (BM) */
-    size_t k = 0;
-    for (size_t x = 0; x < n_pieces; x++) {
-        const arb__series_item *items = pieces[x].items;
-        for (size_t i = 0; i < pieces[x].n; i++)
-            if (items[i].both) {
-                w->x[k] = items[i].run[0];
-                w->y[k++] = items[i].run[1];
-            }
-    }
-    out[0] = series_pearson(w->x, w->y, k, p, w->sx, w->sy, &m->windows);
-    /* MPCC per run walks the items with an expert majority label and that run */
-    for (int r = 0; r < 2; r++) {
-        k = 0;
-        for (size_t x = 0; x < n_pieces; x++) {
-            const arb__series_item *items = pieces[x].items;
-            for (size_t i = 0; i < pieces[x].n; i++) {
-                char e = items[i].expert;
-                if (!(e >= 'a' && e <= 'd') || !items[i].has[r]) continue;
-                w->x[k] = items[i].run[r];
-                memset(&w->y[k], 0, sizeof w->y[k]);
-                count_model_verdict(&w->y[k], e);
-                k++;
-            }
-        }
-        out[1 + r] = series_pearson(w->x, w->y, k, p, w->sx, w->sy, &m->mpcc_windows[r]);
+    arb_window_info *info[ARB__N_SERIES] = {&m->windows, &m->mpcc_windows[0],
+                                            &m->mpcc_windows[1]};
+    for (int s = 0; s < ARB__N_SERIES; s++) {
+        out[s] = series_pearson(table + s, table_stride, draws, n_draws, p, w, info[s]);
+        if (out[s] == -2) return -1;
     }
     return 0;
 }
@@ -769,17 +822,23 @@ int arb__audit_window_metrics(const arb__pair_ref *refs, size_t n, const arb_aud
     double (*per_cmp)[3] = malloc((n ? n : 1) * sizeof *per_cmp);
     double *scratch = malloc((n ? 3 * n : 1) * sizeof *scratch);
     arb__series_item *items = malloc((n ? n : 1) * sizeof *items);
+    arb__series_cum *cum = malloc((n ? ARB__N_SERIES * n : 1) * sizeof *cum);
     arb__series_work w;
     memset(&w, 0, sizeof w);
     int rc = -1;
     memset(&m->windows, 0, sizeof m->windows);
     memset(m->mpcc_windows, 0, sizeof m->mpcc_windows);
-    if (!per_cmp || !scratch || !items) goto done;
+    if (!per_cmp || !scratch || !items || !cum) goto done;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && refs[j].p->cmp == refs[i].p->cmp) j++;
-        arb__series_piece all = {items, arb__audit_series_items(refs + i, j - i, items)};
-        if (arb__audit_series_metrics(&all, 1, params, &w, per_cmp[n_cmp++], m)) goto done;
+        size_t n_items = arb__audit_series_items(refs + i, j - i, items);
+        arb__series_cum *const out[ARB__N_SERIES] = {cum, cum + n_items, cum + 2 * n_items};
+        arb__series_piece pieces[ARB__N_SERIES];
+        arb__audit_series_cumulate(items, n_items, out, pieces);
+        const size_t whole = 0;
+        if (arb__audit_series_metrics(pieces, 0, &whole, 1, params, &w, per_cmp[n_cmp++], m))
+            goto done;
         i = j;
     }
     arb__audit_window_values((const double (*)[3])per_cmp, n_cmp, scratch, m);
@@ -788,6 +847,7 @@ done:
     free(per_cmp);
     free(scratch);
     free(items);
+    free(cum);
     arb__series_work_free(&w);
     return rc;
 }

@@ -423,6 +423,19 @@ static arb_status index_item(arb_dataset *ds, const char *where, const fields *f
                              uint64_t offset, size_t len, size_t line_no);
 static arb_status index_answer(arb_dataset *ds, const char *where, const fields *f,
                                uint64_t offset, size_t len, size_t line_no);
+static int read_checked_line(int kind, const char *line, size_t len, arb__buf *scratch,
+                             fields *f);
+
+/* Reads a line of the common shape (read_checked_line: one object of known fields with string
+** or null values) without jansson, when it is also valid UTF-8 and has a non-empty key (and
+** model): then parse_line would give the same fields, and no error. Returns 1 with f filled
+** (strings in scratch, f->extra NULL), or 0: the caller parses the line with parse_line, which
+** also writes the error of a bad line. About five times faster than building jansson's tree. */
+static int read_plain_line(int kind, const char *line, size_t len, arb__buf *scratch, fields *f)
+{
+    return arb__utf8_valid(line, len, NULL) && read_checked_line(kind, line, len, scratch, f) &&
+           f->id[0] && (kind != KIND_ANSWERS || f->values[0][0]);
+}
 
 /* Adds the lines of text from offset start (a byte order mark is skipped only at offset 0, the
 ** start of a file); *line_no counts the lines before them and is advanced past them. text[0]
@@ -438,6 +451,8 @@ static arb_status add_jsonl_lines(arb_dataset *ds, int kind, const char *source_
     arb_status st = ARB_OK;
     size_t pos = start, n;
     const char *line;
+    arb__buf scratch; /* the strings of the line being read (read_plain_line) */
+    arb__buf_init(&scratch, SIZE_MAX);
     while (arb__text_next_line(text, len, &pos, &line, &n)) {
         ++*line_no;
         if (is_blank(line, n)) continue;
@@ -446,8 +461,10 @@ static arb_status add_jsonl_lines(arb_dataset *ds, int kind, const char *source_
         snprintf(where, sizeof where, "%s:%zu", source_name, *line_no);
         json_t *root = NULL;
         fields f;
-        st = parse_line(ds, kind, ds->indexed ? PARSE_INDEX : PARSE_FIRST, where, line, n, &root,
-                        &f);
+        st = read_plain_line(kind, line, n, &scratch, &f)
+                 ? ARB_OK
+                 : parse_line(ds, kind, ds->indexed ? PARSE_INDEX : PARSE_FIRST, where, line, n,
+                              &root, &f);
         if (st == ARB_OK) {
             uint64_t at = base + (uint64_t)(line - text);
             st = ds->indexed ? (kind == KIND_ITEMS ? index_item(ds, where, &f, at, n, *line_no)
@@ -459,6 +476,7 @@ static arb_status add_jsonl_lines(arb_dataset *ds, int kind, const char *source_
         json_decref(root);
         if (st != ARB_OK) break;
     }
+    arb__buf_free(&scratch);
     if (st != ARB_OK) rollback(ds, n_items, n_answers);
     return st;
 }
@@ -703,105 +721,27 @@ static arb_status read_at(arb_dataset *win, int fd, const char *path, uint64_t o
     return ARB_OK;
 }
 
-/* Appends the JSON string at p (its opening quote) decoded, and a NUL, to out. Returns the byte
-** after the closing quote, or NULL for what a checked line never holds (then the caller reads
-** the line with jansson). Decodes as jansson does: escapes, \u with surrogate pairs to UTF-8. */
-static const char *decode_string(const char *p, const char *end, arb__buf *out)
-{
-    const char *run = ++p;
-    while (p < end) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"') {
-            if (arb__buf_append(out, run, (size_t)(p - run)) || arb__buf_append(out, "", 1))
-                return NULL;
-            return p + 1;
-        }
-        if (c < 0x20) return NULL;
-        if (c != '\\') {
-            p++;
-            continue;
-        }
-        if (arb__buf_append(out, run, (size_t)(p - run)) || end - p < 2) return NULL;
-        char e = p[1], one = 0;
-        p += 2;
-        switch (e) {
-        case '"': case '\\': case '/': one = e; break;
-        case 'b': one = '\b'; break;
-        case 'f': one = '\f'; break;
-        case 'n': one = '\n'; break;
-        case 'r': one = '\r'; break;
-        case 't': one = '\t'; break;
-        case 'u': break;
-        default: return NULL;
-        }
-        if (one) {
-            if (arb__buf_append(out, &one, 1)) return NULL;
-            run = p;
-            continue;
-        }
-        unsigned long cp = 0, lo = 0;
-        char hex[5] = {0};
-        if (end - p < 4) return NULL;
-        memcpy(hex, p, 4);
-        char *stop;
-        cp = strtoul(hex, &stop, 16);
-        if (stop != hex + 4) return NULL;
-        p += 4;
-        if (cp >= 0xD800 && cp < 0xDC00) { /* a high surrogate: its low one follows */
-            if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
-            memcpy(hex, p + 2, 4);
-            lo = strtoul(hex, &stop, 16);
-            if (stop != hex + 4 || lo < 0xDC00 || lo >= 0xE000) return NULL;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            p += 6;
-        } else if ((cp >= 0xDC00 && cp < 0xE000) || cp == 0) {
-            return NULL;
-        }
-        unsigned char u[4];
-        size_t n;
-        if (cp < 0x80) {
-            u[0] = (unsigned char)cp;
-            n = 1;
-        } else if (cp < 0x800) {
-            u[0] = (unsigned char)(0xC0 | (cp >> 6));
-            u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-            n = 2;
-        } else if (cp < 0x10000) {
-            u[0] = (unsigned char)(0xE0 | (cp >> 12));
-            u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-            u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-            n = 3;
-        } else {
-            u[0] = (unsigned char)(0xF0 | (cp >> 18));
-            u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-            u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-            u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-            n = 4;
-        }
-        if (arb__buf_append(out, u, n)) return NULL;
-        run = p;
-    }
-    return NULL;
-}
-
 static const char *skip_space(const char *p, const char *end)
 {
     while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
     return p;
 }
 
-/* Reads a line that an indexed load checked already into f, without jansson, when it is the
-** common shape: one object whose members are all known fields with string values (or null for
-** an optional one). Returns 1 with f filled (its strings in scratch, f->extra NULL), or 0 when
-** the line has another shape (an integer id, unknown fields, ...): the caller then parses it
-** with jansson, which gives the same fields. About five times faster than jansson, which
-** builds a tree of the line. */
+/* Reads a line into f without jansson when it is the common shape: one object whose members
+** are all known fields, each once, with string values (or null for an optional one). Returns 1
+** with f filled (its strings in scratch, f->extra NULL), or 0 when the line has another shape
+** (an integer id, unknown fields, a duplicate, anything jansson would refuse, ...): the caller
+** then parses it with jansson, which gives the same fields or the error. What it accepts is
+** JSON that jansson accepts with the same strings, but for UTF-8, which it does not check
+** (read_plain_line does, for lines read the first time). About five times faster than
+** jansson, which builds a tree of the line. */
 static int read_checked_line(int kind, const char *line, size_t len, arb__buf *scratch,
                              fields *f)
 {
     const char *p = line, *end = line + len;
     size_t at[10];
     int given[10] = {0}; /* [0]: the key ("id" / "item"), [1 + i]: field_names[kind][i] */
+    int seen[10] = {0};  /* the member appeared (a duplicate is left to jansson, which refuses it) */
     arb__buf_reset(scratch);
     p = skip_space(p, end);
     if (p == end || *p++ != '{') return 0;
@@ -809,19 +749,19 @@ static int read_checked_line(int kind, const char *line, size_t len, arb__buf *s
         p = skip_space(p, end);
         if (p == end || *p != '"') return 0;
         size_t key_at = scratch->len;
-        if (!(p = decode_string(p, end, scratch))) return 0;
+        if (!(p = arb__json_decode_string(p, end, scratch))) return 0;
         const char *key = scratch->data + key_at;
         int member = strcmp(key, key_names[kind]) == 0 ? 0 : -1;
         for (size_t i = 0; member < 0 && i < field_count[kind]; i++)
             if (strcmp(key, field_names[kind][i]) == 0) member = 1 + (int)i;
         scratch->len = key_at;
-        if (member < 0) return 0;
+        if (member < 0 || seen[member]++) return 0;
         p = skip_space(p, end);
         if (p == end || *p++ != ':') return 0;
         p = skip_space(p, end);
         if (p < end && *p == '"') {
             at[member] = scratch->len;
-            if (!(p = decode_string(p, end, scratch))) return 0;
+            if (!(p = arb__json_decode_string(p, end, scratch))) return 0;
             given[member] = 1;
         } else if (end - p >= 4 && !memcmp(p, "null", 4) && member > (int)field_required[kind]) {
             given[member] = 0;
@@ -889,6 +829,40 @@ static arb_status hand_over(arb_dataset *win, arb_status st, arb_dataset **out, 
     return ARB_OK;
 }
 
+/* What building a window holds: the window, the bytes read from the files (a window may span a
+** whole file) and the strings of the line being read (read_checked_line). */
+typedef struct window_build {
+    arb_dataset *win;
+    arb__buf buf;
+    arb__buf scratch;
+} window_build;
+
+/* Starts building a window: an empty dataset and buffers. ARB_OK, or ARB_NOMEM (nothing to
+** free). */
+static arb_status window_begin(window_build *wb)
+{
+    wb->win = arb_dataset_create();
+    if (!wb->win) return ARB_NOMEM;
+    arb__buf_init(&wb->buf, SIZE_MAX);
+    arb__buf_init(&wb->scratch, SIZE_MAX);
+    return ARB_OK;
+}
+
+/* Opens path for reading into *fd (-1 on failure, with the window's message naming path). */
+static arb_status window_open(window_build *wb, const char *path, int *fd)
+{
+    if ((*fd = open(path, O_RDONLY)) >= 0) return ARB_OK;
+    return fail(wb->win, ARB_IO, "%s: cannot open: %s", path, strerror(errno));
+}
+
+/* Ends building a window: frees the buffers and hands the window over as hand_over does. */
+static arb_status window_end(window_build *wb, arb_status st, arb_dataset **out, char **err)
+{
+    arb__buf_free(&wb->buf);
+    arb__buf_free(&wb->scratch);
+    return hand_over(wb->win, st, out, err);
+}
+
 /* See internal.h. */
 arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
                                const char *const *models, size_t n_models, arb_dataset **out,
@@ -897,35 +871,29 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
     *out = NULL;
     *err = NULL;
     if (!ds || !ds->indexed || first > ds->ids.n || n > ds->ids.n - first) return ARB_INVALID;
-    arb_dataset *win = arb_dataset_create();
-    if (!win) return ARB_NOMEM;
-    arb__buf buf;
-    arb__buf_init(&buf, SIZE_MAX); /* a window may span a whole file */
-    arb__buf scratch; /* the strings of the line being read (read_checked_line) */
-    arb__buf_init(&scratch, SIZE_MAX);
+    window_build wb;
+    arb_status st = window_begin(&wb);
+    if (st) return st;
+    arb_dataset *win = wb.win;
+    arb__buf *buf = &wb.buf;
     char where[512];
-    arb_status st = ARB_OK;
     int fd_items = -1, fd_answers = -1;
     size_t *picked = NULL, n_picked = 0, cap_picked = 0; /* the answers to read */
     if (n == 0) goto done;
-    fd_items = open(ds->items_path, O_RDONLY);
-    fd_answers = n_models ? open(ds->answers_path, O_RDONLY) : -2;
-    if (fd_items < 0 || fd_answers == -1) {
-        st = fail(win, ARB_IO, "%s: cannot open: %s",
-                  fd_items < 0 ? ds->items_path : ds->answers_path, strerror(errno));
+    if ((st = window_open(&wb, ds->items_path, &fd_items)) ||
+        (n_models && (st = window_open(&wb, ds->answers_path, &fd_answers))))
         goto done;
-    }
     /* the items lie in one stretch of the file, in order */
     const indexed_item *a = &ds->ix_items[first], *z = &ds->ix_items[first + n - 1];
     uint64_t start = a->offset;
     if ((st = read_at(win, fd_items, ds->items_path, start, (size_t)(z->offset + z->len - start),
-                      &buf)))
+                      buf)))
         goto done;
     for (size_t i = first; i < first + n && !st; i++) {
         const indexed_item *it = &ds->ix_items[i];
         snprintf(where, sizeof where, "%s:%u", ds->items_path, it->line);
-        st = reread_line(win, KIND_ITEMS, where, buf.data + (it->offset - start), it->len,
-                         ds->ids.names[i], NULL, NULL, &scratch);
+        st = reread_line(win, KIND_ITEMS, where, buf->data + (it->offset - start), it->len,
+                         ds->ids.names[i], NULL, NULL, &wb.scratch);
     }
     /* the answers of those items by the models asked for: one read of the stretch of the file
     ** they lie in when it is not much longer than they are (answers kept near their items),
@@ -950,27 +918,25 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
         need += an->len;
     }
     int one_read = n_picked && hi - lo <= 2 * need + ((uint64_t)1 << 16);
-    if (one_read && (st = read_at(win, fd_answers, ds->answers_path, lo, (size_t)(hi - lo), &buf)))
+    if (one_read && (st = read_at(win, fd_answers, ds->answers_path, lo, (size_t)(hi - lo), buf)))
         goto done;
     for (size_t j = 0; j < n_picked && !st; j++) {
         const indexed_answer *an = &ds->ix_answers[picked[j]];
         snprintf(where, sizeof where, "%s:%u", ds->answers_path, an->line);
-        const char *line = buf.data + (an->offset - lo);
+        const char *line = buf->data + (an->offset - lo);
         if (!one_read) {
-            line = buf.data;
-            if ((st = read_at(win, fd_answers, ds->answers_path, an->offset, an->len, &buf)))
+            line = buf->data;
+            if ((st = read_at(win, fd_answers, ds->answers_path, an->offset, an->len, buf)))
                 break;
         }
         st = reread_line(win, KIND_ANSWERS, where, line, an->len, ds->ids.names[an->item],
-                         ds->models.names[an->model], NULL, &scratch);
+                         ds->models.names[an->model], NULL, &wb.scratch);
     }
 done:
     if (fd_items >= 0) close(fd_items);
     if (fd_answers >= 0) close(fd_answers);
     free(picked);
-    arb__buf_free(&buf);
-    arb__buf_free(&scratch);
-    return hand_over(win, st, out, err);
+    return window_end(&wb, st, out, err);
 }
 
 /* See internal.h. */
@@ -981,40 +947,31 @@ arb_status arb__dataset_answers_window(const arb_dataset *ds, size_t first, size
     *err = NULL;
     if (!ds || !ds->indexed || first > ds->n_ix_answers || n > ds->n_ix_answers - first)
         return ARB_INVALID;
-    arb_dataset *win = arb_dataset_create();
-    if (!win) return ARB_NOMEM;
-    arb__buf buf;
-    arb__buf_init(&buf, SIZE_MAX); /* a window may span a whole file */
-    arb__buf scratch; /* the strings of the line being read (read_checked_line) */
-    arb__buf_init(&scratch, SIZE_MAX);
+    window_build wb;
+    arb_status st = window_begin(&wb);
+    if (st) return st;
     char where[512], item_where[512];
-    arb_status st = ARB_OK;
     int fd = -1;
     if (n == 0) goto done;
-    if ((fd = open(ds->answers_path, O_RDONLY)) < 0) {
-        st = fail(win, ARB_IO, "%s: cannot open: %s", ds->answers_path, strerror(errno));
-        goto done;
-    }
+    if ((st = window_open(&wb, ds->answers_path, &fd))) goto done;
     /* in file order, so the answers lie in one stretch of the file */
     const indexed_answer *a = &ds->ix_answers[first], *z = &ds->ix_answers[first + n - 1];
     uint64_t start = a->offset;
-    if ((st = read_at(win, fd, ds->answers_path, start, (size_t)(z->offset + z->len - start),
-                      &buf)))
+    if ((st = read_at(wb.win, fd, ds->answers_path, start, (size_t)(z->offset + z->len - start),
+                      &wb.buf)))
         goto done;
     for (size_t k = first; k < first + n && !st; k++) {
         const indexed_answer *an = &ds->ix_answers[k];
         snprintf(where, sizeof where, "%s:%u", ds->answers_path, an->line);
         snprintf(item_where, sizeof item_where, "%s:%u", ds->items_path,
                  ds->ix_items[an->item].line);
-        st = reread_line(win, KIND_ANSWERS, where, buf.data + (an->offset - start), an->len,
+        st = reread_line(wb.win, KIND_ANSWERS, where, wb.buf.data + (an->offset - start), an->len,
                          ds->ids.names[an->item], ds->models.names[an->model], item_where,
-                         &scratch);
+                         &wb.scratch);
     }
 done:
     if (fd >= 0) close(fd);
-    arb__buf_free(&buf);
-    arb__buf_free(&scratch);
-    return hand_over(win, st, out, err);
+    return window_end(&wb, st, out, err);
 }
 
 /* Adds the items of a JSONL buffer (all or nothing). Returns ARB_OK, ARB_PARSE with the message

@@ -41,10 +41,21 @@ int arb__buf_printf(arb__buf *b, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
 void arb__buf_reset(arb__buf *b);
 void arb__buf_free(arb__buf *b);
 char *arb__buf_steal(arb__buf *b); /* returns data (caller frees), leaves b empty */
+/* Appends s[0..n) (valid UTF-8) as a JSON string, escaped exactly as jansson's dump does. 0 or
+** -1 (over max or no memory). */
+int arb__buf_json_string(arb__buf *b, const char *s, size_t n);
+/* The same for s[0..n) not known to be valid UTF-8: 1 (b unchanged) when it is not. */
+int arb__buf_json_text(arb__buf *b, const char *s, size_t n);
 
 /* UTF-8: returns 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates), else 0 and
 ** *bad_offset (if not NULL) receives the offset of the first bad byte. */
 int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset);
+/* Appends the JSON string at p (its opening quote, before end) decoded, and a NUL, to out:
+** escapes, and \u with surrogate pairs, become UTF-8 as jansson decodes them. Returns the byte
+** after the closing quote, or NULL for a string it leaves to jansson: a control character, a
+** bad escape or surrogate, \u0000, an unterminated string (or out of memory). UTF-8 is not
+** checked. For readers of a known shape that fall back to jansson (dataset.c, judge.c). */
+const char *arb__json_decode_string(const char *p, const char *end, arb__buf *out);
 /* Number of Unicode code points in a valid UTF-8 string (METHODS §5: lengths). */
 size_t arb__utf8_codepoints(const char *s, size_t n);
 
@@ -162,6 +173,22 @@ arb_status arb__stat_pooled_ratios(const double *agg, size_t n_units, size_t n_s
                                    const arb__ratio_stat *stats, size_t n_stats,
                                    size_t resamples, unsigned long long seed, double level,
                                    double *est, double *lo, double *hi);
+/* A round's statistics from times[0..n_kinds): how often each kind of unit was drawn. Returns
+** 0, nonzero to abort. */
+typedef int (*arb__stat_kinds_fn)(void *ud, const unsigned int *times, size_t n_kinds,
+                                  double *out);
+/* Percentile bootstrap over units that fall into n_kinds kinds, counts[k] units of kind k:
+** when every statistic depends on the units only through how often each kind was drawn, a
+** round draws those numbers at once (multinomial, total = sum of counts, kind k with
+** probability counts[k] / total) instead of drawing every unit. Same generator and seeding
+** (MT19937, seed ^ (seed >> 32)), quantiles and NAN rules as arb_stat_bootstrap, whose
+** intervals these equal in law, not draw by draw. ARB_INVALID for no units, more than
+** UINT_MAX units, a bad level, resamples 0, a NULL fn; ARB_NOMEM; ARB_INTERRUPTED when fn
+** aborts. On any error lo/hi are NAN. */
+arb_status arb__stat_bootstrap_kinds(const unsigned int *counts, size_t n_kinds, size_t n_stats,
+                                     arb__stat_kinds_fn fn, void *ud, size_t resamples,
+                                     unsigned long long seed, double level, double *lo,
+                                     double *hi);
 
 /* ---- url.c: judge endpoint URLs (libcurl's URL API) ------------------------------------- */
 
@@ -354,6 +381,9 @@ typedef struct arb__judge_reply {
 ** message.reasoning (OpenRouter and others) go to reasoning, and so do <think>...</think>
 ** blocks of the content (arb__judge_split_thinking). Returns -1 only when out of memory. */
 int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out);
+/* The same through a jansson tree of the whole body: what arb__judge_parse_reply gives for every
+** reply (it reads the usual shape without jansson); kept for the tests and fuzz_reply. */
+int arb__judge_parse_reply_reference(const char *body, size_t len, arb__judge_reply *out);
 void arb__judge_reply_free(arb__judge_reply *r);
 struct arb__verdict_spec; /* below, with logprobs.c */
 /* What a call row keeps of a reply body that arrived (HTTP 2xx, or a batch output line with
@@ -1794,25 +1824,41 @@ typedef struct arb__series_item {
     unsigned char both;         /* a pair of the item has both runs (BM) */
     char expert;                /* experts' majority; the MPCC series take 'a'..'d' only */
 } arb__series_item;
-/* Buffers reused from one series to the next. */
-typedef struct arb__series_work {
-    arb__verdict_counts *x, *y;
-    double *sx, *sy;
-    size_t cap;
-} arb__series_work;
 /* One entry per (item, copy) of refs[0..n) (one comparison, series order) into out (room for
 ** n); returns the number of entries. */
 size_t arb__audit_series_items(const arb__pair_ref *refs, size_t n, arb__series_item *out);
-/* A run of consecutive entries of a series. */
+/* One (item, copy) of one window series (§3.1) as the counts of its x and y sides accumulated
+** from the start of a run of entries: model-verdict counts a, b, c of the judge's run (x) and of
+** the other run or the experts' label (y). Window sums are differences of two of them. */
+typedef struct arb__series_cum {
+    uint32_t x[3], y[3];
+} arb__series_cum;
+/* A run of consecutive entries of one series: cum[i] = the counts of entries 0..i. */
 typedef struct arb__series_piece {
-    const arb__series_item *items;
+    const arb__series_cum *cum;
     size_t n;
 } arb__series_piece;
-/* MPCC-Consistency, MPCC run 0, MPCC run 1 of one comparison's series, the pieces laid end to
-** end, into out[0..3); windows added to m's counts; w grown as needed. 0, or -1 no memory. */
-int arb__audit_series_metrics(const arb__series_piece *pieces, size_t n_pieces,
-                              const arb_audit_params *p, arb__series_work *w, double out[3],
-                              arb_audit_metrics *m);
+/* A comparison's three series: MPCC-Consistency (run 0 vs run 1 over BM, §3), MPCC of run 0
+** and of run 1 against the experts' label (§4). */
+enum { ARB__N_SERIES = 3 };
+/* The three series of items[0..n) (one comparison or block, series order): series s into
+** out[s] (room for n entries each, owned by the caller), described by pieces[s]. */
+void arb__audit_series_cumulate(const arb__series_item *items, size_t n,
+                                arb__series_cum *const out[ARB__N_SERIES],
+                                arb__series_piece pieces[ARB__N_SERIES]);
+/* Buffers reused from one series to the next. */
+typedef struct arb__series_work {
+    uint64_t (*marks)[6]; /* the series' running counts at multiples of gcd(window, stride) */
+    double *sx, *sy;      /* window values */
+    size_t cap_marks, cap_windows;
+} arb__series_work;
+/* MPCC-Consistency, MPCC run 0, MPCC run 1 of one comparison into out[0..3): its series s is
+** the pieces table[draws[i] * table_stride + s], i = 0..n_draws, laid end to end (one piece
+** and draws {0} for the benchmark's own series; the drawn blocks for a block resample).
+** Windows are added to m's counts; w grown as needed. 0, or -1 no memory. */
+int arb__audit_series_metrics(const arb__series_piece *table, size_t table_stride,
+                              const size_t *draws, size_t n_draws, const arb_audit_params *p,
+                              arb__series_work *w, double out[3], arb_audit_metrics *m);
 void arb__series_work_free(arb__series_work *w);
 /* The row's window figures from each comparison's out[3]; scratch holds 3 n_cmp doubles. */
 void arb__audit_window_values(const double (*per_cmp)[3], size_t n_cmp, double *scratch,

@@ -149,60 +149,23 @@ done:
     return out;
 }
 
-/* Appends s as a JSON string escaped exactly as jansson's compact dump does (", \\, \\b \\f \\n
-** \\r \\t, other controls as \\u00XX), copying unescaped runs whole. Why not jansson here:
-** building and dumping a jansson tree cost ~35 us per 3 KB prompt, a third of the harness's
-** whole per-call budget; this costs ~2 us. n is strlen(s). Returns 0 or -1. */
-static int put_json_string(arb__buf *b, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789ABCDEF"; /* jansson writes upper case */
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    size_t i = 0, run = 0;
-    if (arb__buf_append(b, "\"", 1)) return -1;
-    while (i < n) {
-        /* Skip eight clean bytes at a time: none below 0x20, none '"' or '\\' (SWAR tests for
-        ** "some byte less than 0x20" and "some byte equal to c"). */
-        if (n - i >= 8) {
-            uint64_t w, q, k;
-            memcpy(&w, s + i, 8);
-            q = w ^ (ones * '"');
-            k = w ^ (ones * '\\');
-            if (!((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((k - ones) & ~k)) & highs)) {
-                i += 8;
-                continue;
-            }
-        }
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
-        if (i > run && arb__buf_append(b, s + run, i - run)) return -1;
-        char esc[6] = {'\\', 0, 0, 0, 0, 0};
-        size_t len = 2;
-        switch (c) {
-        case '"': esc[1] = '"'; break;
-        case '\\': esc[1] = '\\'; break;
-        case '\b': esc[1] = 'b'; break;
-        case '\f': esc[1] = 'f'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        default:
-            esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
-            len = 6;
-        }
-        if (arb__buf_append(b, esc, len)) return -1;
-        run = ++i;
-    }
-    if (i > run && arb__buf_append(b, s + run, i - run)) return -1;
-    return arb__buf_append(b, "\"", 1);
-}
-
 /* Appends a real as jansson prints it with JSON_REAL_PRECISION(15): "%.15g", a ".0" when the
 ** text would read as an integer, no leading zeros or '+' in the exponent. Returns 0 or -1. */
 static int put_json_real(arb__buf *b, double v)
 {
+    /* A judge's few sampling values recur in every body: their text is kept per thread (the
+    ** last REAL_TEXTS values), since "%.15g" costs more than the rest of the body's numbers. */
+    enum { REAL_TEXTS = 4 };
+    static _Thread_local struct {
+        uint64_t bits;
+        int set;
+        char text[40];
+    } cache[REAL_TEXTS];
+    static _Thread_local unsigned next;
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    for (int i = 0; i < REAL_TEXTS; i++)
+        if (cache[i].set && cache[i].bits == bits) return arb__buf_puts(b, cache[i].text);
     char text[40], out[40];
     snprintf(text, sizeof text, "%.15g", v);
     size_t o = 0;
@@ -216,6 +179,10 @@ static int put_json_real(arb__buf *b, double v)
     }
     out[o] = '\0';
     if (!strpbrk(out, ".e") && o + 2 < sizeof out) strcat(out, ".0");
+    unsigned slot = next++ % REAL_TEXTS;
+    cache[slot].bits = bits;
+    cache[slot].set = 1;
+    memcpy(cache[slot].text, out, sizeof out);
     return arb__buf_puts(b, out);
 }
 
@@ -249,13 +216,13 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
     if (s->max_tokens > 0) err |= arb__buf_printf(&b, "\"max_tokens\":%d,", s->max_tokens);
     err |= arb__buf_puts(&b, "\"messages\":[");
     if (system)
-        err |= arb__buf_puts(&b, "{\"content\":") | put_json_string(&b, system, system_len) |
+        err |= arb__buf_puts(&b, "{\"content\":") | arb__buf_json_string(&b, system, system_len) |
                arb__buf_puts(&b, ",\"role\":\"system\"},");
-    err |= arb__buf_puts(&b, "{\"content\":") | put_json_string(&b, user, user_len) |
-           arb__buf_puts(&b, ",\"role\":\"user\"}],\"model\":") | put_json_string(&b, model, model_len);
+    err |= arb__buf_puts(&b, "{\"content\":") | arb__buf_json_string(&b, user, user_len) |
+           arb__buf_puts(&b, ",\"role\":\"user\"}],\"model\":") | arb__buf_json_string(&b, model, model_len);
     if (s->reasoning_effort) /* one of a few ASCII words (judges_file.c checks) */
         err |= arb__buf_puts(&b, ",\"reasoning_effort\":") |
-               put_json_string(&b, s->reasoning_effort, strlen(s->reasoning_effort));
+               arb__buf_json_string(&b, s->reasoning_effort, strlen(s->reasoning_effort));
     if (response_format && judge->response_format)
         err |= arb__buf_puts(&b, ",\"response_format\":{\"json_schema\":") |
                arb__buf_puts(&b, response_format) | arb__buf_puts(&b, ",\"type\":\"json_schema\"}");
@@ -528,9 +495,9 @@ static int take_thinking(arb__judge_reply *r)
     return 0;
 }
 
-/* Fills out from a reply body (see internal.h). Returns 0, or -1 when out of memory (out is
-** then cleared). */
-int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
+/* See internal.h. The reading of every reply; read_plain_reply below gives the same for the
+** usual ones, faster. */
+int arb__judge_parse_reply_reference(const char *body, size_t len, arb__judge_reply *out)
 {
     out->content = NULL;
     out->reasoning = NULL;
@@ -627,6 +594,276 @@ done:
     if (rc == 0 && !out->content && !out->error) rc = -1; /* an error string failed to allocate */
     if (rc != 0) arb__judge_reply_free(out);
     return rc;
+}
+
+/* ---- replies of the usual shape, read without jansson ------------------------------------- */
+
+/* Building jansson's tree of a reply cost ~60,000 instructions a call (~190 per byte: its lexer
+** copies byte by byte), the largest part of the harness's own work per call. A reply of the
+** shape OpenAI-compatible servers send for a successful call is read here instead, taking only
+** what arb__judge_parse_reply_reference takes from it: an object whose members are strings,
+** integers, true, false or null, but for "choices" (an array of objects of such members, whose
+** "message" is an object of such members and whose "logprobs" is null) and "usage" (an object
+** of such members and objects of them). Anything else -- an error, a refusal, a content that is
+** not a string, logprobs, a real number, \u0000, a field it reads given twice, invalid UTF-8,
+** other nesting -- is left to the reference, so every reply gets the reference's reading
+** (test_judge and fuzz_reply compare the two). */
+
+typedef struct plain_reply {
+    const char *p, *end;
+    arb__buf strings; /* the decoded strings, each NUL-terminated */
+    /* -2 while not seen: a field given twice is left to the reference (jansson keeps the last) */
+    long long prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens;
+    long content, reasoning_content, reasoning; /* offsets in strings; -1 not a string */
+    int choices, usage, message, error, object, completion_details, prompt_details;
+} plain_reply;
+
+enum { PLAIN_STRING, PLAIN_INTEGER, PLAIN_NULL, PLAIN_BOOLEAN };
+
+static void plain_ws(plain_reply *r)
+{
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+        r->p++;
+}
+
+/* Reads a string, an integer, true, false or null at r->p. Returns its kind (a string's offset
+** in strings in *at, an integer's value in *n), or -1 for anything else. */
+static int plain_scalar(plain_reply *r, long *at, long long *n)
+{
+    const char *p = r->p;
+    if (p >= r->end) return -1;
+    if (*p == '"') {
+        *at = (long)r->strings.len;
+        return (r->p = arb__json_decode_string(p, r->end, &r->strings)) ? PLAIN_STRING : -1;
+    }
+    static const struct { const char *text; int kind; } words[] = {
+        {"null", PLAIN_NULL}, {"true", PLAIN_BOOLEAN}, {"false", PLAIN_BOOLEAN}};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        size_t k = strlen(words[i].text);
+        if ((size_t)(r->end - p) >= k && !memcmp(p, words[i].text, k)) {
+            r->p = p + k;
+            return words[i].kind;
+        }
+    }
+    /* JSON's integers only: no leading zero, no fraction or exponent (reals are the
+    ** reference's), and few enough digits to fit */
+    const char *d = p + (*p == '-');
+    size_t digits = 0;
+    while (d + digits < r->end && d[digits] >= '0' && d[digits] <= '9') digits++;
+    if (!digits || digits > 18 || (d[0] == '0' && digits > 1)) return -1;
+    const char *after = d + digits;
+    if (after < r->end && (*after == '.' || *after == 'e' || *after == 'E')) return -1;
+    long long v = 0;
+    for (size_t i = 0; i < digits; i++) v = v * 10 + (d[i] - '0');
+    *n = *p == '-' ? -v : v;
+    r->p = after;
+    return PLAIN_INTEGER;
+}
+
+static int plain_skip_scalar(plain_reply *r)
+{
+    long at;
+    long long n;
+    return plain_scalar(r, &at, &n) < 0 ? -1 : 0;
+}
+
+/* Reads one member's value; key (in r->strings) is valid only until the value is read. */
+typedef int (*plain_member_fn)(plain_reply *r, const char *key, void *ud);
+
+/* Reads the object at r->p, each member's value through fn. Returns 0, or -1 to leave the reply
+** to the reference. */
+static int plain_object(plain_reply *r, plain_member_fn fn, void *ud)
+{
+    if (r->p >= r->end || *r->p != '{') return -1;
+    r->p++;
+    plain_ws(r);
+    if (r->p < r->end && *r->p == '}') {
+        r->p++;
+        return 0;
+    }
+    for (;;) {
+        plain_ws(r);
+        size_t key_at = r->strings.len;
+        if (r->p >= r->end || *r->p != '"' ||
+            !(r->p = arb__json_decode_string(r->p, r->end, &r->strings)))
+            return -1;
+        plain_ws(r);
+        if (r->p >= r->end || *r->p++ != ':') return -1;
+        plain_ws(r);
+        if (fn(r, r->strings.data + key_at, ud)) return -1;
+        plain_ws(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            continue;
+        }
+        if (r->p < r->end && *r->p == '}') {
+            r->p++;
+            return 0;
+        }
+        return -1;
+    }
+}
+
+/* A usage count, as usage_count() reads it: a non-negative integer, else -1. */
+static int plain_count(plain_reply *r, long long *n)
+{
+    long at;
+    long long v = 0;
+    int kind = plain_scalar(r, &at, &v);
+    if (kind < 0 || *n != -2) return -1;
+    *n = kind == PLAIN_INTEGER && v >= 0 ? v : -1;
+    return 0;
+}
+
+/* Members of usage.*_details: ud names the field read and where its count goes. */
+typedef struct plain_field {
+    const char *name;
+    long long *count;
+} plain_field;
+
+static int plain_detail_member(plain_reply *r, const char *key, void *ud)
+{
+    const plain_field *f = ud;
+    return strcmp(key, f->name) ? plain_skip_scalar(r) : plain_count(r, f->count);
+}
+
+static int plain_usage_member(plain_reply *r, const char *key, void *ud)
+{
+    (void)ud;
+    if (!strcmp(key, "prompt_tokens")) return plain_count(r, &r->prompt_tokens);
+    if (!strcmp(key, "completion_tokens")) return plain_count(r, &r->completion_tokens);
+    int completion = !strcmp(key, "completion_tokens_details");
+    if (!completion && strcmp(key, "prompt_tokens_details")) return plain_skip_scalar(r);
+    if (completion ? r->completion_details++ : r->prompt_details++) return -1;
+    if (r->p >= r->end || *r->p != '{') return plain_skip_scalar(r); /* not an object: no count */
+    plain_field f = {completion ? "reasoning_tokens" : "cached_tokens",
+                     completion ? &r->reasoning_tokens : &r->cached_tokens};
+    return plain_object(r, plain_detail_member, &f);
+}
+
+static int plain_message_member(plain_reply *r, const char *key, void *ud)
+{
+    (void)ud;
+    long *slot = !strcmp(key, "content")           ? &r->content
+               : !strcmp(key, "reasoning_content") ? &r->reasoning_content
+               : !strcmp(key, "reasoning")         ? &r->reasoning
+                                                   : NULL;
+    long at = -1;
+    long long n;
+    int kind = plain_scalar(r, &at, &n);
+    if (kind < 0 || (slot && *slot != -2)) return -1;
+    if (slot) *slot = kind == PLAIN_STRING ? at : -1;
+    return 0;
+}
+
+/* Members of a choice; ud is non-NULL for choices[0], the one read. */
+static int plain_choice_member(plain_reply *r, const char *key, void *ud)
+{
+    if (!strcmp(key, "logprobs")) {
+        long at;
+        long long n;
+        return plain_scalar(r, &at, &n) == PLAIN_NULL ? 0 : -1;
+    }
+    if (strcmp(key, "message")) return plain_skip_scalar(r);
+    if (!ud) return plain_object(r, plain_message_member, NULL) ? -1 : 0;
+    if (r->message++) return -1;
+    return plain_object(r, plain_message_member, NULL);
+}
+
+static int plain_choices(plain_reply *r)
+{
+    if (r->choices++ || r->p >= r->end || *r->p != '[') return -1;
+    r->p++;
+    for (int i = 0;; i++) {
+        plain_ws(r);
+        /* other choices' message fields would overwrite the first's: read them as such, but
+        ** keep the first's (a copy of the slots) */
+        long content = r->content, rc = r->reasoning_content, rs = r->reasoning;
+        if (plain_object(r, plain_choice_member, i == 0 ? r : NULL)) return -1; /* [] too */
+        if (i > 0) r->content = content, r->reasoning_content = rc, r->reasoning = rs;
+        plain_ws(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            continue;
+        }
+        if (r->p < r->end && *r->p == ']') {
+            r->p++;
+            return 0;
+        }
+        return -1;
+    }
+}
+
+static int plain_top_member(plain_reply *r, const char *key, void *ud)
+{
+    (void)ud;
+    if (!strcmp(key, "choices")) return plain_choices(r);
+    if (!strcmp(key, "usage")) {
+        if (r->usage++) return -1;
+        return r->p < r->end && *r->p == '{' ? plain_object(r, plain_usage_member, NULL)
+                                             : plain_skip_scalar(r);
+    }
+    int error = !strcmp(key, "error"), object = !strcmp(key, "object");
+    long at = -1;
+    long long n;
+    int kind = plain_scalar(r, &at, &n);
+    if (kind < 0) return -1;
+    /* a server's error ({"error": ...} not null, or "object": "error") is the reference's */
+    if (error && (r->error++ || kind != PLAIN_NULL)) return -1;
+    if (object && (r->object++ || (kind == PLAIN_STRING && !strcmp(r->strings.data + at, "error"))))
+        return -1;
+    return 0;
+}
+
+/* A non-empty string of the reply, or NULL. */
+static const char *plain_text(const plain_reply *r, long at)
+{
+    return at >= 0 && r->strings.data[at] ? r->strings.data + at : NULL;
+}
+
+/* Reads a reply of the usual shape into out (cleared first, as the reference does). Returns 1
+** when it did, 0 to leave the reply to the reference, -1 when out of memory (out cleared). */
+static int read_plain_reply(const char *body, size_t len, arb__judge_reply *out)
+{
+    if (!body || !len || !arb__utf8_valid(body, len, NULL)) return 0;
+    plain_reply r = {.p = body, .end = body + len, .prompt_tokens = -2, .completion_tokens = -2,
+                     .reasoning_tokens = -2, .cached_tokens = -2, .content = -2,
+                     .reasoning_content = -2, .reasoning = -2};
+    arb__buf_init(&r.strings, 0);
+    plain_ws(&r);
+    int read = !plain_object(&r, plain_top_member, NULL); /* on failure r.p may be NULL */
+    if (read) plain_ws(&r);
+    if (!read || r.p != r.end || !r.message || r.content < 0) {
+        arb__buf_free(&r.strings);
+        return 0;
+    }
+    memset(out, 0, sizeof *out);
+    out->prompt_tokens = r.prompt_tokens < 0 ? -1 : r.prompt_tokens;
+    out->completion_tokens = r.completion_tokens < 0 ? -1 : r.completion_tokens;
+    out->reasoning_tokens = r.reasoning_tokens < 0 ? -1 : r.reasoning_tokens;
+    out->cached_tokens = r.cached_tokens < 0 ? -1 : r.cached_tokens;
+    /* message_reasoning: reasoning_content, then reasoning when it differs */
+    const char *first = plain_text(&r, r.reasoning_content), *second = plain_text(&r, r.reasoning);
+    int rc = 0;
+    if (first && second && strcmp(first, second))
+        rc |= !(out->reasoning = arb__sprintf("%s\n\n%s", first, second));
+    else if (first || second)
+        rc |= !(out->reasoning = arb__strdup(first ? first : second));
+    rc |= !(out->content = arb__strdup(r.strings.data + r.content));
+    arb__buf_free(&r.strings);
+    if (rc || take_thinking(out)) {
+        arb__judge_reply_free(out);
+        return -1;
+    }
+    return 1;
+}
+
+/* See internal.h. */
+int arb__judge_parse_reply(const char *body, size_t len, arb__judge_reply *out)
+{
+    int read = read_plain_reply(body, len, out);
+    if (read) return read > 0 ? 0 : -1;
+    return arb__judge_parse_reply_reference(body, len, out);
 }
 
 /* See internal.h. A broken body (a reply without a usable message) is a transport failure,

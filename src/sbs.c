@@ -43,6 +43,12 @@ typedef struct sbs_run {
     ** the two models to them, read again from the files; NULL for an ordinary dataset */
     arb_dataset *window;
     size_t items_base;
+    /* The two models' answers to the items of the slice (or of the whole dataset when it is not
+    ** indexed): pairs[2 * k] the candidate's and pairs[2 * k + 1] the baseline's answer to item
+    ** pairs_base + k. Looked up once per item (fill_pairs) instead of twice by each of the
+    ** three callbacks (build, texts, done) of both orders. */
+    const arb_answer **pairs;
+    size_t pairs_base, n_pairs;
     size_t invalid;          /* written by the done callback only (writer thread) */
     arb__recorded *recorded; /* judgments already in the store (a rerun's), or NULL */
     size_t invalid_recorded; /* those of them without a valid verdict (main thread) */
@@ -55,6 +61,35 @@ static const arb_item *item_at(const sbs_run *r, size_t i)
     return r->window ? arb_dataset_item(r->window, i - r->items_base) : r->items[i];
 }
 static const arb_dataset *texts(const sbs_run *r) { return r->window ? r->window : r->ds; }
+
+/* The answer of the candidate (model 0) or the baseline (model 1) to item i, from r->pairs. */
+static const arb_answer *answer_at(const sbs_run *r, size_t i, int model)
+{
+    return r->pairs[2 * (i - r->pairs_base) + (size_t)model];
+}
+
+/* Fills r->pairs for items first .. first + n - 1 (validate() checked that both models answered
+** each). Returns 0, or -1 when out of memory. */
+static int fill_pairs(sbs_run *r, size_t first, size_t n)
+{
+    if (n > r->n_pairs || !r->pairs) {
+        const arb_answer **pairs = realloc(r->pairs, (n ? n : 1) * 2 * sizeof *pairs);
+        if (!pairs) return -1;
+        r->pairs = pairs;
+        r->n_pairs = n;
+    }
+    r->pairs_base = first;
+    for (size_t k = 0; k < n; k++) {
+        const arb_item *item = item_at(r, first + k);
+        r->pairs[2 * k] = arb_dataset_find_answer(texts(r), item->id, r->params->candidate);
+        r->pairs[2 * k + 1] = arb_dataset_find_answer(texts(r), item->id, r->params->baseline);
+    }
+    return 0;
+}
+
+static int render_answers(arb_store *s, const arb_item *item, const arb_answer *first,
+                          const arb_answer *second, const arb_template *tpl,
+                          arb_prompt_vars vars, arb__exec_request *req);
 
 /* Node layout: (((item * reps) + rep) * n_judges + judge) * 2 + order: the judges of one
 ** item go out together, so several endpoints share the load from the start. */
@@ -77,10 +112,10 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     int rep, order;
     node_coords(r, node, &item_index, &rep, &judge, &order);
     const arb_item *item = item_at(r, item_index);
-    const char *first = order == 0 ? r->params->candidate : r->params->baseline;
-    const char *second = order == 0 ? r->params->baseline : r->params->candidate;
     arb_prompt_vars vars = {.options = r->params->options};
-    if (arb__sbs_render(r->store, texts(r), item, first, second, r->tpl, vars, req)) return -1;
+    if (render_answers(r->store, item, answer_at(r, item_index, order),
+                       answer_at(r, item_index, !order), r->tpl, vars, req))
+        return -1;
     req->judge = &r->judges[judge];
     req->rep = rep;
     req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, r->params->options,
@@ -137,8 +172,8 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
         /* as arb__store_put_dataset stored them: the store compacts the request against them */
         .question = item_at(r, item_index)->question,
     };
-    const arb_answer *cand = arb_dataset_find_answer(texts(r), row.item_id, row.candidate);
-    const arb_answer *base = arb_dataset_find_answer(texts(r), row.item_id, row.baseline);
+    const arb_answer *cand = answer_at(r, item_index, 0);
+    const arb_answer *base = answer_at(r, item_index, 1);
     row.candidate_answer = cand ? cand->answer : NULL;
     row.baseline_answer = base ? base->answer : NULL;
     return arb__store_put_pairwise(s, &row) ? -1 : 0;
@@ -155,8 +190,8 @@ static int call_texts(void *ud, size_t node, arb__call_texts *t)
     const arb_item *item = item_at(r, item_index);
     const char *first = order ? r->params->baseline : r->params->candidate;
     const char *second = order ? r->params->candidate : r->params->baseline;
-    const arb_answer *a1 = arb_dataset_find_answer(texts(r), item->id, first);
-    const arb_answer *a2 = arb_dataset_find_answer(texts(r), item->id, second);
+    const arb_answer *a1 = answer_at(r, item_index, order);
+    const arb_answer *a2 = answer_at(r, item_index, !order);
     *t = (arb__call_texts){item->id, first, second, item->question, a1 ? a1->answer : NULL,
                            a2 ? a2->answer : NULL};
     return 1;
@@ -184,9 +219,18 @@ int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, c
                     const char *second, const arb_template *tpl, arb_prompt_vars vars,
                     arb__exec_request *req)
 {
+    return render_answers(s, item, arb_dataset_find_answer(ds, item->id, first),
+                          arb_dataset_find_answer(ds, item->id, second), tpl, vars, req);
+}
+
+/* arb__sbs_render with the two answers found already (the caller checked both exist). */
+static int render_answers(arb_store *s, const arb_item *item, const arb_answer *first,
+                          const arb_answer *second, const arb_template *tpl,
+                          arb_prompt_vars vars, arb__exec_request *req)
+{
     vars.question = item->question;
-    vars.answer1 = arb_dataset_find_answer(ds, item->id, first)->answer;
-    vars.answer2 = arb_dataset_find_answer(ds, item->id, second)->answer;
+    vars.answer1 = first->answer;
+    vars.answer2 = second->answer;
     vars.reference = item->reference;
     vars.language = item->language;
     arb_status st = arb_template_render(tpl, &vars, &req->system, &req->user);
@@ -579,6 +623,7 @@ static arb_status load_slice(void *ud, size_t first, size_t n)
         return st;
     }
     r->items_base = from;
+    if (fill_pairs(r, from, to - from)) return arb__store_fail(r->store, ARB_NOMEM, "out of memory");
     return ARB_OK;
 }
 
@@ -602,6 +647,10 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
         goto done;
     }
     if ((st = validate(&r))) goto done;
+    if (!arb__dataset_is_indexed(ds) && fill_pairs(&r, 0, r.n_items)) {
+        st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+        goto done;
+    }
     for (size_t j = 0; params->dry_run && j < r.n_judges; j++)
         if ((st = arb__store_check_judge(store, &r.judges[j]))) goto done;
 
@@ -630,6 +679,7 @@ done:
     arb_template_destroy(r.tpl);
     arb__recorded_destroy(r.recorded);
     arb_dataset_destroy(r.window);
+    free(r.pairs);
     free(r.judges);
     free(r.items);
     free(pjson);

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -528,6 +529,77 @@ done:
     return rc;
 }
 
+/* Sets lo[s]/hi[s] to the (1 - level)/2 and (1 + level)/2 quantiles of statistic s's finite
+** values among replicates[s * resamples .. + resamples) (reordered in place), by GSL's linear
+** interpolation between order statistics; left as they are (NAN) when fewer than half are
+** finite. */
+static void percentile_intervals(double *replicates, size_t resamples, size_t n_stats,
+                                 double level, double *lo, double *hi)
+{
+    for (size_t s = 0; s < n_stats; s++) {
+        double *vals = replicates + s * resamples;
+        size_t defined = 0;
+        for (size_t b = 0; b < resamples; b++)
+            if (isfinite(vals[b])) vals[defined++] = vals[b];
+        if (defined == 0 || defined < resamples - resamples / 2) continue; /* < half */
+        gsl_sort(vals, 1, defined);
+        lo[s] = gsl_stats_quantile_from_sorted_data(vals, 1, defined, (1.0 - level) / 2.0);
+        hi[s] = gsl_stats_quantile_from_sorted_data(vals, 1, defined, (1.0 + level) / 2.0);
+    }
+}
+
+/* One round of a bootstrap: draws its resample with rng and writes its statistics to out
+** (preset to NAN). 0, nonzero to abort. */
+typedef int (*round_fn)(void *ctx, gsl_rng *rng, double *out);
+
+/* The rounds of a percentile bootstrap and their intervals (percentile_intervals) into lo/hi:
+** MT19937 seeded with seed ^ (seed >> 32) (32 bits), `resamples` rounds of n_stats statistics.
+** ARB_OK, ARB_NOMEM, or ARB_INTERRUPTED when a round aborts. The caller checked the sizes. */
+static arb_status bootstrap_rounds(round_fn round, void *ctx, size_t n_stats, size_t resamples,
+                                   unsigned long long seed, double level, double *lo,
+                                   double *hi)
+{
+    arb_status rc = ARB_NOMEM;
+    double *replicates = stat_alloc_doubles(resamples * n_stats + n_stats);
+    gsl_rng *rng = NULL;
+    if (!replicates) goto done;
+    double *out = replicates + resamples * n_stats; /* one replicate's statistics */
+    rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) goto done;
+    gsl_rng_set(rng, (unsigned long)((seed ^ (seed >> 32)) & 0xFFFFFFFFull));
+    for (size_t b = 0; b < resamples; b++) {
+        for (size_t s = 0; s < n_stats; s++) out[s] = NAN;
+        if (round(ctx, rng, out) != 0) {
+            rc = ARB_INTERRUPTED;
+            goto done;
+        }
+        for (size_t s = 0; s < n_stats; s++) replicates[s * resamples + b] = out[s];
+    }
+    percentile_intervals(replicates, resamples, n_stats, level, lo, hi);
+    rc = ARB_OK;
+done:
+    gsl_rng_free(rng);
+    free(replicates);
+    return rc;
+}
+
+/* The state of arb_stat_bootstrap's rounds. */
+typedef struct item_rounds {
+    size_t *indices;
+    size_t n;
+    arb_stat_resample_fn fn;
+    void *ud;
+} item_rounds;
+
+/* round_fn: n units drawn one by one. */
+static int item_round(void *ctx, gsl_rng *rng, double *out)
+{
+    item_rounds *r = ctx;
+    for (size_t i = 0; i < r->n; i++)
+        r->indices[i] = (size_t)gsl_rng_uniform_int(rng, (unsigned long)r->n);
+    return r->fn(r->ud, r->indices, r->n, out);
+}
+
 /* Percentile bootstrap (§10). Each of the `resamples` replicates draws n indices uniformly
 ** with replacement (gsl_rng_uniform_int of an MT19937 generator) and asks fn for the n_stats
 ** statistics; replicate values are kept per statistic. For each statistic, its defined
@@ -554,42 +626,62 @@ arb_status arb_stat_bootstrap(size_t n, size_t n_stats, arb_stat_resample_fn fn,
         resamples * n_stats > SIZE_MAX / sizeof(double) - n_stats)
         return ARB_NOMEM;
 
-    arb_status rc = ARB_NOMEM;
     size_t *indices = malloc(n * sizeof *indices);
-    double *replicates = stat_alloc_doubles(resamples * n_stats + n_stats);
-    gsl_rng *rng = NULL;
-    if (!indices || !replicates) goto done;
-    double *out = replicates + resamples * n_stats; /* one replicate's statistics */
-    rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rng) goto done;
-    gsl_rng_set(rng, (unsigned long)((seed ^ (seed >> 32)) & 0xFFFFFFFFull));
-
-    for (size_t b = 0; b < resamples; b++) {
-        for (size_t i = 0; i < n; i++)
-            indices[i] = (size_t)gsl_rng_uniform_int(rng, (unsigned long)n);
-        for (size_t s = 0; s < n_stats; s++) out[s] = NAN;
-        if (fn(ud, indices, n, out) != 0) {
-            rc = ARB_INTERRUPTED;
-            goto done;
-        }
-        for (size_t s = 0; s < n_stats; s++) replicates[s * resamples + b] = out[s];
-    }
-
-    for (size_t s = 0; s < n_stats; s++) {
-        double *vals = replicates + s * resamples;
-        size_t defined = 0;
-        for (size_t b = 0; b < resamples; b++)
-            if (isfinite(vals[b])) vals[defined++] = vals[b];
-        if (defined == 0 || defined < resamples - resamples / 2) continue; /* < half */
-        gsl_sort(vals, 1, defined);
-        lo[s] = gsl_stats_quantile_from_sorted_data(vals, 1, defined, (1.0 - level) / 2.0);
-        hi[s] = gsl_stats_quantile_from_sorted_data(vals, 1, defined, (1.0 + level) / 2.0);
-    }
-    rc = ARB_OK;
-done:
-    gsl_rng_free(rng);
-    free(replicates);
+    if (!indices) return ARB_NOMEM;
+    item_rounds r = {indices, n, fn, ud};
+    arb_status rc = bootstrap_rounds(item_round, &r, n_stats, resamples, seed, level, lo, hi);
     free(indices);
+    return rc;
+}
+
+/* The state of arb__stat_bootstrap_kinds' rounds. */
+typedef struct kind_rounds {
+    const double *prob;  /* counts as weights */
+    unsigned int *times; /* a round's draws per kind */
+    size_t n_kinds;
+    unsigned int n_units;
+    arb__stat_kinds_fn fn;
+    void *ud;
+} kind_rounds;
+
+/* round_fn: how often each kind is drawn, at once. */
+static int kind_round(void *ctx, gsl_rng *rng, double *out)
+{
+    kind_rounds *r = ctx;
+    gsl_ran_multinomial(rng, r->n_kinds, r->n_units, r->prob, r->times);
+    return r->fn(r->ud, r->times, r->n_kinds, out);
+}
+
+/* See internal.h. The same generator, seeding and percentiles as arb_stat_bootstrap; a round is
+** one gsl_ran_multinomial draw of n_units = sum of counts over the kinds, kind k with
+** probability counts[k] / n_units: the law of how often each kind is drawn when n_units units
+** are drawn with replacement (METHODS §6's remark on the Bradley-Terry bootstrap). */
+arb_status arb__stat_bootstrap_kinds(const unsigned int *counts, size_t n_kinds, size_t n_stats,
+                                     arb__stat_kinds_fn fn, void *ud, size_t resamples,
+                                     unsigned long long seed, double level, double *lo,
+                                     double *hi)
+{
+    if (n_stats > 0 && (!lo || !hi)) return ARB_INVALID;
+    for (size_t s = 0; s < n_stats; s++) lo[s] = hi[s] = NAN;
+    unsigned long long n_units = 0;
+    for (size_t k = 0; k < n_kinds; k++) n_units += counts[k];
+    if (n_units == 0 || !fn || resamples == 0 || !(level > 0 && level < 1)) return ARB_INVALID;
+    if (n_units > UINT_MAX) return ARB_INVALID; /* gsl_ran_multinomial's range */
+    if (n_stats == 0) return ARB_OK;
+    if (n_kinds > SIZE_MAX / sizeof(double) || resamples > SIZE_MAX / n_stats ||
+        resamples * n_stats > SIZE_MAX / sizeof(double) - n_stats)
+        return ARB_NOMEM;
+
+    unsigned int *times = malloc(n_kinds * sizeof *times);
+    double *prob = stat_alloc_doubles(n_kinds);
+    arb_status rc = ARB_NOMEM;
+    if (times && prob) {
+        for (size_t k = 0; k < n_kinds; k++) prob[k] = (double)counts[k];
+        kind_rounds r = {prob, times, n_kinds, (unsigned int)n_units, fn, ud};
+        rc = bootstrap_rounds(kind_round, &r, n_stats, resamples, seed, level, lo, hi);
+    }
+    free(prob);
+    free(times);
     return rc;
 }
 

@@ -34,6 +34,20 @@ char *arb__store_column_text(sqlite3_stmt *q, int col, int *oom);
 arb_status arb__store_each_row(arb_store *s, const char *sql, const char *what,
                                int (*row)(sqlite3_stmt *q, void *ud), void *ud);
 
+/* What reading compact requests and texts cost this open store so far (tests: a reader that
+** rebuilds them in bulk, as the export does, decompresses each text once and loads each
+** dictionary once, and rebuilds a request only when it writes it). */
+typedef struct arb__decode_counts {
+    long long requests;     /* compact requests rebuilt */
+    long long text_reads;   /* dataset texts read by SQL to rebuild them */
+    long long texts;        /* compact texts decompressed */
+    long long dictionaries; /* text dictionaries loaded to decompress them */
+    /* requests and texts the last export's query rebuilt before it returned its first row: 0
+    ** when they are rebuilt after its ORDER BY, so that the sort holds the compact rows */
+    long long export_before_first_row;
+} arb__decode_counts;
+void arb__store_decode_counts(arb_store *s, arb__decode_counts *c);
+
 /* ---- compact requests (store_requests.c) ---- */
 
 typedef struct arb__reqz arb__reqz;
@@ -70,6 +84,13 @@ int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
 /* Decodes a compact request: the request text (caller frees, NUL-terminated, *out_len bytes),
 ** or NULL (arb__reqz_errmsg). */
 char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size_t *out_len);
+/* arb__reqz_decode, given the current texts of some refs (their text is the stored one, read
+** in the same transaction, decompressed; NULL text: not given): those are not read again by
+** SQL. A bulk reader (the export) has them at hand anyway. */
+char *arb__reqz_decode_given(arb__reqz *z, const unsigned char *blob, size_t len,
+                             const arb__request_ref *current, size_t n_current, size_t *out_len);
+/* Requests this codec rebuilt, and dataset texts it read by SQL to rebuild them (tests). */
+void arb__reqz_counts(const arb__reqz *z, long long *decoded, long long *text_reads);
 
 /* The prompt length of request in code points: the total length of its messages' contents,
 ** as SQL's length() counts them (METHODS §5). *chars = -1 for a NULL request. 0 or -1. */
@@ -112,6 +133,8 @@ int arb__textz_encode(arb__textz *z, const char *text, size_t len, const unsigne
 /* Decodes a compact text: the text (caller frees, NUL-terminated, *out_len bytes), or NULL
 ** (arb__textz_errmsg). */
 char *arb__textz_decode(arb__textz *z, const unsigned char *blob, size_t len, size_t *out_len);
+/* Texts this codec decompressed, and dictionaries it loaded to do it (tests). */
+void arb__textz_counts(const arb__textz *z, long long *decoded, long long *dictionaries);
 
 
 #endif

@@ -123,6 +123,10 @@ struct arb__reqz {
     size_t texts_next;
     char *prefix;              /* scratch: skeleton + texts of the refs */
     size_t prefix_cap;
+    /* while arb__reqz_decode_given runs: the current texts its caller read (borrowed) */
+    const arb__request_ref *given;
+    size_t n_given;
+    long long decoded, text_reads; /* requests rebuilt, dataset texts read by SQL to do it */
     char errmsg[256];
 };
 
@@ -376,6 +380,22 @@ static int append_known(arb__reqz *z, const char *item_id, const char *model, si
 static int append_current(arb__reqz *z, const char *item_id, const char *model, size_t *len,
                           uint32_t *hash)
 {
+    for (size_t i = 0; i < z->n_given; i++) {
+        const arb__request_ref *g = &z->given[i];
+        if (strcmp(g->item_id, item_id) ||
+            (model ? !g->model || strcmp(g->model, model) : g->model != NULL))
+            continue;
+        size_t n = strlen(g->text);
+        if (grow_prefix(z, *len + n)) {
+            snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
+            return -1;
+        }
+        memcpy(z->prefix + *len, g->text, n);
+        *len += n;
+        *hash = text_hash(g->text, n);
+        return 1;
+    }
+    z->text_reads++;
     sqlite3_stmt *q = stmt(z, model ? Q_ANSWER : Q_QUESTION);
     if (!q) return -1;
     arb__store_bind_text(q, 1, item_id);
@@ -422,6 +442,7 @@ static int append_by_hash(arb__reqz *z, const char *item_id, const char *model, 
     if (!q) return -1;
     arb__store_bind_text(q, 1, item_id);
     arb__store_bind_text(q, 2, model ? model : "");
+    z->text_reads++;
     int rc, found = 0;
     while (!found && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(q, 0);
@@ -624,9 +645,29 @@ static void free_refs(decoded_ref *refs, unsigned n_refs)
 /* Tries so many combinations of same-hash texts at most before calling a request lost. */
 #define MAX_HASH_TRIES 64
 
+/* See store_internal.h. */
+char *arb__reqz_decode_given(arb__reqz *z, const unsigned char *blob, size_t len,
+                             const arb__request_ref *current, size_t n_current, size_t *out_len)
+{
+    z->given = current;
+    z->n_given = n_current;
+    char *text = arb__reqz_decode(z, blob, len, out_len);
+    z->given = NULL;
+    z->n_given = 0;
+    return text;
+}
+
+/* See store_internal.h. */
+void arb__reqz_counts(const arb__reqz *z, long long *decoded, long long *text_reads)
+{
+    *decoded = z ? z->decoded : 0;
+    *text_reads = z ? z->text_reads : 0;
+}
+
 /* See store_requests.h. */
 char *arb__reqz_decode(arb__reqz *z, const unsigned char *blob, size_t len, size_t *out_len)
 {
+    z->decoded++;
     const unsigned char *p = blob, *end = blob + len;
     uint64_t skel_id = 0;
     decoded_ref refs[256];

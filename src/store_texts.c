@@ -70,6 +70,7 @@ struct arb__textz {
         ZSTD_DDict *ddict;
     } ddicts[DDICT_CACHE];
     size_t ddict_next;
+    long long decoded, ddicts_made; /* texts decompressed, dictionaries loaded for it */
     unsigned char *scratch; /* encode's output and decode's input frame */
     size_t scratch_cap;
     char errmsg[256];
@@ -262,6 +263,7 @@ static ZSTD_DDict *ddict_get(arb__textz *z, long long id)
     if (sqlite3_step(z->get) == SQLITE_ROW) {
         d = ZSTD_createDDict(sqlite3_column_blob(z->get, 0),
                              (size_t)sqlite3_column_bytes(z->get, 0));
+        z->ddicts_made++;
         if (!d) snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
     } else {
         snprintf(z->errmsg, sizeof z->errmsg, "text dictionary %lld is missing", id);
@@ -274,6 +276,13 @@ static ZSTD_DDict *ddict_get(arb__textz *z, long long id)
     z->ddicts[k].id = id;
     z->ddicts[k].ddict = d;
     return d;
+}
+
+/* See store_internal.h. */
+void arb__textz_counts(const arb__textz *z, long long *decoded, long long *dictionaries)
+{
+    *decoded = z ? z->decoded : 0;
+    *dictionaries = z ? z->ddicts_made : 0;
 }
 
 /* Reads a compact text's header: dictionary id, length in code points; *frame points past it. */
@@ -291,6 +300,7 @@ char *arb__textz_decode(arb__textz *z, const unsigned char *blob, size_t len, si
 {
     uint64_t dict_id = 0, chars = 0;
     const unsigned char *frame = NULL;
+    z->decoded++;
     if (read_header(blob, len, &dict_id, &chars, &frame)) goto bad;
     ZSTD_DDict *d = ddict_get(z, (long long)dict_id);
     if (!d) return NULL;

@@ -142,6 +142,107 @@ char *arb__buf_steal(arb__buf *b)
     return d;
 }
 
+/* The length of the UTF-8 sequence at p[0..avail) that starts with a byte >= 0x80: 2 to 4, or
+** 0 when it is not valid (overlong, surrogate, above U+10FFFF, cut short). */
+static size_t utf8_sequence(const unsigned char *p, size_t avail)
+{
+    unsigned c = p[0], min;
+    size_t need;
+    if (c >= 0xC2 && c <= 0xDF) { need = 1; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { need = 2; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { need = 3; min = 0x10000; }
+    else return 0;
+    if (avail <= need) return 0;
+    unsigned cp = c & (0x3Fu >> need);
+    for (size_t k = 1; k <= need; k++) {
+        if ((p[k] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (p[k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return need + 1;
+}
+
+/* arb__buf_json_string and arb__buf_json_text: s[0..n) as a JSON string; with check_utf8, 1
+** (and b unchanged) when s is not valid UTF-8. Escapes as jansson's compact dump does (", \\,
+** \b \f \n \r \t, other controls as \u00XX). Why not jansson: building and dumping a jansson
+** tree cost ~35 us per 3 KB prompt, a third of the harness's whole per-call budget (judge.c's
+** request bodies), and most of `arbiter export`'s time (~4.6 KB a line). Eight clean bytes
+** are copied at a time (SWAR tests for "some byte less than 0x20", "some byte equal to c" and,
+** when checking UTF-8, "some byte >= 0x80"), written straight into room reserved for the worst
+** case (6 bytes out per byte in) a block at a time. 0, 1, or -1 (over max or no memory). */
+static int json_escape(arb__buf *b, const char *s, size_t n, int check_utf8)
+{
+    static const char hex[] = "0123456789ABCDEF"; /* jansson writes upper case */
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    const unsigned char *in = (const unsigned char *)s;
+    size_t start = b->len, i = 0;
+    if (arb__buf_append(b, "\"", 1)) return -1;
+    while (i < n) {
+        size_t end = n - i < 65536 ? n : i + 65536;
+        if (arb__buf_reserve(b, 6 * (end - i) + 1)) return -1;
+        char *o = b->data + b->len;
+        while (i < end) {
+            if (end - i >= 8) {
+                uint64_t w, q, k;
+                memcpy(&w, in + i, 8);
+                q = w ^ (ones * '"');
+                k = w ^ (ones * '\\');
+                uint64_t dirty = ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((k - ones) & ~k);
+                if (check_utf8) dirty |= w;
+                if (!(dirty & highs)) {
+                    memcpy(o, in + i, 8);
+                    o += 8;
+                    i += 8;
+                    continue;
+                }
+            }
+            unsigned char c = in[i];
+            if (c >= 0x80 && check_utf8) {
+                /* a sequence may end past end: 6 bytes of room per byte in cover it */
+                size_t len = utf8_sequence(in + i, n - i);
+                if (!len) {
+                    b->len = start;
+                    b->data[start] = '\0';
+                    return 1;
+                }
+                memcpy(o, in + i, len);
+                o += len;
+                i += len;
+                continue;
+            }
+            i++;
+            if (c >= 0x20 && c != '"' && c != '\\') {
+                *o++ = (char)c;
+                continue;
+            }
+            *o++ = '\\';
+            switch (c) {
+            case '"': *o++ = '"'; break;
+            case '\\': *o++ = '\\'; break;
+            case '\b': *o++ = 'b'; break;
+            case '\f': *o++ = 'f'; break;
+            case '\n': *o++ = 'n'; break;
+            case '\r': *o++ = 'r'; break;
+            case '\t': *o++ = 't'; break;
+            default:
+                *o++ = 'u', *o++ = '0', *o++ = '0', *o++ = hex[c >> 4], *o++ = hex[c & 15];
+            }
+        }
+        b->len = (size_t)(o - b->data);
+        b->data[b->len] = '\0';
+    }
+    return arb__buf_append(b, "\"", 1);
+}
+
+/* See internal.h. */
+int arb__buf_json_string(arb__buf *b, const char *s, size_t n)
+{
+    return json_escape(b, s, n, 0) ? -1 : 0;
+}
+
+/* See internal.h. */
+int arb__buf_json_text(arb__buf *b, const char *s, size_t n) { return json_escape(b, s, n, 1); }
+
 int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -156,27 +257,103 @@ int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset)
                 continue;
             }
         }
-        unsigned c = p[i];
-        size_t need;
-        unsigned min;
-        if (c < 0x80) { i++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) { need = 1; min = 0x80; }
-        else if (c >= 0xE0 && c <= 0xEF) { need = 2; min = 0x800; }
-        else if (c >= 0xF0 && c <= 0xF4) { need = 3; min = 0x10000; }
-        else goto bad;
-        if (n - i <= need) goto bad;
-        unsigned cp = c & (0x3Fu >> need);
-        for (size_t k = 1; k <= need; k++) {
-            if ((p[i + k] & 0xC0) != 0x80) goto bad;
-            cp = (cp << 6) | (p[i + k] & 0x3F);
+        if (p[i] < 0x80) {
+            i++;
+            continue;
         }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) goto bad;
-        i += need + 1;
+        size_t len = utf8_sequence(p + i, n - i);
+        if (!len) {
+            if (bad_offset) *bad_offset = i;
+            return 0;
+        }
+        i += len;
     }
     return 1;
-bad:
-    if (bad_offset) *bad_offset = i;
-    return 0;
+}
+
+/* Whether p[0..4) are hex digits, as JSON's \u escape needs (strtoul alone would also take a
+** sign, spaces or "0x", which JSON refuses). */
+static int is_hex4(const char *p)
+{
+    for (int i = 0; i < 4; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f') ||
+              (p[i] >= 'A' && p[i] <= 'F')))
+            return 0;
+    return 1;
+}
+
+/* See internal.h. */
+const char *arb__json_decode_string(const char *p, const char *end, arb__buf *out)
+{
+    const char *run = ++p;
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            if (arb__buf_append(out, run, (size_t)(p - run)) || arb__buf_append(out, "", 1))
+                return NULL;
+            return p + 1;
+        }
+        if (c < 0x20) return NULL;
+        if (c != '\\') {
+            p++;
+            continue;
+        }
+        if (arb__buf_append(out, run, (size_t)(p - run)) || end - p < 2) return NULL;
+        char e = p[1], one = 0;
+        p += 2;
+        switch (e) {
+        case '"': case '\\': case '/': one = e; break;
+        case 'b': one = '\b'; break;
+        case 'f': one = '\f'; break;
+        case 'n': one = '\n'; break;
+        case 'r': one = '\r'; break;
+        case 't': one = '\t'; break;
+        case 'u': break;
+        default: return NULL;
+        }
+        if (one) {
+            if (arb__buf_append(out, &one, 1)) return NULL;
+            run = p;
+            continue;
+        }
+        unsigned long cp = 0, lo = 0;
+        if (end - p < 4 || !is_hex4(p)) return NULL;
+        cp = strtoul((char[5]){p[0], p[1], p[2], p[3], 0}, NULL, 16);
+        p += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) { /* a high surrogate: its low one follows */
+            if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !is_hex4(p + 2)) return NULL;
+            lo = strtoul((char[5]){p[2], p[3], p[4], p[5], 0}, NULL, 16);
+            if (lo < 0xDC00 || lo >= 0xE000) return NULL;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            p += 6;
+        } else if ((cp >= 0xDC00 && cp < 0xE000) || cp == 0) {
+            return NULL;
+        }
+        unsigned char u[4];
+        size_t n;
+        if (cp < 0x80) {
+            u[0] = (unsigned char)cp;
+            n = 1;
+        } else if (cp < 0x800) {
+            u[0] = (unsigned char)(0xC0 | (cp >> 6));
+            u[1] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 2;
+        } else if (cp < 0x10000) {
+            u[0] = (unsigned char)(0xE0 | (cp >> 12));
+            u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 3;
+        } else {
+            u[0] = (unsigned char)(0xF0 | (cp >> 18));
+            u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+            u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[3] = (unsigned char)(0x80 | (cp & 0x3F));
+            n = 4;
+        }
+        if (arb__buf_append(out, u, n)) return NULL;
+        run = p;
+    }
+    return NULL;
 }
 
 size_t arb__utf8_codepoints(const char *s, size_t n)

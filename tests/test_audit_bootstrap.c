@@ -1,9 +1,10 @@
 /*
 ** test_audit_bootstrap.c -- the audit's bootstrap intervals (audit_bootstrap.c): the pattern
-** path gives exactly the intervals of resampling items one by one and recomputing every metric
-** (same seed, same draws), on random designs with several comparisons, tasks, repetitions,
-** missing runs, E verdicts and expert labels; the block path gives those of laying the drawn
-** blocks end to end and sorting; and a hand-computed case with a known multinomial law.
+** path (one multinomial draw of the item patterns per round) gives intervals with the same law
+** as resampling items one by one and recomputing every metric, on random designs with several
+** comparisons, tasks, repetitions, missing runs, E verdicts and expert labels; the block path
+** gives exactly those of laying the drawn blocks end to end and sorting (same seed, same
+** draws); and a hand-computed case with a known multinomial law.
 */
 #include "internal.h"
 
@@ -162,39 +163,206 @@ static void assert_same(double got, double want, int k, const char *end, uint64_
                  arb_audit_metric_key((arb_audit_metric)k), end, got, want);
 }
 
-/* Over many random designs and seeds, every interval of the pattern path (and of the block path)
-** equals the brute-force one. */
-static void fast_equals_item_by_item(void **state)
+/* Over many random designs, seeds and window shapes (the stride dividing the window or not, a
+** stride longer than the window), every window-series interval of the block path equals the
+** brute-force one: same draws, the series rebuilt from the pairs. */
+static void blocks_equal_block_by_block(void **state)
 {
     (void)state;
+    static const size_t shapes[][2] = {{4, 2}, {5, 2}, {3, 3}, {10, 5}, {3, 5}, {6, 4}};
     arb_audit_params p = arb_audit_default_params();
     p.bootstrap = 200;
-    p.window = 4;
-    p.stride = 2;
     static design d;
-    double lo_items[ARB_M__COUNT], hi_items[ARB_M__COUNT];
-    double lo_blocks[ARB_M__COUNT], hi_blocks[ARB_M__COUNT];
+    double lo[ARB_M__COUNT], hi[ARB_M__COUNT];
     size_t defined = 0;
     for (uint64_t seed = 1; seed <= 12; seed++) {
         random_design(&d, seed, 20 + 5 * seed);
+        p.window = shapes[seed % 6][0];
+        p.stride = shapes[seed % 6][1];
         p.seed = seed * 7919;
         p.ci_level = seed % 2 ? 0.95 : 0.8;
         arb_audit_metrics m;
         memset(&m, 0, sizeof m);
         assert_int_equal(arb__audit_metrics(d.refs, d.n, &p, &m), 0);
         assert_int_equal(arb__audit_bootstrap(d.refs, d.n, &p, &m), ARB_OK);
-        brute_intervals(&d, &p, 0, lo_items, hi_items);
-        brute_intervals(&d, &p, 1, lo_blocks, hi_blocks);
+        brute_intervals(&d, &p, 1, lo, hi);
         for (int k = 0; k < ARB_M__COUNT; k++) {
-            const double *lo = is_window_metric(k) ? lo_blocks : lo_items;
-            const double *hi = is_window_metric(k) ? hi_blocks : hi_items;
+            if (!is_window_metric(k)) continue;
             assert_same(m.ci_lo[k], lo[k], k, "lo", seed);
             assert_same(m.ci_hi[k], hi[k], k, "hi", seed);
             if (!isnan(lo[k]) && lo[k] < hi[k]) defined++;
         }
     }
-    /* the designs exercise the metrics: most intervals are proper ones */
-    assert_true(defined > 12 * ARB_M__COUNT / 2);
+    assert_true(defined > 12 * 3 / 2); /* most are proper intervals */
+}
+
+/* §3.1 window series the plain way: every window summed entry by entry; Pearson of x and y. */
+static double naive_series_pearson(const arb__verdict_counts *x, const arb__verdict_counts *y,
+                                   size_t n, size_t window, size_t stride)
+{
+    static double sx[MAX_PAIRS], sy[MAX_PAIRS];
+    size_t k = 0;
+    for (size_t start = 0; start < n; start += stride) {
+        size_t end = start + window < n ? start + window : n;
+        if (end - start < window && end - start < stride) break;
+        double v[2][3] = {{0, 0, 0}, {0, 0, 0}};
+        for (size_t i = start; i < end; i++) {
+            const arb__verdict_counts *c[2] = {&x[i], &y[i]};
+            for (int s = 0; s < 2; s++) {
+                v[s][0] += c[s]->a;
+                v[s][1] += c[s]->b;
+                v[s][2] += c[s]->c;
+            }
+        }
+        double *out[2] = {&sx[k], &sy[k]};
+        for (int s = 0; s < 2; s++) {
+            double denom = v[s][0] + v[s][1] + 2.0 * v[s][2];
+            *out[s] = denom > 0 ? (v[s][0] + v[s][2]) / denom : 0.5;
+        }
+        k++;
+    }
+    return arb_stat_pearson(sx, sy, k);
+}
+
+/* The window series from running counts (windows as differences of two marks, which lie at
+** multiples of gcd(window, stride)) equal the plain sums window by window, for window shapes
+** where the stride divides the window, does not, or exceeds it, on one-comparison designs. */
+static void running_counts_equal_plain_windows(void **state)
+{
+    (void)state;
+    static const size_t shapes[][2] = {{10, 5}, {4, 2}, {5, 2}, {3, 3}, {3, 5}, {6, 4}, {1, 1}};
+    static design d;
+    static arb__series_item items[MAX_PAIRS];
+    static arb__verdict_counts x[MAX_PAIRS], y[MAX_PAIRS];
+    size_t defined = 0;
+    for (uint64_t seed = 1; seed <= 14; seed++) {
+        random_design(&d, seed, 30 + 7 * seed);
+        size_t n0 = 0; /* comparison 0's pairs come first */
+        while (n0 < d.n && d.refs[n0].p->cmp == 0) n0++;
+        arb_audit_params p = arb_audit_default_params();
+        p.window = shapes[seed % 7][0];
+        p.stride = shapes[seed % 7][1];
+        arb_audit_metrics m;
+        memset(&m, 0, sizeof m);
+        assert_int_equal(arb__audit_window_metrics(d.refs, n0, &p, &m), 0);
+        size_t n_items = arb__audit_series_items(d.refs, n0, items);
+        double want[3];
+        size_t k = 0;
+        for (size_t i = 0; i < n_items; i++)
+            if (items[i].both) {
+                x[k] = items[i].run[0];
+                y[k++] = items[i].run[1];
+            }
+        want[0] = naive_series_pearson(x, y, k, p.window, p.stride);
+        for (int r = 0; r < 2; r++) {
+            k = 0;
+            for (size_t i = 0; i < n_items; i++) {
+                char e = items[i].expert;
+                if (!(e >= 'a' && e <= 'd') || !items[i].has[r]) continue;
+                x[k] = items[i].run[r];
+                memset(&y[k], 0, sizeof y[k]);
+                if (e == 'a') y[k].a = 1;
+                if (e == 'b') y[k].b = 1;
+                if (e == 'c') y[k].c = 1;
+                k++;
+            }
+            want[1 + r] = naive_series_pearson(x, y, k, p.window, p.stride);
+        }
+        const double got[3] = {m.value[ARB_M_MPCC_CONSISTENCY], m.mpcc_run[0], m.mpcc_run[1]};
+        for (int s = 0; s < 3; s++) {
+            if (isnan(got[s]) && isnan(want[s])) continue;
+            if (isnan(got[s]) || isnan(want[s]) || got[s] != want[s])
+                fail_msg("seed %llu, window %zu stride %zu, series %d: running %.17g, plain %.17g",
+                         (unsigned long long)seed, p.window, p.stride, s, got[s], want[s]);
+            defined++;
+        }
+    }
+    assert_true(defined > 14 * 3 / 2);
+}
+
+/* Mean and variance over the seeds of one interval end. */
+typedef struct moments {
+    double sum, sum2;
+    size_t n;
+} moments;
+
+static void moments_add(moments *m, double x)
+{
+    if (isnan(x)) return;
+    m->sum += x;
+    m->sum2 += x * x;
+    m->n++;
+}
+
+/* Fails when the mean over seeds of the fast path's interval ends differs from the item-by-item
+** bootstrap's by more than 4 standard errors (plus a rounding slack). */
+static void assert_same_law(const moments *fast, const moments *items, int k, const char *what,
+                            uint64_t design_seed)
+{
+    if (fast->n != items->n)
+        fail_msg("design %llu, %s %s: defined in %zu seeds fast, %zu item by item",
+                 (unsigned long long)design_seed, arb_audit_metric_key((arb_audit_metric)k), what,
+                 fast->n, items->n);
+    if (fast->n < 2) return;
+    double n = (double)fast->n;
+    double mf = fast->sum / n, mi = items->sum / n;
+    double vf = (fast->sum2 - n * mf * mf) / (n - 1), vi = (items->sum2 - n * mi * mi) / (n - 1);
+    double se = sqrt((vf > 0 ? vf : 0) / n + (vi > 0 ? vi : 0) / n);
+    if (fabs(mf - mi) > 4.0 * se + 1e-9)
+        fail_msg("design %llu, %s %s: mean over seeds fast %.6f, item by item %.6f (se %.6f)",
+                 (unsigned long long)design_seed, arb_audit_metric_key((arb_audit_metric)k),
+                 what, mf, mi, se);
+}
+
+/* The pattern path draws how often each item pattern comes up (one multinomial per round), not
+** the items, so its intervals differ from the item-by-item bootstrap's seed by seed; they must
+** have the same law. Over 60 seeds on random designs with several comparisons, tasks,
+** repetitions, missing runs, E verdicts and expert labels, the mean lower end, upper end and
+** width of every metric's interval agree within 4 standard errors between the two, and the
+** same seeds leave the same intervals undefined. */
+static void patterns_indistinguishable_from_items(void **state)
+{
+    (void)state;
+    enum { SEEDS = 60 };
+    arb_audit_params p = arb_audit_default_params();
+    p.bootstrap = 200;
+    p.window = 4;
+    p.stride = 2;
+    static design d;
+    double lo_items[ARB_M__COUNT], hi_items[ARB_M__COUNT];
+    size_t compared = 0;
+    for (uint64_t design_seed = 1; design_seed <= 3; design_seed++) {
+        random_design(&d, design_seed, 40 + 20 * design_seed);
+        moments fast[3][ARB_M__COUNT], items[3][ARB_M__COUNT];
+        memset(fast, 0, sizeof fast);
+        memset(items, 0, sizeof items);
+        for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+            p.seed = seed * 104729 + design_seed;
+            arb_audit_metrics m;
+            memset(&m, 0, sizeof m);
+            assert_int_equal(arb__audit_metrics(d.refs, d.n, &p, &m), 0);
+            assert_int_equal(arb__audit_bootstrap(d.refs, d.n, &p, &m), ARB_OK);
+            brute_intervals(&d, &p, 0, lo_items, hi_items);
+            for (int k = 0; k < ARB_M__COUNT; k++) {
+                if (is_window_metric(k)) continue;
+                moments_add(&fast[0][k], m.ci_lo[k]);
+                moments_add(&fast[1][k], m.ci_hi[k]);
+                moments_add(&fast[2][k], m.ci_hi[k] - m.ci_lo[k]);
+                moments_add(&items[0][k], lo_items[k]);
+                moments_add(&items[1][k], hi_items[k]);
+                moments_add(&items[2][k], hi_items[k] - lo_items[k]);
+            }
+        }
+        for (int k = 0; k < ARB_M__COUNT; k++) {
+            if (is_window_metric(k)) continue;
+            assert_same_law(&fast[0][k], &items[0][k], k, "lo", design_seed);
+            assert_same_law(&fast[1][k], &items[1][k], k, "hi", design_seed);
+            assert_same_law(&fast[2][k], &items[2][k], k, "width", design_seed);
+            if (fast[2][k].n == SEEDS && fast[2][k].sum > 0) compared++;
+        }
+    }
+    /* the designs exercise the metrics: most have proper intervals */
+    assert_true(compared > 3 * (ARB_M__COUNT - 3) / 2);
 }
 
 /* Three items, two of them consistent (A,B) and one not (A,A): a round's PC is k/3 with
@@ -239,7 +407,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(known_multinomial),
-        cmocka_unit_test(fast_equals_item_by_item),
+        cmocka_unit_test(running_counts_equal_plain_windows),
+        cmocka_unit_test(blocks_equal_block_by_block),
+        cmocka_unit_test(patterns_indistinguishable_from_items),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "arbiter.h"
 
 static arb_status add_items(arb_dataset *ds, const char *text)
@@ -450,6 +452,144 @@ static void load_large_file_in_blocks(void **state)
     rmdir(dir);
 }
 
+/* ---- lines read without jansson agree with jansson ------------------------------------------ */
+
+/* What parse_line makes of one items line, computed here with jansson itself (the reference):
+** 1 with the fields when the line is a valid item, 0 when it must be refused. */
+static int reference_item(const char *line, char **id, char **question, char **extra)
+{
+    *id = *question = *extra = NULL;
+    size_t n = strlen(line);
+    for (size_t i = 0; i < n; i++) /* parse_line checks UTF-8 first; jansson would too */
+        if ((unsigned char)line[i] >= 0x80) {
+            json_t *probe = json_stringn(line + i, n - i);
+            if (!probe) return 0;
+            json_decref(probe);
+            break;
+        }
+    json_t *o = json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+    int ok = 0;
+    if (!json_is_object(o)) goto done;
+    json_t *v = json_object_get(o, "id");
+    char text[32];
+    if (json_is_integer(v)) {
+        snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        *id = strdup(text);
+    } else if (json_is_string(v) && json_string_length(v)) {
+        *id = strdup(json_string_value(v));
+    } else {
+        goto done;
+    }
+    static const char *const known[] = {"question", "reference", "category", "language", "group",
+                                        "context", "source", "document", "dialog"};
+    json_t *rest = json_object();
+    const char *key;
+    json_t *value;
+    json_object_foreach(o, key, value) {
+        int is_known = !strcmp(key, "id");
+        for (size_t k = 0; k < sizeof known / sizeof *known; k++) {
+            if (strcmp(key, known[k])) continue;
+            is_known = 1;
+            if (!json_is_string(value) && !json_is_null(value)) {
+                json_decref(rest);
+                goto done;
+            }
+        }
+        if (!is_known) json_object_set(rest, key, value);
+    }
+    v = json_object_get(o, "question");
+    if (json_is_string(v)) *question = strdup(json_string_value(v));
+    *extra = json_dumps(rest, JSON_COMPACT);
+    json_decref(rest);
+    ok = 1;
+done:
+    json_decref(o);
+    return ok;
+}
+
+/* Items lines of the shape the loader reads without jansson, and near misses that it must leave
+** to jansson (bad escapes that strtoul alone would take, lone surrogates, NUL, duplicates,
+** control characters, bad UTF-8, trailing garbage, other value types): loaded from text and
+** indexed from a file, each is accepted or refused exactly as jansson decides, with the same
+** strings. */
+static void plain_lines_agree_with_jansson(void **state)
+{
+    (void)state;
+    static const char *const lines[] = {
+        "{\"id\":\"a\",\"question\":\"q\"}",
+        "{\"id\":\"a\",\"question\":\"q\\u0041\\u00e9\\u20AC\"}",
+        "{\"id\":\"a\",\"question\":\"\\u+041\"}",
+        "{\"id\":\"a\",\"question\":\"\\u 041\"}",
+        "{\"id\":\"a\",\"question\":\"\\u0x41\"}",
+        "{\"id\":\"a\",\"question\":\"\\u-041\"}",
+        "{\"id\":\"a\",\"question\":\"\\u00g1\"}",
+        "{\"id\":\"a\",\"question\":\"\\ud83d\\ude00\"}",
+        "{\"id\":\"a\",\"question\":\"\\ud83d\\u+e00\"}",
+        "{\"id\":\"a\",\"question\":\"\\ud83d\"}",
+        "{\"id\":\"a\",\"question\":\"\\ude00\"}",
+        "{\"id\":\"a\",\"question\":\"\\u0000\"}",
+        "{\"id\":\"a\",\"question\":\"\\x41\"}",
+        "{\"id\":\"a\",\"question\":\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"}",
+        "{\"id\":\"a\",\"question\":\"tab\there\"}",
+        "{\"id\":\"a\",\"id\":\"b\"}",
+        "{\"id\":\"a\",\"question\":\"x\",\"question\":null}",
+        "{\"id\":\"a\",\"question\":null,\"question\":\"x\"}",
+        "{\"id\":\"a\",\"question\":null}",
+        "{\"id\":\"\",\"question\":\"x\"}",
+        "{\"id\":\"\\u0061\",\"qu\\u0065stion\":\"x\"}",
+        "{\"id\":7,\"question\":\"x\"}",
+        "{\"id\":null,\"question\":\"x\"}",
+        "{\"id\":\"a\",\"question\":1}",
+        "{\"id\":\"a\",\"question\":\"x\",}",
+        "{\"id\":\"a\",\"question\":\"x\"} x",
+        "{\"id\":\"a\",\"question\":\"x\"}   \r",
+        " {\"id\" : \"a\" ,\t\"question\" : \"x\" } ",
+        "{\"id\":\"a\",\"question\":\"caf\xC3\xA9\"}",
+        "{\"id\":\"a\",\"question\":\"\xED\xA0\x80\"}",
+        "{\"id\":\"a\",\"question\":\"\xC3\"}",
+        "{\"id\":\"a\",\"extra\":1,\"question\":\"x\"}",
+        "{\"id\":\"a\",\"question\":\"x\"",
+        "{\"id\":\"a\" \"question\":\"x\"}",
+        "{\"id\":\"a\",\"question\":\"x}",
+        "{}",
+        "[]",
+        "\"a\"",
+    };
+    char dir[] = "/tmp/arb_test_dataset_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char items[128], answers[128];
+    snprintf(items, sizeof items, "%s/items.jsonl", dir);
+    snprintf(answers, sizeof answers, "%s/answers.jsonl", dir);
+    write_file(answers, "");
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        char *id, *question, *extra;
+        int ok = reference_item(lines[i], &id, &question, &extra);
+        arb_dataset *ds = arb_dataset_create();
+        arb_status st = add_items(ds, lines[i]);
+        if (st != (ok ? ARB_OK : ARB_PARSE)) fail_msg("line %zu: %s: status %d", i, lines[i], st);
+        if (ok) {
+            const arb_item *it = arb_dataset_item(ds, 0);
+            assert_string_equal(it->id, id);
+            if (question) assert_string_equal(it->question, question);
+            else assert_null(it->question);
+            assert_string_equal(it->extra_json, extra);
+        }
+        arb_dataset_destroy(ds);
+        write_file(items, lines[i]);
+        ds = arb_dataset_create();
+        st = arb_dataset_load_indexed(ds, items, answers);
+        if (st != (ok ? ARB_OK : ARB_PARSE))
+            fail_msg("line %zu indexed: %s: status %d", i, lines[i], st);
+        arb_dataset_destroy(ds);
+        free(id);
+        free(question);
+        free(extra);
+    }
+    unlink(items);
+    unlink(answers);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +606,7 @@ int main(void)
         cmocka_unit_test(failure_keeps_nothing),
         cmocka_unit_test(many_records),
         cmocka_unit_test(load_files),
+        cmocka_unit_test(plain_lines_agree_with_jansson),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

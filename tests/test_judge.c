@@ -370,6 +370,115 @@ static void test_parse_nul_in_content(void **state)
     arb__judge_reply_free(&r);
 }
 
+/* Compares two readings of a reply field by field. */
+static void expect_same_reply(const char *body, const arb__judge_reply *a, const arb__judge_reply *b)
+{
+#define SAME_TEXT(f)                                                                          \
+    if ((a->f == NULL) != (b->f == NULL) || (a->f && strcmp(a->f, b->f)))                    \
+        fail_msg("%s: " #f " \"%s\" != \"%s\"", body, a->f ? a->f : "(null)",                \
+                 b->f ? b->f : "(null)");
+    SAME_TEXT(content)
+    SAME_TEXT(reasoning)
+    SAME_TEXT(error)
+#undef SAME_TEXT
+    if (a->prompt_tokens != b->prompt_tokens || a->completion_tokens != b->completion_tokens ||
+        a->reasoning_tokens != b->reasoning_tokens || a->cached_tokens != b->cached_tokens)
+        fail_msg("%s: usage %lld %lld %lld %lld != %lld %lld %lld %lld", body, a->prompt_tokens,
+                 a->completion_tokens, a->reasoning_tokens, a->cached_tokens, b->prompt_tokens,
+                 b->completion_tokens, b->reasoning_tokens, b->cached_tokens);
+    if (!json_equal(a->logprobs, b->logprobs) && (a->logprobs || b->logprobs))
+        fail_msg("%s: logprobs differ", body);
+}
+
+/* Replies of the usual shape are read without jansson: each of these, usual or a near miss
+** (what the fast reader must leave to jansson: errors, repeats, reals, \u0000, nesting, bad
+** UTF-8, trailing bytes, ...), reads exactly as through jansson's tree. */
+static void test_parse_plain_matches_reference(void **state)
+{
+    (void)state;
+    static const char *const bodies[] = {
+        "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"created\":1795805936,\"model\":"
+        "\"m\",\"system_fingerprint\":\"fp\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+        "\"assistant\",\"content\":\"[[A]]\"},\"logprobs\":null,\"finish_reason\":\"stop\"}],"
+        "\"usage\":{\"prompt_tokens\":17,\"completion_tokens\":2,\"total_tokens\":19}}",
+        " {\"choices\" : [ {\"message\" : {\"content\" : \"x\\n\\u00e9\\ud83d\\ude00\\\"\"} } ] } \n",
+        "{\"choices\":[{\"message\":{\"content\":\"<think>hm</think> [[B]]\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"ok\",\"reasoning_content\":\"r1\","
+        "\"reasoning\":\"r2\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"ok\",\"reasoning_content\":\"r\","
+        "\"reasoning\":\"r\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"ok\",\"reasoning_content\":\"\","
+        "\"reasoning\":null}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"ok\",\"reasoning\":7}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}},{\"message\":{\"content\":\"b\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}},{\"message\":{\"content\":\"b\","
+        "\"tool_calls\":[]}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":-3,"
+        "\"completion_tokens\":\"2\",\"completion_tokens_details\":{\"reasoning_tokens\":5},"
+        "\"prompt_tokens_details\":{\"cached_tokens\":0,\"audio_tokens\":null}}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":1.0e2}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":12,"
+        "\"prompt_tokens\":13}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":0012}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":-0}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":"
+        "123456789012345678901}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":null}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"completion_tokens_details\""
+        ":null,\"prompt_tokens_details\":[1]}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"completion_tokens_details\""
+        ":{\"reasoning_tokens\":1},\"completion_tokens_details\":{\"reasoning_tokens\":2}}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\",\"content\":\"b\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"},\"message\":{\"content\":\"b\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"choices\":[]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\\u0000b\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\\u+041\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\tb\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"caf\xC3\xA9\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"caf\xC3\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":null}}]}",
+        "{\"choices\":[{\"message\":{\"content\":null,\"reasoning\":\"cut\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":null,\"refusal\":\"no\"},"
+        "\"finish_reason\":\"stop\"}]}",
+        "{\"choices\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"},\"logprobs\":{\"content\":[{\"token\":"
+        "\"A\",\"logprob\":-0.1,\"top_logprobs\":[]}]}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"},\"logprobs\":false}]}",
+        "{\"choices\":[{\"message\":\"a\"}]}",
+        "{\"choices\":[{\"text\":\"a\"}]}",
+        "{\"choices\":[]}",
+        "{\"choices\":{}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"error\":null}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"error\":{\"message\":\"boom\"}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"error\":\"boom\"}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"error\":false}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"object\":\"error\",\"message\":\"m\"}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"object\":\"chat.completion\","
+        "\"object\":\"error\"}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"extra\":{\"nested\":true}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"created\":1.5}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}]} x",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}]",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}] \"x\":1}",
+        "{\"ch\\u006fices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"x\":tru}",
+        "[{\"choices\":[]}]",
+        "\"text\"",
+        "{}",
+        "",
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+        arb__judge_reply fast, ref;
+        size_t n = strlen(bodies[i]);
+        assert_int_equal(arb__judge_parse_reply(bodies[i], n, &fast), 0);
+        assert_int_equal(arb__judge_parse_reply_reference(bodies[i], n, &ref), 0);
+        expect_same_reply(bodies[i], &fast, &ref);
+        arb__judge_reply_free(&fast);
+        arb__judge_reply_free(&ref);
+    }
+}
+
 static void test_parse_wrong_shapes(void **state)
 {
     arb__judge_reply r;
@@ -816,6 +925,7 @@ int main(void)
         cmocka_unit_test(test_parse_server_errors),
         cmocka_unit_test(test_parse_good_replies),
         cmocka_unit_test(test_parse_nul_in_content),
+        cmocka_unit_test(test_parse_plain_matches_reference),
         cmocka_unit_test(test_auth_header),
         cmocka_unit_test(test_judge_check_key),
         cmocka_unit_test(test_judge_check_url),

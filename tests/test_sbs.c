@@ -458,6 +458,45 @@ static void test_indexed_dataset_in_slices(void **state)
     arb_dataset_destroy(indexed);
 }
 
+/* A file removed after indexing: a window that needs it fails with the file's name and hands
+** back no dataset; a window that does not need it (items only) is still read. */
+static void test_indexed_window_file_gone(void **state)
+{
+    fixture *f = *state;
+    char items[256], answers[256];
+    assert_non_null(arb_test_scratch(f->dir, "gone/items.jsonl", slice_items, items, sizeof items));
+    assert_non_null(arb_test_scratch(f->dir, "gone/answers.jsonl", slice_answers, answers, sizeof answers));
+    arb_dataset *indexed = arb_dataset_create(), *win = NULL;
+    assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
+    const char *const models[] = {"SECRETCAND", "SECRETBASE"};
+    char *err = NULL;
+    assert_int_equal(arb__dataset_window(indexed, 0, 3, models, 2, &win, &err), ARB_OK);
+    assert_int_equal(arb_dataset_item_count(win), 3);
+    assert_int_equal(arb_dataset_answer_count(win), 6);
+    assert_null(err);
+    arb_dataset_destroy(win);
+
+    assert_int_equal(unlink(answers), 0);
+    assert_int_equal(arb__dataset_window(indexed, 0, 3, models, 2, &win, &err), ARB_IO);
+    assert_null(win);
+    assert_non_null(strstr(err, "gone/answers.jsonl: cannot open: "));
+    free(err);
+    assert_int_equal(arb__dataset_answers_window(indexed, 0, 4, &win, &err), ARB_IO);
+    assert_null(win);
+    assert_non_null(strstr(err, "gone/answers.jsonl: cannot open: "));
+    free(err);
+    assert_int_equal(arb__dataset_window(indexed, 2, 2, NULL, 0, &win, &err), ARB_OK);
+    assert_int_equal(arb_dataset_item_count(win), 2);
+    arb_dataset_destroy(win);
+
+    assert_int_equal(unlink(items), 0);
+    assert_int_equal(arb__dataset_window(indexed, 0, 3, models, 2, &win, &err), ARB_IO);
+    assert_null(win);
+    assert_non_null(strstr(err, "gone/items.jsonl: cannot open: "));
+    free(err);
+    arb_dataset_destroy(indexed);
+}
+
 /* Bad input read into an index fails as a whole load does, with the same message. */
 static void test_indexed_dataset_errors_match(void **state)
 {
@@ -502,6 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rerun_counts_recorded_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_indexed_dataset_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_indexed_dataset_errors_match, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_indexed_window_file_gone, setup, teardown),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

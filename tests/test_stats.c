@@ -9,6 +9,7 @@
 ** with 2 df: two-sided p = 1 - |t|/sqrt(t^2 + 2)), never from the GSL functions under test.
 */
 #include "arbiter.h"
+#include "internal.h" /* arb__stat_bootstrap_kinds */
 
 #include <math.h>
 #include <setjmp.h>
@@ -784,6 +785,63 @@ static void bootstrap_errors(void **state)
     assert_undefined(hi);
 }
 
+/* arb__stat_kinds_fn: the share of kind 0 among the units drawn; aborts (nonzero) when a
+** round's draws do not add up to the units, or when asked to by *ud. */
+static int share_of_kind0(void *ud, const unsigned int *times, size_t n_kinds, double *out)
+{
+    const unsigned int *stop = ud;
+    unsigned int total = 0;
+    for (size_t k = 0; k < n_kinds; k++) total += times[k];
+    if (total != 3 || (stop && *stop)) return 1;
+    out[0] = times[0] / 3.0;
+    return 0;
+}
+
+/* Three units, two of kind 0: a round's share k/3 has k ~ Binomial(3, 2/3), so P(0) = 1/27,
+** P(1/3) = 6/27, P(2/3) = 12/27, P(1) = 8/27; over 2000 rounds the 10% and 90% quantiles are
+** 1/3 and 1 (as item by item: test_audit_bootstrap's known_multinomial). The same seed gives the
+** same interval; bad arguments and an aborting round leave NAN. */
+static void bootstrap_kinds_known_law(void **state)
+{
+    (void)state;
+    const unsigned int counts[2] = {2, 1}, none[2] = {0, 0};
+    double lo, hi, lo2, hi2;
+    assert_int_equal(arb__stat_bootstrap_kinds(counts, 2, 1, share_of_kind0, NULL, 2000, 5, 0.8,
+                                               &lo, &hi),
+                     ARB_OK);
+    assert_true(fabs(lo - 1.0 / 3.0) < 1e-12);
+    assert_true(fabs(hi - 1.0) < 1e-12);
+    assert_int_equal(arb__stat_bootstrap_kinds(counts, 2, 1, share_of_kind0, NULL, 2000, 5, 0.95,
+                                               &lo, &hi),
+                     ARB_OK);
+    assert_true(fabs(lo - 0.0) < 1e-12); /* P(0) = 3.7% > 2.5% */
+    assert_true(fabs(hi - 1.0) < 1e-12);
+    assert_int_equal(arb__stat_bootstrap_kinds(counts, 2, 1, share_of_kind0, NULL, 50, 9, 0.5,
+                                               &lo, &hi),
+                     ARB_OK);
+    assert_int_equal(arb__stat_bootstrap_kinds(counts, 2, 1, share_of_kind0, NULL, 50, 9, 0.5,
+                                               &lo2, &hi2),
+                     ARB_OK);
+    assert_memory_equal(&lo, &lo2, sizeof lo);
+    assert_memory_equal(&hi, &hi2, sizeof hi);
+
+    assert_int_equal(arb__stat_bootstrap_kinds(none, 2, 1, share_of_kind0, NULL, 10, 1, 0.9, &lo,
+                                               &hi),
+                     ARB_INVALID);
+    assert_true(isnan(lo) && isnan(hi));
+    assert_int_equal(arb__stat_bootstrap_kinds(counts, 2, 1, share_of_kind0, NULL, 0, 1, 0.9, &lo,
+                                               &hi),
+                     ARB_INVALID);
+    assert_int_equal(arb__stat_bootstrap_kinds(counts, 2, 1, share_of_kind0, NULL, 10, 1, 1.0, &lo,
+                                               &hi),
+                     ARB_INVALID);
+    const unsigned int stop = 1;
+    assert_int_equal(arb__stat_bootstrap_kinds(counts, 2, 1, share_of_kind0, (void *)&stop, 10, 1,
+                                               0.9, &lo, &hi),
+                     ARB_INTERRUPTED);
+    assert_true(isnan(lo) && isnan(hi));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +875,7 @@ int main(void)
         cmocka_unit_test(bootstrap_mean_interval),
         cmocka_unit_test(bootstrap_quantiles_and_half_rule),
         cmocka_unit_test(bootstrap_errors),
+        cmocka_unit_test(bootstrap_kinds_known_law),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

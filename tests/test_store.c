@@ -1365,6 +1365,17 @@ static void test_call_leases(void **state)
     arb__call_claim k4 = {.key = "k4"}, k5 = {.key = "k5"};
     claim(a, &oc, &k4, 1);
     claim(a, &oc, &k5, 1);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key IN ('k4', 'k5')"
+                                  " AND expires_at < unixepoch('now') + 1"), 2);
+    /* The owner claiming its own lease again renews it (the row exists: read, then rewritten). */
+    arb__lease_owner od = oc;
+    od.seconds = 60;
+    arb__call_claim k8 = {.key = "k8"};
+    claim(a, &oc, &k8, 1);
+    claim(a, &od, &k8, 1);
+    assert_int_equal(k8.state, ARB__CLAIM_OURS);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key = 'k8'"
+                                  " AND expires_at > unixepoch('now') + 30"), 1);
     claim(b, &ob, &k4, 1);
     assert_int_equal(k4.state, ARB__CLAIM_OURS);
     oc.seconds = 60;
@@ -1835,6 +1846,22 @@ static void put_sbs_calls(arb_store *s, const arb_dataset *ds, int i, char **req
     assert_int_equal(arb__store_commit(s), ARB_OK);
 }
 
+/* The benchmark set of n items as a dataset, read from data/benchmark/{items,answers}.jsonl. */
+static arb_dataset *benchmark_dataset(int n)
+{
+    char *items = NULL, *answers = NULL;
+    benchmark_jsonl(n, &items, &answers);
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "data/benchmark/items.jsonl", items,
+                                                 strlen(items)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "data/benchmark/answers.jsonl", answers,
+                                                   strlen(answers)), ARB_OK);
+    free(items);
+    free(answers);
+    return ds;
+}
+
 /* Schema 12: a dataset large enough to train a dictionary is stored as compact texts, read
 ** back exactly (export, arb_text, arb_text_length), and loading it again writes nothing. A
 ** version-11 store (its texts TEXT, as arbiter wrote them before) is compacted in place on
@@ -1844,14 +1871,8 @@ static void test_schema_migration_12_compacts_texts(void **state)
 {
     fixture *f = *state;
     enum { N_ITEMS = 600, N_JUDGED = 8, N_CALLS = 2 * N_JUDGED };
-    char *items = NULL, *answers = NULL, *requests[N_CALLS];
-    benchmark_jsonl(N_ITEMS, &items, &answers);
-    arb_dataset *ds = arb_dataset_create();
-    assert_non_null(ds);
-    assert_int_equal(arb_dataset_add_items_jsonl(ds, "data/benchmark/items.jsonl", items,
-                                                 strlen(items)), ARB_OK);
-    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "data/benchmark/answers.jsonl", answers,
-                                                   strlen(answers)), ARB_OK);
+    char *requests[N_CALLS];
+    arb_dataset *ds = benchmark_dataset(N_ITEMS);
     arb_store *s = open_ok(f->db);
     assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
     assert_int_equal(query_int(s, "SELECT count(*) FROM text_dicts"), 1);
@@ -1904,8 +1925,6 @@ static void test_schema_migration_12_compacts_texts(void **state)
     arb_store_close(s);
     arb_dataset_destroy(ds);
     for (int k = 0; k < N_CALLS; k++) free(requests[k]);
-    free(items);
-    free(answers);
     free(jsonl);
     free(csv);
     free(jsonl2);
@@ -1984,6 +2003,62 @@ static void test_schema_migration_13_compacts_rows(void **state)
     free(csv2);
 }
 
+/* The export of a store of compact requests and texts (issue 17's export regression): the query
+** sorts the compact rows and rebuilds nothing before its first row comes out (so the sorter
+** never holds the rebuilt ~4.6 KB rows); each text is decompressed once for the two orders of
+** its item, the dictionary loaded once, and a request is rebuilt from the row's own texts, none
+** read again by SQL. Every request comes out as it was sent, also after the dataset changed
+** under it. */
+static void test_export_rebuilds_after_sort(void **state)
+{
+    fixture *f = *state;
+    enum { N_ITEMS = 600, N_JUDGED = 8, N_CALLS = 2 * N_JUDGED };
+    char *requests[N_CALLS];
+    arb_dataset *ds = benchmark_dataset(N_ITEMS);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    for (int i = 0; i < N_JUDGED; i++) put_sbs_calls(s, ds, i, requests);
+    arb_store_close(s);
+    s = open_ok(f->db); /* a fresh open: nothing cached, counts from 0 */
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls WHERE typeof(request) = 'blob'"),
+                     N_CALLS);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM items WHERE typeof(question) = 'blob'"),
+                     N_ITEMS);
+
+    for (int changed = 0; changed < 2; changed++) {
+        arb__decode_counts before, after;
+        arb__store_decode_counts(s, &before);
+        char *jsonl = export_text(s, "jsonl");
+        arb__store_decode_counts(s, &after);
+        assert_int_equal(after.export_before_first_row, 0);
+        assert_int_equal(after.requests - before.requests, N_CALLS);
+        if (!changed) {
+            assert_int_equal(after.texts - before.texts, 3 * N_JUDGED);
+            assert_int_equal(after.text_reads - before.text_reads, 0);
+            assert_int_equal(after.dictionaries, 1);
+        }
+        int line = 0;
+        for (char *p = jsonl, *nl; (nl = strchr(p, '\n')); p = nl + 1, line++) {
+            json_t *o = json_loadb(p, (size_t)(nl - p), 0, NULL);
+            assert_non_null(o);
+            assert_true(line < N_CALLS);
+            /* lines in item order, then order 0 and 1: q0's two calls, q1's... */
+            assert_string_equal(json_string_value(json_object_get(o, "request")), requests[line]);
+            json_decref(o);
+        }
+        assert_int_equal(line, N_CALLS);
+        free(jsonl);
+        /* the dataset changes under the calls: their requests rebuild from retired_texts */
+        assert_int_equal(sqlite3_exec(arb__store_conn(s),
+                                      "UPDATE answers SET answer = 'changed' WHERE model = 'm1';"
+                                      "DELETE FROM answers WHERE item_id = 'q3' AND model = 'm2';",
+                                      NULL, NULL, NULL), SQLITE_OK);
+    }
+    arb_store_close(s);
+    arb_dataset_destroy(ds);
+    for (int k = 0; k < N_CALLS; k++) free(requests[k]);
+}
+
 /* A call given its texts up front is written once, compact, and its row is byte-identical to
 ** the one written when its pairwise row names the texts afterwards (insert, then UPDATE). */
 static void test_call_with_texts_written_compact_once(void **state)
@@ -2034,6 +2109,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_rebuilds_after_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_with_texts_written_compact_once, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_2_compacts_requests, setup,

@@ -91,6 +91,57 @@ static void json_metric_and_set(void **state)
     json_decref(o);
 }
 
+/* arb__buf_json_string writes what jansson's dump writes (the export's lines and the request
+** bodies must be those bytes): every ASCII byte (controls, quote, backslash, DEL, NUL) alone,
+** inside a run of eight clean bytes and at its edges, and UTF-8 unescaped. */
+static void json_string_as_jansson(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 128; c++) {
+        char text[32];
+        for (size_t at = 0; at < 20; at += 3) {
+            memset(text, 'x', sizeof text);
+            memcpy(text + 22, "\xc3\xa9\xe2\x80\x9c", 5);
+            text[at] = (char)c;
+            json_t *j = json_stringn(text, 27);
+            assert_non_null(j);
+            char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+            json_decref(j);
+            arb__buf b;
+            arb__buf_init(&b, 0);
+            assert_int_equal(arb__buf_json_string(&b, text, 27), 0);
+            assert_string_equal(b.data, want);
+            arb__buf_free(&b);
+            free(want);
+        }
+    }
+    /* past the 64 KB blocks the escaper reserves room for, a sequence across their edge */
+    size_t n = 70000;
+    char *big = malloc(n);
+    assert_non_null(big);
+    for (size_t i = 0; i < n; i++) big[i] = "ab\"\n\\c"[i % 7];
+    memcpy(big + 65534, "\xe6\x97\xa5", 3);
+    memcpy(big + n - 4, "\xf0\x9f\x98\x80", 4);
+    json_t *j = json_stringn(big, n);
+    char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    assert_int_equal(arb__buf_json_text(&b, big, n), 0);
+    assert_string_equal(b.data, want);
+    /* not UTF-8: 1, and what was in the buffer stays as it was */
+    arb__buf_reset(&b);
+    assert_int_equal(arb__buf_append(&b, "{", 1), 0);
+    big[65535] = 'x'; /* cuts the sequence of 65534 */
+    assert_int_equal(arb__buf_json_text(&b, big, n), 1);
+    assert_int_equal(arb__buf_json_text(&b, "ok\xc3", 3), 1);
+    assert_int_equal(arb__buf_json_text(&b, "\xed\xa0\x80", 3), 1); /* a surrogate */
+    assert_string_equal(b.data, "{");
+    arb__buf_free(&b);
+    json_decref(j);
+    free(want);
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -98,6 +149,7 @@ int main(void)
         cmocka_unit_test(put_safe_neutralises_controls),
         cmocka_unit_test(put_safe_neutralises_bidi_controls),
         cmocka_unit_test(json_metric_and_set),
+        cmocka_unit_test(json_string_as_jansson),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);
