@@ -41,12 +41,22 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 12
+#define STORE_SCHEMA_VERSION 13
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
 /* UTC timestamp with milliseconds, e.g. 2026-03-01T12:00:00.123Z. */
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+/* The same instant as unix time in milliseconds (schema 13: calls.created_at,
+** pairwise.judged_at; 6 bytes instead of 24). strftime('%Y-%m-%dT%H:%M:%fZ', ms / 1000.0,
+** 'unixepoch') gives NOW's text back exactly. */
+#define NOW_MS "CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
+/* ISO text of NOW's form -> NOW_MS's integer, or the text unchanged when it is of another
+** form (the integer would not give it back). X is a column name. */
+#define ISO_TO_MS(x)                                                                        \
+    "CASE WHEN typeof(" x ") = 'text' AND strftime('%Y-%m-%dT%H:%M:%fZ', CAST(round("      \
+    "(julianday(" x ") - 2440587.5) * 86400000.0) AS INTEGER) / 1000.0, 'unixepoch') = " x \
+    " THEN CAST(round((julianday(" x ") - 2440587.5) * 86400000.0) AS INTEGER) ELSE " x " END"
 /* Unix time in seconds with a fraction: the clock leases expire by, the same for every process
 ** on the store's host. */
 #define NOW_UNIX "((julianday('now') - 2440587.5) * 86400.0)"
@@ -587,6 +597,159 @@ static const char *const migrations[] = {
     "  id    INTEGER PRIMARY KEY,\n"
     "  dict  BLOB NOT NULL\n"
     ");\n",
+    /* 13: compact judgment rows (issue 17): call keys as 16 bytes, times as integer
+    ** milliseconds, endpoints stored once, pairwise keyed by its unique columns (no rowid, no
+    ** second index). Tables rebuilt with foreign keys off (create_schema), in one transaction. */
+    "CREATE TABLE endpoints (\n"
+    "  -- The base URLs calls were sent to (no credentials), each stored once.\n"
+    "  id    INTEGER PRIMARY KEY,\n"
+    "  url   TEXT NOT NULL UNIQUE\n"
+    ");\n"
+    "INSERT INTO endpoints(url) SELECT endpoint FROM calls WHERE endpoint IS NOT NULL\n"
+    "  GROUP BY endpoint ORDER BY min(id);\n"
+    "CREATE TABLE calls_v13 (\n"
+    "  -- Every judge call, successful or not. key identifies the request (model, canonical\n"
+    "  -- body, repetition), so an identical call is answered from here instead of being sent\n"
+    "  -- again. A row with ok = 1 is never replaced; a row with ok = 0 is updated in place\n"
+    "  -- (same id) when a later run retries it.\n"
+    "  id                INTEGER PRIMARY KEY,\n"
+    "  key               BLOB NOT NULL UNIQUE,    -- 16 bytes: the request's 128-bit hash,\n"
+    "                                             -- shown as 32 hex digits: lower(hex(key))\n"
+    "  judge_name        TEXT NOT NULL,\n"
+    "  model             TEXT NOT NULL,\n"
+    "  request           TEXT NOT NULL,           -- canonical JSON body as sent (no key), or a\n"
+    "                                             -- compact request (BLOB): read via export\n"
+    "  rep               INTEGER NOT NULL DEFAULT 0 CHECK (rep >= 0),\n"
+    "  ok                INTEGER NOT NULL CHECK (ok IN (0, 1)), -- 1: a reply arrived\n"
+    "  content           TEXT,                    -- the reply text (verdict may still be E)\n"
+    "  raw_reply         TEXT,                    -- body that could not be parsed, else NULL\n"
+    "  error             TEXT,                    -- why it failed or is unusable\n"
+    "  http_status       INTEGER,                 -- NULL when no response arrived\n"
+    "  attempts          INTEGER NOT NULL DEFAULT 0,\n"
+    "  prompt_tokens     INTEGER,                 -- as reported by the server; NULL unknown\n"
+    "  completion_tokens INTEGER,\n"
+    "  latency_ms        REAL,                    -- of the final attempt\n"
+    "  created_at        INTEGER NOT NULL DEFAULT (" NOW_MS "),\n"
+    "                                             -- unix time in ms: strftime('%Y-%m-%dT%H:%M:\n"
+    "                                             -- %fZ', created_at / 1000.0, 'unixepoch')\n"
+    "  reasoning         TEXT,                    -- the judge's thinking, never parsed; NULL\n"
+    "  reasoning_tokens  INTEGER,                 -- usage, when reported\n"
+    "  cached_tokens     INTEGER,                 -- usage: cached prompt tokens\n"
+    "  logprobs          TEXT                     -- the verdict token's distribution, or NULL\n"
+    "    CONSTRAINT logprobs_is_json CHECK (logprobs IS NULL OR json_valid(logprobs)),\n"
+    "  endpoint_id       INTEGER REFERENCES endpoints(id), -- where it was sent; NULL unknown\n"
+    "  cost_usd          REAL,                    -- from usage and the judge's prices; NULL\n"
+    "                                             -- when no price is known\n"
+    "  prompt_chars      INTEGER                  -- prompt length in code points (METHODS 5)\n"
+    ");\n"
+    "INSERT INTO calls_v13 (id, key, judge_name, model, request, rep, ok, content, raw_reply,\n"
+    "  error, http_status, attempts, prompt_tokens, completion_tokens, latency_ms, created_at,\n"
+    "  reasoning, reasoning_tokens, cached_tokens, logprobs, endpoint_id, cost_usd, prompt_chars)\n"
+    "  SELECT id, arb_call_key(key), judge_name, model, request, rep, ok, content, raw_reply,\n"
+    "  error, http_status, attempts, prompt_tokens, completion_tokens, latency_ms,\n"
+    "  " ISO_TO_MS("created_at") ",\n"
+    "  reasoning, reasoning_tokens, cached_tokens, logprobs,\n"
+    "  (SELECT e.id FROM endpoints e WHERE e.url = calls.endpoint), cost_usd, prompt_chars\n"
+    "  FROM calls ORDER BY id;\n"
+    "DROP TABLE calls;\n"
+    "ALTER TABLE calls_v13 RENAME TO calls;\n",
+};
+
+/* Migration 13 continued (one string per table keeps each under the length C compilers must
+** support): create_schema runs these right after migrations[12]. */
+static const char *const migration_13_more[] = {
+    "CREATE TABLE pairwise_v13 (\n"
+    "  -- Pairwise judgments (METHODS 2): side-by-side, soft/hard multi-agent finals, peer\n"
+    "  -- reviews. One row per (judge, item, pair, template, option mode, order, repetition),\n"
+    "  -- the primary key; a rerun updates the row.\n"
+    "  protocol          TEXT NOT NULL,           -- 'sbs', ...\n"
+    "  judge_name        TEXT NOT NULL,\n"
+    "  item_id           TEXT NOT NULL REFERENCES items(id),\n"
+    "  candidate         TEXT NOT NULL,           -- model under test\n"
+    "  baseline          TEXT NOT NULL,\n"
+    "  template_name     TEXT NOT NULL,\n"
+    "  options           INTEGER NOT NULL CHECK (options IN (2, 3, 4)), -- METHODS 2.1\n"
+    "  ord               INTEGER NOT NULL CHECK (ord IN (0, 1)), -- order: 0 = candidate first\n"
+    "  rep               INTEGER NOT NULL CHECK (rep >= 0),\n"
+    "  position_verdict  TEXT NOT NULL CHECK (position_verdict IN ('A','B','C','D','E')),\n"
+    "  model_verdict     TEXT NOT NULL CHECK (model_verdict IN ('a','b','c','d','e')),\n"
+    "  call_id           INTEGER,                 -- calls.id of the call that produced it:\n"
+    "                                             -- checked by the triggers below, not a\n"
+    "                                             -- foreign key, whose check on deleting a\n"
+    "                                             -- call needs an index on it (about 60 bytes\n"
+    "                                             -- a judgment); calls are deleted only with\n"
+    "                                             -- the rows that use them (re-import)\n"
+    "  judged_at         INTEGER NOT NULL DEFAULT (" NOW_MS "), -- unix time in ms\n"
+    "  source            TEXT REFERENCES judgment_sources(name), -- NULL: judged by arbiter;\n"
+    "                                             -- else the import source\n"
+    "  strength          INTEGER                  -- Arena-Hard A>>B = 2, A>B = 1; else NULL\n"
+    "    CHECK (strength IS NULL OR strength IN (1, 2)),\n"
+    "  extra             TEXT NOT NULL DEFAULT '{}' -- imported fields arbiter does not know\n"
+    "    CONSTRAINT extra_is_json CHECK (json_valid(extra)),\n"
+    "  -- Column order chosen so this key also serves the audit's grouping.\n"
+    "  PRIMARY KEY (protocol, judge_name, candidate, baseline, template_name, options,\n"
+    "               item_id, rep, ord)\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO pairwise_v13 (protocol, judge_name, item_id, candidate, baseline,\n"
+    "  template_name, options, ord, rep, position_verdict, model_verdict, call_id, judged_at,\n"
+    "  source, strength, extra)\n"
+    "  SELECT protocol, judge_name, item_id, candidate, baseline, template_name, options, ord,\n"
+    "  rep, position_verdict, model_verdict, call_id, " ISO_TO_MS("judged_at") ",\n"
+    "  source, strength, extra FROM pairwise\n"
+    "  ORDER BY protocol, judge_name, candidate, baseline, template_name, options, item_id,\n"
+    "  rep, ord;\n"
+    "DROP TABLE pairwise;\n"
+    "ALTER TABLE pairwise_v13 RENAME TO pairwise;\n"
+    "CREATE INDEX pairwise_by_source ON pairwise(source) WHERE source IS NOT NULL;\n"
+    "CREATE TRIGGER pairwise_call_inserted BEFORE INSERT ON pairwise\n"
+    "  WHEN new.call_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM calls WHERE id = new.call_id)\n"
+    "  BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: no such call'); END;\n"
+    "CREATE TRIGGER pairwise_call_updated BEFORE UPDATE OF call_id ON pairwise\n"
+    "  WHEN new.call_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM calls WHERE id = new.call_id)\n"
+    "  BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: no such call'); END;\n",
+    "CREATE TABLE call_leases_v13 (\n"
+    "  -- A judge call that a live process is sending: others wait for it instead of sending\n"
+    "  -- it too. Deleted with the stored call, at the end of the owner's run, or taken over\n"
+    "  -- once expired or once the owner's pid is gone.\n"
+    "  key           BLOB PRIMARY KEY,            -- calls.key (16 bytes)\n"
+    "  owner         TEXT NOT NULL,               -- host:pid:start:counter of the run\n"
+    "  host          TEXT NOT NULL,\n"
+    "  pid           INTEGER NOT NULL,\n"
+    "  expires_at    REAL NOT NULL                -- unix time; renewed while the owner runs\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO call_leases_v13 SELECT arb_call_key(key), owner, host, pid, expires_at\n"
+    "  FROM call_leases;\n"
+    "DROP TABLE call_leases;\n"
+    "ALTER TABLE call_leases_v13 RENAME TO call_leases;\n"
+    "CREATE INDEX call_leases_by_owner ON call_leases(owner);\n"
+    "CREATE TABLE batch_calls_v13 (\n"
+    "  -- A call queued for a provider's Batch API or an offline engine (vLLM run-batch). It is\n"
+    "  -- pending while calls holds no successful row with its key; the reply, when ingested,\n"
+    "  -- is stored in calls exactly as a reply that came back by HTTP.\n"
+    "  key          BLOB PRIMARY KEY,         -- the call key (16 bytes); the batch line's\n"
+    "                                         -- custom_id is its 32 hex digits\n"
+    "  judge_name   TEXT NOT NULL,\n"
+    "  model        TEXT NOT NULL,\n"
+    "  rep          INTEGER NOT NULL CHECK (rep >= 0),\n"
+    "  request      TEXT NOT NULL,            -- canonical JSON body, the line's body\n"
+    "  api_key_env  TEXT,                     -- the key variable's NAME (to redact an echoed\n"
+    "                                         -- key from replies), never the key\n"
+    "  queued_at    TEXT NOT NULL DEFAULT (" NOW "),\n"
+    "  result_id    TEXT,                     -- id of the output line stored for it last, so\n"
+    "                                         -- ingesting the same file again changes nothing\n"
+    "  base_url     TEXT,                     -- the judge's endpoint (--batch submit sends the\n"
+    "                                         -- call's batch there)\n"
+    "  batch_id     TEXT,                     -- the provider batch it was last submitted in\n"
+    "  verdict      TEXT                      -- 'position:<options>[:<json field>]', 'grade'\n"
+    "                                         -- or 'yesno'; NULL: no verdict (a debater)\n"
+    ");\n"
+    "INSERT INTO batch_calls_v13 (rowid, key, judge_name, model, rep, request, api_key_env,\n"
+    "  queued_at, result_id, base_url, batch_id, verdict)\n"
+    "  SELECT rowid, arb_call_key(key), judge_name, model, rep, request, api_key_env, queued_at,\n"
+    "  result_id, base_url, batch_id, verdict FROM batch_calls ORDER BY rowid;\n"
+    "DROP TABLE batch_calls;\n"
+    "ALTER TABLE batch_calls_v13 RENAME TO batch_calls;\n",
+    NULL,
 };
 
 /* Statements prepared once at open (the hot paths). */
@@ -622,7 +785,7 @@ enum {
 #define CALL_INSERT                                                                        \
     "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"  \
     " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"                  \
-    " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint, prompt_chars)"\
+    " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint_id, prompt_chars)"\
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18," \
     " ?19, ?20, ?21)"
 
@@ -686,7 +849,7 @@ static const char *const stmt_sql[ST__COUNT] = {
         " reasoning_tokens = excluded.reasoning_tokens, cached_tokens = excluded.cached_tokens,"
         " cost_usd = excluded.cost_usd,"
         " reasoning = excluded.reasoning, logprobs = excluded.logprobs,"
-        " endpoint = excluded.endpoint, prompt_chars = excluded.prompt_chars,"
+        " endpoint_id = excluded.endpoint_id, prompt_chars = excluded.prompt_chars,"
         " created_at = excluded.created_at"
         " WHERE calls.ok = 0"
         " RETURNING id",
@@ -760,6 +923,9 @@ typedef struct pending_pairwise {
     long long call_id;
 } pending_pairwise;
 
+/* Endpoint ids cached by a store: a judge's replicas, a few judges. */
+#define ENDPOINTS_CACHED 16
+
 struct arb_store {
     sqlite3 *db;
     char *path;
@@ -768,6 +934,7 @@ struct arb_store {
     arb__reqz *reqz;       /* compact requests (store_requests.c) */
     arb__textz *textz;     /* compact texts of the dataset (store_texts.c) */
     int texts_compacted;   /* migration 12 compressed the stored texts in this open */
+    int rows_rebuilt;      /* migration 13 rebuilt the tables of an existing store in this open */
     long long compacted;   /* requests migration 11 rewrote in this open */
     pending_call call_pending; /* see pending_call */
     int in_tx;             /* between arb__store_begin and its commit or rollback */
@@ -776,6 +943,11 @@ struct arb_store {
     pending_pairwise pending[PAIRWISE_GROUP];
     size_t n_pending;
     arb__buf pending_text;
+    struct endpoint_cached {
+        char *url;
+        long long id;
+    } endpoints[ENDPOINTS_CACHED]; /* endpoints rows known (see endpoint_id) */
+    size_t n_endpoints;
     long long decoded_before_first_row; /* see arb__decode_counts */
     char errmsg[1024];
 };
@@ -845,6 +1017,8 @@ static arb_status flush_pending(arb_store *s);
 static void drop_pending(arb_store *s);
 static int refuse_commit_with_pending(void *ud);
 static void forget_pending_on_rollback(void *ud);
+static void forget_endpoints(arb_store *s);
+static void sql_arb_call_key(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 static arb_status flush_pairwise(arb_store *s);
 
 /* Commits, after compacting the request of the call stored last and inserting the judgments
@@ -1079,8 +1253,21 @@ static arb_status compact_stored_texts(arb_store *s)
     return ARB_OK;
 }
 
-/* Creates the schema in one transaction, unless another process did it first. */
+static arb_status create_schema_tx(arb_store *s);
+
+/* Creates or upgrades the schema with foreign keys off, as SQLite's way of changing a table
+** asks (migration 13 rebuilds calls, which other tables refer to; the pragma is a no-op inside
+** a transaction, so it is set around it). */
 static arb_status create_schema(arb_store *s)
+{
+    sqlite3_exec(s->db, "PRAGMA foreign_keys = OFF", NULL, NULL, NULL);
+    arb_status st = create_schema_tx(s);
+    sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+    return st;
+}
+
+/* Creates the schema in one transaction, unless another process did it first. */
+static arb_status create_schema_tx(arb_store *s)
 {
     char *err = NULL;
     if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -1093,15 +1280,18 @@ static arb_status create_schema(arb_store *s)
             for (size_t i = 0; schema_sql[i] && rc == SQLITE_OK; i++)
                 rc = sqlite3_exec(s->db, schema_sql[i], NULL, NULL, &err);
             version = 1;
+        } else if (version < 13) {
+            s->rows_rebuilt = 1;
         }
-        int compact = 0, compact_texts = 0;
+        /* The rewrites of migrations 11 and 12 run right after their SQL, on the tables as
+        ** that version has them (migration 13 changes the keys and pairwise after). */
         for (; version < STORE_SCHEMA_VERSION && rc == SQLITE_OK; version++) {
             rc = sqlite3_exec(s->db, migrations[version - 1], NULL, NULL, &err);
-            if (version + 1 == 11) compact = 1;
-            if (version + 1 == 12) compact_texts = 1;
+            for (size_t i = 0; version + 1 == 13 && migration_13_more[i] && rc == SQLITE_OK; i++)
+                rc = sqlite3_exec(s->db, migration_13_more[i], NULL, NULL, &err);
+            if (rc == SQLITE_OK && version + 1 == 11 && compact_stored_requests(s)) goto fail;
+            if (rc == SQLITE_OK && version + 1 == 12 && compact_stored_texts(s)) goto fail;
         }
-        if (rc == SQLITE_OK && compact && compact_stored_requests(s)) goto fail;
-        if (rc == SQLITE_OK && compact_texts && compact_stored_texts(s)) goto fail;
         char pragmas[128];
         snprintf(pragmas, sizeof pragmas, "PRAGMA user_version = %d; PRAGMA application_id = %d;",
                  STORE_SCHEMA_VERSION, STORE_APPLICATION_ID);
@@ -1212,7 +1402,10 @@ arb_status arb_store_open(const char *path, arb_store **out)
         return arb__store_fail_db(s, "cannot set pragmas");
 
     if (!(s->reqz = arb__reqz_create(s->db)) || arb__reqz_register(s->reqz) ||
-        !(s->textz = arb__textz_create(s->db)) || arb__textz_register(s->textz))
+        !(s->textz = arb__textz_create(s->db)) || arb__textz_register(s->textz) ||
+        sqlite3_create_function(s->db, "arb_call_key", 1,
+                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                sql_arb_call_key, NULL, NULL) != SQLITE_OK)
         return arb__store_fail(s, ARB_NOMEM, "%s: out of memory", path);
     sqlite3_commit_hook(s->db, refuse_commit_with_pending, s);
     sqlite3_rollback_hook(s->db, forget_pending_on_rollback, s);
@@ -1227,11 +1420,12 @@ arb_status arb_store_open(const char *path, arb_store **out)
         arb__textz_forget(s->textz);
         return st;
     }
-    /* Compacting the requests of an old store leaves its pages mostly empty: give them back
-    ** to the file system once (a 1 GB store of 200,000 calls becomes ~0.25 GB). Best effort:
+    /* Compacting the requests of an old store leaves its pages mostly empty, and rebuilding
+    ** its tables (migration 13) leaves the old ones' pages free: give them back to the file
+    ** system once (a 1 GB store of 200,000 calls becomes ~0.25 GB). Best effort:
     ** with another process on the store it fails and the file keeps its size. The new file is
     ** built in a temporary file, not in memory (temp_store), so a large store needs no RAM. */
-    if (s->compacted > 0 || s->texts_compacted > 0)
+    if (s->compacted > 0 || s->texts_compacted > 0 || s->rows_rebuilt)
         sqlite3_exec(s->db, "PRAGMA temp_store = FILE; VACUUM; PRAGMA temp_store = MEMORY;",
                      NULL, NULL, NULL);
 
@@ -1325,6 +1519,7 @@ void arb_store_close(arb_store *store)
         sqlite3_close(store->db);
     }
     arb__buf_free(&store->pending_text);
+    forget_endpoints(store);
     free(store->path);
     free(store);
 }
@@ -1335,6 +1530,62 @@ int arb__store_bind_text(sqlite3_stmt *st, int index, const char *text)
 {
     if (!text) return sqlite3_bind_null(st, index);
     return sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC);
+}
+
+/* The 16 bytes that key spells in 32 lowercase hex digits, into out; 0, or -1 when key is
+** not such a text (it is then stored as text: nothing is lost, it only takes more room). */
+static int call_key_bytes(const char *key, size_t n, unsigned char out[ARB__CALL_KEY_BYTES])
+{
+    if (n != 2 * ARB__CALL_KEY_BYTES) return -1;
+    for (size_t i = 0; i < n; i++) {
+        int c = (unsigned char)key[i];
+        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (v < 0) return -1;
+        if (i % 2 == 0) out[i / 2] = (unsigned char)(v << 4);
+        else out[i / 2] |= (unsigned char)v;
+    }
+    return 0;
+}
+
+/* See store_internal.h. */
+int arb__store_bind_key(sqlite3_stmt *st, int index, const char *key)
+{
+    unsigned char bytes[ARB__CALL_KEY_BYTES];
+    if (!key) return sqlite3_bind_null(st, index);
+    if (call_key_bytes(key, strlen(key), bytes))
+        return sqlite3_bind_text(st, index, key, -1, SQLITE_STATIC);
+    return sqlite3_bind_blob(st, index, bytes, sizeof bytes, SQLITE_TRANSIENT);
+}
+
+/* See store_internal.h. */
+const char *arb__store_column_key(sqlite3_stmt *q, int col, char out[2 * ARB__CALL_KEY_BYTES + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    if (sqlite3_column_type(q, col) != SQLITE_BLOB)
+        return (const char *)sqlite3_column_text(q, col);
+    const unsigned char *b = sqlite3_column_blob(q, col);
+    int n = sqlite3_column_bytes(q, col);
+    if (n != ARB__CALL_KEY_BYTES || !b) return NULL; /* not a key arbiter wrote */
+    for (int i = 0; i < n; i++) {
+        out[2 * i] = hex[b[i] >> 4];
+        out[2 * i + 1] = hex[b[i] & 15];
+    }
+    out[2 * n] = '\0';
+    return out;
+}
+
+/* SQL arb_call_key(key): the key as stored since schema 13 (migration 13 rewrites the keys
+** with it): 16 bytes for 32 hex digits, any other value unchanged. */
+static void sql_arb_call_key(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    unsigned char bytes[ARB__CALL_KEY_BYTES];
+    const char *key = sqlite3_value_type(argv[0]) == SQLITE_TEXT
+                          ? (const char *)sqlite3_value_text(argv[0]) : NULL;
+    if (key && !call_key_bytes(key, (size_t)sqlite3_value_bytes(argv[0]), bytes))
+        sqlite3_result_blob(ctx, bytes, sizeof bytes, SQLITE_TRANSIENT);
+    else
+        sqlite3_result_value(ctx, argv[0]);
 }
 
 /* See store_internal.h. */
@@ -1766,7 +2017,7 @@ static arb_status compact_pending(arb_store *s, const arb__request_ref *refs, si
         sqlite3_bind_int64(q, 1, p->id);
         if (blob) sqlite3_bind_blob(q, 2, blob, (int)len, SQLITE_STATIC);
         else arb__store_bind_text(q, 2, p->request); /* short: kept as TEXT */
-        arb__store_bind_text(q, 3, p->key);
+        arb__store_bind_key(q, 3, p->key);
         st = arb__store_step_done(s, q, "cannot store a request");
     }
     free(blob);
@@ -1793,6 +2044,7 @@ static void forget_pending_on_rollback(void *ud)
     arb_store *s = ud;
     drop_pending(s);
     arb__reqz_forget(s->reqz);
+    forget_endpoints(s);
 }
 
 /* Makes the call just stored the pending one (copies its strings). */
@@ -1819,36 +2071,39 @@ arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long l
     return arb__store_settle_call(s, rec, call_id, NULL, NULL);
 }
 
-static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long long prompt_chars);
+static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long long prompt_chars,
+                           long long endpoint);
 
 /* Binds rec to the parameters of CALL_INSERT: the request itself, or (deferred) an empty
 ** placeholder, and its prompt length (-1: NULL). */
 static void bind_call(sqlite3_stmt *q, const arb__call_record *rec, int deferred,
-                      long long prompt_chars)
+                      long long prompt_chars, long long endpoint)
 {
-    arb__store_bind_text(q, 1, rec->key);
+    arb__store_bind_key(q, 1, rec->key);
     arb__store_bind_text(q, 2, rec->judge_name);
     arb__store_bind_text(q, 3, rec->model);
     if (deferred) sqlite3_bind_zeroblob(q, 4, 0);
     else arb__store_bind_text(q, 4, rec->request_json);
-    bind_call_rest(q, rec, prompt_chars);
+    bind_call_rest(q, rec, prompt_chars, endpoint);
 }
 
 /* Binds rec to CALL_INSERT as bind_call, with the request already compact: blob (NULL: the
 ** request kept as TEXT). */
 static void bind_call_compact(sqlite3_stmt *q, const arb__call_record *rec,
-                              const unsigned char *blob, size_t len, long long prompt_chars)
+                              const unsigned char *blob, size_t len, long long prompt_chars,
+                              long long endpoint)
 {
-    arb__store_bind_text(q, 1, rec->key);
+    arb__store_bind_key(q, 1, rec->key);
     arb__store_bind_text(q, 2, rec->judge_name);
     arb__store_bind_text(q, 3, rec->model);
     if (blob) sqlite3_bind_blob(q, 4, blob, (int)len, SQLITE_STATIC);
     else arb__store_bind_text(q, 4, rec->request_json);
-    bind_call_rest(q, rec, prompt_chars);
+    bind_call_rest(q, rec, prompt_chars, endpoint);
 }
 
-/* Parameters 5.. of CALL_INSERT. */
-static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long long prompt_chars)
+/* Parameters 5.. of CALL_INSERT; endpoint is the endpoints.id of rec->endpoint (0: NULL). */
+static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long long prompt_chars,
+                           long long endpoint)
 {
     sqlite3_bind_int(q, 5, rec->rep);
     sqlite3_bind_int(q, 6, rec->ok ? 1 : 0);
@@ -1872,9 +2127,57 @@ static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long lo
     else sqlite3_bind_null(q, 17);
     arb__store_bind_text(q, 18, rec->reasoning);
     arb__store_bind_text(q, 19, rec->logprobs);
-    arb__store_bind_text(q, 20, rec->endpoint);
+    if (endpoint > 0) sqlite3_bind_int64(q, 20, endpoint);
+    else sqlite3_bind_null(q, 20);
     if (prompt_chars >= 0) sqlite3_bind_int64(q, 21, prompt_chars);
     else sqlite3_bind_null(q, 21);
+}
+
+/* The id of url in endpoints (added when new) in *id; 0 for a NULL url. The ids a run uses
+** are cached in the store, so a call costs no statement for its endpoint; a rollback forgets
+** them (it may have taken a new row away). ARB_OK or ARB_DB. */
+static arb_status endpoint_id(arb_store *s, const char *url, long long *id)
+{
+    *id = 0;
+    if (!url) return ARB_OK;
+    for (size_t i = 0; i < s->n_endpoints; i++)
+        if (!strcmp(s->endpoints[i].url, url)) {
+            *id = s->endpoints[i].id;
+            return ARB_OK;
+        }
+    static const char find_sql[] = "SELECT id FROM endpoints WHERE url = ?1";
+    static const char add_sql[] = "INSERT INTO endpoints(url) VALUES (?1)";
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(s->db, find_sql, -1, &q, NULL);
+    if (rc == SQLITE_OK) {
+        arb__store_bind_text(q, 1, url);
+        rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
+    }
+    sqlite3_finalize(q);
+    if (rc == SQLITE_DONE) {
+        q = NULL;
+        rc = sqlite3_prepare_v2(s->db, add_sql, -1, &q, NULL);
+        if (rc == SQLITE_OK) {
+            arb__store_bind_text(q, 1, url);
+            rc = sqlite3_step(q);
+        }
+        sqlite3_finalize(q);
+        if (rc == SQLITE_DONE) *id = sqlite3_last_insert_rowid(s->db);
+    }
+    if (!*id)
+        return arb__store_fail(s, ARB_DB, "cannot record endpoint %s: %s", url,
+                               sqlite3_errmsg(s->db));
+    char *copy = s->n_endpoints < ENDPOINTS_CACHED ? arb__strdup(url) : NULL;
+    if (copy) s->endpoints[s->n_endpoints++] = (struct endpoint_cached){copy, *id};
+    return ARB_OK;
+}
+
+/* Empties the cache of endpoint_id. */
+static void forget_endpoints(arb_store *s)
+{
+    for (size_t i = 0; i < s->n_endpoints; i++) free(s->endpoints[i].url);
+    s->n_endpoints = 0;
 }
 
 /* See internal.h. kept and stored_content may be NULL. */
@@ -1891,6 +2194,8 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     if (arb__reqz_prompt_chars(s->reqz, rec->request_json, &prompt_chars))
         return arb__store_fail(s, ARB_DB, "cannot store call %s: %s", rec->key,
                                arb__reqz_errmsg(s->reqz));
+    long long endpoint = 0;
+    if (endpoint_id(s, rec->endpoint, &endpoint)) return ARB_DB;
     /* Inside a transaction the row gets an empty placeholder and the request waits in
     ** s->call_pending until it is written compact (before the commit at the latest): writing
     ** it whole, then compact, would leave the pages of calls mostly empty. */
@@ -1908,9 +2213,9 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         pending_call p = {0, (char *)rec->key, (char *)(rec->model ? rec->model : ""),
                           (char *)rec->request_json};
         if (encode_call(s, &p, refs, 3, &blob, &blob_len)) return ARB_DB;
-        bind_call_compact(q, rec, blob, blob_len, prompt_chars);
+        bind_call_compact(q, rec, blob, blob_len, prompt_chars, endpoint);
     } else {
-        bind_call(q, rec, deferred, prompt_chars);
+        bind_call(q, rec, deferred, prompt_chars, endpoint);
     }
     int rc = sqlite3_step(q);
     sqlite3_reset(q);
@@ -1925,7 +2230,7 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         return deferred && !rec->texts ? set_pending(s, id, rec) : ARB_OK;
     }
     q = s->stmt[ST_PUT_CALL];
-    bind_call(q, rec, deferred, prompt_chars);
+    bind_call(q, rec, deferred, prompt_chars, endpoint);
     rc = sqlite3_step(q);
     long long id = 0;
     int have_id = 0;
@@ -1971,7 +2276,7 @@ arb_status arb__store_find_call_spend(arb_store *s, const char *key, int *found,
     if (content) *content = NULL;
     if (!key) return arb__store_fail(s, ARB_INVALID, "find_call: no key");
     sqlite3_stmt *q = s->stmt[ST_FIND_CALL];
-    arb__store_bind_text(q, 1, key);
+    arb__store_bind_key(q, 1, key);
     arb_status st = ARB_OK;
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
@@ -2551,7 +2856,7 @@ static int holder_alive(const arb__lease_owner *self, const char *host, long pid
 /* Binds the lease of key for o to ST_LEASE_TAKE or ST_LEASE_PUT. */
 static void bind_lease(sqlite3_stmt *q, const arb__lease_owner *o, const char *key)
 {
-    arb__store_bind_text(q, 1, key);
+    arb__store_bind_key(q, 1, key);
     arb__store_bind_text(q, 2, o->id);
     arb__store_bind_text(q, 3, o->host);
     sqlite3_bind_int64(q, 4, o->pid);
@@ -2579,7 +2884,7 @@ static arb_status claim_one(arb_store *s, const arb__lease_owner *o, arb__call_c
         return ARB_OK;
     }
     q = s->stmt[ST_LEASE_GET];
-    arb__store_bind_text(q, 1, c->key);
+    arb__store_bind_key(q, 1, c->key);
     int rc = sqlite3_step(q);
     int held = 0;
     if (rc == SQLITE_ROW) {
@@ -2638,7 +2943,7 @@ arb_status arb__store_renew_leases(arb_store *s, const arb__lease_owner *o)
 arb_status arb__store_release_lease(arb_store *s, const arb__lease_owner *o, const char *key)
 {
     sqlite3_stmt *q = s->stmt[ST_LEASE_RELEASE];
-    arb__store_bind_text(q, 1, key);
+    arb__store_bind_key(q, 1, key);
     arb__store_bind_text(q, 2, o->id);
     return arb__store_step_done(s, q, "cannot release a call lease");
 }

@@ -23,7 +23,7 @@ arb_status arb__store_queue_batch_call(arb_store *s, const arb__batch_call *c)
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail_db(s, "cannot queue a batch call");
-    arb__store_bind_text(q, 1, c->key);
+    arb__store_bind_key(q, 1, c->key);
     arb__store_bind_text(q, 2, c->judge_name);
     arb__store_bind_text(q, 3, c->model);
     sqlite3_bind_int(q, 4, c->rep);
@@ -44,7 +44,8 @@ typedef struct pending_walk {
 static int pending_row(sqlite3_stmt *q, void *ud)
 {
     pending_walk *w = ud;
-    return w->fn((const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1),
+    char key[2 * ARB__CALL_KEY_BYTES + 1];
+    return w->fn(arb__store_column_key(q, 0, key), (const char *)sqlite3_column_text(q, 1),
                  w->ud);
 }
 
@@ -92,12 +93,14 @@ arb_status arb__store_find_batch_call(arb_store *s, const char *key, int *found,
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail_db(s, "cannot read a batch call");
-    arb__store_bind_text(q, 1, key);
+    arb__store_bind_key(q, 1, key);
     arb_status st = ARB_OK;
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
         *found = 1;
-        out->key = column_dup(q, 0);
+        char key_buf[2 * ARB__CALL_KEY_BYTES + 1];
+        const char *key_text = arb__store_column_key(q, 0, key_buf);
+        out->key = key_text ? arb__strdup(key_text) : NULL;
         out->judge_name = column_dup(q, 1);
         out->model = column_dup(q, 2);
         out->rep = sqlite3_column_int(q, 3);
@@ -129,7 +132,7 @@ arb_status arb__store_set_batch_result(arb_store *s, const char *key, const char
                            "UPDATE batch_calls SET result_id = ?2 WHERE key = ?1", -1, &q,
                            NULL) != SQLITE_OK)
         return arb__store_fail_db(s, "cannot mark a batch call answered");
-    arb__store_bind_text(q, 1, key);
+    arb__store_bind_key(q, 1, key);
     arb__store_bind_text(q, 2, result_id);
     arb_status st = arb__store_step_done(s, q, "cannot mark a batch call answered");
     sqlite3_finalize(q);
@@ -146,7 +149,8 @@ typedef struct submit_walk {
 static int submit_row(sqlite3_stmt *q, void *ud)
 {
     submit_walk *w = ud;
-    return w->fn((const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1),
+    char key[2 * ARB__CALL_KEY_BYTES + 1];
+    return w->fn(arb__store_column_key(q, 0, key), (const char *)sqlite3_column_text(q, 1),
                  (const char *)sqlite3_column_text(q, 2), (const char *)sqlite3_column_text(q, 3),
                  w->ud);
 }
@@ -190,7 +194,7 @@ arb_status arb__store_put_batch(arb_store *s, const arb__batch_row *b, const cha
     if ((st = arb__store_step_done(s, q, "cannot store a batch"))) goto done;
     arb__store_bind_text(u, 1, b->id);
     for (size_t i = 0; i < n_keys && !st; i++) {
-        arb__store_bind_text(u, 2, keys[i]);
+        arb__store_bind_key(u, 2, keys[i]);
         st = arb__store_step_done(s, u, "cannot store a batch");
     }
 done:

@@ -19,6 +19,14 @@ arb_status arb__store_fail_db(arb_store *s, const char *what);
 arb_status arb__store_step_done(arb_store *s, sqlite3_stmt *st, const char *what);
 /* Binds text, or NULL for a NULL pointer (SQLITE_STATIC: reset before the text goes away). */
 int arb__store_bind_text(sqlite3_stmt *st, int index, const char *text);
+/* A call key (calls.key, call_leases.key, batch_calls.key) is stored as the 16 bytes its 32
+** hex digits spell (schema 13); a key of another form would be stored as the text it is. */
+#define ARB__CALL_KEY_BYTES 16
+/* Binds a call key as it is stored (see ARB__CALL_KEY_BYTES); NULL for a NULL pointer. */
+int arb__store_bind_key(sqlite3_stmt *st, int index, const char *key);
+/* The call key in column col as its text (32 hex digits), written into out or borrowed from
+** q until its next step; NULL for SQL NULL or a blob that is no key. */
+const char *arb__store_column_key(sqlite3_stmt *q, int col, char out[2 * ARB__CALL_KEY_BYTES + 1]);
 /* A copy of a text column (caller frees), NULL for SQL NULL; *oom = 1 when the copy failed. */
 char *arb__store_column_text(sqlite3_stmt *q, int col, int *oom);
 /* Runs sql and hands each row to row(q, ud): 0 goes on, 1 stops (ARB_OK), -1 out of memory.

@@ -66,6 +66,7 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *pv = (const char *)sqlite3_column_text(q, 6);
+        char key[2 * ARB__CALL_KEY_BYTES + 1];
         arb__recorded_pairwise row = {
             .judge_name = (const char *)sqlite3_column_text(q, 0),
             .candidate = (const char *)sqlite3_column_text(q, 1),
@@ -74,7 +75,7 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
             .rep = sqlite3_column_int(q, 4),
             .order = sqlite3_column_int(q, 5),
             .position_verdict = pv && *pv ? *pv : 'E',
-            .call_key = (const char *)sqlite3_column_text(q, 7),
+            .call_key = arb__store_column_key(q, 7, key),
             .content = (const char *)sqlite3_column_text(q, 8),
         };
         if (!row.judge_name || !row.candidate || !row.baseline || !row.item_id || !row.call_key)
@@ -159,11 +160,12 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
                                      arb__plan_state *out)
 {
     /* The judgments: rows as sbs writes them (as arb__store_each_recorded_pairwise reads
-    ** them), in the unique index's order, with the key of their call when it holds a reply.
+    ** them), in their primary key's order, with the key of their call when it holds a reply
+    ** (pairwise rows have no row id since schema 13; their key columns are bound or hashed).
     ** Items and answers: every row, in rowid order (a run upserts them only when they
     ** differ, so an unchanged dataset keeps its rowids). */
     static const char judgments_sql[] =
-        "SELECT p.id, p.item_id, p.rep, p.ord, p.position_verdict, p.call_id, c.key"
+        "SELECT p.item_id, p.rep, p.ord, p.position_verdict, p.call_id, c.key"
         " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id AND c.ok = 1"
         " WHERE p.protocol = 'sbs' AND p.judge_name = ?1 AND p.candidate = ?2"
         " AND p.baseline = ?3 AND p.template_name = ?4 AND p.options = ?5 AND p.rep < ?6"
@@ -185,7 +187,7 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
     for (size_t j = 0; !st && j < key->n_judges; j++) {
         plan_coords c = {key, key->judge_names[j]};
         XXH3_128bits_update(&h, c.judge_name, strlen(c.judge_name) + 1);
-        st = hash_rows(s, judgments_sql, &h, bind_plan, &c, 6, &out->judgments);
+        st = hash_rows(s, judgments_sql, &h, bind_plan, &c, 5, &out->judgments);
     }
     if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, 0, NULL);
     if (!st) st = hash_rows(s, answers_sql, &h, NULL, NULL, 0, NULL);

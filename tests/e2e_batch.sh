@@ -48,7 +48,7 @@ sbs --db "$T/b.db" --batch export --out "$T/req.jsonl" 2>"$T/err"
 check "export queues every call and sends none" "grep -q '$n_calls calls queued' '$T/err' && [ \$(grep -c . '$T/req.jsonl') = $n_calls ] && [ \$(q '$T/b.db' 'select count(*) from calls') = 0 ]"
 check "request lines are OpenAI batch input with the call key as custom_id" "$PY - '$T/req.jsonl' '$T/b.db' <<'PY'
 import json, sqlite3, sys
-keys = {k for (k,) in sqlite3.connect(sys.argv[2]).execute('select key from batch_calls')}
+keys = {k for (k,) in sqlite3.connect(sys.argv[2]).execute('select lower(hex(key)) from batch_calls')}
 for line in open(sys.argv[1]):
     o = json.loads(line)
     assert set(o) == {'custom_id', 'method', 'url', 'body'}, o.keys()

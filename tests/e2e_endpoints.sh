@@ -45,7 +45,7 @@ stop_sim() {
   REQ=$(sed -n 's/.*stopped after \([0-9]*\) requests.*/\1/p' "$T/sim$1.log")
 }
 q() { sqlite3 "$DB" "$1"; }
-stored_at() { q "select count(*) from calls where endpoint = '$1'"; }
+stored_at() { q "select count(*) from calls c join endpoints e on e.id = c.endpoint_id where e.url = '$1'"; }
 # judges_file EXTRA URL...: one judge "rep" (model sim-a) with these endpoints.
 judges_file() {
   local extra=$1; shift
@@ -71,7 +71,7 @@ kill -KILL "${PIDS[4]}"; wait "${PIDS[4]}" 2>/dev/null || true
 set +e; wait $RUN; rc=$?; set -e
 check "kill: the run ends 0 ($rc)" "[ $rc = 0 ]"
 check "kill: all $calls calls stored once, all ok" "[ \$(q 'select count(*) from calls') = $calls ] && [ \$(q 'select count(*) from calls where ok = 1') = $calls ] && [ \$(q 'select count(*) from pairwise') = $calls ]"
-check "kill: calls.endpoint filled for every call" "[ \$(q 'select count(*) from calls where endpoint is null') = 0 ]"
+check "kill: calls.endpoint filled for every call" "[ \$(q 'select count(*) from calls where endpoint_id is null') = 0 ]"
 dead_url="http://127.0.0.1:$(cat "$T/port4")/v1"
 check "kill: the dead replica had calls before it died, stored without credentials" "[ \$(stored_at '$dead_url') -ge 1 ] && [ \$(sqlite3 '$DB' .dump | grep -c SECRET) = 0 ]"
 check "kill: the run's parameters list the four endpoints, without credentials" "sqlite3 '$DB' 'select params from runs' | grep -qF '\"endpoints\":[\"${URLS[1]}\",\"${URLS[2]}\",\"${URLS[3]}\",\"$dead_url\"]'"
@@ -129,7 +129,7 @@ set +e; sbs --jobs 16 --budget-usd 10 > "$T/budget.out" 2>&1; rc=$?; set -e
 spent=$(q "select coalesce(sum(cost_usd), 0) from calls")
 check "budget: stops with exit 3 within the budget over two endpoints (\$$spent)" "[ $rc = 3 ] && awk 'BEGIN{exit !($spent <= 10 && $spent > 0)}'"
 check "budget: max_in_flight is in the run's parameters" "q 'select params from runs' | grep -qF '\"max_in_flight\":2'"
-check "budget: its calls went to both endpoints" "[ \$(q 'select count(distinct endpoint) from calls') = 2 ]"
+check "budget: its calls went to both endpoints" "[ \$(q 'select count(distinct endpoint_id) from calls') = 2 ]"
 sbs --jobs 16 --budget-usd 1000 > "$T/budget2.out" 2>&1
 check "budget: a rerun with a larger budget finishes ($((n_items * 2)) calls)" "[ \$(q 'select count(*) from calls where ok = 1') = $((n_items * 2)) ]"
 # debate and discuss record every endpoint of their judges (and max_in_flight, the price), as sbs does

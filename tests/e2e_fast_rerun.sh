@@ -94,10 +94,10 @@ store_case() {
 }
 cases=0
 store_case "three judgments deleted (their calls still stored)" \
-  "delete from pairwise where id in (select id from pairwise order by id limit 3)" 0 \
+  "delete from pairwise where (item_id, ord) in (select item_id, ord from pairwise order by item_id, ord limit 3)" 0 \
   "select count(*) from pairwise" "$N"
 store_case "a call deleted" \
-  "delete from calls where id = (select call_id from pairwise order by id limit 1)" 1 \
+  "delete from calls where id = (select call_id from pairwise order by item_id, ord limit 1)" 1 \
   "select count(*) from calls where ok = 1" "$N"
 store_case "an item deleted" "delete from items where id = 'demo-001'" 0 \
   "select count(*) from items where id = 'demo-001'" 1
@@ -105,8 +105,8 @@ store_case "an answer edited in the store" \
   "update answers set answer = 'edited' where item_id = 'demo-002' and model = 'atlas-large'" 0 \
   "select answer = 'edited' from answers where item_id = 'demo-002' and model = 'atlas-large'" 0
 store_case "a verdict changed in the store" \
-  "update pairwise set position_verdict = 'E', model_verdict = 'e' where id = 1" 0 \
-  "select position_verdict = 'E' from pairwise where id = 1" 0
+  "update pairwise set position_verdict = 'E', model_verdict = 'e' where item_id = 'demo-001' and ord = 0" 0 \
+  "select position_verdict = 'E' from pairwise where item_id = 'demo-001' and ord = 0" 0
 
 # two judges from a judges file, one of which gives replies without a verdict
 cat >"$T/judges.yaml" <<YAML

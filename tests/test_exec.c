@@ -236,7 +236,7 @@ static void *other_stores_first(void *arg)
                             .prompt_tokens = -1, .completion_tokens = -1, .latency_ms = 1};
     long long id = 0;
     if (arb__store_begin(s) || arb__store_put_call(s, &rec, &id) ||
-        arb_test_exec_sql(s, "DELETE FROM call_leases WHERE key = %Q", o->key) ||
+        arb_test_exec_sql(s, "DELETE FROM call_leases WHERE key = arb_call_key(%Q)", o->key) ||
         arb__store_commit(s))
         abort();
     arb_store_close(s);
@@ -254,7 +254,7 @@ static void test_call_held_elsewhere_is_waited_for(void **state)
     arb__lease_owner_init(&me, 60);
     /* held by this (alive) process under another owner: the other run */
     assert_int_equal(arb_test_exec_sql(f->store,
-                                       "INSERT INTO call_leases VALUES (%Q, 'other-run', %Q, %d,"
+                                       "INSERT INTO call_leases VALUES (arb_call_key(%Q), 'other-run', %Q, %d,"
                                        " 1e12)", key, me.host, (int)me.pid), 0);
     other_process o = {f->db, key};
     pthread_t t;
@@ -287,7 +287,7 @@ static void test_expired_or_dead_lease_is_taken_over(void **state)
     char key[33];
     first_key(f, key);
     assert_int_equal(arb_test_exec_sql(f->store,
-                                       "INSERT INTO call_leases VALUES (%Q, 'far-run',"
+                                       "INSERT INTO call_leases VALUES (arb_call_key(%Q), 'far-run',"
                                        " 'elsewhere.example', 1, (julianday('now') - 2440587.5)"
                                        " * 86400.0 + 0.5)", key), 0);
     double t0 = arb__now_ms();
@@ -309,7 +309,7 @@ static void test_expired_or_dead_lease_is_taken_over(void **state)
     arb__lease_owner me;
     arb__lease_owner_init(&me, 60);
     assert_int_equal(arb_test_exec_sql(f->store,
-                                       "INSERT INTO call_leases VALUES (%Q, 'killed-run', %Q, %d,"
+                                       "INSERT INTO call_leases VALUES (arb_call_key(%Q), 'killed-run', %Q, %d,"
                                        " 1e12)", key, me.host, (int)child), 0);
     t0 = arb__now_ms();
     assert_int_equal(run_graph(f, 0, &st), ARB_OK);

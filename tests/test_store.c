@@ -265,26 +265,71 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 12);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 13);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 13", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 14", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 13"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 14"));
     arb_store_close(s);
 }
 
-/* Runs sql on the store (making it an older version), closes it, reopens it and checks that it
-** was upgraded to the current version. Returns the reopened store. */
+/* Runs UNDO_V13, then sql on the store (making it an older version), closes it, reopens it and
+** checks that it was upgraded to the current version. Returns the reopened store. */
 /* Undoes migrations 9 (batch calls), 8 (providers) and 7 (imported judgments, families), for the tests that build older stores. */
 /* Undoes migration 11 (compact requests): every request back to TEXT, as sent. */
 /* Undoes migration 12 (compact texts): every text back to TEXT (the retirement triggers take
 ** each compact one for a changed text: those copies go), the dictionary gone. */
+/* Undoes migration 13 (compact judgment rows): call keys and times back to text, endpoints
+** back in calls, pairwise back to a table with row ids and its two indexes (foreign keys off
+** while calls is rebuilt). What is left of schema 13 (the declared key types of call_leases and
+** batch_calls) changes no data. */
+#define ISO_OF_MS(x)                                                                           \
+    "CASE typeof(" x ") WHEN 'integer' THEN strftime('%Y-%m-%dT%H:%M:%fZ', " x " / 1000.0,"  \
+    " 'unixepoch') ELSE " x " END"
+#define UNDO_V13                                                                               \
+    "DROP TRIGGER pairwise_call_inserted; DROP TRIGGER pairwise_call_updated;"                 \
+    "PRAGMA foreign_keys = OFF;"                                                               \
+    "CREATE TABLE calls_v12 (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,"                \
+    " judge_name TEXT NOT NULL, model TEXT NOT NULL, request TEXT NOT NULL,"                   \
+    " rep INTEGER NOT NULL DEFAULT 0, ok INTEGER NOT NULL, content TEXT, raw_reply TEXT,"      \
+    " error TEXT, http_status INTEGER, attempts INTEGER NOT NULL DEFAULT 0,"                   \
+    " prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms REAL,"                      \
+    " created_at TEXT NOT NULL DEFAULT 'then', reasoning TEXT, reasoning_tokens INTEGER,"      \
+    " cached_tokens INTEGER, logprobs TEXT, endpoint TEXT, cost_usd REAL, prompt_chars INTEGER);"\
+    "INSERT INTO calls_v12 SELECT id, CASE typeof(key) WHEN 'blob' THEN lower(hex(key))"       \
+    " ELSE key END, judge_name, model, request, rep, ok, content, raw_reply, error, http_status,"\
+    " attempts, prompt_tokens, completion_tokens, latency_ms, " ISO_OF_MS("created_at") ","    \
+    " reasoning, reasoning_tokens, cached_tokens, logprobs,"                                   \
+    " (SELECT url FROM endpoints e WHERE e.id = endpoint_id), cost_usd, prompt_chars"          \
+    " FROM calls;"                                                                             \
+    "DROP TABLE calls; ALTER TABLE calls_v12 RENAME TO calls; DROP TABLE endpoints;"           \
+    "PRAGMA foreign_keys = ON;"                                                                \
+    "UPDATE call_leases SET key = lower(hex(key)) WHERE typeof(key) = 'blob';"                 \
+    "UPDATE batch_calls SET key = lower(hex(key)) WHERE typeof(key) = 'blob';"                 \
+    "CREATE TABLE pairwise_v12 (id INTEGER PRIMARY KEY, protocol TEXT NOT NULL,"               \
+    " judge_name TEXT NOT NULL, item_id TEXT NOT NULL REFERENCES items(id),"                   \
+    " candidate TEXT NOT NULL, baseline TEXT NOT NULL, template_name TEXT NOT NULL,"           \
+    " options INTEGER NOT NULL, ord INTEGER NOT NULL, rep INTEGER NOT NULL,"                   \
+    " position_verdict TEXT NOT NULL, model_verdict TEXT NOT NULL,"                            \
+    " call_id INTEGER REFERENCES calls(id), judged_at TEXT NOT NULL DEFAULT 'then',"           \
+    " source TEXT REFERENCES judgment_sources(name), strength INTEGER,"                        \
+    " extra TEXT NOT NULL DEFAULT '{}', UNIQUE (protocol, judge_name, candidate, baseline,"    \
+    " template_name, options, item_id, rep, ord));"                                            \
+    "INSERT INTO pairwise_v12 (protocol, judge_name, item_id, candidate, baseline,"            \
+    " template_name, options, ord, rep, position_verdict, model_verdict, call_id, judged_at,"  \
+    " source, strength, extra) SELECT protocol, judge_name, item_id, candidate, baseline,"     \
+    " template_name, options, ord, rep, position_verdict, model_verdict, call_id, "            \
+    ISO_OF_MS("judged_at") ", source, strength, extra FROM pairwise;"                          \
+    "DROP TABLE pairwise;"                                                                     \
+    "ALTER TABLE pairwise_v12 RENAME TO pairwise;"                                             \
+    "CREATE INDEX pairwise_by_call ON pairwise(call_id);"                                      \
+    "CREATE INDEX pairwise_by_source ON pairwise(source) WHERE source IS NOT NULL;"
 #define UNDO_V12                                                                               \
     "UPDATE items SET question = arb_text(question), reference = arb_text(reference),"         \
     " source = arb_text(source);"                                                              \
@@ -313,11 +358,12 @@ static void test_schema_version(void **state)
 static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const char *sql)
 {
     char *err = NULL;
-    if (sqlite3_exec(arb__store_conn(s), sql, NULL, NULL, &err) != SQLITE_OK)
+    if (sqlite3_exec(arb__store_conn(s), UNDO_V13, NULL, NULL, &err) != SQLITE_OK ||
+        sqlite3_exec(arb__store_conn(s), sql, NULL, NULL, &err) != SQLITE_OK)
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 12);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 13);
     return s;
 }
 
@@ -501,7 +547,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 12);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 13);
     arb_store_close(s);
 }
 
@@ -689,9 +735,11 @@ static void put_run_rows(arb_store *s, const char *missing_item, size_t missing_
 
 static char *pairwise_dump(arb_store *s)
 {
-    return query_text(s, "SELECT group_concat(id || ' ' || judge_name || ' ' || item_id || ' ' "
+    return query_text(s, "SELECT group_concat(judge_name || ' ' || item_id || ' ' "
                          "|| ord || position_verdict || model_verdict || ' ' || "
-                         "ifnull(call_id, '-'), ';') FROM (SELECT * FROM pairwise ORDER BY id)");
+                         "ifnull(call_id, '-'), ';') FROM (SELECT * FROM pairwise ORDER BY"
+                         " protocol, judge_name, candidate, baseline, template_name, options,"
+                         " item_id, rep, ord)");
 }
 
 /* How many times the store ran its pairwise insert whose last parameter is last_param (which
@@ -710,7 +758,7 @@ static int statement_runs(arb_store *s, const char *last_param)
 }
 
 /* Inside a transaction the judgments go in by groups (store.c, PAIRWISE_GROUP): the rows, their
-** ids and order are those of putting them one by one outside a transaction. */
+** call ids are those of putting them one by one outside a transaction. */
 static void test_pairwise_grouped_in_transaction(void **state)
 {
     fixture *f = *state;
@@ -729,11 +777,13 @@ static void test_pairwise_grouped_in_transaction(void **state)
     assert_int_equal(arb__store_begin(grouped), ARB_OK);
     put_run_rows(grouped, NULL, 0);
     assert_int_equal(arb__store_commit(grouped), ARB_OK);
-    /* 87 rows: one statement of 64 rows, one of 16, one of 4, then 3 one by one. */
-    assert_int_equal(statement_runs(grouped, "?768"), 1);
-    assert_int_equal(statement_runs(grouped, "?192"), 1);
-    assert_int_equal(statement_runs(grouped, "?48"), 1);
-    assert_int_equal(statement_runs(grouped, "?12"), 3);
+    /* 87 rows: one statement of 64 rows, one of 16, one of 4, then 3 one by one. SQLite counts
+    ** with a statement's runs those of the triggers that check call_id: one per row inserted,
+    ** and one per row updated (the group of 16 puts one judgment a second time). */
+    assert_int_equal(statement_runs(grouped, "?768"), 1 + 64);
+    assert_int_equal(statement_runs(grouped, "?192"), 1 + 16 + 1);
+    assert_int_equal(statement_runs(grouped, "?48"), 1 + 4);
+    assert_int_equal(statement_runs(grouped, "?12"), 3 * (1 + 1));
     assert_int_equal(query_int(grouped, "SELECT count(*) FROM pairwise"), 86);
     assert_query_text(grouped, "SELECT position_verdict FROM pairwise WHERE item_id = 'q1' "
                                "AND judge_name = 'j2' AND ord = 1", "C");
@@ -1881,6 +1931,78 @@ static void test_schema_migration_12_compacts_texts(void **state)
     free(csv2);
 }
 
+/* Migration 13 (compact judgment rows): a store of schema 12 keeps every call key, time,
+** endpoint and judgment. Keys of 32 hex digits become 16 bytes (another key stays text),
+** times integer milliseconds (a time of another form stays as it was), endpoints a reference,
+** pairwise rows lose their row id; the export is byte-identical and the keys read back. */
+static void test_schema_migration_13_compacts_rows(void **state)
+{
+    fixture *f = *state;
+    static const char hex_key[] = "0123456789abcdef0123456789abcdef";
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q1\",\"question\":\"?\"}\n{\"id\":\"q2\",\"question\":\"?\"}\n");
+    long long a = put_call(s, &(arb__call_record){.key = hex_key, .judge_name = "j1",
+                                                  .model = "m", .request_json = "{\"n\":1}",
+                                                  .ok = 1, .content = "[[A]]",
+                                                  .prompt_tokens = -1, .completion_tokens = -1,
+                                                  .endpoint = "http://e1/v1"});
+    long long b = put_call(s, &(arb__call_record){.key = "k-not-hex", .judge_name = "j1",
+                                                  .model = "m", .request_json = "{\"n\":2}",
+                                                  .ok = 1, .content = "[[B]]",
+                                                  .prompt_tokens = -1, .completion_tokens = -1,
+                                                  .endpoint = "http://e2/v1"});
+    arb__pairwise_row row = pairwise_row("j1", "q1", 0, 0, 'A', a);
+    put_pairwise(s, &row);
+    row = pairwise_row("j1", "q2", 1, 0, 'B', b);
+    put_pairwise(s, &row);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls WHERE typeof(created_at) = 'integer'"
+                                  " AND created_at > 1700000000000"), 2);
+    static const char times[] = "SELECT group_concat(created_at, ',') FROM"
+                                " (SELECT created_at FROM calls ORDER BY id)";
+    char *times_before = query_text(s, times);
+    char *jsonl = export_text(s, "jsonl"), *csv = export_text(s, "csv");
+
+    /* schema 12, with one time in a form of its own */
+    s = downgrade_and_reopen(s, f->db, "UPDATE pairwise SET judged_at = 'then' WHERE item_id = 'q2';"
+                                       "PRAGMA user_version = 12;");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM calls WHERE typeof(key) = 'blob'"
+                                  " AND length(key) = 16"), 1);
+    assert_query_text(s, "SELECT lower(hex(key)) FROM calls WHERE typeof(key) = 'blob'", hex_key);
+    assert_query_text(s, "SELECT key FROM calls WHERE typeof(key) = 'text'", "k-not-hex");
+    char *times_after = query_text(s, times);
+    assert_string_equal(times_after, times_before);
+    assert_query_text(s, "SELECT judged_at FROM pairwise WHERE item_id = 'q2'", "then");
+    assert_int_equal(query_int(s, "SELECT typeof(judged_at) = 'integer' FROM pairwise"
+                                  " WHERE item_id = 'q1'"), 1);
+    assert_query_text(s, "SELECT group_concat(e.url, ',') FROM calls c"
+                         " JOIN endpoints e ON e.id = c.endpoint_id ORDER BY c.id",
+                      "http://e1/v1,http://e2/v1");
+    assert_int_not_equal(sqlite3_exec(arb__store_conn(s), "SELECT rowid FROM pairwise", NULL, NULL,
+                                      NULL), SQLITE_OK);
+    char *jsonl2 = export_text(s, "jsonl"), *csv2 = export_text(s, "csv");
+    assert_string_equal(jsonl2, jsonl);
+    assert_string_equal(csv2, csv);
+    /* the keys read back as text, and a stored call is found by its key */
+    int found = 0;
+    long long id = 0;
+    char *content = NULL;
+    assert_int_equal(arb__store_find_call(s, hex_key, &found, &id, &content), ARB_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(id, a);
+    assert_string_equal(content, "[[A]]");
+    arb_free(content);
+    /* the call of a judgment is still checked */
+    row = pairwise_row("j1", "q1", 1, 0, 'A', 999);
+    assert_int_equal(arb__store_put_pairwise(s, &row), ARB_DB);
+    arb_store_close(s);
+    free(times_before);
+    free(times_after);
+    free(jsonl);
+    free(csv);
+    free(jsonl2);
+    free(csv2);
+}
+
 /* The export of a store of compact requests and texts (issue 17's export regression): the query
 ** sorts the compact rows and rebuilds nothing before its first row comes out (so the sorter
 ** never holds the rebuilt ~4.6 KB rows); each text is decompressed once for the two orders of
@@ -1986,6 +2108,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_rebuilds_after_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_with_texts_written_compact_once, setup,
                                         teardown),
