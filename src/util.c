@@ -137,6 +137,13 @@ char *arb__buf_steal(arb__buf *b)
 {
     char *d = b->data;
     if (!d) d = arb__strdup("");
+    /* Room reserved for a worst case (the JSON escaper reserves 6 bytes per byte in) is given
+    ** back: a stolen text may live long (a slice's request bodies), and without this sbs held
+    ** ~180 MB more at 100,000 items. */
+    else if (b->cap - b->len > 256 + b->len / 4) {
+        char *fit = realloc(d, b->len + 1);
+        if (fit) d = fit;
+    }
     b->data = NULL;
     b->len = b->cap = 0;
     return d;
