@@ -196,6 +196,75 @@ static void blocks_equal_block_by_block(void **state)
     assert_true(defined > 12 * 3 / 2); /* most are proper intervals */
 }
 
+/* Edge cases of both paths against the brute force: one item, two, a group smaller than a
+** window, windows of one item, a stride longer than the window, every item of one pattern
+** (all (A,B), all ties, all E). Blocks: the same draws, so the same intervals. Items: where
+** every item has one pattern every resample is the sample, so both give the point value. */
+static void tiny_and_uniform_groups(void **state)
+{
+    (void)state;
+    static const size_t shapes[][2] = {{1, 1}, {2, 7}, {10, 5}, {3, 1}};
+    static const char uniform[][2] = {{'A', 'B'}, {'C', 'C'}, {'E', 'E'}, {'A', 0}};
+    static design d;
+    double lo[ARB_M__COUNT], hi[ARB_M__COUNT];
+    arb_audit_params p = arb_audit_default_params();
+    p.bootstrap = 100;
+    size_t constant = 0; /* cases checked against the point value */
+    for (size_t n_items = 1; n_items <= 13; n_items += 3)
+        for (size_t shape = 0; shape < 4; shape++)
+            for (int u = -1; u < 4; u++) {
+                uint64_t seed = n_items * 100 + shape * 10 + (uint64_t)(u + 1);
+                random_design(&d, seed, n_items);
+                if (u >= 0)
+                    for (size_t i = 0; i < d.n; i++) {
+                        d.pairs[i].cmp = 0;
+                        d.pairs[i].task = 0;
+                        d.pairs[i].p0 = uniform[u][0];
+                        d.pairs[i].p1 = uniform[u][1];
+                        d.pairs[i].expert = 'a';
+                    }
+                qsort(d.refs, d.n, sizeof *d.refs, arb__audit_ref_order_cmp);
+                p.window = shapes[shape][0];
+                p.stride = shapes[shape][1];
+                p.seed = seed;
+                arb_audit_metrics m;
+                memset(&m, 0, sizeof m);
+                assert_int_equal(arb__audit_metrics(d.refs, d.n, &p, &m), 0);
+                assert_int_equal(arb__audit_bootstrap(d.refs, d.n, &p, &m), ARB_OK);
+                brute_intervals(&d, &p, 1, lo, hi);
+                for (int k = 0; k < ARB_M__COUNT; k++) {
+                    if (!is_window_metric(k)) continue;
+                    assert_same(m.ci_lo[k], lo[k], k, "lo", seed);
+                    assert_same(m.ci_hi[k], hi[k], k, "hi", seed);
+                }
+                /* one pattern per comparison and repetition count: a constant resample */
+                int one_pattern = n_items == 1;
+                if (u >= 0) {
+                    one_pattern = 1;
+                    for (size_t i = 1; i < d.n; i++) /* same repetitions everywhere? */
+                        if (d.pairs[i].item != d.pairs[i - 1].item && d.pairs[i].rep != 0)
+                            one_pattern = 0;
+                    size_t per_item[64] = {0};
+                    for (size_t i = 0; i < d.n; i++) per_item[d.pairs[i].item]++;
+                    for (size_t i = 1; i < n_items; i++)
+                        if (per_item[i] != per_item[0]) one_pattern = 0;
+                }
+                if (!one_pattern) continue;
+                constant++;
+                brute_intervals(&d, &p, 0, lo, hi);
+                for (int k = 0; k < ARB_M__COUNT; k++) {
+                    if (is_window_metric(k)) continue;
+                    assert_same(m.ci_lo[k], lo[k], k, "lo", seed);
+                    assert_same(m.ci_hi[k], hi[k], k, "hi", seed);
+                    if (!isnan(m.value[k])) {
+                        assert_same(m.ci_lo[k], m.value[k], k, "lo = value", seed);
+                        assert_same(m.ci_hi[k], m.value[k], k, "hi = value", seed);
+                    }
+                }
+            }
+    assert_true(constant >= 20);
+}
+
 /* §3.1 window series the plain way: every window summed entry by entry; Pearson of x and y. */
 static double naive_series_pearson(const arb__verdict_counts *x, const arb__verdict_counts *y,
                                    size_t n, size_t window, size_t stride)
@@ -407,6 +476,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(known_multinomial),
+        cmocka_unit_test(tiny_and_uniform_groups),
         cmocka_unit_test(running_counts_equal_plain_windows),
         cmocka_unit_test(blocks_equal_block_by_block),
         cmocka_unit_test(patterns_indistinguishable_from_items),

@@ -463,6 +463,87 @@ static void test_parse_plain_matches_reference(void **state)
         "{\"choices\":[{\"message\":{\"content\":\"a\"}}] \"x\":1}",
         "{\"ch\\u006fices\":[{\"message\":{\"content\":\"a\"}}]}",
         "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"x\":tru}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\/\\ud83d\\ude00\\uD83D\\uDE00\\uDBFF\\uDFFF\\uD800\\uDC00\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\ud800\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\udc00x\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\ud800\\u0041\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\ud800\\ud800\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\ud83d\\\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\u00\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\u00E9\\u00e9\\u0001\\u001f\\u007f\\u2028\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\a\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\U0041\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"x\x7f\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\xED\xA0\x80\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\xC0\xAF\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\xE0\x80\xAF\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\xF4\x90\x80\x80\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\x80\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\xF5\x80\x80\x80\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\xF0\x9F\x98\x80\xE2\x80\xA8\"}}]}",
+        "\xEF\xBB\xBF{\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}]}\f",
+        "\r\n\t {\"choices\"\r:\n[\t{\"message\":{\"content\":\"a\"}}]}\r\n",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}]}\v",
+        "{\"usage\":{\"completion_tokens\":3,\"prompt_tokens\":4},\"choices\":[{\"finish_reason\":\"stop\",\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"index\":0}],\"model\":\"m\",\"model\":\"n\"}",
+        "{\"choices\":[{\"message\":{\"c\\u006fntent\":\"a\",\"content\":\"b\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"\\u0065rror\":{\"message\":\"e\"}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"object\":\"err\\u006fr\"}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"error\":null,\"error\":\"late\"}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{},\"usage\":{\"prompt_tokens\":5}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"},\"logprobs\":null,\"logprobs\":{\"content\":[]}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}},{\"message\":{\"content\":\"b\"},\"logprobs\":{\"content\":[]}}]}",
+        "{\"choices\":[{\"index\":1},{\"message\":{\"content\":\"b\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}},{\"message\":{\"reasoning\":\"r2\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}},{\"message\":{\"x\":1},\"message\":{\"y\":2}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\",\"tool_calls\":[{\"id\":\"t\"}]}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\",\"tool_calls\":null,\"function_call\":null,\"refusal\":null,\"audio\":null}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\",\"reasoning_content\":\"think\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"<think>a\",\"reasoning\":\"b\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"x</think>y\",\"reasoning_content\":\"r\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\",\"reasoning_content\":true}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":1e3,\"completion_tokens\":1E3}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":1.0,\"completion_tokens\":-0.0}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":999999999999999999,\"completion_tokens\":-999999999999999999}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":9223372036854775807,\"completion_tokens\":9223372036854775808}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":-9223372036854775808}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":1e400}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":-}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":+1}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":.5}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":1.}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":NaN}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":Infinity}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":12x}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":nulll}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":True}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":00}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":3,\"cached_tokens\":4}}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":{}}}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"completion_tokens_details\":{\"cached_tokens\":3,\"reasoning_tokens\":2}}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}]}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}]}{}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}]}]",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}},]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"},}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\",}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"x\":}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"x\"}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"x\":1 2}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],x:1}",
+        "{'choices':[{'message':{'content':'a'}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"x\":[]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a",
+        "{\"choices\":[{\"message\":{\"content\":\"a\\",
+        "{\"choices\":[{\"message\":{\"content\":\"a\\u12",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":12",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":tru",
+        "{",
+        "}",
+        " ",
+        "null",
+        "{\"choices\":null}",
         "[{\"choices\":[]}]",
         "\"text\"",
         "{}",
@@ -474,6 +555,25 @@ static void test_parse_plain_matches_reference(void **state)
         assert_int_equal(arb__judge_parse_reply(bodies[i], n, &fast), 0);
         assert_int_equal(arb__judge_parse_reply_reference(bodies[i], n, &ref), 0);
         expect_same_reply(bodies[i], &fast, &ref);
+        arb__judge_reply_free(&fast);
+        arb__judge_reply_free(&ref);
+    }
+    /* bodies with NUL bytes (a raw one is not JSON; the length, not strlen, ends the body) */
+    static const struct { const char *body; size_t len; } sized[] = {
+#define SIZED(s) {s, sizeof s - 1}
+        SIZED("{\"choices\":[{\"message\":{\"content\":\"a\0b\"}}]}"),
+        SIZED("{\"choices\":[{\"message\":{\"content\":\"a\"}}]}\0"),
+        SIZED("{\"choices\":[{\"message\":{\"content\":\"a\"}}]\0}"),
+        SIZED("{\"choices\":[{\"message\":{\"content\":\"a\"}}]} \0 "),
+        SIZED("\0{\"choices\":[{\"message\":{\"content\":\"a\"}}]}"),
+        {"{\"choices\":[{\"message\":{\"content\":\"a\"}}]}", 20}, /* cut short */
+#undef SIZED
+    };
+    for (size_t i = 0; i < sizeof sized / sizeof *sized; i++) {
+        arb__judge_reply fast, ref;
+        assert_int_equal(arb__judge_parse_reply(sized[i].body, sized[i].len, &fast), 0);
+        assert_int_equal(arb__judge_parse_reply_reference(sized[i].body, sized[i].len, &ref), 0);
+        expect_same_reply(sized[i].body, &fast, &ref);
         arb__judge_reply_free(&fast);
         arb__judge_reply_free(&ref);
     }

@@ -1285,6 +1285,79 @@ static void test_export_invalid_utf8_and_empty(void **state)
     arb_store_close(s);
 }
 
+/* Every exported line is exactly jansson's compact dump of the values it holds (what the export
+** wrote before it escaped texts itself): controls, DEL, quotes, "/", U+2028, bytes that are not
+** UTF-8 (U+FFFD), a text of ~300 KB with multi-byte characters across the escaper's 64 KB
+** blocks and the 256 KB write blocks, reals that are tiny, huge or negative zero, large
+** integers, NULLs. Reading a line with jansson and dumping it again gives the same bytes. */
+static void test_export_lines_are_janssons_dump(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q1\",\"question\":\"b\"}\n{\"id\":\"q2\",\"question\":\"c\"}\n"
+                 "{\"id\":\"q3\",\"question\":\"d\"}\n");
+    char controls[64], *p = controls;
+    for (int c = 1; c < 0x20; c++) *p++ = (char)c;
+    strcpy(p, "\"\\/\x7f\xe2\x80\xa8\xf0\x9f\x98\x80");
+    size_t big_n = 300000;
+    char *big = malloc(big_n + 1);
+    assert_non_null(big);
+    for (size_t i = 0; i < big_n; i++) big[i] = "ab\"\n\\\x01 c"[i % 8];
+    for (size_t at = 65530; at < big_n - 8; at += 65536 - 3) memcpy(big + at, "\xe6\x97\xa5", 3);
+    memcpy(big + 262142, "\xf0\x9f\x98\x80", 4);
+    big[big_n] = '\0';
+    arb__call_record rec = call_record("c1", 1, controls);
+    rec.reasoning = "a\xff" "b\xc3(\xed\xa0\x80z\xf4\x90\x80\x80";
+    rec.latency_ms = -0.0;
+    rec.cost_usd = 5e-324;
+    rec.prompt_tokens = 9223372036854775807LL;
+    rec.completion_tokens = 0;
+    arb__pairwise_row row = pairwise_row("j1", "q1", 0, 0, 'A', put_call(s, &rec));
+    put_pairwise(s, &row);
+    rec = call_record("c2", 1, big);
+    rec.latency_ms = 1e300;
+    rec.cost_usd = 0.1;
+    row = pairwise_row("j1", "q2", 0, 0, 'B', put_call(s, &rec));
+    put_pairwise(s, &row);
+    rec = call_record("c3", 0, NULL);
+    rec.latency_ms = NAN;
+    rec.prompt_tokens = rec.completion_tokens = -1;
+    row = pairwise_row("j1", "q3", 1, 0, 'E', put_call(s, &rec));
+    put_pairwise(s, &row);
+    arb_status st;
+    char *text = export_to_string(s, "jsonl", &st);
+    assert_int_equal(st, ARB_OK);
+    size_t lines = 0;
+    for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1, lines++) {
+        json_error_t err;
+        json_t *o = json_loadb(line, (size_t)(nl - line), 0, &err);
+        if (!o) fail_msg("line %zu: %s", lines + 1, err.text);
+        char *again = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        assert_non_null(again);
+        if (strlen(again) != (size_t)(nl - line) || memcmp(again, line, (size_t)(nl - line)))
+            fail_msg("line %zu is not jansson's dump of its values", lines + 1);
+        if (lines == 0) {
+            assert_string_equal(json_string_value(json_object_get(o, "content")), controls);
+            assert_string_equal(json_string_value(json_object_get(o, "reasoning")),
+                                "a\xEF\xBF\xBD" "b\xEF\xBF\xBD(\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF"
+                                "\xBDz\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+            assert_true(json_integer_value(json_object_get(o, "prompt_tokens")) ==
+                        9223372036854775807LL);
+        } else if (lines == 1) {
+            assert_string_equal(json_string_value(json_object_get(o, "content")), big);
+        } else {
+            assert_true(json_is_null(json_object_get(o, "latency_ms")));
+            assert_true(json_is_null(json_object_get(o, "content")));
+        }
+        free(again);
+        json_decref(o);
+    }
+    assert_int_equal(lines, 3);
+    free(text);
+    free(big);
+    arb_store_close(s);
+}
+
 static void test_export_unknown_format(void **state)
 {
     fixture *f = *state;
@@ -2134,6 +2207,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_export_csv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_jsonl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_invalid_utf8_and_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_lines_are_janssons_dump, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_unknown_format, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_safety, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_run_status, setup, teardown),

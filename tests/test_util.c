@@ -172,6 +172,73 @@ static void json_string_as_jansson(void **state)
     free(big);
 }
 
+/* Random texts of escapes, controls, NULs, UTF-8 of every length (U+2028 too) and, in some,
+** bytes that are not UTF-8, up to ~3 blocks of the escaper long: arb__buf_json_text writes
+** jansson's dump of the text when it is UTF-8 and refuses it (1) when jansson would refuse it;
+** arb__buf_json_string writes the same for UTF-8. */
+static void json_string_random_as_jansson(void **state)
+{
+    (void)state;
+    static const char *const good[] = {"a", "xyzw1234", "\"", "\\", "\x01", "\x1f", "\x7f", "/",
+                                       "\xc3\xa9", "\xe2\x80\xa8", "\xef\xbf\xbd",
+                                       "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf", "\n", "\t", " "};
+    static const char *const bad[] = {"\xc3", "\xed\xa0\x80", "\xff", "\x80", "\xc0\xaf",
+                                      "\xf4\x90\x80\x80", "\xe0\x80\xaf", "\xf0\x9f\x98"};
+    unsigned long long x = 88172645463325252ull;
+#define NEXT() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    arb__buf t, b;
+    arb__buf_init(&t, 0);
+    arb__buf_init(&b, 0);
+    for (int round = 0; round < 300; round++) {
+        arb__buf_reset(&t);
+        size_t pieces = NEXT() % (round % 10 == 0 ? 60000 : 200);
+        int spoil = round % 3 == 0;
+        for (size_t k = 0; k < pieces; k++) {
+            const char *piece = good[NEXT() % (sizeof good / sizeof *good)];
+            if (NEXT() % 97 == 0) piece = "\0";
+            assert_int_equal(arb__buf_append(&t, piece, *piece ? strlen(piece) : 1), 0);
+        }
+        if (spoil) {
+            const char *piece = bad[NEXT() % (sizeof bad / sizeof *bad)];
+            size_t at = t.len ? NEXT() % t.len : 0;
+            while (at && ((unsigned char)t.data[at] & 0xC0) == 0x80) at--; /* a boundary */
+            arb__buf other;
+            arb__buf_init(&other, 0);
+            assert_int_equal(arb__buf_append(&other, t.data ? t.data : "", at), 0);
+            assert_int_equal(arb__buf_puts(&other, piece), 0);
+            assert_int_equal(arb__buf_append(&other, t.data ? t.data + at : "", t.len - at), 0);
+            arb__buf_free(&t);
+            t = other;
+        }
+        const char *text = t.data ? t.data : "";
+        json_t *j = json_stringn(text, t.len);
+        assert_int_equal(j == NULL, spoil);
+        arb__buf_reset(&b);
+        assert_int_equal(arb__buf_json_text(&b, text, t.len), spoil);
+        if (j) {
+            char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+            assert_non_null(want);
+            assert_int_equal(b.len, strlen(want));
+            assert_memory_equal(b.data, want, b.len);
+            free(want);
+            json_decref(j);
+        }
+        if (spoil) continue; /* jansson's dump refuses what is not UTF-8 */
+        j = json_stringn_nocheck(text, t.len);
+        char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+        assert_non_null(want);
+        arb__buf_reset(&b);
+        assert_int_equal(arb__buf_json_string(&b, text, t.len), 0);
+        assert_int_equal(b.len, strlen(want));
+        assert_memory_equal(b.data, want, b.len);
+        free(want);
+        json_decref(j);
+    }
+#undef NEXT
+    arb__buf_free(&t);
+    arb__buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +248,7 @@ int main(void)
         cmocka_unit_test(json_metric_and_set),
         cmocka_unit_test(json_string_as_jansson),
         cmocka_unit_test(stolen_text_gives_back_reserved_room),
+        cmocka_unit_test(json_string_random_as_jansson),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);
