@@ -91,6 +91,8 @@ typedef struct arb__pconn {
     int addr;                   /* index in the target's addresses being tried */
     int want_out;               /* EPOLLOUT is in the interest set */
     int tried;                  /* addresses that failed before this one */
+    uint64_t drained_pass;      /* h->pass in which its last reply was read to the end of what
+                                   the socket held (0: not known to be empty) */
 } arb__pconn;
 
 /* One endpoint of a pool: its URL and its own load, limit and health. */
@@ -184,6 +186,8 @@ struct arb__http {
     int epfd;                   /* epoll set of the plain transport's sockets, -1: none */
     double next_deadline_ms;    /* no plain attempt times out before this */
     char *rbuf;                 /* receive buffer shared by the plain sockets */
+    uint64_t pass;              /* counts the step calls and the waits inside them */
+    arb__http_io_counts io;     /* system calls of the plain transport (tests count them) */
 };
 
 #define ARB__RBUF_SIZE 65536
@@ -864,8 +868,8 @@ static int plain_fail(arb__http *h, arb__slot *slot, CURLcode code, arb__http_do
 
 /* The reply arrived whole: the connection goes back to its endpoint when it can carry another
 ** request (keep-alive, request sent whole, nothing more received), else it is closed. */
-static int plain_reply_done(arb__http *h, arb__slot *slot, int leftover, arb__http_done_fn done,
-                            void *ud)
+static int plain_reply_done(arb__http *h, arb__slot *slot, int leftover, int drained,
+                            arb__http_done_fn done, void *ud)
 {
     arb__pconn *c = slot->conn;
     arb__endpoint *e = slot_endpoint(h, slot);
@@ -873,6 +877,7 @@ static int plain_reply_done(arb__http *h, arb__slot *slot, int leftover, arb__ht
                    slot->sent == slot->req_head.len + slot->xfer->body_len;
     if (reusable && e->n_idle_conns < h->params.jobs) {
         c->slot = NULL;
+        c->drained_pass = drained ? h->pass : 0;
         e->idle_conns[e->n_idle_conns++] = c;
     } else {
         conn_close(c);
@@ -1035,10 +1040,21 @@ static int plain_start(arb__http *h, arb__slot *slot, arb__endpoint *e, arb__htt
         arb__pconn *c = e->idle_conns[--e->n_idle_conns];
         /* Anything readable on an idle connection (a close, or bytes the server sent unasked)
         ** would be taken for the reply to this request: such a connection is never reused.
-        ** epoll may not have said so yet, so look (libcurl's liveness check does the same). */
-        char byte;
-        if (c->fd >= 0 && recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
-            (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        ** epoll may not have said so yet, so look (libcurl's liveness check does the same) --
+        ** unless the read that ended its last reply found the socket empty in this same pass
+        ** (no return to the caller, no wait since): that read was the look, microseconds ago,
+        ** and a second one would only ever say EAGAIN (it did for every reused connection: one
+        ** wasted system call per request). A close that slips in after either look is caught
+        ** by plain_broken, which sends the request again on a new connection. */
+        int alive = c->fd >= 0;
+        if (alive && c->drained_pass != h->pass) {
+            char byte;
+            h->io.peeks++;
+            alive = recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+                    (errno == EAGAIN || errno == EWOULDBLOCK);
+        }
+        c->drained_pass = 0;
+        if (alive) {
             c->slot = slot;
             slot->conn = c;
             slot->reused = 1;
@@ -1059,6 +1075,7 @@ static int plain_read(arb__http *h, arb__slot *slot, arb__http_done_fn done, voi
     arb__pconn *c = slot->conn;
     for (;;) {
         ssize_t n = recv(c->fd, h->rbuf, ARB__RBUF_SIZE, 0);
+        h->io.reads++;
         if (n > 0) {
             size_t used;
             int rc = arb__h1_feed(&slot->parse, h->rbuf, (size_t)n, &used);
@@ -1066,7 +1083,10 @@ static int plain_read(arb__http *h, arb__slot *slot, arb__http_done_fn done, voi
                 if ((size_t)n < ARB__RBUF_SIZE) return 0; /* drained for now */
                 continue;
             }
-            if (rc == ARB__H1_DONE) return plain_reply_done(h, slot, used < (size_t)n, done, ud);
+            /* less than the buffer: the socket held no more than this (TCP reads take all) */
+            if (rc == ARB__H1_DONE)
+                return plain_reply_done(h, slot, used < (size_t)n, (size_t)n < ARB__RBUF_SIZE, done,
+                                        ud);
             CURLcode code = CURLE_WEIRD_SERVER_REPLY;
             if (rc == ARB__H1_TOOBIG) {
                 slot->too_big = 1;
@@ -1087,7 +1107,7 @@ static int plain_read(arb__http *h, arb__slot *slot, arb__http_done_fn done, voi
         }
         if (n == 0) {
             int rc = arb__h1_eof(&slot->parse);
-            if (rc == ARB__H1_DONE) return plain_reply_done(h, slot, 1, done, ud);
+            if (rc == ARB__H1_DONE) return plain_reply_done(h, slot, 1, 0, done, ud);
             if (rc == ARB__H1_NOTHING) return plain_broken(h, slot, CURLE_GOT_NOTHING, 0, done, ud);
             snprintf(slot->errbuf, sizeof slot->errbuf,
                      "transfer closed with outstanding read data remaining");
@@ -1285,6 +1305,7 @@ int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *u
     double now = arb__now_ms();
     double deadline = now + (timeout_ms > 0 ? timeout_ms : 0);
     int finished = 0;
+    h->pass++; /* time passed in the caller: idle connections are looked at before reuse */
     for (int last = 0;;) {
         promote_due(h, now);
         finished += start_ready(h, done, ud);
@@ -1314,6 +1335,7 @@ int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *u
             wait = h->timers[0]->due_ms - now;
         if (h->plain_running && h->next_deadline_ms - now < wait) wait = h->next_deadline_ms - now;
         if (wait < 0) wait = 0;
+        h->pass++; /* and after a wait */
         if (h->curl_running) {
             struct curl_waitfd plain = {h->epfd, CURL_WAIT_POLLIN, 0};
             curl_multi_poll(h->multi, h->epfd >= 0 ? &plain : NULL, h->epfd >= 0 ? 1 : 0,
@@ -1327,6 +1349,13 @@ int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *u
         now = arb__now_ms();
     }
     return finished;
+}
+
+/* See internal.h. */
+arb__http_io_counts arb__http_get_io_counts(const arb__http *h)
+{
+    arb__http_io_counts z = {0, 0};
+    return h ? h->io : z;
 }
 
 /* Returns queued + running + waiting-to-retry transfers (0 for NULL). */

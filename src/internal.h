@@ -257,6 +257,12 @@ typedef struct arb__http_request {
 int arb__http_fetch(const arb_client_params *params, const arb__http_request *rq, arb__buf *reply,
                     long *status, char **error);
 arb__http_stats arb__http_get_stats(const arb__http *h);
+/* System calls the plain transport made to read (tests check that none is wasted). */
+typedef struct arb__http_io_counts {
+    size_t reads;        /* recv() of reply bytes, EAGAIN included */
+    size_t peeks;        /* liveness looks at an idle keep-alive connection before reuse */
+} arb__http_io_counts;
+arb__http_io_counts arb__http_get_io_counts(const arb__http *h);
 /* Adds a pool of n interchangeable endpoints (full chat-completions URLs, copied): each
 ** attempt of a transfer submitted to it goes to the endpoint with the fewest attempts running
 ** that is not paused (429 back-off, cool-down after repeated failures) and under its limit;

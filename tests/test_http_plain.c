@@ -562,6 +562,49 @@ static void test_unasked_bytes_on_idle_connection(void **state)
     assert_int_equal(r.connections, 2);
 }
 
+/* Requests queued together go out one after the other on one kept-alive connection: each is
+** sent right after the read that ended the previous reply found the socket empty, so no
+** liveness look (a recv that could only say EAGAIN) precedes it, and every recv reads a reply.
+** A connection left idle across a return to the caller is still looked at before reuse. */
+static void test_no_wasted_recv_on_reuse(void **state)
+{
+    (void)state;
+    enum { QUEUED = 8 };
+    static const step s[] = {{OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0},
+                             {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0},
+                             {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}};
+    raw_server *srv = server_start(s, N(s));
+    arb_client_params p = params_for(ARB_TRANSPORT_AUTO);
+    arb__http *h = arb__http_create(&p);
+    assert_non_null(h);
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", srv->port);
+    run out;
+    memset(&out, 0, sizeof out);
+    for (int i = 0; i < QUEUED; i++) assert_int_equal(arb__http_submit(h, (uint64_t)i, url, NULL, "{\"q\":1}", 7), 0);
+    double start = arb__now_ms();
+    while (arb__http_pending(h) > 0) {
+        arb__http_step(h, 100, on_done, &out);
+        assert_true(arb__now_ms() - start < 20000);
+    }
+    assert_int_equal(out.n, QUEUED);
+    for (int i = 0; i < QUEUED; i++) assert_true(out.r[i].ok);
+    arb__http_io_counts io = arb__http_get_io_counts(h);
+    assert_int_equal(io.peeks, 0);
+    /* one read per reply, plus at most one that found a reply not yet there */
+    assert_true(io.reads >= QUEUED && io.reads <= 2 * QUEUED);
+    /* the caller had the connection idle in its hands: looked at before it is reused */
+    assert_int_equal(arb__http_submit(h, QUEUED, url, NULL, "{\"q\":1}", 7), 0);
+    while (arb__http_pending(h) > 0) arb__http_step(h, 100, on_done, &out);
+    assert_true(out.r[QUEUED].ok);
+    assert_int_equal(arb__http_get_io_counts(h).peeks, 1);
+    arb__http_destroy(h);
+    pthread_mutex_lock(&srv->lock);
+    assert_int_equal(srv->connections, 1);
+    pthread_mutex_unlock(&srv->lock);
+    server_stop(srv);
+}
+
 /* The server reads the second request on a kept-alive connection and closes (or resets) it
 ** without a reply: the request goes out again on a new connection as the same attempt, and
 ** the caller gets one result for it (libcurl retries the same way). */
@@ -822,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_chunked_one_byte_writes),
         cmocka_unit_test(test_split_reads_with_pauses),
         cmocka_unit_test(test_keep_alive_reused),
+        cmocka_unit_test(test_no_wasted_recv_on_reuse),
         cmocka_unit_test(test_connection_close),
         cmocka_unit_test(test_idle_connection_closed_by_server),
         cmocka_unit_test(test_early_close_is_retried),
