@@ -151,6 +151,7 @@ typedef struct finished_call {
 struct arb__exec {
     arb_store *store;
     arb__exec_params params;
+    arb__buf body_scratch;       /* where request bodies are written (keeps its room) */
     arb__exec_build_fn build;
     arb__exec_done_fn done;
     void *ud;
@@ -240,6 +241,7 @@ arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,
     ex->build = build;
     ex->done = done;
     ex->ud = ud;
+    arb__buf_init(&ex->body_scratch, 0);
     ex->leasing = !params->dry_run && !params->client.batch_export;
     ex->budgeting = !params->dry_run &&
                     (params->client.budget_usd > 0 || params->client.budget_tokens > 0);
@@ -265,6 +267,7 @@ void arb__exec_destroy(arb__exec *ex)
     for (size_t i = 0; i < ex->n_finished; i++) finished_free(&ex->finished[i]);
     free(ex->finished);
     free_targets(ex);
+    arb__buf_free(&ex->body_scratch);
     if (ex->writer.store) {
         for (size_t i = 0; i < ex->writer.n_queue; i++) finished_free(&ex->writer.queue[i]);
         pthread_mutex_destroy(&ex->writer.mu);
@@ -706,8 +709,21 @@ static arb_status start_node(arb__exec *ex, size_t idx)
                              req.judge->name ? req.judge->name : req.judge->model);
         goto done;
     }
+    /* A request given as template + values is rendered only when an estimate needs the text;
+    ** its body is written from the template's escaped literals (judge.c). */
+    if (req.tpl && (ex->budgeting || ex->params.dry_run) &&
+        arb_template_render(req.tpl, &req.vars, &req.system, &req.user)) {
+        st = arb__store_fail(ex->store, ARB_INVALID, "cannot render template %s",
+                             arb_template_name(req.tpl));
+        goto done;
+    }
     long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(ex, n, &req) : 0;
-    n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep, req.response_format);
+    if (req.tpl && !req.user)
+        n->body = arb__judge_request_body_template(req.judge, req.tpl, &req.vars, req.rep,
+                                                   req.response_format, &ex->body_scratch, NULL);
+    else
+        n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep,
+                                          req.response_format);
     if (!n->body) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;

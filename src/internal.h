@@ -46,6 +46,9 @@ char *arb__buf_steal(arb__buf *b); /* returns data (caller frees), leaves b empt
 int arb__buf_json_string(arb__buf *b, const char *s, size_t n);
 /* The same for s[0..n) not known to be valid UTF-8: 1 (b unchanged) when it is not. */
 int arb__buf_json_text(arb__buf *b, const char *s, size_t n);
+/* arb__buf_json_text without the quotes: the escaped characters only, so a JSON string can be
+** written in pieces. 0, 1 (b unchanged) when s[0..n) is not valid UTF-8, or -1. */
+int arb__buf_json_chars(arb__buf *b, const char *s, size_t n);
 
 /* UTF-8: returns 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates), else 0 and
 ** *bad_offset (if not NULL) receives the offset of the first bad byte. */
@@ -364,6 +367,24 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
 ** the builder for text that is not valid UTF-8 (each bad byte becomes U+FFFD). */
 char *arb__judge_request_body_reference(const arb_judge_config *judge, const char *system,
                                         const char *user, int rep, const char *response_format);
+/* arb__judge_request_body of the messages tpl renders with vars, byte for byte, written without
+** rendering them: the template's literal text is copied escaped (escaped once, at load) and only
+** the values are escaped (falls back to rendering when a value is not valid UTF-8). scratch is
+** the caller's reusable buffer (its room is kept between calls). Returns the body (caller frees;
+** its length in *body_len when not NULL), or NULL when out of memory or the vars do not render
+** (options outside 2..4). */
+char *arb__judge_request_body_template(const arb_judge_config *judge, const arb_template *tpl,
+                                       const arb_prompt_vars *vars, int rep,
+                                       const char *response_format, arb__buf *scratch,
+                                       size_t *body_len);
+/* prompt.c, for the above: 1 when tpl has a system message. */
+int arb__template_has_system(const arb_template *tpl);
+/* prompt.c: appends tpl's system (system 1) or user message rendered with vars as the inside
+** of a JSON string (no quotes), from the literals escaped at load time. Returns 0, 1 (b as it
+** was) when a value is not valid UTF-8, the vars do not render or there is no such message,
+** or -1 when out of memory. */
+int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars, int system,
+                           arb__buf *b);
 /* The call key: hash of model, canonical body and repetition index (32 hex + NUL). */
 void arb__judge_call_key(const char *body, int rep, char out[33]);
 
@@ -1563,6 +1584,14 @@ typedef struct arb__exec_request {
     const arb_judge_config *judge; /* borrowed; must outlive the run */
     char *system;                  /* may be NULL */
     char *user;
+    /* Instead of system and user (both NULL): the messages tpl renders with vars, which the
+    ** executor writes straight into the request body (arb__judge_request_body_template), so
+    ** the template's text is not rendered and escaped again for every call. Both borrowed:
+    ** the texts vars points to must stay valid until the build callback's caller is done
+    ** with the request (it reads them right after the callback returns). The callback
+    ** checks that the values render (options 2..4) before it hands them over. */
+    const arb_template *tpl;
+    arb_prompt_vars vars;
     int rep;
     const char *response_format;   /* borrowed: the template's JSON schema (canonical JSON,
                                       arb_template_response_format), sent to judges that

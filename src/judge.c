@@ -186,6 +186,57 @@ static int put_json_real(arb__buf *b, double v)
     return arb__buf_puts(b, out);
 }
 
+/* Appends the decimal text of v. Returns 0 or -1. */
+static int put_int(arb__buf *b, long long v)
+{
+    char text[24], *p = text + sizeof text;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do *--p = (char)('0' + u % 10); while (u /= 10);
+    if (v < 0) *--p = '-';
+    return arb__buf_append(b, p, (size_t)(text + sizeof text - p));
+}
+
+/* The body up to and including "messages":[ -- the keys before "messages" in sorted order. */
+static int put_body_head(arb__buf *b, const arb_judge_config *judge)
+{
+    const arb_sampling *s = &judge->sampling;
+    int err = arb__buf_append(b, "{", 1);
+    if (isfinite(s->frequency_penalty))
+        err |= arb__buf_puts(b, "\"frequency_penalty\":") | put_json_real(b, s->frequency_penalty) |
+               arb__buf_puts(b, ",");
+    if (judge->logprobs) err |= arb__buf_puts(b, "\"logprobs\":true,");
+    if (s->max_completion_tokens > 0)
+        err |= arb__buf_puts(b, "\"max_completion_tokens\":") | put_int(b, s->max_completion_tokens) |
+               arb__buf_puts(b, ",");
+    if (s->max_tokens > 0)
+        err |= arb__buf_puts(b, "\"max_tokens\":") | put_int(b, s->max_tokens) | arb__buf_puts(b, ",");
+    return err | arb__buf_puts(b, "\"messages\":[");
+}
+
+/* The body from the end of the messages on: "model" (model_len bytes of valid UTF-8) and the
+** keys after it in sorted order, and the closing brace. */
+static int put_body_tail(arb__buf *b, const arb_judge_config *judge, const char *model,
+                         size_t model_len, int rep, const char *response_format)
+{
+    const arb_sampling *s = &judge->sampling;
+    int err = arb__buf_puts(b, "],\"model\":") | arb__buf_json_string(b, model, model_len);
+    if (s->reasoning_effort) /* one of a few ASCII words (judges_file.c checks) */
+        err |= arb__buf_puts(b, ",\"reasoning_effort\":") |
+               arb__buf_json_string(b, s->reasoning_effort, strlen(s->reasoning_effort));
+    if (response_format && judge->response_format)
+        err |= arb__buf_puts(b, ",\"response_format\":{\"json_schema\":") |
+               arb__buf_puts(b, response_format) | arb__buf_puts(b, ",\"type\":\"json_schema\"}");
+    if (s->has_seed) /* seed + rep, wrapping as the reference builder does */
+        err |= arb__buf_puts(b, ",\"seed\":") |
+               put_int(b, (long long)((unsigned long long)s->seed + (unsigned long long)rep));
+    if (isfinite(s->temperature))
+        err |= arb__buf_puts(b, ",\"temperature\":") | put_json_real(b, s->temperature);
+    if (judge->logprobs && judge->top_logprobs > 0)
+        err |= arb__buf_puts(b, ",\"top_logprobs\":") | put_int(b, judge->top_logprobs);
+    if (isfinite(s->top_p)) err |= arb__buf_puts(b, ",\"top_p\":") | put_json_real(b, s->top_p);
+    return err | arb__buf_append(b, "}", 1);
+}
+
 /* Returns the canonical body (caller frees), or NULL when out of memory. Keys are written in
 ** sorted order by hand: frequency_penalty, logprobs, max_completion_tokens, max_tokens,
 ** messages, model, reasoning_effort, response_format, seed, temperature, top_logprobs, top_p;
@@ -194,7 +245,6 @@ static int put_json_real(arb__buf *b, double v)
 char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
                               const char *user, int rep, const char *response_format)
 {
-    const arb_sampling *s = &judge->sampling;
     const char *model = judge->model ? judge->model : "";
     if (!user) user = "";
     size_t model_len = strlen(model), user_len = strlen(user), system_len = system ? strlen(system) : 0;
@@ -206,40 +256,59 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
     /* One allocation in the common case: the texts plus room for escapes and parameters. */
     size_t guess = model_len + user_len + system_len;
     int err = arb__buf_reserve(&b, guess + guess / 8 + 256);
-    err |= arb__buf_append(&b, "{", 1);
-    if (isfinite(s->frequency_penalty))
-        err |= arb__buf_puts(&b, "\"frequency_penalty\":") | put_json_real(&b, s->frequency_penalty) |
-               arb__buf_puts(&b, ",");
-    if (judge->logprobs) err |= arb__buf_puts(&b, "\"logprobs\":true,");
-    if (s->max_completion_tokens > 0)
-        err |= arb__buf_printf(&b, "\"max_completion_tokens\":%d,", s->max_completion_tokens);
-    if (s->max_tokens > 0) err |= arb__buf_printf(&b, "\"max_tokens\":%d,", s->max_tokens);
-    err |= arb__buf_puts(&b, "\"messages\":[");
+    err |= put_body_head(&b, judge);
     if (system)
         err |= arb__buf_puts(&b, "{\"content\":") | arb__buf_json_string(&b, system, system_len) |
                arb__buf_puts(&b, ",\"role\":\"system\"},");
     err |= arb__buf_puts(&b, "{\"content\":") | arb__buf_json_string(&b, user, user_len) |
-           arb__buf_puts(&b, ",\"role\":\"user\"}],\"model\":") | arb__buf_json_string(&b, model, model_len);
-    if (s->reasoning_effort) /* one of a few ASCII words (judges_file.c checks) */
-        err |= arb__buf_puts(&b, ",\"reasoning_effort\":") |
-               arb__buf_json_string(&b, s->reasoning_effort, strlen(s->reasoning_effort));
-    if (response_format && judge->response_format)
-        err |= arb__buf_puts(&b, ",\"response_format\":{\"json_schema\":") |
-               arb__buf_puts(&b, response_format) | arb__buf_puts(&b, ",\"type\":\"json_schema\"}");
-    if (s->has_seed) /* seed + rep, wrapping as the reference builder does */
-        err |= arb__buf_printf(&b, ",\"seed\":%lld",
-                               (long long)((unsigned long long)s->seed + (unsigned long long)rep));
-    if (isfinite(s->temperature))
-        err |= arb__buf_puts(&b, ",\"temperature\":") | put_json_real(&b, s->temperature);
-    if (judge->logprobs && judge->top_logprobs > 0)
-        err |= arb__buf_printf(&b, ",\"top_logprobs\":%d", judge->top_logprobs);
-    if (isfinite(s->top_p)) err |= arb__buf_puts(&b, ",\"top_p\":") | put_json_real(&b, s->top_p);
-    err |= arb__buf_append(&b, "}", 1);
+           arb__buf_puts(&b, ",\"role\":\"user\"}");
+    err |= put_body_tail(&b, judge, model, model_len, rep, response_format);
     if (err) {
         arb__buf_free(&b);
         return NULL;
     }
     return arb__buf_steal(&b);
+}
+
+/* See internal.h. */
+char *arb__judge_request_body_template(const arb_judge_config *judge, const arb_template *tpl,
+                                       const arb_prompt_vars *vars, int rep,
+                                       const char *response_format, arb__buf *scratch,
+                                       size_t *body_len)
+{
+    const char *model = judge->model ? judge->model : "";
+    size_t model_len = strlen(model);
+    int fallback = !arb__utf8_valid(model, model_len, NULL), err = 0;
+    arb__buf_reset(scratch);
+    if (!fallback) {
+        err = put_body_head(scratch, judge);
+        for (int system = 1; !err && !fallback && system >= 0; system--) {
+            if (system && !arb__template_has_system(tpl)) continue;
+            err = arb__buf_puts(scratch, "{\"content\":\"");
+            int rc = err ? 0 : arb__template_put_json(tpl, vars, system, scratch);
+            if (rc < 0) err = 1;
+            fallback = rc > 0; /* a value that is not valid UTF-8: the reference way repairs it */
+            if (!err && !fallback)
+                err = arb__buf_puts(scratch, system ? "\",\"role\":\"system\"}," : "\",\"role\":\"user\"}");
+        }
+        if (!err && !fallback) err = put_body_tail(scratch, judge, model, model_len, rep, response_format);
+    }
+    if (err) return NULL;
+    if (fallback) {
+        char *system = NULL, *user = NULL;
+        if (arb_template_render(tpl, vars, &system, &user)) return NULL;
+        char *body = arb__judge_request_body(judge, system, user, rep, response_format);
+        free(system);
+        free(user);
+        if (body && body_len) *body_len = strlen(body);
+        return body;
+    }
+    /* The scratch buffer keeps its room for the next body; the body gets exactly its bytes. */
+    char *body = malloc(scratch->len + 1);
+    if (!body) return NULL;
+    memcpy(body, scratch->data, scratch->len + 1);
+    if (body_len) *body_len = scratch->len;
+    return body;
 }
 
 /* Writes arb__hash_hex(body "\x1f" decimal(rep)) to out, computed by streaming so it cannot

@@ -113,10 +113,12 @@ static const char *const option_rules[3] = {
     "over A or B whenever both answers have errors.",
 };
 
-/* One run of the section: a literal of len bytes at pool + off, or a placeholder. */
+/* One run of the section: a literal of len bytes at pool + off, or a placeholder. A literal
+** also has its JSON-escaped form, json_len bytes at json_pool + json_off. */
 typedef struct part {
     int placeholder; /* PH_*, or -1 for a literal */
     size_t off, len;
+    size_t json_off, json_len;
 } part;
 
 typedef struct section {
@@ -132,6 +134,10 @@ struct arb_template {
     char *response_format; /* the json_schema object, canonical JSON (ARB__JUDGE_DUMP_FLAGS) */
     size_t response_format_line;
     char *pool; /* literal text of both sections */
+    char *json_pool; /* the literals JSON-escaped (no quotes), for arb__template_put_json */
+    size_t json_total; /* bytes of json_pool */
+    /* the option placeholders' texts JSON-escaped, per option mode (2..4), when used */
+    char *option_json[3][3];
     section system, user;
     unsigned uses; /* bit i set when placeholder i occurs */
 };
@@ -204,7 +210,7 @@ static int add_part(parser *p, section *s, int placeholder, size_t off, size_t l
         s->parts = np;
         s->cap_parts = cap;
     }
-    s->parts[s->n_parts++] = (part){placeholder, off, len};
+    s->parts[s->n_parts++] = (part){placeholder, off, len, 0, 0};
     return 0;
 }
 
@@ -547,9 +553,54 @@ void arb_template_destroy(arb_template *tpl)
     free(tpl->json_field);
     free(tpl->response_format);
     free(tpl->pool);
+    free(tpl->json_pool);
+    for (int m = 0; m < 3; m++)
+        for (int k = 0; k < 3; k++) free(tpl->option_json[m][k]);
     free(tpl->system.parts);
     free(tpl->user.parts);
     free(tpl);
+}
+
+/* Escapes every literal run once, at load: a request body (judge.c) then copies the escaped
+** literals and escapes only the values, instead of escaping the whole rendered prompt -- the
+** template's text, most of a typical prompt -- again for every call. Escaping is byte by byte
+** (the text is valid UTF-8 without NUL, parse_template checks), so the escaped literals and
+** values joined are exactly the escaped rendered text. Returns 0, or -1 when out of memory. */
+static int escape_literals(arb_template *t)
+{
+    arb__buf json, one;
+    arb__buf_init(&json, 0);
+    arb__buf_init(&one, 0);
+    section *sections[2] = {&t->system, &t->user};
+    int rc = -1;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < sections[k]->n_parts; i++) {
+            part *pt = &sections[k]->parts[i];
+            if (pt->placeholder >= 0) continue;
+            arb__buf_reset(&one);
+            if (arb__buf_json_string(&one, t->pool + pt->off, pt->len)) goto done;
+            pt->json_off = json.len;
+            pt->json_len = one.len - 2; /* without the quotes */
+            if (arb__buf_append(&json, one.data + 1, pt->json_len)) goto done;
+        }
+    /* The option placeholders' texts are fixed per option mode: escaped once too. */
+    static const char *const *const option_texts[3] = {option_lists, option_letters, option_rules};
+    for (int m = 0; m < 3; m++)
+        for (int k = 0; k < 3; k++) {
+            if (!((t->uses >> (PH_OPTION_LIST + k)) & 1u)) continue;
+            arb__buf_reset(&one);
+            const char *text = option_texts[k][m];
+            if (arb__buf_json_string(&one, text, strlen(text))) goto done;
+            one.data[one.len - 1] = '\0'; /* without the closing quote */
+            if (!(t->option_json[m][k] = arb__strdup(one.data + 1))) goto done;
+        }
+    t->json_total = json.len;
+    t->json_pool = arb__buf_steal(&json);
+    rc = t->json_pool ? 0 : -1;
+done:
+    arb__buf_free(&json);
+    arb__buf_free(&one);
+    return rc;
 }
 
 static arb_status set_err(char **errmsg, arb_status st, char *msg)
@@ -617,7 +668,7 @@ arb_status arb_template_load(const char *name_or_path, arb_template **out, char 
         goto done;
     }
     t->pool = arb__buf_steal(&p.pool);
-    if (!t->pool) goto done;
+    if (!t->pool || escape_literals(t)) goto done;
     *out = t;
     t = NULL;
     st = ARB_OK;
@@ -660,6 +711,8 @@ typedef struct value {
     size_t n;
 } value;
 
+static void fill_values(const arb_template *tpl, const arb_prompt_vars *vars, value *values);
+
 static char *render_section(const arb_template *tpl, const section *s, const value *values)
 {
     size_t total = 1;
@@ -688,7 +741,24 @@ arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *v
     if (user_out) *user_out = NULL;
     if (!tpl || !vars || !system_out || !user_out) return ARB_INVALID;
     if (vars->options < 2 || vars->options > 4) return ARB_INVALID;
+    value values[PH_COUNT];
+    fill_values(tpl, vars, values);
+    char *system = NULL;
+    if (tpl->system.present && !(system = render_section(tpl, &tpl->system, values)))
+        return ARB_NOMEM;
+    char *user = render_section(tpl, &tpl->user, values);
+    if (!user) {
+        free(system);
+        return ARB_NOMEM;
+    }
+    *system_out = system;
+    *user_out = user;
+    return ARB_OK;
+}
 
+/* The placeholders' values for vars (options in 2..4): lengths only for the ones tpl uses. */
+static void fill_values(const arb_template *tpl, const arb_prompt_vars *vars, value *values)
+{
     const char *texts[PH_COUNT] = {
         [PH_QUESTION] = vars->question,
         [PH_ANSWER1] = vars->answer1,
@@ -717,20 +787,55 @@ arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *v
         [PH_METRICS_JSON] = vars->metrics_json,
         [PH_RANGE] = vars->range,
     };
-    value values[PH_COUNT];
     for (int k = 0; k < PH_COUNT; k++) {
         values[k].s = texts[k] ? texts[k] : "";
         values[k].n = (tpl->uses >> k) & 1u ? strlen(values[k].s) : 0;
     }
-    char *system = NULL;
-    if (tpl->system.present && !(system = render_section(tpl, &tpl->system, values)))
-        return ARB_NOMEM;
-    char *user = render_section(tpl, &tpl->user, values);
-    if (!user) {
-        free(system);
-        return ARB_NOMEM;
+}
+
+/* See internal.h. */
+int arb__template_has_system(const arb_template *tpl) { return tpl && tpl->system.present; }
+
+/* See internal.h. */
+int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars, int system,
+                           arb__buf *b)
+{
+    if (!tpl || !vars || vars->options < 2 || vars->options > 4) return 1;
+    const section *s = system ? &tpl->system : &tpl->user;
+    if (system && !s->present) return 1;
+    value values[PH_COUNT];
+    fill_values(tpl, vars, values);
+    char *const *option_json = tpl->option_json[vars->options - 2];
+    /* Room for the worst case at once (6 bytes out per byte of a value), so the escaper never
+    ** grows the buffer part by part. */
+    size_t room = tpl->json_total + 1;
+    for (size_t i = 0; i < s->n_parts; i++)
+        if (s->parts[i].placeholder >= 0) room += 6 * values[s->parts[i].placeholder].n;
+    if (arb__buf_reserve(b, room)) return -1;
+    size_t start = b->len;
+    for (size_t i = 0; i < s->n_parts; i++) {
+        const part *pt = &s->parts[i];
+        if (pt->placeholder < 0) {
+            memcpy(b->data + b->len, tpl->json_pool + pt->json_off, pt->json_len);
+            b->len += pt->json_len;
+            b->data[b->len] = '\0';
+            continue;
+        }
+        int ph = pt->placeholder;
+        if (ph >= PH_OPTION_LIST && ph <= PH_OPTION_RULES && option_json[ph - PH_OPTION_LIST]) {
+            const char *text = option_json[ph - PH_OPTION_LIST];
+            size_t n = strlen(text);
+            memcpy(b->data + b->len, text, n + 1); /* (room: 6 bytes per byte of the text) */
+            b->len += n;
+            continue;
+        }
+        const value *v = &values[ph];
+        int rc = arb__buf_json_chars(b, v->s, v->n);
+        if (rc) {
+            b->len = start;
+            b->data[start] = '\0';
+            return rc;
+        }
     }
-    *system_out = system;
-    *user_out = user;
-    return ARB_OK;
+    return 0;
 }

@@ -112,10 +112,17 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     int rep, order;
     node_coords(r, node, &item_index, &rep, &judge, &order);
     const arb_item *item = item_at(r, item_index);
-    arb_prompt_vars vars = {.options = r->params->options};
-    if (render_answers(r->store, item, answer_at(r, item_index, order),
-                       answer_at(r, item_index, !order), r->tpl, vars, req))
-        return -1;
+    /* The executor writes the messages straight into the request body (no rendered copy): the
+    ** texts live in the run's dataset, and options were checked with the params. */
+    const arb_answer *first = answer_at(r, item_index, order), *second = answer_at(r, item_index, !order);
+    req->tpl = r->tpl;
+    req->vars = (arb_prompt_vars){.options = r->params->options,
+                                  .question = item->question,
+                                  .answer1 = first->answer,
+                                  .answer2 = second->answer,
+                                  .reference = item->reference,
+                                  .language = item->language};
+    req->response_format = arb_template_response_format(r->tpl);
     req->judge = &r->judges[judge];
     req->rep = rep;
     req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, r->params->options,

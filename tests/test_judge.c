@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "testserver.h"
@@ -164,6 +165,139 @@ static void test_body_fast_writer_matches_reference(void **state)
             free(fast);
             free(ref);
         }
+}
+
+/* Loads template text from a temporary file (caller destroys). */
+static arb_template *template_from_text(const char *text)
+{
+    char path[] = "/tmp/arb_test_judge_tpl_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    assert_non_null(f);
+    fwrite(text, 1, strlen(text), f);
+    fclose(f);
+    arb_template *t = NULL;
+    char *err = NULL;
+    if (arb_template_load(path, &t, &err) != ARB_OK) fail_msg("template: %s", err ? err : "?");
+    unlink(path);
+    return t;
+}
+
+/* The body written from the template's escaped literals must be byte for byte the body of the
+** rendered prompt (and so jansson's), whatever the template and the texts hold: quotes,
+** backslashes, controls, CRLF lines, literal braces, Unicode line separators, placeholders side
+** by side or at the ends, NULL and empty values, invalid UTF-8 (repaired the reference way,
+** also when a sequence is split across two values), every judge parameter. */
+static void test_body_from_template_matches_render(void **state)
+{
+    (void)state;
+    const char *templates[] = {
+        "=== system ===\nBe \"strict\" \\ fair.\tTab\x01\x1f\x7f {{literal}}\n=== user ===\r\n"
+        "[QUESTION START]\r\n{question}\r\n[QUESTION END]\r\n{answer1}{answer2}\n"
+        "\xe2\x80\xa8 caf\xc3\xa9 \xf0\x9f\x98\x8a {option_list} / {option_letters}\n{option_rules}\n"
+        "[REFERENCE START]{reference}[REFERENCE END] {language}",
+        "{question}",
+        "{answer1}\"{answer2}\"",
+        "no placeholders at all \"\\\" \x02",
+        "=== user ===\n\"{{\"{question}\"}}\"\n=== system ===\n{language}{option_letters}",
+    };
+    char controls[34];
+    for (int i = 1; i < 32; i++) controls[i - 1] = (char)i;
+    controls[31] = 0x7f;
+    controls[32] = '"';
+    controls[33] = '\0';
+    char longer[200];
+    for (int i = 0; i < 199; i++) longer[i] = "ab\"\\\n\x1f\xc3\xa9xyz{}"[i % 14];
+    longer[199] = '\0';
+    longer[198] = 'z'; /* (the last char must not cut a sequence) */
+    const char *texts[] = {NULL, "", "plain", "quote \" back\\slash / slash", controls,
+                           "caf\xc3\xa9 \xe2\x80\xa8 line sep \xf0\x9f\x98\x8a emoji",
+                           "bad \xff byte", "ends cut \xc3", "\xa9 starts cut", longer};
+    enum { N_TEXTS = sizeof texts / sizeof texts[0] };
+    const char *schema = "{\"name\":\"v\",\"schema\":{\"type\":\"object\"},\"strict\":true}";
+    arb__buf scratch;
+    arb__buf_init(&scratch, 0);
+    size_t compared = 0;
+    for (size_t t = 0; t < sizeof templates / sizeof templates[0]; t++) {
+        arb_template *tpl = template_from_text(templates[t]);
+        for (size_t k = 0; k < N_TEXTS * N_TEXTS; k++) {
+            arb_judge_config j = judge_m();
+            if (k % 3 == 1) {
+                j.sampling.has_seed = 1;
+                j.sampling.seed = 42;
+                j.logprobs = 1;
+                j.top_logprobs = 5;
+                j.response_format = 1;
+                j.sampling.reasoning_effort = "low";
+                j.sampling.max_completion_tokens = 77;
+            }
+            if (k % 7 == 3) j.model = "model \xe9 latin-1";
+            arb_prompt_vars v = {.options = 2 + (int)(k % 3),
+                                 .question = texts[k % N_TEXTS],
+                                 .answer1 = texts[(k / N_TEXTS) % N_TEXTS],
+                                 .answer2 = texts[(k + 8) % N_TEXTS],
+                                 .reference = texts[(k + 3) % N_TEXTS],
+                                 .language = texts[(k / 3) % N_TEXTS]};
+            if (k == 5) v.answer1 = "ends cut \xc3", v.answer2 = "\xa9 starts cut";
+            const char *rf = k % 2 ? schema : NULL;
+            char *system = NULL, *user = NULL;
+            assert_int_equal(arb_template_render(tpl, &v, &system, &user), ARB_OK);
+            char *want = arb__judge_request_body(&j, system, user, (int)k, rf);
+            char *ref = arb__judge_request_body_reference(&j, system, user, (int)k, rf);
+            size_t len = 0;
+            char *got = arb__judge_request_body_template(&j, tpl, &v, (int)k, rf, &scratch, &len);
+            assert_non_null(got);
+            if (strcmp(got, want))
+                fail_msg("template %zu, case %zu:\n got  %s\n want %s", t, k, got, want);
+            assert_string_equal(got, ref);
+            assert_int_equal(len, strlen(got));
+            compared++;
+            free(system);
+            free(user);
+            free(want);
+            free(ref);
+            free(got);
+        }
+        /* Values that do not render (options outside 2..4): no body. */
+        arb_prompt_vars bad = {.options = 5};
+        assert_null(arb__judge_request_body_template(&(arb_judge_config){.model = "m"}, tpl, &bad,
+                                                     0, NULL, &scratch, NULL));
+        arb_template_destroy(tpl);
+    }
+    /* And every built-in template in every option mode. */
+    for (const char *const *name = arb_template_builtin_names(); *name; name++) {
+        arb_template *tpl = NULL;
+        assert_int_equal(arb_template_load(*name, &tpl, NULL), ARB_OK);
+        for (int options = 2; options <= 4; options++) {
+            arb_judge_config j = judge_m();
+            arb_prompt_vars v = {.options = options, .question = texts[3], .answer1 = texts[4],
+                                 .answer2 = texts[5], .reference = longer, .language = "fr",
+                                 .answer = texts[2], .task = texts[3], .task_input = texts[4],
+                                 .scenario = texts[5], .response = texts[3], .identity = "x",
+                                 .candidate1 = texts[4], .candidate2 = texts[5],
+                                 .identity1 = "a", .identity2 = "b", .metrics_json = "{\"m\": n}",
+                                 .range = "0 to 10", .agent1 = texts[3], .agent2 = texts[4],
+                                 .self = texts[5], .other = texts[3], .reviews = texts[4],
+                                 .discussion = texts[5]};
+            const char *rf = arb_template_response_format(tpl);
+            j.response_format = 1;
+            char *system = NULL, *user = NULL;
+            assert_int_equal(arb_template_render(tpl, &v, &system, &user), ARB_OK);
+            char *want = arb__judge_request_body(&j, system, user, 1, rf);
+            char *got = arb__judge_request_body_template(&j, tpl, &v, 1, rf, &scratch, NULL);
+            assert_non_null(got);
+            assert_string_equal(got, want);
+            compared++;
+            free(system);
+            free(user);
+            free(want);
+            free(got);
+        }
+        arb_template_destroy(tpl);
+    }
+    assert_true(compared > 500);
+    arb__buf_free(&scratch);
 }
 
 /* Reasoning parameters and a template's JSON schema: sorted among the others, the schema only
@@ -1015,6 +1149,7 @@ int main(void)
         cmocka_unit_test(test_body_seed_plus_rep),
         cmocka_unit_test(test_body_invalid_utf8_is_replaced),
         cmocka_unit_test(test_body_fast_writer_matches_reference),
+        cmocka_unit_test(test_body_from_template_matches_render),
         cmocka_unit_test(test_body_reasoning_and_response_format),
         cmocka_unit_test(test_split_thinking),
         cmocka_unit_test(test_parse_reasoning),
