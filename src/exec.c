@@ -259,6 +259,8 @@ void arb__exec_destroy(arb__exec *ex)
 {
     if (!ex) return;
     if (ex->writer.started) writer_stop(ex); /* before freeing what the writer may touch */
+    arb__http_destroy(ex->http); /* before the request bodies its transfers borrow */
+    ex->http = NULL;
     for (size_t i = 0; i < ex->n_nodes; i++) {
         node_free_request(&ex->nodes[i]);
         free(ex->nodes[i].content);
@@ -287,7 +289,6 @@ void arb__exec_destroy(arb__exec *ex)
     free(ex->claims);
     free(ex->gated);
     free(ex->ready);
-    arb__http_destroy(ex->http);
     free(ex);
 }
 
@@ -862,7 +863,8 @@ static arb_status submit_node(arb__exec *ex, size_t idx)
     arb_status st = target_of(ex, n->judge, &n->target);
     if (st) return st;
     const struct exec_target *t = &ex->targets[n->target];
-    if (arb__http_submit_pool(ex->http, idx, t->pool, t->auth, n->body, strlen(n->body)))
+    /* borrowed: the node's body is freed only after the call finished (store_batch) */
+    if (arb__http_submit_pool_borrowed(ex->http, idx, t->pool, t->auth, n->body, strlen(n->body)))
         return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     ex->inflight++;
     return ARB_OK;

@@ -128,7 +128,8 @@ struct arb__headers {
     int plain_ok;               /* auth holds no CR or LF, so it can be written as one line */
 };
 
-/* One submitted request; its body lives in the same allocation, after the struct. */
+/* One submitted request; its body lives in the same allocation, after the struct, or is the
+** submitter's (arb__http_submit_pool_borrowed). */
 struct arb__xfer {
     arb__xfer *next;            /* FIFO link */
     uint64_t tag;
@@ -530,6 +531,9 @@ static int single_pool(arb__http *h, const char *url)
 
 /* Queues the POST (see internal.h). The body is copied into one allocation with the transfer.
 ** Returns 0, or -1 when out of memory. */
+static int submit(arb__http *h, uint64_t tag, int pool, const char *auth_header, const char *body,
+                  size_t body_len, int copy);
+
 int arb__http_submit(arb__http *h, uint64_t tag, const char *url, const char *auth_header,
                      const char *body, size_t body_len)
 {
@@ -541,15 +545,34 @@ int arb__http_submit(arb__http *h, uint64_t tag, const char *url, const char *au
 int arb__http_submit_pool(arb__http *h, uint64_t tag, int pool, const char *auth_header,
                           const char *body, size_t body_len)
 {
+    return submit(h, tag, pool, auth_header, body, body_len, 1);
+}
+
+/* See internal.h. */
+int arb__http_submit_pool_borrowed(arb__http *h, uint64_t tag, int pool, const char *auth_header,
+                                   const char *body, size_t body_len)
+{
+    return submit(h, tag, pool, auth_header, body, body_len, 0);
+}
+
+/* Queues a transfer of body, copied into the transfer's allocation when copy is 1, else
+** borrowed (it then must outlive the transfer). Returns 0, or -1. */
+static int submit(arb__http *h, uint64_t tag, int pool, const char *auth_header, const char *body,
+                  size_t body_len, int copy)
+{
     if (pool < 0 || (size_t)pool >= h->n_pools) return -1;
     if (body_len > SIZE_MAX - sizeof(arb__xfer) - 1) return -1;
+    if (!copy && body[body_len] != '\0') return -1; /* libcurl's POSTFIELDS reads a C string */
     arb__headers *hdr = headers_for(h, auth_header);
     if (!hdr) return -1;
-    arb__xfer *x = malloc(sizeof *x + body_len + 1);
+    arb__xfer *x = malloc(sizeof *x + (copy ? body_len + 1 : 0));
     if (!x) return -1;
-    char *b = x->data;
-    if (body_len) memcpy(b, body, body_len);
-    b[body_len] = '\0';
+    const char *b = body;
+    if (copy) {
+        if (body_len) memcpy(x->data, body, body_len);
+        x->data[body_len] = '\0';
+        b = x->data;
+    }
     x->next = NULL;
     x->tag = tag;
     x->pool = pool;

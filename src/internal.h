@@ -276,6 +276,11 @@ int arb__http_add_pool(arb__http *h, const char *const *urls, size_t n, int max_
 ** when out of memory or pool is not one. */
 int arb__http_submit_pool(arb__http *h, uint64_t tag, int pool, const char *auth_header,
                           const char *body, size_t body_len);
+/* arb__http_submit_pool without copying body, which must be NUL-terminated at body_len and stay
+** valid and unchanged until done has been called for tag (or the client is destroyed): the
+** executor's request bodies live that long anyway, so a copy per call is saved. */
+int arb__http_submit_pool_borrowed(arb__http *h, uint64_t tag, int pool, const char *auth_header,
+                                   const char *body, size_t body_len);
 typedef struct arb__http_endpoint_stats {
     size_t sent;         /* attempts started on it */
     size_t ok;           /* 2xx replies */
