@@ -1057,7 +1057,8 @@ static int plain_start(arb__http *h, arb__slot *slot, arb__endpoint *e, arb__htt
     arb__buf_reset(head);
     if (arb__buf_append(head, e->plain->head, e->plain->head_len) ||
         (x->hdr->auth && (arb__buf_puts(head, x->hdr->auth) || arb__buf_puts(head, "\r\n"))) ||
-        arb__buf_printf(head, "Content-Length: %zu\r\n\r\n", x->body_len))
+        arb__buf_puts(head, "Content-Length: ") ||
+        arb__buf_put_int(head, (long long)x->body_len) || arb__buf_puts(head, "\r\n\r\n"))
         goto nomem;
     while (e->n_idle_conns > 0) {
         arb__pconn *c = e->idle_conns[--e->n_idle_conns];

@@ -39,6 +39,10 @@ int arb__buf_reserve(arb__buf *b, size_t n); /* room for n more bytes: 0 ok, -1 
 int arb__buf_puts(arb__buf *b, const char *s);
 int arb__buf_printf(arb__buf *b, const char *fmt, ...) ARB__ATTR_PRINTF(2, 3);
 void arb__buf_reset(arb__buf *b);
+/* Writes v in decimal ("%lld" without printf's cost) and a NUL to out; returns its length. */
+size_t arb__decimal(char out[24], long long v);
+/* Appends v in decimal. 0 or -1. */
+int arb__buf_put_int(arb__buf *b, long long v);
 void arb__buf_free(arb__buf *b);
 char *arb__buf_steal(arb__buf *b); /* returns data (caller frees), leaves b empty */
 /* Appends s[0..n) (valid UTF-8) as a JSON string, escaped exactly as jansson's dump does. 0 or

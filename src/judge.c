@@ -186,16 +186,6 @@ static int put_json_real(arb__buf *b, double v)
     return arb__buf_puts(b, out);
 }
 
-/* Appends the decimal text of v. Returns 0 or -1. */
-static int put_int(arb__buf *b, long long v)
-{
-    char text[24], *p = text + sizeof text;
-    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-    do *--p = (char)('0' + u % 10); while (u /= 10);
-    if (v < 0) *--p = '-';
-    return arb__buf_append(b, p, (size_t)(text + sizeof text - p));
-}
-
 /* The body up to and including "messages":[ -- the keys before "messages" in sorted order. */
 static int put_body_head(arb__buf *b, const arb_judge_config *judge)
 {
@@ -206,10 +196,10 @@ static int put_body_head(arb__buf *b, const arb_judge_config *judge)
                arb__buf_puts(b, ",");
     if (judge->logprobs) err |= arb__buf_puts(b, "\"logprobs\":true,");
     if (s->max_completion_tokens > 0)
-        err |= arb__buf_puts(b, "\"max_completion_tokens\":") | put_int(b, s->max_completion_tokens) |
+        err |= arb__buf_puts(b, "\"max_completion_tokens\":") | arb__buf_put_int(b, s->max_completion_tokens) |
                arb__buf_puts(b, ",");
     if (s->max_tokens > 0)
-        err |= arb__buf_puts(b, "\"max_tokens\":") | put_int(b, s->max_tokens) | arb__buf_puts(b, ",");
+        err |= arb__buf_puts(b, "\"max_tokens\":") | arb__buf_put_int(b, s->max_tokens) | arb__buf_puts(b, ",");
     return err | arb__buf_puts(b, "\"messages\":[");
 }
 
@@ -228,11 +218,11 @@ static int put_body_tail(arb__buf *b, const arb_judge_config *judge, const char 
                arb__buf_puts(b, response_format) | arb__buf_puts(b, ",\"type\":\"json_schema\"}");
     if (s->has_seed) /* seed + rep, wrapping as the reference builder does */
         err |= arb__buf_puts(b, ",\"seed\":") |
-               put_int(b, (long long)((unsigned long long)s->seed + (unsigned long long)rep));
+               arb__buf_put_int(b, (long long)((unsigned long long)s->seed + (unsigned long long)rep));
     if (isfinite(s->temperature))
         err |= arb__buf_puts(b, ",\"temperature\":") | put_json_real(b, s->temperature);
     if (judge->logprobs && judge->top_logprobs > 0)
-        err |= arb__buf_puts(b, ",\"top_logprobs\":") | put_int(b, judge->top_logprobs);
+        err |= arb__buf_puts(b, ",\"top_logprobs\":") | arb__buf_put_int(b, judge->top_logprobs);
     if (isfinite(s->top_p)) err |= arb__buf_puts(b, ",\"top_p\":") | put_json_real(b, s->top_p);
     return err | arb__buf_append(b, "}", 1);
 }
@@ -316,13 +306,13 @@ char *arb__judge_request_body_template(const arb_judge_config *judge, const arb_
 void arb__judge_call_key(const char *body, int rep, char out[33])
 {
     char rep_text[24];
-    int n = snprintf(rep_text, sizeof rep_text, "%d", rep);
+    size_t n = arb__decimal(rep_text, rep);
     XXH3_state_t state;
     XXH3_INITSTATE(&state);
     XXH3_128bits_reset(&state);
     XXH3_128bits_update(&state, body, strlen(body));
     XXH3_128bits_update(&state, "\x1f", 1);
-    XXH3_128bits_update(&state, rep_text, (size_t)n);
+    XXH3_128bits_update(&state, rep_text, n);
     XXH128_canonical_t canon;
     XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(&state));
     static const char hex[] = "0123456789abcdef"; /* big-endian bytes, as arb__hash_hex */

@@ -6,6 +6,10 @@
 */
 #include "internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <errno.h>
 #include <math.h>
 #include <netdb.h>
@@ -108,6 +112,26 @@ int arb__buf_append(arb__buf *b, const void *p, size_t n)
 
 int arb__buf_puts(arb__buf *b, const char *s) { return arb__buf_append(b, s, strlen(s)); }
 
+/* See internal.h. */
+size_t arb__decimal(char out[24], long long v)
+{
+    char text[24], *p = text + sizeof text;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do *--p = (char)('0' + u % 10); while (u /= 10);
+    if (v < 0) *--p = '-';
+    size_t n = (size_t)(text + sizeof text - p);
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return n;
+}
+
+/* See internal.h. */
+int arb__buf_put_int(arb__buf *b, long long v)
+{
+    char text[24];
+    return arb__buf_append(b, text, arb__decimal(text, v));
+}
+
 int arb__buf_printf(arb__buf *b, const char *fmt, ...)
 {
     va_list ap;
@@ -173,8 +197,8 @@ static size_t utf8_sequence(const unsigned char *p, size_t avail)
 ** (and b unchanged) when s is not valid UTF-8. Escapes as jansson's compact dump does (", \\,
 ** \b \f \n \r \t, other controls as \u00XX). Why not jansson: building and dumping a jansson
 ** tree cost ~35 us per 3 KB prompt, a third of the harness's whole per-call budget (judge.c's
-** request bodies), and most of `arbiter export`'s time (~4.6 KB a line). Eight clean bytes
-** are copied at a time (SWAR tests for "some byte less than 0x20", "some byte equal to c" and,
+** request bodies), and most of `arbiter export`'s time (~4.6 KB a line). Sixteen clean bytes
+** are copied at a time with SSE2 where the compiler targets it, else eight (SWAR tests for "some byte less than 0x20", "some byte equal to c" and,
 ** when checking UTF-8, "some byte >= 0x80"), written straight into room reserved for the worst
 ** case (6 bytes out per byte in) a block at a time. Without quotes, only what goes between
 ** them. 0, 1, or -1 (over max or no memory). */
@@ -190,6 +214,29 @@ static int json_escape(arb__buf *b, const char *s, size_t n, int check_utf8, int
         if (arb__buf_reserve(b, 6 * (end - i) + 1)) return -1;
         char *o = b->data + b->len;
         while (i < end) {
+#if defined(__SSE2__)
+            /* Sixteen bytes at a time where SSE2 is there (every x86-64): the block is stored
+            ** whole (the room is reserved), then the clean bytes before the first one that
+            ** needs care are kept and that one goes the byte-by-byte way below. */
+            if (end - i >= 16) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(in + i));
+                __m128i special =
+                    _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                              _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+                unsigned mask = (unsigned)_mm_movemask_epi8(special);
+                if (check_utf8) mask |= (unsigned)_mm_movemask_epi8(v); /* bytes >= 0x80 */
+                _mm_storeu_si128((__m128i *)(void *)o, v);
+                if (!mask) {
+                    o += 16;
+                    i += 16;
+                    continue;
+                }
+                unsigned clean = (unsigned)__builtin_ctz(mask);
+                o += clean;
+                i += clean;
+            } else
+#endif
             if (end - i >= 8) {
                 uint64_t w, q, k;
                 memcpy(&w, in + i, 8);

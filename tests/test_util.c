@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,78 @@ static void json_metric_and_set(void **state)
 /* A text stolen from a buffer keeps only what it needs: the JSON escaper reserves 6 bytes per
 ** byte in, and request bodies built that way live for a whole slice of sbs (they held ~180 MB
 ** more at 100,000 items before arb__buf_steal gave the room back). */
+/* arb__buf_json_chars (the unquoted form request bodies are written in pieces with) is
+** arb__buf_json_text without its quotes, and jansson's dump inside them, on short random texts
+** around the escaper's 16- and 8-byte blocks: quotes, backslashes, controls, DEL, multi-byte
+** UTF-8 and invalid bytes at every offset; 1 (nothing written) exactly when not UTF-8. */
+static void json_chars_is_json_text_unquoted(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"a", "b", "0", " ", "\"", "\\", "\n", "\t", "\x01",
+                                         "\x1f", "\x7f", "/", "\xc3\xa9", "\xe2\x80\xa8",
+                                         "\xf0\x9f\x98\x8a", "\xff", "\xc3", "\x80"};
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    for (int round = 0; round < 4000; round++) {
+        char text[256];
+        size_t n = 0;
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        size_t want_len = (size_t)(rng % 80), dirty = (rng >> 8) % 3; /* 0: mostly clean */
+        while (n < want_len) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            size_t pick = dirty ? (size_t)(rng % 18) : (rng % 16 ? (size_t)(rng % 4) : (size_t)(rng % 18));
+            size_t len = strlen(pieces[pick]);
+            memcpy(text + n, pieces[pick], len);
+            n += len;
+        }
+        text[n] = '\0';
+        int valid = arb__utf8_valid(text, n, NULL);
+        arb__buf quoted, checked, bare;
+        arb__buf_init(&quoted, 0);
+        arb__buf_init(&checked, 0);
+        arb__buf_init(&bare, 0);
+        assert_int_equal(arb__buf_puts(&checked, "x") | arb__buf_puts(&bare, "x"), 0);
+        assert_int_equal(arb__buf_json_text(&checked, text, n), valid ? 0 : 1);
+        assert_int_equal(arb__buf_json_chars(&bare, text, n), valid ? 0 : 1);
+        if (!valid) {
+            assert_string_equal(checked.data, "x");
+            assert_string_equal(bare.data, "x");
+        } else {
+            assert_int_equal(arb__buf_json_string(&quoted, text, n), 0);
+            json_t *j = json_stringn(text, n);
+            assert_non_null(j);
+            char *want = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+            assert_string_equal(quoted.data, want);
+            assert_string_equal(checked.data + 1, want);
+            assert_int_equal(bare.len, quoted.len - 1);
+            assert_memory_equal(bare.data + 1, want + 1, quoted.len - 2);
+            free(want);
+            json_decref(j);
+        }
+        arb__buf_free(&quoted);
+        arb__buf_free(&checked);
+        arb__buf_free(&bare);
+    }
+}
+
+/* The decimal writer used instead of printf in request bodies and heads: "%lld" exactly. */
+static void decimal_matches_printf(void **state)
+{
+    (void)state;
+    const long long values[] = {0, 1, -1, 9, 10, -10, 99, 100, 1024, 2147483647, -2147483648LL,
+                                4294967296LL, 1234567890123456789LL, LLONG_MAX, LLONG_MIN};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        char want[32], got[24];
+        snprintf(want, sizeof want, "%lld", values[i]);
+        assert_int_equal(arb__decimal(got, values[i]), strlen(want));
+        assert_string_equal(got, want);
+        arb__buf b;
+        arb__buf_init(&b, 0);
+        assert_int_equal(arb__buf_puts(&b, "x=") | arb__buf_put_int(&b, values[i]), 0);
+        assert_string_equal(b.data + 2, want);
+        arb__buf_free(&b);
+    }
+}
+
 static void stolen_text_gives_back_reserved_room(void **state)
 {
     (void)state;
@@ -243,6 +316,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strtab_interns),
+        cmocka_unit_test(decimal_matches_printf),
+        cmocka_unit_test(json_chars_is_json_text_unquoted),
         cmocka_unit_test(put_safe_neutralises_controls),
         cmocka_unit_test(put_safe_neutralises_bidi_controls),
         cmocka_unit_test(json_metric_and_set),
