@@ -1935,6 +1935,53 @@ static arb_dataset *benchmark_dataset(int n)
     return ds;
 }
 
+/* Texts varied enough that the trained content fills the whole dictionary: the sources' path,
+** appended after that content, must still be in the dictionary (finalizing cuts the end of a
+** content that does not fit), so a source "file:line" compresses to a few bytes. */
+static void test_text_dictionary_keeps_source_paths(void **state)
+{
+    fixture *f = *state;
+    enum { N_ITEMS = 1500, WORDS = 60 };
+    static const char *const words[] = {"model", "data", "time", "a", "the", "value", "system",
+                                        "result", "answer", "judge", "method", "process",
+                                        "question", "of", "and", "is"};
+    arb__buf items, answers;
+    arb__buf_init(&items, 0);
+    arb__buf_init(&answers, 0);
+    unsigned long long x = 88172645463325252ULL; /* xorshift64: words in a fixed random order */
+    for (int i = 0; i < 3 * N_ITEMS; i++) {
+        arb__buf *b = i < N_ITEMS ? &items : &answers;
+        if (i < N_ITEMS) arb__buf_printf(b, "{\"id\": \"i%d\", \"question\": \"", i);
+        else arb__buf_printf(b, "{\"item\": \"i%d\", \"model\": \"m%d\", \"answer\": \"",
+                             (i - N_ITEMS) / 2, (i - N_ITEMS) % 2);
+        for (int w = 0; w < WORDS; w++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            arb__buf_puts(b, words[x % 16]);
+            arb__buf_puts(b, w + 1 < WORDS ? " " : ".");
+        }
+        arb__buf_puts(b, "\"}\n");
+    }
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "a/rather/long/directory/of/items.jsonl",
+                                                 items.data, items.len), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "a/rather/long/directory/of/answers.jsonl",
+                                                   answers.data, answers.len), ARB_OK);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT length(dict) >= 32 * 1024 FROM text_dicts"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'blob'"
+                                  " AND length(source) < 28"), 2 * N_ITEMS);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM items WHERE typeof(source) = 'blob'"
+                                  " AND length(source) < 28"), N_ITEMS);
+    assert_query_text(s, "SELECT arb_text(source) FROM answers WHERE item_id = 'i7' AND model = 'm1'",
+                      "a/rather/long/directory/of/answers.jsonl:16");
+    arb_store_close(s);
+    arb_dataset_destroy(ds);
+    arb__buf_free(&items);
+    arb__buf_free(&answers);
+}
+
 /* Schema 12: a dataset large enough to train a dictionary is stored as compact texts, read
 ** back exactly (export, arb_text, arb_text_length), and loading it again writes nothing. A
 ** version-11 store (its texts TEXT, as arbiter wrote them before) is compacted in place on
@@ -2180,6 +2227,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_refusal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_dictionary_keeps_source_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_rebuilds_after_sort, setup, teardown),
