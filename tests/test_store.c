@@ -1935,6 +1935,33 @@ static arb_dataset *benchmark_dataset(int n)
     return ds;
 }
 
+/* The digest of a plan's state (store_resume.c) is a fixed function of the stored rows:
+** TEXT, BLOB (call keys), integers, NULL (a failed call's key) enter it as they did when plan
+** notes were introduced, so a note recorded then still matches the same store. (The dataset is
+** too small to train a text dictionary: the digest does not depend on how texts compress.) */
+static void test_plan_state_digest_is_stable(void **state)
+{
+    fixture *f = *state;
+    char *requests[4];
+    arb_dataset *ds = benchmark_dataset(20);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM text_dicts"), 0);
+    for (int i = 0; i < 2; i++) put_sbs_calls(s, ds, i, requests);
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "UPDATE calls SET ok = 0 WHERE id = 1",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    const char *judges[] = {"j"};
+    arb__sbs_plan_key key = {"m1", "m2", "t", 2, 1, judges, 1};
+    arb__plan_state got;
+    assert_int_equal(arb__store_sbs_plan_state(s, &key, &got), ARB_OK);
+    assert_int_equal(got.judgments, 3);
+    /* the digest of this store as computed when put_column appended each part apart */
+    assert_string_equal(got.digest, "01cdaafb271dd1ddaacd099e1e87d1fe");
+    arb_store_close(s);
+    arb_dataset_destroy(ds);
+    for (int k = 0; k < 4; k++) free(requests[k]);
+}
+
 /* Texts varied enough that the trained content fills the whole dictionary: the sources' path,
 ** appended after that content, must still be in the dictionary (finalizing cuts the end of a
 ** content that does not fit), so a source "file:line" compresses to a few bytes. */
@@ -2228,6 +2255,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_dictionary_keeps_source_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan_state_digest_is_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_rebuilds_after_sort, setup, teardown),
