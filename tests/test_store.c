@@ -367,6 +367,82 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
     return s;
 }
 
+/* The objects of a store's schema, one line each (type, name, table, SQL text), sorted; and
+** its version and application id. Caller frees. */
+static char *schema_listing(arb_store *s)
+{
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(s),
+                                        "SELECT type, name, tbl_name, sql FROM sqlite_schema"
+                                        " ORDER BY type, name", -1, &q, NULL), SQLITE_OK);
+    while (sqlite3_step(q) == SQLITE_ROW)
+        arb__buf_printf(&b, "%s|%s|%s|%s\n", sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
+                        sqlite3_column_text(q, 2),
+                        sqlite3_column_text(q, 3) ? (const char *)sqlite3_column_text(q, 3) : "-");
+    sqlite3_finalize(q);
+    arb__buf_printf(&b, "user_version %lld application_id %lld\n",
+                    query_int(s, "PRAGMA user_version"), query_int(s, "PRAGMA application_id"));
+    return b.data;
+}
+
+/* Writes store_fresh_schema.inc's list of statements for the schema of s (the objects of
+** sqlite_schema in the order of their rows, SQLite's own ones left out) to path. */
+static void write_fresh_schema(arb_store *s, const char *path)
+{
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    fprintf(out, "#define FRESH_SCHEMA_VERSION %lld\n"
+                 "static const char *const fresh_schema_sql[] = {\n",
+            query_int(s, "PRAGMA user_version"));
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(s),
+                                        "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND"
+                                        " name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
+                                        -1, &q, NULL), SQLITE_OK);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        fputs("    \"", out);
+        for (const char *c = (const char *)sqlite3_column_text(q, 0); *c; c++) {
+            if (*c == '\n') fputs(c[1] ? "\\n\"\n    \"" : "\\n", out);
+            else if (*c == '"' || *c == '\\') fprintf(out, "\\%c", *c);
+            else fputc(*c, out);
+        }
+        fputs("\",\n", out);
+    }
+    sqlite3_finalize(q);
+    fputs("    NULL,\n};\n", out);
+    fclose(out);
+}
+
+/* A new store is created from store_fresh_schema.inc (then migrated from its version): its
+** schema is, object for object and text for text, the one that schema version 1 and every
+** migration make. On a difference, the file's statements as they should be are written to
+** fresh_schema_statements.inc in the working directory, to replace those of
+** src/store_fresh_schema.inc. */
+static void test_fresh_schema_is_the_migrated_schema(void **state)
+{
+    fixture *f = *state;
+    char stepwise_db[400];
+    const char *regenerated = "fresh_schema_statements.inc";
+    snprintf(stepwise_db, sizeof stepwise_db, "%s/stepwise.db", f->dir);
+    arb__store_stepwise_schema = 1;
+    arb_store *stepwise = open_ok(stepwise_db);
+    arb__store_stepwise_schema = 0;
+    arb_store *fresh = open_ok(f->db);
+    char *want = schema_listing(stepwise), *got = schema_listing(fresh);
+    if (strcmp(want, got)) {
+        write_fresh_schema(stepwise, regenerated);
+        fail_msg("a new store's schema differs from the migrated one: replace the statements of"
+                 " src/store_fresh_schema.inc with those of %s (written in the working directory)",
+                 regenerated);
+    }
+    free(want);
+    free(got);
+    arb_store_close(stepwise);
+    arb_store_close(fresh);
+}
+
 /* A version-1 store (before battles had "extra" and before the annotation tasks) is upgraded
 ** in place on open, keeping its rows. */
 static void test_schema_migration_from_1(void **state)
@@ -2254,6 +2330,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_refusal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fresh_schema_is_the_migrated_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_dictionary_keeps_source_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_state_digest_is_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
