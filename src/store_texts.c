@@ -5,8 +5,8 @@
 ** A benchmark's texts are most of a store once requests are compact (store_requests.c): ~650
 ** of the ~1,180 bytes per judgment at 100,000 items. Each text is small (a few hundred bytes),
 ** too small for zstd alone, so they are compressed with a dictionary trained once from the
-** store's own texts (ZDICT_trainFromBuffer) and kept in table text_dicts. A compressed text is
-** a BLOB (a "compact text"):
+** store's own texts (ZDICT_trainFromBuffer_fastCover) and kept in table text_dicts. A
+** compressed text is a BLOB (a "compact text"):
 **
 **     varint dictionary id | varint length in code points | zstd frame without its magic number
 **
@@ -35,7 +35,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#define ZDICT_STATIC_LINKING_ONLY /* ZDICT_trainFromBuffer_fastCover */
+/* ZDICT_trainFromBuffer_fastCover and its parameters: zstd's "experimental" section, exported by
+** the shared library and unchanged since zstd 1.3.6 */
+#define ZDICT_STATIC_LINKING_ONLY
 #include <zdict.h>
 #include <zstd.h>
 
