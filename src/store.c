@@ -1253,6 +1253,11 @@ static arb_status compact_stored_texts(arb_store *s)
     return ARB_OK;
 }
 
+#include "store_fresh_schema.inc"
+
+/* See store_internal.h. */
+int arb__store_stepwise_schema = 0;
+
 static arb_status create_schema_tx(arb_store *s);
 
 /* Creates or upgrades the schema with foreign keys off, as SQLite's way of changing a table
@@ -1277,9 +1282,12 @@ static arb_status create_schema_tx(arb_store *s)
     if (version < STORE_SCHEMA_VERSION) {
         int rc = SQLITE_OK;
         if (version == 0) {
-            for (size_t i = 0; schema_sql[i] && rc == SQLITE_OK; i++)
-                rc = sqlite3_exec(s->db, schema_sql[i], NULL, NULL, &err);
-            version = 1;
+            /* a new store: the schema as the migrations leave it (store_fresh_schema.inc),
+            ** migrated on from there; or from version 1 when a test asks */
+            const char *const *sql = arb__store_stepwise_schema ? schema_sql : fresh_schema_sql;
+            for (size_t i = 0; sql[i] && rc == SQLITE_OK; i++)
+                rc = sqlite3_exec(s->db, sql[i], NULL, NULL, &err);
+            version = arb__store_stepwise_schema ? 1 : FRESH_SCHEMA_VERSION;
         } else if (version < 13) {
             s->rows_rebuilt = 1;
         }

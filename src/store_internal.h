@@ -136,5 +136,8 @@ char *arb__textz_decode(arb__textz *z, const unsigned char *blob, size_t len, si
 /* Texts this codec decompressed, and dictionaries it loaded to do it (tests). */
 void arb__textz_counts(const arb__textz *z, long long *decoded, long long *dictionaries);
 
+/* Nonzero: a new store is created from schema version 1 and every migration (as before
+** store_fresh_schema.inc), for the test that compares both; nothing else writes it. */
+extern int arb__store_stepwise_schema;
 
 #endif

@@ -94,21 +94,31 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
 /* ---- plan notes: what a finished run leaves for a rerun's quick check ---------------------- */
 
 /* One column into the row's bytes: its type, then its value (texts length-prefixed), so that
-** NULL, '' and 0 differ and no two rows run together. Returns 0 or -1 (no memory). */
+** NULL, '' and 0 differ and no two rows run together. Written with one reserve per column,
+** not an append per part (a fifth of hashing a store's dataset). Returns 0 or -1 (no memory). */
 static int put_column(arb__buf *row, sqlite3_stmt *q, int col)
 {
     int type = sqlite3_column_type(q, col);
-    unsigned char tag = (unsigned char)type;
-    if (arb__buf_append(row, &tag, 1)) return -1;
-    if (type == SQLITE_NULL) return 0;
+    const void *p = NULL;
+    sqlite3_int64 v = 0; /* the integer, or the length of a text or blob */
     if (type == SQLITE_INTEGER) {
-        sqlite3_int64 v = sqlite3_column_int64(q, col);
-        return arb__buf_append(row, &v, sizeof v);
+        v = sqlite3_column_int64(q, col);
+    } else if (type != SQLITE_NULL) {
+        p = type == SQLITE_BLOB ? sqlite3_column_blob(q, col) : sqlite3_column_text(q, col);
+        v = sqlite3_column_bytes(q, col);
     }
-    const void *p = type == SQLITE_BLOB ? sqlite3_column_blob(q, col) : sqlite3_column_text(q, col);
-    sqlite3_int64 n = sqlite3_column_bytes(q, col);
-    if (arb__buf_append(row, &n, sizeof n)) return -1;
-    return p && n ? arb__buf_append(row, p, (size_t)n) : 0;
+    size_t body = p ? (size_t)v : 0;
+    if (arb__buf_reserve(row, 1 + sizeof v + body)) return -1;
+    char *d = row->data + row->len;
+    *d++ = (char)(unsigned char)type;
+    if (type != SQLITE_NULL) {
+        memcpy(d, &v, sizeof v);
+        d += sizeof v;
+        if (body) memcpy(d, p, body);
+        d += body;
+    }
+    row->len = (size_t)(d - row->data);
+    return 0;
 }
 
 /* Hashes every column of every row of sql (its parameters bound by bind, when not NULL), a row

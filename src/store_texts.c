@@ -5,8 +5,8 @@
 ** A benchmark's texts are most of a store once requests are compact (store_requests.c): ~650
 ** of the ~1,180 bytes per judgment at 100,000 items. Each text is small (a few hundred bytes),
 ** too small for zstd alone, so they are compressed with a dictionary trained once from the
-** store's own texts (ZDICT_trainFromBuffer) and kept in table text_dicts. A compressed text is
-** a BLOB (a "compact text"):
+** store's own texts (ZDICT_trainFromBuffer_fastCover) and kept in table text_dicts. A
+** compressed text is a BLOB (a "compact text"):
 **
 **     varint dictionary id | varint length in code points | zstd frame without its magic number
 **
@@ -35,6 +35,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+/* ZDICT_trainFromBuffer_fastCover and its parameters: zstd's "experimental" section, exported by
+** the shared library and unchanged since zstd 1.3.6 */
+#define ZDICT_STATIC_LINKING_ONLY
 #include <zdict.h>
 #include <zstd.h>
 
@@ -46,10 +49,29 @@
 #define TRAIN_MIN_BYTES (256 * 1024)
 #define TRAIN_MIN_TEXTS 512
 /* Samples fed to the trainer at most (spread over what is at hand), and the dictionary's size:
-** the trainer takes ~0.2 s on 1 MB, and more samples gave no smaller texts (answers of the
-** benchmark set: 88-89 bytes from 250 KB to 1 MB of samples, 2026-11-27). */
+** more samples gave no smaller texts (answers of the benchmark set: 88-89 bytes from 250 KB to
+** 1 MB of samples, 2026-11-27). */
 #define TRAIN_MAX_BYTES (1024 * 1024)
 #define DICT_BYTES (32 * 1024)
+/* Room for the entropy tables that finalizing puts before the content (a few hundred bytes):
+** ZDICT_finalizeDictionary cuts the END of a content that does not fit its buffer, which is
+** where the source paths go. */
+#define DICT_HEADER_ROOM 4096
+/* The trainer's parameters, fixed: ZDICT_trainFromBuffer tries several segment sizes (k), each
+** trained and then measured by compressing the samples, 0.46 G instructions on 1 MB of samples,
+** the largest fixed cost of a first run. On the benchmark set it picks k = 1511 (d = 8); k from
+** 512 to 2000 gave the same sizes (answers 88-89 bytes, items' texts 46-47, 2026-11-27).
+** TRAIN_ACCEL 10 makes the trainer count every 10th position and finalize with a tenth of the
+** samples: its statistics are thrown away anyway, as finalize_dictionary computes them again.
+** Bytes per judgment at 100,000 items (bench/run_scale.sh): 535 before, 531 with these (and
+** 531-534 with accel 1, or finalizing from 64 KB or 1 MB of samples). */
+#define TRAIN_K 1024
+#define TRAIN_D 8
+#define TRAIN_F 20
+#define TRAIN_ACCEL 10
+/* Samples the entropy statistics of the dictionary are computed from at most (every step-th
+** training sample): a quarter of 1 MB gave the same sizes as all of it. */
+#define FINALIZE_MAX_BYTES (256 * 1024)
 /* Texts shorter than this stay TEXT: a frame's overhead would eat what it saves. */
 #define MIN_COMPACT_BYTES 24
 #define DDICT_CACHE 4
@@ -344,11 +366,12 @@ static size_t source_path_length(const char *text)
 /* The trainer keeps what is frequent in bytes, so the path that every source repeats ("items.
 ** jsonl:", a few dozen bytes in a short text) is left out and a source would not compress. The
 ** distinct paths of the sources among texts (a few at most) are appended to the trained
-** dictionary's content, where matches cost least, and the dictionary is finalized again.
-** Returns the new size, or dlen when there is no path (the dictionary unchanged), or a ZDICT
-** error code. */
-static size_t add_source_paths(void *dict, size_t dlen, const char *const *texts, size_t n,
-                               const void *samples, const size_t *sizes, unsigned n_samples)
+** dictionary's content, where matches cost least. Then the dictionary is finalized (its entropy
+** tables computed) from every step-th sample, at most FINALIZE_MAX_BYTES of them, into dict
+** (DICT_BYTES + DICT_HEADER_ROOM bytes): at most DICT_BYTES of content, its tables before it.
+** Returns the dictionary's new size, or a ZDICT error code. */
+static size_t finalize_dictionary(void *dict, size_t dlen, const char *const *texts, size_t n,
+                                  const char *samples, const size_t *sizes, unsigned n_samples)
 {
     enum { MAX_PATHS = 8, MAX_PATHS_BYTES = 2048 };
     char paths[MAX_PATHS_BYTES];
@@ -368,20 +391,35 @@ static size_t add_source_paths(void *dict, size_t dlen, const char *const *texts
         paths[used++] = '\n';
         n_paths++;
     }
-    if (!n_paths) return dlen;
     size_t header = ZDICT_getDictHeaderSize(dict, dlen);
     if (ZDICT_isError(header)) return header;
     size_t content_len = dlen - header;
     if (content_len + used > DICT_BYTES) content_len = DICT_BYTES - used;
+    size_t total = 0;
+    for (unsigned i = 0; i < n_samples; i++) total += sizes[i];
+    unsigned step = (unsigned)(total / FINALIZE_MAX_BYTES + 1), n_picked = 0;
     char *content = malloc(content_len + used);
-    if (!content) return dlen;
-    /* the end of the trained content is kept (its most useful part), then the paths */
-    memcpy(content, (const char *)dict + dlen - content_len, content_len);
-    memcpy(content + content_len, paths, used);
-    ZDICT_params_t params = {.compressionLevel = TEXT_ZSTD_LEVEL};
-    size_t got = ZDICT_finalizeDictionary(dict, DICT_BYTES, content, content_len + used,
-                                          samples, sizes, n_samples, params);
+    char *picked = malloc(total + 1);
+    size_t *picked_sizes = malloc((n_samples / step + 1) * sizeof *picked_sizes);
+    size_t got = (size_t)-1; /* a ZDICT error code: out of memory */
+    if (content && picked && picked_sizes) {
+        /* the end of the trained content is kept (its most useful part), then the paths */
+        memcpy(content, (const char *)dict + dlen - content_len, content_len);
+        memcpy(content + content_len, paths, used);
+        size_t at = 0, picked_len = 0;
+        for (unsigned i = 0; i < n_samples; at += sizes[i++]) {
+            if (i % step) continue;
+            memcpy(picked + picked_len, samples + at, sizes[i]);
+            picked_len += sizes[i];
+            picked_sizes[n_picked++] = sizes[i];
+        }
+        ZDICT_params_t params = {.compressionLevel = TEXT_ZSTD_LEVEL};
+        got = ZDICT_finalizeDictionary(dict, DICT_BYTES + DICT_HEADER_ROOM, content,
+                                       content_len + used, picked, picked_sizes, n_picked, params);
+    }
     free(content);
+    free(picked);
+    free(picked_sizes);
     return got;
 }
 
@@ -414,10 +452,14 @@ int arb__textz_train(arb__textz *z, const char *const *texts, size_t n)
         used += len;
         sizes[n_samples++] = len;
     }
-    void *dict = malloc(DICT_BYTES);
+    void *dict = malloc(DICT_BYTES + DICT_HEADER_ROOM);
     if (!dict) goto nomem;
-    size_t dlen = ZDICT_trainFromBuffer(dict, DICT_BYTES, buf, sizes, n_samples);
-    if (!ZDICT_isError(dlen)) dlen = add_source_paths(dict, dlen, texts, n, buf, sizes, n_samples);
+    ZDICT_fastCover_params_t params = {.k = TRAIN_K, .d = TRAIN_D, .f = TRAIN_F,
+                                       .accel = TRAIN_ACCEL,
+                                       .zParams = {.compressionLevel = TEXT_ZSTD_LEVEL}};
+    size_t dlen = ZDICT_trainFromBuffer_fastCover(dict, DICT_BYTES, buf, sizes, n_samples, params);
+    if (!ZDICT_isError(dlen))
+        dlen = finalize_dictionary(dict, dlen, texts, n, buf, sizes, n_samples);
     if (ZDICT_isError(dlen)) {
         z->train_failed = 1; /* too uniform or too few: the texts stay TEXT */
     } else if (!prepare(z, &z->put, "INSERT INTO text_dicts(dict) VALUES (?1)")) {

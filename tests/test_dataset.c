@@ -392,6 +392,34 @@ static void load_files(void **state)
     rmdir(dir);
 }
 
+/* A record's source is "NAME:LINE" as snprintf writes it: multi-digit line numbers in order,
+** and a name too long for the 512 bytes a source may take is cut where snprintf cuts it. */
+static void source_names_and_long_names(void **state)
+{
+    (void)state;
+    char text[4096];
+    memset(text, '\n', 1233); /* blank lines count */
+    strcpy(text + 1233, "{\"id\":\"q\"}\n");
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "dir/items.jsonl", text, strlen(text)), ARB_OK);
+    assert_string_equal(arb_dataset_item(ds, 0)->source, "dir/items.jsonl:1234");
+    arb_dataset_destroy(ds);
+    char name[600], expect[700];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    for (size_t cut = 480; cut < 520; cut += 3) { /* names around where the line number is cut */
+        name[cut] = '\0';
+        memcpy(expect, name, cut);
+        memcpy(expect + cut, ":1234", 6);
+        expect[511] = '\0'; /* a source takes 512 bytes at most */
+        ds = arb_dataset_create();
+        assert_int_equal(arb_dataset_add_items_jsonl(ds, name, text, strlen(text)), ARB_OK);
+        assert_string_equal(arb_dataset_item(ds, 0)->source, expect);
+        arb_dataset_destroy(ds);
+        name[cut] = 'n';
+    }
+}
+
 /* A file is read a block of lines at a time: lines across block boundaries, a line longer than
 ** a block (2 MiB), CRLF ends, a byte order mark only at the start, no final newline, and the
 ** line numbers of records and of an error in a later block are as for a file read whole. */
@@ -635,6 +663,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(empty_input),
         cmocka_unit_test(items_all_fields),
+        cmocka_unit_test(source_names_and_long_names),
         cmocka_unit_test(integer_ids),
         cmocka_unit_test(bom_and_no_trailing_newline),
         cmocka_unit_test(load_large_file_in_blocks),

@@ -367,6 +367,82 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
     return s;
 }
 
+/* The objects of a store's schema, one line each (type, name, table, SQL text), sorted; and
+** its version and application id. Caller frees. */
+static char *schema_listing(arb_store *s)
+{
+    arb__buf b;
+    arb__buf_init(&b, 0);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(s),
+                                        "SELECT type, name, tbl_name, sql FROM sqlite_schema"
+                                        " ORDER BY type, name", -1, &q, NULL), SQLITE_OK);
+    while (sqlite3_step(q) == SQLITE_ROW)
+        arb__buf_printf(&b, "%s|%s|%s|%s\n", sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
+                        sqlite3_column_text(q, 2),
+                        sqlite3_column_text(q, 3) ? (const char *)sqlite3_column_text(q, 3) : "-");
+    sqlite3_finalize(q);
+    arb__buf_printf(&b, "user_version %lld application_id %lld\n",
+                    query_int(s, "PRAGMA user_version"), query_int(s, "PRAGMA application_id"));
+    return b.data;
+}
+
+/* Writes store_fresh_schema.inc's list of statements for the schema of s (the objects of
+** sqlite_schema in the order of their rows, SQLite's own ones left out) to path. */
+static void write_fresh_schema(arb_store *s, const char *path)
+{
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    fprintf(out, "#define FRESH_SCHEMA_VERSION %lld\n"
+                 "static const char *const fresh_schema_sql[] = {\n",
+            query_int(s, "PRAGMA user_version"));
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(s),
+                                        "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND"
+                                        " name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
+                                        -1, &q, NULL), SQLITE_OK);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        fputs("    \"", out);
+        for (const char *c = (const char *)sqlite3_column_text(q, 0); *c; c++) {
+            if (*c == '\n') fputs(c[1] ? "\\n\"\n    \"" : "\\n", out);
+            else if (*c == '"' || *c == '\\') fprintf(out, "\\%c", *c);
+            else fputc(*c, out);
+        }
+        fputs("\",\n", out);
+    }
+    sqlite3_finalize(q);
+    fputs("    NULL,\n};\n", out);
+    fclose(out);
+}
+
+/* A new store is created from store_fresh_schema.inc (then migrated from its version): its
+** schema is, object for object and text for text, the one that schema version 1 and every
+** migration make. On a difference, the file's statements as they should be are written to
+** fresh_schema_statements.inc in the working directory, to replace those of
+** src/store_fresh_schema.inc. */
+static void test_fresh_schema_is_the_migrated_schema(void **state)
+{
+    fixture *f = *state;
+    char stepwise_db[400];
+    const char *regenerated = "fresh_schema_statements.inc";
+    snprintf(stepwise_db, sizeof stepwise_db, "%s/stepwise.db", f->dir);
+    arb__store_stepwise_schema = 1;
+    arb_store *stepwise = open_ok(stepwise_db);
+    arb__store_stepwise_schema = 0;
+    arb_store *fresh = open_ok(f->db);
+    char *want = schema_listing(stepwise), *got = schema_listing(fresh);
+    if (strcmp(want, got)) {
+        write_fresh_schema(stepwise, regenerated);
+        fail_msg("a new store's schema differs from the migrated one: replace the statements of"
+                 " src/store_fresh_schema.inc with those of %s (written in the working directory)",
+                 regenerated);
+    }
+    free(want);
+    free(got);
+    arb_store_close(stepwise);
+    arb_store_close(fresh);
+}
+
 /* A version-1 store (before battles had "extra" and before the annotation tasks) is upgraded
 ** in place on open, keeping its rows. */
 static void test_schema_migration_from_1(void **state)
@@ -1935,6 +2011,80 @@ static arb_dataset *benchmark_dataset(int n)
     return ds;
 }
 
+/* The digest of a plan's state (store_resume.c) is a fixed function of the stored rows:
+** TEXT, BLOB (call keys), integers, NULL (a failed call's key) enter it as they did when plan
+** notes were introduced, so a note recorded then still matches the same store. (The dataset is
+** too small to train a text dictionary: the digest does not depend on how texts compress.) */
+static void test_plan_state_digest_is_stable(void **state)
+{
+    fixture *f = *state;
+    char *requests[4];
+    arb_dataset *ds = benchmark_dataset(20);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM text_dicts"), 0);
+    for (int i = 0; i < 2; i++) put_sbs_calls(s, ds, i, requests);
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "UPDATE calls SET ok = 0 WHERE id = 1",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    const char *judges[] = {"j"};
+    arb__sbs_plan_key key = {"m1", "m2", "t", 2, 1, judges, 1};
+    arb__plan_state got;
+    assert_int_equal(arb__store_sbs_plan_state(s, &key, &got), ARB_OK);
+    assert_int_equal(got.judgments, 3);
+    /* the digest of this store as computed when put_column appended each part apart */
+    assert_string_equal(got.digest, "01cdaafb271dd1ddaacd099e1e87d1fe");
+    arb_store_close(s);
+    arb_dataset_destroy(ds);
+    for (int k = 0; k < 4; k++) free(requests[k]);
+}
+
+/* Texts varied enough that the trained content fills the whole dictionary: the sources' path,
+** appended after that content, must still be in the dictionary (finalizing cuts the end of a
+** content that does not fit), so a source "file:line" compresses to a few bytes. */
+static void test_text_dictionary_keeps_source_paths(void **state)
+{
+    fixture *f = *state;
+    enum { N_ITEMS = 1500, WORDS = 60 };
+    static const char *const words[] = {"model", "data", "time", "a", "the", "value", "system",
+                                        "result", "answer", "judge", "method", "process",
+                                        "question", "of", "and", "is"};
+    arb__buf items, answers;
+    arb__buf_init(&items, 0);
+    arb__buf_init(&answers, 0);
+    unsigned long long x = 88172645463325252ULL; /* xorshift64: words in a fixed random order */
+    for (int i = 0; i < 3 * N_ITEMS; i++) {
+        arb__buf *b = i < N_ITEMS ? &items : &answers;
+        if (i < N_ITEMS) arb__buf_printf(b, "{\"id\": \"i%d\", \"question\": \"", i);
+        else arb__buf_printf(b, "{\"item\": \"i%d\", \"model\": \"m%d\", \"answer\": \"",
+                             (i - N_ITEMS) / 2, (i - N_ITEMS) % 2);
+        for (int w = 0; w < WORDS; w++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            arb__buf_puts(b, words[x % 16]);
+            arb__buf_puts(b, w + 1 < WORDS ? " " : ".");
+        }
+        arb__buf_puts(b, "\"}\n");
+    }
+    arb_dataset *ds = arb_dataset_create();
+    assert_non_null(ds);
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "a/rather/long/directory/of/items.jsonl",
+                                                 items.data, items.len), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "a/rather/long/directory/of/answers.jsonl",
+                                                   answers.data, answers.len), ARB_OK);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT length(dict) >= 32 * 1024 FROM text_dicts"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'blob'"
+                                  " AND length(source) < 28"), 2 * N_ITEMS);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM items WHERE typeof(source) = 'blob'"
+                                  " AND length(source) < 28"), N_ITEMS);
+    assert_query_text(s, "SELECT arb_text(source) FROM answers WHERE item_id = 'i7' AND model = 'm1'",
+                      "a/rather/long/directory/of/answers.jsonl:16");
+    arb_store_close(s);
+    arb_dataset_destroy(ds);
+    arb__buf_free(&items);
+    arb__buf_free(&answers);
+}
+
 /* Schema 12: a dataset large enough to train a dictionary is stored as compact texts, read
 ** back exactly (export, arb_text, arb_text_length), and loading it again writes nothing. A
 ** version-11 store (its texts TEXT, as arbiter wrote them before) is compacted in place on
@@ -2180,6 +2330,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_refusal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fresh_schema_is_the_migrated_schema, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_dictionary_keeps_source_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan_state_digest_is_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_rebuilds_after_sort, setup, teardown),

@@ -312,12 +312,53 @@ static void json_string_random_as_jansson(void **state)
     arb__buf_free(&b);
 }
 
+/* arb__json_decode_string scans 8 bytes at a time: a quote, an escape, a control character or
+** the end at every offset from a run's start, a byte >= 0x80 next to them, are found as a byte
+** at a time would find them. */
+static void json_decode_string_at_every_offset(void **state)
+{
+    (void)state;
+    for (size_t at = 0; at < 20; at++) {
+        char text[64], want[64];
+        memset(text, 'x', sizeof text);
+        text[0] = '"';
+        text[1 + at] = '\xc3'; /* UTF-8 é before the special byte: not special */
+        text[2 + at] = '\xa9';
+        /* a closing quote */
+        memcpy(text + 3 + at, "\"tail", 5);
+        arb__buf out;
+        arb__buf_init(&out, 0);
+        const char *end = arb__json_decode_string(text, text + 8 + at, &out);
+        assert_ptr_equal(end, text + 4 + at);
+        memset(want, 'x', at);
+        memcpy(want + at, "\xc3\xa9", 3);
+        assert_string_equal(out.data, want);
+        /* an escape, then the quote */
+        arb__buf_reset(&out);
+        memcpy(text + 3 + at, "\\n\"", 3);
+        end = arb__json_decode_string(text, text + 6 + at, &out);
+        assert_ptr_equal(end, text + 6 + at);
+        memcpy(want + at + 2, "\n", 2);
+        assert_string_equal(out.data, want);
+        /* a control character: not a JSON string */
+        arb__buf_reset(&out);
+        text[3 + at] = '\t';
+        assert_null(arb__json_decode_string(text, text + 40, &out));
+        /* no closing quote before the end */
+        arb__buf_reset(&out);
+        text[3 + at] = 'x';
+        assert_null(arb__json_decode_string(text, text + 4 + at, &out));
+        arb__buf_free(&out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strtab_interns),
         cmocka_unit_test(decimal_matches_printf),
         cmocka_unit_test(json_chars_is_json_text_unquoted),
+        cmocka_unit_test(json_decode_string_at_every_offset),
         cmocka_unit_test(put_safe_neutralises_controls),
         cmocka_unit_test(put_safe_neutralises_bidi_controls),
         cmocka_unit_test(json_metric_and_set),

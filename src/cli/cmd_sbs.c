@@ -85,13 +85,17 @@ static const struct option sbs_options[] = {
 
 /* A rerun of a finished plan on an unchanged store (arb_sbs_rerun_if_unchanged): says so,
 ** prints the run's summary as a rerun that sends nothing prints it and sets *finished. Else
-** leaves the store as it was (a database this check created is removed again) with the plan's
-** fingerprint in *out for the run. Returns 0 or the exit code. */
+** leaves the store as it was, open in *kept for the run (NULL when it could not be opened: the
+** run reports why), with the plan's fingerprint in *out. The caller closes *kept with
+** cli_close_run_store, which removes a database this check created when the run fails. Returns
+** 0 or the exit code. */
 static int rerun_if_unchanged(const char *items, const char *answers, const char *db,
-                              const arb_sbs_params *p, arb_sbs_unchanged *out, int *finished)
+                              const arb_sbs_params *p, arb_sbs_unchanged *out, int *finished,
+                              arb_store **kept)
 {
     arb_store *store = NULL;
     *finished = 0;
+    *kept = NULL;
     if (arb_store_open(db, &store)) { /* the run reports it */
         arb_store_close(store);
         return 0;
@@ -104,7 +108,7 @@ static int rerun_if_unchanged(const char *items, const char *answers, const char
         return rc;
     }
     if (!out->since_run) {
-        arb_store_close_unused(store);
+        *kept = store;
         return 0;
     }
     fprintf(stderr,
@@ -187,7 +191,7 @@ int cmd_sbs(int argc, char **argv)
     memset(&unchanged, 0, sizeof unchanged);
     if (!rc) {
         int finished = 0;
-        rc = rerun_if_unchanged(items, answers, db, &p, &unchanged, &finished);
+        rc = rerun_if_unchanged(items, answers, db, &p, &unchanged, &finished, &store);
         if (rc || finished) goto done;
     }
     if (*unchanged.fingerprint) p.plan_fingerprint = unchanged.fingerprint;

@@ -726,10 +726,10 @@ int cli_pick_judge_list(const char *cmd, const char *option, const char *spec,
     return rc;
 }
 
+/* *store: NULL, or a store the caller opened already (then kept, not opened again). */
 static int open_run_inputs(const char *cmd, const char *items, const char *answers,
                            const char *db, int indexed, arb_dataset **ds, arb_store **store)
 {
-    *store = NULL;
     if (!(*ds = arb_dataset_create())) {
         fprintf(stderr, "arbiter %s: out of memory\n", cmd);
         return EXIT_FAIL;
@@ -739,7 +739,7 @@ static int open_run_inputs(const char *cmd, const char *items, const char *answe
         fprintf(stderr, "arbiter %s: %s\n", cmd, arb_dataset_errmsg(*ds));
         return EXIT_USAGE;
     }
-    arb_status st = arb_store_open(db, store);
+    arb_status st = *store ? ARB_OK : arb_store_open(db, store);
     if (st) {
         fprintf(stderr, "arbiter %s: %s\n", cmd, *store ? arb_store_errmsg(*store) : arb_strerror(st));
         return EXIT_FAIL;
@@ -751,6 +751,7 @@ static int open_run_inputs(const char *cmd, const char *items, const char *answe
 int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
                         const char *db, arb_dataset **ds, arb_store **store)
 {
+    *store = NULL;
     return open_run_inputs(cmd, items, answers, db, 0, ds, store);
 }
 
