@@ -1029,6 +1029,9 @@ arb_status arb__store_begin(arb_store *s)
     return st;
 }
 
+/* See arb__store_write_totals. */
+static atomic_llong commits_total, pages_written_total;
+
 static arb_status flush_pending(arb_store *s);
 static void drop_pending(arb_store *s);
 static int refuse_commit_with_pending(void *ud);
@@ -1048,7 +1051,18 @@ arb_status arb__store_commit(arb_store *s)
     st = arb__store_step_done(s, s->stmt[ST_COMMIT], "cannot commit");
     if (!st) s->in_tx = 0;
     s->tx_call_id = 0;
+    int pages = 0, high = 0;
+    sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &pages, &high, 1);
+    atomic_fetch_add(&pages_written_total, pages);
+    if (!st) atomic_fetch_add(&commits_total, 1);
     return st;
+}
+
+/* See internal.h. */
+void arb__store_write_totals(long long *commits, long long *pages)
+{
+    *commits = atomic_load(&commits_total);
+    *pages = atomic_load(&pages_written_total);
 }
 
 /* Rolls back the open transaction, if any (SQLite may already have rolled it back after an
