@@ -575,6 +575,11 @@ arb_status arb__store_fail(arb_store *s, arb_status code, const char *fmt, ...)
     ARB__ATTR_PRINTF(3, 4);
 arb_status arb__store_begin(arb_store *s);    /* BEGIN IMMEDIATE */
 arb_status arb__store_commit(arb_store *s);
+/* What the write transactions of every store this process opened have cost since it started:
+** transactions committed by arb__store_commit, and pages their connections wrote (WAL frames;
+** SQLite's SQLITE_DBSTATUS_CACHE_WRITE, counted at each commit). Tests compare them with the
+** calls stored. */
+void arb__store_write_totals(long long *commits, long long *pages);
 void arb__store_rollback(arb_store *s);
 
 /* Records (upserts) every item and answer of ds, keeping the dataset order in items.seq so
@@ -1653,6 +1658,8 @@ typedef struct arb__exec_params {
                      default, 65,536; tests set it small) */
     long long *run_id; /* arb__exec_protocol: when not NULL, gets the id of the run it recorded
                           (0 for a dry run) */
+    double commit_wait_ms; /* the longest the writer waits for a batch to fill (0: the default,
+                              exec.c WRITER_WAIT_MS; tests set it long) */
 } arb__exec_params;
 
 arb__exec *arb__exec_create(arb_store *s, const arb__exec_params *params,

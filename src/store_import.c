@@ -516,6 +516,10 @@ static arb_status put_judgment(importer *im, const arb__import_judgment *j)
     arb__store_bind_text(q, 15, or_default(j->extra, "{}"));
     char what[256];
     snprintf(what, sizeof what, "%s: cannot store the judgment", or_default(j->where, "?"));
+    int exists = 1; /* the call put just above: checked as the row's trigger did (schema 13) */
+    if ((st = arb__store_check_call(im->s, call_id, &exists))) return st;
+    if (!exists)
+        return arb__store_fail(im->s, ARB_DB, "%s: no such call %lld", what, call_id);
     if ((st = run(im, Q_PUT_PAIRWISE, what))) return st;
     im->stats.judgments++;
     return add_battle(im, j);

@@ -34,6 +34,11 @@ char *arb__store_column_text(sqlite3_stmt *q, int col, int *oom);
 arb_status arb__store_each_row(arb_store *s, const char *sql, const char *what,
                                int (*row)(sqlite3_stmt *q, void *ud), void *ud);
 
+/* Whether calls holds a row with id call_id (*exists; 1 for call_id <= 0, no call, and for the
+** call this store stored last in the open transaction): what a judgment's call_id must name,
+** checked before its row is written (schema 14; a trigger did it before). ARB_OK or ARB_DB. */
+arb_status arb__store_check_call(arb_store *s, long long call_id, int *exists);
+
 /* What reading compact requests and texts cost this open store so far (tests: a reader that
 ** rebuilds them in bulk, as the export does, decompresses each text once and loads each
 ** dictionary once, and rebuilds a request only when it writes it). */
