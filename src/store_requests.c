@@ -115,6 +115,8 @@ struct arb__reqz {
         char *model;
         long long skeleton_id; /* whole requests (prefixed format) */
         long long template_id; /* requests without their refs' texts (spliced format) */
+        unsigned char n_cuts, cut_ref[16]; /* where the last request's texts were cut: */
+        size_t cut_at[16];                 /* ref index, place in the template, in order */
     } current[CURRENT_MODELS]; /* the skeletons new calls of a model are encoded against */
     struct {
         char *item_id, *model; /* model NULL: the question */
@@ -655,6 +657,36 @@ static size_t find_text(const char *hay, size_t len, size_t from, const char *te
     return (size_t)-1;
 }
 
+/* Whether the texts are where the model's last request had its own (the same template, so
+** the same places, shifted by the lengths of the texts before): memcmp checks them, cheaper
+** than looking for them, and a text that is also elsewhere (a short answer that the template
+** holds too) is cut at the same place as before. Sets order and the texts' places. */
+static int predict_cuts(const arb__reqz *z, size_t slot, const char *request, size_t len,
+                        ref_text *texts, size_t n_refs, size_t n_holes, size_t *order)
+{
+    if (!z->current[slot].template_id || z->current[slot].n_cuts != n_holes) return 0;
+    size_t shift = 0;
+    for (size_t k = 0; k < n_holes; k++) {
+        size_t i = z->current[slot].cut_ref[k];
+        if (i >= n_refs || !texts[i].have) return 0;
+        size_t at = z->current[slot].cut_at[k] + shift;
+        if (at > len || len - at < texts[i].esc_len ||
+            memcmp(request + at, z->escaped.data + texts[i].esc, texts[i].esc_len))
+            return 0;
+        shift += texts[i].esc_len;
+    }
+    /* every text is there (n_holes refs have a text, each named once above at increasing
+    ** places, so the cuts are the refs with a text) */
+    shift = 0;
+    for (size_t k = 0; k < n_holes; k++) {
+        size_t i = z->current[slot].cut_ref[k];
+        texts[i].pos = z->current[slot].cut_at[k] + shift;
+        order[k] = i;
+        shift += texts[i].esc_len;
+    }
+    return 1;
+}
+
 /* The spliced format: the refs' texts, JSON-escaped, are cut out of the request where it holds
 ** them, and what is left (the template) is the model's template skeleton, or compressed
 ** against it. 1, 0 when a text is not in the request as the escaper writes it (the caller
@@ -681,6 +713,10 @@ static int encode_spliced(arb__reqz *z, const char *model, const char *request, 
         }
         order[k] = i;
     }
+    int found = 0;
+    size_t slot = current_slot(z, model, &found);
+    if (found && predict_cuts(z, slot, request, len, texts, n_refs, n_holes, order))
+        goto cut;
     for (size_t k = 0; k < n_holes; k++) {
         ref_text *t = &texts[order[k]];
         const char *esc = z->escaped.data + t->esc;
@@ -705,6 +741,7 @@ static int encode_spliced(arb__reqz *z, const char *model, const char *request, 
             order[j] = order[j - 1];
             order[j - 1] = swap;
         }
+cut:
     arb__buf_reset(&z->holey);
     size_t from = 0;
     for (size_t k = 0; k < n_holes; k++) {
@@ -759,6 +796,13 @@ static int encode_spliced(arb__reqz *z, const char *model, const char *request, 
         if (!(sk = skeleton_put(z, tmpl, tlen))) goto fail;
     }
     if (set_current(z, model, 1, sk->id)) goto nomem;
+    slot = current_slot(z, model, &found);
+    z->current[slot].n_cuts = (unsigned char)n_holes;
+    for (size_t k = 0, cut = 0; k < n_holes; k++) {
+        z->current[slot].cut_ref[k] = (unsigned char)order[k];
+        z->current[slot].cut_at[k] = texts[order[k]].pos - cut;
+        cut += texts[order[k]].esc_len;
+    }
     *out = buf;
     *out_len = h;
     return 1;
