@@ -1216,48 +1216,58 @@ static void below_count(size_t *c, uint64_t mask)
     *c += (size_t)((((mask >> 7) & ones) * ones) >> 56);
 }
 
-/* The bytes of p[0..n) before its first quote or backslash (n when none); *cont gets how many
-** of them are UTF-8 continuation bytes (10xxxxxx), so the run holds run - *cont code points.
-** Sixteen bytes at a time: a vector compare finds a quote or a backslash, and the continuation
-** bytes add up in the lanes of acc (at most 31 rounds before the lanes are summed). Byte by
-** byte after strcspn, this count cost ~33,000 instructions per stored call (it runs over every
-** request stored); sixteen at a time, ~4,000. */
-static size_t string_run(const unsigned char *p, size_t n, size_t *cont)
+/* The content of the JSON string that starts at p[0] (past its opening quote), n bytes at
+** most: the offset of its closing quote, *chars its length in code points (an escape counts one,
+** a UTF-8 sequence one: its continuation bytes, 10xxxxxx, are not counted); (size_t)-1 at a \u
+** escape (SQL's business) or when the string does not end. Sixteen bytes at a time: a vector
+** compare finds the next quote or backslash, and the continuation bytes add up in the lanes of
+** acc (at most 31 rounds before the lanes are summed). Byte by byte after strcspn, this count
+** cost ~33,000 instructions per stored call (it runs over every request stored). */
+static size_t string_chars(const unsigned char *p, size_t n, long long *chars)
 {
     const bytes16 quote = {'"', '"', '"', '"', '"', '"', '"', '"',
                            '"', '"', '"', '"', '"', '"', '"', '"'};
     const bytes16 backslash = quote + ('\\' - '"');
     const bytes16 top2 = quote - '"' + 0xc0, tail = quote - '"' + 0x80;
-    size_t i = 0, c = 0;
-    int hit = 0;
-    while (!hit && n - i >= 16) {
-        lanes16 acc = {0};
-        for (unsigned round = 0; round < 31 && n - i >= 16; round++, i += 16) {
-            bytes16 v;
-            memcpy(&v, p + i, 16);
-            words2 special = (words2)((v == quote) | (v == backslash));
-            if (special[0] | special[1]) {
-                hit = 1; /* in these 16 bytes */
+    size_t i = 0, cont = 0, escapes = 0;
+    for (;;) {
+        int hit = 0;
+        while (!hit && n - i >= 16) {
+            lanes16 acc = {0};
+            for (unsigned round = 0; round < 31 && n - i >= 16; round++, i += 16) {
+                bytes16 v;
+                memcpy(&v, p + i, 16);
+                words2 special = (words2)((v == quote) | (v == backslash));
+                if (special[0] | special[1]) {
+                    hit = 1; /* in these 16 bytes */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                /* lane k is byte k of the words: the first set lane is the quote or
-                ** backslash; the continuation bytes before it are counted here */
-                words2 tails = (words2)((v & top2) == tail);
-                int half = special[0] ? 0 : 1;
-                unsigned at = (unsigned)__builtin_ctzll(special[half]) / 8;
-                uint64_t below = at ? tails[half] & (~0ull >> (64 - 8 * at)) : 0;
-                if (half) below_count(&c, tails[0]);
-                below_count(&c, below);
-                i += (size_t)half * 8 + at;
+                    /* lane k is byte k of the words: the first set lane is the quote or
+                    ** backslash; the continuation bytes before it are counted here (elsewhere
+                    ** the byte loop below does it) */
+                    words2 tails = (words2)((v & top2) == tail);
+                    int half = special[0] ? 0 : 1;
+                    unsigned at = (unsigned)__builtin_ctzll(special[half]) / 8;
+                    uint64_t below = at ? tails[half] & (~0ull >> (64 - 8 * at)) : 0;
+                    if (half) below_count(&cont, tails[0]);
+                    below_count(&cont, below);
+                    i += (size_t)half * 8 + at;
 #endif
-                break;
+                    break;
+                }
+                acc -= (v & top2) == tail; /* a true lane is -1 */
             }
-            acc -= (v & top2) == tail; /* a true lane is -1 */
+            cont += lanes_sum(acc);
         }
-        c += lanes_sum(acc);
+        for (; i < n && p[i] != '"' && p[i] != '\\'; i++) cont += (p[i] & 0xc0) == 0x80;
+        if (i >= n) return (size_t)-1;
+        if (p[i] == '"') {
+            *chars = (long long)(i - cont - escapes); /* an escape: two bytes, one character */
+            return i;
+        }
+        if (n - i < 2 || p[i + 1] == 'u') return (size_t)-1;
+        escapes++;
+        i += 2;
     }
-    for (; i < n && p[i] != '"' && p[i] != '\\'; i++) c += (p[i] & 0xc0) == 0x80;
-    *cont = c;
-    return i;
 }
 
 /* Skips a string at s->p ('"'); *chars gets its length in code points. -1 on anything the
@@ -1265,24 +1275,23 @@ static size_t string_run(const unsigned char *p, size_t n, size_t *cont)
 static int scan_string(scan *s, long long *chars)
 {
     if (s->p >= s->end || *s->p != '"') return -1;
-    long long n = 0;
     const char *p = s->p + 1;
+    if (chars) {
+        size_t end = string_chars((const unsigned char *)p, (size_t)(s->end - p), chars);
+        if (end == (size_t)-1) return -1;
+        s->p = p + end + 1;
+        return 0;
+    }
     for (;;) {
         /* the text is NUL-terminated at s->end: strcspn finds the next quote or backslash
-        ** many bytes at a time, where nothing is counted */
-        size_t cont = 0, run = chars ? string_run((const unsigned char *)p,
-                                                  (size_t)(s->end - p), &cont)
-                                     : strcspn(p, "\"\\");
-        n += (long long)(run - cont);
-        p += run;
+        ** many bytes at a time */
+        p += strcspn(p, "\"\\");
         if (p >= s->end) return -1;
         if (*p == '"') {
             s->p = p + 1;
-            if (chars) *chars = n;
             return 0;
         }
         if (p + 1 >= s->end || p[1] == 'u') return -1; /* \uXXXX: SQL's business */
-        n++;
         p += 2;
     }
 }
