@@ -46,7 +46,8 @@ int arb__buf_put_int(arb__buf *b, long long v);
 void arb__buf_free(arb__buf *b);
 char *arb__buf_steal(arb__buf *b); /* returns data (caller frees), leaves b empty */
 /* Appends s[0..n) (valid UTF-8) as a JSON string, escaped exactly as jansson's dump does. 0 or
-** -1 (over max or no memory). */
+** -1 (over max or no memory). Stored requests depend on this output never changing: the
+** spliced compact requests (store_requests.c) put texts back escaped by it. */
 int arb__buf_json_string(arb__buf *b, const char *s, size_t n);
 /* The same for s[0..n) not known to be valid UTF-8: 1 (b unchanged) when it is not. */
 int arb__buf_json_text(arb__buf *b, const char *s, size_t n);

@@ -79,8 +79,9 @@ const char *arb__reqz_errmsg(const arb__reqz *z);
 ** have taken away skeletons it wrote. Accepts NULL. */
 void arb__reqz_forget(arb__reqz *z);
 
-/* Encodes request (sent to model) as a compact request in *out (caller frees), *out_len bytes,
-** compressed against the model's skeleton and the texts of refs that exist. Returns 1 when
+/* Encodes request (sent to model) as a compact request in *out (caller frees), *out_len bytes:
+** the texts of refs that exist cut out of it (or, when one is not in it as the JSON escaper
+** writes it, compressed against the model's skeleton and those texts). Returns 1 when
 ** encoded, 0 when the request is better kept as TEXT (short; *out NULL), -1 on failure
 ** (arb__reqz_errmsg). May write a new skeleton row: call it inside the write transaction. */
 int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
