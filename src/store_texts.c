@@ -85,6 +85,7 @@ struct arb__textz {
     ZSTD_DCtx *dctx;
     long long cdict_id;  /* the dictionary new texts are compressed with; 0: none known */
     ZSTD_CDict *cdict;
+    const ZSTD_CDict *cctx_dict; /* the CDict cctx references with its parameters set; NULL: none */
     int checked;         /* text_dicts was read for the newest dictionary in this transaction */
     int train_failed;    /* the trainer gave up on this open's texts: not tried again */
     struct {
@@ -162,6 +163,7 @@ void arb__textz_forget(arb__textz *z)
     if (!z) return;
     ZSTD_freeCDict(z->cdict);
     z->cdict = NULL;
+    z->cctx_dict = NULL;
     z->cdict_id = 0;
     z->checked = 0;
     for (size_t i = 0; i < DDICT_CACHE; i++) {
@@ -206,6 +208,7 @@ static int load_newest(arb__textz *z)
         long long id = sqlite3_column_int64(z->newest, 0);
         if (id != z->cdict_id) {
             ZSTD_freeCDict(z->cdict);
+            z->cctx_dict = NULL;
             z->cdict = ZSTD_createCDict(sqlite3_column_blob(z->newest, 1),
                                         (size_t)sqlite3_column_bytes(z->newest, 1),
                                         TEXT_ZSTD_LEVEL);
@@ -232,12 +235,22 @@ int arb__textz_has_dictionary(arb__textz *z)
     return z->cdict != NULL;
 }
 
-/* Code points of a UTF-8 text, as SQL's length() counts them. */
+/* Code points of a UTF-8 text, as SQL's length() counts them: the bytes that are not
+** continuation bytes (10xxxxxx), counted 8 at a time (a byte at a time was ~8 instructions a
+** byte, 15% of compressing a text). */
 static uint64_t code_points(const char *text, size_t len)
 {
-    uint64_t n = 0;
-    for (size_t i = 0; i < len; i++) n += ((unsigned char)text[i] & 0xc0) != 0x80;
-    return n;
+    const uint64_t ones = 0x0101010101010101u;
+    uint64_t cont = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, text + i, sizeof w);
+        /* per byte: 1 when bit 7 is set and bit 6 clear; the sum of 8 bytes fits a byte */
+        cont += (((w >> 7) & ~(w >> 6) & ones) * ones) >> 56;
+    }
+    for (; i < len; i++) cont += ((unsigned char)text[i] & 0xc0) == 0x80;
+    return (uint64_t)len - cont;
 }
 
 /* See store_internal.h. */
@@ -257,11 +270,17 @@ int arb__textz_encode(arb__textz *z, const char *text, size_t len, const unsigne
     size_t h = (size_t)put_varint(z->scratch, (uint64_t)z->cdict_id);
     h += (size_t)put_varint(z->scratch + h, code_points(text, len));
     /* the frame follows the header; its magic number is cut below */
-    ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_and_parameters);
-    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 0);
-    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_dictIDFlag, 0);
-    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_contentSizeFlag, 1);
-    if (ZSTD_isError(ZSTD_CCtx_refCDict(z->cctx, z->cdict))) return 0;
+    /* the parameters and the dictionary stay on the context from one text to the next (a
+    ** reset and four calls were ~300 instructions of a text's ~12,000): ZSTD_compress2 starts
+    ** a new frame each time */
+    if (z->cctx_dict != z->cdict) {
+        ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_and_parameters);
+        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 0);
+        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_dictIDFlag, 0);
+        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_contentSizeFlag, 1);
+        if (ZSTD_isError(ZSTD_CCtx_refCDict(z->cctx, z->cdict))) return 0;
+        z->cctx_dict = z->cdict;
+    }
     size_t n = ZSTD_compress2(z->cctx, z->scratch + h, cap - h, text, len);
     if (ZSTD_isError(n) || n <= sizeof zstd_magic ||
         memcmp(z->scratch + h, zstd_magic, sizeof zstd_magic))

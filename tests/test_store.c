@@ -2188,6 +2188,56 @@ static void test_text_dictionary_keeps_source_paths(void **state)
     arb__buf_free(&answers);
 }
 
+/* The compressor keeps its context, parameters and dictionary from one text to the next: a newer
+** dictionary in text_dicts (trained by another process) must replace them at the next
+** transaction, its texts then carry its id and read back exactly; and a text's length in code
+** points (counted 8 bytes at a time) is SQL's length() for UTF-8 of every length and mix. */
+static void test_compact_texts_follow_a_newer_dictionary(void **state)
+{
+    fixture *f = *state;
+    arb_dataset *ds = benchmark_dataset(600);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM text_dicts"), 1);
+    assert_int_equal(sqlite3_exec(arb__store_conn(s),
+                                  "INSERT INTO text_dicts(dict) SELECT dict FROM text_dicts",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    /* answers of q1, each a mix of 1- to 4-byte characters, lengths 30 to 99 bytes */
+    arb__buf jsonl, text;
+    arb__buf_init(&jsonl, 0);
+    arb__buf_init(&text, 0);
+    static const char *const pieces[] = {"a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                                         " word"};
+    for (int k = 0; k < 40; k++) {
+        arb__buf_reset(&text);
+        for (int i = 0; text.len < (size_t)(30 + k * 7 % 70); i++)
+            arb__buf_puts(&text, pieces[(i * 7 + k) % 5]);
+        arb__buf_printf(&jsonl, "{\"item\": \"q1\", \"model\": \"u%d\", \"answer\": \"%s\"}\n", k,
+                        text.data);
+    }
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "more/answers.jsonl", jsonl.data,
+                                                   jsonl.len), ARB_OK);
+    assert_int_equal(arb__store_put_answers(s, ds), ARB_OK);
+    /* the first byte of a compact text is its dictionary's id (a varint) */
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE model LIKE 'u%'"
+                                  " AND typeof(answer) = 'blob' AND substr(answer, 1, 1) = x'02'"),
+                     40);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE arb_text_length(answer)"
+                                  " IS NOT length(arb_text(answer))"), 0);
+    for (size_t i = 0; i < arb_dataset_answer_count(ds); i++) {
+        const arb_answer *a = arb_dataset_answer(ds, i);
+        if (a->model[0] != 'u') continue;
+        char *sql = arb__sprintf("SELECT arb_text(answer) = '%s' FROM answers"
+                                 " WHERE item_id = 'q1' AND model = '%s'", a->answer, a->model);
+        assert_int_equal(query_int(s, sql), 1);
+        free(sql);
+    }
+    arb_store_close(s);
+    arb_dataset_destroy(ds);
+    arb__buf_free(&jsonl);
+    arb__buf_free(&text);
+}
+
 /* Schema 12: a dataset large enough to train a dictionary is stored as compact texts, read
 ** back exactly (export, arb_text, arb_text_length), and loading it again writes nothing. A
 ** version-11 store (its texts TEXT, as arbiter wrote them before) is compacted in place on
@@ -2490,6 +2540,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_dictionary_keeps_source_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_state_digest_is_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compact_texts_follow_a_newer_dictionary, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_14_cheaper_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_rebuilds_after_sort, setup, teardown),
