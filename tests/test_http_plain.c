@@ -605,6 +605,46 @@ static void test_no_wasted_recv_on_reuse(void **state)
     server_stop(srv);
 }
 
+/* A transfer of a borrowed body (the executor's way) is a struct without the body: once its
+** call is reported, the next submission reuses it instead of allocating another; a copied
+** body's transfer is allocated with the body, each time. The results are the same. */
+static void test_borrowed_transfers_reused(void **state)
+{
+    (void)state;
+    enum { CALLS = 6 };
+    static const step s[] = {{OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0},
+                             {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0},
+                             {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}};
+    raw_server *srv = server_start(s, N(s));
+    arb_client_params p = params_for(ARB_TRANSPORT_AUTO);
+    arb__http *h = arb__http_create(&p);
+    assert_non_null(h);
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", srv->port);
+    const char *urls[] = {url};
+    int pool = arb__http_add_pool(h, urls, 1, 0);
+    assert_true(pool >= 0);
+    static const char body[] = "{\"q\":1}";
+    run out;
+    memset(&out, 0, sizeof out);
+    for (int i = 0; i < CALLS; i++) {
+        assert_int_equal(arb__http_submit_pool_borrowed(h, (uint64_t)i, pool, NULL, body, 7), 0);
+        while (arb__http_pending(h) > 0) arb__http_step(h, 100, on_done, &out);
+        assert_int_equal(out.n, i + 1);
+        assert_true(out.r[i].ok);
+        assert_string_equal(out.r[i].body, OK_BODY);
+    }
+    assert_int_equal(arb__http_get_io_counts(h).xfer_allocs, 1);
+    for (int i = CALLS; i < CALLS + 2; i++) { /* copied bodies: one allocation each */
+        assert_int_equal(arb__http_submit_pool(h, (uint64_t)i, pool, NULL, body, 7), 0);
+        while (arb__http_pending(h) > 0) arb__http_step(h, 100, on_done, &out);
+        assert_true(out.r[i].ok);
+    }
+    assert_int_equal(arb__http_get_io_counts(h).xfer_allocs, 3);
+    arb__http_destroy(h);
+    server_stop(srv);
+}
+
 /* The server reads the second request on a kept-alive connection and closes (or resets) it
 ** without a reply: the request goes out again on a new connection as the same attempt, and
 ** the caller gets one result for it (libcurl retries the same way). */
@@ -880,6 +920,7 @@ int main(void)
         cmocka_unit_test(test_parser_hostile_framing),
         cmocka_unit_test(test_unasked_bytes_on_idle_connection),
         cmocka_unit_test(test_large_body_partial_writes),
+        cmocka_unit_test(test_borrowed_transfers_reused),
         cmocka_unit_test(test_reused_connection_dropped_at_request),
         cmocka_unit_test(test_reset_mid_reply),
         cmocka_unit_test(test_server_never_reads),
