@@ -399,6 +399,8 @@ int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars,
                            arb__buf *b);
 /* The call key: hash of model, canonical body and repetition index (32 hex + NUL). */
 void arb__judge_call_key(const char *body, int rep, char out[33]);
+/* The same for body[0..body_len) (body_len == strlen(body)), when the length is known. */
+void arb__judge_call_key_len(const char *body, size_t body_len, int rep, char out[33]);
 
 typedef struct arb__judge_reply {
     char *content;          /* choices[0].message.content without its thinking (see below);

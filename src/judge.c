@@ -309,12 +309,18 @@ char *arb__judge_request_body_template(const arb_judge_config *judge, const arb_
 ** fail; test_judge checks it equals the one-shot hash of the concatenation. */
 void arb__judge_call_key(const char *body, int rep, char out[33])
 {
+    arb__judge_call_key_len(body, strlen(body), rep, out);
+}
+
+/* See internal.h. */
+void arb__judge_call_key_len(const char *body, size_t body_len, int rep, char out[33])
+{
     char rep_text[24];
     size_t n = arb__decimal(rep_text, rep);
     XXH3_state_t state;
     XXH3_INITSTATE(&state);
     XXH3_128bits_reset(&state);
-    XXH3_128bits_update(&state, body, strlen(body));
+    XXH3_128bits_update(&state, body, body_len);
     XXH3_128bits_update(&state, "\x1f", 1);
     XXH3_128bits_update(&state, rep_text, n);
     XXH128_canonical_t canon;

@@ -447,6 +447,9 @@ static void test_call_key(void **state)
     arb__judge_call_key(body, 12, k1);
     arb__hash_hex(joined, strlen(joined), expect);
     assert_string_equal(k1, expect);
+    /* the executor's way, with the length it already has */
+    arb__judge_call_key_len(body, strlen(body), 12, k1);
+    assert_string_equal(k1, expect);
     /* The separator keeps ("...1", rep 2) apart from ("...", rep 12). */
     arb__judge_call_key("x1", 2, k0);
     arb__judge_call_key("x", 12, k0b);
