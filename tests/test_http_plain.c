@@ -772,6 +772,73 @@ static int parse_all(const char *reply, arb__h1 *h, arb__buf *body, size_t *used
     return rc;
 }
 
+#define ARB__TEST_LONG_LINE 102401 /* one byte over http_plain.c's line limit */
+
+/* Feeds reply[0..len) in two reads split at k (the second as long as the parser takes more);
+** returns the parser's code and fills what it read. */
+static int parse_split(const char *reply, size_t len, size_t k, arb__h1 *h, arb__buf *body,
+                       size_t *consumed)
+{
+    arb__buf_init(body, 100);
+    memset(h, 0, sizeof *h);
+    arb__buf_init(&h->head, 0);
+    arb__h1_begin(h, body);
+    size_t used = 0;
+    int rc = arb__h1_feed(h, reply, k, &used);
+    *consumed = used;
+    if (rc == ARB__H1_MORE && k < len) {
+        rc = arb__h1_feed(h, reply + k, len - k, &used);
+        *consumed += used;
+    }
+    arb__buf_free(&h->head);
+    return rc;
+}
+
+/* A head parsed where it lies (whole in one read) and one gathered over reads end alike: every
+** split of each reply gives the code, status, framing, Retry-After, body and end of the whole
+** reply in one read -- LF-only lines, interim replies, a line at the length limit and over it. */
+static void test_parser_split_anywhere(void **state)
+{
+    (void)state;
+    static char long_line[ARB__TEST_LONG_LINE + 64];
+    memcpy(long_line, "HTTP/1.1 200 OK\r\nX-Long: ", 26);
+    memset(long_line + 26, 'a', ARB__TEST_LONG_LINE);
+    strcpy(long_line + 26 + ARB__TEST_LONG_LINE, "\r\nContent-Length: 2\r\n\r\n{}");
+    const char *replies[] = {
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+        "HTTP/1.1 200 OK\nContent-Length: 2\n\n{}tail",
+        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Slow\r\nRetry-After: 7\r\n"
+        "Content-Length: 3\r\nConnection: close\r\n\r\nabc",
+        "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        "HTTP/1.1 204 No Content\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nContent-Length: 2\r\n\r\n{}",
+        "HTTP/1.1 200 OK\r\n\nContent-Length: 2\r\n\r\n{}",
+        "\nHTTP/1.1 200 OK\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n",
+        long_line,
+    };
+    for (size_t i = 0; i < sizeof replies / sizeof *replies; i++) {
+        size_t len = strlen(replies[i]);
+        arb__h1 whole, part;
+        arb__buf wbody, pbody;
+        size_t wused, pused;
+        int wrc = parse_split(replies[i], len, len, &whole, &wbody, &wused);
+        size_t stride = len > 4096 ? 997 : 1;
+        for (size_t k = 0; k <= len; k += stride) {
+            int prc = parse_split(replies[i], len, k, &part, &pbody, &pused);
+            if (prc != wrc || part.status != whole.status || part.keep_alive != whole.keep_alive ||
+                part.retry_after_ms != whole.retry_after_ms || pbody.len != wbody.len ||
+                (wbody.len && memcmp(pbody.data, wbody.data, wbody.len)) ||
+                (wrc == ARB__H1_DONE && pused != wused))
+                fail_msg("reply %zu split at %zu: rc %d/%d status %d/%d used %zu/%zu", i, k, prc,
+                         wrc, part.status, whole.status, pused, wused);
+            arb__buf_free(&pbody);
+        }
+        arb__buf_free(&wbody);
+    }
+}
+
 /* Hostile framing: signs, hex prefixes, overflowing sizes, folding and conflicting framings
 ** are refused; what is allowed ends exactly where the reply ends. */
 static void test_parser_hostile_framing(void **state)
@@ -901,6 +968,7 @@ int main(void)
     unsetenv("ARBITER_TRANSPORT");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parser_byte_by_byte),
+        cmocka_unit_test(test_parser_split_anywhere),
         cmocka_unit_test(test_target_eligibility),
         cmocka_unit_test(test_chunked_one_byte_writes),
         cmocka_unit_test(test_split_reads_with_pauses),
