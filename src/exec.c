@@ -76,6 +76,7 @@ typedef struct exec_node {
     /* While in flight / finishing: */
     const arb_judge_config *judge;
     char *body;            /* canonical request JSON */
+    size_t body_len;       /* strlen(body), measured once */
     char key[33];
     int rep;
     arb__verdict_spec verdict; /* what verdict the reply carries, for its logprobs */
@@ -735,15 +736,16 @@ static arb_status start_node(arb__exec *ex, size_t idx)
     long long prompt_est = ex->budgeting || ex->params.dry_run ? estimate_node(ex, n, &req) : 0;
     if (req.tpl && !req.user)
         n->body = arb__judge_request_body_template(req.judge, req.tpl, &req.vars, req.rep,
-                                                   req.response_format, &ex->body_scratch, NULL);
-    else
-        n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep,
-                                          req.response_format);
+                                                   req.response_format, &ex->body_scratch,
+                                                   &n->body_len);
+    else if ((n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep,
+                                                req.response_format)))
+        n->body_len = strlen(n->body);
     if (!n->body) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
         goto done;
     }
-    arb__judge_call_key(n->body, req.rep, n->key);
+    arb__judge_call_key_len(n->body, n->body_len, req.rep, n->key);
     /* Already judged from this exact request: done without a claim, a read or a write. A budget
     ** counts what stored calls spent, which only the claim reads: it takes the ordinary way. */
     if (ex->params.recorded && !n->n_dependents && !ex->budgeting &&
@@ -878,7 +880,7 @@ static arb_status submit_node(arb__exec *ex, size_t idx)
     if (st) return st;
     const struct exec_target *t = &ex->targets[n->target];
     /* borrowed: the node's body is freed only after the call finished (store_batch) */
-    if (arb__http_submit_pool_borrowed(ex->http, idx, t->pool, t->auth, n->body, strlen(n->body)))
+    if (arb__http_submit_pool_borrowed(ex->http, idx, t->pool, t->auth, n->body, n->body_len))
         return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     ex->inflight++;
     return ARB_OK;

@@ -25,7 +25,7 @@
 ** owns a reusable easy handle and reply buffer, so connections and buffers are kept across
 ** requests), and after a retryable failure waits in a min-heap keyed by its due time. Every
 ** transfer is in exactly one of these three places until it is reported through the done
-** callback, once, and freed. No step scans a whole queue: starting work pops the FIFO,
+** callback, once, and freed (one whose body is borrowed is kept, for the next submission). No step scans a whole queue: starting work pops the FIFO,
 ** timers pop the heap.
 **
 ** Endpoints and pools: every transfer goes to a pool, the interchangeable endpoints (replicas)
@@ -140,6 +140,7 @@ struct arb__xfer {
     struct curl_slist *headers; /* borrowed from h->header_cache */
     const arb__headers *hdr;    /* the same entry, for the plain transport */
     int attempts;               /* attempts started so far */
+    int borrowed;               /* body is the submitter's: x is kept for the next such one */
     double due_ms;              /* when waiting to retry */
     char data[];
 };
@@ -189,6 +190,7 @@ struct arb__http {
     char *rbuf;                 /* receive buffer shared by the plain sockets */
     uint64_t pass;              /* counts the step calls and the waits inside them */
     arb__http_io_counts io;     /* system calls of the plain transport (tests count them) */
+    arb__xfer *spare;           /* finished transfers of borrowed bodies, for the next ones */
 };
 
 #define ARB__RBUF_SIZE 65536
@@ -421,6 +423,10 @@ void arb__http_destroy(arb__http *h)
         free(x);
     }
     for (size_t i = 0; i < h->n_timers; i++) free(h->timers[i]);
+    for (arb__xfer *x = h->spare, *next; x; x = next) {
+        next = x->next;
+        free(x);
+    }
     for (size_t i = 0; i < h->n_pools; i++) {
         arb__pool *pool = &h->pools[i];
         for (arb__xfer *x = pool->wait_head, *next; x; x = next) {
@@ -565,8 +571,11 @@ static int submit(arb__http *h, uint64_t tag, int pool, const char *auth_header,
     if (!copy && body[body_len] != '\0') return -1; /* libcurl's POSTFIELDS reads a C string */
     arb__headers *hdr = headers_for(h, auth_header);
     if (!hdr) return -1;
-    arb__xfer *x = malloc(sizeof *x + (copy ? body_len + 1 : 0));
-    if (!x) return -1;
+    /* a borrowed body's transfer is the struct alone: the one a finished call left is reused */
+    arb__xfer *x = !copy && h->spare ? h->spare : NULL;
+    if (x) h->spare = x->next;
+    else if (!(x = malloc(sizeof *x + (copy ? body_len + 1 : 0)))) return -1;
+    else h->io.xfer_allocs++;
     const char *b = body;
     if (copy) {
         if (body_len) memcpy(x->data, body, body_len);
@@ -582,6 +591,7 @@ static int submit(arb__http *h, uint64_t tag, int pool, const char *auth_header,
     x->headers = hdr->list;
     x->hdr = hdr;
     x->attempts = 0;
+    x->borrowed = !copy;
     x->due_ms = 0;
     ready_push_back(h, x);
     h->pending++;
@@ -606,7 +616,12 @@ static void finish(arb__http *h, arb__xfer *x, arb__slot *slot, int ok, long sta
     res.error = ok ? NULL : (h->error.data ? h->error.data : "transfer failed (out of memory)");
     h->pending--;
     if (done) done(ud, x->tag, &res);
-    free(x);
+    if (x->borrowed) {
+        x->next = h->spare;
+        h->spare = x;
+    } else {
+        free(x);
+    }
 }
 
 /* Appends up to ARB__ERROR_BODY_CHARS characters of the reply, control characters as spaces,
@@ -1378,7 +1393,7 @@ int arb__http_step(arb__http *h, int timeout_ms, arb__http_done_fn done, void *u
 /* See internal.h. */
 arb__http_io_counts arb__http_get_io_counts(const arb__http *h)
 {
-    arb__http_io_counts z = {0, 0};
+    arb__http_io_counts z = {0, 0, 0};
     return h ? h->io : z;
 }
 

@@ -182,10 +182,8 @@ double arb__retry_after_ms(const char *value, size_t len)
     return delta > 0 ? delta * 1000.0 : 0;
 }
 
-static int name_is(const char *line, size_t name_len, const char *name)
-{
-    return strlen(name) == name_len && strncasecmp(line, name, name_len) == 0;
-}
+#define name_is(line, name_len, name) \
+    ((name_len) == sizeof(name) - 1 && strncasecmp((line), (name), sizeof(name) - 1) == 0)
 
 /* 1 when the comma-separated value list holds token (case-insensitive). */
 static int list_has(const char *v, size_t n, const char *token)
@@ -202,10 +200,28 @@ static int list_has(const char *v, size_t n, const char *token)
     return 0;
 }
 
-/* Parses the complete head in r->head (terminated by its blank line). */
-static int parse_head(arb__h1 *r)
+/* Where the head in h[0..hl) ends (after its blank line), looking from *line_start (the start
+** of a line) on; 0 when it does not end there yet (*line_start is then the start of the last,
+** unfinished line). One memchr per line. -1 when a line is longer than ARB__H1_MAX_LINE. */
+static long head_end(const char *h, size_t hl, size_t *line_start)
 {
-    const char *p = r->head.data, *end = p + r->head.len;
+    size_t start = *line_start;
+    const char *nl;
+    while ((nl = memchr(h + start, '\n', hl - start))) {
+        size_t i = (size_t)(nl - h);
+        if (i - start > ARB__H1_MAX_LINE) return -1;
+        if ((i >= 1 && h[i - 1] == '\n') || (i >= 2 && h[i - 1] == '\r' && h[i - 2] == '\n'))
+            return (long)(i + 1);
+        start = i + 1;
+    }
+    *line_start = start;
+    return 0;
+}
+
+/* Parses the complete head h[0..hl) (terminated by its blank line). */
+static int parse_head(arb__h1 *r, const char *h, size_t hl)
+{
+    const char *p = h, *end = p + hl;
     const char *eol = memchr(p, '\n', (size_t)(end - p));
     size_t n = (size_t)(eol - p);
     if (n && p[n - 1] == '\r') n--;
@@ -322,23 +338,29 @@ int arb__h1_feed(arb__h1 *r, const char *data, size_t len, size_t *used)
     while (p < end && rc == ARB__H1_MORE && r->state != ST_DONE) {
         switch (r->state) {
         case ST_HEAD: {
+            if (!r->head.len) {
+                /* The whole head in this read (the usual case): parsed where it lies, not
+                ** copied. */
+                size_t avail = (size_t)(end - p), line_start = 0;
+                if (avail > ARB__H1_MAX_HEAD + 1) avail = ARB__H1_MAX_HEAD + 1;
+                long in_place = head_end(p, avail, &line_start);
+                if (in_place < 0) return ARB__H1_HEAD_TOOBIG;
+                if (in_place > 0) {
+                    rc = parse_head(r, p, (size_t)in_place);
+                    p += in_place;
+                    break;
+                }
+            }
             /* Append up to the end of the head if it is in sight, else everything. */
-            size_t from = r->scanned;
             size_t old = r->head.len;
             size_t take = (size_t)(end - p);
             if (old + take > ARB__H1_MAX_HEAD) take = ARB__H1_MAX_HEAD + 1 - old;
             if (arb__buf_append(&r->head, p, take)) return ARB__H1_NOMEM;
             const char *h = r->head.data;
-            size_t hl = r->head.len, stop = 0, line_start = from;
-            for (size_t i = from; i < hl; i++) {
-                if (h[i] != '\n') continue;
-                if (i - line_start > ARB__H1_MAX_LINE) return ARB__H1_HEAD_TOOBIG;
-                if ((i >= 1 && h[i - 1] == '\n') || (i >= 2 && h[i - 1] == '\r' && h[i - 2] == '\n')) {
-                    stop = i + 1;
-                    break;
-                }
-                line_start = i + 1;
-            }
+            size_t hl = r->head.len, line_start = r->scanned;
+            long found = head_end(h, hl, &line_start);
+            if (found < 0) return ARB__H1_HEAD_TOOBIG;
+            size_t stop = (size_t)found;
             if (!stop) {
                 if (hl - line_start > ARB__H1_MAX_LINE || hl > ARB__H1_MAX_HEAD)
                     return ARB__H1_HEAD_TOOBIG;
@@ -347,8 +369,7 @@ int arb__h1_feed(arb__h1 *r, const char *data, size_t len, size_t *used)
                 break;
             }
             p += stop - old; /* the body starts after the blank line */
-            r->head.len = stop;
-            rc = parse_head(r);
+            rc = parse_head(r, r->head.data, stop);
             arb__buf_reset(&r->head);
             r->scanned = 0;
             break;

@@ -265,10 +265,12 @@ typedef struct arb__http_request {
 int arb__http_fetch(const arb_client_params *params, const arb__http_request *rq, arb__buf *reply,
                     long *status, char **error);
 arb__http_stats arb__http_get_stats(const arb__http *h);
-/* System calls the plain transport made to read (tests check that none is wasted). */
+/* System calls the plain transport made to read, and transfers allocated (tests check that
+** none is wasted). */
 typedef struct arb__http_io_counts {
     size_t reads;        /* recv() of reply bytes, EAGAIN included */
     size_t peeks;        /* liveness looks at an idle keep-alive connection before reuse */
+    size_t xfer_allocs;  /* transfers allocated (one of a borrowed body is reused once done) */
 } arb__http_io_counts;
 arb__http_io_counts arb__http_get_io_counts(const arb__http *h);
 /* Adds a pool of n interchangeable endpoints (full chat-completions URLs, copied): each
@@ -397,6 +399,8 @@ int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars,
                            arb__buf *b);
 /* The call key: hash of model, canonical body and repetition index (32 hex + NUL). */
 void arb__judge_call_key(const char *body, int rep, char out[33]);
+/* The same for body[0..body_len) (body_len == strlen(body)), when the length is known. */
+void arb__judge_call_key_len(const char *body, size_t body_len, int rep, char out[33]);
 
 typedef struct arb__judge_reply {
     char *content;          /* choices[0].message.content without its thinking (see below);

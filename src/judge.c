@@ -18,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <curl/curl.h>
 #include <xxhash.h>
 
@@ -305,12 +309,18 @@ char *arb__judge_request_body_template(const arb_judge_config *judge, const arb_
 ** fail; test_judge checks it equals the one-shot hash of the concatenation. */
 void arb__judge_call_key(const char *body, int rep, char out[33])
 {
+    arb__judge_call_key_len(body, strlen(body), rep, out);
+}
+
+/* See internal.h. */
+void arb__judge_call_key_len(const char *body, size_t body_len, int rep, char out[33])
+{
     char rep_text[24];
     size_t n = arb__decimal(rep_text, rep);
     XXH3_state_t state;
     XXH3_INITSTATE(&state);
     XXH3_128bits_reset(&state);
-    XXH3_128bits_update(&state, body, strlen(body));
+    XXH3_128bits_update(&state, body, body_len);
     XXH3_128bits_update(&state, "\x1f", 1);
     XXH3_128bits_update(&state, rep_text, n);
     XXH128_canonical_t canon;
@@ -537,6 +547,8 @@ static int message_reasoning(json_t *msg, char **out)
 ** message's own fields. Returns 0 or -1 when out of memory. */
 static int take_thinking(arb__judge_reply *r)
 {
+    /* no '<', no tag: the content stays as it is (not copied again) */
+    if (!strchr(r->content, '<')) return 0;
     char *answer = NULL, *thinking = NULL;
     if (arb__judge_split_thinking(r->content, &answer, &thinking)) return -1;
     free(r->content);
@@ -668,16 +680,31 @@ done:
 ** other nesting -- is left to the reference, so every reply gets the reference's reading
 ** (test_judge and fuzz_reply compare the two). */
 
+typedef struct plain_str {
+    const char *raw;   /* the text in the body (no escape in it), or NULL: decoded at `at` */
+    long at;           /* offset in plain_reply.strings when decoded */
+    size_t len;
+    int state;         /* -2 while not seen, -1 not a string, 1 a string */
+} plain_str;
+
 typedef struct plain_reply {
     const char *p, *end;
-    arb__buf strings; /* the decoded strings, each NUL-terminated */
+    arb__buf strings;  /* strings with escapes, decoded, each NUL-terminated */
+    plain_str last;    /* the string plain_scalar read last */
     /* -2 while not seen: a field given twice is left to the reference (jansson keeps the last) */
     long long prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens;
-    long content, reasoning_content, reasoning; /* offsets in strings; -1 not a string */
+    plain_str content, reasoning_content, reasoning;
     int choices, usage, message, error, object, completion_details, prompt_details;
 } plain_reply;
 
 enum { PLAIN_STRING, PLAIN_INTEGER, PLAIN_NULL, PLAIN_BOOLEAN };
+
+#define PLAIN_KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && !memcmp((k), (lit), sizeof(lit) - 1))
+
+static const char *plain_str_text(const plain_reply *r, const plain_str *s)
+{
+    return s->raw ? s->raw : r->strings.data + s->at;
+}
 
 static void plain_ws(plain_reply *r)
 {
@@ -685,35 +712,95 @@ static void plain_ws(plain_reply *r)
         r->p++;
 }
 
-/* Reads a string, an integer, true, false or null at r->p. Returns its kind (a string's offset
-** in strings in *at, an integer's value in *n), or -1 for anything else. */
-static int plain_scalar(plain_reply *r, long *at, long long *n)
+/* The first '"', '\\' or control character (below 0x20) from p on, or end; *high is set when a
+** byte before it is not ASCII. Sixteen bytes at a time: a reply's strings are mostly plain. */
+static const char *plain_scan(const char *p, const char *end, int *high)
+{
+    unsigned hi = 0;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                  control = _mm_set1_epi8(0x1f);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                    _mm_cmpeq_epi8(_mm_min_epu8(v, control), v));
+        unsigned mask = (unsigned)_mm_movemask_epi8(stop), h = (unsigned)_mm_movemask_epi8(v);
+        if (mask) {
+            hi |= h & ((mask & -mask) - 1);
+            *high = hi != 0;
+            return p + __builtin_ctz(mask);
+        }
+        hi |= h;
+        p += 16;
+    }
+#endif
+    for (; p < end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"' || c == '\\' || c < 0x20) break;
+        hi |= c & 0x80;
+    }
+    *high = hi != 0;
+    return p;
+}
+
+/* Reads the string at r->p (its opening quote) into *s: a view of the body when it has no
+** escape, else decoded into r->strings. Its bytes must be valid UTF-8 (the reference refuses
+** the whole reply otherwise). Returns 0, or -1. */
+static int plain_string(plain_reply *r, plain_str *s)
+{
+    const char *open = r->p;
+    int high;
+    const char *q = plain_scan(open + 1, r->end, &high);
+    if (q >= r->end) return -1;
+    if (*q == '"') {
+        if (high && !arb__utf8_valid(open + 1, (size_t)(q - open - 1), NULL)) return -1;
+        *s = (plain_str){open + 1, 0, (size_t)(q - open - 1), 1};
+        r->p = q + 1;
+        return 0;
+    }
+    if (*q != '\\') return -1; /* a control character */
+    size_t at = r->strings.len;
+    const char *after = arb__json_decode_string(open, r->end, &r->strings);
+    if (!after || !arb__utf8_valid(open + 1, (size_t)(after - open - 2), NULL)) return -1;
+    *s = (plain_str){NULL, (long)at, r->strings.len - at - 1, 1};
+    r->p = after;
+    return 0;
+}
+
+/* Reads a string, an integer, true, false or null at r->p. Returns its kind (a string in
+** r->last, an integer's value in *n), or -1 for anything else. */
+static int plain_scalar(plain_reply *r, long long *n)
 {
     const char *p = r->p;
     if (p >= r->end) return -1;
-    if (*p == '"') {
-        *at = (long)r->strings.len;
-        return (r->p = arb__json_decode_string(p, r->end, &r->strings)) ? PLAIN_STRING : -1;
-    }
-    static const struct { const char *text; int kind; } words[] = {
-        {"null", PLAIN_NULL}, {"true", PLAIN_BOOLEAN}, {"false", PLAIN_BOOLEAN}};
-    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
-        size_t k = strlen(words[i].text);
-        if ((size_t)(r->end - p) >= k && !memcmp(p, words[i].text, k)) {
-            r->p = p + k;
-            return words[i].kind;
-        }
+    switch (*p) {
+    case '"': return plain_string(r, &r->last) ? -1 : PLAIN_STRING;
+    case 'n':
+        if (r->end - p < 4 || memcmp(p, "null", 4)) return -1;
+        r->p = p + 4;
+        return PLAIN_NULL;
+    case 't':
+        if (r->end - p < 4 || memcmp(p, "true", 4)) return -1;
+        r->p = p + 4;
+        return PLAIN_BOOLEAN;
+    case 'f':
+        if (r->end - p < 5 || memcmp(p, "false", 5)) return -1;
+        r->p = p + 5;
+        return PLAIN_BOOLEAN;
+    default: break;
     }
     /* JSON's integers only: no leading zero, no fraction or exponent (reals are the
     ** reference's), and few enough digits to fit */
     const char *d = p + (*p == '-');
     size_t digits = 0;
-    while (d + digits < r->end && d[digits] >= '0' && d[digits] <= '9') digits++;
-    if (!digits || digits > 18 || (d[0] == '0' && digits > 1)) return -1;
+    long long v = 0;
+    while (d + digits < r->end && d[digits] >= '0' && d[digits] <= '9') {
+        v = v * 10 + (d[digits] - '0');
+        if (++digits > 18) return -1;
+    }
+    if (!digits || (d[0] == '0' && digits > 1)) return -1;
     const char *after = d + digits;
     if (after < r->end && (*after == '.' || *after == 'e' || *after == 'E')) return -1;
-    long long v = 0;
-    for (size_t i = 0; i < digits; i++) v = v * 10 + (d[i] - '0');
     *n = *p == '-' ? -v : v;
     r->p = after;
     return PLAIN_INTEGER;
@@ -721,16 +808,16 @@ static int plain_scalar(plain_reply *r, long *at, long long *n)
 
 static int plain_skip_scalar(plain_reply *r)
 {
-    long at;
     long long n;
-    return plain_scalar(r, &at, &n) < 0 ? -1 : 0;
+    return plain_scalar(r, &n) < 0 ? -1 : 0;
 }
 
-/* Reads one member's value; key (in r->strings) is valid only until the value is read. */
-typedef int (*plain_member_fn)(plain_reply *r, const char *key, void *ud);
+/* Reads one member's value; key[0..key_len) is its name as the body spells it. */
+typedef int (*plain_member_fn)(plain_reply *r, const char *key, size_t key_len, void *ud);
 
-/* Reads the object at r->p, each member's value through fn. Returns 0, or -1 to leave the reply
-** to the reference. */
+/* Reads the object at r->p, each member's value through fn. A name with an escape in it is
+** left to the reference (servers never write one; it would have to be decoded to be matched).
+** Returns 0, or -1 to leave the reply to the reference. */
 static int plain_object(plain_reply *r, plain_member_fn fn, void *ud)
 {
     if (r->p >= r->end || *r->p != '{') return -1;
@@ -742,14 +829,16 @@ static int plain_object(plain_reply *r, plain_member_fn fn, void *ud)
     }
     for (;;) {
         plain_ws(r);
-        size_t key_at = r->strings.len;
-        if (r->p >= r->end || *r->p != '"' ||
-            !(r->p = arb__json_decode_string(r->p, r->end, &r->strings)))
+        if (r->p >= r->end || *r->p != '"') return -1;
+        int high;
+        const char *key = r->p + 1, *q = plain_scan(key, r->end, &high);
+        if (q >= r->end || *q != '"' || (high && !arb__utf8_valid(key, (size_t)(q - key), NULL)))
             return -1;
+        r->p = q + 1;
         plain_ws(r);
         if (r->p >= r->end || *r->p++ != ':') return -1;
         plain_ws(r);
-        if (fn(r, r->strings.data + key_at, ud)) return -1;
+        if (fn(r, key, (size_t)(q - key), ud)) return -1;
         plain_ws(r);
         if (r->p < r->end && *r->p == ',') {
             r->p++;
@@ -766,9 +855,8 @@ static int plain_object(plain_reply *r, plain_member_fn fn, void *ud)
 /* A usage count, as usage_count() reads it: a non-negative integer, else -1. */
 static int plain_count(plain_reply *r, long long *n)
 {
-    long at;
     long long v = 0;
-    int kind = plain_scalar(r, &at, &v);
+    int kind = plain_scalar(r, &v);
     if (kind < 0 || *n != -2) return -1;
     *n = kind == PLAIN_INTEGER && v >= 0 ? v : -1;
     return 0;
@@ -777,53 +865,57 @@ static int plain_count(plain_reply *r, long long *n)
 /* Members of usage.*_details: ud names the field read and where its count goes. */
 typedef struct plain_field {
     const char *name;
+    size_t name_len;
     long long *count;
 } plain_field;
 
-static int plain_detail_member(plain_reply *r, const char *key, void *ud)
+static int plain_detail_member(plain_reply *r, const char *key, size_t key_len, void *ud)
 {
     const plain_field *f = ud;
-    return strcmp(key, f->name) ? plain_skip_scalar(r) : plain_count(r, f->count);
+    return key_len == f->name_len && !memcmp(key, f->name, key_len) ? plain_count(r, f->count)
+                                                                     : plain_skip_scalar(r);
 }
 
-static int plain_usage_member(plain_reply *r, const char *key, void *ud)
+static int plain_usage_member(plain_reply *r, const char *key, size_t key_len, void *ud)
 {
     (void)ud;
-    if (!strcmp(key, "prompt_tokens")) return plain_count(r, &r->prompt_tokens);
-    if (!strcmp(key, "completion_tokens")) return plain_count(r, &r->completion_tokens);
-    int completion = !strcmp(key, "completion_tokens_details");
-    if (!completion && strcmp(key, "prompt_tokens_details")) return plain_skip_scalar(r);
+    if (PLAIN_KEY_IS(key, key_len, "prompt_tokens")) return plain_count(r, &r->prompt_tokens);
+    if (PLAIN_KEY_IS(key, key_len, "completion_tokens")) return plain_count(r, &r->completion_tokens);
+    int completion = PLAIN_KEY_IS(key, key_len, "completion_tokens_details");
+    if (!completion && !PLAIN_KEY_IS(key, key_len, "prompt_tokens_details"))
+        return plain_skip_scalar(r);
     if (completion ? r->completion_details++ : r->prompt_details++) return -1;
     if (r->p >= r->end || *r->p != '{') return plain_skip_scalar(r); /* not an object: no count */
-    plain_field f = {completion ? "reasoning_tokens" : "cached_tokens",
+    plain_field f = {completion ? "reasoning_tokens" : "cached_tokens", completion ? 16 : 13,
                      completion ? &r->reasoning_tokens : &r->cached_tokens};
     return plain_object(r, plain_detail_member, &f);
 }
 
-static int plain_message_member(plain_reply *r, const char *key, void *ud)
+static int plain_message_member(plain_reply *r, const char *key, size_t key_len, void *ud)
 {
     (void)ud;
-    long *slot = !strcmp(key, "content")           ? &r->content
-               : !strcmp(key, "reasoning_content") ? &r->reasoning_content
-               : !strcmp(key, "reasoning")         ? &r->reasoning
-                                                   : NULL;
-    long at = -1;
+    plain_str *slot = PLAIN_KEY_IS(key, key_len, "content")             ? &r->content
+                      : PLAIN_KEY_IS(key, key_len, "reasoning_content") ? &r->reasoning_content
+                      : PLAIN_KEY_IS(key, key_len, "reasoning")         ? &r->reasoning
+                                                                        : NULL;
     long long n;
-    int kind = plain_scalar(r, &at, &n);
-    if (kind < 0 || (slot && *slot != -2)) return -1;
-    if (slot) *slot = kind == PLAIN_STRING ? at : -1;
+    int kind = plain_scalar(r, &n);
+    if (kind < 0 || (slot && slot->state != -2)) return -1;
+    if (slot) {
+        if (kind == PLAIN_STRING) *slot = r->last;
+        else slot->state = -1;
+    }
     return 0;
 }
 
 /* Members of a choice; ud is non-NULL for choices[0], the one read. */
-static int plain_choice_member(plain_reply *r, const char *key, void *ud)
+static int plain_choice_member(plain_reply *r, const char *key, size_t key_len, void *ud)
 {
-    if (!strcmp(key, "logprobs")) {
-        long at;
+    if (PLAIN_KEY_IS(key, key_len, "logprobs")) {
         long long n;
-        return plain_scalar(r, &at, &n) == PLAIN_NULL ? 0 : -1;
+        return plain_scalar(r, &n) == PLAIN_NULL ? 0 : -1;
     }
-    if (strcmp(key, "message")) return plain_skip_scalar(r);
+    if (!PLAIN_KEY_IS(key, key_len, "message")) return plain_skip_scalar(r);
     if (!ud) return plain_object(r, plain_message_member, NULL) ? -1 : 0;
     if (r->message++) return -1;
     return plain_object(r, plain_message_member, NULL);
@@ -837,7 +929,7 @@ static int plain_choices(plain_reply *r)
         plain_ws(r);
         /* other choices' message fields would overwrite the first's: read them as such, but
         ** keep the first's (a copy of the slots) */
-        long content = r->content, rc = r->reasoning_content, rs = r->reasoning;
+        plain_str content = r->content, rc = r->reasoning_content, rs = r->reasoning;
         if (plain_object(r, plain_choice_member, i == 0 ? r : NULL)) return -1; /* [] too */
         if (i > 0) r->content = content, r->reasoning_content = rc, r->reasoning = rs;
         plain_ws(r);
@@ -853,46 +945,54 @@ static int plain_choices(plain_reply *r)
     }
 }
 
-static int plain_top_member(plain_reply *r, const char *key, void *ud)
+static int plain_top_member(plain_reply *r, const char *key, size_t key_len, void *ud)
 {
     (void)ud;
-    if (!strcmp(key, "choices")) return plain_choices(r);
-    if (!strcmp(key, "usage")) {
+    if (PLAIN_KEY_IS(key, key_len, "choices")) return plain_choices(r);
+    if (PLAIN_KEY_IS(key, key_len, "usage")) {
         if (r->usage++) return -1;
         return r->p < r->end && *r->p == '{' ? plain_object(r, plain_usage_member, NULL)
                                              : plain_skip_scalar(r);
     }
-    int error = !strcmp(key, "error"), object = !strcmp(key, "object");
-    long at = -1;
+    int error = PLAIN_KEY_IS(key, key_len, "error"), object = PLAIN_KEY_IS(key, key_len, "object");
     long long n;
-    int kind = plain_scalar(r, &at, &n);
+    int kind = plain_scalar(r, &n);
     if (kind < 0) return -1;
     /* a server's error ({"error": ...} not null, or "object": "error") is the reference's */
     if (error && (r->error++ || kind != PLAIN_NULL)) return -1;
-    if (object && (r->object++ || (kind == PLAIN_STRING && !strcmp(r->strings.data + at, "error"))))
+    if (object && (r->object++ || (kind == PLAIN_STRING && r->last.len == 5 &&
+                                   !memcmp(plain_str_text(r, &r->last), "error", 5))))
         return -1;
     return 0;
 }
 
-/* A non-empty string of the reply, or NULL. */
-static const char *plain_text(const plain_reply *r, long at)
+/* A copy of s as a C string (NULL when out of memory). */
+static char *plain_copy(const plain_reply *r, const plain_str *s)
 {
-    return at >= 0 && r->strings.data[at] ? r->strings.data + at : NULL;
+    char *c = malloc(s->len + 1);
+    if (!c) return NULL;
+    if (s->len) memcpy(c, plain_str_text(r, s), s->len);
+    c[s->len] = '\0';
+    return c;
 }
 
 /* Reads a reply of the usual shape into out (cleared first, as the reference does). Returns 1
-** when it did, 0 to leave the reply to the reference, -1 when out of memory (out cleared). */
+** when it did, 0 to leave the reply to the reference, -1 when out of memory (out cleared).
+** One pass over the body; a string is copied only when it is kept (content, reasoning) or has
+** an escape; the body's UTF-8 is checked only inside strings (elsewhere a byte that is not
+** ASCII is not JSON, so the reply goes to the reference anyway). */
 static int read_plain_reply(const char *body, size_t len, arb__judge_reply *out)
 {
-    if (!body || !len || !arb__utf8_valid(body, len, NULL)) return 0;
+    if (!body || !len) return 0;
+    const plain_str unseen = {NULL, 0, 0, -2};
     plain_reply r = {.p = body, .end = body + len, .prompt_tokens = -2, .completion_tokens = -2,
-                     .reasoning_tokens = -2, .cached_tokens = -2, .content = -2,
-                     .reasoning_content = -2, .reasoning = -2};
+                     .reasoning_tokens = -2, .cached_tokens = -2, .content = unseen,
+                     .reasoning_content = unseen, .reasoning = unseen};
     arb__buf_init(&r.strings, 0);
     plain_ws(&r);
-    int read = !plain_object(&r, plain_top_member, NULL); /* on failure r.p may be NULL */
+    int read = !plain_object(&r, plain_top_member, NULL); /* on failure r.p may be anywhere */
     if (read) plain_ws(&r);
-    if (!read || r.p != r.end || !r.message || r.content < 0) {
+    if (!read || r.p != r.end || !r.message || r.content.state != 1) {
         arb__buf_free(&r.strings);
         return 0;
     }
@@ -901,14 +1001,26 @@ static int read_plain_reply(const char *body, size_t len, arb__judge_reply *out)
     out->completion_tokens = r.completion_tokens < 0 ? -1 : r.completion_tokens;
     out->reasoning_tokens = r.reasoning_tokens < 0 ? -1 : r.reasoning_tokens;
     out->cached_tokens = r.cached_tokens < 0 ? -1 : r.cached_tokens;
-    /* message_reasoning: reasoning_content, then reasoning when it differs */
-    const char *first = plain_text(&r, r.reasoning_content), *second = plain_text(&r, r.reasoning);
+    /* message_reasoning: reasoning_content, then reasoning when it differs (empty ones are
+    ** none; a string holds no NUL, so comparing lengths and bytes is strcmp) */
+    const plain_str *first = r.reasoning_content.state == 1 && r.reasoning_content.len
+                                 ? &r.reasoning_content : NULL;
+    const plain_str *second = r.reasoning.state == 1 && r.reasoning.len ? &r.reasoning : NULL;
     int rc = 0;
-    if (first && second && strcmp(first, second))
-        rc |= !(out->reasoning = arb__sprintf("%s\n\n%s", first, second));
-    else if (first || second)
-        rc |= !(out->reasoning = arb__strdup(first ? first : second));
-    rc |= !(out->content = arb__strdup(r.strings.data + r.content));
+    if (first && second && (first->len != second->len ||
+                            memcmp(plain_str_text(&r, first), plain_str_text(&r, second), first->len))) {
+        char *both = malloc(first->len + 2 + second->len + 1);
+        if (both) {
+            memcpy(both, plain_str_text(&r, first), first->len);
+            memcpy(both + first->len, "\n\n", 2);
+            memcpy(both + first->len + 2, plain_str_text(&r, second), second->len);
+            both[first->len + 2 + second->len] = '\0';
+        }
+        rc |= !(out->reasoning = both);
+    } else if (first || second) {
+        rc |= !(out->reasoning = plain_copy(&r, first ? first : second));
+    }
+    rc |= !(out->content = plain_copy(&r, &r.content));
     arb__buf_free(&r.strings);
     if (rc || take_thinking(out)) {
         arb__judge_reply_free(out);

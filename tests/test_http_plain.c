@@ -605,6 +605,46 @@ static void test_no_wasted_recv_on_reuse(void **state)
     server_stop(srv);
 }
 
+/* A transfer of a borrowed body (the executor's way) is a struct without the body: once its
+** call is reported, the next submission reuses it instead of allocating another; a copied
+** body's transfer is allocated with the body, each time. The results are the same. */
+static void test_borrowed_transfers_reused(void **state)
+{
+    (void)state;
+    enum { CALLS = 6 };
+    static const step s[] = {{OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0},
+                             {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0},
+                             {OK_REPLY, 0, 0, 0, 0}, {OK_REPLY, 0, 0, 0, 0}};
+    raw_server *srv = server_start(s, N(s));
+    arb_client_params p = params_for(ARB_TRANSPORT_AUTO);
+    arb__http *h = arb__http_create(&p);
+    assert_non_null(h);
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", srv->port);
+    const char *urls[] = {url};
+    int pool = arb__http_add_pool(h, urls, 1, 0);
+    assert_true(pool >= 0);
+    static const char body[] = "{\"q\":1}";
+    run out;
+    memset(&out, 0, sizeof out);
+    for (int i = 0; i < CALLS; i++) {
+        assert_int_equal(arb__http_submit_pool_borrowed(h, (uint64_t)i, pool, NULL, body, 7), 0);
+        while (arb__http_pending(h) > 0) arb__http_step(h, 100, on_done, &out);
+        assert_int_equal(out.n, i + 1);
+        assert_true(out.r[i].ok);
+        assert_string_equal(out.r[i].body, OK_BODY);
+    }
+    assert_int_equal(arb__http_get_io_counts(h).xfer_allocs, 1);
+    for (int i = CALLS; i < CALLS + 2; i++) { /* copied bodies: one allocation each */
+        assert_int_equal(arb__http_submit_pool(h, (uint64_t)i, pool, NULL, body, 7), 0);
+        while (arb__http_pending(h) > 0) arb__http_step(h, 100, on_done, &out);
+        assert_true(out.r[i].ok);
+    }
+    assert_int_equal(arb__http_get_io_counts(h).xfer_allocs, 3);
+    arb__http_destroy(h);
+    server_stop(srv);
+}
+
 /* The server reads the second request on a kept-alive connection and closes (or resets) it
 ** without a reply: the request goes out again on a new connection as the same attempt, and
 ** the caller gets one result for it (libcurl retries the same way). */
@@ -730,6 +770,73 @@ static int parse_all(const char *reply, arb__h1 *h, arb__buf *body, size_t *used
     int rc = arb__h1_feed(h, reply, strlen(reply), used);
     arb__buf_free(&h->head);
     return rc;
+}
+
+#define ARB__TEST_LONG_LINE 102401 /* one byte over http_plain.c's line limit */
+
+/* Feeds reply[0..len) in two reads split at k (the second as long as the parser takes more);
+** returns the parser's code and fills what it read. */
+static int parse_split(const char *reply, size_t len, size_t k, arb__h1 *h, arb__buf *body,
+                       size_t *consumed)
+{
+    arb__buf_init(body, 100);
+    memset(h, 0, sizeof *h);
+    arb__buf_init(&h->head, 0);
+    arb__h1_begin(h, body);
+    size_t used = 0;
+    int rc = arb__h1_feed(h, reply, k, &used);
+    *consumed = used;
+    if (rc == ARB__H1_MORE && k < len) {
+        rc = arb__h1_feed(h, reply + k, len - k, &used);
+        *consumed += used;
+    }
+    arb__buf_free(&h->head);
+    return rc;
+}
+
+/* A head parsed where it lies (whole in one read) and one gathered over reads end alike: every
+** split of each reply gives the code, status, framing, Retry-After, body and end of the whole
+** reply in one read -- LF-only lines, interim replies, a line at the length limit and over it. */
+static void test_parser_split_anywhere(void **state)
+{
+    (void)state;
+    static char long_line[ARB__TEST_LONG_LINE + 64];
+    memcpy(long_line, "HTTP/1.1 200 OK\r\nX-Long: ", 26);
+    memset(long_line + 26, 'a', ARB__TEST_LONG_LINE);
+    strcpy(long_line + 26 + ARB__TEST_LONG_LINE, "\r\nContent-Length: 2\r\n\r\n{}");
+    const char *replies[] = {
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+        "HTTP/1.1 200 OK\nContent-Length: 2\n\n{}tail",
+        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Slow\r\nRetry-After: 7\r\n"
+        "Content-Length: 3\r\nConnection: close\r\n\r\nabc",
+        "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        "HTTP/1.1 204 No Content\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nContent-Length: 2\r\n\r\n{}",
+        "HTTP/1.1 200 OK\r\n\nContent-Length: 2\r\n\r\n{}",
+        "\nHTTP/1.1 200 OK\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n",
+        long_line,
+    };
+    for (size_t i = 0; i < sizeof replies / sizeof *replies; i++) {
+        size_t len = strlen(replies[i]);
+        arb__h1 whole, part;
+        arb__buf wbody, pbody;
+        size_t wused, pused;
+        int wrc = parse_split(replies[i], len, len, &whole, &wbody, &wused);
+        size_t stride = len > 4096 ? 997 : 1;
+        for (size_t k = 0; k <= len; k += stride) {
+            int prc = parse_split(replies[i], len, k, &part, &pbody, &pused);
+            if (prc != wrc || part.status != whole.status || part.keep_alive != whole.keep_alive ||
+                part.retry_after_ms != whole.retry_after_ms || pbody.len != wbody.len ||
+                (wbody.len && memcmp(pbody.data, wbody.data, wbody.len)) ||
+                (wrc == ARB__H1_DONE && pused != wused))
+                fail_msg("reply %zu split at %zu: rc %d/%d status %d/%d used %zu/%zu", i, k, prc,
+                         wrc, part.status, whole.status, pused, wused);
+            arb__buf_free(&pbody);
+        }
+        arb__buf_free(&wbody);
+    }
 }
 
 /* Hostile framing: signs, hex prefixes, overflowing sizes, folding and conflicting framings
@@ -861,6 +968,7 @@ int main(void)
     unsetenv("ARBITER_TRANSPORT");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parser_byte_by_byte),
+        cmocka_unit_test(test_parser_split_anywhere),
         cmocka_unit_test(test_target_eligibility),
         cmocka_unit_test(test_chunked_one_byte_writes),
         cmocka_unit_test(test_split_reads_with_pauses),
@@ -880,6 +988,7 @@ int main(void)
         cmocka_unit_test(test_parser_hostile_framing),
         cmocka_unit_test(test_unasked_bytes_on_idle_connection),
         cmocka_unit_test(test_large_body_partial_writes),
+        cmocka_unit_test(test_borrowed_transfers_reused),
         cmocka_unit_test(test_reused_connection_dropped_at_request),
         cmocka_unit_test(test_reset_mid_reply),
         cmocka_unit_test(test_server_never_reads),

@@ -447,6 +447,9 @@ static void test_call_key(void **state)
     arb__judge_call_key(body, 12, k1);
     arb__hash_hex(joined, strlen(joined), expect);
     assert_string_equal(k1, expect);
+    /* the executor's way, with the length it already has */
+    arb__judge_call_key_len(body, strlen(body), 12, k1);
+    assert_string_equal(k1, expect);
     /* The separator keeps ("...1", rep 2) apart from ("...", rep 12). */
     arb__judge_call_key("x1", 2, k0);
     arb__judge_call_key("x", 12, k0b);
@@ -673,6 +676,43 @@ static void test_parse_plain_matches_reference(void **state)
         "{\"choices\":[{\"message\":{\"content\":\"a\\u12",
         "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":12",
         "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":tru",
+        /* strings read sixteen bytes at a time: the byte that ends a run at the 15th, 16th and
+        ** 17th place, past a chunk, in names, skipped values and kept ones */
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcde\\\"f\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcdef\\\"\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcdefg\\n\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcdef0123456789abcdef\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcdef\x01\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcde\x1f\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcdefcaf\xC3\xA9\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcdefcaf\xC3\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcd\xC3\xA9\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcde\xC3\xA9\\u00e9\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"0123456789abcdef\xED\xA0\x80\\n\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a < b, no tag <thin\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"\\u003cthink>t</think>ok\"}}]}",
+        "{\"model\":\"0123456789abcdef\\u00e9\",\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"model\":\"0123456789abcdef\\x\",\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"model\":\"0123456789abcdef0123\x0a\",\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"model\":\"0123456789abcdef\xC3\",\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"model\":\"\\ud83d\",\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"caf\xC3\xA9\":1,\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"caf\xC3\":1,\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"0123456789abcdef_choices\":1,\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"object\":\"\\u0065rror\"}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"object\":\"errors\"}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"object\":\"erro\"}",
+        "{\"choices\":[{\"message\":{\"content\":\"ok\",\"reasoning_content\":\"r\\u0031\","
+        "\"reasoning\":\"r1\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"ok\",\"reasoning_content\":\"0123456789abcdef\","
+        "\"reasoning\":\"0123456789abcdeg\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"ok\",\"reasoning\":\"0123456789abcdef\\t\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":1234567890123456789}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":123456789012345678}}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"x\":nul}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"x\":fals}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}],\"x\":falsey}",
         "{",
         "}",
         " ",
