@@ -795,8 +795,9 @@ static int plain_scalar(plain_reply *r, long long *n)
     size_t digits = 0;
     long long v = 0;
     while (d + digits < r->end && d[digits] >= '0' && d[digits] <= '9') {
+        if (digits == 18) return -1; /* checked before the digit is added: 19 may overflow */
         v = v * 10 + (d[digits] - '0');
-        if (++digits > 18) return -1;
+        digits++;
     }
     if (!digits || (d[0] == '0' && digits > 1)) return -1;
     const char *after = d + digits;
