@@ -2229,4 +2229,20 @@ int arb__svg_lines(arb__buf *b, const char *title, const char *x_label, const ch
                    const char *const *series, size_t n_series, const double *values,
                    size_t n_points);
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* The 16 bytes at p as two bit masks: the return value has bit i set where p[i] is '"', '\\'
+** or a control character (below 0x20), the bytes a JSON string cannot hold as they are; *high
+** where p[i] is not ASCII. The one vector test the JSON escaper and the reply reader share. */
+static inline unsigned arb__json_special16(const void *p, unsigned *high)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i special = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
+                                   _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+    *high = (unsigned)_mm_movemask_epi8(v);
+    return (unsigned)_mm_movemask_epi8(special);
+}
+#endif
+
 #endif

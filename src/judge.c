@@ -18,9 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include <curl/curl.h>
 #include <xxhash.h>
@@ -718,13 +715,8 @@ static const char *plain_scan(const char *p, const char *end, int *high)
 {
     unsigned hi = 0;
 #if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
-                  control = _mm_set1_epi8(0x1f);
     while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                    _mm_cmpeq_epi8(_mm_min_epu8(v, control), v));
-        unsigned mask = (unsigned)_mm_movemask_epi8(stop), h = (unsigned)_mm_movemask_epi8(v);
+        unsigned h, mask = arb__json_special16(p, &h);
         if (mask) {
             hi |= h & ((mask & -mask) - 1);
             *high = hi != 0;

@@ -6,9 +6,6 @@
 */
 #include "internal.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include <errno.h>
 #include <math.h>
@@ -219,14 +216,9 @@ static int json_escape(arb__buf *b, const char *s, size_t n, int check_utf8, int
             ** whole (the room is reserved), then the clean bytes before the first one that
             ** needs care are kept and that one goes the byte-by-byte way below. */
             if (end - i >= 16) {
-                __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(in + i));
-                __m128i special =
-                    _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
-                                 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                              _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-                unsigned mask = (unsigned)_mm_movemask_epi8(special);
-                if (check_utf8) mask |= (unsigned)_mm_movemask_epi8(v); /* bytes >= 0x80 */
-                _mm_storeu_si128((__m128i *)(void *)o, v);
+                unsigned high, mask = arb__json_special16(in + i, &high);
+                if (check_utf8) mask |= high; /* bytes >= 0x80 */
+                memcpy(o, in + i, 16);
                 if (!mask) {
                     o += 16;
                     i += 16;
