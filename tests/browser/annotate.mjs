@@ -42,7 +42,9 @@ async function newPage(browser) {
   // none and needs none, so the browser gets an empty one instead.
   await context.route('**/favicon.ico', (route) => route.fulfill({ status: 204, body: '' }));
   const page = await context.newPage();
-  page.setDefaultTimeout(10000);
+  // a wait, not a timed check: on a loaded machine the demo report's full-page screenshot
+  // took over 15 s (57 charts); a page that never gets there still fails, later
+  page.setDefaultTimeout(120000);
   const seen = watchPage(page);
   // Every API answer, to check that none names a model.
   seen.api = [];
@@ -127,7 +129,7 @@ async function act(page, action, before) {
 // until(page, fn, arg, ms): page.waitForFunction, but a time-out answers false instead of
 // throwing, so a page that never gets there is one FAIL line (with its view), not an exception
 // that ends the group.
-async function until(page, fn, arg, ms = 5000) {
+async function until(page, fn, arg, ms = 60000) {
   try {
     await page.waitForFunction(fn, arg, { timeout: ms });
     return true;

@@ -21,7 +21,9 @@ async function loadOffline(browser, file) {
   const context = await browser.newContext({ javaScriptEnabled: true, viewport: { width: 1280, height: 900 } });
   await context.route('**', (route) => (route.request().url() === url ? route.continue() : route.abort()));
   const page = await context.newPage();
-  page.setDefaultTimeout(15000);
+  // a wait, not a timed check: on a loaded machine the demo report's full-page screenshot
+  // took over 15 s (57 charts); a page that never gets there still fails, later
+  page.setDefaultTimeout(120000);
   const seen = watchPage(page);
   await page.goto(url, { waitUntil: 'load' });
   return { context, page, seen, url };
