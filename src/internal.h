@@ -548,6 +548,11 @@ arb_status arb__yaml_read_one(const char *path, const char *text, size_t len, co
 
 /* Whether ds was read by arb_dataset_load_indexed (its records are read again by window). */
 int arb__dataset_is_indexed(const arb_dataset *ds);
+/* The size (bytes, the two files together) up to which arb_dataset_load_indexed loads the files
+** whole instead of indexing them: one pass that decodes each line once, where an index reads
+** and decodes every line three times (the check, the store, the run's slice). Tests set it to
+** 0 to index small files. */
+extern uint64_t arb__dataset_whole_limit;
 /* ARB_INVALID with the store's message: protocol reads whole datasets only (only sbs reads an
 ** indexed one). */
 arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol);
