@@ -782,13 +782,17 @@ static int read_checked_line(int kind, const char *line, size_t len, arb__buf *s
     for (;;) {
         p = skip_space(p, end);
         if (p == end || *p != '"') return 0;
-        size_t key_at = scratch->len;
-        if (!(p = arb__json_decode_string(p, end, scratch))) return 0;
-        const char *key = scratch->data + key_at;
-        int member = strcmp(key, key_names[kind]) == 0 ? 0 : -1;
-        for (size_t i = 0; member < 0 && i < field_count[kind]; i++)
-            if (strcmp(key, field_names[kind][i]) == 0) member = 1 + (int)i;
-        scratch->len = key_at;
+        /* a member's name is matched where it lies: a known name holds no escape, so a name
+        ** with one (or a control byte) is left to jansson */
+        const char *key = ++p;
+        while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20) p++;
+        if (p == end || *p != '"') return 0;
+        size_t key_len = (size_t)(p++ - key);
+        int member = -1;
+        for (int i = -1; member < 0 && i < (int)field_count[kind]; i++) {
+            const char *name = i < 0 ? key_names[kind] : field_names[kind][i];
+            if (name[0] == *key && !strncmp(name, key, key_len) && !name[key_len]) member = 1 + i;
+        }
         if (member < 0 || seen[member]++) return 0;
         p = skip_space(p, end);
         if (p == end || *p++ != ':') return 0;
