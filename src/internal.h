@@ -828,8 +828,9 @@ typedef struct arb__sbs_plan_key {
 typedef struct arb__plan_state {
     size_t judgments; /* pairwise rows of the plan's coordinates (any item) whose call holds a
                          reply */
-    char digest[33];  /* XXH3-128 (hex) of those rows (id, item, rep, order, verdict, call id
-                         and key, failed calls too) and of every row of items and answers */
+    char digest[33];  /* XXH3-128 (hex) over the sums of the rows' XXH3-128 hashes: those rows
+                         (id, item, rep, order, verdict, call id and key, failed calls too),
+                         every row of items, every row of answers (any order) */
 } arb__plan_state;
 
 /* Reads the state (store_resume.c): one pass over the plan's rows (the unique index) and over
