@@ -548,6 +548,11 @@ arb_status arb__yaml_read_one(const char *path, const char *text, size_t len, co
 
 /* Whether ds was read by arb_dataset_load_indexed (its records are read again by window). */
 int arb__dataset_is_indexed(const arb_dataset *ds);
+/* The size (bytes, the two files together) up to which arb_dataset_load_indexed loads the files
+** whole instead of indexing them: one pass that decodes each line once, where an index reads
+** and decodes every line three times (the check, the store, the run's slice). Tests set it to
+** 0 to index small files. */
+extern uint64_t arb__dataset_whole_limit;
 /* ARB_INVALID with the store's message: protocol reads whole datasets only (only sbs reads an
 ** indexed one). */
 arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol);
@@ -823,8 +828,9 @@ typedef struct arb__sbs_plan_key {
 typedef struct arb__plan_state {
     size_t judgments; /* pairwise rows of the plan's coordinates (any item) whose call holds a
                          reply */
-    char digest[33];  /* XXH3-128 (hex) of those rows (id, item, rep, order, verdict, call id
-                         and key, failed calls too) and of every row of items and answers */
+    char digest[33];  /* XXH3-128 (hex) over the sums of the rows' XXH3-128 hashes: those rows
+                         (id, item, rep, order, verdict, call id and key, failed calls too),
+                         every row of items, every row of answers (any order) */
 } arb__plan_state;
 
 /* Reads the state (store_resume.c): one pass over the plan's rows (the unique index) and over

@@ -93,58 +93,105 @@ arb_status arb__store_each_recorded_pairwise(arb_store *s, const char *protocol,
 
 /* ---- plan notes: what a finished run leaves for a rerun's quick check ---------------------- */
 
-/* One column into the row's bytes: its type, then its value (texts length-prefixed), so that
-** NULL, '' and 0 differ and no two rows run together. Written with one reserve per column,
-** not an append per part (a fifth of hashing a store's dataset). Returns 0 or -1 (no memory). */
-static int put_column(arb__buf *row, sqlite3_stmt *q, int col)
+/* A digest of rows in any order (arb_rows_digest, an aggregate SQL function private to this
+** file): each row's values serialised (type, then value; texts and blobs length-prefixed, so
+** NULL, '' and 0 differ and no two rows run together) and hashed with XXH3-128; the hashes are
+** added modulo 2^128, so the result does not depend on the order SQLite visits the rows in
+** (no ORDER BY, no sorter) and a changed, added or removed row changes it. Run inside SQLite,
+** one call per row: the column accessors of a result row (type, bytes, text: ~60 instructions
+** each, and a step per row) cost as much as reading the rows (callgrind, 2026-11-28). */
+typedef struct rows_digest {
+    uint64_t low, high; /* the sum of the rows' hashes */
+    arb__buf row;       /* the row being serialised */
+    int oom;
+} rows_digest;
+
+static void rows_digest_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    int type = sqlite3_column_type(q, col);
-    const void *p = NULL;
-    sqlite3_int64 v = 0; /* the integer, or the length of a text or blob */
-    if (type == SQLITE_INTEGER) {
-        v = sqlite3_column_int64(q, col);
-    } else if (type != SQLITE_NULL) {
-        p = type == SQLITE_BLOB ? sqlite3_column_blob(q, col) : sqlite3_column_text(q, col);
-        v = sqlite3_column_bytes(q, col);
+    rows_digest *d = sqlite3_aggregate_context(ctx, sizeof *d);
+    if (!d) {
+        sqlite3_result_error_nomem(ctx);
+        return;
     }
-    size_t body = p ? (size_t)v : 0;
-    if (arb__buf_reserve(row, 1 + sizeof v + body)) return -1;
-    char *d = row->data + row->len;
-    *d++ = (char)(unsigned char)type;
-    if (type != SQLITE_NULL) {
-        memcpy(d, &v, sizeof v);
-        d += sizeof v;
-        if (body) memcpy(d, p, body);
-        d += body;
+    if (!d->row.cap) arb__buf_init(&d->row, 0);
+    arb__buf_reset(&d->row);
+    for (int c = 0; c < argc && !d->oom; c++) {
+        sqlite3_value *v = argv[c];
+        int type = sqlite3_value_type(v);
+        const void *p = NULL;
+        sqlite3_int64 n = 0; /* the integer, or the length of a text or blob */
+        double real = 0;
+        if (type == SQLITE_INTEGER) {
+            n = sqlite3_value_int64(v);
+        } else if (type == SQLITE_FLOAT) {
+            real = sqlite3_value_double(v);
+            memcpy(&n, &real, sizeof n);
+        } else if (type != SQLITE_NULL) {
+            p = sqlite3_value_blob(v); /* a text's bytes as stored, no conversion */
+            n = sqlite3_value_bytes(v);
+        }
+        size_t body = p ? (size_t)n : 0;
+        if (arb__buf_reserve(&d->row, 1 + sizeof n + body)) {
+            d->oom = 1;
+            break;
+        }
+        char *o = d->row.data + d->row.len;
+        *o++ = (char)(unsigned char)type;
+        if (type != SQLITE_NULL) {
+            memcpy(o, &n, sizeof n);
+            o += sizeof n;
+            if (body) memcpy(o, p, body);
+            o += body;
+        }
+        d->row.len = (size_t)(o - d->row.data);
     }
-    row->len = (size_t)(d - row->data);
-    return 0;
+    if (d->oom) return;
+    XXH128_hash_t h = XXH3_128bits(d->row.data, d->row.len);
+    uint64_t low = d->low + h.low64;
+    d->high += h.high64 + (low < d->low);
+    d->low = low;
 }
 
-/* Hashes every column of every row of sql (its parameters bound by bind, when not NULL), a row
-** at a time (xxh3's streaming costs per update, and most columns are a few bytes); *with_key
-** (when not NULL) counts the rows whose column key_col is not NULL. */
+/* The sum as 16 bytes (low then high, little-endian: the digest's input), or an error. */
+static void rows_digest_final(sqlite3_context *ctx)
+{
+    rows_digest *d = sqlite3_aggregate_context(ctx, 0);
+    rows_digest none = {0};
+    if (!d) d = &none; /* no row */
+    if (d->oom) {
+        sqlite3_result_error_nomem(ctx);
+    } else {
+        unsigned char out[16];
+        for (int i = 0; i < 8; i++) {
+            out[i] = (unsigned char)(d->low >> (8 * i));
+            out[8 + i] = (unsigned char)(d->high >> (8 * i));
+        }
+        sqlite3_result_blob(ctx, out, sizeof out, SQLITE_TRANSIENT);
+    }
+    if (d->row.cap) arb__buf_free(&d->row);
+}
+
+/* Adds to h the digest of the rows of sql (its parameters bound by bind, when not NULL): sql
+** selects arb_rows_digest(...) and, when with_key is not NULL, a count added to *with_key. */
 static arb_status hash_rows(arb_store *s, const char *sql, XXH3_state_t *h,
                             void (*bind)(sqlite3_stmt *q, const void *ud), const void *ud,
-                            int key_col, size_t *with_key)
+                            size_t *with_key)
 {
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail_db(s, "cannot read the store's state for a rerun");
     if (bind) bind(q, ud);
-    arb__buf row;
-    arb__buf_init(&row, 0);
-    int n = sqlite3_column_count(q), rc, oom = 0;
-    while (!oom && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        arb__buf_reset(&row);
-        for (int c = 0; c < n && !oom; c++) oom = put_column(&row, q, c);
-        if (!oom) XXH3_128bits_update(h, row.data, row.len);
-        if (with_key) *with_key += sqlite3_column_type(q, key_col) != SQLITE_NULL;
+    arb_status st = ARB_OK;
+    int rc = sqlite3_step(q);
+    const void *digest = rc == SQLITE_ROW ? sqlite3_column_blob(q, 0) : NULL;
+    if (digest && sqlite3_column_bytes(q, 0) == 16) {
+        XXH3_128bits_update(h, digest, 16);
+        if (with_key) *with_key += (size_t)sqlite3_column_int64(q, 1);
+    } else {
+        st = rc == SQLITE_NOMEM || sqlite3_errcode(arb__store_conn(s)) == SQLITE_NOMEM
+                 ? arb__store_fail(s, ARB_NOMEM, "out of memory")
+                 : arb__store_fail_db(s, "cannot read the store's state for a rerun");
     }
-    arb__buf_free(&row);
-    arb_status st = oom ? arb__store_fail(s, ARB_NOMEM, "out of memory")
-                  : rc == SQLITE_DONE ? ARB_OK
-                                      : arb__store_fail_db(s, "cannot read the store's state for a rerun");
     sqlite3_finalize(q);
     return st;
 }
@@ -170,25 +217,29 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
                                      arb__plan_state *out)
 {
     /* The judgments: rows as sbs writes them (as arb__store_each_recorded_pairwise reads
-    ** them), in their primary key's order, with the key of their call when it holds a reply
-    ** (pairwise rows have no row id since schema 13; their key columns are bound or hashed).
-    ** Items and answers: every row, in rowid order (a run upserts them only when they
-    ** differ, so an unchanged dataset keeps its rowids). */
+    ** them), with the key of their call when it holds a reply (pairwise rows have no row id
+    ** since schema 13: their primary key columns are bound or hashed). Items and answers:
+    ** every row with its rowid (a run upserts them only when they differ, so an unchanged
+    ** dataset keeps its rowids). */
     static const char judgments_sql[] =
-        "SELECT p.item_id, p.rep, p.ord, p.position_verdict, p.call_id, c.key"
+        "SELECT arb_rows_digest(p.item_id, p.rep, p.ord, p.position_verdict, p.call_id, c.key),"
+        " count(c.key)"
         " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id AND c.ok = 1"
         " WHERE p.protocol = 'sbs' AND p.judge_name = ?1 AND p.candidate = ?2"
         " AND p.baseline = ?3 AND p.template_name = ?4 AND p.options = ?5 AND p.rep < ?6"
-        " AND p.source IS NULL AND p.strength IS NULL AND p.extra = '{}'"
-        " ORDER BY p.item_id, p.rep, p.ord";
+        " AND p.source IS NULL AND p.strength IS NULL AND p.extra = '{}'";
     static const char items_sql[] =
-        "SELECT rowid, id, seq, question, reference, category, language, grp, extra, source"
-        " FROM items ORDER BY rowid";
+        "SELECT arb_rows_digest(rowid, id, seq, question, reference, category, language, grp,"
+        " extra, source) FROM items";
     static const char answers_sql[] =
-        "SELECT rowid, item_id, model, answer, extra, source FROM answers ORDER BY rowid";
+        "SELECT arb_rows_digest(rowid, item_id, model, answer, extra, source) FROM answers";
     memset(out, 0, sizeof *out);
     if (!key || !key->candidate || !key->baseline || !key->template_name || !key->judge_names)
         return arb__store_fail(s, ARB_INVALID, "sbs_plan_state: bad arguments");
+    if (sqlite3_create_function(arb__store_conn(s), "arb_rows_digest", -1,
+                                SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, NULL, rows_digest_step,
+                                rows_digest_final) != SQLITE_OK)
+        return arb__store_fail_db(s, "cannot read the store's state for a rerun");
     XXH3_state_t h;
     XXH3_INITSTATE(&h);
     XXH3_128bits_reset(&h);
@@ -197,10 +248,10 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
     for (size_t j = 0; !st && j < key->n_judges; j++) {
         plan_coords c = {key, key->judge_names[j]};
         XXH3_128bits_update(&h, c.judge_name, strlen(c.judge_name) + 1);
-        st = hash_rows(s, judgments_sql, &h, bind_plan, &c, 5, &out->judgments);
+        st = hash_rows(s, judgments_sql, &h, bind_plan, &c, &out->judgments);
     }
-    if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, 0, NULL);
-    if (!st) st = hash_rows(s, answers_sql, &h, NULL, NULL, 0, NULL);
+    if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, NULL);
+    if (!st) st = hash_rows(s, answers_sql, &h, NULL, NULL, NULL);
     small_cache_end(s, cache_size);
     if (st) return st;
     XXH128_hash_t digest = XXH3_128bits_digest(&h);

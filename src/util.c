@@ -350,7 +350,20 @@ const char *arb__json_decode_string(const char *p, const char *end, arb__buf *ou
 {
     const char *run = ++p;
     while (p < end) {
-        /* 8 plain bytes at a time: a dataset's texts are mostly such runs (3x faster) */
+        /* plain bytes 16 (SSE2) or 8 at a time: a dataset's texts are mostly such runs (3x
+        ** faster than a byte at a time; 16 at a time, stopping at the first special byte,
+        ** took the benchmark's 18,000 strings of 2,000 items from 12.0M to 5.8M instructions:
+        ** callgrind, 2026-11-28) */
+#if defined(__SSE2__)
+        while (end - p >= 16) {
+            unsigned high, mask = arb__json_special16(p, &high);
+            if (mask) {
+                p += __builtin_ctz(mask);
+                break;
+            }
+            p += 16;
+        }
+#endif
         while (end - p >= 8 && !json_special_in_8(p)) p += 8;
         if (p == end) break;
         unsigned char c = (unsigned char)*p;

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "arbiter.h"
+#include "internal.h"
 
 static arb_status add_items(arb_dataset *ds, const char *text)
 {
@@ -543,6 +544,8 @@ done:
 static void plain_lines_agree_with_jansson(void **state)
 {
     (void)state;
+    uint64_t whole_limit = arb__dataset_whole_limit;
+    arb__dataset_whole_limit = 0; /* the one-line files below are indexed, not loaded whole */
     static const char *const lines[] = {
         "{\"id\":\"a\",\"question\":\"q\"}",
         "{\"id\":\"a\",\"question\":\"q\\u0041\\u00e9\\u20AC\"}",
@@ -616,6 +619,12 @@ static void plain_lines_agree_with_jansson(void **state)
         "{\"id\":\"a\",\"question\":[\"x\"]}",
         "{\"id\":\"a\",\"category\":\"c\",\"language\":\"l\",\"group\":\"g\",\"context\":\"x\",\"source\":\"s\",\"document\":\"d\",\"dialog\":\"[]\",\"reference\":\"r\",\"question\":\"q\"}",
         "{\"question\":\"q\",\"id\":\"a\"}",
+        "{\"\\u0069d\":\"a\",\"question\":\"x\"}",
+        "{\"id\":\"a\",\"questio\\u006e\":\"x\"}",
+        "{\"id\":\"a\",\"\":\"x\"}",
+        "{\"id\":\"a\",\"ques\ttion\":\"x\"}",
+        "{\"id\":\"a\",\"questions\":\"x\"}",
+        "{\"id\":\"a\",\"questio\":\"x\"}",
         "{\"question\":\"q\"}",
         "{'id':'a'}",
         "{id:\"a\"}",
@@ -656,6 +665,72 @@ static void plain_lines_agree_with_jansson(void **state)
     unlink(items);
     unlink(answers);
     rmdir(dir);
+    arb__dataset_whole_limit = whole_limit;
+}
+
+/* Small files given to arb_dataset_load_indexed are read once, whole: the records are there
+** (the same as arb_dataset_load's), nothing is indexed, and a bad line is refused with the
+** same "file:line" message, leaving the dataset empty. Over the limit they are indexed. */
+static void indexed_load_of_small_files_is_whole(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/arb_test_dataset_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char items[128], answers[128], bad[128];
+    snprintf(items, sizeof items, "%s/items.jsonl", dir);
+    snprintf(answers, sizeof answers, "%s/answers.jsonl", dir);
+    snprintf(bad, sizeof bad, "%s/bad.jsonl", dir);
+    write_file(items, "{\"id\":\"q1\",\"question\":\"x \\u00e9\",\"k\":1}\n"
+                      "{\"id\":2,\"question\":\"y\"}\n");
+    write_file(answers, "{\"item\":\"2\",\"model\":\"m\",\"answer\":\"b\"}\n"
+                        "{\"item\":\"q1\",\"model\":\"m\",\"answer\":\"a\"}\n");
+    write_file(bad, "{\"item\":\"q1\",\"model\":\"m\",\"answer\":\"a\"}\n\n"
+                    "{\"item\":\"q1\",\"model\":\"m\",\"answer\":7}\n");
+
+    arb_dataset *ds = arb_dataset_create(), *whole = arb_dataset_create();
+    assert_int_equal(arb_dataset_load_indexed(ds, items, answers), ARB_OK);
+    assert_int_equal(arb_dataset_load(whole, items, answers), ARB_OK);
+    assert_false(arb__dataset_is_indexed(ds));
+    assert_int_equal(arb_dataset_item_count(ds), 2);
+    assert_int_equal(arb_dataset_answer_count(ds), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const arb_item *a = arb_dataset_item(ds, i), *b = arb_dataset_item(whole, i);
+        assert_non_null(a);
+        assert_string_equal(a->id, b->id);
+        assert_string_equal(a->question, b->question);
+        assert_string_equal(a->extra_json, b->extra_json);
+        assert_string_equal(a->source, b->source);
+        const arb_answer *x = arb_dataset_answer(ds, i), *y = arb_dataset_answer(whole, i);
+        assert_string_equal(x->answer, y->answer);
+        assert_string_equal(x->source, y->source);
+    }
+    assert_string_equal(arb_dataset_find_answer(ds, "q1", "m")->answer, "a");
+    arb_dataset_destroy(ds);
+    arb_dataset_destroy(whole);
+
+    ds = arb_dataset_create();
+    char expect[256];
+    assert_int_equal(arb_dataset_load_indexed(ds, items, bad), ARB_PARSE);
+    snprintf(expect, sizeof expect, "%s:3: field \"answer\" must be a string, got number", bad);
+    assert_string_equal(arb_dataset_errmsg(ds), expect);
+    assert_int_equal(arb_dataset_item_count(ds), 0);
+    assert_int_equal(arb_dataset_answer_count(ds), 0);
+    arb_dataset_destroy(ds);
+
+    uint64_t whole_limit = arb__dataset_whole_limit;
+    arb__dataset_whole_limit = 100; /* the two files hold 167 bytes */
+    ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_load_indexed(ds, items, answers), ARB_OK);
+    assert_true(arb__dataset_is_indexed(ds));
+    assert_null(arb_dataset_item(ds, 0));
+    assert_int_equal(arb_dataset_item_count(ds), 2);
+    arb_dataset_destroy(ds);
+    arb__dataset_whole_limit = whole_limit;
+
+    unlink(items);
+    unlink(answers);
+    unlink(bad);
+    rmdir(dir);
 }
 
 int main(void)
@@ -676,6 +751,7 @@ int main(void)
         cmocka_unit_test(many_records),
         cmocka_unit_test(load_files),
         cmocka_unit_test(plain_lines_agree_with_jansson),
+        cmocka_unit_test(indexed_load_of_small_files_is_whole),
     };
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);

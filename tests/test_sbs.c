@@ -65,9 +65,12 @@ static int setup(void **state)
     return 0;
 }
 
+static uint64_t whole_limit_default; /* arb__dataset_whole_limit as built; tests may lower it */
+
 static int teardown(void **state)
 {
     fixture *f = *state;
+    arb__dataset_whole_limit = whole_limit_default;
     arb_dataset_destroy(f->ds);
     arb_store_close(f->store);
     arb_test_server_stop(f->srv);
@@ -404,6 +407,7 @@ static long long rows_differ(arb_store *a, const char *what_main, const char *wh
 static void test_indexed_dataset_in_slices(void **state)
 {
     fixture *f = *state;
+    arb__dataset_whole_limit = 0; /* index these small files */
     arb_test_behaviour b = {.action = ARB_TEST_CALLBACK, .fn = by_length};
     arb_test_server_set_default(f->srv, &b);
     char items[256], answers[256], db[256];
@@ -463,6 +467,7 @@ static void test_indexed_dataset_in_slices(void **state)
 static void test_indexed_window_file_gone(void **state)
 {
     fixture *f = *state;
+    arb__dataset_whole_limit = 0; /* index these small files */
     char items[256], answers[256];
     assert_non_null(arb_test_scratch(f->dir, "gone/items.jsonl", slice_items, items, sizeof items));
     assert_non_null(arb_test_scratch(f->dir, "gone/answers.jsonl", slice_answers, answers, sizeof answers));
@@ -501,6 +506,7 @@ static void test_indexed_window_file_gone(void **state)
 static void test_indexed_dataset_errors_match(void **state)
 {
     fixture *f = *state;
+    arb__dataset_whole_limit = 0; /* index these small files */
     static const struct {
         const char *items, *answers;
     } cases[] = {
@@ -543,6 +549,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_indexed_dataset_errors_match, setup, teardown),
         cmocka_unit_test_setup_teardown(test_indexed_window_file_gone, setup, teardown),
     };
+    whole_limit_default = arb__dataset_whole_limit;
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
