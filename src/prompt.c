@@ -114,11 +114,13 @@ static const char *const option_rules[3] = {
 };
 
 /* One run of the section: a literal of len bytes at pool + off, or a placeholder. A literal
-** also has its JSON-escaped form, json_len bytes at json_pool + json_off. */
+** also has its JSON-escaped form, json_len bytes at json_pool + json_off, and its length in
+** code points as arb__buf_json_chars_counted counts it (json_chars, -1: left to the store). */
 typedef struct part {
     int placeholder; /* PH_*, or -1 for a literal */
     size_t off, len;
     size_t json_off, json_len;
+    long long json_chars;
 } part;
 
 typedef struct section {
@@ -138,6 +140,7 @@ struct arb_template {
     size_t json_total; /* bytes of json_pool */
     /* the option placeholders' texts JSON-escaped, per option mode (2..4), when used */
     char *option_json[3][3];
+    long long option_chars[3][3]; /* their code points, counted as a literal's json_chars */
     section system, user;
     unsigned uses; /* bit i set when placeholder i occurs */
 };
@@ -210,7 +213,7 @@ static int add_part(parser *p, section *s, int placeholder, size_t off, size_t l
         s->parts = np;
         s->cap_parts = cap;
     }
-    s->parts[s->n_parts++] = (part){placeholder, off, len, 0, 0};
+    s->parts[s->n_parts++] = (part){placeholder, off, len, 0, 0, 0};
     return 0;
 }
 
@@ -578,10 +581,12 @@ static int escape_literals(arb_template *t)
             part *pt = &sections[k]->parts[i];
             if (pt->placeholder >= 0) continue;
             arb__buf_reset(&one);
-            if (arb__buf_json_string(&one, t->pool + pt->off, pt->len)) goto done;
+            pt->json_chars = 0;
+            if (arb__buf_json_chars_counted(&one, t->pool + pt->off, pt->len, &pt->json_chars))
+                goto done;
             pt->json_off = json.len;
-            pt->json_len = one.len - 2; /* without the quotes */
-            if (arb__buf_append(&json, one.data + 1, pt->json_len)) goto done;
+            pt->json_len = one.len;
+            if (arb__buf_append(&json, one.data, pt->json_len)) goto done;
         }
     /* The option placeholders' texts are fixed per option mode: escaped once too. */
     static const char *const *const option_texts[3] = {option_lists, option_letters, option_rules};
@@ -590,9 +595,10 @@ static int escape_literals(arb_template *t)
             if (!((t->uses >> (PH_OPTION_LIST + k)) & 1u)) continue;
             arb__buf_reset(&one);
             const char *text = option_texts[k][m];
-            if (arb__buf_json_string(&one, text, strlen(text))) goto done;
-            one.data[one.len - 1] = '\0'; /* without the closing quote */
-            if (!(t->option_json[m][k] = arb__strdup(one.data + 1))) goto done;
+            t->option_chars[m][k] = 0;
+            if (arb__buf_json_chars_counted(&one, text, strlen(text), &t->option_chars[m][k]) ||
+                !(t->option_json[m][k] = arb__strdup(one.data ? one.data : "")))
+                goto done;
         }
     t->json_total = json.len;
     t->json_pool = arb__buf_steal(&json);
@@ -798,8 +804,9 @@ int arb__template_has_system(const arb_template *tpl) { return tpl && tpl->syste
 
 /* See internal.h. */
 int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars, int system,
-                           arb__buf *b)
+                           arb__buf *b, long long *chars)
 {
+    long long counted = 0; /* added to *chars only when the section is written */
     if (!tpl || !vars || vars->options < 2 || vars->options > 4) return 1;
     const section *s = system ? &tpl->system : &tpl->user;
     if (system && !s->present) return 1;
@@ -819,6 +826,7 @@ int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars,
             memcpy(b->data + b->len, tpl->json_pool + pt->json_off, pt->json_len);
             b->len += pt->json_len;
             b->data[b->len] = '\0';
+            if (counted >= 0) counted = pt->json_chars < 0 ? -1 : counted + pt->json_chars;
             continue;
         }
         int ph = pt->placeholder;
@@ -827,15 +835,18 @@ int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars,
             size_t n = strlen(text);
             memcpy(b->data + b->len, text, n + 1); /* (room: 6 bytes per byte of the text) */
             b->len += n;
+            long long k = tpl->option_chars[vars->options - 2][ph - PH_OPTION_LIST];
+            if (counted >= 0) counted = k < 0 ? -1 : counted + k;
             continue;
         }
         const value *v = &values[ph];
-        int rc = arb__buf_json_chars(b, v->s, v->n);
+        int rc = arb__buf_json_chars_counted(b, v->s, v->n, &counted);
         if (rc) {
             b->len = start;
             b->data[start] = '\0';
             return rc;
         }
     }
+    if (chars && *chars >= 0) *chars = counted < 0 ? -1 : *chars + counted;
     return 0;
 }

@@ -2279,8 +2279,9 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         return arb__store_fail(s, ARB_INVALID, "put_call: the call has no key");
     /* A new key, the common case, is inserted by ST_PUT_NEW_CALL; a key already there (a
     ** failed call retried, or a successful one that stays) goes to ST_PUT_CALL as before. */
-    long long prompt_chars = -1;
-    if (arb__reqz_prompt_chars(s->reqz, rec->request_json, &prompt_chars))
+    long long prompt_chars = rec->request_json && rec->has_prompt_chars ? rec->prompt_chars : -1;
+    if (!(rec->request_json && rec->has_prompt_chars) &&
+        arb__reqz_prompt_chars(s->reqz, rec->request_json, &prompt_chars))
         return arb__store_fail(s, ARB_DB, "cannot store call %s: %s", rec->key,
                                arb__reqz_errmsg(s->reqz));
     long long endpoint = 0;

@@ -209,6 +209,38 @@ static void put_pairwise(arb_store *s, const arb__pairwise_row *row)
 
 /* ---- opening ------------------------------------------------------------------------------ */
 
+/* A call's prompt length as its builder counted it (has_prompt_chars) is stored as told, not
+** counted again in the request; a record that does not tell (a zeroed one: imports, batch
+** results) gets the store's count, inside a transaction or not. */
+static void test_call_prompt_chars_told_or_counted(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    const char *request = "{\"messages\":[{\"content\":\"caf\xc3\xa9\",\"role\":\"user\"}],"
+                          "\"model\":\"judge-model\"}";
+    arb__call_record told = call_record("k-told", 1, "[[A]]");
+    told.request_json = request;
+    told.has_prompt_chars = 1;
+    told.prompt_chars = 7; /* not the body's 4: proves the store took it as told */
+    arb__call_record counted = call_record("k-counted", 1, "[[B]]");
+    counted.request_json = request;
+    counted.prompt_chars = 7; /* ignored: has_prompt_chars is 0 */
+    long long id_told = put_call(s, &told), id_counted = put_call(s, &counted);
+    assert_int_equal(arb__store_begin(s), ARB_OK);
+    arb__call_record told_tx = told, counted_tx = counted;
+    told_tx.key = "k-told-tx";
+    counted_tx.key = "k-counted-tx";
+    long long id_told_tx = put_call(s, &told_tx), id_counted_tx = put_call(s, &counted_tx);
+    assert_int_equal(arb__store_commit(s), ARB_OK);
+    char sql[128];
+    long long want[4][2] = {{id_told, 7}, {id_counted, 4}, {id_told_tx, 7}, {id_counted_tx, 4}};
+    for (int i = 0; i < 4; i++) {
+        snprintf(sql, sizeof sql, "SELECT prompt_chars FROM calls WHERE id = %lld", want[i][0]);
+        assert_int_equal(query_int(s, sql), want[i][1]);
+    }
+    arb_store_close(s);
+}
+
 static void test_errmsg_never_null(void **state)
 {
     (void)state;
@@ -2531,6 +2563,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_errmsg_never_null, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_prompt_chars_told_or_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_in_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_judgment_insert_cost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_refusal, setup, teardown),
