@@ -1009,8 +1009,9 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                 .cost_usd = fc->cost_usd,
                 .logprobs = fc->logprobs,
                 .endpoint = fc->endpoint,
-                .has_prompt_chars = node->prompt_chars >= 0,
+                .built = 1, /* the body is arb__judge_request_body_counted's (start_node) */
                 .prompt_chars = node->prompt_chars,
+                .asks_logprobs = node->judge->logprobs ? 1 : 0,
             };
             arb__call_texts texts;
             if (ex->params.texts && ex->params.texts(ex->ud, fc->node, &texts)) rec.texts = &texts;

@@ -663,11 +663,14 @@ typedef struct arb__call_record {
     const arb__call_texts *texts; /* NULL: unknown yet (the request is compacted when its
                                      pairwise row names them); else the row is written once,
                                      compact, when it is new */
-    int has_prompt_chars;         /* 1: prompt_chars is the request's prompt length (code
-                                     points of its messages' contents, METHODS 5) as its
-                                     builder counted it (arb__judge_request_body_counted);
-                                     0 (a zeroed record): the store counts it in request_json */
-    long long prompt_chars;
+    /* What the request's builder knows of request_json, so the store need not read it again:
+    ** built 1 when prompt_chars and asks_logprobs are told (exec.c, from
+    ** arb__judge_request_body_counted); 0 (a zeroed record: imports, batch results) when the
+    ** store reads both in request_json. */
+    int built;
+    long long prompt_chars;       /* code points of the messages' contents (METHODS 5); -1:
+                                     left to the store (it counts them in request_json) */
+    int asks_logprobs;            /* 1: the request has "logprobs":true; else 0 */
 } arb__call_record;
 
 /* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row

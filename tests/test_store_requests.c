@@ -245,7 +245,7 @@ static void test_spliced_round_trip(void **state)
             unsigned char *blob = NULL;
             size_t len = 0;
             assert_int_equal(arb__store_begin(f->store), ARB_OK);
-            int got = arb__reqz_encode(z, "jm", req, refs, 3, &blob, &len);
+            int got = arb__reqz_encode(z, "jm", req, -1, refs, 3, &blob, &len);
             assert_int_equal(arb__store_commit(f->store), ARB_OK);
             if (got != 1) fail_msg("item %zu: encode: %s", i, arb__reqz_errmsg(z));
             assert_true(blob[1] & 4); /* spliced */
@@ -278,7 +278,7 @@ static void test_text_escaped_otherwise_falls_back(void **state)
     unsigned char *blob = NULL;
     size_t len = 0;
     assert_int_equal(arb__store_begin(f->store), ARB_OK);
-    assert_int_equal(arb__reqz_encode(z, "jm", req, refs, 3, &blob, &len), 1);
+    assert_int_equal(arb__reqz_encode(z, "jm", req, -1, refs, 3, &blob, &len), 1);
     assert_int_equal(arb__store_commit(f->store), ARB_OK);
     assert_int_equal(blob[1] & 4, 0); /* prefixed */
     assert_decodes(f->store, blob, len, req);
@@ -301,7 +301,7 @@ static void test_spliced_blob_pinned(void **state)
     arb__request_ref refs[3] = {{"q2", NULL, Q2}, {"q2", "m1", A2}, {"q2", "m2", ""}};
     unsigned char *blob = NULL;
     size_t len = 0;
-    assert_int_equal(arb__reqz_encode(z, "jm", r2, refs, 3, &blob, &len), 1);
+    assert_int_equal(arb__reqz_encode(z, "jm", r2, -1, refs, 3, &blob, &len), 1);
     assert_query_text(f->store, "SELECT body FROM request_texts WHERE id = 1", template);
     size_t n = 0;
     unsigned char *pinned = from_hex(spliced_blob, &n);
