@@ -127,6 +127,7 @@ typedef struct section {
     int present;
     part *parts;
     size_t n_parts, cap_parts;
+    unsigned uses; /* bit i set when placeholder i occurs in this section */
 } section;
 
 struct arb_template {
@@ -274,6 +275,7 @@ static int parse_line(parser *p, arb_template *t, section *s, const char *line, 
                         (int)name_len, line + i + 1);
         if (add_part(p, s, ph, 0, 0)) return -1;
         t->uses |= 1u << ph;
+        s->uses |= 1u << ph;
         i = e + 1;
         lit = i;
     }
@@ -717,7 +719,7 @@ typedef struct value {
     size_t n;
 } value;
 
-static void fill_values(const arb_template *tpl, const arb_prompt_vars *vars, value *values);
+static void fill_values(unsigned uses, const arb_prompt_vars *vars, value *values);
 
 static char *render_section(const arb_template *tpl, const section *s, const value *values)
 {
@@ -748,7 +750,7 @@ arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *v
     if (!tpl || !vars || !system_out || !user_out) return ARB_INVALID;
     if (vars->options < 2 || vars->options > 4) return ARB_INVALID;
     value values[PH_COUNT];
-    fill_values(tpl, vars, values);
+    fill_values(tpl->uses, vars, values);
     char *system = NULL;
     if (tpl->system.present && !(system = render_section(tpl, &tpl->system, values)))
         return ARB_NOMEM;
@@ -763,7 +765,9 @@ arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *v
 }
 
 /* The placeholders' values for vars (options in 2..4): lengths only for the ones tpl uses. */
-static void fill_values(const arb_template *tpl, const arb_prompt_vars *vars, value *values)
+/* The values of the placeholders in uses (a bit per placeholder) with their lengths; the
+** others are empty. */
+static void fill_values(unsigned uses, const arb_prompt_vars *vars, value *values)
 {
     const char *texts[PH_COUNT] = {
         [PH_QUESTION] = vars->question,
@@ -795,7 +799,7 @@ static void fill_values(const arb_template *tpl, const arb_prompt_vars *vars, va
     };
     for (int k = 0; k < PH_COUNT; k++) {
         values[k].s = texts[k] ? texts[k] : "";
-        values[k].n = (tpl->uses >> k) & 1u ? strlen(values[k].s) : 0;
+        values[k].n = (uses >> k) & 1u ? strlen(values[k].s) : 0;
     }
 }
 
@@ -811,7 +815,7 @@ int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars,
     const section *s = system ? &tpl->system : &tpl->user;
     if (system && !s->present) return 1;
     value values[PH_COUNT];
-    fill_values(tpl, vars, values);
+    fill_values(s->uses, vars, values); /* (a section's own: a literal system message needs none) */
     char *const *option_json = tpl->option_json[vars->options - 2];
     /* Room for the worst case at once (6 bytes out per byte of a value), so the escaper never
     ** grows the buffer part by part. */
