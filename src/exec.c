@@ -77,6 +77,7 @@ typedef struct exec_node {
     const arb_judge_config *judge;
     char *body;            /* canonical request JSON */
     size_t body_len;       /* strlen(body), measured once */
+    long long prompt_chars; /* its prompt length as the builder counted it; -1: the store counts */
     char key[33];
     int rep;
     arb__verdict_spec verdict; /* what verdict the reply carries, for its logprobs */
@@ -737,9 +738,9 @@ static arb_status start_node(arb__exec *ex, size_t idx)
     if (req.tpl && !req.user)
         n->body = arb__judge_request_body_template(req.judge, req.tpl, &req.vars, req.rep,
                                                    req.response_format, &ex->body_scratch,
-                                                   &n->body_len);
-    else if ((n->body = arb__judge_request_body(req.judge, req.system, req.user, req.rep,
-                                                req.response_format)))
+                                                   &n->body_len, &n->prompt_chars);
+    else if ((n->body = arb__judge_request_body_counted(req.judge, req.system, req.user, req.rep,
+                                                        req.response_format, &n->prompt_chars)))
         n->body_len = strlen(n->body);
     if (!n->body) {
         st = arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
@@ -1008,6 +1009,9 @@ static arb_status store_batch(arb__exec *ex, arb_store *store, finished_call *ba
                 .cost_usd = fc->cost_usd,
                 .logprobs = fc->logprobs,
                 .endpoint = fc->endpoint,
+                .built = 1, /* the body is arb__judge_request_body_counted's (start_node) */
+                .prompt_chars = node->prompt_chars,
+                .asks_logprobs = node->judge->logprobs ? 1 : 0,
             };
             arb__call_texts texts;
             if (ex->params.texts && ex->params.texts(ex->ud, fc->node, &texts)) rec.texts = &texts;

@@ -54,6 +54,12 @@ int arb__buf_json_text(arb__buf *b, const char *s, size_t n);
 /* arb__buf_json_text without the quotes: the escaped characters only, so a JSON string can be
 ** written in pieces. 0, 1 (b unchanged) when s[0..n) is not valid UTF-8, or -1. */
 int arb__buf_json_chars(arb__buf *b, const char *s, size_t n);
+/* arb__buf_json_chars that also counts what it wrote, as the store's prompt length does (SQL's
+** length() of the decoded text, METHODS 5): when *chars >= 0, s's code points are added to
+** it; a character written as a \u escape (a control character other than \b \f \n \r \t)
+** sets it to -1 instead, the count then left to the store. Nothing is added when 1 or -1 is
+** returned. */
+int arb__buf_json_chars_counted(arb__buf *b, const char *s, size_t n, long long *chars);
 
 /* UTF-8: returns 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates), else 0 and
 ** *bad_offset (if not NULL) receives the offset of the first bad byte. */
@@ -379,24 +385,33 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
 ** the builder for text that is not valid UTF-8 (each bad byte becomes U+FFFD). */
 char *arb__judge_request_body_reference(const arb_judge_config *judge, const char *system,
                                         const char *user, int rep, const char *response_format);
+/* arb__judge_request_body that also tells the prompt's length as the store would count it in the
+** body (arb__call_record.prompt_chars): *prompt_chars (may be NULL) gets the code points of the
+** messages' contents, or -1 when it leaves the count to the store (a \u escape in the body, or
+** text that is not valid UTF-8, which the reference builder repairs). */
+char *arb__judge_request_body_counted(const arb_judge_config *judge, const char *system,
+                                      const char *user, int rep, const char *response_format,
+                                      long long *prompt_chars);
 /* arb__judge_request_body of the messages tpl renders with vars, byte for byte, written without
 ** rendering them: the template's literal text is copied escaped (escaped once, at load) and only
 ** the values are escaped (falls back to rendering when a value is not valid UTF-8). scratch is
 ** the caller's reusable buffer (its room is kept between calls). Returns the body (caller frees;
 ** its length in *body_len when not NULL), or NULL when out of memory or the vars do not render
-** (options outside 2..4). */
+** (options outside 2..4). *prompt_chars (may be NULL): the prompt's length counted as it is
+** written, as arb__judge_request_body_counted tells it (-1: left to the store). */
 char *arb__judge_request_body_template(const arb_judge_config *judge, const arb_template *tpl,
                                        const arb_prompt_vars *vars, int rep,
                                        const char *response_format, arb__buf *scratch,
-                                       size_t *body_len);
+                                       size_t *body_len, long long *prompt_chars);
 /* prompt.c, for the above: 1 when tpl has a system message. */
 int arb__template_has_system(const arb_template *tpl);
 /* prompt.c: appends tpl's system (system 1) or user message rendered with vars as the inside
 ** of a JSON string (no quotes), from the literals escaped at load time. Returns 0, 1 (b as it
 ** was) when a value is not valid UTF-8, the vars do not render or there is no such message,
-** or -1 when out of memory. */
+** or -1 when out of memory. When it returns 0 and *chars >= 0, the code points written are added
+** to *chars (arb__buf_json_chars_counted's count: -1 when one is a \u escape). */
 int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars, int system,
-                           arb__buf *b);
+                           arb__buf *b, long long *chars);
 /* The call key: hash of model, canonical body and repetition index (32 hex + NUL). */
 void arb__judge_call_key(const char *body, int rep, char out[33]);
 /* The same for body[0..body_len) (body_len == strlen(body)), when the length is known. */
@@ -653,6 +668,14 @@ typedef struct arb__call_record {
     const arb__call_texts *texts; /* NULL: unknown yet (the request is compacted when its
                                      pairwise row names them); else the row is written once,
                                      compact, when it is new */
+    /* What the request's builder knows of request_json, so the store need not read it again:
+    ** built 1 when prompt_chars and asks_logprobs are told (exec.c, from
+    ** arb__judge_request_body_counted); 0 (a zeroed record: imports, batch results) when the
+    ** store reads both in request_json. */
+    int built;
+    long long prompt_chars;       /* code points of the messages' contents (METHODS 5); -1:
+                                     left to the store (it counts them in request_json) */
+    int asks_logprobs;            /* 1: the request has "logprobs":true; else 0 */
 } arb__call_record;
 
 /* Inserts the call, or replaces a stored failed call with the same key. *call_id gets its row

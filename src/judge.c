@@ -236,28 +236,47 @@ static int put_body_tail(arb__buf *b, const arb_judge_config *judge, const char 
 char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
                               const char *user, int rep, const char *response_format)
 {
+    return arb__judge_request_body_counted(judge, system, user, rep, response_format, NULL);
+}
+
+/* Appends {"content":"text","role":"<role>"} (and a comma after the system message) with
+** text's code points added to *chars. Returns 0, 1 when text is not valid UTF-8, or -1. */
+static int put_message(arb__buf *b, const char *text, size_t len, int system, long long *chars)
+{
+    if (arb__buf_puts(b, "{\"content\":\"")) return -1;
+    int rc = arb__buf_json_chars_counted(b, text, len, chars);
+    if (rc) return rc;
+    return arb__buf_puts(b, system ? "\",\"role\":\"system\"}," : "\",\"role\":\"user\"}") ? -1 : 0;
+}
+
+/* See internal.h. The texts are checked for UTF-8 while they are escaped (one pass each). */
+char *arb__judge_request_body_counted(const arb_judge_config *judge, const char *system,
+                                      const char *user, int rep, const char *response_format,
+                                      long long *prompt_chars)
+{
     const char *model = judge->model ? judge->model : "";
     if (!user) user = "";
+    if (prompt_chars) *prompt_chars = -1;
     size_t model_len = strlen(model), user_len = strlen(user), system_len = system ? strlen(system) : 0;
-    if (!arb__utf8_valid(model, model_len, NULL) || !arb__utf8_valid(user, user_len, NULL) ||
-        (system && !arb__utf8_valid(system, system_len, NULL)))
+    if (!arb__utf8_valid(model, model_len, NULL))
         return arb__judge_request_body_reference(judge, system, user, rep, response_format);
     arb__buf b;
     arb__buf_init(&b, 0);
     /* One allocation in the common case: the texts plus room for escapes and parameters. */
     size_t guess = model_len + user_len + system_len;
-    int err = arb__buf_reserve(&b, guess + guess / 8 + 256);
-    err |= put_body_head(&b, judge);
-    if (system)
-        err |= arb__buf_puts(&b, "{\"content\":") | arb__buf_json_string(&b, system, system_len) |
-               arb__buf_puts(&b, ",\"role\":\"system\"},");
-    err |= arb__buf_puts(&b, "{\"content\":") | arb__buf_json_string(&b, user, user_len) |
-           arb__buf_puts(&b, ",\"role\":\"user\"}");
-    err |= put_body_tail(&b, judge, model, model_len, rep, response_format);
-    if (err) {
+    long long chars = 0;
+    int err = arb__buf_reserve(&b, guess + guess / 8 + 256) | put_body_head(&b, judge), rc = 0;
+    if (!err && system) rc = put_message(&b, system, system_len, 1, &chars);
+    if (!err && !rc) rc = put_message(&b, user, user_len, 0, &chars);
+    if (!err && !rc) err = put_body_tail(&b, judge, model, model_len, rep, response_format);
+    if (err || rc) {
         arb__buf_free(&b);
-        return NULL;
+        /* a text that is not valid UTF-8: the reference builder repairs it */
+        return err || rc < 0 ? NULL
+                             : arb__judge_request_body_reference(judge, system, user, rep,
+                                                                 response_format);
     }
+    if (prompt_chars) *prompt_chars = chars;
     return arb__buf_steal(&b);
 }
 
@@ -265,18 +284,20 @@ char *arb__judge_request_body(const arb_judge_config *judge, const char *system,
 char *arb__judge_request_body_template(const arb_judge_config *judge, const arb_template *tpl,
                                        const arb_prompt_vars *vars, int rep,
                                        const char *response_format, arb__buf *scratch,
-                                       size_t *body_len)
+                                       size_t *body_len, long long *prompt_chars)
 {
     const char *model = judge->model ? judge->model : "";
     size_t model_len = strlen(model);
     int fallback = !arb__utf8_valid(model, model_len, NULL), err = 0;
+    long long chars = 0;
+    if (prompt_chars) *prompt_chars = -1;
     arb__buf_reset(scratch);
     if (!fallback) {
         err = put_body_head(scratch, judge);
         for (int system = 1; !err && !fallback && system >= 0; system--) {
             if (system && !arb__template_has_system(tpl)) continue;
             err = arb__buf_puts(scratch, "{\"content\":\"");
-            int rc = err ? 0 : arb__template_put_json(tpl, vars, system, scratch);
+            int rc = err ? 0 : arb__template_put_json(tpl, vars, system, scratch, &chars);
             if (rc < 0) err = 1;
             fallback = rc > 0; /* a value that is not valid UTF-8: the reference way repairs it */
             if (!err && !fallback)
@@ -288,7 +309,8 @@ char *arb__judge_request_body_template(const arb_judge_config *judge, const arb_
     if (fallback) {
         char *system = NULL, *user = NULL;
         if (arb_template_render(tpl, vars, &system, &user)) return NULL;
-        char *body = arb__judge_request_body(judge, system, user, rep, response_format);
+        char *body = arb__judge_request_body_counted(judge, system, user, rep, response_format,
+                                                     prompt_chars);
         free(system);
         free(user);
         if (body && body_len) *body_len = strlen(body);
@@ -299,6 +321,7 @@ char *arb__judge_request_body_template(const arb_judge_config *judge, const arb_
     if (!body) return NULL;
     memcpy(body, scratch->data, scratch->len + 1);
     if (body_len) *body_len = scratch->len;
+    if (prompt_chars) *prompt_chars = chars;
     return body;
 }
 

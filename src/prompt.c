@@ -114,17 +114,20 @@ static const char *const option_rules[3] = {
 };
 
 /* One run of the section: a literal of len bytes at pool + off, or a placeholder. A literal
-** also has its JSON-escaped form, json_len bytes at json_pool + json_off. */
+** also has its JSON-escaped form, json_len bytes at json_pool + json_off, and its length in
+** code points as arb__buf_json_chars_counted counts it (json_chars, -1: left to the store). */
 typedef struct part {
     int placeholder; /* PH_*, or -1 for a literal */
     size_t off, len;
     size_t json_off, json_len;
+    long long json_chars;
 } part;
 
 typedef struct section {
     int present;
     part *parts;
     size_t n_parts, cap_parts;
+    unsigned uses; /* bit i set when placeholder i occurs in this section */
 } section;
 
 struct arb_template {
@@ -138,6 +141,7 @@ struct arb_template {
     size_t json_total; /* bytes of json_pool */
     /* the option placeholders' texts JSON-escaped, per option mode (2..4), when used */
     char *option_json[3][3];
+    long long option_chars[3][3]; /* their code points, counted as a literal's json_chars */
     section system, user;
     unsigned uses; /* bit i set when placeholder i occurs */
 };
@@ -210,7 +214,7 @@ static int add_part(parser *p, section *s, int placeholder, size_t off, size_t l
         s->parts = np;
         s->cap_parts = cap;
     }
-    s->parts[s->n_parts++] = (part){placeholder, off, len, 0, 0};
+    s->parts[s->n_parts++] = (part){placeholder, off, len, 0, 0, 0};
     return 0;
 }
 
@@ -271,6 +275,7 @@ static int parse_line(parser *p, arb_template *t, section *s, const char *line, 
                         (int)name_len, line + i + 1);
         if (add_part(p, s, ph, 0, 0)) return -1;
         t->uses |= 1u << ph;
+        s->uses |= 1u << ph;
         i = e + 1;
         lit = i;
     }
@@ -578,10 +583,12 @@ static int escape_literals(arb_template *t)
             part *pt = &sections[k]->parts[i];
             if (pt->placeholder >= 0) continue;
             arb__buf_reset(&one);
-            if (arb__buf_json_string(&one, t->pool + pt->off, pt->len)) goto done;
+            pt->json_chars = 0;
+            if (arb__buf_json_chars_counted(&one, t->pool + pt->off, pt->len, &pt->json_chars))
+                goto done;
             pt->json_off = json.len;
-            pt->json_len = one.len - 2; /* without the quotes */
-            if (arb__buf_append(&json, one.data + 1, pt->json_len)) goto done;
+            pt->json_len = one.len;
+            if (arb__buf_append(&json, one.data, pt->json_len)) goto done;
         }
     /* The option placeholders' texts are fixed per option mode: escaped once too. */
     static const char *const *const option_texts[3] = {option_lists, option_letters, option_rules};
@@ -590,9 +597,10 @@ static int escape_literals(arb_template *t)
             if (!((t->uses >> (PH_OPTION_LIST + k)) & 1u)) continue;
             arb__buf_reset(&one);
             const char *text = option_texts[k][m];
-            if (arb__buf_json_string(&one, text, strlen(text))) goto done;
-            one.data[one.len - 1] = '\0'; /* without the closing quote */
-            if (!(t->option_json[m][k] = arb__strdup(one.data + 1))) goto done;
+            t->option_chars[m][k] = 0;
+            if (arb__buf_json_chars_counted(&one, text, strlen(text), &t->option_chars[m][k]) ||
+                !(t->option_json[m][k] = arb__strdup(one.data ? one.data : "")))
+                goto done;
         }
     t->json_total = json.len;
     t->json_pool = arb__buf_steal(&json);
@@ -711,7 +719,7 @@ typedef struct value {
     size_t n;
 } value;
 
-static void fill_values(const arb_template *tpl, const arb_prompt_vars *vars, value *values);
+static void fill_values(unsigned uses, const arb_prompt_vars *vars, value *values);
 
 static char *render_section(const arb_template *tpl, const section *s, const value *values)
 {
@@ -742,7 +750,7 @@ arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *v
     if (!tpl || !vars || !system_out || !user_out) return ARB_INVALID;
     if (vars->options < 2 || vars->options > 4) return ARB_INVALID;
     value values[PH_COUNT];
-    fill_values(tpl, vars, values);
+    fill_values(tpl->uses, vars, values);
     char *system = NULL;
     if (tpl->system.present && !(system = render_section(tpl, &tpl->system, values)))
         return ARB_NOMEM;
@@ -757,7 +765,9 @@ arb_status arb_template_render(const arb_template *tpl, const arb_prompt_vars *v
 }
 
 /* The placeholders' values for vars (options in 2..4): lengths only for the ones tpl uses. */
-static void fill_values(const arb_template *tpl, const arb_prompt_vars *vars, value *values)
+/* The values of the placeholders in uses (a bit per placeholder) with their lengths; the
+** others are empty. */
+static void fill_values(unsigned uses, const arb_prompt_vars *vars, value *values)
 {
     const char *texts[PH_COUNT] = {
         [PH_QUESTION] = vars->question,
@@ -789,7 +799,7 @@ static void fill_values(const arb_template *tpl, const arb_prompt_vars *vars, va
     };
     for (int k = 0; k < PH_COUNT; k++) {
         values[k].s = texts[k] ? texts[k] : "";
-        values[k].n = (tpl->uses >> k) & 1u ? strlen(values[k].s) : 0;
+        values[k].n = (uses >> k) & 1u ? strlen(values[k].s) : 0;
     }
 }
 
@@ -798,13 +808,14 @@ int arb__template_has_system(const arb_template *tpl) { return tpl && tpl->syste
 
 /* See internal.h. */
 int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars, int system,
-                           arb__buf *b)
+                           arb__buf *b, long long *chars)
 {
+    long long counted = 0; /* added to *chars only when the section is written */
     if (!tpl || !vars || vars->options < 2 || vars->options > 4) return 1;
     const section *s = system ? &tpl->system : &tpl->user;
     if (system && !s->present) return 1;
     value values[PH_COUNT];
-    fill_values(tpl, vars, values);
+    fill_values(s->uses, vars, values); /* (a section's own: a literal system message needs none) */
     char *const *option_json = tpl->option_json[vars->options - 2];
     /* Room for the worst case at once (6 bytes out per byte of a value), so the escaper never
     ** grows the buffer part by part. */
@@ -819,6 +830,7 @@ int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars,
             memcpy(b->data + b->len, tpl->json_pool + pt->json_off, pt->json_len);
             b->len += pt->json_len;
             b->data[b->len] = '\0';
+            if (counted >= 0) counted = pt->json_chars < 0 ? -1 : counted + pt->json_chars;
             continue;
         }
         int ph = pt->placeholder;
@@ -827,15 +839,18 @@ int arb__template_put_json(const arb_template *tpl, const arb_prompt_vars *vars,
             size_t n = strlen(text);
             memcpy(b->data + b->len, text, n + 1); /* (room: 6 bytes per byte of the text) */
             b->len += n;
+            long long k = tpl->option_chars[vars->options - 2][ph - PH_OPTION_LIST];
+            if (counted >= 0) counted = k < 0 ? -1 : counted + k;
             continue;
         }
         const value *v = &values[ph];
-        int rc = arb__buf_json_chars(b, v->s, v->n);
+        int rc = arb__buf_json_chars_counted(b, v->s, v->n, &counted);
         if (rc) {
             b->len = start;
             b->data[start] = '\0';
             return rc;
         }
     }
+    if (chars && *chars >= 0) *chars = counted < 0 ? -1 : *chars + counted;
     return 0;
 }

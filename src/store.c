@@ -914,6 +914,7 @@ static const char *const stmt_sql[ST__COUNT] = {
 typedef struct pending_call {
     long long id; /* 0: none */
     char *key, *model, *request;
+    int asks_logprobs; /* as told by the request's builder (arb__call_record.built), else -1 */
 } pending_call;
 
 /* Judgments put inside a transaction are inserted PAIRWISE_GROUP rows per statement. The
@@ -944,6 +945,7 @@ struct arb_store {
     char *path;
     int created;           /* the file did not exist before this handle opened it */
     sqlite3_stmt *stmt[ST__COUNT];
+    unsigned char key_bytes[ST__COUNT][ARB__CALL_KEY_BYTES]; /* see bind_stmt_key */
     arb__reqz *reqz;       /* compact requests (store_requests.c) */
     arb__textz *textz;     /* compact texts of the dataset (store_texts.c) */
     int texts_compacted;   /* migration 12 compressed the stored texts in this open */
@@ -1184,7 +1186,7 @@ static arb_status compact_stored_requests(arb_store *s)
                                             {r->item, r->baseline, NULL}};
                 unsigned char *blob = NULL;
                 size_t len = 0;
-                int got = arb__reqz_encode(s->reqz, r->model, r->request, refs,
+                int got = arb__reqz_encode(s->reqz, r->model, r->request, -1, refs,
                                            r->item && r->candidate && r->baseline ? 3 : 0,
                                            &blob, &len);
                 if (got < 0)
@@ -1625,25 +1627,48 @@ int arb__store_bind_text(sqlite3_stmt *st, int index, const char *text)
 ** not such a text (it is then stored as text: nothing is lost, it only takes more room). */
 static int call_key_bytes(const char *key, size_t n, unsigned char out[ARB__CALL_KEY_BYTES])
 {
+    /* a lowercase hex digit's value + 1; 0 for any other byte (a table: ~5 instructions a
+    ** digit where the comparisons took ~16, and every call binds its key four times) */
+    static const unsigned char digit[256] = {
+        ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+        ['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+        ['e'] = 15, ['f'] = 16};
     if (n != 2 * ARB__CALL_KEY_BYTES) return -1;
-    for (size_t i = 0; i < n; i++) {
-        int c = (unsigned char)key[i];
-        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (v < 0) return -1;
-        if (i % 2 == 0) out[i / 2] = (unsigned char)(v << 4);
-        else out[i / 2] |= (unsigned char)v;
+    for (size_t i = 0; i < ARB__CALL_KEY_BYTES; i++) {
+        unsigned hi = digit[(unsigned char)key[2 * i]], lo = digit[(unsigned char)key[2 * i + 1]];
+        if (!hi || !lo) return -1;
+        out[i] = (unsigned char)((hi - 1) << 4 | (lo - 1));
     }
     return 0;
 }
 
-/* See store_internal.h. */
+/* See store_internal.h. The bytes are bound in an allocation of the C library's that SQLite
+** frees at the next bind (free as the destructor): SQLITE_TRANSIENT would copy them into one of
+** SQLite's own, whose allocator takes its memory mutex twice (~700 instructions a bind against
+** ~150). The store's own statements bind without any allocation: bind_stmt_key. */
 int arb__store_bind_key(sqlite3_stmt *st, int index, const char *key)
 {
     unsigned char bytes[ARB__CALL_KEY_BYTES];
     if (!key) return sqlite3_bind_null(st, index);
     if (call_key_bytes(key, strlen(key), bytes))
         return sqlite3_bind_text(st, index, key, -1, SQLITE_STATIC);
-    return sqlite3_bind_blob(st, index, bytes, sizeof bytes, SQLITE_TRANSIENT);
+    unsigned char *copy = malloc(sizeof bytes);
+    if (!copy) return sqlite3_bind_blob(st, index, bytes, sizeof bytes, SQLITE_TRANSIENT);
+    memcpy(copy, bytes, sizeof bytes);
+    return sqlite3_bind_blob(st, index, copy, sizeof bytes, free);
+}
+
+/* arb__store_bind_key for the store's own statement s->stmt[which]: the key's bytes are kept
+** in the store (s->key_bytes[which], one key parameter per statement) as long as the statement
+** may read them, so SQLite binds them where they are (SQLITE_TRANSIENT copies them into an
+** allocation of its own and frees it at the next bind: ~700 instructions a bind). */
+static int bind_stmt_key(arb_store *s, int which, int index, const char *key)
+{
+    sqlite3_stmt *st = s->stmt[which];
+    if (!key) return sqlite3_bind_null(st, index);
+    if (call_key_bytes(key, strlen(key), s->key_bytes[which]))
+        return sqlite3_bind_text(st, index, key, -1, SQLITE_STATIC);
+    return sqlite3_bind_blob(st, index, s->key_bytes[which], ARB__CALL_KEY_BYTES, SQLITE_STATIC);
 }
 
 /* See store_internal.h. */
@@ -2086,7 +2111,8 @@ static void texts_refs(const arb__call_texts *t, arb__request_ref refs[3])
 static arb_status encode_call(arb_store *s, const pending_call *p, const arb__request_ref *refs,
                               size_t n_refs, unsigned char **blob, size_t *len)
 {
-    int got = arb__reqz_encode(s->reqz, p->model, p->request, refs, n_refs, blob, len);
+    int got = arb__reqz_encode(s->reqz, p->model, p->request, p->asks_logprobs, refs, n_refs,
+                               blob, len);
     if (got >= 0) return ARB_OK;
     return arb__store_fail(s, ARB_DB, "cannot compact the request of call %s: %s", p->key,
                            arb__reqz_errmsg(s->reqz));
@@ -2106,7 +2132,7 @@ static arb_status compact_pending(arb_store *s, const arb__request_ref *refs, si
         sqlite3_bind_int64(q, 1, p->id);
         if (blob) sqlite3_bind_blob(q, 2, blob, (int)len, SQLITE_STATIC);
         else arb__store_bind_text(q, 2, p->request); /* short: kept as TEXT */
-        arb__store_bind_key(q, 3, p->key);
+        bind_stmt_key(s, ST_COMPACT_CALL, 3, p->key);
         st = arb__store_step_done(s, q, "cannot store a request");
     }
     free(blob);
@@ -2145,6 +2171,7 @@ static arb_status set_pending(arb_store *s, long long id, const arb__call_record
     p->key = arb__strdup(rec->key);
     p->model = arb__strdup(rec->model ? rec->model : "");
     p->request = arb__strdup(rec->request_json);
+    p->asks_logprobs = rec->built ? rec->asks_logprobs : -1;
     if (!p->key || !p->model || !p->request) {
         drop_pending(s);
         return arb__store_fail(s, ARB_NOMEM, "out of memory");
@@ -2163,12 +2190,13 @@ arb_status arb__store_put_call(arb_store *s, const arb__call_record *rec, long l
 static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long long prompt_chars,
                            long long endpoint);
 
-/* Binds rec to the parameters of CALL_INSERT: the request itself, or (deferred) an empty
-** placeholder, and its prompt length (-1: NULL). */
-static void bind_call(sqlite3_stmt *q, const arb__call_record *rec, int deferred,
+/* Binds rec to the parameters of CALL_INSERT in s->stmt[which]: the request itself, or
+** (deferred) an empty placeholder, and its prompt length (-1: NULL). */
+static void bind_call(arb_store *s, int which, const arb__call_record *rec, int deferred,
                       long long prompt_chars, long long endpoint)
 {
-    arb__store_bind_key(q, 1, rec->key);
+    sqlite3_stmt *q = s->stmt[which];
+    bind_stmt_key(s, which, 1, rec->key);
     arb__store_bind_text(q, 2, rec->judge_name);
     arb__store_bind_text(q, 3, rec->model);
     if (deferred) sqlite3_bind_zeroblob(q, 4, 0);
@@ -2178,11 +2206,12 @@ static void bind_call(sqlite3_stmt *q, const arb__call_record *rec, int deferred
 
 /* Binds rec to CALL_INSERT as bind_call, with the request already compact: blob (NULL: the
 ** request kept as TEXT). */
-static void bind_call_compact(sqlite3_stmt *q, const arb__call_record *rec,
+static void bind_call_compact(arb_store *s, int which, const arb__call_record *rec,
                               const unsigned char *blob, size_t len, long long prompt_chars,
                               long long endpoint)
 {
-    arb__store_bind_key(q, 1, rec->key);
+    sqlite3_stmt *q = s->stmt[which];
+    bind_stmt_key(s, which, 1, rec->key);
     arb__store_bind_text(q, 2, rec->judge_name);
     arb__store_bind_text(q, 3, rec->model);
     if (blob) sqlite3_bind_blob(q, 4, blob, (int)len, SQLITE_STATIC);
@@ -2279,8 +2308,8 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         return arb__store_fail(s, ARB_INVALID, "put_call: the call has no key");
     /* A new key, the common case, is inserted by ST_PUT_NEW_CALL; a key already there (a
     ** failed call retried, or a successful one that stays) goes to ST_PUT_CALL as before. */
-    long long prompt_chars = -1;
-    if (arb__reqz_prompt_chars(s->reqz, rec->request_json, &prompt_chars))
+    long long prompt_chars = rec->request_json && rec->built ? rec->prompt_chars : -1;
+    if (prompt_chars < 0 && arb__reqz_prompt_chars(s->reqz, rec->request_json, &prompt_chars))
         return arb__store_fail(s, ARB_DB, "cannot store call %s: %s", rec->key,
                                arb__reqz_errmsg(s->reqz));
     long long endpoint = 0;
@@ -2300,11 +2329,11 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         arb__request_ref refs[3];
         texts_refs(rec->texts, refs);
         pending_call p = {0, (char *)rec->key, (char *)(rec->model ? rec->model : ""),
-                          (char *)rec->request_json};
+                          (char *)rec->request_json, rec->built ? rec->asks_logprobs : -1};
         if (encode_call(s, &p, refs, 3, &blob, &blob_len)) return ARB_DB;
-        bind_call_compact(q, rec, blob, blob_len, prompt_chars, endpoint);
+        bind_call_compact(s, ST_PUT_NEW_CALL, rec, blob, blob_len, prompt_chars, endpoint);
     } else {
-        bind_call(q, rec, deferred, prompt_chars, endpoint);
+        bind_call(s, ST_PUT_NEW_CALL, rec, deferred, prompt_chars, endpoint);
     }
     int rc = sqlite3_step(q);
     sqlite3_reset(q);
@@ -2320,7 +2349,7 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         return deferred && !rec->texts ? set_pending(s, id, rec) : ARB_OK;
     }
     q = s->stmt[ST_PUT_CALL];
-    bind_call(q, rec, deferred, prompt_chars, endpoint);
+    bind_call(s, ST_PUT_CALL, rec, deferred, prompt_chars, endpoint);
     rc = sqlite3_step(q);
     long long id = 0;
     int have_id = 0;
@@ -2367,7 +2396,7 @@ arb_status arb__store_find_call_spend(arb_store *s, const char *key, int *found,
     if (content) *content = NULL;
     if (!key) return arb__store_fail(s, ARB_INVALID, "find_call: no key");
     sqlite3_stmt *q = s->stmt[ST_FIND_CALL];
-    arb__store_bind_key(q, 1, key);
+    bind_stmt_key(s, ST_FIND_CALL, 1, key);
     arb_status st = ARB_OK;
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {

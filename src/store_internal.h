@@ -83,8 +83,10 @@ void arb__reqz_forget(arb__reqz *z);
 ** the texts of refs that exist cut out of it (or, when one is not in it as the JSON escaper
 ** writes it, compressed against the model's skeleton and those texts). Returns 1 when
 ** encoded, 0 when the request is better kept as TEXT (short; *out NULL), -1 on failure
-** (arb__reqz_errmsg). May write a new skeleton row: call it inside the write transaction. */
-int arb__reqz_encode(arb__reqz *z, const char *model, const char *request,
+** (arb__reqz_errmsg). May write a new skeleton row: call it inside the write transaction.
+** asks_logprobs: whether the request asks for logprobs as its builder knows it (1 or 0), or -1
+** when the encoder is to read it in the request. */
+int arb__reqz_encode(arb__reqz *z, const char *model, const char *request, int asks_logprobs,
                      const arb__request_ref *refs, size_t n_refs, unsigned char **out,
                      size_t *out_len);
 /* Decodes a compact request: the request text (caller frees, NUL-terminated, *out_len bytes),

@@ -198,13 +198,17 @@ static size_t utf8_sequence(const unsigned char *p, size_t avail)
 ** are copied at a time with SSE2 where the compiler targets it, else eight (SWAR tests for "some byte less than 0x20", "some byte equal to c" and,
 ** when checking UTF-8, "some byte >= 0x80"), written straight into room reserved for the worst
 ** case (6 bytes out per byte in) a block at a time. Without quotes, only what goes between
-** them. 0, 1, or -1 (over max or no memory). */
-static int json_escape(arb__buf *b, const char *s, size_t n, int check_utf8, int quotes)
+** them. With chars (check_utf8 only), the code points of s are added to *chars, which
+** becomes -1 when one of them is written as a \u escape (see arb__buf_json_chars_counted).
+** 0, 1, or -1 (over max or no memory). */
+static int json_escape(arb__buf *b, const char *s, size_t n, int check_utf8, int quotes,
+                       long long *chars)
 {
     static const char hex[] = "0123456789ABCDEF"; /* jansson writes upper case */
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     const unsigned char *in = (const unsigned char *)s;
-    size_t start = b->len, i = 0;
+    size_t start = b->len, i = 0, continuation = 0;
+    int u_escape = 0;
     if (quotes && arb__buf_append(b, "\"", 1)) return -1;
     while (i < n) {
         size_t end = n - i < 65536 ? n : i + 65536;
@@ -255,6 +259,7 @@ static int json_escape(arb__buf *b, const char *s, size_t n, int check_utf8, int
                 memcpy(o, in + i, len);
                 o += len;
                 i += len;
+                continuation += len - 1;
                 continue;
             }
             i++;
@@ -273,25 +278,33 @@ static int json_escape(arb__buf *b, const char *s, size_t n, int check_utf8, int
             case '\t': *o++ = 't'; break;
             default:
                 *o++ = 'u', *o++ = '0', *o++ = '0', *o++ = hex[c >> 4], *o++ = hex[c & 15];
+                u_escape = 1;
             }
         }
         b->len = (size_t)(o - b->data);
         b->data[b->len] = '\0';
     }
+    if (chars && *chars >= 0) *chars = u_escape ? -1 : *chars + (long long)(n - continuation);
     return quotes ? arb__buf_append(b, "\"", 1) : 0;
 }
 
 /* See internal.h. */
 int arb__buf_json_string(arb__buf *b, const char *s, size_t n)
 {
-    return json_escape(b, s, n, 0, 1) ? -1 : 0;
+    return json_escape(b, s, n, 0, 1, NULL) ? -1 : 0;
 }
 
 /* See internal.h. */
-int arb__buf_json_text(arb__buf *b, const char *s, size_t n) { return json_escape(b, s, n, 1, 1); }
+int arb__buf_json_text(arb__buf *b, const char *s, size_t n) { return json_escape(b, s, n, 1, 1, NULL); }
 
 /* See internal.h. */
-int arb__buf_json_chars(arb__buf *b, const char *s, size_t n) { return json_escape(b, s, n, 1, 0); }
+int arb__buf_json_chars(arb__buf *b, const char *s, size_t n) { return json_escape(b, s, n, 1, 0, NULL); }
+
+/* See internal.h. */
+int arb__buf_json_chars_counted(arb__buf *b, const char *s, size_t n, long long *chars)
+{
+    return json_escape(b, s, n, 1, 0, chars);
+}
 
 int arb__utf8_valid(const char *s, size_t n, size_t *bad_offset)
 {

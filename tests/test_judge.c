@@ -118,6 +118,33 @@ static void test_body_invalid_utf8_is_replaced(void **state)
     free(b);
 }
 
+/* The prompt length a builder must tell for messages system (may be NULL) and user sent to a
+** judge whose model is model: their code points, or -1 where the count is left to the store
+** (text or model not valid UTF-8, or a control character written as a \u escape). */
+static long long expected_prompt_chars(const char *model, const char *system, const char *user)
+{
+    const char *texts[2] = {system, user ? user : ""};
+    if (!arb__utf8_valid(model, strlen(model), NULL)) return -1;
+    long long n = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!texts[i]) continue;
+        if (!arb__utf8_valid(texts[i], strlen(texts[i]), NULL)) return -1;
+        for (const unsigned char *p = (const unsigned char *)texts[i]; *p; p++) {
+            if (*p < 0x20 && !strchr("\b\f\n\r\t", *p)) return -1;
+            n += (*p & 0xc0) != 0x80;
+        }
+    }
+    return n;
+}
+
+/* The body's prompt length as the builder told it must be the one expected (test_store_requests
+** checks it against what the store counts in the body). */
+static void check_prompt_chars(const char *body, long long told, long long expected)
+{
+    assert_non_null(body);
+    assert_int_equal(told, expected);
+}
+
 /* The fast body writer must produce exactly the bytes of the jansson reference, or call keys
 ** would depend on which path built them. */
 static void test_body_fast_writer_matches_reference(void **state)
@@ -143,9 +170,15 @@ static void test_body_fast_writer_matches_reference(void **state)
             const char *system = t % 2 ? texts[(t + 2) % 6] : NULL;
             char *fast = arb__judge_request_body(&j, system, texts[t], (int)r, NULL);
             char *ref = arb__judge_request_body_reference(&j, system, texts[t], (int)r, NULL);
+            long long chars = 0;
+            char *counted = arb__judge_request_body_counted(&j, system, texts[t], (int)r, NULL,
+                                                            &chars);
             assert_non_null(fast);
             assert_non_null(ref);
             assert_string_equal(fast, ref);
+            assert_string_equal(counted, ref);
+            check_prompt_chars(counted, chars, expected_prompt_chars(j.model, system, texts[t]));
+            free(counted);
             free(fast);
             free(ref);
         }
@@ -246,8 +279,11 @@ static void test_body_from_template_matches_render(void **state)
             char *want = arb__judge_request_body(&j, system, user, (int)k, rf);
             char *ref = arb__judge_request_body_reference(&j, system, user, (int)k, rf);
             size_t len = 0;
-            char *got = arb__judge_request_body_template(&j, tpl, &v, (int)k, rf, &scratch, &len);
+            long long chars = 0;
+            char *got = arb__judge_request_body_template(&j, tpl, &v, (int)k, rf, &scratch, &len,
+                                                         &chars);
             assert_non_null(got);
+            check_prompt_chars(got, chars, expected_prompt_chars(j.model, system, user));
             if (strcmp(got, want))
                 fail_msg("template %zu, case %zu:\n got  %s\n want %s", t, k, got, want);
             assert_string_equal(got, ref);
@@ -262,7 +298,7 @@ static void test_body_from_template_matches_render(void **state)
         /* Values that do not render (options outside 2..4): no body. */
         arb_prompt_vars bad = {.options = 5};
         assert_null(arb__judge_request_body_template(&(arb_judge_config){.model = "m"}, tpl, &bad,
-                                                     0, NULL, &scratch, NULL));
+                                                     0, NULL, &scratch, NULL, NULL));
         arb_template_destroy(tpl);
     }
     /* And every built-in template in every option mode. */
@@ -285,9 +321,12 @@ static void test_body_from_template_matches_render(void **state)
             char *system = NULL, *user = NULL;
             assert_int_equal(arb_template_render(tpl, &v, &system, &user), ARB_OK);
             char *want = arb__judge_request_body(&j, system, user, 1, rf);
-            char *got = arb__judge_request_body_template(&j, tpl, &v, 1, rf, &scratch, NULL);
+            long long chars = 0;
+            char *got = arb__judge_request_body_template(&j, tpl, &v, 1, rf, &scratch, NULL,
+                                                         &chars);
             assert_non_null(got);
             assert_string_equal(got, want);
+            check_prompt_chars(got, chars, expected_prompt_chars(j.model, system, user));
             compared++;
             free(system);
             free(user);

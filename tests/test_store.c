@@ -209,6 +209,38 @@ static void put_pairwise(arb_store *s, const arb__pairwise_row *row)
 
 /* ---- opening ------------------------------------------------------------------------------ */
 
+/* A call's prompt length as its builder counted it (built) is stored as told, not
+** counted again in the request; a record that does not tell (a zeroed one: imports, batch
+** results) gets the store's count, inside a transaction or not. */
+static void test_call_prompt_chars_told_or_counted(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    const char *request = "{\"messages\":[{\"content\":\"caf\xc3\xa9\",\"role\":\"user\"}],"
+                          "\"model\":\"judge-model\"}";
+    arb__call_record told = call_record("k-told", 1, "[[A]]");
+    told.request_json = request;
+    told.built = 1;
+    told.prompt_chars = 7; /* not the body's 4: proves the store took it as told */
+    arb__call_record counted = call_record("k-counted", 1, "[[B]]");
+    counted.request_json = request;
+    counted.prompt_chars = 7; /* ignored: built is 0 */
+    long long id_told = put_call(s, &told), id_counted = put_call(s, &counted);
+    assert_int_equal(arb__store_begin(s), ARB_OK);
+    arb__call_record told_tx = told, counted_tx = counted;
+    told_tx.key = "k-told-tx";
+    counted_tx.key = "k-counted-tx";
+    long long id_told_tx = put_call(s, &told_tx), id_counted_tx = put_call(s, &counted_tx);
+    assert_int_equal(arb__store_commit(s), ARB_OK);
+    char sql[128];
+    long long want[4][2] = {{id_told, 7}, {id_counted, 4}, {id_told_tx, 7}, {id_counted_tx, 4}};
+    for (int i = 0; i < 4; i++) {
+        snprintf(sql, sizeof sql, "SELECT prompt_chars FROM calls WHERE id = %lld", want[i][0]);
+        assert_int_equal(query_int(s, sql), want[i][1]);
+    }
+    arb_store_close(s);
+}
+
 static void test_errmsg_never_null(void **state)
 {
     (void)state;
@@ -1876,9 +1908,10 @@ static char *sbs_request(const char *question, const char *first, const char *se
 
 /* Stores item q<i>'s two calls (both orders) as sbs does: call, then its pairwise row, in one
 ** transaction; with texts, each call is given the item's texts up front (as the executor does
-** for sbs), so its row is written once, compact, before its pairwise row. requests[2i],
-** requests[2i+1] get the requests (caller frees). */
-static void put_sbs_item_as(arb_store *s, int i, char **requests, int texts)
+** for sbs), so its row is written once, compact, before its pairwise row. built 1: the record
+** also tells whether the request asks for logprobs (arb__call_record.built), as the executor
+** does; 2: tells it wrong. requests[2i], requests[2i+1] get the requests (caller frees). */
+static void put_sbs_item_told(arb_store *s, int i, char **requests, int texts, int built)
 {
     char item[16], q[64], a1[128], a2[128];
     snprintf(item, sizeof item, "q%d", i);
@@ -1903,6 +1936,11 @@ static void put_sbs_item_as(arb_store *s, int i, char **requests, int texts)
         arb__call_texts t = {item, ord ? "m2" : "m1", ord ? "m1" : "m2", q, ord ? a2 : a1,
                              ord ? a1 : a2};
         if (texts) rec.texts = &t;
+        if (built) { /* sbs_request asks for logprobs but for item 1; the count left to the store */
+            rec.built = 1;
+            rec.prompt_chars = -1;
+            rec.asks_logprobs = (i != 1) != (built == 2);
+        }
         assert_int_equal(arb__store_put_call(s, &rec, &id), ARB_OK);
         if (texts) { /* compact already: no placeholder waits for the pairwise row */
             char *one = arb__sprintf("SELECT length(request) > 0 AND length(request) < 200"
@@ -1918,6 +1956,11 @@ static void put_sbs_item_as(arb_store *s, int i, char **requests, int texts)
         requests[2 * i + ord] = req;
     }
     assert_int_equal(arb__store_commit(s), ARB_OK);
+}
+
+static void put_sbs_item_as(arb_store *s, int i, char **requests, int texts)
+{
+    put_sbs_item_told(s, i, requests, texts, 0);
 }
 
 static void put_sbs_item(arb_store *s, int i, char **requests)
@@ -2548,10 +2591,52 @@ static void test_call_with_texts_written_compact_once(void **state)
     arb_store_close(b);
 }
 
+/* Whether a request asks for logprobs, told by its builder (arb__call_record.built), is stored
+** as the store reads it in the request when not told: the rows are byte-identical. Told wrong,
+** the row differs: the store took what it was told instead of reading the request again. */
+static void test_call_told_logprobs_stored_as_read(void **state)
+{
+    fixture *f = *state;
+    enum { N_ITEMS = 3, N_CALLS = 2 * N_ITEMS };
+    char *read[N_CALLS], *told[N_CALLS], *wrong[N_CALLS];
+    char path_told[320], path_wrong[320];
+    snprintf(path_told, sizeof path_told, "%s/told.db", f->dir);
+    snprintf(path_wrong, sizeof path_wrong, "%s/wrong.db", f->dir);
+    arb_store *a = open_ok(f->db), *b = open_ok(path_told), *c = open_ok(path_wrong);
+    for (int i = 0; i < N_ITEMS; i++) {
+        put_sbs_item_told(a, i, read, 1, 0);
+        put_sbs_item_told(b, i, told, 1, 1);
+        put_sbs_item_told(c, i, wrong, 1, 2);
+    }
+    static const char rows[] = "SELECT group_concat(id || ':' || key || ':' || hex(request) || ':'"
+                               " || prompt_chars, ',') FROM (SELECT * FROM calls ORDER BY id)";
+    char *ra = query_text(a, rows), *rb = query_text(b, rows), *rc = query_text(c, rows);
+    assert_string_equal(ra, rb);
+    assert_string_not_equal(ra, rc);
+    assert_requests(b, told, N_CALLS);
+    char *ea = export_text(a, "jsonl"), *eb = export_text(b, "jsonl");
+    assert_string_equal(ea, eb);
+    free(ra);
+    free(rb);
+    free(rc);
+    free(ea);
+    free(eb);
+    for (int k = 0; k < N_CALLS; k++) {
+        free(read[k]);
+        free(told[k]);
+        free(wrong[k]);
+    }
+    arb_store_close(a);
+    arb_store_close(b);
+    arb_store_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_errmsg_never_null, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_prompt_chars_told_or_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_told_logprobs_stored_as_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_in_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_judgment_insert_cost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_refusal, setup, teardown),

@@ -245,7 +245,7 @@ static void test_spliced_round_trip(void **state)
             unsigned char *blob = NULL;
             size_t len = 0;
             assert_int_equal(arb__store_begin(f->store), ARB_OK);
-            int got = arb__reqz_encode(z, "jm", req, refs, 3, &blob, &len);
+            int got = arb__reqz_encode(z, "jm", req, -1, refs, 3, &blob, &len);
             assert_int_equal(arb__store_commit(f->store), ARB_OK);
             if (got != 1) fail_msg("item %zu: encode: %s", i, arb__reqz_errmsg(z));
             assert_true(blob[1] & 4); /* spliced */
@@ -278,7 +278,7 @@ static void test_text_escaped_otherwise_falls_back(void **state)
     unsigned char *blob = NULL;
     size_t len = 0;
     assert_int_equal(arb__store_begin(f->store), ARB_OK);
-    assert_int_equal(arb__reqz_encode(z, "jm", req, refs, 3, &blob, &len), 1);
+    assert_int_equal(arb__reqz_encode(z, "jm", req, -1, refs, 3, &blob, &len), 1);
     assert_int_equal(arb__store_commit(f->store), ARB_OK);
     assert_int_equal(blob[1] & 4, 0); /* prefixed */
     assert_decodes(f->store, blob, len, req);
@@ -301,7 +301,7 @@ static void test_spliced_blob_pinned(void **state)
     arb__request_ref refs[3] = {{"q2", NULL, Q2}, {"q2", "m1", A2}, {"q2", "m2", ""}};
     unsigned char *blob = NULL;
     size_t len = 0;
-    assert_int_equal(arb__reqz_encode(z, "jm", r2, refs, 3, &blob, &len), 1);
+    assert_int_equal(arb__reqz_encode(z, "jm", r2, -1, refs, 3, &blob, &len), 1);
     assert_query_text(f->store, "SELECT body FROM request_texts WHERE id = 1", template);
     size_t n = 0;
     unsigned char *pinned = from_hex(spliced_blob, &n);
@@ -398,6 +398,64 @@ static void test_prompt_chars_counts_as_before(void **state)
     sqlite3_finalize(q);
 }
 
+/* The prompt length a request builder tells with the body (arb__judge_request_body_counted,
+** passed to the store instead of a scan of the body) is what SQL counts in that body (METHODS
+** §5), on decoded texts of every kind: ASCII, 2- to 4-byte UTF-8, quotes, backslashes, the
+** escaped controls and the \u ones (left to the store), bytes that are not UTF-8. */
+static void test_builder_prompt_chars_is_what_sql_counts(void **state)
+{
+    fixture *f = *state;
+    static const char *const pieces[] = {"a", " ", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                                         "\n", "\"", "\\", "\t", "\r", "/", "\x01", "\x1f",
+                                         "\x7f", "\xff", "0123456789abcdef"};
+    size_t n_pieces = sizeof pieces / sizeof *pieces;
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(f->store),
+                                        "SELECT CAST(total(length(json_extract(m.value,"
+                                        " '$.content'))) AS INTEGER) FROM json_each(?1,"
+                                        " '$.messages') m", -1, &q, NULL), SQLITE_OK);
+    arb_judge_config j = {.model = "m", .sampling = arb_sampling_default()};
+    unsigned x = 5, told_count = 0;
+    for (int round = 0; round < 300; round++) {
+        arb__buf text[2];
+        for (int t = 0; t < 2; t++) {
+            arb__buf_init(&text[t], 0);
+            size_t len = t ? (size_t)round * 5 % 700 : (size_t)round % 30;
+            while (text[t].len < len) {
+                x = x * 1103515245u + 12345u;
+                /* the controls and the bad byte only now and then, so most bodies count */
+                unsigned r = (x >> 16) % (unsigned)n_pieces;
+                if (r >= 11 && r <= 14 && (x & 0x7000)) r = 0;
+                unsigned run = 1 + ((x >> 8) & 0x1f);
+                for (unsigned k = 0; k < run; k++)
+                    assert_int_equal(arb__buf_puts(&text[t], pieces[r]), 0);
+            }
+        }
+        const char *system = round % 3 ? (text[0].data ? text[0].data : "") : NULL;
+        long long told = -2;
+        char *body = arb__judge_request_body_counted(&j, system, text[1].data, 0, NULL, &told);
+        assert_non_null(body);
+        assert_true(told >= -1);
+        if (told >= 0) {
+            told_count++;
+            sqlite3_bind_text(q, 1, body, -1, SQLITE_STATIC);
+            assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+            if (sqlite3_column_int64(q, 0) != told)
+                fail_msg("round %d: told %lld, SQL %lld: %s", round, told,
+                         (long long)sqlite3_column_int64(q, 0), body);
+            sqlite3_reset(q);
+        } else { /* left to the store: a \u escape in the body, or a text repaired */
+            assert_true(strstr(body, "\\u") || strstr(text[1].data ? text[1].data : "", "\xff") ||
+                        (system && strstr(system, "\xff")));
+        }
+        free(body);
+        arb__buf_free(&text[0]);
+        arb__buf_free(&text[1]);
+    }
+    assert_true(told_count > 100);
+    sqlite3_finalize(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +464,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_escaped_otherwise_falls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spliced_blob_pinned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prompt_chars_counts_as_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_builder_prompt_chars_is_what_sql_counts, setup,
+                                        teardown),
     };
     const char *only = getenv("ARB_TEST");
     if (only && *only) cmocka_set_test_filter(only);
