@@ -18,7 +18,10 @@
 ** Storing runs on a writer thread with its own SQLite connection (WAL lets the main thread's
 ** lookups go on meanwhile), so transfers and storage use both cores; a node counts as done,
 ** and releases its dependents, only once the writer has committed it. An in-memory store,
-** which a second connection cannot share, is written on the main thread.
+** which a second connection cannot share, is written on the main thread. The claims and
+** leases (below) are written through the writer's connection too, by the main thread between
+** two of the writer's transactions, so a run writes the store through one connection
+** (lease_store_borrow).
 ** A build callback may also decide that a node needs no call (a discussion that already
 ** ended, a turn after a failed one): the node then finishes at once as skipped, nothing is
 ** sent or stored for it, and its dependents are released as usual.
