@@ -18,7 +18,10 @@
 ** Storing runs on a writer thread with its own SQLite connection (WAL lets the main thread's
 ** lookups go on meanwhile), so transfers and storage use both cores; a node counts as done,
 ** and releases its dependents, only once the writer has committed it. An in-memory store,
-** which a second connection cannot share, is written on the main thread.
+** which a second connection cannot share, is written on the main thread. The claims and
+** leases (below) are written through the writer's connection too, by the main thread between
+** two of the writer's transactions, so a run writes the store through one connection
+** (lease_store_borrow).
 ** A build callback may also decide that a node needs no call (a discussion that already
 ** ended, a turn after a failed one): the node then finishes at once as skipped, nothing is
 ** sent or stored for it, and its dependents are released as usual.
@@ -141,6 +144,8 @@ typedef struct exec_writer {
     int stop;
     int hurry;             /* the main thread waits for a commit: store what is queued now */
     int gathering;         /* the writer waits for a batch to fill (WRITER_BATCH) */
+    int storing;           /* the writer is inside a batch's transaction */
+    int lent;              /* the main thread uses the writer's connection (lease_store) */
     arb_status status;
 } exec_writer;
 
@@ -244,6 +249,8 @@ struct arb__exec {
 static void finished_free(finished_call *fc);
 static void free_targets(arb__exec *ex);
 static arb_status writer_stop(arb__exec *ex);
+static arb_store *lease_store_borrow(arb__exec *ex);
+static arb_status lease_store_return(arb__exec *ex, arb_store *used, arb_status st);
 static arb_status submit_node(arb__exec *ex, size_t idx);
 static arb_status account(arb__exec *ex, const struct committed_call *c, size_t n);
 
@@ -828,7 +835,9 @@ static arb_status claim_calls(arb__exec *ex)
         arb__grow(&ex->held, &ex->cap_held, ex->n_held + n, sizeof *ex->held))
         return arb__store_fail(ex->store, ARB_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) ex->claims[i].key = ex->nodes[ex->to_claim[i]].key;
-    arb_status st = arb__store_claim_calls(ex->store, &ex->lease, ex->claims, n);
+    arb_store *via = lease_store_borrow(ex);
+    arb_status st = lease_store_return(ex, via,
+                                       arb__store_claim_calls(via, &ex->lease, ex->claims, n));
     if (st) return st;
     ex->n_to_claim = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1204,6 +1213,9 @@ static void *writer_main(void *arg)
                 ;
             w->gathering = 0;
         }
+        /* The main thread has the connection for a claim (lease_store): wait until it is
+        ** done; what it queued meanwhile goes into this batch. */
+        while (w->lent) pthread_cond_wait(&w->wake, &w->mu);
         /* Take the whole queue by swapping arrays, so the main thread can go on queueing. */
         finished_call *taken = w->queue;
         size_t n = w->n_queue, cap = w->cap_queue;
@@ -1212,6 +1224,7 @@ static void *writer_main(void *arg)
         w->n_queue = 0;
         batch = taken;
         cap_batch = cap;
+        w->storing = 1;
         pthread_mutex_unlock(&w->mu);
 
         arb_status st = arb__grow(&report, &cap_report, n, sizeof *report)
@@ -1223,6 +1236,7 @@ static void *writer_main(void *arg)
             st = store_batch(ex, w->store, batch, n, report);
         }
         pthread_mutex_lock(&w->mu);
+        w->storing = 0;
         if (!st && arb__grow(&w->done, &w->cap_done, w->n_done + n, sizeof *w->done))
             st = arb__store_fail(w->store, ARB_NOMEM, "out of memory");
         if (st) {
@@ -1310,6 +1324,44 @@ static arb_status take_committed(arb__exec *ex, int wait)
     ex->pending_commit -= n;
     arb_status st = account(ex, reports, n);
     if (status) return arb__store_fail(ex->store, status, "%s", arb_store_errmsg(w->store));
+    return st;
+}
+
+/* The connection the leases are written through (claims, renewals, the release at the end):
+** the writer's, when there is one, used by the main thread between two of the writer's
+** transactions (the writer takes no batch meanwhile), so the run writes the store through one
+** connection only. Through the main thread's own connection, every claim was a write of
+** another connection to the writer, which then dropped its whole page cache (SQLite does in
+** WAL mode when another connection has committed) and read ~250 pages back from the WAL,
+** while the main thread read back the pages the writer had changed and waited for the
+** writer's transaction by SQLite's busy handler, which sleeps (3 ms and more) instead of being
+** woken: at 40,000 calls ~7,300 and ~2,000 page reads and ~100 sleeps (strace, 2026-11-28).
+** Another process on the store still waits through the busy handler. Pair with
+** lease_store_return. */
+static arb_store *lease_store_borrow(arb__exec *ex)
+{
+    exec_writer *w = &ex->writer;
+    if (!w->store) return ex->store;
+    if (!w->started) return w->store; /* stopped (joined) or never started: no other user */
+    pthread_mutex_lock(&w->mu);
+    w->lent = 1;
+    while (w->storing) pthread_cond_wait(&w->progress, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    return w->store;
+}
+
+/* Gives the connection back to the writer; a failure's message goes to the main store. */
+static arb_status lease_store_return(arb__exec *ex, arb_store *used, arb_status st)
+{
+    exec_writer *w = &ex->writer;
+    if (used == ex->store) return st;
+    if (w->started) {
+        pthread_mutex_lock(&w->mu);
+        w->lent = 0;
+        pthread_cond_signal(&w->wake);
+        pthread_mutex_unlock(&w->mu);
+    }
+    if (st) arb__store_fail(ex->store, st, "%s", arb_store_errmsg(used));
     return st;
 }
 
@@ -1443,7 +1495,9 @@ arb_status arb__exec_run(arb__exec *ex, arb_run_stats *stats)
             (st = claim_calls(ex)))
             goto done;
         if (ex->leasing && now - ex->last_renew_ms > LEASE_SECONDS * 1000.0 / 4) {
-            if ((st = arb__store_renew_leases(ex->store, &ex->lease))) goto done;
+            arb_store *via = lease_store_borrow(ex);
+            st = lease_store_return(ex, via, arb__store_renew_leases(via, &ex->lease));
+            if (st) goto done;
             ex->last_renew_ms = now;
         }
         if (ex->inflight) {
@@ -1495,7 +1549,9 @@ done:
     }
     /* What this run claimed and did not store is free for others (or the next run) to send. */
     if (ex->leasing) {
-        arb_status release = arb__store_release_leases(ex->store, &ex->lease);
+        arb_store *via = lease_store_borrow(ex); /* the writer's, stopped: its cache is warm */
+        arb_status release =
+            lease_store_return(ex, via, arb__store_release_leases(via, &ex->lease));
         if (st == ARB_OK) st = release;
     }
     if (st == ARB_INTERRUPTED)

@@ -605,6 +605,11 @@ arb_status arb__store_commit(arb_store *s);
 ** SQLite's SQLITE_DBSTATUS_CACHE_WRITE, counted at each commit). Tests compare them with the
 ** calls stored. */
 void arb__store_write_totals(long long *commits, long long *pages);
+/* Pages the write transactions of every store this process opened read from its files
+** (SQLite's SQLITE_DBSTATUS_CACHE_MISS, counted at each commit like the pages written): a
+** connection whose page cache another connection's commit emptied reads its pages again.
+** Tests count them. */
+long long arb__store_read_total(void);
 void arb__store_rollback(arb_store *s);
 
 /* Records (upserts) every item and answer of ds, keeping the dataset order in items.seq so

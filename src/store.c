@@ -1031,8 +1031,8 @@ arb_status arb__store_begin(arb_store *s)
     return st;
 }
 
-/* See arb__store_write_totals. */
-static atomic_llong commits_total, pages_written_total;
+/* See arb__store_write_totals and arb__store_read_total. */
+static atomic_llong commits_total, pages_written_total, pages_read_total;
 
 static arb_status flush_pending(arb_store *s);
 static void drop_pending(arb_store *s);
@@ -1053,11 +1053,19 @@ arb_status arb__store_commit(arb_store *s)
     st = arb__store_step_done(s, s->stmt[ST_COMMIT], "cannot commit");
     if (!st) s->in_tx = 0;
     s->tx_call_id = 0;
-    int pages = 0, high = 0;
+    int pages = 0, high = 0, misses = 0;
     sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &pages, &high, 1);
+    sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_MISS, &misses, &high, 1);
     atomic_fetch_add(&pages_written_total, pages);
+    atomic_fetch_add(&pages_read_total, misses);
     if (!st) atomic_fetch_add(&commits_total, 1);
     return st;
+}
+
+/* See internal.h. */
+long long arb__store_read_total(void)
+{
+    return atomic_load(&pages_read_total);
 }
 
 /* See internal.h. */
