@@ -41,7 +41,7 @@
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
-#define STORE_SCHEMA_VERSION 14
+#define STORE_SCHEMA_VERSION 15
 /* PRAGMA application_id: "ARBt" in ASCII, marks the file as an arbiter store. */
 #define STORE_APPLICATION_ID 0x41524274
 
@@ -316,7 +316,8 @@ static const char *const schema_sql[] = {
 /* The triggers of schema 11 that keep a question or answer in retired_texts before the dataset
 ** changes or deletes it (store_requests.c). Migration 12 drops them while it compresses the
 ** texts in place (the same text, another representation) and creates them again. */
-#define RETIRE_TRIGGERS \
+#define RETIRE_TRIGGERS ITEMS_RETIRE_TRIGGERS ANSWERS_RETIRE_TRIGGERS
+#define ITEMS_RETIRE_TRIGGERS \
     "CREATE TRIGGER items_retire_question BEFORE UPDATE OF question ON items\n" \
     "  WHEN old.question IS NOT new.question BEGIN\n" \
     "  INSERT INTO retired_texts(item_id, model, body) SELECT old.id, '', old.question\n" \
@@ -327,7 +328,8 @@ static const char *const schema_sql[] = {
     "  INSERT INTO retired_texts(item_id, model, body) SELECT old.id, '', old.question\n" \
     "   WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id = old.id AND model = ''\n" \
     "                        AND body = old.question);\n" \
-    "END;\n" \
+    "END;\n"
+#define ANSWERS_RETIRE_TRIGGERS \
     "CREATE TRIGGER answers_retire_answer BEFORE UPDATE OF answer ON answers\n" \
     "  WHEN old.answer IS NOT new.answer BEGIN\n" \
     "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model, old.answer\n" \
@@ -664,6 +666,32 @@ static const char *const migrations[] = {
     **   arb__store_check_call); the trigger on UPDATE OF call_id stays. */
     ("DROP INDEX call_leases_by_owner;\n"
      "DROP TRIGGER pairwise_call_inserted;\n"), /* parenthesised: one element, two lines */
+    /* 15: cheaper rows of the dataset (issue 17 point 5). The SQL part; rewrite_schema_15 then
+    ** edits the definitions of items (its CHECK on extra) and pairwise (a comment), in the same
+    ** transaction.
+    ** - answers is keyed by its primary key alone (no rowid, no second index: one b-tree
+    **   written per answer instead of two) and loses its foreign key to items and its CHECK
+    **   json_valid(extra): the store writes an answer only from a dataset, which refuses an
+    **   answer to an unknown item, and extra is the JSON the dataset's parser wrote. Together
+    **   ~5,400 of the 13,500 instructions of an answer's row in SQLite (callgrind, 2026-11-28).
+    **   Its retirement triggers go with the old table and are created again. */
+    "CREATE TABLE answers_v15 (\n"
+    "  -- What each model (contestant) answered to each item.\n"
+    "  item_id     TEXT NOT NULL,                 -- items.id: the store writes an answer with\n"
+    "                                             -- its item (not a foreign key, whose check\n"
+    "                                             -- cost more than the rest of the row)\n"
+    "  model       TEXT NOT NULL,\n"
+    "  answer      TEXT NOT NULL,\n"
+    "  extra       TEXT NOT NULL DEFAULT '{}',    -- fields arbiter does not know, as a JSON\n"
+    "                                             -- object (the store writes valid JSON)\n"
+    "  source      TEXT,\n"
+    "  PRIMARY KEY (item_id, model)\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO answers_v15 (item_id, model, answer, extra, source)\n"
+    "  SELECT item_id, model, answer, extra, source FROM answers ORDER BY item_id, model;\n"
+    "DROP TABLE answers;\n"
+    "ALTER TABLE answers_v15 RENAME TO answers;\n"
+    ANSWERS_RETIRE_TRIGGERS,
 };
 
 /* Migration 13 continued (one string per table keeps each under the length C compilers must
@@ -769,7 +797,9 @@ enum {
     ST_COMMIT,
     ST_ROLLBACK,
     ST_PUT_ITEM,
+    ST_ADD_ITEM,
     ST_PUT_ANSWER,
+    ST_ADD_ANSWER,
     ST_PUT_JUDGE,
     ST_PUT_NEW_CALL,
     ST_PUT_CALL,
@@ -837,6 +867,15 @@ static const char *const stmt_sql[ST__COUNT] = {
         " extra = excluded.extra, source = excluded.source"
         " WHERE answers.answer IS NOT excluded.answer OR answers.extra IS NOT excluded.extra"
         " OR answers.source IS NOT excluded.source",
+    /* A row known to be new (ST_ITEM_TEXTS or ST_ANSWER_TEXTS found none, or the table was
+    ** empty): a plain INSERT. The upsert above makes SQLite open a statement journal on every
+    ** execution (its UPDATE fires the retire triggers), which copies each page the row touches:
+    ** about 10,000 of the 29,000 instructions of an item's row (callgrind, 2026-11-28). */
+    [ST_ADD_ITEM] =
+        "INSERT INTO items(id, seq, question, reference, category, language, grp, extra, source)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [ST_ADD_ANSWER] =
+        "INSERT INTO answers(item_id, model, answer, extra, source) VALUES (?1, ?2, ?3, ?4, ?5)",
     [ST_PUT_JUDGE] =
         "INSERT INTO judges(name, base_url, model, sampling, price) VALUES (?1, ?2, ?3, ?4, ?5)"
         " ON CONFLICT(name) DO UPDATE SET base_url = excluded.base_url,"
@@ -900,13 +939,13 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_LEASES_RELEASE] = "DELETE FROM call_leases WHERE owner = ?1",
     /* The key guards against a row id that a rollback gave to another call. */
     [ST_COMPACT_CALL] = "UPDATE calls SET request = ?2 WHERE id = ?1 AND key = ?3",
-    /* An item or answer as stored, when its other columns are the ones given: loading the
-    ** same dataset again compares the texts (decompressing is cheaper than compressing) and
-    ** skips the upsert when they are the same too. */
-    [ST_ITEM_TEXTS] = "SELECT question, reference, source FROM items WHERE id = ?1 AND seq = ?2"
-                      " AND category IS ?3 AND language IS ?4 AND grp IS ?5 AND extra = ?6",
-    [ST_ANSWER_TEXTS] = "SELECT answer, source FROM answers WHERE item_id = ?1 AND model = ?2"
-                        " AND extra = ?3",
+    /* An item or answer as stored, and whether its other columns are the ones given: loading
+    ** the same dataset again compares the texts (decompressing is cheaper than compressing)
+    ** and skips the upsert when they are the same too. */
+    [ST_ITEM_TEXTS] = "SELECT question, reference, source, seq = ?2 AND category IS ?3"
+                      " AND language IS ?4 AND grp IS ?5 AND extra = ?6 FROM items WHERE id = ?1",
+    [ST_ANSWER_TEXTS] = "SELECT answer, source, extra = ?3 FROM answers"
+                        " WHERE item_id = ?1 AND model = ?2",
 };
 
 /* The call stored last, while its request is still TEXT: compacted when its pairwise row
@@ -1348,6 +1387,51 @@ static arb_status rewrite_pairwise_checks(arb_store *s)
     return st;
 }
 
+/* Migration 15's edits of two definitions, made in place as migration 14's (the stored rows
+** satisfy both forms): items loses its CHECK json_valid(extra) (~2,000 instructions a row;
+** the store writes extra from the dataset's parser, valid JSON), and pairwise's comment on
+** call_id says what checks it since schema 14 (the store on insert, arb__store_check_call,
+** and the trigger on update). A definition that is not the one expected keeps its text. */
+static const char *const schema_15_edits[][3] = {
+    {"items",
+     "  extra       TEXT NOT NULL DEFAULT '{}'     -- fields arbiter does not know\n"
+     "              CONSTRAINT extra_is_json CHECK (json_valid(extra)),\n",
+     "  extra       TEXT NOT NULL DEFAULT '{}',    -- fields arbiter does not know, as a JSON\n"
+     "                                             -- object (the store writes valid JSON)\n"},
+    {"pairwise",
+     "                                             -- checked by the triggers below, not a\n",
+     "                                             -- checked by the store on insert and by\n"
+     "                                             -- the trigger below on update, not a\n"},
+};
+
+static arb_status rewrite_schema_15(arb_store *s)
+{
+    static const char sql[] = "UPDATE sqlite_schema SET sql = replace(sql, ?2, ?3)"
+                              " WHERE type = 'table' AND name = ?1 AND instr(sql, ?2)";
+    long long version = 0;
+    if (pragma_int(s, "PRAGMA schema_version", &version)) return ARB_DB;
+    if (sqlite3_exec(s->db, "PRAGMA writable_schema = ON", NULL, NULL, NULL) != SQLITE_OK)
+        return ARB_OK; /* a connection that refuses (SQLITE_DBCONFIG_DEFENSIVE) keeps them */
+    sqlite3_stmt *q = NULL;
+    int edited = 0, rc = sqlite3_prepare_v2(s->db, sql, -1, &q, NULL);
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof schema_15_edits / sizeof *schema_15_edits;
+         i++) {
+        for (int k = 0; k < 3; k++) arb__store_bind_text(q, k + 1, schema_15_edits[i][k]);
+        if (sqlite3_step(q) == SQLITE_DONE) edited += sqlite3_changes(s->db);
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    arb_status st = ARB_OK;
+    if (edited) {
+        char bump[64];
+        snprintf(bump, sizeof bump, "PRAGMA schema_version = %lld", version + 1);
+        if (sqlite3_exec(s->db, bump, NULL, NULL, NULL) != SQLITE_OK)
+            st = arb__store_fail_db(s, "cannot rewrite the definitions of items and pairwise");
+    }
+    sqlite3_exec(s->db, "PRAGMA writable_schema = RESET", NULL, NULL, NULL);
+    return st;
+}
+
 static arb_status create_schema_tx(arb_store *s);
 
 /* Creates or upgrades the schema with foreign keys off, as SQLite's way of changing a table
@@ -1381,7 +1465,7 @@ static arb_status create_schema_tx(arb_store *s)
         } else if (version < 13) {
             s->rows_rebuilt = 1;
         }
-        /* The rewrites of migrations 11, 12 and 14 run right after their SQL, on the tables as
+        /* The rewrites of migrations 11, 12, 14 and 15 run right after their SQL, on the tables as
         ** that version has them (migration 13 changes the keys and pairwise after). */
         for (; version < STORE_SCHEMA_VERSION && rc == SQLITE_OK; version++) {
             rc = sqlite3_exec(s->db, migrations[version - 1], NULL, NULL, &err);
@@ -1390,6 +1474,7 @@ static arb_status create_schema_tx(arb_store *s)
             if (rc == SQLITE_OK && version + 1 == 11 && compact_stored_requests(s)) goto fail;
             if (rc == SQLITE_OK && version + 1 == 12 && compact_stored_texts(s)) goto fail;
             if (rc == SQLITE_OK && version + 1 == 14 && rewrite_pairwise_checks(s)) goto fail;
+            if (rc == SQLITE_OK && version + 1 == 15 && rewrite_schema_15(s)) goto fail;
         }
         char pragmas[128];
         snprintf(pragmas, sizeof pragmas, "PRAGMA user_version = %d; PRAGMA application_id = %d;",
@@ -1766,12 +1851,16 @@ static arb_status bind_compact_text(arb_store *s, sqlite3_stmt *q, int index, co
     return ARB_OK;
 }
 
-/* Whether the row q found (stepped to by this function) holds exactly texts[0..n) in its
-** columns 0..n-1, compact or not. 1 yes, 0 no (or no row), -1 on failure (store's error set).
-** Resets q. */
-static int stored_texts_equal(arb_store *s, sqlite3_stmt *q, const char *const *texts, int n)
+/* What stored_row_state finds. */
+enum { ROW_FAILED = -1, ROW_ABSENT, ROW_CHANGED, ROW_SAME };
+
+/* Whether the row q finds (stepped to by this function) holds exactly texts[0..n) in its
+** columns 0..n-1, compact or not, and its other columns the ones given (column n is nonzero).
+** ROW_SAME, ROW_CHANGED, ROW_ABSENT (no row), ROW_FAILED (store's error set). Resets q. */
+static int stored_row_state(arb_store *s, sqlite3_stmt *q, const char *const *texts, int n)
 {
-    int rc = sqlite3_step(q), same = rc == SQLITE_ROW;
+    int rc = sqlite3_step(q), same = rc == SQLITE_ROW && sqlite3_column_int(q, n);
+    int found = rc == SQLITE_ROW;
     for (int i = 0; same && i < n; i++) {
         int type = sqlite3_column_type(q, i);
         if (type == SQLITE_NULL || !texts[i]) {
@@ -1798,7 +1887,7 @@ static int stored_texts_equal(arb_store *s, sqlite3_stmt *q, const char *const *
         same = -1;
     }
     sqlite3_reset(q);
-    return same;
+    return same < 0 ? ROW_FAILED : same ? ROW_SAME : found ? ROW_CHANGED : ROW_ABSENT;
 }
 
 /* See internal.h. */
@@ -1850,12 +1939,10 @@ arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t firs
         st = ARB_DB;
         goto done;
     }
-    sqlite3_stmt *q = s->stmt[ST_PUT_ITEM];
     size_t n = arb_dataset_item_count(ds);
     for (size_t i = 0; i < n; i++) {
         const arb_item *it = arb_dataset_item(ds, i);
-        arb__store_bind_text(q, 1, it->id);
-        sqlite3_bind_int64(q, 2, (sqlite3_int64)(first_seq + i));
+        sqlite3_stmt *q;
         char *extra_owned;
         const char *extra = item_extra(it, &extra_owned);
         if (!extra) {
@@ -1870,15 +1957,18 @@ arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t firs
         arb__store_bind_text(same, 5, it->group);
         arb__store_bind_text(same, 6, extra);
         const char *item_texts[3] = {it->question ? it->question : "", it->reference, it->source};
-        int unchanged = had_items ? stored_texts_equal(s, same, item_texts, 3) : 0;
-        if (unchanged) {
+        int state = had_items ? stored_row_state(s, same, item_texts, 3) : ROW_ABSENT;
+        if (state == ROW_SAME || state == ROW_FAILED) {
             free(extra_owned);
-            if (unchanged < 0) {
+            if (state == ROW_FAILED) {
                 st = ARB_DB;
                 goto done;
             }
             continue; /* stored as it is: nothing to write */
         }
+        q = s->stmt[state == ROW_ABSENT ? ST_ADD_ITEM : ST_PUT_ITEM];
+        arb__store_bind_text(q, 1, it->id);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)(first_seq + i));
         if ((st = bind_compact_text(s, q, 3, it->question ? it->question : "")) ||
             (st = bind_compact_text(s, q, 4, it->reference)) ||
             (st = bind_compact_text(s, q, 9, it->source))) {
@@ -1921,7 +2011,6 @@ arb_status arb__store_put_answers(arb_store *s, const arb_dataset *ds)
         st = ARB_DB;
         goto done;
     }
-    sqlite3_stmt *q = s->stmt[ST_PUT_ANSWER];
     size_t n = arb_dataset_answer_count(ds);
     for (size_t i = 0; i < n; i++) {
         const arb_answer *a = arb_dataset_answer(ds, i);
@@ -1930,12 +2019,13 @@ arb_status arb__store_put_answers(arb_store *s, const arb_dataset *ds)
         arb__store_bind_text(same, 2, a->model);
         arb__store_bind_text(same, 3, a->extra_json ? a->extra_json : "{}");
         const char *answer_texts[2] = {a->answer, a->source};
-        int unchanged = had_answers ? stored_texts_equal(s, same, answer_texts, 2) : 0;
-        if (unchanged < 0) {
+        int state = had_answers ? stored_row_state(s, same, answer_texts, 2) : ROW_ABSENT;
+        if (state == ROW_FAILED) {
             st = ARB_DB;
             goto done;
         }
-        if (unchanged) continue; /* stored as it is: nothing to write */
+        if (state == ROW_SAME) continue; /* stored as it is: nothing to write */
+        sqlite3_stmt *q = s->stmt[state == ROW_ABSENT ? ST_ADD_ANSWER : ST_PUT_ANSWER];
         arb__store_bind_text(q, 1, a->item_id);
         arb__store_bind_text(q, 2, a->model);
         if ((st = bind_compact_text(s, q, 3, a->answer)) ||

@@ -218,9 +218,10 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
 {
     /* The judgments: rows as sbs writes them (as arb__store_each_recorded_pairwise reads
     ** them), with the key of their call when it holds a reply (pairwise rows have no row id
-    ** since schema 13: their primary key columns are bound or hashed). Items and answers:
-    ** every row with its rowid (a run upserts them only when they differ, so an unchanged
-    ** dataset keeps its rowids). */
+    ** since schema 13: their primary key columns are bound or hashed). Items: every row with
+    ** its rowid (a run upserts them only when they differ, so an unchanged dataset keeps its
+    ** rowids); answers: every row (no rowid since schema 15; the digest sums the rows' hashes,
+    ** so their order does not matter). */
     static const char judgments_sql[] =
         "SELECT arb_rows_digest(p.item_id, p.rep, p.ord, p.position_verdict, p.call_id, c.key),"
         " count(c.key)"
@@ -232,7 +233,7 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
         "SELECT arb_rows_digest(rowid, id, seq, question, reference, category, language, grp,"
         " extra, source) FROM items";
     static const char answers_sql[] =
-        "SELECT arb_rows_digest(rowid, item_id, model, answer, extra, source) FROM answers";
+        "SELECT arb_rows_digest(item_id, model, answer, extra, source) FROM answers";
     memset(out, 0, sizeof *out);
     if (!key || !key->candidate || !key->baseline || !key->template_name || !key->judge_names)
         return arb__store_fail(s, ARB_INVALID, "sbs_plan_state: bad arguments");

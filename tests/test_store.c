@@ -297,21 +297,21 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 14);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 15", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 16", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 15"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 16"));
     arb_store_close(s);
 }
 
-/* Runs undo_v14 and UNDO_V13, then sql on the store (making it an older version), closes it,
+/* Runs undo_v15, undo_v14 and UNDO_V13, then sql on the store (making it an older version), closes it,
 ** reopens it and checks that it was upgraded to the current version. Returns the reopened
 ** store. */
 /* Undoes migrations 9 (batch calls), 8 (providers) and 7 (imported judgments, families), for the tests that build older stores. */
@@ -423,16 +423,67 @@ static void undo_v14(arb_store *s)
                      1);
 }
 
+/* Undoes migration 15 (cheaper rows of the dataset): answers back to a table with row ids,
+** its foreign key to items and its CHECK on extra (rows kept, retirement triggers created
+** again), items' CHECK on extra and pairwise's comment on call_id back as schema 14 wrote them
+** (edited in place as the migration does); the store reads as schema 14. */
+static void undo_v15(arb_store *s)
+{
+    sqlite3 *db = arb__store_conn(s);
+    long long version = query_int(s, "PRAGMA schema_version");
+    char *sql = sqlite3_mprintf(
+        "PRAGMA foreign_keys = OFF;"
+        "CREATE TABLE answers_v14 (item_id TEXT NOT NULL REFERENCES items(id),"
+        " model TEXT NOT NULL, answer TEXT NOT NULL, extra TEXT NOT NULL DEFAULT '{}'"
+        " CONSTRAINT extra_is_json CHECK (json_valid(extra)), source TEXT,"
+        " PRIMARY KEY (item_id, model));"
+        "INSERT INTO answers_v14 SELECT item_id, model, answer, extra, source FROM answers;"
+        "DROP TABLE answers; ALTER TABLE answers_v14 RENAME TO answers;"
+        "CREATE TRIGGER answers_retire_answer BEFORE UPDATE OF answer ON answers"
+        "  WHEN old.answer IS NOT new.answer BEGIN"
+        "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model,"
+        "   old.answer WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id ="
+        "   old.item_id AND model = old.model AND body = old.answer); END;"
+        "CREATE TRIGGER answers_retire_deleted BEFORE DELETE ON answers BEGIN"
+        "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model,"
+        "   old.answer WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id ="
+        "   old.item_id AND model = old.model AND body = old.answer); END;"
+        "PRAGMA foreign_keys = ON;"
+        "PRAGMA writable_schema = ON;"
+        "UPDATE sqlite_schema SET sql = replace(sql,"
+        " 'DEFAULT ''{}'',    -- fields arbiter does not know, as a JSON' || char(10) ||"
+        " '                                             -- object (the store writes valid JSON)',"
+        " 'DEFAULT ''{}''     -- fields arbiter does not know' || char(10) ||"
+        " '              CONSTRAINT extra_is_json CHECK (json_valid(extra)),')"
+        " WHERE name = 'items';"
+        "UPDATE sqlite_schema SET sql = replace(sql,"
+        " '-- checked by the store on insert and by' || char(10) ||"
+        " '                                             -- the trigger below on update, not a',"
+        " '-- checked by the triggers below, not a') WHERE name = 'pairwise';"
+        "PRAGMA schema_version = %lld; PRAGMA writable_schema = OFF;"
+        "PRAGMA user_version = 14;",
+        version + 1);
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) fail_msg("undo v15: %s", err);
+    sqlite3_free(sql);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'items'"
+                                  " AND instr(sql, 'CHECK (json_valid(extra))')"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'pairwise'"
+                                  " AND instr(sql, 'checked by the triggers below')"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_list('answers')"), 1);
+}
+
 static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const char *sql)
 {
     char *err = NULL;
+    undo_v15(s);
     undo_v14(s);
     if (sqlite3_exec(arb__store_conn(s), UNDO_V13, NULL, NULL, &err) != SQLITE_OK ||
         sqlite3_exec(arb__store_conn(s), sql, NULL, NULL, &err) != SQLITE_OK)
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 14);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
     return s;
 }
 
@@ -692,7 +743,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 14);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
     arb_store_close(s);
 }
 
@@ -2162,8 +2213,10 @@ static arb_dataset *benchmark_dataset(int n)
 ** rows' hashes were first summed inside SQLite (arb_rows_digest, 2026-11-28; before, one
 ** stream over the rows in order gave "01cdaafb271dd1ddaacd099e1e87d1fe": a note of that
 ** build no longer matches, as no note of another build does, its fingerprint holding the
-** build id). A changed row changes it and the row put back restores it. (The dataset is too
-** small to train a text dictionary: the digest does not depend on how texts compress.) */
+** build id; schema 15 changed it once more, answers having no rowid to hash since: the first
+** rerun after the migration plans in full). A changed row changes it and the row put back
+** restores it. (The dataset is too small to train a text dictionary: the digest does not
+** depend on how texts compress.) */
 static void test_plan_state_digest_is_stable(void **state)
 {
     fixture *f = *state;
@@ -2180,12 +2233,13 @@ static void test_plan_state_digest_is_stable(void **state)
     arb__plan_state got;
     assert_int_equal(arb__store_sbs_plan_state(s, &key, &got), ARB_OK);
     assert_int_equal(got.judgments, 3);
-    assert_string_equal(got.digest, "c64009acda4c13526d57a3d8a4f2a2d7");
+    assert_string_equal(got.digest, "a4f0ea6a226fbb49404edf11feda9bff");
     static const char *const changes[][2] = {
         {"UPDATE pairwise SET position_verdict = 'B' WHERE call_id = 2",
          "UPDATE pairwise SET position_verdict = 'A' WHERE call_id = 2"},
-        {"UPDATE answers SET model = model || '#' WHERE rowid = 3",
-         "UPDATE answers SET model = substr(model, 1, length(model) - 1) WHERE rowid = 3"},
+        {"UPDATE answers SET model = model || '#' WHERE item_id = (SELECT max(item_id) FROM"
+         " answers) AND model = (SELECT min(model) FROM answers)",
+         "UPDATE answers SET model = substr(model, 1, length(model) - 1) WHERE model LIKE '%#'"},
         {"UPDATE items SET seq = seq + 100 WHERE rowid = 5",
          "UPDATE items SET seq = seq - 100 WHERE rowid = 5"},
         {"UPDATE calls SET ok = 1 WHERE id = 1", "UPDATE calls SET ok = 0 WHERE id = 1"},
@@ -2371,6 +2425,80 @@ static void test_schema_migration_12_compacts_texts(void **state)
     free(csv2);
 }
 
+/* Migration 15 (cheaper rows of the dataset) on a store of schema 14 with data: answers has
+** no rowid, foreign key or CHECK any more, items no CHECK on extra, pairwise's comment on
+** call_id is true again; every row stays (the export is byte-identical), the file is sound, the
+** retirement triggers still keep a replaced answer, loading the same dataset again writes
+** nothing, and a changed dataset is stored (new rows inserted, changed ones updated). */
+static void test_schema_migration_15_dataset_rows(void **state)
+{
+    fixture *f = *state;
+    static const char items[] = "{\"id\":\"q1\",\"question\":\"Why?\",\"tag\":[1,2]}\n"
+                                "{\"id\":\"q2\",\"question\":\"How?\"}\n";
+    static const char answers[] = "{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"Because.\"}\n"
+                                  "{\"item\":\"q1\",\"model\":\"m2\",\"answer\":\"No idea\","
+                                  "\"score\":0.5}\n"
+                                  "{\"item\":\"q2\",\"model\":\"m1\",\"answer\":\"Slowly.\"}\n";
+    arb_store *s = open_ok(f->db);
+    arb_dataset *ds = make_dataset(items, answers);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    long long a = put_call(s, &(arb__call_record){.key = "k1", .judge_name = "j1", .model = "m",
+                                                  .request_json = "{}", .ok = 1,
+                                                  .content = "[[A]]", .prompt_tokens = -1,
+                                                  .completion_tokens = -1});
+    arb__pairwise_row row = pairwise_row("j1", "q1", 0, 0, 'A', a);
+    row.candidate = "m1";
+    row.baseline = "m2";
+    put_pairwise(s, &row);
+    char *jsonl = export_text(s, "jsonl");
+    undo_v15(s);
+    arb_store_close(s);
+
+    s = open_ok(f->db);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'answers'"
+                                  " AND instr(sql, 'WITHOUT ROWID') AND NOT instr(sql, 'json_valid')"),
+                     1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_list('answers')"), 0);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE type = 'index'"
+                                  " AND tbl_name = 'answers'"), 0);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'items'"
+                                  " AND NOT instr(sql, 'json_valid')"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'pairwise'"
+                                  " AND instr(sql, 'checked by the store on insert')"
+                                  " AND NOT instr(sql, 'triggers below')"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'"
+                                  " AND tbl_name = 'answers'"), 2);
+    assert_query_text(s, "PRAGMA integrity_check", "ok");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers"), 3);
+    assert_query_text(s, "SELECT extra FROM answers WHERE item_id = 'q1' AND model = 'm2'",
+                      "{\"score\":0.5}");
+    char *jsonl2 = export_text(s, "jsonl");
+    assert_string_equal(jsonl2, jsonl);
+    /* the same dataset again writes nothing */
+    int before = sqlite3_total_changes(arb__store_conn(s));
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(sqlite3_total_changes(arb__store_conn(s)), before);
+    arb_dataset_destroy(ds);
+    /* a changed dataset: q1's answer of m1 replaced (the old text retired), q3 new */
+    ds = make_dataset("{\"id\":\"q1\",\"question\":\"Why?\",\"tag\":[1,2]}\n"
+                      "{\"id\":\"q3\",\"question\":\"When?\"}\n",
+                      "{\"item\":\"q1\",\"model\":\"m1\",\"answer\":\"Since.\"}\n"
+                      "{\"item\":\"q3\",\"model\":\"m1\",\"answer\":\"Now.\"}\n");
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    arb_dataset_destroy(ds);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers"), 4);
+    assert_query_text(s, "SELECT arb_text(answer) FROM answers WHERE item_id = 'q1'"
+                         " AND model = 'm1'", "Since.");
+    assert_query_text(s, "SELECT arb_text(body) FROM retired_texts WHERE item_id = 'q1'"
+                         " AND model = 'm1'", "Because.");
+    assert_query_text(s, "SELECT arb_text(question) FROM items WHERE id = 'q3'", "When?");
+    assert_int_equal(query_int(s, "SELECT seq FROM items WHERE id = 'q3'"), 1);
+    free(jsonl);
+    free(jsonl2);
+    arb_store_close(s);
+}
+
 /* Migration 14 (cheaper writes per call) on a store of schema 13: pairwise's CHECKs are stated
 ** without IN lists, the trigger that checked a judgment's call and the index of the leases by
 ** owner are gone; every row stays (the export is byte-identical), the file is sound, and a
@@ -2391,11 +2519,12 @@ static void test_schema_migration_14_cheaper_writes(void **state)
     arb__call_claim c = {.key = "k2"};
     assert_int_equal(arb__store_claim_calls(s, &o, &c, 1), ARB_OK);
     char *jsonl = export_text(s, "jsonl");
+    undo_v15(s);
     undo_v14(s);
     arb_store_close(s);
 
     s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 14);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name IN"
                                   " ('pairwise_call_inserted', 'call_leases_by_owner')"), 0);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name ="
@@ -2650,6 +2779,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_14_cheaper_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_migration_15_dataset_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_rebuilds_after_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_with_texts_written_compact_once, setup,
                                         teardown),
