@@ -1492,7 +1492,8 @@ arb_status arb__store_run_end(arb_store *s, long long run_id, const arb_run_stat
 ** lasts `seconds` unless its owner renews it; it ends when the call is stored, when its owner
 ** ends the run, when it expires (an owner stopped or hung), or at once when the owner's
 ** process is gone (same host, pid no longer alive: a killed run is resumed without waiting).
-** One owner per executor. */
+** One owner per executor. The calls of one claim share one row (schema 15): a row written per
+** claim, not one written and deleted per call. */
 typedef struct arb__lease_owner {
     char id[128];         /* host:pid:start:counter, unique per executor */
     char host[64];
@@ -1522,7 +1523,9 @@ arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__
                                   size_t n);
 /* Extends o's leases by o->seconds from now. */
 arb_status arb__store_renew_leases(arb_store *s, const arb__lease_owner *o);
-/* Ends o's lease on key (within the caller's transaction: with the stored call). */
+/* Ends o's lease on key (within the caller's transaction: with the stored call): the handle
+** counts the keys of o's rows it was given (reading each row once) and deletes a row when the
+** last of its keys is released. */
 arb_status arb__store_release_lease(arb_store *s, const arb__lease_owner *o, const char *key);
 /* Ends every lease of o (the run is over: what it did not store, others may send). */
 arb_status arb__store_release_leases(arb_store *s, const arb__lease_owner *o);

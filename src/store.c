@@ -17,9 +17,12 @@
 **   - The statements of the hot paths are prepared once (at open; the grouped inserts of
 **     judgments on first use) and reused.
 **   - A call is sent by one process at a time: before sending, a process claims it in a
-**     BEGIN IMMEDIATE transaction (table call_leases), and the lease ends in the transaction
-**     that stores the call. A lease of a process that is gone (same host, pid not alive) or
-**     that was not renewed in time is taken over, so a killed run resumes at once.
+**     BEGIN IMMEDIATE transaction (table call_leases, one row per claim holding the keys of
+**     the calls it took; a claim reads the other owners' rows and treats a call stored since
+**     as stored whatever its lease). The lease of a call ends in the transaction that stores
+**     it (the row once all its calls are stored). A lease of a process that is gone (same
+**     host, pid not alive) or that was not renewed in time is taken over, so a killed run
+**     resumes at once.
 **
 ** What it does not do: compute metrics (audit.c), send requests (exec.c, http.c), or decide
 ** what a protocol stores (sbs.c and the other protocols call the functions here). A store is
@@ -38,6 +41,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 /* PRAGMA user_version written by this build. Raise it, and add a migration, when the schema
 ** changes. */
@@ -691,7 +695,31 @@ static const char *const migrations[] = {
     "  SELECT item_id, model, answer, extra, source FROM answers ORDER BY item_id, model;\n"
     "DROP TABLE answers;\n"
     "ALTER TABLE answers_v15 RENAME TO answers;\n"
-    ANSWERS_RETIRE_TRIGGERS,
+    ANSWERS_RETIRE_TRIGGERS
+    /* - call_leases holds one row per claim (the calls one transaction claimed) instead of
+    **   one per call: a row inserted and deleted per call cost ~21,000 instructions a call
+    **   (callgrind, 2026-11-28). A lease on a call stored since is moot (a claim looks for
+    **   the stored call first); the row ends once all its calls are stored. The leases there
+    **   are (a run killed on an old arbiter) are kept, one row each. */
+    "CREATE TABLE call_leases_v15 (\n"
+    "  -- Judge calls that a live process is sending, one row per claim (the calls one\n"
+    "  -- transaction claimed): others wait for them instead of sending them too. A call\n"
+    "  -- stored since needs no lease (a claim looks for the stored call first). Deleted once\n"
+    "  -- every call of it is stored, at the end of the owner's run, or taken over once\n"
+    "  -- expired or once the owner's pid is gone.\n"
+    "  id            INTEGER PRIMARY KEY AUTOINCREMENT, -- only grows: a process that ends\n"
+    "                                             -- its leases reads the rows it has not seen\n"
+    "  owner         TEXT NOT NULL,               -- host:pid:start:counter of the run\n"
+    "  host          TEXT NOT NULL,\n"
+    "  pid           INTEGER NOT NULL,\n"
+    "  expires_at    REAL NOT NULL,               -- unix time; renewed while the owner runs\n"
+    "  keys          BLOB NOT NULL                -- the calls (calls.key), 16 bytes each\n"
+    ");\n"
+    "INSERT INTO call_leases_v15 (owner, host, pid, expires_at, keys)\n"
+    "  SELECT owner, host, pid, expires_at, key FROM call_leases\n"
+    "   WHERE typeof(key) = 'blob' AND length(key) = 16;\n"
+    "DROP TABLE call_leases;\n"
+    "ALTER TABLE call_leases_v15 RENAME TO call_leases;\n",
 };
 
 /* Migration 13 continued (one string per table keeps each under the length C compilers must
@@ -812,11 +840,12 @@ enum {
     ST_PUT_TURN,
     ST_END_DIALOGUE,
     ST_DROP_TURNS,
-    ST_LEASE_GET,
-    ST_LEASE_TAKE,
-    ST_LEASE_PUT,
+    ST_LEASES_ALL,
+    ST_LEASE_DROP,
+    ST_LEASE_ADD,
+    ST_LEASES_OWN,
+    ST_LEASE_END,
     ST_LEASE_RENEW,
-    ST_LEASE_RELEASE,
     ST_LEASES_RELEASE,
     ST_COMPACT_CALL,
     ST_ITEM_TEXTS,
@@ -924,18 +953,17 @@ static const char *const stmt_sql[ST__COUNT] = {
         " role = excluded.role, call_id = excluded.call_id, verdict = excluded.verdict",
     [ST_END_DIALOGUE] = "UPDATE dialogues SET final_verdict = ?2, status = ?3 WHERE id = ?1",
     [ST_DROP_TURNS] = "DELETE FROM dialogue_turns WHERE dialogue_id = ?1 AND turn > ?2",
-    [ST_LEASE_GET] = "SELECT owner, host, pid, expires_at > " NOW_UNIX
-                     " FROM call_leases WHERE key = ?1",
-    /* A lease nobody holds, in one statement (no change: someone does; see claim_one). */
-    [ST_LEASE_TAKE] = "INSERT INTO call_leases(key, owner, host, pid, expires_at)"
-                      " VALUES (?1, ?2, ?3, ?4, " NOW_UNIX " + ?5) ON CONFLICT(key) DO NOTHING",
-    [ST_LEASE_PUT] =
-        "INSERT INTO call_leases(key, owner, host, pid, expires_at)"
-        " VALUES (?1, ?2, ?3, ?4, " NOW_UNIX " + ?5)"
-        " ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, host = excluded.host,"
-        " pid = excluded.pid, expires_at = excluded.expires_at",
+    /* Leases, one row per claim (see the leases section): every row with whether it is still
+    ** live by its clock (the keys are read only for other owners' rows) */
+    [ST_LEASES_ALL] = "SELECT id, owner, host, pid, expires_at > " NOW_UNIX ", keys"
+                      " FROM call_leases",
+    [ST_LEASE_DROP] = "DELETE FROM call_leases WHERE id = ?1",
+    [ST_LEASE_ADD] = "INSERT INTO call_leases(owner, host, pid, expires_at, keys)"
+                     " VALUES (?1, ?2, ?3, " NOW_UNIX " + ?4, ?5)",
+    [ST_LEASES_OWN] = "SELECT id, keys FROM call_leases WHERE owner = ?1 AND id > ?2"
+                      " ORDER BY id",
+    [ST_LEASE_END] = "DELETE FROM call_leases WHERE id = ?1 AND owner = ?2",
     [ST_LEASE_RENEW] = "UPDATE call_leases SET expires_at = " NOW_UNIX " + ?2 WHERE owner = ?1",
-    [ST_LEASE_RELEASE] = "DELETE FROM call_leases WHERE key = ?1 AND owner = ?2",
     [ST_LEASES_RELEASE] = "DELETE FROM call_leases WHERE owner = ?1",
     /* The key guards against a row id that a rollback gave to another call. */
     [ST_COMPACT_CALL] = "UPDATE calls SET request = ?2 WHERE id = ?1 AND key = ?3",
@@ -976,6 +1004,31 @@ typedef struct pending_pairwise {
     long long call_id;
 } pending_pairwise;
 
+/* Call keys (16 bytes, see lease_key) with a number each: open addressing, probed from the key's
+** first 8 bytes (keys are hashes already). value 0: an empty slot; KEY_GONE: a removed key. */
+#define KEY_GONE UINT32_MAX
+typedef struct key_table {
+    unsigned char (*keys)[ARB__CALL_KEY_BYTES];
+    uint32_t *value;
+    size_t slots, used; /* used counts removed keys too */
+} key_table;
+
+static void key_table_free(key_table *t);
+
+/* What a handle that releases an owner's leases one call at a time (arb__store_release_lease,
+** the executor's writer) knows of the owner's lease rows: which row each claimed key is in, and
+** how many keys of each row are not released yet. */
+typedef struct lease_book {
+    char owner[128];  /* arb__lease_owner.id of whose rows; "" none yet */
+    key_table keys;   /* key -> index + 1 in batches */
+    struct {
+        long long id; /* call_leases.id; 0: ended */
+        size_t left;  /* its keys not released yet */
+    } *batches;
+    size_t n_batches, cap_batches;
+    long long seen_id; /* the highest row id read */
+} lease_book;
+
 /* Endpoint ids cached by a store: a judge's replicas, a few judges. */
 #define ENDPOINTS_CACHED 16
 
@@ -1005,6 +1058,7 @@ struct arb_store {
     } endpoints[ENDPOINTS_CACHED]; /* endpoints rows known (see endpoint_id) */
     size_t n_endpoints;
     long long decoded_before_first_row; /* see arb__decode_counts */
+    lease_book leases;     /* see lease_book */
     char errmsg[1024];
 };
 
@@ -1704,6 +1758,8 @@ void arb_store_close(arb_store *store)
     }
     arb__buf_free(&store->pending_text);
     forget_endpoints(store);
+    key_table_free(&store->leases.keys);
+    free(store->leases.batches);
     free(store->path);
     free(store);
 }
@@ -3095,61 +3151,123 @@ static int holder_alive(const arb__lease_owner *self, const char *host, long pid
     return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
-/* Binds the lease of key for o to ST_LEASE_TAKE or ST_LEASE_PUT. */
-static void bind_lease(sqlite3_stmt *q, const arb__lease_owner *o, const char *key)
+/* The 16 bytes a call key has in a lease (call_leases.keys): the bytes its 32 hex digits spell,
+** as calls.key holds them; a key of another form (tests, old stores) by its 128-bit hash. */
+static void lease_key(const char *key, unsigned char out[ARB__CALL_KEY_BYTES])
 {
-    arb__store_bind_key(q, 1, key);
-    arb__store_bind_text(q, 2, o->id);
-    arb__store_bind_text(q, 3, o->host);
-    sqlite3_bind_int64(q, 4, o->pid);
-    sqlite3_bind_double(q, 5, o->seconds);
+    size_t n = strlen(key);
+    if (!call_key_bytes(key, n, out)) return;
+    XXH128_hash_t h = XXH3_128bits(key, n);
+    memcpy(out, &h.high64, 8);
+    memcpy(out + 8, &h.low64, 8);
 }
 
-/* One claim inside the open transaction (see arb__store_claim_calls). */
-static arb_status claim_one(arb_store *s, const arb__lease_owner *o, arb__call_claim *c)
+/* See key_table in struct arb_store. */
+static size_t key_slot(const key_table *t, const unsigned char *k)
 {
-    int found = 0;
-    arb_status st = arb__store_find_call_spend(s, c->key, &found, &c->call_id, &c->content,
-                                               &c->spend);
-    if (st) return st;
-    if (found) {
-        c->state = ARB__CLAIM_STORED;
-        return ARB_OK;
+    uint64_t h;
+    memcpy(&h, k, sizeof h);
+    size_t mask = t->slots - 1, i = (size_t)((h * 0x9E3779B97F4A7C15ull) >> 17) & mask;
+    while (t->value[i] && memcmp(t->keys[i], k, ARB__CALL_KEY_BYTES)) i = (i + 1) & mask;
+    return i;
+}
+
+/* The number k has in t, 0 when none (or removed). */
+static uint32_t key_find(const key_table *t, const unsigned char *k)
+{
+    if (!t->slots) return 0;
+    uint32_t v = t->value[key_slot(t, k)];
+    return v == KEY_GONE ? 0 : v;
+}
+
+/* Gives k the number v (nonzero); *old (when not NULL) gets the number it had, 0 when none.
+** Returns 0, or -1 when out of memory. */
+static int key_put(key_table *t, const unsigned char *k, uint32_t v, uint32_t *old)
+{
+    if (2 * (t->used + 1) > t->slots) { /* rebuilt twice the size of what is live */
+        size_t live = 0;
+        for (size_t i = 0; i < t->slots; i++) live += t->value[i] && t->value[i] != KEY_GONE;
+        key_table g = {NULL, NULL, 64, 0};
+        while (g.slots < 4 * (live + 1)) g.slots *= 2;
+        g.keys = malloc(g.slots * sizeof *g.keys);
+        g.value = calloc(g.slots, sizeof *g.value);
+        if (!g.keys || !g.value) {
+            free(g.keys);
+            free(g.value);
+            return -1;
+        }
+        for (size_t i = 0; i < t->slots; i++) {
+            if (!t->value[i] || t->value[i] == KEY_GONE) continue;
+            size_t j = key_slot(&g, t->keys[i]);
+            memcpy(g.keys[j], t->keys[i], ARB__CALL_KEY_BYTES);
+            g.value[j] = t->value[i];
+            g.used++;
+        }
+        free(t->keys);
+        free(t->value);
+        *t = g;
     }
-    /* The common case, a call no one holds, takes one statement; a lease that exists (ours to
-    ** renew, a live holder's, or one to take over) is read and decided on below. */
-    sqlite3_stmt *q = s->stmt[ST_LEASE_TAKE];
-    bind_lease(q, o, c->key);
-    if ((st = arb__store_step_done(s, q, "cannot claim a call"))) return st;
-    if (sqlite3_changes(s->db) == 1) {
-        c->state = ARB__CLAIM_OURS;
-        return ARB_OK;
+    size_t i = key_slot(t, k);
+    uint32_t had = t->value[i];
+    if (old) *old = had == KEY_GONE ? 0 : had;
+    if (!had) {
+        memcpy(t->keys[i], k, ARB__CALL_KEY_BYTES);
+        t->used++;
     }
-    q = s->stmt[ST_LEASE_GET];
-    arb__store_bind_key(q, 1, c->key);
-    int rc = sqlite3_step(q);
-    int held = 0;
-    if (rc == SQLITE_ROW) {
-        const char *owner = (const char *)sqlite3_column_text(q, 0);
-        long pid = (long)sqlite3_column_int64(q, 2);
-        held = strcmp(owner ? owner : "", o->id) != 0 && sqlite3_column_int(q, 3) &&
-               holder_alive(o, (const char *)sqlite3_column_text(q, 1), pid);
-        if (held) c->holder_pid = pid;
+    t->value[i] = v;
+    return 0;
+}
+
+static void key_table_free(key_table *t)
+{
+    free(t->keys);
+    free(t->value);
+    memset(t, 0, sizeof *t);
+}
+
+/* The calls that other live owners hold, read at the start of a claim: each key with the
+** index + 1 of its holder's pid in pids. Leases of owners that are gone (expired, or their
+** process on this host no longer runs) are deleted: their calls are free to claim. */
+static arb_status read_held(arb_store *s, const arb__lease_owner *o, key_table *held,
+                            long **pids)
+{
+    sqlite3_stmt *q = s->stmt[ST_LEASES_ALL];
+    long long *gone = NULL;
+    size_t n_gone = 0, cap_gone = 0, n_pids = 0, cap_pids = 0;
+    int rc, oom = 0;
+    while (!oom && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *owner = (const char *)sqlite3_column_text(q, 1);
+        if (owner && !strcmp(owner, o->id)) continue; /* ours: claimed again, not held */
+        long pid = (long)sqlite3_column_int64(q, 3);
+        if (!sqlite3_column_int(q, 4) ||
+            !holder_alive(o, (const char *)sqlite3_column_text(q, 2), pid)) {
+            oom = arb__grow(&gone, &cap_gone, n_gone + 1, sizeof *gone);
+            if (!oom) gone[n_gone++] = sqlite3_column_int64(q, 0);
+            continue;
+        }
+        const unsigned char *keys = sqlite3_column_blob(q, 5);
+        size_t n = (size_t)sqlite3_column_bytes(q, 5) / ARB__CALL_KEY_BYTES;
+        if ((oom = arb__grow(pids, &cap_pids, n_pids + 1, sizeof **pids))) break;
+        (*pids)[n_pids++] = pid;
+        for (size_t i = 0; i < n && !oom; i++)
+            oom = key_put(held, keys + i * ARB__CALL_KEY_BYTES, (uint32_t)n_pids, NULL);
     }
     sqlite3_reset(q);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return arb__store_fail_db(s, "cannot read the call leases");
-    if (held) {
-        c->state = ARB__CLAIM_HELD;
-        return ARB_OK;
+    arb_status st = oom ? arb__store_fail(s, ARB_NOMEM, "out of memory")
+                  : rc != SQLITE_DONE && rc != SQLITE_ROW
+                      ? arb__store_fail_db(s, "cannot read the call leases")
+                      : ARB_OK;
+    for (size_t i = 0; i < n_gone && !st; i++) {
+        sqlite3_bind_int64(s->stmt[ST_LEASE_DROP], 1, gone[i]);
+        st = arb__store_step_done(s, s->stmt[ST_LEASE_DROP], "cannot take over a call lease");
     }
-    q = s->stmt[ST_LEASE_PUT];
-    bind_lease(q, o, c->key);
-    if ((st = arb__store_step_done(s, q, "cannot claim a call"))) return st;
-    c->state = ARB__CLAIM_OURS;
-    return ARB_OK;
+    free(gone);
+    return st;
 }
 
-/* See internal.h. */
+/* See internal.h. One lease row for the calls claimed, whatever their number: a claim reads the
+** leases of the other owners (a few rows while runs share a store, none for a run alone), then
+** writes one row. */
 arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__call_claim *c,
                                   size_t n)
 {
@@ -3160,7 +3278,45 @@ arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__
     }
     if (!n) return ARB_OK;
     arb_status st = arb__store_begin(s);
-    for (size_t i = 0; i < n && !st; i++) st = claim_one(s, o, &c[i]);
+    if (st) return st;
+    key_table held = {0};
+    long *pids = NULL;
+    unsigned char *keys = malloc(n * ARB__CALL_KEY_BYTES);
+    size_t n_keys = 0;
+    if (!keys) st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+    if (!st) st = read_held(s, o, &held, &pids);
+    for (size_t i = 0; i < n && !st; i++) {
+        int found = 0;
+        st = arb__store_find_call_spend(s, c[i].key, &found, &c[i].call_id, &c[i].content,
+                                        &c[i].spend);
+        if (st) break;
+        if (found) {
+            c[i].state = ARB__CLAIM_STORED;
+            continue;
+        }
+        unsigned char *k = keys + n_keys * ARB__CALL_KEY_BYTES;
+        lease_key(c[i].key, k);
+        uint32_t holder = key_find(&held, k);
+        if (holder) {
+            c[i].state = ARB__CLAIM_HELD;
+            c[i].holder_pid = pids[holder - 1];
+        } else {
+            c[i].state = ARB__CLAIM_OURS;
+            n_keys++;
+        }
+    }
+    if (!st && n_keys) {
+        sqlite3_stmt *q = s->stmt[ST_LEASE_ADD];
+        arb__store_bind_text(q, 1, o->id);
+        arb__store_bind_text(q, 2, o->host);
+        sqlite3_bind_int64(q, 3, o->pid);
+        sqlite3_bind_double(q, 4, o->seconds);
+        sqlite3_bind_blob(q, 5, keys, (int)(n_keys * ARB__CALL_KEY_BYTES), SQLITE_STATIC);
+        st = arb__store_step_done(s, q, "cannot claim the calls");
+    }
+    key_table_free(&held);
+    free(pids);
+    free(keys);
     if (!st) st = arb__store_commit(s);
     if (st) {
         arb__store_rollback(s);
@@ -3181,13 +3337,85 @@ arb_status arb__store_renew_leases(arb_store *s, const arb__lease_owner *o)
     return arb__store_step_done(s, q, "cannot renew the call leases");
 }
 
-/* See internal.h. */
+/* Ends lease row id of o when none of its calls is left to store (the book's batch b). */
+static arb_status book_settle(arb_store *s, const arb__lease_owner *o, size_t b)
+{
+    lease_book *bk = &s->leases;
+    if (bk->batches[b].left) return ARB_OK;
+    sqlite3_stmt *q = s->stmt[ST_LEASE_END];
+    sqlite3_bind_int64(q, 1, bk->batches[b].id);
+    arb__store_bind_text(q, 2, o->id);
+    bk->batches[b].id = 0;
+    return arb__store_step_done(s, q, "cannot release a call lease");
+}
+
+/* Reads o's lease rows that this handle has not seen (ids above the highest seen: the table's
+** ids only grow, AUTOINCREMENT) into its book. A key claimed again by a later row counts in
+** that row only. */
+static arb_status book_load(arb_store *s, const arb__lease_owner *o)
+{
+    lease_book *bk = &s->leases;
+    sqlite3_stmt *q = s->stmt[ST_LEASES_OWN];
+    arb__store_bind_text(q, 1, o->id);
+    sqlite3_bind_int64(q, 2, bk->seen_id);
+    int rc, oom = 0;
+    arb_status st = ARB_OK;
+    while (!oom && !st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        long long id = sqlite3_column_int64(q, 0);
+        const unsigned char *keys = sqlite3_column_blob(q, 1);
+        size_t n = (size_t)sqlite3_column_bytes(q, 1) / ARB__CALL_KEY_BYTES;
+        if (id > bk->seen_id) bk->seen_id = id;
+        if ((oom = arb__grow(&bk->batches, &bk->cap_batches, bk->n_batches + 1,
+                             sizeof *bk->batches)))
+            break;
+        size_t b = bk->n_batches++;
+        bk->batches[b].id = id;
+        bk->batches[b].left = 0;
+        for (size_t i = 0; i < n && !oom; i++) {
+            uint32_t old = 0;
+            if ((oom = key_put(&bk->keys, keys + i * ARB__CALL_KEY_BYTES, (uint32_t)b + 1, &old)))
+                break;
+            bk->batches[b].left++;
+            if (old && old != b + 1 && bk->batches[old - 1].id && bk->batches[old - 1].left &&
+                !--bk->batches[old - 1].left) {
+                sqlite3_reset(q); /* the row is ended below, after the read */
+                st = book_settle(s, o, old - 1);
+                sqlite3_bind_int64(q, 2, id);
+            }
+        }
+        if (!bk->batches[b].left) bk->batches[b].id = 0;
+    }
+    sqlite3_reset(q);
+    if (oom) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    return st;
+}
+
+/* See internal.h. The row of the claim that took key loses the key in this handle's book (read
+** from the store the first time a key of that row comes); the row ends, in the caller's
+** transaction, once every key of it is released. A key this handle finds in no row of o's is
+** left alone (another owner's lease). */
 arb_status arb__store_release_lease(arb_store *s, const arb__lease_owner *o, const char *key)
 {
-    sqlite3_stmt *q = s->stmt[ST_LEASE_RELEASE];
-    arb__store_bind_key(q, 1, key);
-    arb__store_bind_text(q, 2, o->id);
-    return arb__store_step_done(s, q, "cannot release a call lease");
+    lease_book *bk = &s->leases;
+    if (strcmp(bk->owner, o->id)) { /* another executor: its own book */
+        key_table_free(&bk->keys);
+        free(bk->batches);
+        memset(bk, 0, sizeof *bk);
+        snprintf(bk->owner, sizeof bk->owner, "%s", o->id);
+    }
+    unsigned char k[ARB__CALL_KEY_BYTES];
+    lease_key(key, k);
+    uint32_t b = key_find(&bk->keys, k);
+    if (!b) {
+        arb_status st = book_load(s, o);
+        if (st) return st;
+        if (!(b = key_find(&bk->keys, k))) return ARB_OK;
+    }
+    if (key_put(&bk->keys, k, KEY_GONE, NULL))
+        return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    if (!bk->batches[b - 1].id || !bk->batches[b - 1].left) return ARB_OK;
+    bk->batches[b - 1].left--;
+    return book_settle(s, o, b - 1);
 }
 
 /* See internal.h. */

@@ -223,7 +223,7 @@ typedef struct other_process {
 } other_process;
 
 /* Plays the other process: 400 ms after the start it stores node 0's call with its own reply
-** and ends its lease, in one transaction, through its own connection. */
+** and ends its lease (its one row), in one transaction, through its own connection. */
 static void *other_stores_first(void *arg)
 {
     other_process *o = arg;
@@ -236,7 +236,7 @@ static void *other_stores_first(void *arg)
                             .prompt_tokens = -1, .completion_tokens = -1, .latency_ms = 1};
     long long id = 0;
     if (arb__store_begin(s) || arb__store_put_call(s, &rec, &id) ||
-        arb_test_exec_sql(s, "DELETE FROM call_leases WHERE key = arb_call_key(%Q)", o->key) ||
+        arb_test_exec_sql(s, "DELETE FROM call_leases WHERE owner = 'other-run'") ||
         arb__store_commit(s))
         abort();
     arb_store_close(s);
@@ -254,8 +254,9 @@ static void test_call_held_elsewhere_is_waited_for(void **state)
     arb__lease_owner_init(&me, 60);
     /* held by this (alive) process under another owner: the other run */
     assert_int_equal(arb_test_exec_sql(f->store,
-                                       "INSERT INTO call_leases VALUES (arb_call_key(%Q), 'other-run', %Q, %d,"
-                                       " 1e12)", key, me.host, (int)me.pid), 0);
+                                       "INSERT INTO call_leases(owner, host, pid, expires_at, keys)"
+                                       " VALUES ('other-run', %Q, %d, 1e12, arb_call_key(%Q))",
+                                       me.host, (int)me.pid, key), 0);
     other_process o = {f->db, key};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, other_stores_first, &o), 0);
@@ -287,9 +288,10 @@ static void test_expired_or_dead_lease_is_taken_over(void **state)
     char key[33];
     first_key(f, key);
     assert_int_equal(arb_test_exec_sql(f->store,
-                                       "INSERT INTO call_leases VALUES (arb_call_key(%Q), 'far-run',"
-                                       " 'elsewhere.example', 1, (julianday('now') - 2440587.5)"
-                                       " * 86400.0 + 0.5)", key), 0);
+                                       "INSERT INTO call_leases(owner, host, pid, expires_at, keys)"
+                                       " VALUES ('far-run', 'elsewhere.example', 1,"
+                                       " (julianday('now') - 2440587.5) * 86400.0 + 0.5,"
+                                       " arb_call_key(%Q))", key), 0);
     double t0 = arb__now_ms();
     arb_run_stats st;
     assert_int_equal(run_graph(f, 0, &st), ARB_OK);
@@ -309,8 +311,9 @@ static void test_expired_or_dead_lease_is_taken_over(void **state)
     arb__lease_owner me;
     arb__lease_owner_init(&me, 60);
     assert_int_equal(arb_test_exec_sql(f->store,
-                                       "INSERT INTO call_leases VALUES (arb_call_key(%Q), 'killed-run', %Q, %d,"
-                                       " 1e12)", key, me.host, (int)child), 0);
+                                       "INSERT INTO call_leases(owner, host, pid, expires_at, keys)"
+                                       " VALUES ('killed-run', %Q, %d, 1e12, arb_call_key(%Q))",
+                                       me.host, (int)child, key), 0);
     t0 = arb__now_ms();
     assert_int_equal(run_graph(f, 0, &st), ARB_OK);
     assert_int_equal(st.sent, 3);

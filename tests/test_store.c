@@ -423,9 +423,9 @@ static void undo_v14(arb_store *s)
                      1);
 }
 
-/* Undoes migration 15 (cheaper rows of the dataset): answers back to a table with row ids,
-** its foreign key to items and its CHECK on extra (rows kept, retirement triggers created
-** again), items' CHECK on extra and pairwise's comment on call_id back as schema 14 wrote them
+/* Undoes migration 15 (cheaper rows of the dataset, a lease row per claim): answers back to a
+** table with row ids, its foreign key to items and its CHECK on extra (rows kept, retirement
+** triggers created again), call_leases back to a row per call (a row of one call kept), items' CHECK on extra and pairwise's comment on call_id back as schema 14 wrote them
 ** (edited in place as the migration does); the store reads as schema 14. */
 static void undo_v15(arb_store *s)
 {
@@ -448,6 +448,11 @@ static void undo_v15(arb_store *s)
         "  INSERT INTO retired_texts(item_id, model, body) SELECT old.item_id, old.model,"
         "   old.answer WHERE NOT EXISTS (SELECT 1 FROM retired_texts WHERE item_id ="
         "   old.item_id AND model = old.model AND body = old.answer); END;"
+        "CREATE TABLE call_leases_v14 (key BLOB PRIMARY KEY, owner TEXT NOT NULL,"
+        " host TEXT NOT NULL, pid INTEGER NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID;"
+        "INSERT INTO call_leases_v14 SELECT keys, owner, host, pid, expires_at FROM call_leases"
+        " WHERE length(keys) = 16;"
+        "DROP TABLE call_leases; ALTER TABLE call_leases_v14 RENAME TO call_leases;"
         "PRAGMA foreign_keys = ON;"
         "PRAGMA writable_schema = ON;"
         "UPDATE sqlite_schema SET sql = replace(sql,"
@@ -1642,6 +1647,19 @@ static void claim(arb_store *s, const arb__lease_owner *o, arb__call_claim *c, s
     if (arb__store_claim_calls(s, o, c, n)) fail_msg("claim_calls: %s", arb_store_errmsg(s));
 }
 
+/* Call keys as the executor makes them (32 hex digits), n in the last two. */
+#define LEASE_KEY(n) "00000000000000000000000000000" n
+/* Lease rows of owner whose keys hold key (SQL's instr on blobs: a test's keys do not run
+** into each other). */
+static long long leases_holding(arb_store *s, const char *owner, const char *key)
+{
+    char *sql = sqlite3_mprintf("SELECT count(*) FROM call_leases WHERE owner = %Q"
+                                " AND instr(keys, arb_call_key(%Q)) %% 16 = 1", owner, key);
+    long long n = query_int(s, sql);
+    sqlite3_free(sql);
+    return n;
+}
+
 static void test_call_leases(void **state)
 {
     fixture *f = *state;
@@ -1654,12 +1672,19 @@ static void test_call_leases(void **state)
     /* Nothing to claim: no transaction, nothing set. */
     assert_int_equal(arb__store_claim_calls(a, &oa, NULL, 0), ARB_OK);
 
-    arb__call_claim ca[2] = {{.key = "k1"}, {.key = "k2"}};
+    const char *k1 = LEASE_KEY("001"), *k2 = LEASE_KEY("002"), *k3 = LEASE_KEY("003");
+    arb__call_claim ca[2] = {{.key = k1}, {.key = k2}};
     claim(a, &oa, ca, 2);
     assert_int_equal(ca[0].state, ARB__CLAIM_OURS);
     assert_int_equal(ca[1].state, ARB__CLAIM_OURS);
+    /* one row for the claim, its keys as the calls will store them */
+    char *sql = sqlite3_mprintf("SELECT count(*) FROM call_leases WHERE owner = %Q"
+                                " AND hex(keys) = upper(%Q || %Q)", oa.id, k1, k2);
+    assert_int_equal(query_int(a, sql), 1);
+    sqlite3_free(sql);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases"), 1);
     /* The other owner may not send k1 while a holds it (a's process is alive: this one). */
-    arb__call_claim cb[2] = {{.key = "k1"}, {.key = "k3"}};
+    arb__call_claim cb[2] = {{.key = k1}, {.key = k3}};
     claim(b, &ob, cb, 2);
     assert_int_equal(cb[0].state, ARB__CLAIM_HELD);
     assert_int_equal(cb[0].holder_pid, (long)getpid());
@@ -1669,72 +1694,129 @@ static void test_call_leases(void **state)
     claim(a, &oa, ca, 1);
     assert_int_equal(ca[0].state, ARB__CLAIM_OURS);
 
-    /* a stores k1 and ends its lease in one transaction: b takes the stored reply. */
-    arb__call_record rec = call_record("k1", 1, "[[B]]");
+    /* a stores k1 and releases it in one transaction, through another handle (as the
+    ** executor's writer does): k2 is still to store, so the row stays, and b takes the
+    ** stored reply of k1 (a lease on a stored call is moot). */
+    arb_store *w = open_ok(f->db);
+    arb__call_record rec = call_record(k1, 1, "[[B]]");
     long long id = 0;
-    assert_int_equal(arb__store_begin(a), ARB_OK);
-    assert_int_equal(arb__store_put_call(a, &rec, &id), ARB_OK);
-    assert_int_equal(arb__store_release_lease(a, &oa, "k1"), ARB_OK);
-    assert_int_equal(arb__store_commit(a), ARB_OK);
+    assert_int_equal(arb__store_begin(w), ARB_OK);
+    assert_int_equal(arb__store_put_call(w, &rec, &id), ARB_OK);
+    assert_int_equal(arb__store_release_lease(w, &oa, k1), ARB_OK);
+    assert_int_equal(arb__store_commit(w), ARB_OK);
     claim(b, &ob, cb, 1);
     assert_int_equal(cb[0].state, ARB__CLAIM_STORED);
     assert_int_equal(cb[0].call_id, id);
     assert_string_equal(cb[0].content, "[[B]]");
     free(cb[0].content);
-    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key = 'k1'"), 0);
+    /* k1 was claimed twice by a (two rows): the first row holds k2 still, the second ended
+    ** with k1 */
+    assert_int_equal(leases_holding(a, oa.id, k2), 1);
+    assert_int_equal(leases_holding(a, oa.id, k1), 1);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases"), 2);
 
     /* a's run ends: what it claimed and did not store is free. */
-    arb__call_claim k2 = {.key = "k2"};
-    claim(b, &ob, &k2, 1);
-    assert_int_equal(k2.state, ARB__CLAIM_HELD);
+    arb__call_claim c2 = {.key = k2};
+    claim(b, &ob, &c2, 1);
+    assert_int_equal(c2.state, ARB__CLAIM_HELD);
     assert_int_equal(arb__store_release_leases(a, &oa), ARB_OK);
-    claim(b, &ob, &k2, 1);
-    assert_int_equal(k2.state, ARB__CLAIM_OURS);
+    assert_int_equal(leases_holding(a, oa.id, k2), 0);
+    claim(b, &ob, &c2, 1);
+    assert_int_equal(c2.state, ARB__CLAIM_OURS);
     /* Releasing another owner's lease by key does nothing. */
-    assert_int_equal(arb__store_release_lease(a, &oa, "k2"), ARB_OK);
-    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key = 'k2'"), 1);
+    assert_int_equal(arb__store_release_lease(w, &oa, k2), ARB_OK);
+    assert_int_equal(leases_holding(a, ob.id, k2), 1);
+    /* Releasing every call of a claim ends its row; the other rows of the owner stay. */
+    assert_int_equal(arb__store_begin(w), ARB_OK);
+    assert_int_equal(arb__store_release_lease(w, &ob, k3), ARB_OK);
+    assert_int_equal(arb__store_commit(w), ARB_OK);
+    assert_int_equal(leases_holding(a, ob.id, k3), 0);
+    assert_int_equal(leases_holding(a, ob.id, k2), 1);
+    assert_int_equal(arb__store_release_lease(w, &ob, k2), ARB_OK);
+    assert_int_equal(leases_holding(a, ob.id, k2), 0);
+    arb_store_close(w);
 
-    /* An expired lease is taken over; a renewed one is not. */
+    /* An expired lease is taken over (its row deleted); a renewed one is not. */
+    const char *k4 = LEASE_KEY("004"), *k5 = LEASE_KEY("005"), *k8 = LEASE_KEY("008");
     arb__lease_owner oc;
     arb__lease_owner_init(&oc, -1); /* expires as it is taken */
-    arb__call_claim k4 = {.key = "k4"}, k5 = {.key = "k5"};
-    claim(a, &oc, &k4, 1);
-    claim(a, &oc, &k5, 1);
-    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key IN ('k4', 'k5')"
-                                  " AND expires_at < unixepoch('now') + 1"), 2);
-    /* The owner claiming its own lease again renews it (the row exists: read, then rewritten). */
+    arb__call_claim c4 = {.key = k4}, c5 = {.key = k5};
+    claim(a, &oc, &c4, 1);
+    claim(a, &oc, &c5, 1);
+    sql = sqlite3_mprintf("SELECT count(*) FROM call_leases WHERE owner = %Q"
+                          " AND expires_at < unixepoch('now') + 1", oc.id);
+    assert_int_equal(query_int(a, sql), 2);
+    sqlite3_free(sql);
+    /* The owner claiming its own lease again renews it (a new row, a new expiry). */
     arb__lease_owner od = oc;
     od.seconds = 60;
-    arb__call_claim k8 = {.key = "k8"};
-    claim(a, &oc, &k8, 1);
-    claim(a, &od, &k8, 1);
-    assert_int_equal(k8.state, ARB__CLAIM_OURS);
-    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE key = 'k8'"
-                                  " AND expires_at > unixepoch('now') + 30"), 1);
-    claim(b, &ob, &k4, 1);
-    assert_int_equal(k4.state, ARB__CLAIM_OURS);
+    arb__call_claim c8 = {.key = k8};
+    claim(a, &oc, &c8, 1);
+    claim(a, &od, &c8, 1);
+    assert_int_equal(c8.state, ARB__CLAIM_OURS);
+    sql = sqlite3_mprintf("SELECT count(*) FROM call_leases WHERE owner = %Q"
+                          " AND instr(keys, arb_call_key(%Q)) AND expires_at > unixepoch('now') + 30",
+                          oc.id, k8);
+    assert_int_equal(query_int(a, sql), 1);
+    sqlite3_free(sql);
+    /* renewed before anyone claims: k5 and k8 stay oc's */
     oc.seconds = 60;
     assert_int_equal(arb__store_renew_leases(a, &oc), ARB_OK);
-    claim(b, &ob, &k5, 1);
-    assert_int_equal(k5.state, ARB__CLAIM_HELD);
+    claim(b, &ob, &c5, 1);
+    assert_int_equal(c5.state, ARB__CLAIM_HELD);
+    /* not renewed: a claim by anyone ends the owner's expired rows */
+    arb__lease_owner oe;
+    arb__lease_owner_init(&oe, -1);
+    arb__call_claim c9 = {.key = LEASE_KEY("009")};
+    claim(a, &oe, &c9, 1);
+    assert_int_equal(c9.state, ARB__CLAIM_OURS);
+    assert_int_equal(leases_holding(a, oe.id, c9.key), 1);
+    claim(b, &ob, &c9, 1);
+    assert_int_equal(c9.state, ARB__CLAIM_OURS);
+    assert_int_equal(leases_holding(a, oe.id, c9.key), 0);
 
     /* A holder on this host whose pid is gone (a killed run) loses its leases at once; one on
     ** another host keeps them until they expire. */
+    const char *k6 = LEASE_KEY("006"), *k7 = LEASE_KEY("007");
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) _exit(0);
     assert_int_equal(waitpid(child, NULL, 0), child);
-    char *sql = sqlite3_mprintf(
-        "INSERT INTO call_leases VALUES ('k6', 'killed', %Q, %d, 1e12),"
-        " ('k7', 'remote', 'elsewhere.example', %d, 1e12)", oa.host, (int)child, (int)child);
+    sql = sqlite3_mprintf(
+        "INSERT INTO call_leases(owner, host, pid, expires_at, keys) VALUES"
+        " ('killed', %Q, %d, 1e12, arb_call_key(%Q)),"
+        " ('remote', 'elsewhere.example', %d, 1e12, arb_call_key(%Q))",
+        oa.host, (int)child, k6, (int)child, k7);
     assert_int_equal(sqlite3_exec(arb__store_conn(a), sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_free(sql);
-    arb__call_claim c67[2] = {{.key = "k6"}, {.key = "k7"}};
+    arb__call_claim c67[2] = {{.key = k6}, {.key = k7}};
     claim(b, &ob, c67, 2);
     assert_int_equal(c67[0].state, ARB__CLAIM_OURS);
     assert_int_equal(c67[1].state, ARB__CLAIM_HELD);
     assert_int_equal(c67[1].holder_pid, (long)child);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases WHERE owner = 'killed'"), 0);
     arb_store_close(b);
+    arb_store_close(a);
+}
+
+/* Keys that are not 32 hex digits (older tests, hand-made stores) lease as well: by their
+** hash. */
+static void test_call_leases_other_keys(void **state)
+{
+    fixture *f = *state;
+    arb_store *a = open_ok(f->db);
+    arb__lease_owner oa, ob;
+    arb__lease_owner_init(&oa, 60);
+    arb__lease_owner_init(&ob, 60);
+    arb__call_claim c = {.key = "k1"};
+    claim(a, &oa, &c, 1);
+    assert_int_equal(c.state, ARB__CLAIM_OURS);
+    claim(a, &ob, &c, 1);
+    assert_int_equal(c.state, ARB__CLAIM_HELD);
+    assert_int_equal(arb__store_release_lease(a, &oa, "k1"), ARB_OK);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases"), 0);
+    claim(a, &ob, &c, 1);
+    assert_int_equal(c.state, ARB__CLAIM_OURS);
     arb_store_close(a);
 }
 
@@ -2810,6 +2892,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crash_safety, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_run_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_leases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_leases_other_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settle_call_keeps_stored_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_unused, setup, teardown),
     };
