@@ -3341,7 +3341,7 @@ arb_status arb__store_renew_leases(arb_store *s, const arb__lease_owner *o)
 static arb_status book_settle(arb_store *s, const arb__lease_owner *o, size_t b)
 {
     lease_book *bk = &s->leases;
-    if (bk->batches[b].left) return ARB_OK;
+    if (bk->batches[b].left || !bk->batches[b].id) return ARB_OK;
     sqlite3_stmt *q = s->stmt[ST_LEASE_END];
     sqlite3_bind_int64(q, 1, bk->batches[b].id);
     arb__store_bind_text(q, 2, o->id);
@@ -3351,16 +3351,16 @@ static arb_status book_settle(arb_store *s, const arb__lease_owner *o, size_t b)
 
 /* Reads o's lease rows that this handle has not seen (ids above the highest seen: the table's
 ** ids only grow, AUTOINCREMENT) into its book. A key claimed again by a later row counts in
-** that row only. */
+** that row only; an earlier row left with no key is ended once the read is over. */
 static arb_status book_load(arb_store *s, const arb__lease_owner *o)
 {
     lease_book *bk = &s->leases;
     sqlite3_stmt *q = s->stmt[ST_LEASES_OWN];
     arb__store_bind_text(q, 1, o->id);
     sqlite3_bind_int64(q, 2, bk->seen_id);
+    size_t *emptied = NULL, n_emptied = 0, cap_emptied = 0;
     int rc, oom = 0;
-    arb_status st = ARB_OK;
-    while (!oom && !st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+    while (!oom && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         long long id = sqlite3_column_int64(q, 0);
         const unsigned char *keys = sqlite3_column_blob(q, 1);
         size_t n = (size_t)sqlite3_column_bytes(q, 1) / ARB__CALL_KEY_BYTES;
@@ -3377,16 +3377,18 @@ static arb_status book_load(arb_store *s, const arb__lease_owner *o)
                 break;
             bk->batches[b].left++;
             if (old && old != b + 1 && bk->batches[old - 1].id && bk->batches[old - 1].left &&
-                !--bk->batches[old - 1].left) {
-                sqlite3_reset(q); /* the row is ended below, after the read */
-                st = book_settle(s, o, old - 1);
-                sqlite3_bind_int64(q, 2, id);
-            }
+                !--bk->batches[old - 1].left &&
+                !(oom = arb__grow(&emptied, &cap_emptied, n_emptied + 1, sizeof *emptied)))
+                emptied[n_emptied++] = old - 1;
         }
         if (!bk->batches[b].left) bk->batches[b].id = 0;
     }
     sqlite3_reset(q);
-    if (oom) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    arb_status st = oom ? arb__store_fail(s, ARB_NOMEM, "out of memory")
+                  : rc != SQLITE_DONE ? arb__store_fail_db(s, "cannot read the call leases")
+                                      : ARB_OK;
+    for (size_t i = 0; i < n_emptied && !st; i++) st = book_settle(s, o, emptied[i]);
+    free(emptied);
     return st;
 }
 

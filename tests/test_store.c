@@ -1820,6 +1820,30 @@ static void test_call_leases_other_keys(void **state)
     arb_store_close(a);
 }
 
+/* A call its owner claimed twice (two rows): releasing it, through a handle that reads both
+** rows at once, ends both. */
+static void test_call_lease_claimed_twice(void **state)
+{
+    fixture *f = *state;
+    arb_store *a = open_ok(f->db), *w = open_ok(f->db);
+    arb__lease_owner o;
+    arb__lease_owner_init(&o, 60);
+    arb__call_claim c[2] = {{.key = LEASE_KEY("001")}, {.key = LEASE_KEY("002")}};
+    claim(a, &o, c, 1);
+    claim(a, &o, c, 2);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases"), 2);
+    assert_int_equal(arb__store_begin(w), ARB_OK);
+    assert_int_equal(arb__store_release_lease(w, &o, c[0].key), ARB_OK);
+    assert_int_equal(arb__store_commit(w), ARB_OK);
+    /* the first row held only that call; the second holds the other one still */
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases"), 1);
+    assert_int_equal(leases_holding(a, o.id, c[1].key), 1);
+    assert_int_equal(arb__store_release_lease(w, &o, c[1].key), ARB_OK);
+    assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases"), 0);
+    arb_store_close(w);
+    arb_store_close(a);
+}
+
 /* A call whose key another process stored first keeps the stored reply, and the caller is
 ** told so and given that reply (the executor judges it, not its own). */
 static void test_settle_call_keeps_stored_reply(void **state)
@@ -2893,6 +2917,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_schema_migration_run_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_leases_other_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_lease_claimed_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settle_call_keeps_stored_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_unused, setup, teardown),
     };
