@@ -318,7 +318,7 @@ static void test_expired_or_dead_lease_is_taken_over(void **state)
     assert_int_equal(run_graph(f, 0, &st), ARB_OK);
     assert_int_equal(st.sent, 3);
     /* far below the lease's 60 s (loose: the test machine may be busy) */
-    assert_true(arb__now_ms() - t0 < 5000);
+    assert_true(arb__now_ms() - t0 < 30000);
 }
 
 static void test_failed_call_retried_next_run(void **state)
