@@ -1411,16 +1411,35 @@ static const char *const pairwise_checks[][2] = {
      "    OR model_verdict = 'c' OR model_verdict = 'd' OR model_verdict = 'e')"},
 };
 
-static arb_status rewrite_pairwise_checks(arb_store *s)
+/* Runs EDIT (which updates sqlite_schema and answers how many definitions it changed) with
+** writable_schema on, then, when it changed any, bumps schema_version so every connection reads
+** the definitions again. WHAT names the edit in the error. A connection that refuses
+** writable_schema (SQLITE_DBCONFIG_DEFENSIVE) keeps the old definitions: they are only slower. */
+static arb_status edit_definitions(arb_store *s, int (*edit)(arb_store *s), const char *what)
+{
+    long long version = 0;
+    if (pragma_int(s, "PRAGMA schema_version", &version)) return ARB_DB;
+    if (sqlite3_exec(s->db, "PRAGMA writable_schema = ON", NULL, NULL, NULL) != SQLITE_OK)
+        return ARB_OK;
+    arb_status st = ARB_OK;
+    if (edit(s) > 0) {
+        char bump[64];
+        snprintf(bump, sizeof bump, "PRAGMA schema_version = %lld", version + 1);
+        if (sqlite3_exec(s->db, bump, NULL, NULL, NULL) != SQLITE_OK)
+            st = arb__store_fail_db(s, what);
+    }
+    /* RESET: off again, and this connection reads the edited definitions now */
+    sqlite3_exec(s->db, "PRAGMA writable_schema = RESET", NULL, NULL, NULL);
+    return st;
+}
+
+/* Migration 14's edit: all three CHECKs, or none when the definition is not migration 13's. */
+static int edit_pairwise_checks(arb_store *s)
 {
     static const char sql[] =
         "UPDATE sqlite_schema SET sql = replace(replace(replace(sql, ?1, ?2), ?3, ?4), ?5, ?6)"
         " WHERE type = 'table' AND name = 'pairwise' AND instr(sql, ?1) AND instr(sql, ?3)"
         " AND instr(sql, ?5)";
-    long long version = 0;
-    if (pragma_int(s, "PRAGMA schema_version", &version)) return ARB_DB;
-    if (sqlite3_exec(s->db, "PRAGMA writable_schema = ON", NULL, NULL, NULL) != SQLITE_OK)
-        return ARB_OK; /* a connection that refuses (SQLITE_DBCONFIG_DEFENSIVE) keeps them */
     sqlite3_stmt *q = NULL;
     int rc = sqlite3_prepare_v2(s->db, sql, -1, &q, NULL);
     for (int i = 0; rc == SQLITE_OK && i < 3; i++) {
@@ -1429,16 +1448,12 @@ static arb_status rewrite_pairwise_checks(arb_store *s)
     }
     int edited = rc == SQLITE_OK && sqlite3_step(q) == SQLITE_DONE && sqlite3_changes(s->db) == 1;
     sqlite3_finalize(q);
-    arb_status st = ARB_OK;
-    if (edited) {
-        char bump[64];
-        snprintf(bump, sizeof bump, "PRAGMA schema_version = %lld", version + 1);
-        if (sqlite3_exec(s->db, bump, NULL, NULL, NULL) != SQLITE_OK)
-            st = arb__store_fail_db(s, "cannot rewrite the checks of pairwise");
-    }
-    /* RESET: off again, and this connection reads the edited definition now */
-    sqlite3_exec(s->db, "PRAGMA writable_schema = RESET", NULL, NULL, NULL);
-    return st;
+    return edited;
+}
+
+static arb_status rewrite_pairwise_checks(arb_store *s)
+{
+    return edit_definitions(s, edit_pairwise_checks, "cannot rewrite the checks of pairwise");
 }
 
 /* Migration 15's edits of two definitions, made in place as migration 14's (the stored rows
@@ -1458,14 +1473,11 @@ static const char *const schema_15_edits[][3] = {
      "                                             -- the trigger below on update, not a\n"},
 };
 
-static arb_status rewrite_schema_15(arb_store *s)
+/* Migration 15's edits, each made where its old text is found. */
+static int edit_schema_15(arb_store *s)
 {
     static const char sql[] = "UPDATE sqlite_schema SET sql = replace(sql, ?2, ?3)"
                               " WHERE type = 'table' AND name = ?1 AND instr(sql, ?2)";
-    long long version = 0;
-    if (pragma_int(s, "PRAGMA schema_version", &version)) return ARB_DB;
-    if (sqlite3_exec(s->db, "PRAGMA writable_schema = ON", NULL, NULL, NULL) != SQLITE_OK)
-        return ARB_OK; /* a connection that refuses (SQLITE_DBCONFIG_DEFENSIVE) keeps them */
     sqlite3_stmt *q = NULL;
     int edited = 0, rc = sqlite3_prepare_v2(s->db, sql, -1, &q, NULL);
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof schema_15_edits / sizeof *schema_15_edits;
@@ -1475,15 +1487,13 @@ static arb_status rewrite_schema_15(arb_store *s)
         sqlite3_reset(q);
     }
     sqlite3_finalize(q);
-    arb_status st = ARB_OK;
-    if (edited) {
-        char bump[64];
-        snprintf(bump, sizeof bump, "PRAGMA schema_version = %lld", version + 1);
-        if (sqlite3_exec(s->db, bump, NULL, NULL, NULL) != SQLITE_OK)
-            st = arb__store_fail_db(s, "cannot rewrite the definitions of items and pairwise");
-    }
-    sqlite3_exec(s->db, "PRAGMA writable_schema = RESET", NULL, NULL, NULL);
-    return st;
+    return edited;
+}
+
+static arb_status rewrite_schema_15(arb_store *s)
+{
+    return edit_definitions(s, edit_schema_15,
+                            "cannot rewrite the definitions of items and pairwise");
 }
 
 static arb_status create_schema_tx(arb_store *s);
