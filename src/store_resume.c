@@ -291,6 +291,28 @@ arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__pl
 }
 
 /* See internal.h. */
+arb_status arb__store_run_overlapped(arb_store *s, long long run_id, int *overlapped)
+{
+    static const char sql[] =
+        "SELECT count(*) FROM runs o, runs r WHERE r.id = ?1 AND o.id <> r.id"
+        " AND (o.id > r.id OR o.finished_at >= r.started_at)";
+    *overlapped = 0;
+    sqlite3_stmt *q = NULL;
+    arb_status st = ARB_OK;
+    if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK) {
+        st = arb__store_fail_db(s, "cannot read the store's runs");
+    } else {
+        sqlite3_bind_int64(q, 1, run_id);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            *overlapped = sqlite3_column_int64(q, 0) > 0;
+        else
+            st = arb__store_fail_db(s, "cannot read the store's runs");
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* See internal.h. */
 arb_status arb__store_find_plan(arb_store *s, const char *fingerprint, long long *run_id,
                                 arb__plan_note *note)
 {
