@@ -875,6 +875,11 @@ typedef struct arb__plan_note {
     size_t n_items;
 } arb__plan_note;
 arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__plan_note *note);
+/* *overlapped: 1 when another run may have written the store while run_id ran (a run started
+** after it, or one that finished after it started), else 0. Its state at the end is then not
+** what its plan alone leaves (another plan's judgments of the same items), so no note. A run
+** killed before run_id started and never finished is not counted (it cannot write). */
+arb_status arb__store_run_overlapped(arb_store *s, long long run_id, int *overlapped);
 /* The note of the latest finished sbs run whose plan has this fingerprint: *run_id its run, or
 ** 0 when there is none (note zeroed). */
 arb_status arb__store_find_plan(arb_store *s, const char *fingerprint, long long *run_id,

@@ -459,10 +459,14 @@ static arb__sbs_plan_key plan_key(const sbs_run *r, const char **names)
                                names, r->n_judges};
 }
 
-/* Records on run_id the plan's fingerprint and the store's state after the run. */
+/* Records on run_id the plan's fingerprint and the store's state after the run, unless another
+** run overlapped it (its judgments may then be in the state: a rerun must check every request). */
 static arb_status note_plan(sbs_run *r, long long run_id, const char *fingerprint,
                             const arb_run_stats *stats)
 {
+    int overlapped = 0;
+    arb_status ov = arb__store_run_overlapped(r->store, run_id, &overlapped);
+    if (ov || overlapped) return ov; /* another run wrote meanwhile: the next run checks all */
     const char **names = calloc(r->n_judges, sizeof *names);
     if (!names) return arb__store_fail(r->store, ARB_NOMEM, "out of memory");
     arb__sbs_plan_key key = plan_key(r, names);

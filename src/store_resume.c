@@ -217,13 +217,16 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
                                      arb__plan_state *out)
 {
     /* The judgments: rows as sbs writes them (as arb__store_each_recorded_pairwise reads
-    ** them), with the key of their call when it holds a reply (pairwise rows have no row id
+    ** them), with the key and the reply of their call when it holds one (the full check
+    ** parses a stored reply again: a reply edited in the store changes the judgment it
+    ** gives, so it must change the digest; pairwise rows have no row id
     ** since schema 13: their primary key columns are bound or hashed). Items: every row with
     ** its rowid (a run upserts them only when they differ, so an unchanged dataset keeps its
     ** rowids); answers: every row (no rowid since schema 15; the digest sums the rows' hashes,
     ** so their order does not matter). */
     static const char judgments_sql[] =
-        "SELECT arb_rows_digest(p.item_id, p.rep, p.ord, p.position_verdict, p.call_id, c.key),"
+        "SELECT arb_rows_digest(p.item_id, p.rep, p.ord, p.position_verdict, p.call_id, c.key,"
+        " c.content),"
         " count(c.key)"
         " FROM pairwise p LEFT JOIN calls c ON c.id = p.call_id AND c.ok = 1"
         " WHERE p.protocol = 'sbs' AND p.judge_name = ?1 AND p.candidate = ?2"
@@ -284,6 +287,28 @@ arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__pl
     }
     sqlite3_finalize(q);
     free(text);
+    return st;
+}
+
+/* See internal.h. */
+arb_status arb__store_run_overlapped(arb_store *s, long long run_id, int *overlapped)
+{
+    static const char sql[] =
+        "SELECT count(*) FROM runs o, runs r WHERE r.id = ?1 AND o.id <> r.id"
+        " AND (o.id > r.id OR o.finished_at >= r.started_at)";
+    *overlapped = 0;
+    sqlite3_stmt *q = NULL;
+    arb_status st = ARB_OK;
+    if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK) {
+        st = arb__store_fail_db(s, "cannot read the store's runs");
+    } else {
+        sqlite3_bind_int64(q, 1, run_id);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            *overlapped = sqlite3_column_int64(q, 0) > 0;
+        else
+            st = arb__store_fail_db(s, "cannot read the store's runs");
+    }
+    sqlite3_finalize(q);
     return st;
 }
 

@@ -8,6 +8,8 @@
 #     different reply (the simulator varies repeated requests) and show as a contradiction;
 #   - a run killed with SIGKILL holds leases on the calls it was sending: a run started right
 #     after takes them over at once (the holder's pid is gone) and finishes everything;
+#   - a run that another plan's run overlapped leaves no quick-rerun note: its rerun checks
+#     every request (the store may hold the other run's judgments of the same items);
 #   - a command that stops on bad input leaves no database behind when it created it, and
 #     leaves an existing database exactly as it was.
 set -euo pipefail
@@ -124,6 +126,32 @@ t1=$(date +%s)
 check "the next run takes them over at once and finishes (exit $rc, $((t1 - t0)) s)" "[ $rc = 0 ] && [ $((t1 - t0)) -lt 30 ] && [ \$(q $DB 'select count(*) from pairwise') = $((n_items * 2)) ]"
 check "no lease left after it" "[ \$(q $DB 'select count(*) from call_leases') = 0 ]"
 stop_sim
+
+# ---- a run overlapped by another plan's run leaves no quick-rerun note ---------------------------
+# Run A (the demo answers) is slow; run B, started while A runs, judges one answer changed and
+# stores its two judgments of that item before A ends. A's rerun must not say "nothing to send"
+# over a store holding B's judgments: it gives the full check's judgments.
+start_sim --judge "sim-a:skill=2,latency=150" --seed 10
+DB="$T/overlap.db"
+sed '1s/"answer": "/"answer": "Changed. /' "$T/answers.jsonl" > "$T/answers_b.jsonl"
+ov() { "$ARB" sbs --items "$T/items.jsonl" --answers "$1" --candidate atlas-large \
+  --baseline cedar-small --judge-url "$URL" --judge-model sim-a --jobs 1 --db "$DB" \
+  --no-progress "${@:2}"; }
+ov "$T/answers.jsonl" 2>"$T/ov_a" & A_PID=$!
+for _ in $(seq 200); do
+  [ "$(q "$DB" 'select count(*) from calls' 2>/dev/null || echo 0)" -gt 0 ] && break
+  sleep 0.05
+done
+set +e; ov "$T/answers_b.jsonl" 2>"$T/ov_b"; RC_B=$?; wait $A_PID; RC_A=$?; set -e
+ov "$T/answers.jsonl" 2>"$T/ov_rerun"
+judgments_of() { q "$DB" 'select item_id, ord, call_id, position_verdict from pairwise order by 1, 2'; }
+fast=$(judgments_of)
+ov "$T/answers.jsonl" --full-check 2>/dev/null
+full=$(judgments_of)
+stop_sim
+check "overlapping runs of two plans exit 0 ($RC_A, $RC_B)" "[ $RC_A = 0 ] && [ $RC_B = 0 ]"
+check "the rerun of the overlapped run does not say nothing to send" "! grep -q 'nothing to send' '$T/ov_rerun'"
+check "the rerun leaves the full check's judgments" "[ -n \"\$fast\" ] && [ \"\$fast\" = \"\$full\" ]"
 
 # ---- bad input leaves no database behind, and an existing one intact ----------------------------
 start_sim --judge "sim-a:skill=2" --seed 9

@@ -104,6 +104,9 @@ store_case "an item deleted" "delete from items where id = 'demo-001'" 0 \
 store_case "an answer edited in the store" \
   "update answers set answer = 'edited' where item_id = 'demo-002' and model = 'atlas-large'" 0 \
   "select answer = 'edited' from answers where item_id = 'demo-002' and model = 'atlas-large'" 0
+store_case "a stored reply edited (the full check parses it again)" \
+  "update calls set content = 'Edited. [[C]]' where id = (select call_id from pairwise where item_id = 'demo-001' and ord = 0)" 0 \
+  "select position_verdict from pairwise where item_id = 'demo-001' and ord = 0" C
 store_case "a verdict changed in the store" \
   "update pairwise set position_verdict = 'E', model_verdict = 'e' where item_id = 'demo-001' and ord = 0" 0 \
   "select position_verdict = 'E' from pairwise where item_id = 'demo-001' and ord = 0" 0

@@ -2320,7 +2320,8 @@ static arb_dataset *benchmark_dataset(int n)
 ** stream over the rows in order gave "01cdaafb271dd1ddaacd099e1e87d1fe": a note of that
 ** build no longer matches, as no note of another build does, its fingerprint holding the
 ** build id; schema 15 changed it once more, answers having no rowid to hash since: the first
-** rerun after the migration plans in full). A changed row changes it and the row put back
+** rerun after the migration plans in full; and once more when the reply of a judgment's call
+** entered it, the full check parsing stored replies again). A changed row (a reply included) changes it and the row put back
 ** restores it. (The dataset is too small to train a text dictionary: the digest does not
 ** depend on how texts compress.) */
 static void test_plan_state_digest_is_stable(void **state)
@@ -2339,7 +2340,7 @@ static void test_plan_state_digest_is_stable(void **state)
     arb__plan_state got;
     assert_int_equal(arb__store_sbs_plan_state(s, &key, &got), ARB_OK);
     assert_int_equal(got.judgments, 3);
-    assert_string_equal(got.digest, "a4f0ea6a226fbb49404edf11feda9bff");
+    assert_string_equal(got.digest, "67e37c0e6b504b5fcc0d32b51e6b73d5");
     static const char *const changes[][2] = {
         {"UPDATE pairwise SET position_verdict = 'B' WHERE call_id = 2",
          "UPDATE pairwise SET position_verdict = 'A' WHERE call_id = 2"},
@@ -2349,6 +2350,8 @@ static void test_plan_state_digest_is_stable(void **state)
         {"UPDATE items SET seq = seq + 100 WHERE rowid = 5",
          "UPDATE items SET seq = seq - 100 WHERE rowid = 5"},
         {"UPDATE calls SET ok = 1 WHERE id = 1", "UPDATE calls SET ok = 0 WHERE id = 1"},
+        {"UPDATE calls SET content = content || '#' WHERE id = 2",
+         "UPDATE calls SET content = substr(content, 1, length(content) - 1) WHERE id = 2"},
     };
     for (size_t i = 0; i < sizeof changes / sizeof *changes; i++) {
         arb__plan_state changed, back;
