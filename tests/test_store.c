@@ -2789,6 +2789,11 @@ static void test_export_rebuilds_after_sort(void **state)
     for (int k = 0; k < N_CALLS; k++) free(requests[k]);
 }
 
+/* Every stored call as one line of text: id, key, compact request and prompt length. */
+static const char calls_rows_sql[] = "SELECT group_concat(id || ':' || key || ':' || hex(request)"
+                                     " || ':' || prompt_chars, ',') FROM (SELECT * FROM calls"
+                                     " ORDER BY id)";
+
 /* A call given its texts up front is written once, compact, and its row is byte-identical to
 ** the one written when its pairwise row names the texts afterwards (insert, then UPDATE). */
 static void test_call_with_texts_written_compact_once(void **state)
@@ -2803,9 +2808,7 @@ static void test_call_with_texts_written_compact_once(void **state)
         put_sbs_item_as(a, i, later, 0);
         put_sbs_item_as(b, i, upfront, 1);
     }
-    static const char rows[] = "SELECT group_concat(id || ':' || key || ':' || hex(request) || ':'"
-                               " || prompt_chars, ',') FROM (SELECT * FROM calls ORDER BY id)";
-    char *ra = query_text(a, rows), *rb = query_text(b, rows);
+    char *ra = query_text(a, calls_rows_sql), *rb = query_text(b, calls_rows_sql);
     assert_string_equal(ra, rb);
     free(ra);
     free(rb);
@@ -2846,9 +2849,8 @@ static void test_call_told_logprobs_stored_as_read(void **state)
         put_sbs_item_told(b, i, told, 1, 1);
         put_sbs_item_told(c, i, wrong, 1, 2);
     }
-    static const char rows[] = "SELECT group_concat(id || ':' || key || ':' || hex(request) || ':'"
-                               " || prompt_chars, ',') FROM (SELECT * FROM calls ORDER BY id)";
-    char *ra = query_text(a, rows), *rb = query_text(b, rows), *rc = query_text(c, rows);
+    char *ra = query_text(a, calls_rows_sql), *rb = query_text(b, calls_rows_sql),
+         *rc = query_text(c, calls_rows_sql);
     assert_string_equal(ra, rb);
     assert_string_not_equal(ra, rc);
     assert_requests(b, told, N_CALLS);
