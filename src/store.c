@@ -1903,16 +1903,19 @@ static const char *item_extra(const arb_item *it, char **owned)
 }
 
 /* Binds text as a compact text when the store's dictionary shortens it, else as TEXT (NULL for
-** NULL). The blob is copied (SQLITE_TRANSIENT): the codec reuses its buffer. */
-static arb_status bind_compact_text(arb_store *s, sqlite3_stmt *q, int index, const char *text)
+** NULL). The blob is the codec's buffer of slot (SQLITE_STATIC: a row's compact texts take one
+** slot each, and the row is stepped before the slots are used again); a copy (TRANSIENT) was
+** ~540 of a text's instructions. */
+static arb_status bind_compact_text(arb_store *s, sqlite3_stmt *q, int index, int slot,
+                                    const char *text)
 {
     const unsigned char *blob = NULL;
     size_t len = 0;
-    int got = text ? arb__textz_encode(s->textz, text, strlen(text), &blob, &len) : 0;
+    int got = text ? arb__textz_encode(s->textz, slot, text, strlen(text), &blob, &len) : 0;
     if (got < 0)
         return arb__store_fail(s, ARB_DB, "cannot compress a text: %s",
                                arb__textz_errmsg(s->textz));
-    if (got) sqlite3_bind_blob(q, index, blob, (int)len, SQLITE_TRANSIENT);
+    if (got) sqlite3_bind_blob(q, index, blob, (int)len, SQLITE_STATIC);
     else arb__store_bind_text(q, index, text);
     return ARB_OK;
 }
@@ -2015,15 +2018,19 @@ arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t firs
             st = arb__store_fail(s, ARB_NOMEM, "out of memory");
             goto done;
         }
-        sqlite3_stmt *same = s->stmt[ST_ITEM_TEXTS];
-        arb__store_bind_text(same, 1, it->id);
-        sqlite3_bind_int64(same, 2, (sqlite3_int64)(first_seq + i));
-        arb__store_bind_text(same, 3, it->category);
-        arb__store_bind_text(same, 4, it->language);
-        arb__store_bind_text(same, 5, it->group);
-        arb__store_bind_text(same, 6, extra);
-        const char *item_texts[3] = {it->question ? it->question : "", it->reference, it->source};
-        int state = had_items ? stored_row_state(s, same, item_texts, 3) : ROW_ABSENT;
+        int state = ROW_ABSENT;
+        if (had_items) {
+            sqlite3_stmt *same = s->stmt[ST_ITEM_TEXTS];
+            arb__store_bind_text(same, 1, it->id);
+            sqlite3_bind_int64(same, 2, (sqlite3_int64)(first_seq + i));
+            arb__store_bind_text(same, 3, it->category);
+            arb__store_bind_text(same, 4, it->language);
+            arb__store_bind_text(same, 5, it->group);
+            arb__store_bind_text(same, 6, extra);
+            const char *item_texts[3] = {it->question ? it->question : "", it->reference,
+                                         it->source};
+            state = stored_row_state(s, same, item_texts, 3);
+        }
         if (state == ROW_SAME || state == ROW_FAILED) {
             free(extra_owned);
             if (state == ROW_FAILED) {
@@ -2035,9 +2042,8 @@ arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t firs
         q = s->stmt[state == ROW_ABSENT ? ST_ADD_ITEM : ST_PUT_ITEM];
         arb__store_bind_text(q, 1, it->id);
         sqlite3_bind_int64(q, 2, (sqlite3_int64)(first_seq + i));
-        if ((st = bind_compact_text(s, q, 3, it->question ? it->question : "")) ||
-            (st = bind_compact_text(s, q, 4, it->reference)) ||
-            (st = bind_compact_text(s, q, 9, it->source))) {
+        if ((st = bind_compact_text(s, q, 3, 0, it->question ? it->question : "")) ||
+            (st = bind_compact_text(s, q, 4, 1, it->reference))) {
             free(extra_owned);
             goto done;
         }
@@ -2045,6 +2051,7 @@ arb_status arb__store_put_items(arb_store *s, const arb_dataset *ds, size_t firs
         arb__store_bind_text(q, 6, it->language);
         arb__store_bind_text(q, 7, it->group);
         arb__store_bind_text(q, 8, extra);
+        arb__store_bind_text(q, 9, it->source);
         /* the message is written only on failure: a snprintf per row was 3% of a rerun */
         int rc = sqlite3_step(q);
         if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
@@ -2080,12 +2087,15 @@ arb_status arb__store_put_answers(arb_store *s, const arb_dataset *ds)
     size_t n = arb_dataset_answer_count(ds);
     for (size_t i = 0; i < n; i++) {
         const arb_answer *a = arb_dataset_answer(ds, i);
-        sqlite3_stmt *same = s->stmt[ST_ANSWER_TEXTS];
-        arb__store_bind_text(same, 1, a->item_id);
-        arb__store_bind_text(same, 2, a->model);
-        arb__store_bind_text(same, 3, a->extra_json ? a->extra_json : "{}");
-        const char *answer_texts[2] = {a->answer, a->source};
-        int state = had_answers ? stored_row_state(s, same, answer_texts, 2) : ROW_ABSENT;
+        int state = ROW_ABSENT;
+        if (had_answers) {
+            sqlite3_stmt *same = s->stmt[ST_ANSWER_TEXTS];
+            arb__store_bind_text(same, 1, a->item_id);
+            arb__store_bind_text(same, 2, a->model);
+            arb__store_bind_text(same, 3, a->extra_json ? a->extra_json : "{}");
+            const char *answer_texts[2] = {a->answer, a->source};
+            state = stored_row_state(s, same, answer_texts, 2);
+        }
         if (state == ROW_FAILED) {
             st = ARB_DB;
             goto done;
@@ -2094,9 +2104,8 @@ arb_status arb__store_put_answers(arb_store *s, const arb_dataset *ds)
         sqlite3_stmt *q = s->stmt[state == ROW_ABSENT ? ST_ADD_ANSWER : ST_PUT_ANSWER];
         arb__store_bind_text(q, 1, a->item_id);
         arb__store_bind_text(q, 2, a->model);
-        if ((st = bind_compact_text(s, q, 3, a->answer)) ||
-            (st = bind_compact_text(s, q, 5, a->source)))
-            goto done;
+        if ((st = bind_compact_text(s, q, 3, 0, a->answer))) goto done;
+        arb__store_bind_text(q, 5, a->source);
         arb__store_bind_text(q, 4, a->extra_json ? a->extra_json : "{}");
         int rc = sqlite3_step(q);
         if (rc != SQLITE_DONE && rc != SQLITE_ROW) {

@@ -133,11 +133,14 @@ int arb__textz_has_dictionary(arb__textz *z);
 ** has one, or they are too few to train a useful one (nothing happens). Call it inside the
 ** write transaction. 0 or -1 (arb__textz_errmsg). */
 int arb__textz_train(arb__textz *z, const char *const *texts, size_t n);
-/* Compresses text (len bytes) into a compact text: 1 with *out (owned by z, valid until its
-** next call) and *out_len; 0 when it stays TEXT (no dictionary, short, or not shorter); -1 on
-** failure. */
-int arb__textz_encode(arb__textz *z, const char *text, size_t len, const unsigned char **out,
-                      size_t *out_len);
+/* Output buffers of arb__textz_encode: a row's compact texts, each in its own, stay valid
+** together until its statement is stepped (bound with SQLITE_STATIC: no copy). */
+#define ARB__TEXTZ_SLOTS 3
+/* Compresses text (len bytes) into a compact text: 1 with *out (owned by z, valid until the
+** next call with the same slot, 0 <= slot < ARB__TEXTZ_SLOTS) and *out_len; 0 when it stays
+** TEXT (no dictionary, short, or not shorter); -1 on failure. */
+int arb__textz_encode(arb__textz *z, int slot, const char *text, size_t len,
+                      const unsigned char **out, size_t *out_len);
 /* Decodes a compact text: the text (caller frees, NUL-terminated, *out_len bytes), or NULL
 ** (arb__textz_errmsg). */
 char *arb__textz_decode(arb__textz *z, const unsigned char *blob, size_t len, size_t *out_len);

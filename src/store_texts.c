@@ -98,8 +98,12 @@ struct arb__textz {
     } ddicts[DDICT_CACHE];
     size_t ddict_next;
     long long decoded, ddicts_made; /* texts decompressed, dictionaries loaded for it */
-    unsigned char *scratch; /* encode's output and decode's input frame */
+    unsigned char *scratch; /* decode's input frame */
     size_t scratch_cap;
+    struct {
+        unsigned char *buf;
+        size_t cap;
+    } out[ARB__TEXTZ_SLOTS]; /* encode's output, a buffer per slot */
     char errmsg[256];
 };
 
@@ -125,15 +129,16 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
     return -1;
 }
 
-static int grow_scratch(arb__textz *z, size_t need)
+/* Makes *buf (*cap bytes) hold at least need bytes. 0, or -1 (no memory; *buf unchanged). */
+static int grow_buffer(unsigned char **buf, size_t *cap, size_t need)
 {
-    if (need <= z->scratch_cap) return 0;
-    size_t cap = z->scratch_cap ? z->scratch_cap : 4096;
-    while (cap < need) cap *= 2;
-    unsigned char *p = realloc(z->scratch, cap);
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need) n *= 2;
+    unsigned char *p = realloc(*buf, n);
     if (!p) return -1;
-    z->scratch = p;
-    z->scratch_cap = cap;
+    *buf = p;
+    *cap = n;
     return 0;
 }
 
@@ -187,6 +192,7 @@ void arb__textz_destroy(arb__textz *z)
     ZSTD_freeCCtx(z->cctx);
     ZSTD_freeDCtx(z->dctx);
     free(z->scratch);
+    for (size_t i = 0; i < ARB__TEXTZ_SLOTS; i++) free(z->out[i].buf);
     free(z);
 }
 
@@ -256,8 +262,8 @@ static uint64_t code_points(const char *text, size_t len)
 }
 
 /* See store_internal.h. */
-int arb__textz_encode(arb__textz *z, const char *text, size_t len, const unsigned char **out,
-                      size_t *out_len)
+int arb__textz_encode(arb__textz *z, int slot, const char *text, size_t len,
+                      const unsigned char **out, size_t *out_len)
 {
     *out = NULL;
     *out_len = 0;
@@ -265,27 +271,28 @@ int arb__textz_encode(arb__textz *z, const char *text, size_t len, const unsigne
     if (load_newest(z)) return -1;
     if (!z->cdict) return 0;
     size_t cap = 20 + ZSTD_compressBound(len);
-    if (grow_scratch(z, cap)) {
+    if (slot < 0 || slot >= ARB__TEXTZ_SLOTS ||
+        grow_buffer(&z->out[slot].buf, &z->out[slot].cap, cap)) {
         snprintf(z->errmsg, sizeof z->errmsg, "out of memory");
         return -1;
     }
-    size_t h = (size_t)put_varint(z->scratch, (uint64_t)z->cdict_id);
-    h += (size_t)put_varint(z->scratch + h, code_points(text, len));
+    unsigned char *buf = z->out[slot].buf;
+    size_t h = (size_t)put_varint(buf, (uint64_t)z->cdict_id);
+    h += (size_t)put_varint(buf + h, code_points(text, len));
     /* the frame follows the header; its magic number is cut below. ZSTD_compress_usingCDict_
     ** advanced writes the bytes ZSTD_compress2 wrote with the CDict referenced (compared on
     ** 276,000 texts of 30 bytes to 400 KB, 2026-11-28), so texts stored by earlier releases
     ** compress to what they hold; it skips compress2's parameter resolution and streaming
     ** set-up, ~600 of a text's ~11,800 instructions. */
     ZSTD_frameParameters frame = {.contentSizeFlag = 1, .checksumFlag = 0, .noDictIDFlag = 1};
-    size_t n = ZSTD_compress_usingCDict_advanced(z->cctx, z->scratch + h, cap - h, text, len,
-                                                 z->cdict, frame);
-    if (ZSTD_isError(n) || n <= sizeof zstd_magic ||
-        memcmp(z->scratch + h, zstd_magic, sizeof zstd_magic))
+    size_t n = ZSTD_compress_usingCDict_advanced(z->cctx, buf + h, cap - h, text, len, z->cdict,
+                                                 frame);
+    if (ZSTD_isError(n) || n <= sizeof zstd_magic || memcmp(buf + h, zstd_magic, sizeof zstd_magic))
         return 0;
-    memmove(z->scratch + h, z->scratch + h + sizeof zstd_magic, n - sizeof zstd_magic);
+    memmove(buf + h, buf + h + sizeof zstd_magic, n - sizeof zstd_magic);
     n = h + n - sizeof zstd_magic;
     if (n >= len) return 0; /* not shorter: stays TEXT */
-    *out = z->scratch;
+    *out = buf;
     *out_len = n;
     return 1;
 }
@@ -343,7 +350,7 @@ char *arb__textz_decode(arb__textz *z, const unsigned char *blob, size_t len, si
     ZSTD_DDict *d = ddict_get(z, (long long)dict_id);
     if (!d) return NULL;
     size_t flen = (size_t)(blob + len - frame);
-    if (grow_scratch(z, flen + sizeof zstd_magic)) goto nomem;
+    if (grow_buffer(&z->scratch, &z->scratch_cap, flen + sizeof zstd_magic)) goto nomem;
     memcpy(z->scratch, zstd_magic, sizeof zstd_magic);
     memcpy(z->scratch + sizeof zstd_magic, frame, flen);
     flen += sizeof zstd_magic;
@@ -560,7 +567,7 @@ static void sql_arb_text_pack(sqlite3_context *ctx, int argc, sqlite3_value **ar
     arb__textz *z = sqlite3_user_data(ctx);
     const unsigned char *blob = NULL;
     size_t len = 0;
-    int got = arb__textz_encode(z, (const char *)sqlite3_value_text(argv[0]),
+    int got = arb__textz_encode(z, 0, (const char *)sqlite3_value_text(argv[0]),
                                 (size_t)sqlite3_value_bytes(argv[0]), &blob, &len);
     if (got < 0) sqlite3_result_error(ctx, z->errmsg, -1);
     else if (got == 0) sqlite3_result_value(ctx, argv[0]);

@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
 typedef struct fixture {
     char dir[256];
@@ -2370,7 +2371,8 @@ static void test_plan_state_digest_is_stable(void **state)
 
 /* Texts varied enough that the trained content fills the whole dictionary: the sources' path,
 ** appended after that content, must still be in the dictionary (finalizing cuts the end of a
-** content that does not fit), so a source "file:line" compresses to a few bytes. */
+** content that does not fit), so a source "file:line" that migration 12 compacts (a load keeps
+** sources TEXT) compresses to a few bytes. */
 static void test_text_dictionary_keeps_source_paths(void **state)
 {
     fixture *f = *state;
@@ -2403,6 +2405,13 @@ static void test_text_dictionary_keeps_source_paths(void **state)
     arb_store *s = open_ok(f->db);
     assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
     assert_int_equal(query_int(s, "SELECT length(dict) >= 32 * 1024 FROM text_dicts"), 1);
+    /* a load keeps sources TEXT; migration 12 compacts those of an older store */
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'text'"),
+                     2 * N_ITEMS);
+    assert_int_equal(sqlite3_exec(arb__store_conn(s),
+                                  "UPDATE items SET source = arb_text_pack(source);"
+                                  "UPDATE answers SET source = arb_text_pack(source)",
+                                  NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'blob'"
                                   " AND length(source) < 28"), 2 * N_ITEMS);
     assert_int_equal(query_int(s, "SELECT count(*) FROM items WHERE typeof(source) = 'blob'"
@@ -2465,6 +2474,111 @@ static void test_compact_texts_follow_a_newer_dictionary(void **state)
     arb__buf_free(&text);
 }
 
+/* A varint as store_texts.c writes a compact text's header. */
+static size_t put_test_varint(unsigned char *out, unsigned long long v)
+{
+    size_t n = 0;
+    do {
+        out[n++] = (unsigned char)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+/* A store written by the previous release (before 2026-11-28): its texts compressed with
+** ZSTD_compress2 at level 3 against the store's dictionary, its sources compact too. Every
+** compact text this release writes holds exactly those bytes; the same dataset loaded again
+** into such a store writes nothing and the export stays byte-identical; a row changed in
+** another column is updated without its question or answer counting as replaced (no row in
+** retired_texts, which a question or answer compressed to other bytes would add). */
+static void test_dataset_again_into_a_previous_release_store(void **state)
+{
+    fixture *f = *state;
+    enum { N_ITEMS = 600 };
+    arb_dataset *ds = benchmark_dataset(N_ITEMS);
+    arb_store *s = open_ok(f->db);
+    sqlite3 *db = arb__store_conn(s);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    /* sources "file:line" stay TEXT: a frame each was ~40% of the instructions of storing */
+    assert_int_equal(query_int(s, "SELECT count(*) FROM items WHERE typeof(source) = 'text'"),
+                     N_ITEMS);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'text'"),
+                     2 * N_ITEMS);
+
+    /* the bytes the previous release's encoder (ZSTD_compress2, CDict referenced) writes */
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT dict FROM text_dicts WHERE id = 1", -1, &q,
+                                        NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    ZSTD_CDict *cdict = ZSTD_createCDict(sqlite3_column_blob(q, 0),
+                                         (size_t)sqlite3_column_bytes(q, 0), 3);
+    sqlite3_finalize(q);
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    assert_non_null(cdict);
+    assert_non_null(cctx);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+    ZSTD_CCtx_refCDict(cctx, cdict);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT arb_text(question), question FROM items"
+                                            " UNION ALL SELECT arb_text(reference), reference"
+                                            " FROM items UNION ALL SELECT arb_text(answer),"
+                                            " answer FROM answers", -1, &q, NULL), SQLITE_OK);
+    int compact = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        if (sqlite3_column_type(q, 1) != SQLITE_BLOB) continue;
+        const char *text = (const char *)sqlite3_column_text(q, 0);
+        size_t len = strlen(text), chars = 0;
+        for (size_t i = 0; i < len; i++) chars += ((unsigned char)text[i] & 0xc0) != 0x80;
+        unsigned char expected[8192];
+        size_t h = put_test_varint(expected, 1);
+        h += put_test_varint(expected + h, chars);
+        unsigned char frame[8192];
+        size_t n = ZSTD_compress2(cctx, frame, sizeof frame, text, len);
+        assert_false(ZSTD_isError(n));
+        memcpy(expected + h, frame + 4, n - 4); /* the magic number is not stored */
+        assert_int_equal((size_t)sqlite3_column_bytes(q, 1), h + n - 4);
+        assert_memory_equal(sqlite3_column_blob(q, 1), expected, h + n - 4);
+        compact++;
+    }
+    sqlite3_finalize(q);
+    assert_int_equal(compact, 4 * N_ITEMS);
+    ZSTD_freeCCtx(cctx);
+    ZSTD_freeCDict(cdict);
+
+    /* the previous release compacted the sources as well (migration 12 still does) */
+    assert_int_equal(sqlite3_exec(db, "UPDATE items SET source = arb_text_pack(source);"
+                                      "UPDATE answers SET source = arb_text_pack(source)",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'blob'"),
+                     2 * N_ITEMS);
+    char *before = export_text(s, "jsonl");
+    long long changes = sqlite3_total_changes(db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(sqlite3_total_changes(db), changes);
+    char *after = export_text(s, "jsonl");
+    assert_string_equal(after, before);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'blob'"),
+                     2 * N_ITEMS);
+
+    /* rows changed in another column are written back, their texts as they were */
+    assert_int_equal(sqlite3_exec(db, "UPDATE items SET category = 'other' WHERE id = 'q5';"
+                                      "UPDATE answers SET extra = '{\"x\":1}'"
+                                      " WHERE item_id = 'q5' AND model = 'm1'",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    changes = sqlite3_total_changes(db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    assert_int_equal(sqlite3_total_changes(db), changes + 2);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM retired_texts"), 0);
+    char *again = export_text(s, "jsonl");
+    assert_string_equal(again, before);
+    arb_store_close(s);
+    arb_dataset_destroy(ds);
+    free(before);
+    free(after);
+    free(again);
+}
+
 /* Schema 12: a dataset large enough to train a dictionary is stored as compact texts, read
 ** back exactly (export, arb_text, arb_text_length), and loading it again writes nothing. A
 ** version-11 store (its texts TEXT, as arbiter wrote them before) is compacted in place on
@@ -2479,12 +2593,13 @@ static void test_schema_migration_12_compacts_texts(void **state)
     arb_store *s = open_ok(f->db);
     assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
     assert_int_equal(query_int(s, "SELECT count(*) FROM text_dicts"), 1);
-    /* every text, and every source "file:line" (long enough to gain), is compact */
+    /* every text is compact; sources "file:line" stay TEXT (a frame each cost more than the
+    ** ~20 bytes it saved was worth, 2026-11-28) */
     assert_int_equal(query_int(s, "SELECT count(*) FROM items WHERE typeof(question) = 'blob'"
-                                  " AND typeof(reference) = 'blob' AND typeof(source) = 'blob'"),
+                                  " AND typeof(reference) = 'blob' AND typeof(source) = 'text'"),
                      N_ITEMS);
     assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(answer) = 'blob'"
-                                  " AND typeof(source) = 'blob'"), 2 * N_ITEMS);
+                                  " AND typeof(source) = 'text'"), 2 * N_ITEMS);
     assert_int_equal(query_int(s, "SELECT sum(length(answer)) * 3 < sum(length(arb_text(answer)))"
                                   " FROM answers"), 1);
     assert_query_text(s, "SELECT arb_text(source) FROM answers"
@@ -2885,6 +3000,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fresh_schema_is_the_migrated_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_dictionary_keeps_source_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_state_digest_is_stable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dataset_again_into_a_previous_release_store, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_texts_follow_a_newer_dictionary, setup,
                                         teardown),
