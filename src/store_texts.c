@@ -1,6 +1,7 @@
 /*
-** store_texts.c -- compact storage of the dataset's texts: the items' question, reference and
-** source, the answers' text and source (schema 12).
+** store_texts.c -- compact storage of the dataset's texts: the items' question and reference,
+** the answers' text (schema 12; their sources "file:line" too in stores written before
+** 2026-11-28 and by migration 12: a load now keeps a source TEXT, see TEXT_ZSTD_LEVEL).
 **
 ** A benchmark's texts are most of a store once requests are compact (store_requests.c): ~650
 ** of the ~1,180 bytes per judgment at 100,000 items. Each text is small (a few hundred bytes),
@@ -47,7 +48,21 @@
 #include <zstd.h>
 
 /* zstd level of texts. On the benchmark set (2026-11-27, 32 KB dictionary): level 3 ~85-byte
-** answers of ~370 characters; higher levels save a few bytes for several times the CPU. */
+** answers of ~370 characters; higher levels save a few bytes for several times the CPU.
+** Measured again 2026-11-28 (Debian's libzstd 1.5.4; the 14,000 texts of 2,000 items against
+** their store's dictionary, callgrind; bench/README.md "Storing the dataset, cheaper"): level 3
+** 11,834 instructions a text (ZSTD_compress2) and 613,534 bytes; level 4 the same; levels 1, 2,
+** -1, -3, -7 12,500-13,200 and 784,000-950,000 bytes (more sequences to code); 5 and lazier
+** strategies 2-3x the instructions; hashLog/chainLog 12-18, windowLog 10-17, minMatch 4-7 and
+** raw literals within 1% either way; copying or reloading the dictionary instead of attaching
+** it 34-50x. What a text costs is the frame, not the search: for a text of one match (a source
+** "file:line" against the paths kept in the dictionary) zstd builds its predefined FSE tables
+** anew, ~8,000 of the ~12,000 instructions. Hence, 2026-11-28: the level stays; frames are
+** written by ZSTD_compress_usingCDict_advanced (the same bytes, ~580 fewer instructions a
+** text), and loads store sources as TEXT (a frame saved ~15-20 bytes of a ~35-byte source):
+** storing the dataset at 2,000 items 317.4 -> 238.5 M instructions (79,300 -> 59,600 a call),
+** bytes per judgment at 100,000 items 480.2 -> 513.9. The bytes a text compresses to are those
+** of the previous releases, so a dataset loaded again into their stores rewrites nothing. */
 #define TEXT_ZSTD_LEVEL 3
 /* A dictionary is trained once at least this much text and this many texts are at hand:
 ** fewer samples train a dictionary that would then compress every later text badly. */
