@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The judging commands run with glibc's malloc on transparent huge pages (src/cli/main.c,
 # restart_with_huge_pages; bench/README.md "Huge pages for the heap"): the command starts itself
-# again once with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, and leaves a GLIBC_TUNABLES the user set
-# (an empty one included) alone; other commands are not restarted. Seen through strace's execve
-# lines; skipped where strace or glibc >= 2.35 is missing.
+# again once with GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1, and leaves the
+# GLIBC_TUNABLES a user set (an empty one included) alone; other commands are not restarted.
+# Seen through strace's execve lines; skipped where strace or glibc >= 2.35 is missing.
 set -euo pipefail
 ARB=${1:?usage: e2e_huge_pages.sh path/to/arbiter}
 if ! command -v strace >/dev/null; then echo "SKIP: no strace"; exit 0; fi
