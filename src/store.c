@@ -1589,11 +1589,10 @@ arb_status arb_store_open(const char *path, arb_store **out)
     struct stat sb;
     s->created = !arb__store_is_memory(s) && strncmp(path, "file:", 5) != 0 &&
                  stat(path, &sb) != 0 && errno == ENOENT;
-    /* NOMUTEX: a store is used by one thread at a time, so SQLite's own locking is waste.
-    ** The VFS is the unix one writing a WAL frame with one system call (store_vfs.c). */
+    /* NOMUTEX: a store is used by one thread at a time, so SQLite's own locking is waste. */
     int rc = sqlite3_open_v2(path, &s->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             arb__store_vfs());
+                             NULL);
     if (rc != SQLITE_OK) {
         if (!s->db) return arb__store_fail(s, ARB_NOMEM, "%s: out of memory", path);
         return arb__store_fail(s, ARB_DB, "%s: cannot open: %s", path, sqlite3_errmsg(s->db));

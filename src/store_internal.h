@@ -11,12 +11,6 @@
 
 #include <sqlite3.h>
 
-/* The VFS stores are opened with (store_vfs.c): the unix VFS writing each WAL frame with one
-** system call. arb__store_vfs() registers it on first use and returns its name, or NULL
-** (SQLite's default VFS) when it could not be registered. */
-#define ARB__STORE_VFS "arbiter-unix"
-const char *arb__store_vfs(void);
-
 /* The open connection (borrowed). */
 sqlite3 *arb__store_conn(arb_store *s);
 /* Fails with ARB_DB and SQLite's own explanation, prefixed by what was being done. */
