@@ -7,6 +7,9 @@
 #     harness_common.py, because Debian's httpcore never sets it).
 # The official `openai` client is measured too when `import openai` works (it is not packaged in
 # Debian 12, and this machine has no PyPI): harness_openai.py.
+# The transport floor: wrk (Debian's C load generator) sends arbiter's first stored request again
+# and again over the same number of keep-alive connections and only reads the replies (no JSON,
+# no store); its CPU per request is what sending and receiving alone cost on this machine.
 # Prints calls/s and client CPU-ms per call (user + system time of the client process only; the
 # simulator's CPU is not counted) and the ratios. Python runs on Debian's /usr/bin/python3.
 # Usage: bench/run.sh [N_ITEMS (default 20000)] [PY_ITEMS (default 5000)] [IN_FLIGHT (64)]
@@ -43,6 +46,41 @@ print(json.dumps({"harness": "arbiter", "judgments": n, "per_second": phase,
 PY
 cat "$W/arbiter.json"
 
+if command -v wrk >/dev/null; then
+  echo "transport floor: wrk, one thread, $J connections, 5 s, arbiter's first request"
+  $ARB export --db "$W/bench.db" --output "$W/export.jsonl"
+  /usr/bin/python3 -c 'import json, sys; sys.stdout.write(json.loads(open(sys.argv[1]).readline())["request"])' \
+    "$W/export.jsonl" >"$W/wrk_body.json"
+  # The body is read from a file: a request holds "]]" (the verdict format), which would end a
+  # Lua long string.
+  cat >"$W/wrk.lua" <<'LUA'
+local f = assert(io.open(os.getenv("WRK_BODY"), "rb"))
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = f:read("*a")
+f:close()
+LUA
+  WRK_BODY="$W/wrk_body.json" /usr/bin/time -f '%e %U %S' -o "$W/wrk.time" \
+    wrk -t1 -c"$J" -d5s -s "$W/wrk.lua" "$URL/chat/completions" >"$W/wrk.log" 2>&1
+  cat "$W/wrk.log"
+  /usr/bin/python3 - "$W" <<'PY' >"$W/wrk.json"
+import json, re, sys
+w = sys.argv[1]
+log = open(f"{w}/wrk.log").read()
+bad = re.search(r"Non-2xx or 3xx responses: (\d+)", log) or re.search(r"Socket errors: (.*)", log)
+if bad:
+    sys.exit(f"wrk: the simulator did not answer every request: {bad.group(0)}")
+n = int(re.search(r"(\d+) requests in ([0-9.]+)s", log).group(1))
+secs = float(re.search(r"(\d+) requests in ([0-9.]+)s", log).group(2))
+wall, user, sys_ = map(float, open(f"{w}/wrk.time").read().split())
+print(json.dumps({"harness": "wrk", "judgments": n, "per_second": n / secs,
+                  "cpu_ms_per_call": 1000 * (user + sys_) / n}))
+PY
+  cat "$W/wrk.json"
+else
+  echo "transport floor: skipped (wrk not installed: apt-get install wrk, or make bench)"
+fi
+
 run_py() { # name script
   echo "python: $1, $((PY_N*2)) calls, $J in flight"
   (cd bench && /usr/bin/python3 "$2" "../$W/pydata/items.jsonl" "../$W/pydata/answers.jsonl" "$URL" \
@@ -61,7 +99,7 @@ import json, os, sys
 w = sys.argv[1]
 arb = json.load(open(f"{w}/arbiter.json"))
 rows = [("arbiter", arb)]
-for name in ("aiohttp", "httpx", "openai"):
+for name in ("wrk", "aiohttp", "httpx", "openai"):
     if os.path.exists(f"{w}/{name}.json") and os.path.getsize(f"{w}/{name}.json"):
         rows.append((name, json.load(open(f"{w}/{name}.json"))))
 print()
@@ -75,5 +113,8 @@ for name, r in rows:
         print(f"WARNING: {name}: only {r['nodelay_connections']} of {r['connections']} connections had TCP_NODELAY")
 print("arbiter's rate is its judging phase (loading excluded, as for Python); its CPU includes "
       "start-up, loading and SQLite.")
+if any(name == "wrk" for name, _ in rows):
+    print("wrk is the transport floor: a C client that sends the same request and reads the "
+          "reply, nothing else; arbiter's CPU above it is rendering, parsing and storing.")
 json.dump({n: r for n, r in rows}, open(f"{w}/results.json", "w"), indent=1)
 PY

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs, from Debian's packages, what arbiter needs to build, test, fuzz and benchmark.
 # Does nothing when everything is already there; uses sudo only when not root.
-# ARB_BENCH_DEPS=1 adds the comparison benchmarks' Python packages; ARB_BROWSER_DEPS=1 adds what
+# ARB_BENCH_DEPS=1 adds the comparison benchmarks' Python packages and wrk; ARB_BROWSER_DEPS=1 adds what
 # the browser tests need (Chromium, Node.js, npm, and playwright-core from tests/browser's lock).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +30,8 @@ if [ "${ARB_BENCH_DEPS:-0}" = 1 ]; then
   /usr/bin/python3 -c 'import requests' 2>/dev/null || need+=(python3-requests)
   /usr/bin/python3 -c 'import pandas' 2>/dev/null || need+=(python3-pandas)
   /usr/bin/python3 -c 'import sklearn' 2>/dev/null || need+=(python3-sklearn)
+  # wrk: bench/run.sh's transport floor (a C client that only sends and receives).
+  command -v wrk >/dev/null || need+=(wrk)
 fi
 if [ "${ARB_BROWSER_DEPS:-0}" = 1 ]; then
   [ -x /usr/bin/chromium ] || need+=(chromium)
