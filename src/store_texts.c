@@ -39,11 +39,6 @@
 /* ZDICT_trainFromBuffer_fastCover and its parameters: zstd's "experimental" section, exported by
 ** the shared library and unchanged since zstd 1.3.6 */
 #define ZDICT_STATIC_LINKING_ONLY
-/* ZSTD_compress_usingCDict_advanced: zstd's experimental section too (exported by the shared
-** library since zstd 1.3; marked deprecated in favour of ZSTD_compress2, which writes the same
-** bytes through ~600 more instructions a text, see arb__textz_encode) */
-#define ZSTD_STATIC_LINKING_ONLY
-#define ZSTD_DISABLE_DEPRECATE_WARNINGS
 #include <zdict.h>
 #include <zstd.h>
 
@@ -57,9 +52,10 @@
 ** raw literals within 1% either way; copying or reloading the dictionary instead of attaching
 ** it 34-50x. What a text costs is the frame, not the search: for a text of one match (a source
 ** "file:line" against the paths kept in the dictionary) zstd builds its predefined FSE tables
-** anew, ~8,000 of the ~12,000 instructions. Hence, 2026-11-28: the level stays; frames are
-** written by ZSTD_compress_usingCDict_advanced (the same bytes, ~580 fewer instructions a
-** text), and loads store sources as TEXT (a frame saved ~15-20 bytes of a ~35-byte source):
+** anew, ~8,000 of the ~12,000 instructions. Hence, 2026-11-28: the level stays, frames are
+** still written by ZSTD_compress2 (ZSTD_compress_usingCDict_advanced writes the same bytes
+** for ~580 fewer instructions a text, but is deprecated and experimental), and loads store
+** sources as TEXT (a frame saved ~15-20 bytes of a ~35-byte source):
 ** storing the dataset at 2,000 items 317.4 -> 238.5 M instructions (79,300 -> 59,600 a call),
 ** bytes per judgment at 100,000 items 480.2 -> 513.9 (500,000: 488 -> 515.2). The bytes a text compresses to are those
 ** of the previous releases, so a dataset loaded again into their stores rewrites nothing. */
@@ -105,6 +101,7 @@ struct arb__textz {
     ZSTD_DCtx *dctx;
     long long cdict_id;  /* the dictionary new texts are compressed with; 0: none known */
     ZSTD_CDict *cdict;
+    const ZSTD_CDict *cctx_dict; /* the CDict cctx references with its parameters set; NULL: none */
     int checked;         /* text_dicts was read for the newest dictionary in this transaction */
     int train_failed;    /* the trainer gave up on this open's texts: not tried again */
     struct {
@@ -187,6 +184,7 @@ void arb__textz_forget(arb__textz *z)
     if (!z) return;
     ZSTD_freeCDict(z->cdict);
     z->cdict = NULL;
+    z->cctx_dict = NULL;
     z->cdict_id = 0;
     z->checked = 0;
     for (size_t i = 0; i < DDICT_CACHE; i++) {
@@ -232,6 +230,7 @@ static int load_newest(arb__textz *z)
         long long id = sqlite3_column_int64(z->newest, 0);
         if (id != z->cdict_id) {
             ZSTD_freeCDict(z->cdict);
+            z->cctx_dict = NULL;
             z->cdict = ZSTD_createCDict(sqlite3_column_blob(z->newest, 1),
                                         (size_t)sqlite3_column_bytes(z->newest, 1),
                                         TEXT_ZSTD_LEVEL);
@@ -294,14 +293,21 @@ int arb__textz_encode(arb__textz *z, int slot, const char *text, size_t len,
     unsigned char *buf = z->out[slot].buf;
     size_t h = (size_t)put_varint(buf, (uint64_t)z->cdict_id);
     h += (size_t)put_varint(buf + h, code_points(text, len));
-    /* the frame follows the header; its magic number is cut below. ZSTD_compress_usingCDict_
-    ** advanced writes the bytes ZSTD_compress2 wrote with the CDict referenced (compared on
-    ** 276,000 texts of 30 bytes to 400 KB, 2026-11-28), so texts stored by earlier releases
-    ** compress to what they hold; it skips compress2's parameter resolution and streaming
-    ** set-up, ~600 of a text's ~11,800 instructions. */
-    ZSTD_frameParameters frame = {.contentSizeFlag = 1, .checksumFlag = 0, .noDictIDFlag = 1};
-    size_t n = ZSTD_compress_usingCDict_advanced(z->cctx, buf + h, cap - h, text, len, z->cdict,
-                                                 frame);
+    /* the frame follows the header; its magic number is cut below */
+    /* the parameters and the dictionary stay on the context from one text to the next (a
+    ** reset and four calls were ~300 instructions of a text's ~12,000): ZSTD_compress2 starts
+    ** a new frame each time. ZSTD_compress_usingCDict_advanced writes the same bytes for ~600
+    ** fewer instructions a text (measured 2026-11-28), but it is deprecated and experimental
+    ** (ZSTD_STATIC_LINKING_ONLY): not worth ~0.5% of a run. */
+    if (z->cctx_dict != z->cdict) {
+        ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_and_parameters);
+        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 0);
+        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_dictIDFlag, 0);
+        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_contentSizeFlag, 1);
+        if (ZSTD_isError(ZSTD_CCtx_refCDict(z->cctx, z->cdict))) return 0;
+        z->cctx_dict = z->cdict;
+    }
+    size_t n = ZSTD_compress2(z->cctx, buf + h, cap - h, text, len);
     if (ZSTD_isError(n) || n <= sizeof zstd_magic || memcmp(buf + h, zstd_magic, sizeof zstd_magic))
         return 0;
     memmove(buf + h, buf + h + sizeof zstd_magic, n - sizeof zstd_magic);
