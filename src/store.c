@@ -65,6 +65,17 @@
 ** on the store's host. */
 #define NOW_UNIX "((julianday('now') - 2440587.5) * 86400.0)"
 
+/* NOW_MS read by the store itself, for the rows a judge call writes (calls.created_at,
+** pairwise.judged_at): bound as a parameter, so SQLite does not evaluate julianday('now') and
+** its arithmetic for every row (the columns' DEFAULT stays for other writers). The same clock
+** (the system's wall clock) and unit (whole milliseconds since 1970). */
+static long long unix_ms_now(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_REALTIME, &t)) return (long long)time(NULL) * 1000;
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 /* The run statuses as the schema comment lists them: " running finished ..." */
 #define RUN_STATUS_WORD(name, text) " " text
 #define RUN_STATUS_WORDS ARB__RUN_STATUS_MAP(RUN_STATUS_WORD)
@@ -856,17 +867,21 @@ enum {
 #define CALL_INSERT                                                                        \
     "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"  \
     " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"                  \
-    " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint_id, prompt_chars)"\
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18," \
-    " ?19, ?20, ?21)"
+    " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint_id, prompt_chars,"\
+    " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"\
+    " ?17, ?18, ?19, ?20, ?21, ?22)"
 
-/* A pairwise judgment: PAIRWISE_INSERT, one or more groups of PAIRWISE_COLUMNS parameters, then
-** PAIRWISE_UPSERT (a rerun updates the row; arbiter's own judgment takes the row over from an
-** import, issue 15: it is no longer the source's, so a re-import neither deletes nor counts it). */
+/* A pairwise judgment: PAIRWISE_INSERT, one or more groups of PAIRWISE_COLUMNS parameters and
+** the time parameter, then PAIRWISE_UPSERT (a rerun updates the row; arbiter's own judgment
+** takes the row over from an import, issue 15: it is no longer the source's, so a re-import
+** neither deletes nor counts it). The rows of one statement share one parameter for judged_at,
+** ?1 (unix_ms_now: SQLite's 'now' is one instant per statement too), and row r's columns are
+** parameters 2 + r * PAIRWISE_COLUMNS onwards: numbered in ascending order, so preparing the
+** statement does not search its list of parameters for each one. */
 #define PAIRWISE_COLUMNS 12
 #define PAIRWISE_INSERT                                                                        \
     "INSERT INTO pairwise(protocol, judge_name, item_id, candidate, baseline, template_name,"  \
-    " options, ord, rep, position_verdict, model_verdict, call_id) VALUES "
+    " options, ord, rep, position_verdict, model_verdict, call_id, judged_at) VALUES "
 #define PAIRWISE_UPSERT                                                                        \
     " ON CONFLICT(protocol, judge_name, candidate, baseline, template_name, options,"          \
     " item_id, rep, ord) DO UPDATE SET position_verdict = excluded.position_verdict,"          \
@@ -936,7 +951,7 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_FIND_CALL] = "SELECT id, content, prompt_tokens, completion_tokens, cost_usd FROM calls"
                      " WHERE key = ?1 AND ok = 1",
     [ST_CALL_EXISTS] = "SELECT 1 FROM calls WHERE id = ?1",
-    [ST_PUT_PAIRWISE] = PAIRWISE_INSERT "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+    [ST_PUT_PAIRWISE] = PAIRWISE_INSERT "(?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?1)"
                         PAIRWISE_UPSERT,
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
@@ -2413,6 +2428,7 @@ static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long lo
     else sqlite3_bind_null(q, 20);
     if (prompt_chars >= 0) sqlite3_bind_int64(q, 21, prompt_chars);
     else sqlite3_bind_null(q, 21);
+    sqlite3_bind_int64(q, 22, unix_ms_now());
 }
 
 /* The id of url in endpoints (added when new) in *id; 0 for a NULL url. The ids a run uses
@@ -2587,7 +2603,8 @@ arb_status arb__store_find_call_spend(arb_store *s, const char *key, int *found,
     return st;
 }
 
-/* Binds row to the PAIRWISE_COLUMNS parameters after first (0 for the first row). pv and mv
+/* Binds row to the PAIRWISE_COLUMNS parameters after first (1 for the first row: ?1 is the
+** statement's judged_at). pv and mv
 ** hold the verdicts as strings and must outlive the statement's step. */
 static void bind_pairwise(sqlite3_stmt *q, int first, const arb__pairwise_row *row,
                           const char pv[2], const char mv[2])
@@ -2621,7 +2638,8 @@ static arb_status put_pairwise_now(arb_store *s, const arb__pairwise_row *row)
 {
     char pv[2] = {row->position_verdict, 0}, mv[2] = {row->model_verdict, 0};
     sqlite3_stmt *q = s->stmt[ST_PUT_PAIRWISE];
-    bind_pairwise(q, 0, row, pv, mv);
+    bind_pairwise(q, 1, row, pv, mv);
+    sqlite3_bind_int64(q, 1, unix_ms_now());
     int rc = sqlite3_step(q);
     arb_status st = ARB_OK;
     if (rc != SQLITE_DONE) st = pairwise_refused(s, row, sqlite3_errmsg(s->db));
@@ -2671,8 +2689,8 @@ static sqlite3_stmt *pairwise_group_stmt(arb_store *s, int size_index)
     for (int r = 0; r < rows; r++) {
         bad |= arb__buf_puts(&sql, r ? ", (" : "(");
         for (int c = 1; c <= PAIRWISE_COLUMNS; c++)
-            bad |= arb__buf_printf(&sql, c > 1 ? ", ?%d" : "?%d", r * PAIRWISE_COLUMNS + c);
-        bad |= arb__buf_puts(&sql, ")");
+            bad |= arb__buf_printf(&sql, c > 1 ? ", ?%d" : "?%d", 1 + r * PAIRWISE_COLUMNS + c);
+        bad |= arb__buf_puts(&sql, ", ?1)"); /* judged_at */
     }
     bad |= arb__buf_puts(&sql, PAIRWISE_UPSERT);
     if (bad || sqlite3_prepare_v3(s->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT, q, NULL) !=
@@ -2708,8 +2726,9 @@ static arb_status flush_pairwise(arb_store *s)
             verdicts[r][0][0] = row.position_verdict;
             verdicts[r][1][0] = row.model_verdict;
             verdicts[r][0][1] = verdicts[r][1][1] = '\0';
-            bind_pairwise(q, (int)r * PAIRWISE_COLUMNS, &row, verdicts[r][0], verdicts[r][1]);
+            bind_pairwise(q, 1 + (int)r * PAIRWISE_COLUMNS, &row, verdicts[r][0], verdicts[r][1]);
         }
+        sqlite3_bind_int64(q, 1, unix_ms_now());
         int rc = sqlite3_step(q);
         sqlite3_reset(q);
         if (rc == SQLITE_DONE) i += rows;
