@@ -1881,6 +1881,51 @@ static void test_call_lease_claimed_twice(void **state)
     arb_store_close(a);
 }
 
+/* A claim of many calls (more than one lookup group of the store's, 64) finds each stored
+** successful call with its id, reply and spend, and claims the rest: failed calls, calls never
+** stored, a key that is not 32 hex digits (stored as text), the same key twice. */
+static void test_claim_finds_stored_calls_in_groups(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    enum { N = 150 };
+    static char keys[N][40];
+    long long ids[N] = {0};
+    for (int i = 0; i < N; i++) {
+        if (i == 76) snprintf(keys[i], sizeof keys[i], "text-key-%d", i);
+        else if (i == 149) snprintf(keys[i], sizeof keys[i], "%s", keys[3]); /* again */
+        else snprintf(keys[i], sizeof keys[i], "%032x", 0x5000 + i);
+        if (i % 3 == 2 || i == 149) continue; /* never stored */
+        char content[16];
+        snprintf(content, sizeof content, "[[%c]] %d", "AB"[i % 2], i);
+        arb__call_record rec = call_record(keys[i], i % 3 == 0 || i == 76, content);
+        rec.prompt_tokens = rec.ok ? 1000 + i : -1;
+        assert_int_equal(arb__store_put_call(s, &rec, &ids[i]), ARB_OK);
+    }
+    arb__lease_owner o;
+    arb__lease_owner_init(&o, 60);
+    arb__call_claim c[N];
+    for (int i = 0; i < N; i++) c[i] = (arb__call_claim){.key = keys[i]};
+    claim(s, &o, c, N);
+    for (int i = 0; i < N; i++) {
+        int j = i == 149 ? 3 : i, stored = j % 3 == 0 || j == 76;
+        if (!stored) {
+            if (c[i].state != ARB__CLAIM_OURS) fail_msg("claim %d: state %d", i, c[i].state);
+            assert_null(c[i].content);
+            continue;
+        }
+        char content[16];
+        snprintf(content, sizeof content, "[[%c]] %d", "AB"[j % 2], j);
+        if (c[i].state != ARB__CLAIM_STORED) fail_msg("claim %d: state %d", i, c[i].state);
+        assert_int_equal(c[i].call_id, ids[j]);
+        assert_string_equal(c[i].content, content);
+        assert_int_equal(c[i].spend.prompt_tokens, 1000 + j);
+        assert_int_equal(c[i].spend.completion_tokens, 20);
+        free(c[i].content);
+    }
+    arb_store_close(s);
+}
+
 /* A call whose key another process stored first keeps the stored reply, and the caller is
 ** told so and given that reply (the executor judges it, not its own). */
 static void test_settle_call_keeps_stored_reply(void **state)
@@ -2961,6 +3006,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_call_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_leases_other_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_lease_claimed_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_finds_stored_calls_in_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settle_call_keeps_stored_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_unused, setup, teardown),
     };
