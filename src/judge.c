@@ -21,6 +21,11 @@
 
 #include <curl/curl.h>
 #include <xxhash.h>
+#ifdef ARB_HAVE_XXH_DISPATCH
+/* XXH3 by the widest vector unit the CPU has (the library's dispatch): the same keys
+** (test_judge pins one), about a third of the instructions on a 3.5 KB body. */
+#include <xxh_x86dispatch.h>
+#endif
 
 /* Bodies are printed with ARB__JUDGE_DUMP_FLAGS: reals with 15 significant digits are enough
 ** to tell apart any value a user types (0.7 stays "0.7" rather than jansson's default 17-digit

@@ -65,6 +65,17 @@
 ** on the store's host. */
 #define NOW_UNIX "((julianday('now') - 2440587.5) * 86400.0)"
 
+/* NOW_MS read by the store itself, for the rows a judge call writes (calls.created_at,
+** pairwise.judged_at): bound as a parameter, so SQLite does not evaluate julianday('now') and
+** its arithmetic for every row (the columns' DEFAULT stays for other writers). The same clock
+** (the system's wall clock) and unit (whole milliseconds since 1970). */
+static long long unix_ms_now(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_REALTIME, &t)) return (long long)time(NULL) * 1000;
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 /* The run statuses as the schema comment lists them: " running finished ..." */
 #define RUN_STATUS_WORD(name, text) " " text
 #define RUN_STATUS_WORDS ARB__RUN_STATUS_MAP(RUN_STATUS_WORD)
@@ -856,17 +867,21 @@ enum {
 #define CALL_INSERT                                                                        \
     "INSERT INTO calls(key, judge_name, model, request, rep, ok, content, raw_reply, error,"  \
     " http_status, attempts, prompt_tokens, completion_tokens, latency_ms,"                  \
-    " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint_id, prompt_chars)"\
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18," \
-    " ?19, ?20, ?21)"
+    " reasoning_tokens, cached_tokens, cost_usd, reasoning, logprobs, endpoint_id, prompt_chars,"\
+    " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"\
+    " ?17, ?18, ?19, ?20, ?21, ?22)"
 
-/* A pairwise judgment: PAIRWISE_INSERT, one or more groups of PAIRWISE_COLUMNS parameters, then
-** PAIRWISE_UPSERT (a rerun updates the row; arbiter's own judgment takes the row over from an
-** import, issue 15: it is no longer the source's, so a re-import neither deletes nor counts it). */
+/* A pairwise judgment: PAIRWISE_INSERT, one or more groups of PAIRWISE_COLUMNS parameters and
+** the time parameter, then PAIRWISE_UPSERT (a rerun updates the row; arbiter's own judgment
+** takes the row over from an import, issue 15: it is no longer the source's, so a re-import
+** neither deletes nor counts it). The rows of one statement share one parameter for judged_at,
+** ?1 (unix_ms_now: SQLite's 'now' is one instant per statement too), and row r's columns are
+** parameters 2 + r * PAIRWISE_COLUMNS onwards: numbered in ascending order, so preparing the
+** statement does not search its list of parameters for each one. */
 #define PAIRWISE_COLUMNS 12
 #define PAIRWISE_INSERT                                                                        \
     "INSERT INTO pairwise(protocol, judge_name, item_id, candidate, baseline, template_name,"  \
-    " options, ord, rep, position_verdict, model_verdict, call_id) VALUES "
+    " options, ord, rep, position_verdict, model_verdict, call_id, judged_at) VALUES "
 #define PAIRWISE_UPSERT                                                                        \
     " ON CONFLICT(protocol, judge_name, candidate, baseline, template_name, options,"          \
     " item_id, rep, ord) DO UPDATE SET position_verdict = excluded.position_verdict,"          \
@@ -936,7 +951,7 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_FIND_CALL] = "SELECT id, content, prompt_tokens, completion_tokens, cost_usd FROM calls"
                      " WHERE key = ?1 AND ok = 1",
     [ST_CALL_EXISTS] = "SELECT 1 FROM calls WHERE id = ?1",
-    [ST_PUT_PAIRWISE] = PAIRWISE_INSERT "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+    [ST_PUT_PAIRWISE] = PAIRWISE_INSERT "(?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?1)"
                         PAIRWISE_UPSERT,
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
@@ -1049,6 +1064,7 @@ struct arb_store {
                               judgment made from it needs no check that it exists */
     sqlite3_stmt *put_pairwise_group[PAIRWISE_SIZES]; /* PAIRWISE_GROUP >> 2k rows, prepared
                                                         ** on first use */
+    sqlite3_stmt *find_group; /* see find_claimed; prepared on first use */
     pending_pairwise pending[PAIRWISE_GROUP];
     size_t n_pending;
     arb__buf pending_text;
@@ -1764,6 +1780,7 @@ void arb_store_close(arb_store *store)
         arb__reqz_destroy(store->reqz);
         arb__textz_destroy(store->textz);
         for (int i = 0; i < PAIRWISE_SIZES; i++) sqlite3_finalize(store->put_pairwise_group[i]);
+        sqlite3_finalize(store->find_group);
         sqlite3_close(store->db);
     }
     arb__buf_free(&store->pending_text);
@@ -2422,6 +2439,7 @@ static void bind_call_rest(sqlite3_stmt *q, const arb__call_record *rec, long lo
     else sqlite3_bind_null(q, 20);
     if (prompt_chars >= 0) sqlite3_bind_int64(q, 21, prompt_chars);
     else sqlite3_bind_null(q, 21);
+    sqlite3_bind_int64(q, 22, unix_ms_now());
 }
 
 /* The id of url in endpoints (added when new) in *id; 0 for a NULL url. The ids a run uses
@@ -2596,7 +2614,8 @@ arb_status arb__store_find_call_spend(arb_store *s, const char *key, int *found,
     return st;
 }
 
-/* Binds row to the PAIRWISE_COLUMNS parameters after first (0 for the first row). pv and mv
+/* Binds row to the PAIRWISE_COLUMNS parameters after first (1 for the first row: ?1 is the
+** statement's judged_at). pv and mv
 ** hold the verdicts as strings and must outlive the statement's step. */
 static void bind_pairwise(sqlite3_stmt *q, int first, const arb__pairwise_row *row,
                           const char pv[2], const char mv[2])
@@ -2630,7 +2649,8 @@ static arb_status put_pairwise_now(arb_store *s, const arb__pairwise_row *row)
 {
     char pv[2] = {row->position_verdict, 0}, mv[2] = {row->model_verdict, 0};
     sqlite3_stmt *q = s->stmt[ST_PUT_PAIRWISE];
-    bind_pairwise(q, 0, row, pv, mv);
+    bind_pairwise(q, 1, row, pv, mv);
+    sqlite3_bind_int64(q, 1, unix_ms_now());
     int rc = sqlite3_step(q);
     arb_status st = ARB_OK;
     if (rc != SQLITE_DONE) st = pairwise_refused(s, row, sqlite3_errmsg(s->db));
@@ -2680,8 +2700,8 @@ static sqlite3_stmt *pairwise_group_stmt(arb_store *s, int size_index)
     for (int r = 0; r < rows; r++) {
         bad |= arb__buf_puts(&sql, r ? ", (" : "(");
         for (int c = 1; c <= PAIRWISE_COLUMNS; c++)
-            bad |= arb__buf_printf(&sql, c > 1 ? ", ?%d" : "?%d", r * PAIRWISE_COLUMNS + c);
-        bad |= arb__buf_puts(&sql, ")");
+            bad |= arb__buf_printf(&sql, c > 1 ? ", ?%d" : "?%d", 1 + r * PAIRWISE_COLUMNS + c);
+        bad |= arb__buf_puts(&sql, ", ?1)"); /* judged_at */
     }
     bad |= arb__buf_puts(&sql, PAIRWISE_UPSERT);
     if (bad || sqlite3_prepare_v3(s->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT, q, NULL) !=
@@ -2717,8 +2737,9 @@ static arb_status flush_pairwise(arb_store *s)
             verdicts[r][0][0] = row.position_verdict;
             verdicts[r][1][0] = row.model_verdict;
             verdicts[r][0][1] = verdicts[r][1][1] = '\0';
-            bind_pairwise(q, (int)r * PAIRWISE_COLUMNS, &row, verdicts[r][0], verdicts[r][1]);
+            bind_pairwise(q, 1 + (int)r * PAIRWISE_COLUMNS, &row, verdicts[r][0], verdicts[r][1]);
         }
+        sqlite3_bind_int64(q, 1, unix_ms_now());
         int rc = sqlite3_step(q);
         sqlite3_reset(q);
         if (rc == SQLITE_DONE) i += rows;
@@ -3287,6 +3308,84 @@ static arb_status read_held(arb_store *s, const arb__lease_owner *o, key_table *
 /* See internal.h. One lease row for the calls claimed, whatever their number: a claim reads the
 ** leases of the other owners (a few rows while runs share a store, none for a run alone), then
 ** writes one row. */
+/* A claim looks its keys up among the successful calls FIND_GROUP at a time, in one statement
+** that joins the keys (a VALUES list) with calls' key index: one statement a key cost ~4,400
+** instructions of which ~2,000 opening and closing it (cursors, allocations), the group ~2,300
+** a key (callgrind, 2026-11-28). The keys that are not in a group bind NULL, which matches
+** nothing. */
+#define FIND_GROUP 64
+
+static sqlite3_stmt *find_group_stmt(arb_store *s)
+{
+    if (s->find_group) return s->find_group;
+    arb__buf sql;
+    arb__buf_init(&sql, 0);
+    int bad = arb__buf_puts(&sql, "WITH k(n, key) AS (VALUES (0, ?1)");
+    for (int i = 1; i < FIND_GROUP; i++) bad |= arb__buf_printf(&sql, ", (%d, ?%d)", i, i + 1);
+    bad |= arb__buf_puts(&sql, ") SELECT k.n, c.id, c.content, c.prompt_tokens,"
+                               " c.completion_tokens, c.cost_usd FROM k CROSS JOIN calls c"
+                               " ON c.key = k.key AND c.ok = 1");
+    if (bad || sqlite3_prepare_v3(s->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT, &s->find_group,
+                                  NULL) != SQLITE_OK) {
+        sqlite3_finalize(s->find_group);
+        s->find_group = NULL;
+    }
+    arb__buf_free(&sql);
+    return s->find_group;
+}
+
+/* Marks ARB__CLAIM_STORED, with its call id, content and spend, each claim whose key is a stored
+** successful call, as arb__store_find_call_spend would one by one (which it falls back to when
+** the group's statement cannot be prepared). */
+static arb_status find_claimed(arb_store *s, arb__call_claim *c, size_t n)
+{
+    sqlite3_stmt *q = find_group_stmt(s);
+    arb_status st = ARB_OK;
+    for (size_t at = 0; at < n && !st; at += FIND_GROUP) {
+        size_t rows = n - at < FIND_GROUP ? n - at : FIND_GROUP;
+        if (!q) {
+            for (size_t i = at; i < at + rows && !st; i++) {
+                int found = 0;
+                st = arb__store_find_call_spend(s, c[i].key, &found, &c[i].call_id,
+                                                &c[i].content, &c[i].spend);
+                if (found) c[i].state = ARB__CLAIM_STORED;
+            }
+            continue;
+        }
+        unsigned char bytes[FIND_GROUP][ARB__CALL_KEY_BYTES]; /* bound, read by the step */
+        for (int i = 0; i < FIND_GROUP; i++) {
+            const char *key = (size_t)i < rows ? c[at + (size_t)i].key : NULL;
+            if (!key) sqlite3_bind_null(q, i + 1);
+            else if (call_key_bytes(key, strlen(key), bytes[i]))
+                sqlite3_bind_text(q, i + 1, key, -1, SQLITE_STATIC);
+            else sqlite3_bind_blob(q, i + 1, bytes[i], ARB__CALL_KEY_BYTES, SQLITE_STATIC);
+        }
+        int rc;
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            arb__call_claim *x = &c[at + (size_t)sqlite3_column_int(q, 0)];
+            x->state = ARB__CLAIM_STORED;
+            x->call_id = sqlite3_column_int64(q, 1);
+            x->spend.prompt_tokens =
+                sqlite3_column_type(q, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 3);
+            x->spend.completion_tokens =
+                sqlite3_column_type(q, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 4);
+            x->spend.cost_usd =
+                sqlite3_column_type(q, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 5);
+            const unsigned char *text = sqlite3_column_text(q, 2);
+            if (text && !(x->content = arb__strndup((const char *)text,
+                                                    (size_t)sqlite3_column_bytes(q, 2)))) {
+                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
+                break;
+            }
+        }
+        if (!st && rc != SQLITE_DONE)
+            st = arb__store_fail(s, ARB_DB, "cannot look up calls: %s", sqlite3_errmsg(s->db));
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q); /* the keys' bytes are this frame's */
+    }
+    return st;
+}
+
 arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__call_claim *c,
                                   size_t n)
 {
@@ -3294,6 +3393,7 @@ arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__
         c[i].content = NULL;
         c[i].call_id = 0;
         c[i].holder_pid = 0;
+        c[i].state = ARB__CLAIM_OURS; /* until found stored or held */
     }
     if (!n) return ARB_OK;
     arb_status st = arb__store_begin(s);
@@ -3304,15 +3404,9 @@ arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__
     size_t n_keys = 0;
     if (!keys) st = arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!st) st = read_held(s, o, &held, &pids);
+    if (!st) st = find_claimed(s, c, n);
     for (size_t i = 0; i < n && !st; i++) {
-        int found = 0;
-        st = arb__store_find_call_spend(s, c[i].key, &found, &c[i].call_id, &c[i].content,
-                                        &c[i].spend);
-        if (st) break;
-        if (found) {
-            c[i].state = ARB__CLAIM_STORED;
-            continue;
-        }
+        if (c[i].state == ARB__CLAIM_STORED) continue;
         unsigned char *k = keys + n_keys * ARB__CALL_KEY_BYTES;
         lease_key(c[i].key, k);
         uint32_t holder = key_find(&held, k);

@@ -945,11 +945,12 @@ static char *pairwise_dump(arb_store *s)
 }
 
 /* A counter (SQLITE_STMTSTATUS_*) of the store's pairwise insert whose last parameter is
-** last_param (which tells how many rows it inserts); 0 when there is no such statement. */
+** last_param before ?1, its judged_at (which tells how many rows it inserts); 0 when there is
+** no such statement. */
 static int statement_status(arb_store *s, const char *last_param, int counter)
 {
     char end[32];
-    snprintf(end, sizeof end, "%s) ON CONFLICT", last_param);
+    snprintf(end, sizeof end, "%s, ?1) ON CONFLICT", last_param); /* ?1: judged_at */
     for (sqlite3_stmt *q = sqlite3_next_stmt(arb__store_conn(s), NULL); q;
          q = sqlite3_next_stmt(arb__store_conn(s), q)) {
         const char *sql = sqlite3_sql(q);
@@ -989,10 +990,10 @@ static void test_pairwise_grouped_in_transaction(void **state)
     ** with a statement's runs those of the triggers it fires: none for a row inserted (schema
     ** 14 checks call_id in the store), one for a row updated (the group of 16 puts one
     ** judgment a second time). */
-    assert_int_equal(statement_runs(grouped, "?768"), 1);
-    assert_int_equal(statement_runs(grouped, "?192"), 1 + 1);
-    assert_int_equal(statement_runs(grouped, "?48"), 1);
-    assert_int_equal(statement_runs(grouped, "?12"), 3);
+    assert_int_equal(statement_runs(grouped, "?769"), 1);
+    assert_int_equal(statement_runs(grouped, "?193"), 1 + 1);
+    assert_int_equal(statement_runs(grouped, "?49"), 1);
+    assert_int_equal(statement_runs(grouped, "?13"), 3);
     assert_int_equal(query_int(grouped, "SELECT count(*) FROM pairwise"), 86);
     assert_query_text(grouped, "SELECT position_verdict FROM pairwise WHERE item_id = 'q1' "
                                "AND judge_name = 'j2' AND ord = 1", "C");
@@ -1012,6 +1013,42 @@ static void test_pairwise_grouped_in_transaction(void **state)
                      0);
     arb_store_close(one);
     arb_store_close(grouped);
+}
+
+/* The times a judge call's rows get (calls.created_at, pairwise.judged_at) are the store's
+** clock bound as parameters, not the columns' DEFAULT: whole unix milliseconds between SQLite's
+** 'now' (NOW_MS) before and after, in a transaction (a group of judgments) and outside one. */
+static void test_call_times_are_unix_ms(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    put_items(s, "{\"id\":\"q0\",\"question\":\"?\"}\n");
+    static const char now_ms[] =
+        "SELECT CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)";
+    long long before = query_int(s, now_ms);
+    for (int tx = 0; tx < 2; tx++) {
+        if (tx) assert_int_equal(arb__store_begin(s), ARB_OK);
+        for (int i = 0; i < 3; i++) {
+            long long id = 0;
+            char key[16];
+            snprintf(key, sizeof key, "t%d-%d", tx, i);
+            arb__call_record rec = call_record(key, 1, "[[A]]");
+            assert_int_equal(arb__store_put_call(s, &rec, &id), ARB_OK);
+            arb__pairwise_row row = pairwise_row("j1", "q0", tx, i, 'A', id);
+            put_pairwise(s, &row);
+        }
+        if (tx) assert_int_equal(arb__store_commit(s), ARB_OK);
+    }
+    long long after = query_int(s, now_ms);
+    char sql[512];
+    static const char *const cols[][2] = {{"calls", "created_at"}, {"pairwise", "judged_at"}};
+    for (int c = 0; c < 2; c++) {
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE typeof(%s) = 'integer'"
+                 " AND %s BETWEEN %lld AND %lld", cols[c][0], cols[c][1], cols[c][1],
+                 before - 1, after + 1); /* SQLite rounds a double: 1 ms either way */
+        assert_int_equal(query_int(s, sql), 6);
+    }
+    arb_store_close(s);
 }
 
 /* What writing a judgment costs SQLite, in virtual machine steps (deterministic, unlike time):
@@ -1036,9 +1073,9 @@ static void test_judgment_insert_cost(void **state)
     }
     assert_int_equal(arb__store_commit(s), ARB_OK);
     assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), 64);
-    int steps = statement_status(s, "?768", SQLITE_STMTSTATUS_VM_STEP);
+    int steps = statement_status(s, "?769", SQLITE_STMTSTATUS_VM_STEP);
     if (steps <= 0 || steps / 64 > 100) fail_msg("%d steps a judgment", steps / 64);
-    assert_int_equal(statement_runs(s, "?768"), 1);
+    assert_int_equal(statement_runs(s, "?769"), 1);
     /* the same constraints: out-of-range options and verdicts are refused by SQLite */
     sqlite3 *db = arb__store_conn(s);
     static const char *const bad[] = {
@@ -1843,6 +1880,51 @@ static void test_call_lease_claimed_twice(void **state)
     assert_int_equal(query_int(a, "SELECT count(*) FROM call_leases"), 0);
     arb_store_close(w);
     arb_store_close(a);
+}
+
+/* A claim of many calls (more than one lookup group of the store's, 64) finds each stored
+** successful call with its id, reply and spend, and claims the rest: failed calls, calls never
+** stored, a key that is not 32 hex digits (stored as text), the same key twice. */
+static void test_claim_finds_stored_calls_in_groups(void **state)
+{
+    fixture *f = *state;
+    arb_store *s = open_ok(f->db);
+    enum { N = 150 };
+    static char keys[N][40];
+    long long ids[N] = {0};
+    for (int i = 0; i < N; i++) {
+        if (i == 76) snprintf(keys[i], sizeof keys[i], "text-key-%d", i);
+        else if (i == 149) snprintf(keys[i], sizeof keys[i], "%s", keys[3]); /* again */
+        else snprintf(keys[i], sizeof keys[i], "%032x", 0x5000 + i);
+        if (i % 3 == 2 || i == 149) continue; /* never stored */
+        char content[16];
+        snprintf(content, sizeof content, "[[%c]] %d", "AB"[i % 2], i);
+        arb__call_record rec = call_record(keys[i], i % 3 == 0 || i == 76, content);
+        rec.prompt_tokens = rec.ok ? 1000 + i : -1;
+        assert_int_equal(arb__store_put_call(s, &rec, &ids[i]), ARB_OK);
+    }
+    arb__lease_owner o;
+    arb__lease_owner_init(&o, 60);
+    arb__call_claim c[N];
+    for (int i = 0; i < N; i++) c[i] = (arb__call_claim){.key = keys[i]};
+    claim(s, &o, c, N);
+    for (int i = 0; i < N; i++) {
+        int j = i == 149 ? 3 : i, stored = j % 3 == 0 || j == 76;
+        if (!stored) {
+            if (c[i].state != ARB__CLAIM_OURS) fail_msg("claim %d: state %d", i, c[i].state);
+            assert_null(c[i].content);
+            continue;
+        }
+        char content[16];
+        snprintf(content, sizeof content, "[[%c]] %d", "AB"[j % 2], j);
+        if (c[i].state != ARB__CLAIM_STORED) fail_msg("claim %d: state %d", i, c[i].state);
+        assert_int_equal(c[i].call_id, ids[j]);
+        assert_string_equal(c[i].content, content);
+        assert_int_equal(c[i].spend.prompt_tokens, 1000 + j);
+        assert_int_equal(c[i].spend.completion_tokens, 20);
+        free(c[i].content);
+    }
+    arb_store_close(s);
 }
 
 /* A call whose key another process stored first keeps the stored reply, and the caller is
@@ -2994,6 +3076,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_call_told_logprobs_stored_as_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_in_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_judgment_insert_cost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_times_are_unix_ms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pairwise_grouped_refusal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_from_1, setup, teardown),
@@ -3040,6 +3123,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_call_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_leases_other_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_lease_claimed_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_finds_stored_calls_in_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settle_call_keeps_stored_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_unused, setup, teardown),
     };

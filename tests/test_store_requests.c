@@ -315,6 +315,48 @@ static void test_spliced_blob_pinned(void **state)
     free(template);
 }
 
+/* Texts and a request long enough that XXH3 takes its vector path (over 240 bytes; 1,024-byte
+** blocks): the hashes a blob holds (each ref's text, the whole request) are those of the blob
+** written before the store called the CPU-dispatched XXH3 (2026-11-28), so old and new blobs
+** name their texts alike. */
+static const char long_blob[] = "5a040103000271333d0c71da03026d31f6b63e1b03026d3228059397bb040606df6e"
+                                "1e53";
+
+static char *long_text(const char *word, size_t len)
+{
+    char *t = malloc(len + 1);
+    assert_non_null(t);
+    for (size_t i = 0; i < len; i++) t[i] = i % 7 == 6 ? ' ' : word[(i * 5 + i / 7) % strlen(word)];
+    t[len] = '\0';
+    return t;
+}
+
+static void test_long_texts_blob_pinned(void **state)
+{
+    fixture *f = *state;
+    char *q = long_text("question", 300), *a = long_text("answer", 1500), *b = long_text("other", 700);
+    char *req = sbs_request(q, a, b);
+    put_item(f->store, "q3", q, a, b);
+    arb__reqz *z = arb__reqz_create(arb__store_conn(f->store));
+    arb__request_ref refs[3] = {{"q3", NULL, q}, {"q3", "m1", a}, {"q3", "m2", b}};
+    unsigned char *blob = NULL;
+    size_t len = 0;
+    assert_int_equal(arb__reqz_encode(z, "jm", req, -1, refs, 3, &blob, &len), 1);
+    size_t n = 0;
+    unsigned char *pinned = from_hex(long_blob, &n);
+    char hex[2 * 64 + 1] = "";
+    for (size_t i = 0; i < len && i < 64; i++) snprintf(hex + 2 * i, 3, "%02x", blob[i]);
+    if (len != n || memcmp(blob, pinned, n)) fail_msg("blob %s", hex);
+    assert_decodes(f->store, blob, len, req);
+    free(pinned);
+    free(blob);
+    arb__reqz_destroy(z);
+    free(req);
+    free(q);
+    free(a);
+    free(b);
+}
+
 /* ---- prompt length ------------------------------------------------------------------------- */
 
 /* The count as it was made before (one byte at a time): code points of the string at p, an
@@ -463,6 +505,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_spliced_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_escaped_otherwise_falls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spliced_blob_pinned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_texts_blob_pinned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prompt_chars_counts_as_before, setup, teardown),
         cmocka_unit_test_setup_teardown(test_builder_prompt_chars_is_what_sql_counts, setup,
                                         teardown),
