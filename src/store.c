@@ -1590,6 +1590,13 @@ int arb__store_is_memory(const arb_store *s)
 
 /* Opens or creates the store. *out is set whenever the handle could be allocated, so that
 ** arb_store_errmsg() can explain a failure; the caller closes it either way. */
+/* See arbiter.h. SQLITE_CONFIG_MEMSTATUS is refused (SQLITE_MISUSE) once SQLite is initialised,
+** which is then reported and changes nothing. */
+arb_status arb_store_setup_process(void)
+{
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK ? ARB_OK : ARB_INVALID;
+}
+
 arb_status arb_store_open(const char *path, arb_store **out)
 {
     if (!out) return ARB_INVALID;

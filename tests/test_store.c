@@ -242,6 +242,23 @@ static void test_call_prompt_chars_told_or_counted(void **state)
     arb_store_close(s);
 }
 
+/* Runs first in this process, before SQLite is initialised: the CLI's setup turns SQLite's
+** memory statistics off (a store opened and written then counts no memory), and once SQLite is
+** initialised it is refused and changes nothing. */
+static void test_setup_process_turns_off_memory_statistics(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(arb_store_setup_process(), ARB_OK);
+    arb_store *s = NULL;
+    assert_int_equal(arb_store_open(f->db, &s), ARB_OK);
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "CREATE TEMP TABLE t(x); "
+                                  "INSERT INTO t VALUES (zeroblob(100000));", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_true(sqlite3_memory_used() == 0); /* counted, it is several MB here */
+    assert_int_equal(arb_store_setup_process(), ARB_INVALID);
+    arb_store_close(s);
+}
+
 static void test_errmsg_never_null(void **state)
 {
     (void)state;
@@ -3071,6 +3088,9 @@ static void test_call_told_logprobs_stored_as_read(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        /* first: it needs SQLite not yet initialised in this process */
+        cmocka_unit_test_setup_teardown(test_setup_process_turns_off_memory_statistics, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_errmsg_never_null, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_prompt_chars_told_or_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_told_logprobs_stored_as_read, setup, teardown),
