@@ -20,7 +20,7 @@
 /* Records with string names that the caller keeps; the map holds a number v for the record of
 ** index (v - 1) % n: index + 1, or that plus a multiple of n when a put changes the number. */
 typedef struct names {
-    char (*name)[16];
+    char (*name)[32];
     size_t n;
 } names;
 
