@@ -36,19 +36,6 @@
 
 #include <xxhash.h>
 
-/* Open-addressing hash table of record indices keyed by a string hash. Slots hold index + 1
-** (0 = empty) and the full 64-bit hash, so most probes never compare strings. */
-typedef struct slot {
-    uint64_t hash;
-    size_t index1;
-} slot;
-
-typedef struct table {
-    slot *slots;
-    size_t mask; /* capacity - 1; capacity is a power of two */
-    size_t used;
-} table;
-
 /* An indexed dataset's records (arb_dataset_load_indexed): where each line is, not its text.
 ** An item's id is ids.names[k] for the k-th item. */
 typedef struct indexed_item {
@@ -79,8 +66,8 @@ struct arb_dataset {
     size_t n_items, cap_items;
     arb_answer **answers;
     size_t n_answers, cap_answers;
-    table item_index;   /* id -> items[] */
-    table answer_index; /* item id, NUL, model -> answers[] */
+    arb__keymap item_index;   /* id -> index + 1 in items */
+    arb__keymap answer_index; /* (item id, model) -> index + 1 in answers, or in ix_answers */
     char *errmsg;
     int errmsg_lost; /* the last message could not be allocated */
 };
@@ -96,70 +83,48 @@ static uint64_t hash_answer_key(const char *item_id, const char *model)
     return XXH3_64bits_withSeed(model, strlen(model), hash_item_key(item_id));
 }
 
-static int table_grow(table *t)
+/* arb__keymap_same_fn of item_index: whether the item value stands for has the id key. */
+static int item_has_id(const void *ctx, const void *key, size_t value)
 {
-    size_t cap = t->slots ? (t->mask + 1) * 2 : 64;
-    slot *s = calloc(cap, sizeof *s);
-    if (!s) return -1;
-    if (t->slots) {
-        for (size_t i = 0; i <= t->mask; i++) {
-            if (!t->slots[i].index1) continue;
-            size_t j = (size_t)t->slots[i].hash & (cap - 1);
-            while (s[j].index1) j = (j + 1) & (cap - 1);
-            s[j] = t->slots[i];
-        }
-        free(t->slots);
-    }
-    t->slots = s;
-    t->mask = cap - 1;
-    return 0;
+    const arb_dataset *ds = ctx;
+    return !strcmp(ds->items[value - 1]->id, key);
 }
 
-/* Makes room for one more entry, keeping the load factor at most 1/2. */
-static int table_reserve(table *t)
+/* What answer_index is searched by: the names in a dataset loaded whole, the indices in ids
+** and models in an indexed one. */
+typedef struct answer_key {
+    const char *item_id, *model;
+    uint32_t item, model_index;
+} answer_key;
+
+static int answer_has_names(const void *ctx, const void *key, size_t value)
 {
-    if (!t->slots || (t->used + 1) * 2 > t->mask + 1) return table_grow(t);
-    return 0;
+    const arb_dataset *ds = ctx;
+    const answer_key *k = key;
+    const arb_answer *a = ds->answers[value - 1];
+    return !strcmp(a->item_id, k->item_id) && !strcmp(a->model, k->model);
 }
 
-static void table_put(table *t, uint64_t hash, size_t index)
+static int answer_has_indices(const void *ctx, const void *key, size_t value)
 {
-    size_t j = (size_t)hash & t->mask;
-    while (t->slots[j].index1) j = (j + 1) & t->mask;
-    t->slots[j].hash = hash;
-    t->slots[j].index1 = index + 1;
-    t->used++;
-}
-
-static void table_clear(table *t)
-{
-    if (t->slots) memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
-    t->used = 0;
+    const arb_dataset *ds = ctx;
+    const answer_key *k = key;
+    const indexed_answer *a = &ds->ix_answers[value - 1];
+    return a->item == k->item && a->model == k->model_index;
 }
 
 static const arb_item *lookup_item(const arb_dataset *ds, const char *id, uint64_t hash)
 {
-    const table *t = &ds->item_index;
-    if (!t->slots) return NULL;
-    for (size_t j = (size_t)hash & t->mask; t->slots[j].index1; j = (j + 1) & t->mask) {
-        if (t->slots[j].hash != hash) continue;
-        const arb_item *it = ds->items[t->slots[j].index1 - 1];
-        if (strcmp(it->id, id) == 0) return it;
-    }
-    return NULL;
+    size_t v = arb__keymap_find(&ds->item_index, hash, id, item_has_id, ds);
+    return v ? ds->items[v - 1] : NULL;
 }
 
 static const arb_answer *lookup_answer(const arb_dataset *ds, const char *item_id,
                                        const char *model, uint64_t hash)
 {
-    const table *t = &ds->answer_index;
-    if (!t->slots) return NULL;
-    for (size_t j = (size_t)hash & t->mask; t->slots[j].index1; j = (j + 1) & t->mask) {
-        if (t->slots[j].hash != hash) continue;
-        const arb_answer *a = ds->answers[t->slots[j].index1 - 1];
-        if (strcmp(a->item_id, item_id) == 0 && strcmp(a->model, model) == 0) return a;
-    }
-    return NULL;
+    answer_key k = {item_id, model, 0, 0};
+    size_t v = arb__keymap_find(&ds->answer_index, hash, &k, answer_has_names, ds);
+    return v ? ds->answers[v - 1] : NULL;
 }
 
 /* ---- the dataset object ------------------------------------------------------------------ */
@@ -173,8 +138,8 @@ void arb_dataset_destroy(arb_dataset *ds)
     for (size_t i = 0; i < ds->n_answers; i++) free(ds->answers[i]);
     free(ds->items);
     free(ds->answers);
-    free(ds->item_index.slots);
-    free(ds->answer_index.slots);
+    arb__keymap_free(&ds->item_index);
+    arb__keymap_free(&ds->answer_index);
     free(ds->errmsg);
     free(ds->items_path);
     free(ds->answers_path);
@@ -207,14 +172,15 @@ static void rollback(arb_dataset *ds, size_t n_items, size_t n_answers)
     for (size_t i = n_answers; i < ds->n_answers; i++) free(ds->answers[i]);
     ds->n_items = n_items;
     ds->n_answers = n_answers;
-    /* The tables already hold at least this many entries, so no allocation is needed. */
-    table_clear(&ds->item_index);
+    /* The maps held more entries than these, so they have the room: the additions cannot fail. */
+    arb__keymap_clear(&ds->item_index);
     for (size_t i = 0; i < n_items; i++)
-        table_put(&ds->item_index, hash_item_key(ds->items[i]->id), i);
-    table_clear(&ds->answer_index);
+        (void)arb__keymap_add(&ds->item_index, hash_item_key(ds->items[i]->id), NULL, i + 1);
+    arb__keymap_clear(&ds->answer_index);
     for (size_t i = 0; i < n_answers; i++)
-        table_put(&ds->answer_index,
-                  hash_answer_key(ds->answers[i]->item_id, ds->answers[i]->model), i);
+        (void)arb__keymap_add(&ds->answer_index,
+                              hash_answer_key(ds->answers[i]->item_id, ds->answers[i]->model),
+                              NULL, i + 1);
 }
 
 /* ---- one JSONL line ---------------------------------------------------------------------- */
@@ -356,7 +322,6 @@ static arb_status add_item(arb_dataset *ds, const char *where, const fields *f)
         ds->items = p;
         ds->cap_items = cap;
     }
-    if (table_reserve(&ds->item_index)) return fail(ds, ARB_NOMEM, "out of memory");
     arb_item *it = malloc(need);
     if (!it) return fail(ds, ARB_NOMEM, "out of memory");
     char *cursor = (char *)(it + 1);
@@ -372,7 +337,10 @@ static arb_status add_item(arb_dataset *ds, const char *where, const fields *f)
     it->dialog = place(&cursor, f->values[8]);
     it->extra_json = place(&cursor, extra);
     it->source = place(&cursor, where);
-    table_put(&ds->item_index, h, ds->n_items);
+    if (arb__keymap_add(&ds->item_index, h, NULL, ds->n_items + 1)) {
+        free(it);
+        return fail(ds, ARB_NOMEM, "out of memory");
+    }
     ds->items[ds->n_items++] = it;
     return ARB_OK;
 }
@@ -398,7 +366,6 @@ static arb_status add_answer(arb_dataset *ds, const char *where, const fields *f
         ds->answers = p;
         ds->cap_answers = cap;
     }
-    if (table_reserve(&ds->answer_index)) return fail(ds, ARB_NOMEM, "out of memory");
     arb_answer *a = malloc(need);
     if (!a) return fail(ds, ARB_NOMEM, "out of memory");
     char *cursor = (char *)(a + 1);
@@ -407,7 +374,10 @@ static arb_status add_answer(arb_dataset *ds, const char *where, const fields *f
     a->answer = place(&cursor, f->values[1]);
     a->extra_json = place(&cursor, extra);
     a->source = place(&cursor, where);
-    table_put(&ds->answer_index, h, ds->n_answers);
+    if (arb__keymap_add(&ds->answer_index, h, NULL, ds->n_answers + 1)) {
+        free(a);
+        return fail(ds, ARB_NOMEM, "out of memory");
+    }
     ds->answers[ds->n_answers++] = a;
     return ARB_OK;
 }
@@ -572,14 +542,9 @@ static arb_status add_jsonl_file(arb_dataset *ds, int kind, const char *path, ch
 static size_t find_indexed_answer(const arb_dataset *ds, uint32_t item, uint32_t model,
                                   uint64_t hash)
 {
-    const table *t = &ds->answer_index;
-    if (!t->slots) return SIZE_MAX;
-    for (size_t j = (size_t)hash & t->mask; t->slots[j].index1; j = (j + 1) & t->mask) {
-        if (t->slots[j].hash != hash) continue;
-        const indexed_answer *a = &ds->ix_answers[t->slots[j].index1 - 1];
-        if (a->item == item && a->model == model) return t->slots[j].index1 - 1;
-    }
-    return SIZE_MAX;
+    answer_key k = {NULL, NULL, item, model};
+    size_t v = arb__keymap_find(&ds->answer_index, hash, &k, answer_has_indices, ds);
+    return v ? v - 1 : SIZE_MAX;
 }
 
 /* As add_item, keeping the line's place and what the protocols check before a run. */
@@ -623,9 +588,8 @@ static arb_status index_answer(arb_dataset *ds, const char *where, const fields 
         return fail(ds, ARB_PARSE, "%s: the file is too large for an indexed dataset", where);
     if (arb__grow(&ds->ix_answers, &ds->cap_ix_answers, ds->n_ix_answers + 1,
                   sizeof *ds->ix_answers) ||
-        table_reserve(&ds->answer_index))
+        arb__keymap_add(&ds->answer_index, h, NULL, ds->n_ix_answers + 1))
         return fail(ds, ARB_NOMEM, "out of memory");
-    table_put(&ds->answer_index, h, ds->n_ix_answers);
     ds->ix_answers[ds->n_ix_answers++] =
         (indexed_answer){offset, (uint32_t)len, (uint32_t)line_no, item, m};
     return ARB_OK;
@@ -640,8 +604,7 @@ static void drop_index(arb_dataset *ds)
     free(ds->ix_answers);
     arb__strtab_free(&ds->ids);
     arb__strtab_free(&ds->models);
-    free(ds->answer_index.slots);
-    memset(&ds->answer_index, 0, sizeof ds->answer_index);
+    arb__keymap_free(&ds->answer_index);
     ds->items_path = ds->answers_path = NULL;
     ds->ix_items = NULL;
     ds->ix_answers = NULL;

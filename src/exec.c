@@ -64,6 +64,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 typedef struct exec_node {
     size_t dep_start;      /* into ex->deps */
     size_t n_deps;
@@ -198,12 +200,10 @@ struct arb__exec {
     size_t pending_commit; /* handed to the writer, not yet reported back */
     committed_call *accounted; /* scratch for reports taken from the writer */
     size_t cap_accounted;
-    /* Keys of the calls sent and not yet committed (open addressing on the key's first 64
-    ** bits, node index + 1 per slot, 0 empty): a node whose identical request is already on its
-    ** way waits for it and then takes it from the store, so no call is sent twice even when
-    ** one run holds the same request twice. */
-    size_t *keys;
-    size_t n_keys, cap_keys;
+    /* Keys of the calls sent and not yet committed (key -> node index + 1): a node whose
+    ** identical request is already on its way waits for it and then takes it from the store,
+    ** so no call is sent twice even when one run holds the same request twice. */
+    arb__keymap keys;
     /* Where each judge's calls go, made on its first call: its http.c pool, the Authorization
     ** header (the environment is read once) and its endpoints as stored (redacted). */
     struct exec_target {
@@ -306,7 +306,7 @@ void arb__exec_destroy(arb__exec *ex)
     free(ex->nodes);
     free(ex->deps);
     free(ex->dependents);
-    free(ex->keys);
+    arb__keymap_free(&ex->keys);
     free(ex->to_claim);
     free(ex->held);
     free(ex->claims);
@@ -457,68 +457,36 @@ static arb_status target_of(arb__exec *ex, const arb_judge_config *judge, int *o
 
 /* ---- the keys of calls in flight ---------------------------------------------------------- */
 
-static size_t key_slot(const char *key, size_t mask)
+/* A call key (arb__judge_call_key_len: 32 hex digits) as ex->keys hashes it. */
+static uint64_t key_hash(const char *key) { return XXH3_64bits(key, 32); }
+
+static int node_has_key(const void *ctx, const void *key, size_t value)
 {
-    uint64_t h = 0;
-    for (int i = 0; i < 16; i++) /* hex of a hash: its first 64 bits are already uniform */
-        h = h << 4 | (uint64_t)(key[i] <= '9' ? key[i] - '0' : key[i] - 'a' + 10);
-    return (size_t)h & mask;
+    const arb__exec *ex = ctx;
+    return !memcmp(ex->nodes[value - 1].key, key, 32);
 }
 
 /* The node in flight with this key, or NO_NODE. */
 static size_t keys_find(const arb__exec *ex, const char *key)
 {
-    if (!ex->cap_keys) return NO_NODE;
-    size_t mask = ex->cap_keys - 1;
-    for (size_t i = key_slot(key, mask);; i = (i + 1) & mask) {
-        size_t v = ex->keys[i];
-        if (!v) return NO_NODE;
-        if (!memcmp(ex->nodes[v - 1].key, key, 32)) return v - 1;
-    }
+    size_t v = arb__keymap_find(&ex->keys, key_hash(key), key, node_has_key, ex);
+    return v ? v - 1 : NO_NODE;
 }
 
-static void keys_put(size_t *slots, size_t cap, const arb__exec *ex, size_t node)
-{
-    size_t mask = cap - 1;
-    size_t i = key_slot(ex->nodes[node].key, mask);
-    while (slots[i]) i = (i + 1) & mask;
-    slots[i] = node + 1;
-}
-
+/* Puts node's key in ex->keys (keys_find found none). 0, or -1 when out of memory. */
 static int keys_add(arb__exec *ex, size_t node)
 {
-    if (2 * (ex->n_keys + 1) > ex->cap_keys) {
-        size_t cap = ex->cap_keys ? ex->cap_keys * 2 : 256;
-        size_t *slots = calloc(cap, sizeof *slots);
-        if (!slots) return -1;
-        for (size_t i = 0; i < ex->cap_keys; i++)
-            if (ex->keys[i]) keys_put(slots, cap, ex, ex->keys[i] - 1);
-        free(ex->keys);
-        ex->keys = slots;
-        ex->cap_keys = cap;
-    }
-    keys_put(ex->keys, ex->cap_keys, ex, node);
-    ex->n_keys++;
+    const char *key = ex->nodes[node].key;
+    if (arb__keymap_add(&ex->keys, key_hash(key), key, node + 1)) return -1;
     ex->nodes[node].keyed = 1;
     return 0;
 }
 
-/* Removes node's key (linear probing: the entries after it shift back to stay reachable). */
+/* Removes node's key (node is the only one in flight with it). */
 static void keys_remove(arb__exec *ex, size_t node)
 {
-    size_t mask = ex->cap_keys - 1;
-    size_t i = key_slot(ex->nodes[node].key, mask);
-    while (ex->keys[i] != node + 1) i = (i + 1) & mask;
-    for (size_t j = (i + 1) & mask; ex->keys[j]; j = (j + 1) & mask) {
-        size_t home = key_slot(ex->nodes[ex->keys[j] - 1].key, mask);
-        /* move j's entry into the hole at i when its home is not in (i, j] */
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            ex->keys[i] = ex->keys[j];
-            i = j;
-        }
-    }
-    ex->keys[i] = 0;
-    ex->n_keys--;
+    const char *key = ex->nodes[node].key;
+    arb__keymap_remove(&ex->keys, key_hash(key), key, node_has_key, ex);
     ex->nodes[node].keyed = 0;
 }
 

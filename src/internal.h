@@ -166,6 +166,46 @@ uint32_t arb__strtab_intern(arb__strtab *t, const char *s);
 uint32_t arb__strtab_find(const arb__strtab *t, const char *s);
 void arb__strtab_free(arb__strtab *t);
 
+/* ---- keymap.c: a hash map from keys to numbers (open addressing) -------------------------- */
+
+/* Numbers are 1 to UINT32_MAX (0 means "none"), usually the index + 1 of a record the caller
+** keeps. A zeroed map is empty. With key_size 0 the caller keeps the keys: each lookup passes
+** a function same(ctx, key, value) that returns nonzero when key is the key of the record
+** value stands for. With key_size > 0 (set it before the first insertion; arb__keymap_free
+** keeps it) the map keeps a copy of each key, key_size bytes compared with memcmp, and same
+** and ctx are not used. The caller gives each key's 64-bit hash (XXH3 of its bytes): equal keys
+** must hash alike. Entries are found in O(1) on average; a removal leaves no tombstone. */
+typedef int (*arb__keymap_same_fn)(const void *ctx, const void *key, size_t value);
+typedef struct arb__keymap_slot {
+    uint32_t hash;  /* 32 bits of the key's hash */
+    uint32_t value; /* 0: an empty slot */
+} arb__keymap_slot;
+typedef struct arb__keymap {
+    size_t key_size;         /* 0: the caller keeps the keys; else the size of the map's copy */
+    arb__keymap_slot *slots; /* n_slots (a power of two) at least twice count */
+    unsigned char *keys;     /* key_size bytes per slot when key_size > 0 */
+    size_t n_slots, count;
+} arb__keymap;
+/* The number of key, or 0 when it has none. */
+size_t arb__keymap_find(const arb__keymap *m, uint64_t hash, const void *key,
+                        arb__keymap_same_fn same, const void *ctx);
+/* Gives key the number value (1 to UINT32_MAX), added or replaced; *old (when not NULL) gets
+** the number it had, 0 when none. Returns 0, or -1 when out of memory or value is 0 or too
+** large (nothing changed). */
+int arb__keymap_put(arb__keymap *m, uint64_t hash, const void *key, arb__keymap_same_fn same,
+                    const void *ctx, size_t value, size_t *old);
+/* Adds key with the number value without looking for key first: for a caller that knows key
+** is new. Returns 0, or -1 as arb__keymap_put. Takes no memory while the map holds fewer
+** entries than it once did (after arb__keymap_clear, say). */
+int arb__keymap_add(arb__keymap *m, uint64_t hash, const void *key, size_t value);
+/* Removes key; returns the number it had, or 0 when it had none. Never allocates. */
+size_t arb__keymap_remove(arb__keymap *m, uint64_t hash, const void *key,
+                          arb__keymap_same_fn same, const void *ctx);
+/* Empties the map and keeps its room. */
+void arb__keymap_clear(arb__keymap *m);
+/* Frees the map's memory (not the caller's records): m is empty again, key_size kept. */
+void arb__keymap_free(arb__keymap *m);
+
 /* Stop flag set by arb_request_stop() (signal handlers). */
 extern volatile int arb__stop_requested;
 

@@ -62,64 +62,57 @@ typedef struct label_row {
 } label_row;
 
 /* Where each (item, candidate, baseline, annotator) of the file was first seen, so a second
-** label of the same key names both lines. Open addressing on a 64-bit hash; keys are copied
-** ("item\0candidate\0baseline\0annotator"). */
+** label of the same key names both lines. Keys are copied ("item\0candidate\0baseline\0
+** annotator"); index maps a key to the index + 1 of its entry. */
 typedef struct seen_entry {
-    uint64_t hash;
-    size_t line; /* 0 = empty slot */
     char *key;
     size_t key_len;
+    size_t line;
 } seen_entry;
 
 typedef struct seen_set {
-    seen_entry *slots;
-    size_t mask;
-    size_t used;
+    arb__keymap index;
+    seen_entry *entries;
+    size_t n, cap;
 } seen_set;
 
 static void seen_free(seen_set *s)
 {
-    if (s->slots)
-        for (size_t i = 0; i <= s->mask; i++) free(s->slots[i].key);
-    free(s->slots);
-    s->slots = NULL;
+    for (size_t i = 0; i < s->n; i++) free(s->entries[i].key);
+    free(s->entries);
+    arb__keymap_free(&s->index);
 }
 
-static int seen_grow(seen_set *s)
+/* A key as seen_check looks it up. */
+typedef struct seen_key {
+    const char *bytes;
+    size_t len;
+} seen_key;
+
+/* arb__keymap_same_fn of a seen_set's index (key: a seen_key). */
+static int seen_same(const void *ctx, const void *key, size_t value)
 {
-    size_t cap = s->slots ? (s->mask + 1) * 2 : 256;
-    seen_entry *n = calloc(cap, sizeof *n);
-    if (!n) return -1;
-    if (s->slots) {
-        for (size_t i = 0; i <= s->mask; i++) {
-            if (!s->slots[i].line) continue;
-            size_t j = (size_t)s->slots[i].hash & (cap - 1);
-            while (n[j].line) j = (j + 1) & (cap - 1);
-            n[j] = s->slots[i];
-        }
-        free(s->slots);
-    }
-    s->slots = n;
-    s->mask = cap - 1;
-    return 0;
+    const seen_entry *e = &((const seen_set *)ctx)->entries[value - 1];
+    const seen_key *k = key;
+    return e->key_len == k->len && !memcmp(e->key, k->bytes, k->len);
 }
 
 /* Returns the line where key was seen before (nonzero), or 0 after recording it at line; -1
 ** when out of memory. */
 static long long seen_check(seen_set *s, const char *key, size_t key_len, size_t line)
 {
-    if ((!s->slots || (s->used + 1) * 2 > s->mask + 1) && seen_grow(s)) return -1;
     uint64_t h = XXH3_64bits(key, key_len);
-    size_t j = (size_t)h & s->mask;
-    for (; s->slots[j].line; j = (j + 1) & s->mask)
-        if (s->slots[j].hash == h && s->slots[j].key_len == key_len &&
-            !memcmp(s->slots[j].key, key, key_len))
-            return (long long)s->slots[j].line;
-    char *copy = malloc(key_len ? key_len : 1);
-    if (!copy) return -1;
+    seen_key k = {key, key_len};
+    size_t v = arb__keymap_find(&s->index, h, &k, seen_same, s);
+    if (v) return (long long)s->entries[v - 1].line;
+    char *copy = NULL;
+    if (arb__grow(&s->entries, &s->cap, s->n + 1, sizeof *s->entries) ||
+        !(copy = malloc(key_len ? key_len : 1)) || arb__keymap_add(&s->index, h, NULL, s->n + 1)) {
+        free(copy);
+        return -1;
+    }
     memcpy(copy, key, key_len);
-    s->slots[j] = (seen_entry){h, line, copy, key_len};
-    s->used++;
+    s->entries[s->n++] = (seen_entry){copy, key_len, line};
     return 0;
 }
 

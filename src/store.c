@@ -1019,23 +1019,12 @@ typedef struct pending_pairwise {
     long long call_id;
 } pending_pairwise;
 
-/* Call keys (16 bytes, see lease_key) with a number each: open addressing, probed from the key's
-** first 8 bytes (keys are hashes already). value 0: an empty slot; KEY_GONE: a removed key. */
-#define KEY_GONE UINT32_MAX
-typedef struct key_table {
-    unsigned char (*keys)[ARB__CALL_KEY_BYTES];
-    uint32_t *value;
-    size_t slots, used; /* used counts removed keys too */
-} key_table;
-
-static void key_table_free(key_table *t);
-
 /* What a handle that releases an owner's leases one call at a time (arb__store_release_lease,
 ** the executor's writer) knows of the owner's lease rows: which row each claimed key is in, and
 ** how many keys of each row are not released yet. */
 typedef struct lease_book {
     char owner[128];  /* arb__lease_owner.id of whose rows; "" none yet */
-    key_table keys;   /* key -> index + 1 in batches */
+    arb__keymap keys; /* call key (16 bytes, see lease_key) -> index + 1 in batches */
     struct {
         long long id; /* call_leases.id; 0: ended */
         size_t left;  /* its keys not released yet */
@@ -1605,6 +1594,7 @@ arb_status arb_store_open(const char *path, arb_store **out)
     if (!s) return ARB_NOMEM;
     *out = s;
     arb__buf_init(&s->pending_text, 0);
+    s->leases.keys.key_size = ARB__CALL_KEY_BYTES;
     if (!path || !*path) return arb__store_fail(s, ARB_INVALID, "no database path given");
     if (!(s->path = arb__strdup(path))) return arb__store_fail(s, ARB_NOMEM, "out of memory");
 
@@ -1792,7 +1782,7 @@ void arb_store_close(arb_store *store)
     }
     arb__buf_free(&store->pending_text);
     forget_endpoints(store);
-    key_table_free(&store->leases.keys);
+    arb__keymap_free(&store->leases.keys);
     free(store->leases.batches);
     free(store->path);
     free(store);
@@ -3209,73 +3199,16 @@ static void lease_key(const char *key, unsigned char out[ARB__CALL_KEY_BYTES])
     memcpy(out + 8, &h.low64, 8);
 }
 
-/* See key_table in struct arb_store. */
-static size_t key_slot(const key_table *t, const unsigned char *k)
+/* A map of lease keys (see lease_key), which hold their keys (ARB__CALL_KEY_BYTES each). */
+static uint64_t lease_key_hash(const unsigned char *k)
 {
-    uint64_t h;
-    memcpy(&h, k, sizeof h);
-    size_t mask = t->slots - 1, i = (size_t)((h * 0x9E3779B97F4A7C15ull) >> 17) & mask;
-    while (t->value[i] && memcmp(t->keys[i], k, ARB__CALL_KEY_BYTES)) i = (i + 1) & mask;
-    return i;
-}
-
-/* The number k has in t, 0 when none (or removed). */
-static uint32_t key_find(const key_table *t, const unsigned char *k)
-{
-    if (!t->slots) return 0;
-    uint32_t v = t->value[key_slot(t, k)];
-    return v == KEY_GONE ? 0 : v;
-}
-
-/* Gives k the number v (nonzero); *old (when not NULL) gets the number it had, 0 when none.
-** Returns 0, or -1 when out of memory. */
-static int key_put(key_table *t, const unsigned char *k, uint32_t v, uint32_t *old)
-{
-    if (2 * (t->used + 1) > t->slots) { /* rebuilt twice the size of what is live */
-        size_t live = 0;
-        for (size_t i = 0; i < t->slots; i++) live += t->value[i] && t->value[i] != KEY_GONE;
-        key_table g = {NULL, NULL, 64, 0};
-        while (g.slots < 4 * (live + 1)) g.slots *= 2;
-        g.keys = malloc(g.slots * sizeof *g.keys);
-        g.value = calloc(g.slots, sizeof *g.value);
-        if (!g.keys || !g.value) {
-            free(g.keys);
-            free(g.value);
-            return -1;
-        }
-        for (size_t i = 0; i < t->slots; i++) {
-            if (!t->value[i] || t->value[i] == KEY_GONE) continue;
-            size_t j = key_slot(&g, t->keys[i]);
-            memcpy(g.keys[j], t->keys[i], ARB__CALL_KEY_BYTES);
-            g.value[j] = t->value[i];
-            g.used++;
-        }
-        free(t->keys);
-        free(t->value);
-        *t = g;
-    }
-    size_t i = key_slot(t, k);
-    uint32_t had = t->value[i];
-    if (old) *old = had == KEY_GONE ? 0 : had;
-    if (!had) {
-        memcpy(t->keys[i], k, ARB__CALL_KEY_BYTES);
-        t->used++;
-    }
-    t->value[i] = v;
-    return 0;
-}
-
-static void key_table_free(key_table *t)
-{
-    free(t->keys);
-    free(t->value);
-    memset(t, 0, sizeof *t);
+    return XXH3_64bits(k, ARB__CALL_KEY_BYTES);
 }
 
 /* The calls that other live owners hold, read at the start of a claim: each key with the
 ** index + 1 of its holder's pid in pids. Leases of owners that are gone (expired, or their
 ** process on this host no longer runs) are deleted: their calls are free to claim. */
-static arb_status read_held(arb_store *s, const arb__lease_owner *o, key_table *held,
+static arb_status read_held(arb_store *s, const arb__lease_owner *o, arb__keymap *held,
                             long **pids)
 {
     sqlite3_stmt *q = s->stmt[ST_LEASES_ALL];
@@ -3296,8 +3229,10 @@ static arb_status read_held(arb_store *s, const arb__lease_owner *o, key_table *
         size_t n = (size_t)sqlite3_column_bytes(q, 5) / ARB__CALL_KEY_BYTES;
         if ((oom = arb__grow(pids, &cap_pids, n_pids + 1, sizeof **pids))) break;
         (*pids)[n_pids++] = pid;
-        for (size_t i = 0; i < n && !oom; i++)
-            oom = key_put(held, keys + i * ARB__CALL_KEY_BYTES, (uint32_t)n_pids, NULL);
+        for (size_t i = 0; i < n && !oom; i++) {
+            const unsigned char *k = keys + i * ARB__CALL_KEY_BYTES;
+            oom = arb__keymap_put(held, lease_key_hash(k), k, NULL, NULL, n_pids, NULL);
+        }
     }
     sqlite3_reset(q);
     arb_status st = oom ? arb__store_fail(s, ARB_NOMEM, "out of memory")
@@ -3405,7 +3340,7 @@ arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__
     if (!n) return ARB_OK;
     arb_status st = arb__store_begin(s);
     if (st) return st;
-    key_table held = {0};
+    arb__keymap held = {.key_size = ARB__CALL_KEY_BYTES};
     long *pids = NULL;
     unsigned char *keys = malloc(n * ARB__CALL_KEY_BYTES);
     size_t n_keys = 0;
@@ -3416,7 +3351,7 @@ arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__
         if (c[i].state == ARB__CLAIM_STORED) continue;
         unsigned char *k = keys + n_keys * ARB__CALL_KEY_BYTES;
         lease_key(c[i].key, k);
-        uint32_t holder = key_find(&held, k);
+        size_t holder = arb__keymap_find(&held, lease_key_hash(k), k, NULL, NULL);
         if (holder) {
             c[i].state = ARB__CLAIM_HELD;
             c[i].holder_pid = pids[holder - 1];
@@ -3434,7 +3369,7 @@ arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__
         sqlite3_bind_blob(q, 5, keys, (int)(n_keys * ARB__CALL_KEY_BYTES), SQLITE_STATIC);
         st = arb__store_step_done(s, q, "cannot claim the calls");
     }
-    key_table_free(&held);
+    arb__keymap_free(&held);
     free(pids);
     free(keys);
     if (!st) st = arb__store_commit(s);
@@ -3492,8 +3427,9 @@ static arb_status book_load(arb_store *s, const arb__lease_owner *o)
         bk->batches[b].id = id;
         bk->batches[b].left = 0;
         for (size_t i = 0; i < n && !oom; i++) {
-            uint32_t old = 0;
-            if ((oom = key_put(&bk->keys, keys + i * ARB__CALL_KEY_BYTES, (uint32_t)b + 1, &old)))
+            const unsigned char *k = keys + i * ARB__CALL_KEY_BYTES;
+            size_t old = 0;
+            if ((oom = arb__keymap_put(&bk->keys, lease_key_hash(k), k, NULL, NULL, b + 1, &old)))
                 break;
             bk->batches[b].left++;
             if (old && old != b + 1 && bk->batches[old - 1].id && bk->batches[old - 1].left &&
@@ -3520,21 +3456,21 @@ arb_status arb__store_release_lease(arb_store *s, const arb__lease_owner *o, con
 {
     lease_book *bk = &s->leases;
     if (strcmp(bk->owner, o->id)) { /* another executor: its own book */
-        key_table_free(&bk->keys);
+        arb__keymap_free(&bk->keys);
         free(bk->batches);
         memset(bk, 0, sizeof *bk);
+        bk->keys.key_size = ARB__CALL_KEY_BYTES;
         snprintf(bk->owner, sizeof bk->owner, "%s", o->id);
     }
     unsigned char k[ARB__CALL_KEY_BYTES];
     lease_key(key, k);
-    uint32_t b = key_find(&bk->keys, k);
+    uint64_t h = lease_key_hash(k);
+    size_t b = arb__keymap_remove(&bk->keys, h, k, NULL, NULL);
     if (!b) {
         arb_status st = book_load(s, o);
         if (st) return st;
-        if (!(b = key_find(&bk->keys, k))) return ARB_OK;
+        if (!(b = arb__keymap_remove(&bk->keys, h, k, NULL, NULL))) return ARB_OK;
     }
-    if (key_put(&bk->keys, k, KEY_GONE, NULL))
-        return arb__store_fail(s, ARB_NOMEM, "out of memory");
     if (!bk->batches[b - 1].id || !bk->batches[b - 1].left) return ARB_OK;
     bk->batches[b - 1].left--;
     return book_settle(s, o, b - 1);
