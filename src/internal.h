@@ -640,12 +640,16 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge);
 arb_status arb__store_check_judge(arb_store *s, const arb_judge_config *judge);
 
 /* One judge call, as stored in table calls (unique on key). */
-/* The dataset texts a pairwise call's request contains, as arb__store_put_dataset stored them:
-** the question of item_id and the answers of first_model and second_model, in the order the
-** request shows them. Borrowed strings; the texts may be NULL (the store reads them). */
+/* The dataset texts a call's request contains, as arb__store_put_dataset stored them. A pairwise
+** call (pointwise 0): the question of item_id and the answers of first_model and second_model,
+** in the order the request shows them; the texts may be NULL (the store reads them). A
+** pointwise call (pointwise 1, grade.c): the question, shown `questions` times (0: not at all),
+** and the answer of first_model (NULL: the answer is not a stored answer, e.g. the item's
+** reference); second_model is NULL and the texts shown are given. Borrowed strings. */
 typedef struct arb__call_texts {
     const char *item_id, *first_model, *second_model;
     const char *question, *first_answer, *second_answer;
+    int pointwise, questions;
 } arb__call_texts;
 
 typedef struct arb__call_record {

@@ -850,6 +850,7 @@ enum {
     ST_COMPACT_CALL,
     ST_ITEM_TEXTS,
     ST_ANSWER_TEXTS,
+    ST_PUT_POINTWISE,
     ST__COUNT
 };
 
@@ -974,6 +975,15 @@ static const char *const stmt_sql[ST__COUNT] = {
                       " AND language IS ?4 AND grp IS ?5 AND extra = ?6 FROM items WHERE id = ?1",
     [ST_ANSWER_TEXTS] = "SELECT answer, source, extra = ?3 FROM answers"
                         " WHERE item_id = ?1 AND model = ?2",
+    /* A pointwise judgment (arb__store_put_pointwise): a rerun of the same judgment replaces
+    ** its value, reason, task and call. */
+    [ST_PUT_POINTWISE] =
+        "INSERT INTO pointwise (protocol, judge_name, item_id, model, language, kind,"
+        " template_name, rep, value, call_id, task, reason)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        " ON CONFLICT (protocol, judge_name, kind, template_name, language, item_id, model, rep)"
+        " DO UPDATE SET value = excluded.value, call_id = excluded.call_id,"
+        " task = excluded.task, reason = excluded.reason, judged_at = " NOW,
 };
 
 /* The call stored last, while its request is still TEXT: compacted when its pairwise row
@@ -2261,13 +2271,28 @@ static void drop_pending(arb_store *s)
     *p = (pending_call){0};
 }
 
-/* The references of a request that contains t's texts (all three given, or all read). */
-static void texts_refs(const arb__call_texts *t, arb__request_ref refs[3])
+/* Refs of a request: at most this many (a pointwise template that shows the question more
+** often keeps the other places in its template, which is then compressed). */
+#define CALL_REFS 6
+
+/* The references of a request that contains t's texts, into refs; returns how many. Pairwise:
+** the question and two answers (all three given, or all read). Pointwise: the question as
+** often as the request shows it, then the answer when it is a stored one. */
+static size_t texts_refs(const arb__call_texts *t, arb__request_ref refs[CALL_REFS])
 {
+    if (t->pointwise) {
+        size_t n = 0;
+        for (int k = 0; t->question && k < t->questions && n < CALL_REFS - 1; k++)
+            refs[n++] = (arb__request_ref){t->item_id, NULL, t->question};
+        if (t->first_model && t->first_answer)
+            refs[n++] = (arb__request_ref){t->item_id, t->first_model, t->first_answer};
+        return n;
+    }
     int given = t->question && t->first_answer && t->second_answer;
     refs[0] = (arb__request_ref){t->item_id, NULL, given ? t->question : NULL};
     refs[1] = (arb__request_ref){t->item_id, t->first_model, given ? t->first_answer : NULL};
     refs[2] = (arb__request_ref){t->item_id, t->second_model, given ? t->second_answer : NULL};
+    return 3;
 }
 
 /* p's request as a compact request referring to refs: *blob (caller frees), or NULL when the
@@ -2490,11 +2515,11 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         ** before it is written first, so rows are written in the same order). */
         arb_status st = flush_pending(s);
         if (st) return st;
-        arb__request_ref refs[3];
-        texts_refs(rec->texts, refs);
+        arb__request_ref refs[CALL_REFS];
+        size_t n_refs = texts_refs(rec->texts, refs);
         pending_call p = {0, (char *)rec->key, (char *)(rec->model ? rec->model : ""),
                           (char *)rec->request_json, rec->built ? rec->asks_logprobs : -1};
-        if (encode_call(s, &p, refs, 3, &blob, &blob_len)) return ARB_DB;
+        if (encode_call(s, &p, refs, n_refs, &blob, &blob_len)) return ARB_DB;
         bind_call_compact(s, ST_PUT_NEW_CALL, rec, blob, blob_len, prompt_chars, endpoint);
     } else {
         bind_call(s, ST_PUT_NEW_CALL, rec, deferred, prompt_chars, endpoint);
@@ -2530,6 +2555,9 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     sqlite3_reset(q);
     if (have_id && deferred) { /* outside a transaction the request stays TEXT */
         arb_status st = set_pending(s, id, rec);
+        arb__request_ref refs[CALL_REFS];
+        if (!st && rec->texts) /* a failed call retried: compact now, as a new one would be */
+            st = compact_pending(s, refs, texts_refs(rec->texts, refs));
         if (st) return st;
     } else if (!have_id) { /* a successful call holds the key and stays */
         int found = 0;
@@ -2749,10 +2777,11 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
                              row->order ? row->candidate : row->baseline,
                              row->question,
                              row->order ? row->baseline_answer : row->candidate_answer,
-                             row->order ? row->candidate_answer : row->baseline_answer};
-        arb__request_ref refs[3];
-        texts_refs(&t, refs);
-        st = compact_pending(s, refs, 3);
+                             row->order ? row->candidate_answer : row->baseline_answer,
+                             0,
+                             1};
+        arb__request_ref refs[CALL_REFS];
+        st = compact_pending(s, refs, texts_refs(&t, refs));
     }
     if (st) return st;
     /* The call must be stored (schema 14 checks it here, not by a trigger on every row). */
@@ -3828,16 +3857,7 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
 ** value, reason, task and call. ARB_OK or ARB_DB with the store's message. */
 arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row)
 {
-    static const char sql[] =
-        "INSERT INTO pointwise (protocol, judge_name, item_id, model, language, kind,"
-        " template_name, rep, value, call_id, task, reason)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-        " ON CONFLICT (protocol, judge_name, kind, template_name, language, item_id, model, rep)"
-        " DO UPDATE SET value = excluded.value, call_id = excluded.call_id,"
-        " task = excluded.task, reason = excluded.reason, judged_at = " NOW;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return arb__store_fail_db(s, "cannot store a pointwise judgment");
+    sqlite3_stmt *q = s->stmt[ST_PUT_POINTWISE];
     arb__store_bind_text(q, 1, row->protocol ? row->protocol : "pointwise");
     arb__store_bind_text(q, 2, row->judge_name);
     arb__store_bind_text(q, 3, row->item_id);
@@ -3852,9 +3872,7 @@ arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row)
     else sqlite3_bind_null(q, 10);
     arb__store_bind_text(q, 11, row->task ? row->task : "generic");
     arb__store_bind_text(q, 12, row->value < 0 ? (row->reason ? row->reason : "no valid answer") : NULL);
-    arb_status st = arb__store_step_done(s, q, "cannot store a pointwise judgment");
-    sqlite3_finalize(q);
-    return st;
+    return arb__store_step_done(s, q, "cannot store a pointwise judgment");
 }
 
 /* The columns of arbiter export --format pointwise, in the order of the query below. */
@@ -3870,6 +3888,9 @@ static const struct export_column pointwise_export_columns[] = {
     {"attempts", COL_INT},          {"reasoning", COL_TEXT},
     {"reasoning_tokens", COL_INT},  {"cached_tokens", COL_INT},
     {"logprobs", COL_JSON},
+    /* added 2026-11-28: the request as sent (stored compact since then, so this is the way to
+    ** read it back; rebuilt after the ORDER BY, as the side-by-side export's) */
+    {"request", COL_REQUEST},
 };
 
 /* Writes every pointwise judgment joined with its call and item as JSON lines (see
@@ -3880,7 +3901,7 @@ arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
         "SELECT p.judge_name, p.item_id, p.model, p.language, i.grp, p.kind, p.task,"
         " p.template_name, p.rep, p.value, p.reason, c.content, c.error, c.prompt_tokens,"
         " c.completion_tokens, c.latency_ms, c.attempts, c.reasoning, c.reasoning_tokens,"
-        " c.cached_tokens, c.logprobs"
+        " c.cached_tokens, c.logprobs, c.request"
         " FROM pointwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
         " ORDER BY p.judge_name, p.template_name, p.kind, p.task, i.grp, p.language, i.seq,"

@@ -2091,7 +2091,7 @@ static void put_sbs_item_told(arb_store *s, int i, char **requests, int texts, i
                                 .completion_tokens = -1, .reasoning_tokens = -1,
                                 .cached_tokens = -1, .cost_usd = NAN, .latency_ms = 5};
         arb__call_texts t = {item, ord ? "m2" : "m1", ord ? "m1" : "m2", q, ord ? a2 : a1,
-                             ord ? a1 : a2};
+                             ord ? a1 : a2, 0, 1};
         if (texts) rec.texts = &t;
         if (built) { /* sbs_request asks for logprobs but for item 1; the count left to the store */
             rec.built = 1;
