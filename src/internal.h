@@ -923,6 +923,8 @@ typedef struct arb__pointwise_row {
     long long item_seq;        /* read only: benchmark order */
 } arb__pointwise_row;
 
+/* Inside a transaction the row may wait in a group of rows, written by the commit at the latest
+** (store.c, PAIRWISE_GROUP); a rollback drops it. */
 arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row);
 /* Every pointwise judgment as one JSON line (arb_store_export "pointwise"): judge, item,
 ** model, language, group, kind, task, template, rep, value (null for E), reason, content,

@@ -874,6 +874,18 @@ enum {
     " model_verdict = excluded.model_verdict, call_id = excluded.call_id,"                     \
     " judged_at = excluded.judged_at, source = NULL, strength = NULL, extra = '{}'"
 
+/* A pointwise judgment, as a pairwise one: POINTWISE_INSERT, groups of POINTWISE_COLUMNS
+** parameters, POINTWISE_UPSERT (a rerun of the same judgment replaces its value, reason, task
+** and call). */
+#define POINTWISE_COLUMNS 12
+#define POINTWISE_INSERT                                                                       \
+    "INSERT INTO pointwise (protocol, judge_name, item_id, model, language, kind,"             \
+    " template_name, rep, value, call_id, task, reason) VALUES "
+#define POINTWISE_UPSERT                                                                       \
+    " ON CONFLICT (protocol, judge_name, kind, template_name, language, item_id, model, rep)"  \
+    " DO UPDATE SET value = excluded.value, call_id = excluded.call_id,"                       \
+    " task = excluded.task, reason = excluded.reason, judged_at = " NOW
+
 static const char *const stmt_sql[ST__COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
@@ -975,15 +987,9 @@ static const char *const stmt_sql[ST__COUNT] = {
                       " AND language IS ?4 AND grp IS ?5 AND extra = ?6 FROM items WHERE id = ?1",
     [ST_ANSWER_TEXTS] = "SELECT answer, source, extra = ?3 FROM answers"
                         " WHERE item_id = ?1 AND model = ?2",
-    /* A pointwise judgment (arb__store_put_pointwise): a rerun of the same judgment replaces
-    ** its value, reason, task and call. */
-    [ST_PUT_POINTWISE] =
-        "INSERT INTO pointwise (protocol, judge_name, item_id, model, language, kind,"
-        " template_name, rep, value, call_id, task, reason)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-        " ON CONFLICT (protocol, judge_name, kind, template_name, language, item_id, model, rep)"
-        " DO UPDATE SET value = excluded.value, call_id = excluded.call_id,"
-        " task = excluded.task, reason = excluded.reason, judged_at = " NOW,
+    /* A pointwise judgment (arb__store_put_pointwise) */
+    [ST_PUT_POINTWISE] = POINTWISE_INSERT "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                         POINTWISE_UPSERT,
 };
 
 /* The call stored last, while its request is still TEXT: compacted when its pairwise row
@@ -1013,6 +1019,18 @@ typedef struct pending_pairwise {
     char position_verdict, model_verdict;
     long long call_id;
 } pending_pairwise;
+
+/* Pointwise judgments wait in a group the same way: table pointwise's CHECK constraints
+** (kind IN three values, task IN six) cost SQLite two temporary b-trees on every execution,
+** ~90,000 of the ~118,000 instructions of a one-row insert (callgrind, 2026-11-28). */
+#define POINTWISE_TEXTS 9 /* protocol, judge_name, item_id, model, language, kind,
+                             template_name, task, reason */
+
+typedef struct pending_pointwise {
+    size_t text[POINTWISE_TEXTS]; /* offsets into arb_store.pointwise_text; SIZE_MAX: NULL */
+    int rep, value;
+    long long call_id;
+} pending_pointwise;
 
 /* Call keys (16 bytes, see lease_key) with a number each: open addressing, probed from the key's
 ** first 8 bytes (keys are hashes already). value 0: an empty slot; KEY_GONE: a removed key. */
@@ -1062,6 +1080,10 @@ struct arb_store {
     pending_pairwise pending[PAIRWISE_GROUP];
     size_t n_pending;
     arb__buf pending_text;
+    sqlite3_stmt *put_pointwise_group[PAIRWISE_SIZES]; /* as put_pairwise_group */
+    pending_pointwise pointwise[PAIRWISE_GROUP];
+    size_t n_pointwise;
+    arb__buf pointwise_text;
     struct endpoint_cached {
         char *url;
         long long id;
@@ -1126,9 +1148,10 @@ arb_status arb__store_step_done(arb_store *s, sqlite3_stmt *st, const char *what
 arb_status arb__store_begin(arb_store *s)
 {
     arb_status st = arb__store_step_done(s, s->stmt[ST_BEGIN], "cannot begin a transaction");
-    s->n_pending = 0; /* rows of a transaction that is gone are not this one's */
+    s->n_pending = s->n_pointwise = 0; /* rows of a transaction that is gone are not this one's */
     arb__textz_new_transaction(s->textz);
     arb__buf_reset(&s->pending_text);
+    arb__buf_reset(&s->pointwise_text);
     s->in_tx = !st;
     s->tx_call_id = 0;
     return st;
@@ -1144,6 +1167,7 @@ static void forget_pending_on_rollback(void *ud);
 static void forget_endpoints(arb_store *s);
 static void sql_arb_call_key(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 static arb_status flush_pairwise(arb_store *s);
+static arb_status flush_pointwise(arb_store *s);
 
 /* Commits, after compacting the request of the call stored last and inserting the judgments
 ** still waiting in their group (see PAIRWISE_GROUP). On failure the transaction stays open:
@@ -1152,6 +1176,7 @@ arb_status arb__store_commit(arb_store *s)
 {
     arb_status st = flush_pending(s);
     if (!st) st = flush_pairwise(s);
+    if (!st) st = flush_pointwise(s);
     if (st) return st;
     st = arb__store_step_done(s, s->stmt[ST_COMMIT], "cannot commit");
     if (!st) s->in_tx = 0;
@@ -1189,8 +1214,9 @@ void arb__store_rollback(arb_store *s)
     arb__textz_forget(s->textz); /* and so may be the text dictionary */
     s->in_tx = 0;
     s->tx_call_id = 0;
-    s->n_pending = 0;
+    s->n_pending = s->n_pointwise = 0;
     arb__buf_reset(&s->pending_text);
+    arb__buf_reset(&s->pointwise_text);
     if (sqlite3_get_autocommit(s->db)) return;
     sqlite3_step(s->stmt[ST_ROLLBACK]);
     sqlite3_reset(s->stmt[ST_ROLLBACK]);
@@ -1592,6 +1618,7 @@ arb_status arb_store_open(const char *path, arb_store **out)
     if (!s) return ARB_NOMEM;
     *out = s;
     arb__buf_init(&s->pending_text, 0);
+    arb__buf_init(&s->pointwise_text, 0);
     if (!path || !*path) return arb__store_fail(s, ARB_INVALID, "no database path given");
     if (!(s->path = arb__strdup(path))) return arb__store_fail(s, ARB_NOMEM, "out of memory");
 
@@ -1773,10 +1800,14 @@ void arb_store_close(arb_store *store)
         for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(store->stmt[i]);
         arb__reqz_destroy(store->reqz);
         arb__textz_destroy(store->textz);
-        for (int i = 0; i < PAIRWISE_SIZES; i++) sqlite3_finalize(store->put_pairwise_group[i]);
+        for (int i = 0; i < PAIRWISE_SIZES; i++) {
+            sqlite3_finalize(store->put_pairwise_group[i]);
+            sqlite3_finalize(store->put_pointwise_group[i]);
+        }
         sqlite3_close(store->db);
     }
     arb__buf_free(&store->pending_text);
+    arb__buf_free(&store->pointwise_text);
     forget_endpoints(store);
     key_table_free(&store->leases.keys);
     free(store->leases.batches);
@@ -2686,23 +2717,24 @@ static arb__pairwise_row pending_row(const arb_store *s, size_t i)
                                .model_verdict = p->model_verdict, .call_id = p->call_id};
 }
 
-/* The statement that inserts PAIRWISE_GROUP >> 2 * size_index rows, prepared on first use;
-** NULL when it cannot be prepared (the rows then go in one by one). */
-static sqlite3_stmt *pairwise_group_stmt(arb_store *s, int size_index)
+/* The statement in *q that inserts PAIRWISE_GROUP >> 2 * size_index rows of so many columns
+** (insert, the rows' parameters, then upsert), prepared on first use; NULL when it cannot be
+** prepared (the rows then go in one by one). */
+static sqlite3_stmt *group_stmt(arb_store *s, sqlite3_stmt **q, int size_index,
+                                const char *insert, int columns, const char *upsert)
 {
-    sqlite3_stmt **q = &s->put_pairwise_group[size_index];
     if (*q) return *q;
     int rows = PAIRWISE_GROUP >> 2 * size_index;
     arb__buf sql;
     arb__buf_init(&sql, 0);
-    int bad = arb__buf_puts(&sql, PAIRWISE_INSERT);
+    int bad = arb__buf_puts(&sql, insert);
     for (int r = 0; r < rows; r++) {
         bad |= arb__buf_puts(&sql, r ? ", (" : "(");
-        for (int c = 1; c <= PAIRWISE_COLUMNS; c++)
-            bad |= arb__buf_printf(&sql, c > 1 ? ", ?%d" : "?%d", r * PAIRWISE_COLUMNS + c);
+        for (int c = 1; c <= columns; c++)
+            bad |= arb__buf_printf(&sql, c > 1 ? ", ?%d" : "?%d", r * columns + c);
         bad |= arb__buf_puts(&sql, ")");
     }
-    bad |= arb__buf_puts(&sql, PAIRWISE_UPSERT);
+    bad |= arb__buf_puts(&sql, upsert);
     if (bad || sqlite3_prepare_v3(s->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT, q, NULL) !=
                    SQLITE_OK) {
         sqlite3_finalize(*q);
@@ -2725,7 +2757,8 @@ static arb_status flush_pairwise(arb_store *s)
         int k = 0;
         while ((size_t)(PAIRWISE_GROUP >> 2 * k) > n - i) k++;
         size_t rows = (size_t)(PAIRWISE_GROUP >> 2 * k);
-        sqlite3_stmt *q = pairwise_group_stmt(s, k);
+        sqlite3_stmt *q = group_stmt(s, &s->put_pairwise_group[k], k, PAIRWISE_INSERT,
+                                     PAIRWISE_COLUMNS, PAIRWISE_UPSERT);
         if (!q) {
             one_by_one = 1;
             break;
@@ -3853,26 +3886,109 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
 
 /* ---- pointwise: write (METHODS §8; arbiter grade) ------------------------------------------ */
 
-/* Upserts one pointwise judgment (see internal.h): a rerun of the same judgment replaces its
-** value, reason, task and call. ARB_OK or ARB_DB with the store's message. */
-arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row)
+/* Binds row to the POINTWISE_COLUMNS parameters after first (0 for the first row). */
+static void bind_pointwise(sqlite3_stmt *q, int first, const arb__pointwise_row *row)
+{
+    arb__store_bind_text(q, first + 1, row->protocol ? row->protocol : "pointwise");
+    arb__store_bind_text(q, first + 2, row->judge_name);
+    arb__store_bind_text(q, first + 3, row->item_id);
+    arb__store_bind_text(q, first + 4, row->model);
+    arb__store_bind_text(q, first + 5, row->language ? row->language : "");
+    arb__store_bind_text(q, first + 6, row->kind);
+    arb__store_bind_text(q, first + 7, row->template_name);
+    sqlite3_bind_int(q, first + 8, row->rep);
+    if (row->value < 0) sqlite3_bind_null(q, first + 9);
+    else sqlite3_bind_int(q, first + 9, row->value);
+    if (row->call_id > 0) sqlite3_bind_int64(q, first + 10, row->call_id);
+    else sqlite3_bind_null(q, first + 10);
+    arb__store_bind_text(q, first + 11, row->task ? row->task : "generic");
+    arb__store_bind_text(q, first + 12,
+                         row->value < 0 ? (row->reason ? row->reason : "no valid answer") : NULL);
+}
+
+/* Inserts (or updates) one pointwise judgment at once; the message of a refusal names it. */
+static arb_status put_pointwise_now(arb_store *s, const arb__pointwise_row *row)
 {
     sqlite3_stmt *q = s->stmt[ST_PUT_POINTWISE];
-    arb__store_bind_text(q, 1, row->protocol ? row->protocol : "pointwise");
-    arb__store_bind_text(q, 2, row->judge_name);
-    arb__store_bind_text(q, 3, row->item_id);
-    arb__store_bind_text(q, 4, row->model);
-    arb__store_bind_text(q, 5, row->language ? row->language : "");
-    arb__store_bind_text(q, 6, row->kind);
-    arb__store_bind_text(q, 7, row->template_name);
-    sqlite3_bind_int(q, 8, row->rep);
-    if (row->value < 0) sqlite3_bind_null(q, 9);
-    else sqlite3_bind_int(q, 9, row->value);
-    if (row->call_id > 0) sqlite3_bind_int64(q, 10, row->call_id);
-    else sqlite3_bind_null(q, 10);
-    arb__store_bind_text(q, 11, row->task ? row->task : "generic");
-    arb__store_bind_text(q, 12, row->value < 0 ? (row->reason ? row->reason : "no valid answer") : NULL);
-    return arb__store_step_done(s, q, "cannot store a pointwise judgment");
+    bind_pointwise(q, 0, row);
+    int rc = sqlite3_step(q);
+    arb_status st = ARB_OK;
+    if (rc != SQLITE_DONE)
+        st = arb__store_fail(s, ARB_DB, "cannot store the pointwise judgment of item \"%s\" by "
+                             "%s (model %s, rep %d): %s", row->item_id ? row->item_id : "",
+                             row->judge_name ? row->judge_name : "", row->model ? row->model : "",
+                             row->rep, sqlite3_errmsg(s->db));
+    sqlite3_reset(q);
+    return st;
+}
+
+/* The waiting pointwise judgment i as a row (strings borrowed from s->pointwise_text). */
+static arb__pointwise_row pending_pointwise_row(const arb_store *s, size_t i)
+{
+    const pending_pointwise *p = &s->pointwise[i];
+    const char *t[POINTWISE_TEXTS];
+    for (int k = 0; k < POINTWISE_TEXTS; k++)
+        t[k] = p->text[k] == SIZE_MAX ? NULL : s->pointwise_text.data + p->text[k];
+    return (arb__pointwise_row){.protocol = t[0], .judge_name = t[1], .item_id = t[2],
+                                .model = t[3], .language = t[4], .kind = t[5],
+                                .template_name = t[6], .task = t[7], .reason = t[8],
+                                .rep = p->rep, .value = p->value, .call_id = p->call_id};
+}
+
+/* Inserts the pointwise judgments waiting in their group, as flush_pairwise does. */
+static arb_status flush_pointwise(arb_store *s)
+{
+    size_t n = s->n_pointwise, i = 0;
+    arb_status st = ARB_OK;
+    while (!st && n - i >= PAIRWISE_GROUP >> 2 * (PAIRWISE_SIZES - 1)) {
+        int k = 0;
+        while ((size_t)(PAIRWISE_GROUP >> 2 * k) > n - i) k++;
+        size_t rows = (size_t)(PAIRWISE_GROUP >> 2 * k);
+        sqlite3_stmt *q = group_stmt(s, &s->put_pointwise_group[k], k, POINTWISE_INSERT,
+                                     POINTWISE_COLUMNS, POINTWISE_UPSERT);
+        if (!q) break;
+        for (size_t r = 0; r < rows; r++) {
+            arb__pointwise_row row = pending_pointwise_row(s, i + r);
+            bind_pointwise(q, (int)r * POINTWISE_COLUMNS, &row);
+        }
+        int rc = sqlite3_step(q);
+        sqlite3_reset(q);
+        if (rc == SQLITE_DONE) i += rows;
+        else if (sqlite3_get_autocommit(s->db)) /* the refusal ended the transaction */
+            st = arb__store_fail(s, ARB_DB, "cannot store pointwise judgments: %s",
+                                 sqlite3_errmsg(s->db));
+        else break; /* the rest one by one: the message names the row refused */
+    }
+    for (; !st && i < n; i++) {
+        arb__pointwise_row row = pending_pointwise_row(s, i);
+        st = put_pointwise_now(s, &row);
+    }
+    s->n_pointwise = 0;
+    arb__buf_reset(&s->pointwise_text);
+    return st;
+}
+
+/* Upserts one pointwise judgment (see internal.h): a rerun of the same judgment replaces its
+** value, reason, task and call. Inside a transaction the row may wait in its group (written
+** by the commit at the latest). ARB_OK or ARB_DB with the store's message. */
+arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row)
+{
+    if (!s->in_tx || sqlite3_get_autocommit(s->db)) return put_pointwise_now(s, row);
+    pending_pointwise *p = &s->pointwise[s->n_pointwise];
+    const char *texts[POINTWISE_TEXTS] = {row->protocol,  row->judge_name,    row->item_id,
+                                          row->model,     row->language,      row->kind,
+                                          row->template_name, row->task,     row->reason};
+    for (int i = 0; i < POINTWISE_TEXTS; i++) {
+        p->text[i] = SIZE_MAX;
+        if (!texts[i]) continue;
+        p->text[i] = s->pointwise_text.len;
+        if (arb__buf_append(&s->pointwise_text, texts[i], strlen(texts[i]) + 1))
+            return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    }
+    p->rep = row->rep;
+    p->value = row->value;
+    p->call_id = row->call_id;
+    return ++s->n_pointwise == PAIRWISE_GROUP ? flush_pointwise(s) : ARB_OK;
 }
 
 /* The columns of arbiter export --format pointwise, in the order of the query below. */
