@@ -1016,7 +1016,7 @@ typedef struct pending_call {
 typedef struct pending_pairwise {
     size_t text[PAIRWISE_TEXTS]; /* offsets into arb_store.pending_text; SIZE_MAX: NULL */
     int options, order, rep;
-    char position_verdict, model_verdict;
+    char verdict[2][2]; /* the position and the model verdict, each a letter and a NUL */
     long long call_id;
 } pending_pairwise;
 
@@ -2713,8 +2713,8 @@ static arb__pairwise_row pending_row(const arb_store *s, size_t i)
     return (arb__pairwise_row){.protocol = t[0], .judge_name = t[1], .item_id = t[2],
                                .candidate = t[3], .baseline = t[4], .template_name = t[5],
                                .options = p->options, .order = p->order, .rep = p->rep,
-                               .position_verdict = p->position_verdict,
-                               .model_verdict = p->model_verdict, .call_id = p->call_id};
+                               .position_verdict = p->verdict[0][0],
+                               .model_verdict = p->verdict[1][0], .call_id = p->call_id};
 }
 
 /* The statement in *q that inserts PAIRWISE_GROUP >> 2 * size_index rows of so many columns
@@ -2744,45 +2744,64 @@ static sqlite3_stmt *group_stmt(arb_store *s, sqlite3_stmt **q, int size_index,
     return *q;
 }
 
-/* Inserts the judgments waiting in their group (see PAIRWISE_GROUP), in the order they were
-** put. When a statement of several rows is refused it has changed nothing, and from there the
+/* A table whose rows wait in a group (see PAIRWISE_GROUP): its statements' SQL, and how to
+** bind the waiting row i after parameter first, or insert it alone (naming it when refused). */
+typedef struct row_group {
+    const char *insert, *upsert, *what;
+    int columns;
+    void (*bind)(arb_store *s, sqlite3_stmt *q, int first, size_t i);
+    arb_status (*put_one)(arb_store *s, size_t i);
+} row_group;
+
+/* Inserts the n rows waiting in their group, in the order they were put, by statements of
+** PAIRWISE_GROUP, then a quarter and a sixteenth of it (stmts: their slots), the last few one by
+** one. When a statement of several rows is refused it has changed nothing, and from there the
 ** rows go in one by one, so the message names the row that fails and the rows before it are
 ** written as they would have been. */
-static arb_status flush_pairwise(arb_store *s)
+static arb_status flush_group(arb_store *s, const row_group *g, sqlite3_stmt **stmts, size_t n)
 {
-    size_t n = s->n_pending, i = 0;
+    size_t i = 0;
     arb_status st = ARB_OK;
-    int one_by_one = 0;
-    while (!one_by_one && !st && n - i >= PAIRWISE_GROUP >> 2 * (PAIRWISE_SIZES - 1)) {
+    while (!st && n - i >= PAIRWISE_GROUP >> 2 * (PAIRWISE_SIZES - 1)) {
         int k = 0;
         while ((size_t)(PAIRWISE_GROUP >> 2 * k) > n - i) k++;
         size_t rows = (size_t)(PAIRWISE_GROUP >> 2 * k);
-        sqlite3_stmt *q = group_stmt(s, &s->put_pairwise_group[k], k, PAIRWISE_INSERT,
-                                     PAIRWISE_COLUMNS, PAIRWISE_UPSERT);
-        if (!q) {
-            one_by_one = 1;
-            break;
-        }
-        char verdicts[PAIRWISE_GROUP][2][2];
-        for (size_t r = 0; r < rows; r++) {
-            arb__pairwise_row row = pending_row(s, i + r);
-            verdicts[r][0][0] = row.position_verdict;
-            verdicts[r][1][0] = row.model_verdict;
-            verdicts[r][0][1] = verdicts[r][1][1] = '\0';
-            bind_pairwise(q, (int)r * PAIRWISE_COLUMNS, &row, verdicts[r][0], verdicts[r][1]);
-        }
+        sqlite3_stmt *q = group_stmt(s, &stmts[k], k, g->insert, g->columns, g->upsert);
+        if (!q) break;
+        for (size_t r = 0; r < rows; r++) g->bind(s, q, (int)r * g->columns, i + r);
         int rc = sqlite3_step(q);
         sqlite3_reset(q);
         if (rc == SQLITE_DONE) i += rows;
         else if (sqlite3_get_autocommit(s->db)) /* the refusal ended the transaction (a full
                                                 ** disk): there is nothing to retry in */
-            st = arb__store_fail(s, ARB_DB, "cannot store judgments: %s", sqlite3_errmsg(s->db));
-        else one_by_one = 1;
+            st = arb__store_fail(s, ARB_DB, "cannot store %s: %s", g->what,
+                                 sqlite3_errmsg(s->db));
+        else break;
     }
-    for (; !st && i < n; i++) {
-        arb__pairwise_row row = pending_row(s, i);
-        st = put_pairwise_now(s, &row);
-    }
+    for (; !st && i < n; i++) st = g->put_one(s, i);
+    return st;
+}
+
+static void bind_waiting_pairwise(arb_store *s, sqlite3_stmt *q, int first, size_t i)
+{
+    arb__pairwise_row row = pending_row(s, i);
+    bind_pairwise(q, first, &row, s->pending[i].verdict[0], s->pending[i].verdict[1]);
+}
+
+static arb_status put_waiting_pairwise(arb_store *s, size_t i)
+{
+    arb__pairwise_row row = pending_row(s, i);
+    return put_pairwise_now(s, &row);
+}
+
+static const row_group pairwise_group = {PAIRWISE_INSERT, PAIRWISE_UPSERT, "judgments",
+                                         PAIRWISE_COLUMNS, bind_waiting_pairwise,
+                                         put_waiting_pairwise};
+
+/* Inserts the judgments waiting in their group (see PAIRWISE_GROUP). */
+static arb_status flush_pairwise(arb_store *s)
+{
+    arb_status st = flush_group(s, &pairwise_group, s->put_pairwise_group, s->n_pending);
     s->n_pending = 0;
     arb__buf_reset(&s->pending_text);
     return st;
@@ -2836,8 +2855,9 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
     p->options = row->options;
     p->order = row->order;
     p->rep = row->rep;
-    p->position_verdict = row->position_verdict;
-    p->model_verdict = row->model_verdict;
+    p->verdict[0][0] = row->position_verdict;
+    p->verdict[1][0] = row->model_verdict;
+    p->verdict[0][1] = p->verdict[1][1] = '\0';
     p->call_id = row->call_id;
     return ++s->n_pending == PAIRWISE_GROUP ? flush_pairwise(s) : ARB_OK;
 }
@@ -3935,34 +3955,26 @@ static arb__pointwise_row pending_pointwise_row(const arb_store *s, size_t i)
                                 .rep = p->rep, .value = p->value, .call_id = p->call_id};
 }
 
+static void bind_waiting_pointwise(arb_store *s, sqlite3_stmt *q, int first, size_t i)
+{
+    arb__pointwise_row row = pending_pointwise_row(s, i);
+    bind_pointwise(q, first, &row);
+}
+
+static arb_status put_waiting_pointwise(arb_store *s, size_t i)
+{
+    arb__pointwise_row row = pending_pointwise_row(s, i);
+    return put_pointwise_now(s, &row);
+}
+
+static const row_group pointwise_group = {POINTWISE_INSERT, POINTWISE_UPSERT,
+                                          "pointwise judgments", POINTWISE_COLUMNS,
+                                          bind_waiting_pointwise, put_waiting_pointwise};
+
 /* Inserts the pointwise judgments waiting in their group, as flush_pairwise does. */
 static arb_status flush_pointwise(arb_store *s)
 {
-    size_t n = s->n_pointwise, i = 0;
-    arb_status st = ARB_OK;
-    while (!st && n - i >= PAIRWISE_GROUP >> 2 * (PAIRWISE_SIZES - 1)) {
-        int k = 0;
-        while ((size_t)(PAIRWISE_GROUP >> 2 * k) > n - i) k++;
-        size_t rows = (size_t)(PAIRWISE_GROUP >> 2 * k);
-        sqlite3_stmt *q = group_stmt(s, &s->put_pointwise_group[k], k, POINTWISE_INSERT,
-                                     POINTWISE_COLUMNS, POINTWISE_UPSERT);
-        if (!q) break;
-        for (size_t r = 0; r < rows; r++) {
-            arb__pointwise_row row = pending_pointwise_row(s, i + r);
-            bind_pointwise(q, (int)r * POINTWISE_COLUMNS, &row);
-        }
-        int rc = sqlite3_step(q);
-        sqlite3_reset(q);
-        if (rc == SQLITE_DONE) i += rows;
-        else if (sqlite3_get_autocommit(s->db)) /* the refusal ended the transaction */
-            st = arb__store_fail(s, ARB_DB, "cannot store pointwise judgments: %s",
-                                 sqlite3_errmsg(s->db));
-        else break; /* the rest one by one: the message names the row refused */
-    }
-    for (; !st && i < n; i++) {
-        arb__pointwise_row row = pending_pointwise_row(s, i);
-        st = put_pointwise_now(s, &row);
-    }
+    arb_status st = flush_group(s, &pointwise_group, s->put_pointwise_group, s->n_pointwise);
     s->n_pointwise = 0;
     arb__buf_reset(&s->pointwise_text);
     return st;
