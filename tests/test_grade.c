@@ -184,6 +184,18 @@ static void run_values_and_rerun(void **state)
     assert_int_equal(arb_test_server_requests(f->srv), sent);
 }
 
+/* Two translation items, t2 without a question (caller destroys). */
+static arb_dataset *translation_items(void)
+{
+    static const char items[] =
+        "{\"id\":\"t1\",\"language\":\"fr\",\"source\":\"Hello\",\"question\":\"Into French.\","
+        "\"reference\":\"Bonjour\"}\n"
+        "{\"id\":\"t2\",\"language\":\"de\",\"source\":\"Thanks\",\"reference\":\"Danke\"}\n";
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "t.jsonl", items, strlen(items)), ARB_OK);
+    return ds;
+}
+
 /* Checks every stored call against the bodies the server received: its request, rebuilt from
 ** what is stored, is one of them, byte for byte, and its key is still the hash of that body.
 ** Returns how many calls are stored compact (a BLOB) and, in *spliced, how many of those in
@@ -270,12 +282,7 @@ static void requests_stored_compact(void **state)
 
     /* references judged (no stored answer), a translation: only the question, when there is
     ** one, is referred to; t2 has none and its request stays TEXT */
-    static const char items[] =
-        "{\"id\":\"t1\",\"language\":\"fr\",\"source\":\"Hello\",\"question\":\"Into French.\","
-        "\"reference\":\"Bonjour\"}\n"
-        "{\"id\":\"t2\",\"language\":\"de\",\"source\":\"Thanks\",\"reference\":\"Danke\"}\n";
-    arb_dataset *ds = arb_dataset_create();
-    assert_int_equal(arb_dataset_add_items_jsonl(ds, "t.jsonl", items, strlen(items)), ARB_OK);
+    arb_dataset *ds = translation_items();
     p = params(f);
     p.model = NULL;
     p.answer_from_reference = 1;
@@ -309,12 +316,7 @@ static void judges_reps_reference(void **state)
     p.explain = 0;
     p.n_judges = 2;
     p.reps = 2;
-    static const char items[] =
-        "{\"id\":\"t1\",\"language\":\"fr\",\"source\":\"Hello\",\"question\":\"Into French.\","
-        "\"reference\":\"Bonjour\"}\n"
-        "{\"id\":\"t2\",\"language\":\"de\",\"source\":\"Thanks\",\"reference\":\"Danke\"}\n";
-    arb_dataset *ds = arb_dataset_create();
-    assert_int_equal(arb_dataset_add_items_jsonl(ds, "t.jsonl", items, strlen(items)), ARB_OK);
+    arb_dataset *ds = translation_items();
     arb_run_stats st;
     assert_int_equal(arb_grade_run(f->store, ds, &p, &st), ARB_OK);
     assert_int_equal(st.planned, 2 * 2 * 2);

@@ -1048,17 +1048,16 @@ static char *pointwise_dump(arb_store *s)
 static void test_pointwise_grouped_in_transaction(void **state)
 {
     fixture *f = *state;
-    char items[90 * 40] = "", other[320];
-    for (int i = 0; i < 90; i++) {
-        char line[40];
-        snprintf(line, sizeof line, "{\"id\":\"q%d\",\"question\":\"?\"}\n", i);
-        strcat(items, line);
-    }
+    char other[320];
     arb_store *one = open_ok(f->db);
     snprintf(other, sizeof other, "%s/grouped.db", f->dir);
     arb_store *grouped = open_ok(other);
-    put_items(one, items);
-    put_items(grouped, items);
+    for (int i = 0; i < 90; i++) { /* items q0 .. q89 */
+        char line[40];
+        snprintf(line, sizeof line, "{\"id\":\"q%d\",\"question\":\"?\"}\n", i);
+        put_items(one, line);
+        put_items(grouped, line);
+    }
     assert_int_equal(arb__store_begin(grouped), ARB_OK);
     for (int i = 0; i < 87; i++) { /* 64 + 16 + 4 + 3 one by one */
         char item[16];
