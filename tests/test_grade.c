@@ -565,6 +565,23 @@ static void export_pointwise(void **state)
     for (const char *c = buf; (c = strstr(c, "\"value\":null")); c++) nulls++;
     assert_int_equal(lines, 3);
     assert_int_equal(nulls, 2);
+    /* the same store with its requests as TEXT, as a store written before they were stored
+    ** compact holds them: the same export, byte for byte */
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls"
+                                                  " where typeof(request) = 'blob'"), 3);
+    assert_int_equal(sqlite3_exec(arb__store_conn(f->store),
+                                  "UPDATE calls SET request = arb_request(request)", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls"
+                                                  " where typeof(request) = 'text'"), 3);
+    char *text_buf = NULL;
+    size_t text_len = 0;
+    out = open_memstream(&text_buf, &text_len);
+    assert_int_equal(arb_store_export(f->store, "pointwise", out), ARB_OK);
+    fclose(out);
+    assert_string_equal(text_buf, buf);
+    free(text_buf);
     free(buf);
 }
 
