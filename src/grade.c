@@ -104,6 +104,7 @@ typedef struct grade_run {
     const char *model;   /* params->model, or "reference" */
     const char *kind;    /* "yesno" or "grade" */
     size_t n_items;
+    int uses_question;   /* the template shows {question} (besides {task_input}) */
     size_t invalid;      /* written by the done callback only */
 } grade_run;
 
@@ -217,6 +218,32 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
         .call_id = out->call_id,
     };
     return arb__store_put_pointwise(s, &row) ? -1 : 0;
+}
+
+/* On the writer thread (arb__exec_texts_fn): the texts of the store that node's request shows,
+** so it is stored compact (the item's question where {task_input} or {question} shows it, the
+** answer judged when it is a stored answer). The task's other inputs (context, document,
+** source, dialogue) and a reference are not texts a request can refer to: they stay in the
+** request's template. */
+static int call_texts(void *ud, size_t node, arb__call_texts *t)
+{
+    const grade_run *r = ud;
+    const arb_item *it;
+    const arb_judge_config *judge;
+    int rep;
+    node_coords(r, node, &it, &judge, &rep);
+    const struct grade_task *task = task_of(r, it);
+    int questions = 0;
+    if (it->question && task && ((task->required | task->optional) & BIT(F_QUESTION))) questions++;
+    if (it->question && r->uses_question) questions++;
+    const char *answer = r->params->answer_from_reference ? NULL : answer_of(r, it);
+    *t = (arb__call_texts){.item_id = it->id,
+                           .first_model = answer ? r->model : NULL,
+                           .question = it->question,
+                           .first_answer = answer,
+                           .pointwise = 1,
+                           .questions = questions};
+    return 1;
 }
 
 static arb_status count_invalid(void *ud, arb_store *s, arb_status st, arb_run_stats *stats)
@@ -405,6 +432,7 @@ static arb_status validate(grade_run *r)
         return st;
     }
     if ((st = check_template(r))) return st;
+    r->uses_question = arb_template_uses(r->tpl, "question");
     r->n_items = arb_dataset_item_count(r->ds);
     if (r->n_items == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
     if (!p->answer_from_reference) {
@@ -470,7 +498,7 @@ arb_status arb_grade_run(arb_store *store, const arb_dataset *ds, const arb_grad
         pjson = params_json(&r);
     }
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                           .progress = params->progress};
+                           .progress = params->progress, .texts = call_texts};
     st = arb__exec_protocol(store, "pointwise", pjson, &ep,
                             r.n_items * params->n_judges * (size_t)params->reps, NULL, build_call,
                             call_done, count_invalid, &r, stats);

@@ -680,12 +680,16 @@ arb_status arb__store_put_judge(arb_store *s, const arb_judge_config *judge);
 arb_status arb__store_check_judge(arb_store *s, const arb_judge_config *judge);
 
 /* One judge call, as stored in table calls (unique on key). */
-/* The dataset texts a pairwise call's request contains, as arb__store_put_dataset stored them:
-** the question of item_id and the answers of first_model and second_model, in the order the
-** request shows them. Borrowed strings; the texts may be NULL (the store reads them). */
+/* The dataset texts a call's request contains, as arb__store_put_dataset stored them. A pairwise
+** call (pointwise 0): the question of item_id and the answers of first_model and second_model,
+** in the order the request shows them; the texts may be NULL (the store reads them). A
+** pointwise call (pointwise 1, grade.c): the question, shown `questions` times (0: not at all),
+** and the answer of first_model (NULL: the answer is not a stored answer, e.g. the item's
+** reference); second_model is NULL and the texts shown are given. Borrowed strings. */
 typedef struct arb__call_texts {
     const char *item_id, *first_model, *second_model;
     const char *question, *first_answer, *second_answer;
+    int pointwise, questions;
 } arb__call_texts;
 
 typedef struct arb__call_record {
@@ -959,6 +963,8 @@ typedef struct arb__pointwise_row {
     long long item_seq;        /* read only: benchmark order */
 } arb__pointwise_row;
 
+/* Inside a transaction the row may wait in a group of rows, written by the commit at the latest
+** (store.c, PAIRWISE_GROUP); a rollback drops it. */
 arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row);
 /* Every pointwise judgment as one JSON line (arb_store_export "pointwise"): judge, item,
 ** model, language, group, kind, task, template, rep, value (null for E), reason, content,

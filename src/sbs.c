@@ -200,7 +200,7 @@ static int call_texts(void *ud, size_t node, arb__call_texts *t)
     const arb_answer *a1 = answer_at(r, item_index, order);
     const arb_answer *a2 = answer_at(r, item_index, !order);
     *t = (arb__call_texts){item->id, first, second, item->question, a1 ? a1->answer : NULL,
-                           a2 ? a2->answer : NULL};
+                           a2 ? a2->answer : NULL, 0, 1};
     return 1;
 }
 

@@ -861,6 +861,7 @@ enum {
     ST_COMPACT_CALL,
     ST_ITEM_TEXTS,
     ST_ANSWER_TEXTS,
+    ST_PUT_POINTWISE,
     ST__COUNT
 };
 
@@ -887,6 +888,18 @@ enum {
     " item_id, rep, ord) DO UPDATE SET position_verdict = excluded.position_verdict,"          \
     " model_verdict = excluded.model_verdict, call_id = excluded.call_id,"                     \
     " judged_at = excluded.judged_at, source = NULL, strength = NULL, extra = '{}'"
+
+/* A pointwise judgment, as a pairwise one: POINTWISE_INSERT, groups of POINTWISE_COLUMNS
+** parameters, POINTWISE_UPSERT (a rerun of the same judgment replaces its value, reason, task
+** and call). */
+#define POINTWISE_COLUMNS 12
+#define POINTWISE_INSERT                                                                       \
+    "INSERT INTO pointwise (protocol, judge_name, item_id, model, language, kind,"             \
+    " template_name, rep, value, call_id, task, reason) VALUES "
+#define POINTWISE_UPSERT                                                                       \
+    " ON CONFLICT (protocol, judge_name, kind, template_name, language, item_id, model, rep)"  \
+    " DO UPDATE SET value = excluded.value, call_id = excluded.call_id,"                       \
+    " task = excluded.task, reason = excluded.reason, judged_at = " NOW
 
 static const char *const stmt_sql[ST__COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -989,6 +1002,9 @@ static const char *const stmt_sql[ST__COUNT] = {
                       " AND language IS ?4 AND grp IS ?5 AND extra = ?6 FROM items WHERE id = ?1",
     [ST_ANSWER_TEXTS] = "SELECT answer, source, extra = ?3 FROM answers"
                         " WHERE item_id = ?1 AND model = ?2",
+    /* A pointwise judgment (arb__store_put_pointwise) */
+    [ST_PUT_POINTWISE] = POINTWISE_INSERT "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                         POINTWISE_UPSERT,
 };
 
 /* The call stored last, while its request is still TEXT: compacted when its pairwise row
@@ -1015,9 +1031,21 @@ typedef struct pending_call {
 typedef struct pending_pairwise {
     size_t text[PAIRWISE_TEXTS]; /* offsets into arb_store.pending_text; SIZE_MAX: NULL */
     int options, order, rep;
-    char position_verdict, model_verdict;
+    char verdict[2][2]; /* the position and the model verdict, each a letter and a NUL */
     long long call_id;
 } pending_pairwise;
+
+/* Pointwise judgments wait in a group the same way: table pointwise's CHECK constraints
+** (kind IN three values, task IN six) cost SQLite two temporary b-trees on every execution,
+** ~90,000 of the ~118,000 instructions of a one-row insert (callgrind, 2026-11-28). */
+#define POINTWISE_TEXTS 9 /* protocol, judge_name, item_id, model, language, kind,
+                             template_name, task, reason */
+
+typedef struct pending_pointwise {
+    size_t text[POINTWISE_TEXTS]; /* offsets into arb_store.pointwise_text; SIZE_MAX: NULL */
+    int rep, value;
+    long long call_id;
+} pending_pointwise;
 
 /* What a handle that releases an owner's leases one call at a time (arb__store_release_lease,
 ** the executor's writer) knows of the owner's lease rows: which row each claimed key is in, and
@@ -1057,6 +1085,10 @@ struct arb_store {
     pending_pairwise pending[PAIRWISE_GROUP];
     size_t n_pending;
     arb__buf pending_text;
+    sqlite3_stmt *put_pointwise_group[PAIRWISE_SIZES]; /* as put_pairwise_group */
+    pending_pointwise pointwise[PAIRWISE_GROUP];
+    size_t n_pointwise;
+    arb__buf pointwise_text;
     struct endpoint_cached {
         char *url;
         long long id;
@@ -1121,9 +1153,10 @@ arb_status arb__store_step_done(arb_store *s, sqlite3_stmt *st, const char *what
 arb_status arb__store_begin(arb_store *s)
 {
     arb_status st = arb__store_step_done(s, s->stmt[ST_BEGIN], "cannot begin a transaction");
-    s->n_pending = 0; /* rows of a transaction that is gone are not this one's */
+    s->n_pending = s->n_pointwise = 0; /* rows of a transaction that is gone are not this one's */
     arb__textz_new_transaction(s->textz);
     arb__buf_reset(&s->pending_text);
+    arb__buf_reset(&s->pointwise_text);
     s->in_tx = !st;
     s->tx_call_id = 0;
     return st;
@@ -1139,6 +1172,7 @@ static void forget_pending_on_rollback(void *ud);
 static void forget_endpoints(arb_store *s);
 static void sql_arb_call_key(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 static arb_status flush_pairwise(arb_store *s);
+static arb_status flush_pointwise(arb_store *s);
 
 /* Commits, after compacting the request of the call stored last and inserting the judgments
 ** still waiting in their group (see PAIRWISE_GROUP). On failure the transaction stays open:
@@ -1147,6 +1181,7 @@ arb_status arb__store_commit(arb_store *s)
 {
     arb_status st = flush_pending(s);
     if (!st) st = flush_pairwise(s);
+    if (!st) st = flush_pointwise(s);
     if (st) return st;
     st = arb__store_step_done(s, s->stmt[ST_COMMIT], "cannot commit");
     if (!st) s->in_tx = 0;
@@ -1184,8 +1219,9 @@ void arb__store_rollback(arb_store *s)
     arb__textz_forget(s->textz); /* and so may be the text dictionary */
     s->in_tx = 0;
     s->tx_call_id = 0;
-    s->n_pending = 0;
+    s->n_pending = s->n_pointwise = 0;
     arb__buf_reset(&s->pending_text);
+    arb__buf_reset(&s->pointwise_text);
     if (sqlite3_get_autocommit(s->db)) return;
     sqlite3_step(s->stmt[ST_ROLLBACK]);
     sqlite3_reset(s->stmt[ST_ROLLBACK]);
@@ -1595,6 +1631,7 @@ arb_status arb_store_open(const char *path, arb_store **out)
     *out = s;
     arb__buf_init(&s->pending_text, 0);
     s->leases.keys.key_size = ARB__CALL_KEY_BYTES;
+    arb__buf_init(&s->pointwise_text, 0);
     if (!path || !*path) return arb__store_fail(s, ARB_INVALID, "no database path given");
     if (!(s->path = arb__strdup(path))) return arb__store_fail(s, ARB_NOMEM, "out of memory");
 
@@ -1776,11 +1813,15 @@ void arb_store_close(arb_store *store)
         for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(store->stmt[i]);
         arb__reqz_destroy(store->reqz);
         arb__textz_destroy(store->textz);
-        for (int i = 0; i < PAIRWISE_SIZES; i++) sqlite3_finalize(store->put_pairwise_group[i]);
+        for (int i = 0; i < PAIRWISE_SIZES; i++) {
+            sqlite3_finalize(store->put_pairwise_group[i]);
+            sqlite3_finalize(store->put_pointwise_group[i]);
+        }
         sqlite3_finalize(store->find_group);
         sqlite3_close(store->db);
     }
     arb__buf_free(&store->pending_text);
+    arb__buf_free(&store->pointwise_text);
     forget_endpoints(store);
     arb__keymap_free(&store->leases.keys);
     free(store->leases.batches);
@@ -2284,13 +2325,28 @@ static void drop_pending(arb_store *s)
     *p = (pending_call){0};
 }
 
-/* The references of a request that contains t's texts (all three given, or all read). */
-static void texts_refs(const arb__call_texts *t, arb__request_ref refs[3])
+/* Refs of a request: at most this many (a pointwise template that shows the question more
+** often keeps the other places in its template, which is then compressed). */
+#define CALL_REFS 6
+
+/* The references of a request that contains t's texts, into refs; returns how many. Pairwise:
+** the question and two answers (all three given, or all read). Pointwise: the question as
+** often as the request shows it, then the answer when it is a stored one. */
+static size_t texts_refs(const arb__call_texts *t, arb__request_ref refs[CALL_REFS])
 {
+    if (t->pointwise) {
+        size_t n = 0;
+        for (int k = 0; t->question && k < t->questions && n < CALL_REFS - 1; k++)
+            refs[n++] = (arb__request_ref){t->item_id, NULL, t->question};
+        if (t->first_model && t->first_answer)
+            refs[n++] = (arb__request_ref){t->item_id, t->first_model, t->first_answer};
+        return n;
+    }
     int given = t->question && t->first_answer && t->second_answer;
     refs[0] = (arb__request_ref){t->item_id, NULL, given ? t->question : NULL};
     refs[1] = (arb__request_ref){t->item_id, t->first_model, given ? t->first_answer : NULL};
     refs[2] = (arb__request_ref){t->item_id, t->second_model, given ? t->second_answer : NULL};
+    return 3;
 }
 
 /* p's request as a compact request referring to refs: *blob (caller frees), or NULL when the
@@ -2514,11 +2570,11 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
         ** before it is written first, so rows are written in the same order). */
         arb_status st = flush_pending(s);
         if (st) return st;
-        arb__request_ref refs[3];
-        texts_refs(rec->texts, refs);
+        arb__request_ref refs[CALL_REFS];
+        size_t n_refs = texts_refs(rec->texts, refs);
         pending_call p = {0, (char *)rec->key, (char *)(rec->model ? rec->model : ""),
                           (char *)rec->request_json, rec->built ? rec->asks_logprobs : -1};
-        if (encode_call(s, &p, refs, 3, &blob, &blob_len)) return ARB_DB;
+        if (encode_call(s, &p, refs, n_refs, &blob, &blob_len)) return ARB_DB;
         bind_call_compact(s, ST_PUT_NEW_CALL, rec, blob, blob_len, prompt_chars, endpoint);
     } else {
         bind_call(s, ST_PUT_NEW_CALL, rec, deferred, prompt_chars, endpoint);
@@ -2554,6 +2610,9 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     sqlite3_reset(q);
     if (have_id && deferred) { /* outside a transaction the request stays TEXT */
         arb_status st = set_pending(s, id, rec);
+        arb__request_ref refs[CALL_REFS];
+        if (!st && rec->texts) /* a failed call retried: compact now, as a new one would be */
+            st = compact_pending(s, refs, texts_refs(rec->texts, refs));
         if (st) return st;
     } else if (!have_id) { /* a successful call holds the key and stays */
         int found = 0;
@@ -2680,27 +2739,29 @@ static arb__pairwise_row pending_row(const arb_store *s, size_t i)
     return (arb__pairwise_row){.protocol = t[0], .judge_name = t[1], .item_id = t[2],
                                .candidate = t[3], .baseline = t[4], .template_name = t[5],
                                .options = p->options, .order = p->order, .rep = p->rep,
-                               .position_verdict = p->position_verdict,
-                               .model_verdict = p->model_verdict, .call_id = p->call_id};
+                               .position_verdict = p->verdict[0][0],
+                               .model_verdict = p->verdict[1][0], .call_id = p->call_id};
 }
 
-/* The statement that inserts PAIRWISE_GROUP >> 2 * size_index rows, prepared on first use;
-** NULL when it cannot be prepared (the rows then go in one by one). */
-static sqlite3_stmt *pairwise_group_stmt(arb_store *s, int size_index)
+/* The statement in *q that inserts PAIRWISE_GROUP >> 2 * size_index rows of so many columns
+** (insert, the rows' parameters, then upsert), prepared on first use; NULL when it cannot be
+** prepared (the rows then go in one by one). shared 1: every row ends with ?1, one value for
+** all rows (pairwise's judged_at), and the rows' own parameters start at ?2. */
+static sqlite3_stmt *group_stmt(arb_store *s, sqlite3_stmt **q, int size_index,
+                                const char *insert, int columns, int shared, const char *upsert)
 {
-    sqlite3_stmt **q = &s->put_pairwise_group[size_index];
     if (*q) return *q;
     int rows = PAIRWISE_GROUP >> 2 * size_index;
     arb__buf sql;
     arb__buf_init(&sql, 0);
-    int bad = arb__buf_puts(&sql, PAIRWISE_INSERT);
+    int bad = arb__buf_puts(&sql, insert);
     for (int r = 0; r < rows; r++) {
         bad |= arb__buf_puts(&sql, r ? ", (" : "(");
-        for (int c = 1; c <= PAIRWISE_COLUMNS; c++)
-            bad |= arb__buf_printf(&sql, c > 1 ? ", ?%d" : "?%d", 1 + r * PAIRWISE_COLUMNS + c);
-        bad |= arb__buf_puts(&sql, ", ?1)"); /* judged_at */
+        for (int c = 1; c <= columns; c++)
+            bad |= arb__buf_printf(&sql, c > 1 ? ", ?%d" : "?%d", shared + r * columns + c);
+        bad |= arb__buf_puts(&sql, shared ? ", ?1)" : ")"); /* ?1: the rows' shared time */
     }
-    bad |= arb__buf_puts(&sql, PAIRWISE_UPSERT);
+    bad |= arb__buf_puts(&sql, upsert);
     if (bad || sqlite3_prepare_v3(s->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT, q, NULL) !=
                    SQLITE_OK) {
         sqlite3_finalize(*q);
@@ -2710,45 +2771,68 @@ static sqlite3_stmt *pairwise_group_stmt(arb_store *s, int size_index)
     return *q;
 }
 
-/* Inserts the judgments waiting in their group (see PAIRWISE_GROUP), in the order they were
-** put. When a statement of several rows is refused it has changed nothing, and from there the
+/* A table whose rows wait in a group (see PAIRWISE_GROUP): its statements' SQL, and how to
+** bind the waiting row i after parameter first, or insert it alone (naming it when refused). */
+typedef struct row_group {
+    const char *insert, *upsert, *what;
+    int columns;
+    int shared_time; /* 1: ?1 is the rows' time, bound once (unix_ms_now), see group_stmt */
+    void (*bind)(arb_store *s, sqlite3_stmt *q, int first, size_t i);
+    arb_status (*put_one)(arb_store *s, size_t i);
+} row_group;
+
+/* Inserts the n rows waiting in their group, in the order they were put, by statements of
+** PAIRWISE_GROUP, then a quarter and a sixteenth of it (stmts: their slots), the last few one by
+** one. When a statement of several rows is refused it has changed nothing, and from there the
 ** rows go in one by one, so the message names the row that fails and the rows before it are
 ** written as they would have been. */
-static arb_status flush_pairwise(arb_store *s)
+static arb_status flush_group(arb_store *s, const row_group *g, sqlite3_stmt **stmts, size_t n)
 {
-    size_t n = s->n_pending, i = 0;
+    size_t i = 0;
     arb_status st = ARB_OK;
-    int one_by_one = 0;
-    while (!one_by_one && !st && n - i >= PAIRWISE_GROUP >> 2 * (PAIRWISE_SIZES - 1)) {
+    while (!st && n - i >= PAIRWISE_GROUP >> 2 * (PAIRWISE_SIZES - 1)) {
         int k = 0;
         while ((size_t)(PAIRWISE_GROUP >> 2 * k) > n - i) k++;
         size_t rows = (size_t)(PAIRWISE_GROUP >> 2 * k);
-        sqlite3_stmt *q = pairwise_group_stmt(s, k);
-        if (!q) {
-            one_by_one = 1;
-            break;
-        }
-        char verdicts[PAIRWISE_GROUP][2][2];
-        for (size_t r = 0; r < rows; r++) {
-            arb__pairwise_row row = pending_row(s, i + r);
-            verdicts[r][0][0] = row.position_verdict;
-            verdicts[r][1][0] = row.model_verdict;
-            verdicts[r][0][1] = verdicts[r][1][1] = '\0';
-            bind_pairwise(q, 1 + (int)r * PAIRWISE_COLUMNS, &row, verdicts[r][0], verdicts[r][1]);
-        }
-        sqlite3_bind_int64(q, 1, unix_ms_now());
+        sqlite3_stmt *q = group_stmt(s, &stmts[k], k, g->insert, g->columns, g->shared_time,
+                                     g->upsert);
+        if (!q) break;
+        for (size_t r = 0; r < rows; r++)
+            g->bind(s, q, g->shared_time + (int)r * g->columns, i + r);
+        if (g->shared_time) sqlite3_bind_int64(q, 1, unix_ms_now());
         int rc = sqlite3_step(q);
         sqlite3_reset(q);
         if (rc == SQLITE_DONE) i += rows;
         else if (sqlite3_get_autocommit(s->db)) /* the refusal ended the transaction (a full
                                                 ** disk): there is nothing to retry in */
-            st = arb__store_fail(s, ARB_DB, "cannot store judgments: %s", sqlite3_errmsg(s->db));
-        else one_by_one = 1;
+            st = arb__store_fail(s, ARB_DB, "cannot store %s: %s", g->what,
+                                 sqlite3_errmsg(s->db));
+        else break;
     }
-    for (; !st && i < n; i++) {
-        arb__pairwise_row row = pending_row(s, i);
-        st = put_pairwise_now(s, &row);
-    }
+    for (; !st && i < n; i++) st = g->put_one(s, i);
+    return st;
+}
+
+static void bind_waiting_pairwise(arb_store *s, sqlite3_stmt *q, int first, size_t i)
+{
+    arb__pairwise_row row = pending_row(s, i);
+    bind_pairwise(q, first, &row, s->pending[i].verdict[0], s->pending[i].verdict[1]);
+}
+
+static arb_status put_waiting_pairwise(arb_store *s, size_t i)
+{
+    arb__pairwise_row row = pending_row(s, i);
+    return put_pairwise_now(s, &row);
+}
+
+static const row_group pairwise_group = {PAIRWISE_INSERT, PAIRWISE_UPSERT, "judgments",
+                                         PAIRWISE_COLUMNS, 1, bind_waiting_pairwise,
+                                         put_waiting_pairwise};
+
+/* Inserts the judgments waiting in their group (see PAIRWISE_GROUP). */
+static arb_status flush_pairwise(arb_store *s)
+{
+    arb_status st = flush_group(s, &pairwise_group, s->put_pairwise_group, s->n_pending);
     s->n_pending = 0;
     arb__buf_reset(&s->pending_text);
     return st;
@@ -2776,10 +2860,11 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
                              row->order ? row->candidate : row->baseline,
                              row->question,
                              row->order ? row->baseline_answer : row->candidate_answer,
-                             row->order ? row->candidate_answer : row->baseline_answer};
-        arb__request_ref refs[3];
-        texts_refs(&t, refs);
-        st = compact_pending(s, refs, 3);
+                             row->order ? row->candidate_answer : row->baseline_answer,
+                             0,
+                             1};
+        arb__request_ref refs[CALL_REFS];
+        st = compact_pending(s, refs, texts_refs(&t, refs));
     }
     if (st) return st;
     /* The call must be stored (schema 14 checks it here, not by a trigger on every row). */
@@ -2801,8 +2886,9 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
     p->options = row->options;
     p->order = row->order;
     p->rep = row->rep;
-    p->position_verdict = row->position_verdict;
-    p->model_verdict = row->model_verdict;
+    p->verdict[0][0] = row->position_verdict;
+    p->verdict[1][0] = row->model_verdict;
+    p->verdict[0][1] = p->verdict[1][1] = '\0';
     p->call_id = row->call_id;
     return ++s->n_pending == PAIRWISE_GROUP ? flush_pairwise(s) : ARB_OK;
 }
@@ -3870,37 +3956,101 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
 
 /* ---- pointwise: write (METHODS §8; arbiter grade) ------------------------------------------ */
 
+/* Binds row to the POINTWISE_COLUMNS parameters after first (0 for the first row). */
+static void bind_pointwise(sqlite3_stmt *q, int first, const arb__pointwise_row *row)
+{
+    arb__store_bind_text(q, first + 1, row->protocol ? row->protocol : "pointwise");
+    arb__store_bind_text(q, first + 2, row->judge_name);
+    arb__store_bind_text(q, first + 3, row->item_id);
+    arb__store_bind_text(q, first + 4, row->model);
+    arb__store_bind_text(q, first + 5, row->language ? row->language : "");
+    arb__store_bind_text(q, first + 6, row->kind);
+    arb__store_bind_text(q, first + 7, row->template_name);
+    sqlite3_bind_int(q, first + 8, row->rep);
+    if (row->value < 0) sqlite3_bind_null(q, first + 9);
+    else sqlite3_bind_int(q, first + 9, row->value);
+    if (row->call_id > 0) sqlite3_bind_int64(q, first + 10, row->call_id);
+    else sqlite3_bind_null(q, first + 10);
+    arb__store_bind_text(q, first + 11, row->task ? row->task : "generic");
+    arb__store_bind_text(q, first + 12,
+                         row->value < 0 ? (row->reason ? row->reason : "no valid answer") : NULL);
+}
+
+/* Inserts (or updates) one pointwise judgment at once; the message of a refusal names it. */
+static arb_status put_pointwise_now(arb_store *s, const arb__pointwise_row *row)
+{
+    sqlite3_stmt *q = s->stmt[ST_PUT_POINTWISE];
+    bind_pointwise(q, 0, row);
+    int rc = sqlite3_step(q);
+    arb_status st = ARB_OK;
+    if (rc != SQLITE_DONE)
+        st = arb__store_fail(s, ARB_DB, "cannot store the pointwise judgment of item \"%s\" by "
+                             "%s (model %s, rep %d): %s", row->item_id ? row->item_id : "",
+                             row->judge_name ? row->judge_name : "", row->model ? row->model : "",
+                             row->rep, sqlite3_errmsg(s->db));
+    sqlite3_reset(q);
+    return st;
+}
+
+/* The waiting pointwise judgment i as a row (strings borrowed from s->pointwise_text). */
+static arb__pointwise_row pending_pointwise_row(const arb_store *s, size_t i)
+{
+    const pending_pointwise *p = &s->pointwise[i];
+    const char *t[POINTWISE_TEXTS];
+    for (int k = 0; k < POINTWISE_TEXTS; k++)
+        t[k] = p->text[k] == SIZE_MAX ? NULL : s->pointwise_text.data + p->text[k];
+    return (arb__pointwise_row){.protocol = t[0], .judge_name = t[1], .item_id = t[2],
+                                .model = t[3], .language = t[4], .kind = t[5],
+                                .template_name = t[6], .task = t[7], .reason = t[8],
+                                .rep = p->rep, .value = p->value, .call_id = p->call_id};
+}
+
+static void bind_waiting_pointwise(arb_store *s, sqlite3_stmt *q, int first, size_t i)
+{
+    arb__pointwise_row row = pending_pointwise_row(s, i);
+    bind_pointwise(q, first, &row);
+}
+
+static arb_status put_waiting_pointwise(arb_store *s, size_t i)
+{
+    arb__pointwise_row row = pending_pointwise_row(s, i);
+    return put_pointwise_now(s, &row);
+}
+
+static const row_group pointwise_group = {POINTWISE_INSERT, POINTWISE_UPSERT,
+                                          "pointwise judgments", POINTWISE_COLUMNS, 0,
+                                          bind_waiting_pointwise, put_waiting_pointwise};
+
+/* Inserts the pointwise judgments waiting in their group, as flush_pairwise does. */
+static arb_status flush_pointwise(arb_store *s)
+{
+    arb_status st = flush_group(s, &pointwise_group, s->put_pointwise_group, s->n_pointwise);
+    s->n_pointwise = 0;
+    arb__buf_reset(&s->pointwise_text);
+    return st;
+}
+
 /* Upserts one pointwise judgment (see internal.h): a rerun of the same judgment replaces its
-** value, reason, task and call. ARB_OK or ARB_DB with the store's message. */
+** value, reason, task and call. Inside a transaction the row may wait in its group (written
+** by the commit at the latest). ARB_OK or ARB_DB with the store's message. */
 arb_status arb__store_put_pointwise(arb_store *s, const arb__pointwise_row *row)
 {
-    static const char sql[] =
-        "INSERT INTO pointwise (protocol, judge_name, item_id, model, language, kind,"
-        " template_name, rep, value, call_id, task, reason)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-        " ON CONFLICT (protocol, judge_name, kind, template_name, language, item_id, model, rep)"
-        " DO UPDATE SET value = excluded.value, call_id = excluded.call_id,"
-        " task = excluded.task, reason = excluded.reason, judged_at = " NOW;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return arb__store_fail_db(s, "cannot store a pointwise judgment");
-    arb__store_bind_text(q, 1, row->protocol ? row->protocol : "pointwise");
-    arb__store_bind_text(q, 2, row->judge_name);
-    arb__store_bind_text(q, 3, row->item_id);
-    arb__store_bind_text(q, 4, row->model);
-    arb__store_bind_text(q, 5, row->language ? row->language : "");
-    arb__store_bind_text(q, 6, row->kind);
-    arb__store_bind_text(q, 7, row->template_name);
-    sqlite3_bind_int(q, 8, row->rep);
-    if (row->value < 0) sqlite3_bind_null(q, 9);
-    else sqlite3_bind_int(q, 9, row->value);
-    if (row->call_id > 0) sqlite3_bind_int64(q, 10, row->call_id);
-    else sqlite3_bind_null(q, 10);
-    arb__store_bind_text(q, 11, row->task ? row->task : "generic");
-    arb__store_bind_text(q, 12, row->value < 0 ? (row->reason ? row->reason : "no valid answer") : NULL);
-    arb_status st = arb__store_step_done(s, q, "cannot store a pointwise judgment");
-    sqlite3_finalize(q);
-    return st;
+    if (!s->in_tx || sqlite3_get_autocommit(s->db)) return put_pointwise_now(s, row);
+    pending_pointwise *p = &s->pointwise[s->n_pointwise];
+    const char *texts[POINTWISE_TEXTS] = {row->protocol,  row->judge_name,    row->item_id,
+                                          row->model,     row->language,      row->kind,
+                                          row->template_name, row->task,     row->reason};
+    for (int i = 0; i < POINTWISE_TEXTS; i++) {
+        p->text[i] = SIZE_MAX;
+        if (!texts[i]) continue;
+        p->text[i] = s->pointwise_text.len;
+        if (arb__buf_append(&s->pointwise_text, texts[i], strlen(texts[i]) + 1))
+            return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    }
+    p->rep = row->rep;
+    p->value = row->value;
+    p->call_id = row->call_id;
+    return ++s->n_pointwise == PAIRWISE_GROUP ? flush_pointwise(s) : ARB_OK;
 }
 
 /* The columns of arbiter export --format pointwise, in the order of the query below. */
@@ -3916,6 +4066,9 @@ static const struct export_column pointwise_export_columns[] = {
     {"attempts", COL_INT},          {"reasoning", COL_TEXT},
     {"reasoning_tokens", COL_INT},  {"cached_tokens", COL_INT},
     {"logprobs", COL_JSON},
+    /* added 2026-11-28: the request as sent (stored compact since then, so this is the way to
+    ** read it back; rebuilt after the ORDER BY, as the side-by-side export's) */
+    {"request", COL_REQUEST},
 };
 
 /* Writes every pointwise judgment joined with its call and item as JSON lines (see
@@ -3926,7 +4079,7 @@ arb_status arb__store_export_pointwise(arb_store *s, FILE *out)
         "SELECT p.judge_name, p.item_id, p.model, p.language, i.grp, p.kind, p.task,"
         " p.template_name, p.rep, p.value, p.reason, c.content, c.error, c.prompt_tokens,"
         " c.completion_tokens, c.latency_ms, c.attempts, c.reasoning, c.reasoning_tokens,"
-        " c.cached_tokens, c.logprobs"
+        " c.cached_tokens, c.logprobs, c.request"
         " FROM pointwise p LEFT JOIN calls c ON c.id = p.call_id"
         " LEFT JOIN items i ON i.id = p.item_id"
         " ORDER BY p.judge_name, p.template_name, p.kind, p.task, i.grp, p.language, i.seq,"

@@ -81,7 +81,11 @@ import json
 rows=[json.loads(l) for l in open('$T/pw.jsonl', encoding='utf-8')]
 assert sum(r['language']=='ar' for r in rows) == 216 and all(r['group'] for r in rows)
 \""
-sqlite3 "$T/ml.db" "select c.request from calls c join pointwise p on p.call_id = c.id where p.language = 'ar' limit 1" > "$T/ar_request.json"
+# the request as sent (calls.request is stored compact: the export rebuilds it)
+python3 -c "
+import json
+print([json.loads(l) for l in open('$T/pw.jsonl', encoding='utf-8') if json.loads(l)['language'] == 'ar'][0]['request'])
+" > "$T/ar_request.json"
 check "an Arabic item reaches the judge as Arabic text (valid UTF-8, evaluation language named)" "python3 -c \"
 import json
 body = json.load(open('$T/ar_request.json', encoding='utf-8'))

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "test_sql.h"
 #include "testserver.h"
 #include "testutil.h"
 
@@ -31,12 +32,23 @@ static const char answers_jsonl[] =
     "{\"item\":\"b-en\",\"model\":\"SECRETM\",\"answer\":\"ANS-0 Paris\"}\n";
 
 static int names_leaked;
+/* The request bodies the server received, in order (the first MAX_SEEN). */
+#define MAX_SEEN 64
+static char *seen[MAX_SEEN];
+static size_t n_seen;
+
+static void forget_seen(void)
+{
+    for (size_t i = 0; i < n_seen; i++) free(seen[i]);
+    n_seen = 0;
+}
+
 /* Replies by the marker in the answer: ANS-<d> -> <answer>d</answer>, ANS-ECHO -> the grade
 ** phrase of the instructions; notes a request naming the model. */
 static char *by_marker(void *ud, const char *body, size_t len)
 {
     (void)ud;
-    (void)len;
+    if (n_seen < MAX_SEEN) seen[n_seen++] = arb__strndup(body, len);
     if (strstr(body, "SECRETM")) names_leaked = 1;
     const char *m = strstr(body, "ANS-");
     if (!m) return arb__strdup("nothing");
@@ -78,6 +90,7 @@ static int setup(void **state)
                                           .sampling = arb_sampling_default()};
     }
     names_leaked = 0;
+    forget_seen();
     *state = f;
     return 0;
 }
@@ -90,6 +103,7 @@ static int teardown(void **state)
     arb_test_server_stop(f->srv);
     arb_test_remove_dir(f->dir);
     free(f);
+    forget_seen();
     return 0;
 }
 
@@ -157,10 +171,10 @@ static void run_values_and_rerun(void **state)
     ** b-en is not part of a QA task */
     assert_int_equal(
         arb_test_query_int(f->store,
-                           "select count(*) from calls where request like '%Task: answer the "
+                           "select count(*) from calls where arb_request(request) like '%Task: answer the "
                            "question using the passage given as context.\\n\\n[CONTEXT START]\\nIn "
                            "Rome.\\n[CONTEXT END]\\n\\n[QUESTION START]\\nWhere?\\n[QUESTION END]%' "
-                           "and request like '%Evaluation language: en\\n%' and request not like "
+                           "and arb_request(request) like '%Evaluation language: en\\n%' and arb_request(request) not like "
                            "'%Roma%'"),
         1);
     unsigned long sent = arb_test_server_requests(f->srv);
@@ -168,6 +182,125 @@ static void run_values_and_rerun(void **state)
     assert_int_equal(st.cached, 3);
     assert_int_equal(st.sent, 0);
     assert_int_equal(arb_test_server_requests(f->srv), sent);
+}
+
+/* Two translation items, t2 without a question (caller destroys). */
+static arb_dataset *translation_items(void)
+{
+    static const char items[] =
+        "{\"id\":\"t1\",\"language\":\"fr\",\"source\":\"Hello\",\"question\":\"Into French.\","
+        "\"reference\":\"Bonjour\"}\n"
+        "{\"id\":\"t2\",\"language\":\"de\",\"source\":\"Thanks\",\"reference\":\"Danke\"}\n";
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "t.jsonl", items, strlen(items)), ARB_OK);
+    return ds;
+}
+
+/* Checks every stored call against the bodies the server received: its request, rebuilt from
+** what is stored, is one of them, byte for byte, and its key is still the hash of that body.
+** Returns how many calls are stored compact (a BLOB) and, in *spliced, how many of those in
+** the spliced format (their texts referred to, not compressed). */
+static int check_stored_requests(fixture *f, int *spliced)
+{
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(f->store),
+                                        "select lower(hex(key)), rep, arb_request(request), request,"
+                                        " typeof(request) = 'blob' from calls",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    int compact = 0, rows = 0;
+    *spliced = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        rows++;
+        const char *request = (const char *)sqlite3_column_text(q, 2);
+        assert_non_null(request);
+        size_t found = n_seen;
+        for (size_t i = 0; i < n_seen && found == n_seen; i++)
+            if (!strcmp(seen[i], request)) found = i;
+        assert_true(found < n_seen);
+        char key[33];
+        arb__judge_call_key(request, sqlite3_column_int(q, 1), key);
+        assert_string_equal(key, (const char *)sqlite3_column_text(q, 0));
+        if (sqlite3_column_int(q, 4)) {
+            compact++;
+            const unsigned char *blob = sqlite3_column_blob(q, 3);
+            /* 'Z', then flags: bit 2 is the spliced format (store_requests.c) */
+            assert_int_equal(blob[0], 'Z');
+            *spliced += (blob[1] & 4) != 0;
+        }
+    }
+    sqlite3_finalize(q);
+    assert_int_equal(rows, (int)n_seen);
+    return compact;
+}
+
+/* A grade call's request is stored compact, referring to the texts the store holds (the
+** question, the answer judged): each one gives back exactly the body sent, under the same key.
+** Tasks whose other inputs are no stored text (context, source) and references judged as
+** answers keep them in the request's template; a request with no stored text at all stays as
+** it was sent. */
+static void requests_stored_compact(void **state)
+{
+    fixture *f = *state;
+    arb_grade_params p = params(f);
+    p.task = "generic"; /* the question and the answer: both referred to */
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_OK);
+    int spliced = 0;
+    assert_int_equal(check_stored_requests(f, &spliced), 3);
+    assert_int_equal(spliced, 3);
+    /* the template is stored once; each call is a few dozen bytes */
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from request_texts"), 1);
+    assert_true(arb_test_query_int(f->store, "select max(length(request)) from calls") < 100);
+
+    p.task = "qa"; /* the context stays in the template (compressed) */
+    assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 3);
+    assert_int_equal(check_stored_requests(f, &spliced), 6);
+
+    /* a template that shows the question twice ({question} and {task_input}) */
+    char path[128];
+    snprintf(path, sizeof path, "%s/twice.txt", f->dir);
+    static const char tpl[] = "Question again: {question}\nTask {task} in {language}:\n"
+                              "{task_input}\n[ANSWER START]\n{answer}\n[ANSWER END]\n"
+                              "Reply <answer>N</answer> with N from 1 to 5. Pad pad pad pad pad "
+                              "pad pad pad pad pad pad pad pad pad pad pad pad pad pad pad pad "
+                              "pad pad pad pad pad pad pad pad pad pad pad pad pad pad pad pad "
+                              "pad pad pad pad pad pad pad pad pad pad pad pad pad pad pad pad "
+                              "pad pad pad pad pad pad pad pad pad pad pad pad pad pad pad pad.";
+    assert_int_equal(arb_test_write_file(path, tpl, strlen(tpl)), 0);
+    p.task = "math";
+    p.template_name = path;
+    assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 3);
+    assert_int_equal(check_stored_requests(f, &spliced), 9);
+    assert_int_equal(spliced, 9);
+    char sql[320];
+    snprintf(sql, sizeof sql, "select max(length(c.request)) from calls c join pointwise p on"
+                              " p.call_id = c.id where p.template_name = '%s'", path);
+    assert_true(arb_test_query_int(f->store, sql) < 100);
+
+    /* references judged (no stored answer), a translation: only the question, when there is
+    ** one, is referred to; t2 has none and its request stays TEXT */
+    arb_dataset *ds = translation_items();
+    p = params(f);
+    p.model = NULL;
+    p.answer_from_reference = 1;
+    p.task = "translation";
+    assert_int_equal(arb_grade_run(f->store, ds, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 2);
+    assert_int_equal(check_stored_requests(f, &spliced), 10);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls c join pointwise p"
+                                                  " on p.call_id = c.id where p.item_id = 't2'"
+                                                  " and typeof(c.request) = 'text'"),
+                     1);
+    arb_dataset_destroy(ds);
+    /* a rerun finds every call by its key: nothing sent */
+    p = params(f);
+    p.task = "generic";
+    assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.cached, 3);
 }
 
 /* Two judges, two repetitions, the references as answers, yes/no, another task. */
@@ -183,12 +316,7 @@ static void judges_reps_reference(void **state)
     p.explain = 0;
     p.n_judges = 2;
     p.reps = 2;
-    static const char items[] =
-        "{\"id\":\"t1\",\"language\":\"fr\",\"source\":\"Hello\",\"question\":\"Into French.\","
-        "\"reference\":\"Bonjour\"}\n"
-        "{\"id\":\"t2\",\"language\":\"de\",\"source\":\"Thanks\",\"reference\":\"Danke\"}\n";
-    arb_dataset *ds = arb_dataset_create();
-    assert_int_equal(arb_dataset_add_items_jsonl(ds, "t.jsonl", items, strlen(items)), ARB_OK);
+    arb_dataset *ds = translation_items();
     arb_run_stats st;
     assert_int_equal(arb_grade_run(f->store, ds, &p, &st), ARB_OK);
     assert_int_equal(st.planned, 2 * 2 * 2);
@@ -205,7 +333,7 @@ static void judges_reps_reference(void **state)
                      8);
     /* the optional question of a translation is shown after the source text */
     assert_int_equal(arb_test_query_int(f->store,
-                                        "select count(*) from calls where request like "
+                                        "select count(*) from calls where arb_request(request) like "
                                         "'%[SOURCE TEXT START]\\nHello\\n[SOURCE TEXT END]\\n\\n"
                                         "[QUESTION START]\\nInto French.\\n[QUESTION END]%'"),
                      4);
@@ -358,7 +486,7 @@ static void user_template(void **state)
     p.template_name = path;
     arb_run_stats st;
     assert_int_equal(arb_grade_run(f->store, f->ds, &p, &st), ARB_OK);
-    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls where request like "
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls where arb_request(request) like "
                                                   "'%Task qa in hi:\\nTask: answer%'"),
                      1);
     char sql[256];
@@ -414,7 +542,8 @@ static void export_pointwise(void **state)
                                        "task", "template", "rep", "value", "reason", "content",
                                        "error", "prompt_tokens", "completion_tokens",
                                        "latency_ms", "attempts", "reasoning",
-                                       "reasoning_tokens", "cached_tokens", "logprobs"};
+                                       "reasoning_tokens", "cached_tokens", "logprobs",
+                                       "request"};
     assert_int_equal(json_object_size(row), sizeof keys / sizeof *keys);
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         assert_non_null(json_object_get(row, keys[k]));
@@ -423,12 +552,36 @@ static void export_pointwise(void **state)
     assert_int_equal(json_integer_value(json_object_get(row, "value")), 5);
     assert_true(json_is_null(json_object_get(row, "reason")));
     assert_string_equal(json_string_value(json_object_get(row, "group")), "a");
+    /* the request exactly as sent (stored compact) */
+    const char *request = json_string_value(json_object_get(row, "request"));
+    assert_non_null(request);
+    int sent_as_is = 0;
+    for (size_t i = 0; i < n_seen; i++) sent_as_is |= !strcmp(seen[i], request);
+    assert_true(sent_as_is);
+    assert_non_null(strstr(request, "Ann did."));
     json_decref(row);
     int lines = 0, nulls = 0;
     for (const char *c = buf; *c; c++) lines += *c == '\n';
     for (const char *c = buf; (c = strstr(c, "\"value\":null")); c++) nulls++;
     assert_int_equal(lines, 3);
     assert_int_equal(nulls, 2);
+    /* the same store with its requests as TEXT, as a store written before they were stored
+    ** compact holds them: the same export, byte for byte */
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls"
+                                                  " where typeof(request) = 'blob'"), 3);
+    assert_int_equal(sqlite3_exec(arb__store_conn(f->store),
+                                  "UPDATE calls SET request = arb_request(request)", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from calls"
+                                                  " where typeof(request) = 'text'"), 3);
+    char *text_buf = NULL;
+    size_t text_len = 0;
+    out = open_memstream(&text_buf, &text_len);
+    assert_int_equal(arb_store_export(f->store, "pointwise", out), ARB_OK);
+    fclose(out);
+    assert_string_equal(text_buf, buf);
+    free(text_buf);
     free(buf);
 }
 
@@ -438,6 +591,7 @@ int main(void)
         cmocka_unit_test(template_names),
         cmocka_unit_test(group_coverage),
         cmocka_unit_test_setup_teardown(checks_before_any_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(requests_stored_compact, setup, teardown),
         cmocka_unit_test_setup_teardown(run_values_and_rerun, setup, teardown),
         cmocka_unit_test_setup_teardown(judges_reps_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(user_template, setup, teardown),

@@ -961,20 +961,30 @@ static char *pairwise_dump(arb_store *s)
                          " item_id, rep, ord)");
 }
 
-/* A counter (SQLITE_STMTSTATUS_*) of the store's pairwise insert whose last parameter is
-** last_param before ?1, its judged_at (which tells how many rows it inserts); 0 when there is
-** no such statement. */
-static int statement_status(arb_store *s, const char *last_param, int counter)
+/* A counter (SQLITE_STMTSTATUS_*) of the store's insert into table whose last parameter is
+** last_param (which tells how many rows it inserts); 0 when there is no such statement. */
+static int table_statement_status(arb_store *s, const char *table, const char *last_param,
+                                  int counter)
 {
-    char end[32];
-    snprintf(end, sizeof end, "%s, ?1) ON CONFLICT", last_param); /* ?1: judged_at */
+    char end[32], insert[64];
+    snprintf(end, sizeof end, "%s) ON CONFLICT", last_param);
+    snprintf(insert, sizeof insert, "INSERT INTO %s ", table);
     for (sqlite3_stmt *q = sqlite3_next_stmt(arb__store_conn(s), NULL); q;
          q = sqlite3_next_stmt(arb__store_conn(s), q)) {
         const char *sql = sqlite3_sql(q);
-        if (sql && !strncmp(sql, "INSERT INTO pairwise", 20) && strstr(sql, end))
+        if (sql && !strncmp(sql, insert, strlen(insert) - 1) &&
+            (sql[strlen(insert) - 1] == ' ' || sql[strlen(insert) - 1] == '(') && strstr(sql, end))
             return sqlite3_stmt_status(q, counter, 0);
     }
     return 0;
+}
+
+/* The same for the pairwise insert, whose rows end with ?1, their shared judged_at. */
+static int statement_status(arb_store *s, const char *last_param, int counter)
+{
+    char last[24];
+    snprintf(last, sizeof last, "%s, ?1", last_param);
+    return table_statement_status(s, "pairwise", last, counter);
 }
 
 /* How many times the store ran that insert (with the runs of the triggers it fired). */
@@ -1066,6 +1076,90 @@ static void test_call_times_are_unix_ms(void **state)
         assert_int_equal(query_int(s, sql), 6);
     }
     arb_store_close(s);
+}
+
+/* A pointwise judgment as grade.c puts it: item q<i>, the value, the call. */
+static arb__pointwise_row pointwise_row(const char *judge, const char *item, int value,
+                                        long long call_id)
+{
+    return (arb__pointwise_row){.protocol = "pointwise", .judge_name = judge, .item_id = item,
+                                .model = "m1", .language = "en", .kind = "grade",
+                                .task = "generic", .template_name = "t", .value = value,
+                                .reason = value < 0 ? "no <answer> tag" : NULL,
+                                .call_id = call_id};
+}
+
+static char *pointwise_dump(arb_store *s)
+{
+    return query_text(s, "SELECT group_concat(judge_name || ' ' || item_id || ' ' || model || ' '"
+                         " || language || kind || task || template_name || rep || ' ' ||"
+                         " ifnull(value, 'E') || ifnull(reason, '-') || ifnull(call_id, '-'),"
+                         " ';') FROM (SELECT * FROM pointwise ORDER BY judge_name, item_id)");
+}
+
+/* Pointwise judgments, too, go in by groups inside a transaction (the CHECKs with IN lists of
+** table pointwise fill two temporary b-trees per execution): the rows are those of putting them
+** one by one outside a transaction; a judgment put twice keeps the later value; a refused row
+** is named; a rollback drops the rows still waiting. */
+static void test_pointwise_grouped_in_transaction(void **state)
+{
+    fixture *f = *state;
+    char other[320];
+    arb_store *one = open_ok(f->db);
+    snprintf(other, sizeof other, "%s/grouped.db", f->dir);
+    arb_store *grouped = open_ok(other);
+    for (int i = 0; i < 90; i++) { /* items q0 .. q89 */
+        char line[40];
+        snprintf(line, sizeof line, "{\"id\":\"q%d\",\"question\":\"?\"}\n", i);
+        put_items(one, line);
+        put_items(grouped, line);
+    }
+    assert_int_equal(arb__store_begin(grouped), ARB_OK);
+    for (int i = 0; i < 87; i++) { /* 64 + 16 + 4 + 3 one by one */
+        char item[16];
+        snprintf(item, sizeof item, "q%d", i == 70 ? 1 : i); /* q1 a second time, value 3 */
+        arb__pointwise_row row = pointwise_row("j1", item, i % 7 == 6 ? -1 : 1 + i % 5, 0);
+        assert_int_equal(arb__store_put_pointwise(one, &row), ARB_OK);
+        assert_int_equal(arb__store_put_pointwise(grouped, &row), ARB_OK);
+    }
+    assert_int_equal(arb__store_commit(grouped), ARB_OK);
+    assert_int_equal(table_statement_status(grouped, "pointwise", "?768",
+                                            SQLITE_STMTSTATUS_RUN), 1);
+    assert_int_equal(table_statement_status(grouped, "pointwise", "?192",
+                                            SQLITE_STMTSTATUS_RUN), 1);
+    assert_int_equal(table_statement_status(grouped, "pointwise", "?48",
+                                            SQLITE_STMTSTATUS_RUN), 1);
+    assert_int_equal(query_int(grouped, "SELECT count(*) FROM pointwise"), 86);
+    assert_int_equal(query_int(grouped, "SELECT value FROM pointwise WHERE item_id = 'q1'"), 1);
+    char *a = pointwise_dump(one), *b = pointwise_dump(grouped);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+
+    /* a row SQLite refuses (kind is none of yesno, grade, grade10) in a group: named */
+    assert_int_equal(arb__store_begin(grouped), ARB_OK);
+    for (int i = 0; i < 5; i++) {
+        char item[16];
+        snprintf(item, sizeof item, "q%d", i);
+        arb__pointwise_row row = pointwise_row("j2", item, 1, 0);
+        if (i == 3) row.kind = "stars";
+        assert_int_equal(arb__store_put_pointwise(grouped, &row), ARB_OK);
+    }
+    assert_int_equal(arb__store_commit(grouped), ARB_DB);
+    assert_non_null(strstr(arb_store_errmsg(grouped), "item \"q3\" by j2"));
+    arb__store_rollback(grouped);
+
+    /* a rollback drops the rows still waiting */
+    assert_int_equal(arb__store_begin(grouped), ARB_OK);
+    arb__pointwise_row row = pointwise_row("j3", "q0", 1, 0);
+    assert_int_equal(arb__store_put_pointwise(grouped, &row), ARB_OK);
+    arb__store_rollback(grouped);
+    assert_int_equal(arb__store_begin(grouped), ARB_OK);
+    assert_int_equal(arb__store_commit(grouped), ARB_OK);
+    assert_int_equal(query_int(grouped, "SELECT count(*) FROM pointwise WHERE judge_name <> 'j1'"),
+                     0);
+    arb_store_close(one);
+    arb_store_close(grouped);
 }
 
 /* What writing a judgment costs SQLite, in virtual machine steps (deterministic, unlike time):
@@ -2191,7 +2285,7 @@ static void put_sbs_item_told(arb_store *s, int i, char **requests, int texts, i
                                 .completion_tokens = -1, .reasoning_tokens = -1,
                                 .cached_tokens = -1, .cost_usd = NAN, .latency_ms = 5};
         arb__call_texts t = {item, ord ? "m2" : "m1", ord ? "m1" : "m2", q, ord ? a2 : a1,
-                             ord ? a1 : a2};
+                             ord ? a1 : a2, 0, 1};
         if (texts) rec.texts = &t;
         if (built) { /* sbs_request asks for logprobs but for item 1; the count left to the store */
             rec.built = 1;
@@ -3146,6 +3240,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claim_finds_stored_calls_in_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settle_call_keeps_stored_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_unused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pointwise_grouped_in_transaction, setup, teardown),
     };
     const char *only = getenv("ARB_TEST");
     if (only && *only) cmocka_set_test_filter(only);
