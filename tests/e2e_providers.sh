@@ -130,12 +130,12 @@ for mode in tag open reasoning_content reasoning; do
   check "think=$mode: the thinking is stored for every call, with its tokens" "[ \$(q '$T/$mode.db' \"select count(*) from calls where reasoning like 'Simulated thinking%[[_]]%' and reasoning_tokens > 0 and cached_tokens is not null\") = \$(q '$T/$mode.db' 'select count(*) from calls') ]"
   check "think=$mode: no content holds thinking" "[ \$(q '$T/$mode.db' \"select count(*) from calls where content like '%think>%' or content like '%Simulated thinking%'\") = 0 ]"
 done
-# sent_matching DB WHERE: the calls whose request as sent matches: the side-by-side ones read
-# back through export (stored compact), the others as stored (TEXT)
+# sent_matching DB WHERE: the calls whose request as sent matches: the side-by-side and grade
+# ones read back through export (stored compact, or TEXT), the others as stored (TEXT)
 sent_matching() {
   sent_calls "$1"
   echo $(( $(q "$1.sent.db" "select count(*) from calls where $2") +
-           $(q "$1" "select count(*) from calls where typeof(request) = 'text' and $2") ))
+           $(q "$1" "select count(*) from calls where typeof(request) = 'text' and $2 and id not in (select call_id from pointwise where call_id is not null)") ))
 }
 check "reasoning_effort is sent, the reasoning defaults are not" "[ \$(sent_matching '$T/tag.db' \"json_extract(request, '\$.reasoning_effort') = 'high' and json_type(request, '\$.temperature') is null and json_type(request, '\$.max_tokens') is null\") = \$(q '$T/tag.db' 'select count(*) from calls') ]"
 "$ARB" export --db "$T/tag.db" --format jsonl > "$T/tag.jsonl"

@@ -47,20 +47,25 @@ PY
 finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; }
 
 # sent_calls STORE: writes STORE.sent.db, whose table calls(judge_name, request, content,
-# logprobs) holds the side-by-side calls of STORE as `arbiter export` gives them back: the
-# requests exactly as sent (the store keeps them compact, which the sqlite3 shell cannot read).
+# logprobs) holds the side-by-side and pointwise (grade) calls of STORE as `arbiter export` gives
+# them back: the requests exactly as sent (the store keeps them compact, which the sqlite3 shell
+# cannot read).
 sent_calls() {
   "$ARB" export --db "$1" --format jsonl --output "$1.sent.jsonl" || return 1
+  "$ARB" export --db "$1" --format pointwise --output "$1.sent_pw.jsonl" || return 1
   rm -f "$1.sent.db"
-  python3 - "$1.sent.jsonl" "$1.sent.db" <<'PY'
+  python3 - "$1.sent.jsonl" "$1.sent.db" "$1.sent_pw.jsonl" <<'PY'
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[2])
 db.execute("create table calls (judge_name, request, content, logprobs)")
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    lp = r.get("logprobs")
-    db.execute("insert into calls values (?, ?, ?, ?)", (r["judge"], r["request"], r["content"],
-               None if lp is None else json.dumps(lp, sort_keys=True)))
+for path in (sys.argv[1], sys.argv[3]):  # side-by-side rows, then pointwise (grade) rows
+    for line in open(path):
+        r = json.loads(line)
+        if path == sys.argv[3] and r.get("request") is None:
+            continue  # a grade judgment without a call
+        lp = r.get("logprobs")
+        db.execute("insert into calls values (?, ?, ?, ?)", (r["judge"], r["request"], r["content"],
+                   None if lp is None else json.dumps(lp, sort_keys=True)))
 db.commit()
 PY
 }
