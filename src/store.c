@@ -2635,6 +2635,28 @@ arb_status arb__store_find_call(arb_store *s, const char *key, int *found, long 
     return arb__store_find_call_spend(s, key, found, call_id, content, NULL);
 }
 
+/* Reads a stored call's row from column first of q: id, content, prompt_tokens,
+** completion_tokens, cost_usd, into what is not NULL (unknown tokens -1, unknown cost NaN; the
+** content a copy). 0, or -1 when the copy ran out of memory. Shared by the one-key lookup and a
+** claim's group lookup (find_claimed). */
+static int read_stored_call(sqlite3_stmt *q, int first, long long *call_id, char **content,
+                            arb__call_spend *spend)
+{
+    if (call_id) *call_id = sqlite3_column_int64(q, first);
+    if (spend) {
+        spend->prompt_tokens = sqlite3_column_type(q, first + 2) == SQLITE_NULL
+                                   ? -1 : sqlite3_column_int64(q, first + 2);
+        spend->completion_tokens = sqlite3_column_type(q, first + 3) == SQLITE_NULL
+                                       ? -1 : sqlite3_column_int64(q, first + 3);
+        spend->cost_usd = sqlite3_column_type(q, first + 4) == SQLITE_NULL
+                              ? NAN : sqlite3_column_double(q, first + 4);
+    }
+    const unsigned char *text = sqlite3_column_text(q, first + 1);
+    if (!content || !text) return 0;
+    *content = arb__strndup((const char *)text, (size_t)sqlite3_column_bytes(q, first + 1));
+    return *content ? 0 : -1;
+}
+
 /* See internal.h. */
 arb_status arb__store_find_call_spend(arb_store *s, const char *key, int *found,
                                       long long *call_id, char **content, arb__call_spend *spend)
@@ -2648,19 +2670,9 @@ arb_status arb__store_find_call_spend(arb_store *s, const char *key, int *found,
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
         *found = 1;
-        if (call_id) *call_id = sqlite3_column_int64(q, 0);
-        if (spend) {
-            spend->prompt_tokens = sqlite3_column_type(q, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 2);
-            spend->completion_tokens = sqlite3_column_type(q, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 3);
-            spend->cost_usd = sqlite3_column_type(q, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 4);
-        }
-        const unsigned char *text = sqlite3_column_text(q, 1);
-        if (content && text) {
-            *content = arb__strndup((const char *)text, (size_t)sqlite3_column_bytes(q, 1));
-            if (!*content) {
-                *found = 0;
-                st = arb__store_fail(s, ARB_NOMEM, "out of memory");
-            }
+        if (read_stored_call(q, 0, call_id, content, spend)) {
+            *found = 0;
+            st = arb__store_fail(s, ARB_NOMEM, "out of memory");
         }
     } else if (rc != SQLITE_DONE) {
         st = arb__store_fail(s, ARB_DB, "cannot look up call %s: %s", key,
@@ -3333,9 +3345,6 @@ static arb_status read_held(arb_store *s, const arb__lease_owner *o, arb__keymap
     return st;
 }
 
-/* See internal.h. One lease row for the calls claimed, whatever their number: a claim reads the
-** leases of the other owners (a few rows while runs share a store, none for a run alone), then
-** writes one row. */
 /* A claim looks its keys up among the successful calls FIND_GROUP at a time, in one statement
 ** that joins the keys (a VALUES list) with calls' key index: one statement a key cost ~4,400
 ** instructions of which ~2,000 opening and closing it (cursors, allocations), the group ~2,300
@@ -3392,16 +3401,7 @@ static arb_status find_claimed(arb_store *s, arb__call_claim *c, size_t n)
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
             arb__call_claim *x = &c[at + (size_t)sqlite3_column_int(q, 0)];
             x->state = ARB__CLAIM_STORED;
-            x->call_id = sqlite3_column_int64(q, 1);
-            x->spend.prompt_tokens =
-                sqlite3_column_type(q, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 3);
-            x->spend.completion_tokens =
-                sqlite3_column_type(q, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 4);
-            x->spend.cost_usd =
-                sqlite3_column_type(q, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 5);
-            const unsigned char *text = sqlite3_column_text(q, 2);
-            if (text && !(x->content = arb__strndup((const char *)text,
-                                                    (size_t)sqlite3_column_bytes(q, 2)))) {
+            if (read_stored_call(q, 1, &x->call_id, &x->content, &x->spend)) {
                 st = arb__store_fail(s, ARB_NOMEM, "out of memory");
                 break;
             }
@@ -3414,6 +3414,9 @@ static arb_status find_claimed(arb_store *s, arb__call_claim *c, size_t n)
     return st;
 }
 
+/* See internal.h. One lease row for the calls claimed, whatever their number: a claim reads the
+** leases of the other owners (a few rows while runs share a store, none for a run alone), then
+** writes one row. */
 arb_status arb__store_claim_calls(arb_store *s, const arb__lease_owner *o, arb__call_claim *c,
                                   size_t n)
 {
