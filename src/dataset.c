@@ -626,28 +626,28 @@ static int is_regular_file(const char *path, uint64_t *size)
     return regular;
 }
 
-/* Reads and checks the two files as arb_dataset_load does, with the same messages, but keeps
-** only an index (see arbiter.h). Files that are not regular (a pipe), and files of at most
-** arb__dataset_whole_limit bytes together, are loaded whole. */
+/* Reads and checks the two files (answers_path NULL: items only) as arb_dataset_load does,
+** with the same messages, but keeps only an index (see arbiter.h). Files that are not regular
+** (a pipe), and files of at most arb__dataset_whole_limit bytes together, are loaded whole. */
 arb_status arb_dataset_load_indexed(arb_dataset *ds, const char *items_path,
                                     const char *answers_path)
 {
     if (!ds) return ARB_INVALID;
-    if (!items_path || !answers_path) return fail(ds, ARB_INVALID, "no items or answers file given");
+    if (!items_path) return fail(ds, ARB_INVALID, "no items file given");
     if (ds->indexed || ds->n_items || ds->n_answers)
         return fail(ds, ARB_INVALID, "an indexed dataset is read into an empty dataset");
-    uint64_t items_size, answers_size;
+    uint64_t items_size, answers_size = 0;
     if (!is_regular_file(items_path, &items_size) ||
-        !is_regular_file(answers_path, &answers_size) ||
+        (answers_path && !is_regular_file(answers_path, &answers_size)) ||
         items_size + answers_size <= arb__dataset_whole_limit)
         return arb_dataset_load(ds, items_path, answers_path);
     ds->indexed = 1;
     ds->items_path = arb__strdup(items_path);
-    ds->answers_path = arb__strdup(answers_path);
+    ds->answers_path = answers_path ? arb__strdup(answers_path) : NULL;
     char *err = NULL;
-    arb_status st = !ds->items_path || !ds->answers_path ? ARB_NOMEM : ARB_OK;
+    arb_status st = !ds->items_path || (answers_path && !ds->answers_path) ? ARB_NOMEM : ARB_OK;
     if (!st) st = add_jsonl_file(ds, KIND_ITEMS, items_path, &err);
-    if (!st) st = add_jsonl_file(ds, KIND_ANSWERS, answers_path, &err);
+    if (!st && answers_path) st = add_jsonl_file(ds, KIND_ANSWERS, answers_path, &err);
     if (st) drop_index(ds);
     if (err) {
         free(ds->errmsg);
@@ -667,7 +667,7 @@ arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol)
 {
     return arb__store_fail(s, ARB_INVALID,
                            "%s reads a whole dataset (arb_dataset_load), not an indexed one "
-                           "(arb_dataset_load_indexed, which only sbs reads)",
+                           "(arb_dataset_load_indexed, which only sbs and grade read)",
                            protocol);
 }
 
@@ -882,7 +882,8 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
     size_t *picked = NULL, n_picked = 0, cap_picked = 0; /* the answers to read */
     if (n == 0) goto done;
     if ((st = window_open(&wb, ds->items_path, &fd_items)) ||
-        (n_models && (st = window_open(&wb, ds->answers_path, &fd_answers))))
+        (n_models && ds->answers_path &&
+         (st = window_open(&wb, ds->answers_path, &fd_answers))))
         goto done;
     /* the items lie in one stretch of the file, in order */
     const indexed_item *a = &ds->ix_items[first], *z = &ds->ix_items[first + n - 1];
@@ -899,6 +900,7 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
     /* the answers of those items by the models asked for: one read of the stretch of the file
     ** they lie in when it is not much longer than they are (answers kept near their items),
     ** else one read each */
+    if (fd_answers < 0) n_models = 0; /* no answers file: no answers to read */
     if (n_models && arb__grow(&picked, &cap_picked, n * n_models, sizeof *picked)) {
         st = fail(win, ARB_NOMEM, "out of memory");
         goto done;
@@ -972,6 +974,28 @@ arb_status arb__dataset_answers_window(const arb_dataset *ds, size_t first, size
 done:
     if (fd >= 0) close(fd);
     return window_end(&wb, st, out, err);
+}
+
+/* See internal.h. */
+arb_status arb__dataset_each_item(const arb_dataset *ds, arb__dataset_item_fn fn, void *ud,
+                                  char **err)
+{
+    *err = NULL;
+    if (!ds || !fn) return ARB_INVALID;
+    arb_status st = ARB_OK;
+    if (!ds->indexed) {
+        for (size_t i = 0; i < ds->n_items && !st; i++) st = fn(ud, i, ds->items[i]);
+        return st;
+    }
+    size_t n = ds->ids.n;
+    for (size_t first = 0; first < n && !st; first += ARB__DATASET_BLOCK_ITEMS) {
+        size_t k = n - first < ARB__DATASET_BLOCK_ITEMS ? n - first : ARB__DATASET_BLOCK_ITEMS;
+        arb_dataset *block = NULL;
+        if ((st = arb__dataset_window(ds, first, k, NULL, 0, &block, err))) break;
+        for (size_t i = 0; i < k && !st; i++) st = fn(ud, first + i, block->items[i]);
+        arb_dataset_destroy(block);
+    }
+    return st;
 }
 
 /* Adds the items of a JSONL buffer (all or nothing). Returns ARB_OK, ARB_PARSE with the message
@@ -1057,45 +1081,61 @@ const arb_answer *arb_dataset_find_answer(const arb_dataset *ds, const char *ite
     return lookup_answer(ds, item_id, model, hash_answer_key(item_id, model));
 }
 
+/* What arb_dataset_group_coverage counts while it walks the items. */
+typedef struct coverage_walk {
+    arb_group_coverage c;
+    arb__strtab groups, languages, pairs;
+    size_t *per_group, cap, n_counted; /* distinct languages of each group */
+    arb__buf key;
+} coverage_walk;
+
+/* arb__dataset_item_fn: counts one item. ARB_NOMEM stops the walk. */
+static arb_status count_coverage(void *ud, size_t index, const arb_item *it)
+{
+    (void)index;
+    coverage_walk *w = ud;
+    if (!it->group) {
+        w->c.n_ungrouped++;
+        return ARB_OK;
+    }
+    if (!it->language) return ARB_OK;
+    uint32_t g = arb__strtab_intern(&w->groups, it->group);
+    size_t before = w->pairs.n;
+    arb__buf_reset(&w->key);
+    if (g == UINT32_MAX || arb__strtab_intern(&w->languages, it->language) == UINT32_MAX ||
+        arb__buf_printf(&w->key, "%zu:%s%s", strlen(it->group), it->group, it->language) ||
+        arb__strtab_intern(&w->pairs, w->key.data) == UINT32_MAX ||
+        arb__grow(&w->per_group, &w->cap, w->groups.n, sizeof *w->per_group))
+        return ARB_NOMEM;
+    while (w->n_counted < w->groups.n) w->per_group[w->n_counted++] = 0;
+    if (w->pairs.n > before) w->per_group[g]++;
+    return ARB_OK;
+}
+
 /* Counts the groups, languages and incomplete groups of the items that have both a group and
-** a language (see arbiter.h). Out of memory, the counts are all zero but n_ungrouped. */
+** a language (see arbiter.h); an indexed dataset's items are read again a block at a time. Out
+** of memory, the counts are all zero but n_ungrouped; when an indexed dataset's file cannot be
+** read again, all zero (the run that reads it fails with the message). */
 arb_group_coverage arb_dataset_group_coverage(const arb_dataset *ds)
 {
-    arb_group_coverage c;
-    memset(&c, 0, sizeof c);
-    if (!ds) return c;
-    arb__strtab groups = {0}, languages = {0}, pairs = {0};
-    size_t *per_group = NULL, cap = 0, n_counted = 0; /* distinct languages of each group */
-    arb__buf key;
-    arb__buf_init(&key, 0);
-    int nomem = 0;
-    for (size_t i = 0; i < ds->n_items && !nomem; i++) {
-        const arb_item *it = ds->items[i];
-        if (!it->group) {
-            c.n_ungrouped++;
-            continue;
-        }
-        if (!it->language) continue;
-        uint32_t g = arb__strtab_intern(&groups, it->group);
-        size_t before = pairs.n;
-        arb__buf_reset(&key);
-        nomem = g == UINT32_MAX || arb__strtab_intern(&languages, it->language) == UINT32_MAX ||
-                arb__buf_printf(&key, "%zu:%s%s", strlen(it->group), it->group, it->language) ||
-                arb__strtab_intern(&pairs, key.data) == UINT32_MAX ||
-                arb__grow(&per_group, &cap, groups.n, sizeof *per_group);
-        if (nomem) break;
-        while (n_counted < groups.n) per_group[n_counted++] = 0;
-        if (pairs.n > before) per_group[g]++;
+    coverage_walk w;
+    memset(&w, 0, sizeof w);
+    if (!ds) return w.c;
+    arb__buf_init(&w.key, 0);
+    char *err = NULL;
+    arb_status st = arb__dataset_each_item(ds, count_coverage, &w, &err);
+    free(err);
+    if (st == ARB_OK) {
+        w.c.n_groups = w.groups.n;
+        w.c.n_languages = w.languages.n;
+        for (size_t g = 0; g < w.groups.n; g++) w.c.n_incomplete += w.per_group[g] < w.languages.n;
+    } else if (st != ARB_NOMEM) {
+        memset(&w.c, 0, sizeof w.c);
     }
-    if (!nomem) {
-        c.n_groups = groups.n;
-        c.n_languages = languages.n;
-        for (size_t g = 0; g < groups.n; g++) c.n_incomplete += per_group[g] < languages.n;
-    }
-    free(per_group);
-    arb__buf_free(&key);
-    arb__strtab_free(&groups);
-    arb__strtab_free(&languages);
-    arb__strtab_free(&pairs);
-    return c;
+    free(w.per_group);
+    arb__buf_free(&w.key);
+    arb__strtab_free(&w.groups);
+    arb__strtab_free(&w.languages);
+    arb__strtab_free(&w.pairs);
+    return w.c;
 }

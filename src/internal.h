@@ -608,8 +608,8 @@ int arb__dataset_is_indexed(const arb_dataset *ds);
 ** and decodes every line three times (the check, the store, the run's slice). Tests set it to
 ** 0 to index small files. */
 extern uint64_t arb__dataset_whole_limit;
-/* ARB_INVALID with the store's message: protocol reads whole datasets only (only sbs reads an
-** indexed one). */
+/* ARB_INVALID with the store's message: protocol reads whole datasets only (only sbs and grade
+** read an indexed one). */
 arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol);
 /* Whether model answered item_id, in either kind of dataset. */
 int arb__dataset_has_answer(const arb_dataset *ds, const char *item_id, const char *model);
@@ -632,6 +632,18 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
 ** as arb__dataset_window. */
 arb_status arb__dataset_answers_window(const arb_dataset *ds, size_t first, size_t n,
                                        arb_dataset **out, char **err);
+/* Items read at a time from an indexed dataset when every item is walked (checks before a run,
+** storing the dataset): about 10 MB of the benchmark's texts. */
+#define ARB__DATASET_BLOCK_ITEMS 32768
+/* Called with each item of a dataset in order (index: its position); ARB_OK goes on, anything
+** else stops the walk and is returned. item is borrowed until fn returns. */
+typedef arb_status (*arb__dataset_item_fn)(void *ud, size_t index, const arb_item *item);
+/* Calls fn with every item of ds, whole or indexed (then read again ARB__DATASET_BLOCK_ITEMS at
+** a time, the records as arb_dataset_item would give them: every field, the same
+** "file:line"). Returns ARB_OK, fn's status, or a window's failure with *err set (caller frees;
+** NULL otherwise). */
+arb_status arb__dataset_each_item(const arb_dataset *ds, arb__dataset_item_fn fn, void *ud,
+                                  char **err);
 
 /* ---- store.c: SQLite persistence ---------------------------------------------------------- */
 
@@ -653,7 +665,9 @@ long long arb__store_read_total(void);
 void arb__store_rollback(arb_store *s);
 
 /* Records (upserts) every item and answer of ds, keeping the dataset order in items.seq so
-** window series (METHODS §3.1) can walk items in benchmark order. */
+** window series (METHODS §3.1) can walk items in benchmark order. An indexed dataset
+** (arb_dataset_load_indexed) is stored a block at a time, read again from its files: the same
+** rows, ARB_IO with the message when a file changed since it was indexed. */
 arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds);
 /* The two halves of arb__store_put_dataset, for a dataset stored a block at a time (an indexed
 ** dataset, see arb_dataset_load_indexed): the items of ds at positions first_seq, first_seq + 1,
@@ -1791,10 +1805,49 @@ arb_status arb__exec_protocol(arb_store *s, const char *protocol, const char *pa
                               arb__exec_done_fn done, arb__exec_finish_fn finish, void *ud,
                               arb_run_stats *stats);
 
+/* ---- item_window.c: a slice's items and answers, whole or read again from an index -------- */
+
+/* What a protocol's current slice of calls reads from its dataset ds: items first .. first + n
+** - 1 and the answers of models[0 .. n_models - 1] to them. For a whole dataset it points into
+** ds; for an indexed one (arb_dataset_load_indexed) it holds those records, read again from the
+** files by each load in place of the previous slice's. Use: init with the run's dataset and
+** models, load from arb__exec_params.slice_begin (arb__item_window_load_nodes maps the slice's
+** nodes to items when a protocol numbers its nodes item by item), read with
+** arb__item_window_item / _answer from the build, texts and done callbacks, free at the end.
+** Not thread-safe, and needs none: the executor loads a slice only when no call of the
+** previous one is in flight or waiting to be stored. */
+typedef struct arb__item_window {
+    const arb_dataset *ds;      /* the run's dataset (borrowed) */
+    const char *const *models;  /* whose answers a load looks up (borrowed) */
+    size_t n_models;
+    arb_dataset *win;           /* an indexed ds's loaded records (owned), else NULL */
+    size_t first, n;            /* the items loaded */
+    const arb_answer **answers; /* [(i - first) * n_models + m]: models[m]'s answer to item i,
+                                   or NULL (owned array of borrowed records) */
+    size_t cap_answers;
+} arb__item_window;
+/* An empty window on ds (nothing to free yet). */
+void arb__item_window_init(arb__item_window *w, const arb_dataset *ds,
+                           const char *const *models, size_t n_models);
+/* Loads items first .. first + n - 1 (in range of ds) and the models' answers to them.
+** ARB_OK, or a failure with the store's message (ARB_IO "file: ..." when a file changed since
+** it was indexed, ARB_NOMEM); the window is then empty. */
+arb_status arb__item_window_load(arb__item_window *w, arb_store *s, size_t first, size_t n);
+/* arb__item_window_load of the items of nodes first_node .. first_node + n_nodes - 1 when node
+** k belongs to item k / nodes_per_item (a plan numbered item by item). */
+arb_status arb__item_window_load_nodes(arb__item_window *w, arb_store *s, size_t first_node,
+                                       size_t n_nodes, size_t nodes_per_item);
+/* Item i of ds (borrowed): any i of a whole dataset, a loaded one of an indexed dataset. */
+const arb_item *arb__item_window_item(const arb__item_window *w, size_t i);
+/* models[model]'s answer to loaded item i (borrowed), or NULL when it gave none. */
+const arb_answer *arb__item_window_answer(const arb__item_window *w, size_t i, size_t model);
+/* Frees what the window holds (not ds); the window is empty again and can be loaded. */
+void arb__item_window_free(arb__item_window *w);
+
 /* ---- sbs.c: what the pairwise protocols (sbs, debate, discussion) share -------------------- */
 
-/* Nodes per slice of an sbs plan (arb__exec_params.slice; 0: the executor's default). Tests set
-** it small to run an indexed dataset across many slices; nothing else writes it. */
+/* Nodes per slice of an sbs or grade plan (arb__exec_params.slice; 0: the executor's default).
+** Tests set it small to run an indexed dataset across many slices; nothing else writes it. */
 extern size_t arb__sbs_plan_slice;
 
 /* Checks that models first and second answered every item of ds and that every item has a

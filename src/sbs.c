@@ -37,54 +37,30 @@ typedef struct sbs_run {
                                  array, strings borrowed) */
     size_t n_judges;
     arb_template *tpl;
-    const arb_item **items; /* every item, or NULL when ds is indexed (then: window) */
+    const arb_item **items; /* every item (arb__sbs_collect_items), or NULL when ds is indexed */
     size_t n_items;
-    /* an indexed dataset's current slice (load_slice): items items_base .. and the answers of
-    ** the two models to them, read again from the files; NULL for an ordinary dataset */
-    arb_dataset *window;
-    size_t items_base;
-    /* The two models' answers to the items of the slice (or of the whole dataset when it is not
-    ** indexed): pairs[2 * k] the candidate's and pairs[2 * k + 1] the baseline's answer to item
-    ** pairs_base + k. Looked up once per item (fill_pairs) instead of twice by each of the
-    ** three callbacks (build, texts, done) of both orders. */
-    const arb_answer **pairs;
-    size_t pairs_base, n_pairs;
+    /* The current slice's items and the two models' answers to them (load_slice): model 0 the
+    ** candidate, 1 the baseline; looked up once per item instead of twice by each of the
+    ** three callbacks (build, texts, done) of both orders, and read again from the files when
+    ** ds is indexed. */
+    const char *models[2];
+    arb__item_window window;
     size_t invalid;          /* written by the done callback only (writer thread) */
     arb__recorded *recorded; /* judgments already in the store (a rerun's), or NULL */
     size_t invalid_recorded; /* those of them without a valid verdict (main thread) */
 } sbs_run;
 
-/* The item of index i (in dataset order) and the dataset that holds its texts. i lies in the
-** current slice when the dataset is indexed. */
+/* Item i (in dataset order), in the current slice. */
 static const arb_item *item_at(const sbs_run *r, size_t i)
 {
-    return r->window ? arb_dataset_item(r->window, i - r->items_base) : r->items[i];
+    return arb__item_window_item(&r->window, i);
 }
-static const arb_dataset *texts(const sbs_run *r) { return r->window ? r->window : r->ds; }
 
-/* The answer of the candidate (model 0) or the baseline (model 1) to item i, from r->pairs. */
+/* The answer of the candidate (model 0) or the baseline (model 1) to item i of the slice
+** (validate() checked that both models answered each item). */
 static const arb_answer *answer_at(const sbs_run *r, size_t i, int model)
 {
-    return r->pairs[2 * (i - r->pairs_base) + (size_t)model];
-}
-
-/* Fills r->pairs for items first .. first + n - 1 (validate() checked that both models answered
-** each). Returns 0, or -1 when out of memory. */
-static int fill_pairs(sbs_run *r, size_t first, size_t n)
-{
-    if (n > r->n_pairs || !r->pairs) {
-        const arb_answer **pairs = realloc(r->pairs, (n ? n : 1) * 2 * sizeof *pairs);
-        if (!pairs) return -1;
-        r->pairs = pairs;
-        r->n_pairs = n;
-    }
-    r->pairs_base = first;
-    for (size_t k = 0; k < n; k++) {
-        const arb_item *item = item_at(r, first + k);
-        r->pairs[2 * k] = arb_dataset_find_answer(texts(r), item->id, r->params->candidate);
-        r->pairs[2 * k + 1] = arb_dataset_find_answer(texts(r), item->id, r->params->baseline);
-    }
-    return 0;
+    return arb__item_window_answer(&r->window, i, (size_t)model);
 }
 
 static int render_answers(arb_store *s, const arb_item *item, const arb_answer *first,
@@ -565,77 +541,13 @@ done:
 /* See internal.h. */
 size_t arb__sbs_plan_slice = 0;
 
-/* Items per block when an indexed dataset is stored, and answers per block (about 10 MB of
-** texts each on the benchmark's data). */
-#define STORE_ITEMS_BLOCK 32768
-#define STORE_ANSWERS_BLOCK 65536
-
-/* Records every item and answer of the run's dataset, as arb__store_put_dataset does (one
-** transaction, the items in order then the answers in the order of their file), reading an
-** indexed dataset's texts a block at a time. */
-static arb_status store_dataset(sbs_run *r)
-{
-    arb_store *s = r->store;
-    const arb_dataset *ds = r->ds;
-    if (!arb__dataset_is_indexed(ds)) return arb__store_put_dataset(s, ds);
-    arb_status st = arb__store_begin(s);
-    if (st) return st;
-    arb_dataset *block = NULL, *first_answers = NULL;
-    char *err = NULL;
-    size_t n = arb_dataset_item_count(ds), na = arb_dataset_answer_count(ds);
-    /* The text dictionary is trained from the first block of each file, as it would be from the
-    ** whole dataset (store_texts.c takes at most 1 MB of samples anyway); the first answers
-    ** block is kept until the answers are stored, so no block is read twice. */
-    st = arb__dataset_answers_window(ds, 0, na < STORE_ANSWERS_BLOCK ? na : STORE_ANSWERS_BLOCK,
-                                     &first_answers, &err);
-    for (size_t i = 0; i < n && !st; i += STORE_ITEMS_BLOCK) {
-        size_t k = n - i < STORE_ITEMS_BLOCK ? n - i : STORE_ITEMS_BLOCK;
-        if (!(st = arb__dataset_window(ds, i, k, NULL, 0, &block, &err)) && i == 0)
-            st = arb__store_train_texts(s, block, first_answers);
-        if (!st) st = arb__store_put_items(s, block, i);
-        arb_dataset_destroy(block);
-        block = NULL;
-    }
-    for (size_t i = 0; i < na && !st; i += STORE_ANSWERS_BLOCK) {
-        size_t k = na - i < STORE_ANSWERS_BLOCK ? na - i : STORE_ANSWERS_BLOCK;
-        if (i == 0) {
-            st = arb__store_put_answers(s, first_answers);
-            continue;
-        }
-        if (!(st = arb__dataset_answers_window(ds, i, k, &block, &err)))
-            st = arb__store_put_answers(s, block);
-        arb_dataset_destroy(block);
-        block = NULL;
-    }
-    arb_dataset_destroy(first_answers);
-    if (err) arb__store_fail(s, st, "%s", err);
-    free(err);
-    if (!st) st = arb__store_commit(s);
-    if (st) arb__store_rollback(s);
-    return st;
-}
-
-/* arb__exec_params.slice_begin: for an indexed dataset, reads the items of nodes first ..
-** first + n - 1 and the two models' answers to them, in place of the previous slice's. */
+/* arb__exec_params.slice_begin: the items of nodes first .. first + n - 1 and the two models'
+** answers to them, in place of the previous slice's. */
 static arb_status load_slice(void *ud, size_t first, size_t n)
 {
     sbs_run *r = ud;
-    if (!arb__dataset_is_indexed(r->ds) || n == 0) return ARB_OK;
-    size_t per_item = (size_t)r->params->reps * r->n_judges * 2;
-    size_t from = first / per_item, to = (first + n - 1) / per_item + 1;
-    arb_dataset_destroy(r->window);
-    r->window = NULL;
-    const char *models[2] = {r->params->candidate, r->params->baseline};
-    char *err = NULL;
-    arb_status st = arb__dataset_window(r->ds, from, to - from, models, 2, &r->window, &err);
-    if (st) {
-        arb__store_fail(r->store, st, "%s", err ? err : arb_strerror(st));
-        free(err);
-        return st;
-    }
-    r->items_base = from;
-    if (fill_pairs(r, from, to - from)) return arb__store_fail(r->store, ARB_NOMEM, "out of memory");
-    return ARB_OK;
+    return arb__item_window_load_nodes(&r->window, r->store, first, n,
+                                       (size_t)r->params->reps * r->n_judges * 2);
 }
 
 arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_params *params,
@@ -658,15 +570,14 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
         goto done;
     }
     if ((st = validate(&r))) goto done;
-    if (!arb__dataset_is_indexed(ds) && fill_pairs(&r, 0, r.n_items)) {
-        st = arb__store_fail(store, ARB_NOMEM, "out of memory");
-        goto done;
-    }
+    r.models[0] = params->candidate;
+    r.models[1] = params->baseline;
+    arb__item_window_init(&r.window, ds, r.models, 2);
     for (size_t j = 0; params->dry_run && j < r.n_judges; j++)
         if ((st = arb__store_check_judge(store, &r.judges[j]))) goto done;
 
     if (!params->dry_run) {
-        if ((st = store_dataset(&r))) goto done;
+        if ((st = arb__store_put_dataset(store, ds))) goto done;
         for (size_t j = 0; j < r.n_judges; j++)
             if ((st = arb__store_put_judge(store, &r.judges[j]))) goto done;
         pjson = params_json(&r);
@@ -689,8 +600,7 @@ arb_status arb_sbs_run(arb_store *store, const arb_dataset *ds, const arb_sbs_pa
 done:
     arb_template_destroy(r.tpl);
     arb__recorded_destroy(r.recorded);
-    arb_dataset_destroy(r.window);
-    free(r.pairs);
+    arb__item_window_free(&r.window);
     free(r.judges);
     free(r.items);
     free(pjson);

@@ -2178,18 +2178,65 @@ done:
     return st;
 }
 
-/* Records every item and answer of ds (borrowed) in one transaction (unless the caller already
-** holds one): the text dictionary trained from ds if the store has none, then
-** arb__store_put_items from position 0, then arb__store_put_answers. */
+/* Answers per block when an indexed dataset is stored (about 10 MB of the benchmark's texts, as
+** ARB__DATASET_BLOCK_ITEMS items are). */
+#define STORE_ANSWERS_BLOCK 65536
+
+/* arb__store_put_dataset of an indexed dataset (arb_dataset_load_indexed): the same rows in the
+** same order (the items in order, then the answers in the order of their file), its texts read
+** again a block at a time, so storing it holds one block rather than every text. The caller
+** holds the transaction. */
+static arb_status put_indexed_dataset(arb_store *s, const arb_dataset *ds)
+{
+    arb_dataset *block = NULL, *first_answers = NULL;
+    char *err = NULL;
+    size_t n = arb_dataset_item_count(ds), na = arb_dataset_answer_count(ds);
+    /* The text dictionary is trained from the first block of each file, as it would be from the
+    ** whole dataset (store_texts.c takes at most 1 MB of samples anyway); the first answers
+    ** block is kept until the answers are stored, so no block is read twice. */
+    arb_status st = arb__dataset_answers_window(
+        ds, 0, na < STORE_ANSWERS_BLOCK ? na : STORE_ANSWERS_BLOCK, &first_answers, &err);
+    for (size_t i = 0; i < n && !st; i += ARB__DATASET_BLOCK_ITEMS) {
+        size_t k = n - i < ARB__DATASET_BLOCK_ITEMS ? n - i : ARB__DATASET_BLOCK_ITEMS;
+        if (!(st = arb__dataset_window(ds, i, k, NULL, 0, &block, &err)) && i == 0)
+            st = arb__store_train_texts(s, block, first_answers);
+        if (!st) st = arb__store_put_items(s, block, i);
+        arb_dataset_destroy(block);
+        block = NULL;
+    }
+    for (size_t i = 0; i < na && !st; i += STORE_ANSWERS_BLOCK) {
+        size_t k = na - i < STORE_ANSWERS_BLOCK ? na - i : STORE_ANSWERS_BLOCK;
+        if (i == 0) {
+            st = arb__store_put_answers(s, first_answers);
+            continue;
+        }
+        if (!(st = arb__dataset_answers_window(ds, i, k, &block, &err)))
+            st = arb__store_put_answers(s, block);
+        arb_dataset_destroy(block);
+        block = NULL;
+    }
+    arb_dataset_destroy(first_answers);
+    if (err) arb__store_fail(s, st, "%s", err);
+    free(err);
+    return st;
+}
+
+/* Records every item and answer of ds (borrowed; whole or indexed) in one transaction (unless
+** the caller already holds one): the text dictionary trained from ds if the store has none,
+** then arb__store_put_items from position 0, then arb__store_put_answers. */
 arb_status arb__store_put_dataset(arb_store *s, const arb_dataset *ds)
 {
     if (!ds) return arb__store_fail(s, ARB_INVALID, "put_dataset: no dataset");
     int own_tx = sqlite3_get_autocommit(s->db);
     arb_status st;
     if (own_tx && (st = arb__store_begin(s))) return st;
-    st = arb__store_train_texts(s, ds, ds);
-    if (!st) st = arb__store_put_items(s, ds, 0);
-    if (!st) st = arb__store_put_answers(s, ds);
+    if (arb__dataset_is_indexed(ds)) {
+        st = put_indexed_dataset(s, ds);
+    } else {
+        st = arb__store_train_texts(s, ds, ds);
+        if (!st) st = arb__store_put_items(s, ds, 0);
+        if (!st) st = arb__store_put_answers(s, ds);
+    }
     if (own_tx) {
         if (!st) st = arb__store_commit(s);
         if (st) arb__store_rollback(s);

@@ -384,17 +384,6 @@ static const char slice_answers[] =
     "{\"answer\":\"\\ud83d\\ude00 b8\",\"model\":\"SECRETBASE\",\"item\":\"a8\"}\n"
     "{\"item\":\"a8\",\"model\":\"SECRETCAND\",\"answer\":\"c8 \\\"q\\\"\"}\n";
 
-/* Rows of table or query what in store a (main) that attached store b lacks, plus the
-** reverse: 0 when both hold the same rows. */
-static long long rows_differ(arb_store *a, const char *what_main, const char *what_b)
-{
-    char sql[2048];
-    snprintf(sql, sizeof sql,
-             "SELECT (SELECT count(*) FROM (%s EXCEPT %s)) + (SELECT count(*) FROM (%s EXCEPT %s))",
-             what_main, what_b, what_b, what_main);
-    return arb_test_query_int(a, sql);
-}
-
 #define PAIRWISE_ROWS(db)                                                                        \
     "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"   \
     " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, c.key, c.content, c.ok"  \
@@ -437,9 +426,9 @@ static void test_indexed_dataset_in_slices(void **state)
     arb_store_close(other);
 
     assert_int_equal(arb_test_exec_sql(f->store, "ATTACH %Q AS b", db), 0);
-    assert_int_equal(rows_differ(f->store, "SELECT * FROM main.items", "SELECT * FROM b.items"), 0);
-    assert_int_equal(rows_differ(f->store, "SELECT * FROM main.answers", "SELECT * FROM b.answers"), 0);
-    assert_int_equal(rows_differ(f->store, PAIRWISE_ROWS("main."), PAIRWISE_ROWS("b.")), 0);
+    assert_int_equal(arb_test_rows_differ(f->store, "SELECT * FROM main.items", "SELECT * FROM b.items"), 0);
+    assert_int_equal(arb_test_rows_differ(f->store, "SELECT * FROM main.answers", "SELECT * FROM b.answers"), 0);
+    assert_int_equal(arb_test_rows_differ(f->store, PAIRWISE_ROWS("main."), PAIRWISE_ROWS("b.")), 0);
     assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM b.pairwise"), 16);
     assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM b.answers"), 18);
     assert_int_equal(arb_test_exec_sql(f->store, "DETACH b"), 0);

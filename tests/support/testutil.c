@@ -90,6 +90,16 @@ long long arb_test_query_int(arb_store *store, const char *sql)
     return v;
 }
 
+long long arb_test_rows_differ(arb_store *store, const char *what_main, const char *what_b)
+{
+    char sql[2048];
+    if (snprintf(sql, sizeof sql,
+                 "SELECT (SELECT count(*) FROM (%s EXCEPT %s)) + (SELECT count(*) FROM (%s EXCEPT %s))",
+                 what_main, what_b, what_b, what_main) >= (int)sizeof sql)
+        return -1;
+    return arb_test_query_int(store, sql);
+}
+
 int arb_test_exec_sql(arb_store *store, const char *fmt, ...)
 {
     va_list ap;

@@ -28,6 +28,10 @@ void arb_test_remove_dir(const char *dir);
 ** -1 when the query fails or returns no row. */
 long long arb_test_query_int(arb_store *store, const char *sql);
 
+/* Rows of table or query what_main that query what_b (e.g. the same of a store attached as b)
+** lacks, plus the reverse: 0 when both hold the same rows, -1 when the query fails. */
+long long arb_test_rows_differ(arb_store *store, const char *what_main, const char *what_b);
+
 /* Runs SQL built with sqlite3's printf (%Q quotes a string or writes NULL) on the store's
 ** database. Returns 0, or -1 after printing the SQL and SQLite's message. */
 int arb_test_exec_sql(arb_store *store, const char *fmt, ...); /* %Q: not a printf format */
