@@ -111,13 +111,14 @@ ARB_API arb_status arb_dataset_add_answers_jsonl(arb_dataset *ds, const char *so
 /* Reads the files and calls the two functions above. ARB_IO when a file cannot be read. */
 ARB_API arb_status arb_dataset_load(arb_dataset *ds, const char *items_path,
                                     const char *answers_path);
-/* Reads both files as arb_dataset_load does (same checks and messages) into an empty ds, but
-** keeps only an index: the ids, the models and where each record's line is in its file, about
-** 100 bytes per record instead of the record's texts. arb_sbs_run then reads the texts again a
-** slice at a time, so a run's memory no longer grows with the questions and answers (500,000
-** items with two answers each: ~650 MB of texts). Only arb_sbs_run reads an indexed dataset;
-** the other protocols refuse it (ARB_INVALID), and arb_dataset_item, arb_dataset_answer and
-** the find functions return NULL (the counts are right). The files must not change while the
+/* Reads both files (answers_path NULL: items only) as arb_dataset_load does (same checks and
+** messages) into an empty ds, but keeps only an index: the ids, the models and where each
+** record's line is in its file, about 100 bytes per record instead of the record's texts.
+** arb_sbs_run and arb_grade_run then read the texts again a slice at a time, so a run's memory
+** no longer grows with the questions and answers (500,000 items with two answers each: ~650 MB
+** of texts). Only those two read an indexed dataset (and arb_dataset_group_coverage, which
+** reads its items again); the other protocols refuse it (ARB_INVALID), and arb_dataset_item,
+** arb_dataset_answer and the find functions return NULL (the counts are right). The files must not change while the
 ** dataset is in use (a record found changed fails the run with ARB_IO). A file that is not a
 ** regular file (a pipe) cannot be read again, and files of at most 64 MiB together are cheaper
 ** to read once than three times (their records take at most ~80 MB): ds is then loaded whole,
@@ -629,13 +630,16 @@ ARB_API const char *arb_grade_template_name(arb_pointwise_kind kind, const char 
 ** a language and the fields of the task, an answer from the model (or a reference), and no two
 ** items of one group may share a language. Each judgment is a row of the store's pointwise
 ** table (value NULL and a reason for E); an interrupted run resumes where it stopped and a
-** rerun sends nothing. stats->invalid counts replies without a valid value. */
+** rerun sends nothing. stats->invalid counts replies without a valid value. ds may be indexed
+** (arb_dataset_load_indexed): the same checks, messages and judgments, the texts read again a
+** block at a time for the checks and the store and a slice at a time for the calls. */
 ARB_API arb_status arb_grade_run(arb_store *store, const arb_dataset *ds,
                                  const arb_grade_params *params, arb_run_stats *stats);
 
 /* How the items' parallel groups cover their languages: groups lacking a language only weaken
 ** the cross-language metrics (Fleiss' κ uses complete groups), so a run warns rather than
-** refuses. Counts over the items that have both a group and a language. */
+** refuses. Counts over the items that have both a group and a language; an indexed dataset's
+** items are read again from its file (all counts 0 when it cannot be read). */
 typedef struct arb_group_coverage {
     size_t n_groups;       /* distinct groups */
     size_t n_languages;    /* distinct languages among grouped items */

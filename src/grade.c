@@ -106,17 +106,21 @@ typedef struct grade_run {
     size_t n_items;
     int uses_question;   /* the template shows {question} (besides {task_input}) */
     size_t invalid;      /* written by the done callback only */
+    /* the current slice's items and the model's answers to them (load_slice); no model when
+    ** the references are judged */
+    arb__item_window window;
 } grade_run;
 
 /* Node layout: (item * n_judges + judge) * reps + rep: consecutive calls go to different
-** judges (several endpoints share the load). */
-static void node_coords(const grade_run *r, size_t node, const arb_item **item,
+** judges (several endpoints share the load). *index: the item's, in dataset order. */
+static void node_coords(const grade_run *r, size_t node, size_t *index, const arb_item **item,
                         const arb_judge_config **judge, int *rep)
 {
     size_t reps = (size_t)r->params->reps, n_judges = r->params->n_judges;
     *rep = (int)(node % reps);
     *judge = &r->params->judges[(node / reps) % n_judges];
-    *item = arb_dataset_item(r->ds, node / reps / n_judges);
+    *index = node / reps / n_judges;
+    *item = arb__item_window_item(&r->window, *index);
 }
 
 /* The task of an item: the run's, or with --task category the one its category names (NULL
@@ -129,12 +133,20 @@ static const struct grade_task *task_of(const grade_run *r, const arb_item *it)
     return NULL;
 }
 
-/* The answer judged for an item (borrowed), or NULL when there is none. */
-static const char *answer_of(const grade_run *r, const arb_item *it)
+/* The answer judged for item it of index i in the current slice (borrowed), or NULL when there
+** is none. */
+static const char *answer_of(const grade_run *r, size_t i, const arb_item *it)
 {
     if (r->params->answer_from_reference) return it->reference;
-    const arb_answer *a = arb_dataset_find_answer(r->ds, it->id, r->model);
+    const arb_answer *a = arb__item_window_answer(&r->window, i, 0);
     return a ? a->answer : NULL;
+}
+
+/* Whether item it has an answer to judge (the checks, before any slice is loaded). */
+static int has_answer(const grade_run *r, const arb_item *it)
+{
+    if (r->params->answer_from_reference) return it->reference != NULL;
+    return arb__dataset_has_answer(r->ds, it->id, r->model);
 }
 
 /* {task_input} of an item: the task's line, then each of the task's fields the item has
@@ -158,10 +170,11 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     (void)deps;
     (void)n_deps;
     grade_run *r = ud;
+    size_t index;
     const arb_item *it;
     const arb_judge_config *judge;
     int rep;
-    node_coords(r, node, &it, &judge, &rep);
+    node_coords(r, node, &index, &it, &judge, &rep);
     arb__buf input;
     arb__buf_init(&input, 0);
     const struct grade_task *task = task_of(r, it);
@@ -174,7 +187,7 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
                             .question = it->question,
                             .reference = it->reference,
                             .language = it->language,
-                            .answer = answer_of(r, it),
+                            .answer = answer_of(r, index, it),
                             .task = task->name,
                             .task_input = input.data};
     int rc = arb__exec_render(r->store, r->tpl, &vars, it, "item", judge, rep, req);
@@ -189,10 +202,11 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
 static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcome *out)
 {
     grade_run *r = ud;
+    size_t index;
     const arb_item *it;
     const arb_judge_config *judge;
     int rep;
-    node_coords(r, node, &it, &judge, &rep);
+    node_coords(r, node, &index, &it, &judge, &rep);
     const char *reason = "no reply: the call failed (its error is stored with the call)";
     int value = -1;
     if (out->ok && out->content) {
@@ -228,15 +242,16 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
 static int call_texts(void *ud, size_t node, arb__call_texts *t)
 {
     const grade_run *r = ud;
+    size_t index;
     const arb_item *it;
     const arb_judge_config *judge;
     int rep;
-    node_coords(r, node, &it, &judge, &rep);
+    node_coords(r, node, &index, &it, &judge, &rep);
     const struct grade_task *task = task_of(r, it);
     int questions = 0;
     if (it->question && task && ((task->required | task->optional) & BIT(F_QUESTION))) questions++;
     if (it->question && r->uses_question) questions++;
-    const char *answer = r->params->answer_from_reference ? NULL : answer_of(r, it);
+    const char *answer = r->params->answer_from_reference ? NULL : answer_of(r, index, it);
     *t = (arb__call_texts){.item_id = it->id,
                            .first_model = answer ? r->model : NULL,
                            .question = it->question,
@@ -366,7 +381,7 @@ static arb_status check_item(grade_run *r, const arb_item *it)
                                "%s: field \"language\": expected a language code such as \"en\" or "
                                "\"zh-Hant\" (1 to 35 letters, digits, \"-\" or \"_\")",
                                it->source);
-    if (!answer_of(r, it))
+    if (!has_answer(r, it))
         return r->params->answer_from_reference
                    ? arb__store_fail(s, ARB_PARSE,
                                      "%s: item \"%s\" has no \"reference\" to judge", it->source,
@@ -380,40 +395,61 @@ static arb_status check_item(grade_run *r, const arb_item *it)
     return ARB_OK;
 }
 
-/* No parallel group may hold two items of one language. */
-static arb_status check_groups(grade_run *r)
-{
-    arb__strtab seen = {0};
-    size_t *first = NULL, cap = 0; /* per (group, language): index of its first item */
+/* The walk over every item before any request (arb__dataset_each_item: an indexed dataset's
+** items are read a block at a time): check_item on each, and no parallel group may hold two
+** items of one language. */
+typedef struct check_walk {
+    grade_run *r;
+    arb__strtab seen;    /* per (group, language) of the items so far: "<len>:<group><language>" */
+    size_t *first, cap;  /* per entry of seen: the index of its first item */
     arb__buf key;
-    arb__buf_init(&key, 0);
-    arb_status st = ARB_OK;
-    for (size_t i = 0; i < r->n_items && !st; i++) {
-        const arb_item *it = arb_dataset_item(r->ds, i);
-        if (!it->group) continue;
-        arb__buf_reset(&key);
-        size_t before = seen.n;
-        uint32_t k;
-        /* the group's length first: no pair of names can make another pair's key */
-        if (arb__buf_printf(&key, "%zu:%s%s", strlen(it->group), it->group, it->language) ||
-            (k = arb__strtab_intern(&seen, key.data)) == UINT32_MAX ||
-            arb__grow(&first, &cap, seen.n, sizeof *first)) {
-            st = arb__store_fail(r->store, ARB_NOMEM, "out of memory");
-            break;
-        }
-        if (seen.n > before) {
-            first[k] = i;
-            continue;
-        }
-        const arb_item *prev = arb_dataset_item(r->ds, first[k]);
-        st = arb__store_fail(r->store, ARB_PARSE,
-                             "%s: field \"group\": group \"%s\" already has an item in language "
-                             "\"%s\" (item \"%s\" at %s); a group holds one item per language",
-                             it->source, it->group, it->language, prev->id, prev->source);
+    char *group_clash;   /* the first clash's message: reported only when every item passes
+                            check_item, so a file with both faults gets the item's message */
+} check_walk;
+
+/* arb__dataset_item_fn: the checks of item it (of index i). */
+static arb_status check_walk_item(void *ud, size_t i, const arb_item *it)
+{
+    check_walk *w = ud;
+    arb_status st = check_item(w->r, it);
+    if (st || !it->group || w->group_clash) return st;
+    arb__buf_reset(&w->key);
+    size_t before = w->seen.n;
+    uint32_t k;
+    /* the group's length first: no pair of names can make another pair's key */
+    if (arb__buf_printf(&w->key, "%zu:%s%s", strlen(it->group), it->group, it->language) ||
+        (k = arb__strtab_intern(&w->seen, w->key.data)) == UINT32_MAX ||
+        arb__grow(&w->first, &w->cap, w->seen.n, sizeof *w->first))
+        return arb__store_fail(w->r->store, ARB_NOMEM, "out of memory");
+    if (w->seen.n > before) {
+        w->first[k] = i;
+        return ARB_OK;
     }
-    free(first);
-    arb__buf_free(&key);
-    arb__strtab_free(&seen);
+    arb_item stub; /* the index knows the first item's id and place, which is all it takes */
+    char source[512];
+    const arb_item *prev = arb__dataset_item_outline(w->r->ds, w->first[k], &stub, source,
+                                                     sizeof source);
+    w->group_clash = arb__sprintf("%s: field \"group\": group \"%s\" already has an item in "
+                                  "language \"%s\" (item \"%s\" at %s); a group holds one item "
+                                  "per language",
+                                  it->source, it->group, it->language, prev->id, prev->source);
+    return w->group_clash ? ARB_OK : arb__store_fail(w->r->store, ARB_NOMEM, "out of memory");
+}
+
+/* Every item's checks, then the groups'. */
+static arb_status check_items(grade_run *r)
+{
+    check_walk w = {.r = r};
+    arb__buf_init(&w.key, 0);
+    char *err = NULL;
+    arb_status st = arb__dataset_each_item(r->ds, check_walk_item, &w, &err);
+    if (err) arb__store_fail(r->store, st, "%s", err);
+    else if (!st && w.group_clash) st = arb__store_fail(r->store, ARB_PARSE, "%s", w.group_clash);
+    free(err);
+    free(w.group_clash);
+    free(w.first);
+    arb__buf_free(&w.key);
+    arb__strtab_free(&w.seen);
     return st;
 }
 
@@ -437,15 +473,17 @@ static arb_status validate(grade_run *r)
     if (r->n_items == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
     if (!p->answer_from_reference) {
         size_t found = 0;
+        arb_item stub; /* what the index knows (an indexed dataset) */
+        char source[512];
         for (size_t i = 0; i < r->n_items && !found; i++)
-            found = answer_of(r, arb_dataset_item(r->ds, i)) != NULL;
+            found = arb__dataset_has_answer(
+                r->ds, arb__dataset_item_outline(r->ds, i, &stub, source, sizeof source)->id,
+                r->model);
         if (!found)
             return arb__store_fail(s, ARB_PARSE, "no answers from model \"%s\" in the answers file",
                                    r->model);
     }
-    for (size_t i = 0; i < r->n_items; i++)
-        if ((st = check_item(r, arb_dataset_item(r->ds, i)))) return st;
-    if ((st = check_groups(r))) return st;
+    if ((st = check_items(r))) return st;
     return arb__judge_check_list(s, p->judges, p->n_judges, p->dry_run);
 }
 
@@ -475,6 +513,15 @@ static char *params_json(const grade_run *r)
     return s;
 }
 
+/* arb__exec_params.slice_begin: the items of nodes first .. first + n - 1 and the model's
+** answers to them, in place of the previous slice's. */
+static arb_status load_slice(void *ud, size_t first, size_t n)
+{
+    grade_run *r = ud;
+    return arb__item_window_load_nodes(&r->window, r->store, first, n,
+                                       r->params->n_judges * (size_t)r->params->reps);
+}
+
 arb_status arb_grade_run(arb_store *store, const arb_dataset *ds, const arb_grade_params *params,
                          arb_run_stats *stats)
 {
@@ -483,12 +530,12 @@ arb_status arb_grade_run(arb_store *store, const arb_dataset *ds, const arb_grad
     memset(stats, 0, sizeof *stats);
     if (!store) return ARB_INVALID;
     if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
-    if (arb__dataset_is_indexed(ds)) return arb__dataset_refuse_indexed(store, "grade");
 
     grade_run r = {.store = store, .ds = ds, .params = params};
     char *pjson = NULL;
     arb_status st = validate(&r);
     if (st) goto done;
+    arb__item_window_init(&r.window, ds, &r.model, params->answer_from_reference ? 0 : 1);
     for (size_t j = 0; j < params->n_judges; j++)
         if ((st = params->dry_run ? arb__store_check_judge(store, &params->judges[j])
                                   : arb__store_put_judge(store, &params->judges[j])))
@@ -498,12 +545,14 @@ arb_status arb_grade_run(arb_store *store, const arb_dataset *ds, const arb_grad
         pjson = params_json(&r);
     }
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                           .progress = params->progress, .texts = call_texts};
+                           .progress = params->progress, .texts = call_texts,
+                           .slice_begin = load_slice, .slice = arb__sbs_plan_slice};
     st = arb__exec_protocol(store, "pointwise", pjson, &ep,
                             r.n_items * params->n_judges * (size_t)params->reps, NULL, build_call,
                             call_done, count_invalid, &r, stats);
 done:
     arb_template_destroy(r.tpl);
+    arb__item_window_free(&r.window);
     free(pjson);
     return st;
 }

@@ -95,9 +95,12 @@ static int setup(void **state)
     return 0;
 }
 
+static uint64_t whole_limit_default; /* arb__dataset_whole_limit as built; tests lower it */
+
 static int teardown(void **state)
 {
     fixture *f = *state;
+    arb__dataset_whole_limit = whole_limit_default;
     arb_dataset_destroy(f->ds);
     arb_store_close(f->store);
     arb_test_server_stop(f->srv);
@@ -585,6 +588,217 @@ static void export_pointwise(void **state)
     free(buf);
 }
 
+/* ---- an indexed dataset (arb_dataset_load_indexed) read slice by slice ---------------------- */
+
+/* Items of three tasks' fields, groups, a blank line; answers of two models in no order. */
+static const char slice_items[] =
+    "{\"id\":\"g1-en\",\"group\":\"g1\",\"language\":\"en\",\"question\":\"Who?\","
+    "\"context\":\"Ann did.\",\"reference\":\"Ann\"}\n"
+    "{\"id\":\"g1-fr\",\"group\":\"g1\",\"language\":\"fr\",\"question\":\"Qui?\","
+    "\"context\":\"Anne.\",\"reference\":\"Anne\"}\n"
+    "\n"
+    "{\"id\":\"g2-en\",\"group\":\"g2\",\"language\":\"en\",\"question\":\"Where?\","
+    "\"context\":\"In Rome.\",\"reference\":\"Rome\",\"source\":\"Roma\"}\n"
+    "{\"id\":\"solo\",\"language\":\"de\",\"question\":\"Wo?\",\"context\":\"In Bonn.\","
+    "\"reference\":\"Bonn\",\"category\":\"qa\"}\n"
+    "{\"id\":\"g3-en\",\"group\":\"g3\",\"language\":\"en\",\"question\":\"When?\","
+    "\"context\":\"In May.\",\"reference\":\"May\"}\n";
+static const char slice_answers[] =
+    "{\"item\":\"g3-en\",\"model\":\"SECRETM\",\"answer\":\"ANS-4 May\"}\n"
+    "{\"item\":\"g1-en\",\"model\":\"OTHER\",\"answer\":\"ANS-1 Bob\"}\n"
+    "{\"item\":\"g1-fr\",\"model\":\"SECRETM\",\"answer\":\"ANS-ECHO\"}\n"
+    "{\"item\":\"solo\",\"model\":\"SECRETM\",\"answer\":\"ANS-2 Berlin\"}\n"
+    "{\"item\":\"g1-en\",\"model\":\"SECRETM\",\"answer\":\"ANS-5 Ann\"}\n"
+    "{\"item\":\"g2-en\",\"model\":\"OTHER\",\"answer\":\"ANS-3 Rome\"}\n"
+    "{\"item\":\"g2-en\",\"model\":\"SECRETM\",\"answer\":\"ANS-0 Paris\"}\n";
+
+/* The judgments and their calls (the key is the hash of the request sent; the export compares
+** the requests themselves). */
+#define POINTWISE_ROWS(db)                                                                       \
+    "SELECT p.protocol, p.judge_name, p.item_id, p.model, p.language, p.kind, p.task,"         \
+    " p.template_name, p.rep, p.value, p.reason, c.key, c.content, c.ok"                      \
+    " FROM " db "pointwise p JOIN " db "calls c ON c.id = p.call_id"
+
+/* The store's pointwise export as JSON lines without latency_ms, the one key two runs of the
+** same judgments tell apart (caller decrefs). */
+static json_t *export_without_latency(arb_store *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_int_equal(arb_store_export(s, "pointwise", out), ARB_OK);
+    fclose(out);
+    json_t *lines = json_array();
+    for (const char *line = buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        json_t *row = json_loadb(line, (size_t)(nl - line), 0, NULL);
+        assert_non_null(row);
+        assert_non_null(json_object_get(row, "latency_ms"));
+        json_object_del(row, "latency_ms");
+        json_array_append_new(lines, row);
+    }
+    free(buf);
+    return lines;
+}
+
+/* Runs p on whole and on indexed (slices of 3 nodes), each into a new store of its own
+** (<name>-whole.db, <name>-indexed.db); expects the same stored items, answers, judgments and
+** calls, and the same export. */
+static void expect_same_runs(fixture *f, const arb_grade_params *p, arb_dataset *whole,
+                             arb_dataset *indexed, const char *name, size_t judgments)
+{
+    char db[2][256], file[64];
+    arb_store *s[2] = {NULL, NULL};
+    json_t *export[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(file, sizeof file, "%s-%s.db", name, k ? "indexed" : "whole");
+        assert_non_null(arb_test_scratch(f->dir, file, NULL, db[k], sizeof db[k]));
+        assert_int_equal(arb_store_open(db[k], &s[k]), ARB_OK);
+        arb__sbs_plan_slice = k ? 3 : 0; /* an item's judgments fall in two slices at times */
+        arb_run_stats st;
+        assert_int_equal(arb_grade_run(s[k], k ? indexed : whole, p, &st), ARB_OK);
+        assert_int_equal(st.planned, judgments);
+        assert_int_equal(st.sent, judgments);
+        export[k] = export_without_latency(s[k]);
+    }
+    arb__sbs_plan_slice = 0;
+    assert_int_equal(json_array_size(export[0]), judgments);
+    assert_true(json_equal(export[0], export[1]));
+    json_decref(export[0]);
+    json_decref(export[1]);
+    arb_store_close(s[1]);
+    assert_int_equal(arb_test_exec_sql(s[0], "ATTACH %Q AS b", db[1]), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], "SELECT * FROM main.items", "SELECT * FROM b.items"), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], "SELECT * FROM main.answers", "SELECT * FROM b.answers"), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], POINTWISE_ROWS("main."), POINTWISE_ROWS("b.")), 0);
+    assert_int_equal(arb_test_query_int(s[0], "SELECT count(*) FROM b.pointwise"), (long long)judgments);
+    assert_int_equal(arb_test_exec_sql(s[0], "DETACH b"), 0);
+    arb_store_close(s[0]);
+}
+
+/* The same judgments, stored items and answers, calls and export, whether the dataset is held
+** whole or indexed and read again slice by slice (two judges, two repetitions: four calls an
+** item, three to a slice), judging a model's answers or the references (items only); a rerun
+** from the index on a store the whole dataset made sends nothing; a file changed under the
+** index stops the run before any request. */
+static void indexed_dataset_in_slices(void **state)
+{
+    fixture *f = *state;
+    arb__dataset_whole_limit = 0; /* index these small files */
+    char items[256], answers[256];
+    assert_non_null(arb_test_scratch(f->dir, "items.jsonl", slice_items, items, sizeof items));
+    assert_non_null(arb_test_scratch(f->dir, "answers.jsonl", slice_answers, answers, sizeof answers));
+    arb_dataset *whole = arb_dataset_create(), *indexed = arb_dataset_create();
+    assert_int_equal(arb_dataset_load(whole, items, answers), ARB_OK);
+    assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
+    assert_true(arb__dataset_is_indexed(indexed));
+    arb_group_coverage cw = arb_dataset_group_coverage(whole);
+    arb_group_coverage ci = arb_dataset_group_coverage(indexed);
+    assert_int_equal(ci.n_groups, 3);
+    assert_int_equal(ci.n_incomplete, 2);
+    assert_int_equal(ci.n_ungrouped, 1);
+    assert_memory_equal(&ci, &cw, sizeof ci);
+
+    arb_grade_params p = params(f);
+    p.n_judges = 2;
+    p.reps = 2;
+    expect_same_runs(f, &p, whole, indexed, "answers", 5 * 2 * 2);
+    /* a store the whole dataset made, rerun from the index in slices: nothing to send */
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, whole, &p, &st), ARB_OK);
+    unsigned long sent = arb_test_server_requests(f->srv);
+    arb__sbs_plan_slice = 3;
+    assert_int_equal(arb_grade_run(f->store, indexed, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.cached, 20);
+    assert_int_equal(arb_test_server_requests(f->srv), sent);
+
+    /* the references judged, from an items file alone */
+    arb_dataset *whole_items = arb_dataset_create(), *indexed_items = arb_dataset_create();
+    assert_int_equal(arb_dataset_load(whole_items, items, NULL), ARB_OK);
+    assert_int_equal(arb_dataset_load_indexed(indexed_items, items, NULL), ARB_OK);
+    assert_true(arb__dataset_is_indexed(indexed_items));
+    p = params(f);
+    p.model = NULL;
+    p.answer_from_reference = 1;
+    p.kind = ARB_POINTWISE_YESNO;
+    expect_same_runs(f, &p, whole_items, indexed_items, "reference", 5);
+
+    /* a file changed under the index: the run stops with where, before sending anything */
+    static const char changed[] = "{\"id\":\"other\",\"language\":\"en\",\"question\":\"Q\"}\n";
+    assert_non_null(arb_test_scratch(f->dir, "items.jsonl", changed, items, sizeof items));
+    p = params(f);
+    p.reps = 3;
+    sent = arb_test_server_requests(f->srv);
+    assert_int_equal(arb_grade_run(f->store, indexed, &p, &st), ARB_IO);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "items.jsonl"));
+    assert_int_equal(arb_test_server_requests(f->srv), sent);
+    arb__sbs_plan_slice = 0;
+    arb_dataset_destroy(whole);
+    arb_dataset_destroy(indexed);
+    arb_dataset_destroy(whole_items);
+    arb_dataset_destroy(indexed_items);
+}
+
+/* Bad input judged from an index is refused as from a whole dataset, with the same message
+** (the item's file:line; a group's first item's place from the index) and nothing sent. */
+static void indexed_dataset_errors_match(void **state)
+{
+    fixture *f = *state;
+    arb__dataset_whole_limit = 0; /* index these small files */
+    static const char ok_answers[] = "{\"item\":\"x\",\"model\":\"SECRETM\",\"answer\":\"A\"}\n"
+                                     "{\"item\":\"y\",\"model\":\"SECRETM\",\"answer\":\"A\"}\n";
+    static const struct {
+        const char *items, *answers, *expected; /* expected: the message after the directory */
+    } cases[] = {
+        {"{\"id\":\"x\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+         "{\"id\":\"y\",\"language\":\"en\",\"question\":\"Q\"}\n",
+         ok_answers, "items.jsonl:2: missing field \"context\" (task qa needs \"question\" and "
+                     "\"context\")"},
+        {"{\"id\":\"x\",\"group\":\"g\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+         "\n"
+         "{\"id\":\"y\",\"group\":\"g\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n",
+         ok_answers, "items.jsonl:3: field \"group\": group \"g\" already has an item in "
+                     "language \"en\" (item \"x\" at "},
+        /* a group clash (line 2) and an item without a language (line 3): the item's message */
+        {"{\"id\":\"x\",\"group\":\"g\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+         "{\"id\":\"y\",\"group\":\"g\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+         "{\"id\":\"z\",\"question\":\"Q\",\"context\":\"C\"}\n",
+         ok_answers, "items.jsonl:3: missing field \"language\""},
+        {"{\"id\":\"x\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+         "{\"id\":\"w\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+         "{\"id\":\"y\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n",
+         ok_answers, "items.jsonl:2: model \"SECRETM\" has no answer to item \"w\""},
+        {"{\"id\":\"x\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+         "{\"id\":\"y\",\"language\":\"en us\",\"question\":\"Q\",\"context\":\"C\"}\n",
+         ok_answers, "items.jsonl:2: field \"language\": expected a language code"},
+        {"{\"id\":\"x\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n"
+         "{\"id\":\"y\",\"language\":\"en\",\"question\":\"Q\",\"context\":\"C\"}\n",
+         "{\"item\":\"x\",\"model\":\"OTHER\",\"answer\":\"A\"}\n",
+         "no answers from model \"SECRETM\" in the answers file"},
+    };
+    arb_grade_params p = params(f);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char items[256], answers[256];
+        assert_non_null(arb_test_scratch(f->dir, "bad/items.jsonl", cases[i].items, items, sizeof items));
+        assert_non_null(arb_test_scratch(f->dir, "bad/answers.jsonl", cases[i].answers, answers, sizeof answers));
+        arb_dataset *whole = arb_dataset_create(), *indexed = arb_dataset_create();
+        assert_int_equal(arb_dataset_load(whole, items, answers), ARB_OK);
+        assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
+        assert_true(arb__dataset_is_indexed(indexed));
+        arb_run_stats st;
+        assert_int_equal(arb_grade_run(f->store, whole, &p, &st), ARB_PARSE);
+        char *expected = arb__strdup(arb_store_errmsg(f->store));
+        assert_int_equal(arb_grade_run(f->store, indexed, &p, &st), ARB_PARSE);
+        assert_string_equal(arb_store_errmsg(f->store), expected);
+        assert_non_null(strstr(expected, cases[i].expected));
+        free(expected);
+        arb_dataset_destroy(whole);
+        arb_dataset_destroy(indexed);
+    }
+    assert_int_equal(arb_test_server_requests(f->srv), 0);
+    assert_int_equal(arb_test_query_int(f->store, "select count(*) from runs"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -596,7 +810,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(judges_reps_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(user_template, setup, teardown),
         cmocka_unit_test_setup_teardown(export_pointwise, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexed_dataset_in_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexed_dataset_errors_match, setup, teardown),
     };
+    whole_limit_default = arb__dataset_whole_limit;
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -204,7 +204,7 @@ int cmd_grade(int argc, char **argv)
         p.judges = &single;
         p.n_judges = 1;
     }
-    if (!rc) rc = cli_open_run_inputs("grade", items, answers, db, &ds, &store);
+    if (!rc) rc = cli_open_run_inputs_indexed("grade", items, answers, db, &ds, &store);
     if (rc) goto done;
     warn_coverage(ds);
     arb_run_stats stats;
