@@ -59,6 +59,7 @@ struct arb_dataset {
     char *items_path, *answers_path;
     indexed_item *ix_items;
     size_t cap_ix_items; /* the item count is ids.n */
+    size_t ix_grouped;   /* items with a "group" (none: the group coverage reads nothing) */
     indexed_answer *ix_answers;
     size_t n_ix_answers, cap_ix_answers;
     arb__strtab ids, models;
@@ -561,6 +562,7 @@ static arb_status index_item(arb_dataset *ds, const char *where, const fields *f
         return fail(ds, ARB_NOMEM, "out of memory");
     uint32_t k = arb__strtab_intern(&ds->ids, f->id);
     if (k == UINT32_MAX) return fail(ds, ARB_NOMEM, "out of memory");
+    ds->ix_grouped += f->values[4] != NULL; /* field_names[KIND_ITEMS][4]: "group" */
     ds->ix_items[k] = (indexed_item){
         offset, (uint32_t)len, (uint32_t)line_no,
         (f->values[0] ? HAS_QUESTION : 0u) | (f->values[1] && *f->values[1] ? HAS_REFERENCE : 0u)};
@@ -608,7 +610,7 @@ static void drop_index(arb_dataset *ds)
     ds->items_path = ds->answers_path = NULL;
     ds->ix_items = NULL;
     ds->ix_answers = NULL;
-    ds->cap_ix_items = ds->n_ix_answers = ds->cap_ix_answers = 0;
+    ds->cap_ix_items = ds->ix_grouped = ds->n_ix_answers = ds->cap_ix_answers = 0;
     ds->indexed = 0;
 }
 
@@ -1113,7 +1115,8 @@ static arb_status count_coverage(void *ud, size_t index, const arb_item *it)
 }
 
 /* Counts the groups, languages and incomplete groups of the items that have both a group and
-** a language (see arbiter.h); an indexed dataset's items are read again a block at a time. Out
+** a language (see arbiter.h); an indexed dataset's items are read again a block at a time
+** when some item has a group. Out
 ** of memory, the counts are all zero but n_ungrouped; when an indexed dataset's file cannot be
 ** read again, all zero (the run that reads it fails with the message). */
 arb_group_coverage arb_dataset_group_coverage(const arb_dataset *ds)
@@ -1121,6 +1124,10 @@ arb_group_coverage arb_dataset_group_coverage(const arb_dataset *ds)
     coverage_walk w;
     memset(&w, 0, sizeof w);
     if (!ds) return w.c;
+    if (ds->indexed && !ds->ix_grouped) { /* nothing to read again: no item has a group */
+        w.c.n_ungrouped = ds->ids.n;
+        return w.c;
+    }
     arb__buf_init(&w.key, 0);
     char *err = NULL;
     arb_status st = arb__dataset_each_item(ds, count_coverage, &w, &err);

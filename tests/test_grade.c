@@ -740,7 +740,8 @@ static void indexed_dataset_in_slices(void **state)
 }
 
 /* Bad input judged from an index is refused as from a whole dataset, with the same message
-** (the item's file:line; a group's first item's place from the index) and nothing sent. */
+** (the item's file:line; a group's first item's place from the index) and nothing sent; the
+** group coverage is counted alike, with groups or without. */
 static void indexed_dataset_errors_match(void **state)
 {
     fixture *f = *state;
@@ -785,6 +786,9 @@ static void indexed_dataset_errors_match(void **state)
         assert_int_equal(arb_dataset_load(whole, items, answers), ARB_OK);
         assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
         assert_true(arb__dataset_is_indexed(indexed));
+        arb_group_coverage cw = arb_dataset_group_coverage(whole);
+        arb_group_coverage ci = arb_dataset_group_coverage(indexed);
+        assert_memory_equal(&ci, &cw, sizeof ci);
         arb_run_stats st;
         assert_int_equal(arb_grade_run(f->store, whole, &p, &st), ARB_PARSE);
         char *expected = arb__strdup(arb_store_errmsg(f->store));
