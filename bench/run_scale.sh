@@ -9,6 +9,10 @@
 #   audit-boot  arbiter audit --bootstrap 1000 --seed 1
 #   report      arbiter report --html FILE (its default bootstrap)
 #   export      arbiter export --format jsonl --output FILE (its line count is checked)
+#   grade       (only when STEPS names it) arbiter grade --model model-x on a store of its own
+#               against a fresh simulator: one pointwise call per item, SIZE calls; the data are
+#               then generated with "language":"en" on every item (grade needs a language; sbs
+#               does not read it), for every step of the run
 # and prints, per size, seconds and peak memory (max RSS, /usr/bin/time %M) of every step for
 # both binaries side by side, plus the store's bytes per judgment (database + -wal + -shm after
 # the sbs run, divided by 2*SIZE). Results also go to bench/out/scale_results.json.
@@ -21,9 +25,9 @@
 #                  Default: the most recent tag, or, while the repository has no tag, commit
 #                  12dd378 (main just before the first issue-17 merge, where the issue measured
 #                  its figures). BASE=none runs the current binary only.
-#   STEPS=list     comma-separated subset of sbs,rerun,audit,audit-boot,report,export (default
-#                  all; every step but sbs needs the store that sbs writes, so sbs always runs
-#                  when any other step is chosen)
+#   STEPS=list     comma-separated subset of sbs,rerun,audit,audit-boot,report,export,grade
+#                  (default all but grade; every step but sbs and grade needs the store that sbs
+#                  writes, so sbs runs when any of them is chosen; STEPS=grade runs grade alone)
 #   IN_FLIGHT=N    requests in flight, sbs --jobs (default 64); BOOT=N  audit bootstrap rounds (1000)
 #   KEEP=1         keep the data, stores, reports and exports under bench/out/scale/
 # Benchmarks are never run as tests; `make bench-scale` runs this script with the defaults.
@@ -44,11 +48,13 @@ for s in "${SIZES[@]}"; do
   [[ $s =~ ^[1-9][0-9]*$ ]] || { echo "run_scale.sh: size \"$s\": expected a positive integer" >&2; exit 2; }
 done
 for st in ${STEPS//,/ }; do
-  case $st in sbs|rerun|audit|audit-boot|report|export) ;;
-    *) echo "run_scale.sh: STEPS: \"$st\": expected sbs,rerun,audit,audit-boot,report,export" >&2; exit 2;;
+  case $st in sbs|rerun|audit|audit-boot|report|export|grade) ;;
+    *) echo "run_scale.sh: STEPS: \"$st\": expected sbs,rerun,audit,audit-boot,report,export,grade" >&2; exit 2;;
   esac
 done
 has_step() { [[ ",$STEPS," == *",$1,"* ]]; }
+run_sbs=0 # sbs runs when any step but grade is chosen
+for st in ${STEPS//,/ }; do [ "$st" = grade ] || run_sbs=1; done
 [ -x "$ARB" ] || { echo "run_scale.sh: $ARB: no such binary (build first, or set ARBITER)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "run_scale.sh: /usr/bin/time is needed (Debian package time)" >&2; exit 1; }
 
@@ -78,9 +84,12 @@ LABEL[current]="current ($cur_rev)"
 # ---- estimates ---------------------------------------------------------------------------------
 # Seconds per 100,000 items for each step, as measured on this shared 2-core machine with the
 # builds of 2026-11-25 (sbs 31 s, rerun 15 s, audit 6 s, audit --bootstrap 90 s, report 95 s,
-# export 10 s); disk: about 5 KB per judgment in the store and up to 4.6 KB per exported line.
+# export 10 s; grade, measured 2026-11-28: 12 s); disk: about 5 KB per judgment in the store and up
+# to 4.6 KB per exported line.
 est_seconds() { # size -> seconds for all chosen steps and binaries
-  local per=31 # sbs always runs
+  local per=0
+  [ "$run_sbs" = 1 ] && per=31
+  has_step grade && per=$((per + 12))
   has_step rerun && per=$((per + 15))
   has_step audit && per=$((per + 6)); has_step audit-boot && per=$((per + 90))
   has_step report && per=$((per + 95)); has_step export && per=$((per + 10))
@@ -141,14 +150,19 @@ timed() {
 extra() { printf '%s\t%s\t%s\t%s\t0\n' "$1" "$2" "$3" "$4" >>"$RES"; }
 
 for N in "${SIZES[@]}"; do
-  calls=$((2 * N))
+  calls=$((2 * N)) # sbs's
+  all_calls=$((run_sbs * calls)); has_step grade && all_calls=$((all_calls + N))
   need_mb=$(( calls * 10 / 1024 + N / 200 + 100 )) # store + export of one binary + data
   avail_mb=$(df -Pm "$W" | awk 'NR==2 {print $4}')
   echo
-  echo "== $N items, $calls judge calls; disk: about $need_mb MB needed, $avail_mb MB free"
+  echo "== $N items, $all_calls judge calls; disk: about $need_mb MB needed, $avail_mb MB free"
   [ "$avail_mb" -gt "$need_mb" ] || { echo "run_scale.sh: not enough disk space under $W" >&2; exit 1; }
   rm -rf "$W/data"
-  /usr/bin/python3 bench/gen_data.py "$W/data" "$N"
+  if has_step grade; then
+    /usr/bin/python3 bench/gen_data.py "$W/data" "$N" en
+  else
+    /usr/bin/python3 bench/gen_data.py "$W/data" "$N"
+  fi
   for b in "${BINS[@]}"; do
     B=${BIN[$b]}
     RUN=$W/run-$N-$b
@@ -157,6 +171,22 @@ for N in "${SIZES[@]}"; do
     sbs=("$B" sbs --items "$W/data/items.jsonl" --answers "$W/data/answers.jsonl"
          --candidate model-x --baseline model-y --judge-model bench-judge --jobs "$IN_FLIGHT"
          --no-progress --db "$DB")
+    if has_step grade; then
+      GDB=$RUN/grade.db
+      start_sim "$RUN/port-grade" "$RUN/sim-grade.log"
+      if timed "$N" "$b" grade "$B" grade --items "$W/data/items.jsonl" --answers "$W/data/answers.jsonl" \
+           --model model-x --judge-model bench-judge --judge-url "$URL" --jobs "$IN_FLIGHT" \
+           --no-progress --db "$GDB"; then
+        bytes=0
+        for f in "$GDB" "$GDB-wal" "$GDB-shm"; do [ -f "$f" ] && bytes=$((bytes + $(stat -c %s "$f"))); done
+        extra "$N" "$b" grade_store_bytes "$bytes"
+      fi
+      stop_sim "$RUN/sim-grade.log"
+      extra "$N" "$b" requests_grade "$REQUESTS"
+      [ "$REQUESTS" = "$N" ] || echo "  WARNING: $b: grade sent $REQUESTS requests (expected $N)"
+      [ "$KEEP" = 1 ] || rm -f "$GDB" "$GDB-wal" "$GDB-shm"
+    fi
+    [ "$run_sbs" = 1 ] || continue
     start_sim "$RUN/port" "$RUN/sim.log"
     timed "$N" "$b" sbs "${sbs[@]}" --judge-url "$URL" || { stop_sim "$RUN/sim.log"; continue; }
     stop_sim "$RUN/sim.log"; sent=$REQUESTS
@@ -196,13 +226,13 @@ for line in open(res):
     size, b, step, val, kb = line.rstrip("\n").split("\t")
     rows.setdefault(int(size), {}).setdefault(b, {})[step] = (val, int(kb))
 labels = {"current": lab_cur, "base": lab_base} # JSON keys: "current", "base"
-steps = ["sbs", "rerun", "audit", "audit-boot", "report", "export"]
+steps = ["sbs", "rerun", "audit", "audit-boot", "report", "export", "grade"]
 doc = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"), "cores": os.cpu_count(),
        "bootstrap_rounds": int(boot), "in_flight": int(jobs),
        "binaries": {b: l for b, l in labels.items() if l}, "sizes": {}}
 for size, by in sorted(rows.items()):
     bins = [b for b in ("current", "base") if b in by]
-    print(f"\n{size} items, {2*size} judgments: seconds / peak MB")
+    print(f"\n{size} items ({2*size} judgments in sbs, {size} in grade): seconds / peak MB")
     ratio = len(bins) == 2
     print(f"{'step':<12}" + "".join(f"{labels[b]:>30}" for b in bins)
           + (f"{'previous/current (time)':>26}" if ratio else ""))
@@ -214,9 +244,12 @@ for size, by in sorted(rows.items()):
             if st in r:
                 v, kb = r[st]
                 e["steps"][st] = None if v == "failed" else {"seconds": float(v), "peak_mb": round(kb / 1024, 1)}
-        for k in ("store_bytes", "requests_sbs", "requests_rerun", "export_lines", "export_bytes"):
+        for k in ("store_bytes", "requests_sbs", "requests_rerun", "export_lines", "export_bytes",
+                  "grade_store_bytes", "requests_grade"):
             if k in r: e[k] = int(r[k][0])
         if "store_bytes" in e: e["bytes_per_judgment"] = round(e["store_bytes"] / (2 * size), 1)
+        if "grade_store_bytes" in e:
+            e["grade_bytes_per_judgment"] = round(e["grade_store_bytes"] / size, 1)
         entry[b] = e
     for st in steps:
         if not any(st in by[b] for b in bins): continue
@@ -233,6 +266,9 @@ for size, by in sorted(rows.items()):
         f"{entry[b].get('bytes_per_judgment', 'n/a'):>30}" for b in bins))
     print(f"{'rerun reqs':<12}" + "".join(
         f"{entry[b].get('requests_rerun', 'n/a'):>30}" for b in bins))
+    if any("requests_grade" in entry[b] for b in bins):
+        print(f"{'grade B/jdg.':<12}" + "".join(
+            f"{entry[b].get('grade_bytes_per_judgment', 'n/a'):>30}" for b in bins))
     doc["sizes"][str(size)] = entry
 json.dump(doc, open(out, "w"), indent=1)
 print(f"\nwritten: {out}")
