@@ -675,6 +675,30 @@ static void expect_same_runs(fixture *f, const arb_grade_params *p, arb_dataset 
     arb_store_close(s[0]);
 }
 
+/* Writes items_text and answers_text to <dir>/<sub>items.jsonl and <dir>/<sub>answers.jsonl
+** (paths to items and answers, 256 bytes each) and loads them whole and indexed (the caller
+** destroys both; the files are indexed whatever their size), expecting the same group
+** coverage from both. */
+static void load_both(fixture *f, const char *sub, const char *items_text,
+                      const char *answers_text, char *items, char *answers, arb_dataset **whole,
+                      arb_dataset **indexed)
+{
+    char name[64];
+    arb__dataset_whole_limit = 0; /* index these small files */
+    snprintf(name, sizeof name, "%sitems.jsonl", sub);
+    assert_non_null(arb_test_scratch(f->dir, name, items_text, items, 256));
+    snprintf(name, sizeof name, "%sanswers.jsonl", sub);
+    assert_non_null(arb_test_scratch(f->dir, name, answers_text, answers, 256));
+    *whole = arb_dataset_create();
+    *indexed = arb_dataset_create();
+    assert_int_equal(arb_dataset_load(*whole, items, answers), ARB_OK);
+    assert_int_equal(arb_dataset_load_indexed(*indexed, items, answers), ARB_OK);
+    assert_true(arb__dataset_is_indexed(*indexed));
+    arb_group_coverage cw = arb_dataset_group_coverage(*whole);
+    arb_group_coverage ci = arb_dataset_group_coverage(*indexed);
+    assert_memory_equal(&ci, &cw, sizeof ci);
+}
+
 /* The same judgments, stored items and answers, calls and export, whether the dataset is held
 ** whole or indexed and read again slice by slice (two judges, two repetitions: four calls an
 ** item, three to a slice), judging a model's answers or the references (items only); a rerun
@@ -683,20 +707,13 @@ static void expect_same_runs(fixture *f, const arb_grade_params *p, arb_dataset 
 static void indexed_dataset_in_slices(void **state)
 {
     fixture *f = *state;
-    arb__dataset_whole_limit = 0; /* index these small files */
     char items[256], answers[256];
-    assert_non_null(arb_test_scratch(f->dir, "items.jsonl", slice_items, items, sizeof items));
-    assert_non_null(arb_test_scratch(f->dir, "answers.jsonl", slice_answers, answers, sizeof answers));
-    arb_dataset *whole = arb_dataset_create(), *indexed = arb_dataset_create();
-    assert_int_equal(arb_dataset_load(whole, items, answers), ARB_OK);
-    assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
-    assert_true(arb__dataset_is_indexed(indexed));
-    arb_group_coverage cw = arb_dataset_group_coverage(whole);
+    arb_dataset *whole, *indexed;
+    load_both(f, "", slice_items, slice_answers, items, answers, &whole, &indexed);
     arb_group_coverage ci = arb_dataset_group_coverage(indexed);
     assert_int_equal(ci.n_groups, 3);
     assert_int_equal(ci.n_incomplete, 2);
     assert_int_equal(ci.n_ungrouped, 1);
-    assert_memory_equal(&ci, &cw, sizeof ci);
 
     arb_grade_params p = params(f);
     p.n_judges = 2;
@@ -745,7 +762,6 @@ static void indexed_dataset_in_slices(void **state)
 static void indexed_dataset_errors_match(void **state)
 {
     fixture *f = *state;
-    arb__dataset_whole_limit = 0; /* index these small files */
     static const char ok_answers[] = "{\"item\":\"x\",\"model\":\"SECRETM\",\"answer\":\"A\"}\n"
                                      "{\"item\":\"y\",\"model\":\"SECRETM\",\"answer\":\"A\"}\n";
     static const struct {
@@ -780,15 +796,8 @@ static void indexed_dataset_errors_match(void **state)
     arb_grade_params p = params(f);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char items[256], answers[256];
-        assert_non_null(arb_test_scratch(f->dir, "bad/items.jsonl", cases[i].items, items, sizeof items));
-        assert_non_null(arb_test_scratch(f->dir, "bad/answers.jsonl", cases[i].answers, answers, sizeof answers));
-        arb_dataset *whole = arb_dataset_create(), *indexed = arb_dataset_create();
-        assert_int_equal(arb_dataset_load(whole, items, answers), ARB_OK);
-        assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
-        assert_true(arb__dataset_is_indexed(indexed));
-        arb_group_coverage cw = arb_dataset_group_coverage(whole);
-        arb_group_coverage ci = arb_dataset_group_coverage(indexed);
-        assert_memory_equal(&ci, &cw, sizeof ci);
+        arb_dataset *whole, *indexed;
+        load_both(f, "bad/", cases[i].items, cases[i].answers, items, answers, &whole, &indexed);
         arb_run_stats st;
         assert_int_equal(arb_grade_run(f->store, whole, &p, &st), ARB_PARSE);
         char *expected = arb__strdup(arb_store_errmsg(f->store));
