@@ -74,7 +74,8 @@
 ** more samples gave no smaller texts (answers of the benchmark set: 88-89 bytes from 250 KB to
 ** 1 MB of samples, 2026-11-27). 2026-11-28, with FINALIZE_MAX_BYTES: 1 MB and 256 KB -> 256
 ** KB and 64 KB halved training, the largest fixed cost of a first run (callgrind, 2,000 items:
-** 66.2 -> 29.7 M instructions, 16,500 -> 7,400 a call; 1,650 -> 740 a call at 20,000 items),
+** 66.2 -> 29.7 M instructions, 16,500 -> 7,400 a call; 20,000 items 114.3 -> 55.4 M; the
+** sources' paths picked in the first pass since, note_source_path: 28.1 and 39.5 M),
 ** and the texts of 20,000 items take 4,966,904 bytes instead of 4,967,347 (128 KB of samples:
 ** 4,999,428; finalizing from 32 KB: 4,972,391 for 3 M fewer instructions; TRAIN_F 18:
 ** 4,960,105 for 0.5 M more). */
@@ -418,45 +419,47 @@ nomem:
     return NULL;
 }
 
-/* The length of the path of a source "PATH:LINE" (a dataset's file:line), or 0 for a text of
-** another shape. */
-static size_t source_path_length(const char *text)
+/* The distinct paths of the sources "PATH:LINE" (a dataset's file:line) among the texts, each
+** with its ':' and then '\n', in the order first seen; at most MAX_PATHS of them. */
+enum { MAX_PATHS = 8 };
+typedef struct source_paths {
+    char bytes[2048];
+    size_t used, n;
+    size_t at[MAX_PATHS], len[MAX_PATHS]; /* where each path is in bytes, its length */
+} source_paths;
+
+/* Notes the path of text (len bytes, len = strlen(text)) when text is a source: a path, a ':'
+** and digits only after it (the last ':'), the path not empty and without '\n'. Read from the
+** end, so a text of another shape (an answer ends with '.') costs a byte or two, not a scan. */
+static void note_source_path(source_paths *p, const char *text, size_t len)
 {
-    const char *colon = strrchr(text, ':');
-    if (!colon || colon == text || !colon[1]) return 0;
-    for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9') return 0;
-    return (size_t)(colon + 1 - text);
+    if (p->n >= MAX_PATHS || !len || text[len - 1] < '0' || text[len - 1] > '9') return;
+    size_t digits = len - 1; /* where the digits at the end start */
+    while (digits > 0 && text[digits - 1] >= '0' && text[digits - 1] <= '9') digits--;
+    if (digits < 2 || text[digits - 1] != ':') return;
+    size_t plen = digits; /* the path and its ':' */
+    if (p->used + plen + 1 > sizeof p->bytes) return;
+    for (size_t k = 0; k < p->n; k++)
+        if (p->len[k] == plen && !memcmp(p->bytes + p->at[k], text, plen)) return;
+    if (memchr(text, '\n', plen)) return;
+    p->at[p->n] = p->used;
+    p->len[p->n++] = plen;
+    memcpy(p->bytes + p->used, text, plen);
+    p->used += plen;
+    p->bytes[p->used++] = '\n';
 }
 
 /* The trainer keeps what is frequent in bytes, so the path that every source repeats ("items.
 ** jsonl:", a few dozen bytes in a short text) is left out and a source would not compress. The
-** distinct paths of the sources among texts (a few at most) are appended to the trained
-** dictionary's content, where matches cost least. Then the dictionary is finalized (its entropy
-** tables computed) from every step-th sample, at most FINALIZE_MAX_BYTES of them, into dict
-** (DICT_BYTES + DICT_HEADER_ROOM bytes): at most DICT_BYTES of content, its tables before it.
-** Returns the dictionary's new size, or a ZDICT error code. */
-static size_t finalize_dictionary(void *dict, size_t dlen, const char *const *texts, size_t n,
+** distinct paths of the sources among the texts (paths: a few at most) are appended to the
+** trained dictionary's content, where matches cost least. Then the dictionary is finalized (its
+** entropy tables computed) from every step-th sample, at most FINALIZE_MAX_BYTES of them, into
+** dict (DICT_BYTES + DICT_HEADER_ROOM bytes): at most DICT_BYTES of content, its tables before
+** it. Returns the dictionary's new size, or a ZDICT error code. */
+static size_t finalize_dictionary(void *dict, size_t dlen, const source_paths *paths,
                                   const char *samples, const size_t *sizes, unsigned n_samples)
 {
-    enum { MAX_PATHS = 8, MAX_PATHS_BYTES = 2048 };
-    char paths[MAX_PATHS_BYTES];
-    size_t used = 0, n_paths = 0;
-    for (size_t i = 0; i < n && n_paths < MAX_PATHS; i++) {
-        size_t len = texts[i] ? source_path_length(texts[i]) : 0;
-        if (!len || used + len > sizeof paths) continue;
-        int known = 0;
-        for (size_t at = 0; at < used && !known;) {
-            size_t plen = strcspn(paths + at, "\n");
-            known = plen == len && !memcmp(paths + at, texts[i], len);
-            at += plen + 1;
-        }
-        if (known || memchr(texts[i], '\n', len)) continue;
-        memcpy(paths + used, texts[i], len);
-        used += len;
-        paths[used++] = '\n';
-        n_paths++;
-    }
+    size_t used = paths->used;
     size_t header = ZDICT_getDictHeaderSize(dict, dlen);
     if (ZDICT_isError(header)) return header;
     size_t content_len = dlen - header;
@@ -471,7 +474,7 @@ static size_t finalize_dictionary(void *dict, size_t dlen, const char *const *te
     if (content && picked && picked_sizes) {
         /* the end of the trained content is kept (its most useful part), then the paths */
         memcpy(content, (const char *)dict + dlen - content_len, content_len);
-        memcpy(content + content_len, paths, used);
+        memcpy(content + content_len, paths->bytes, used);
         size_t at = 0, picked_len = 0;
         for (unsigned i = 0; i < n_samples; at += sizes[i++]) {
             if (i % step) continue;
@@ -496,9 +499,12 @@ int arb__textz_train(arb__textz *z, const char *const *texts, size_t n)
     int have = arb__textz_has_dictionary(z);
     if (have) return have < 0 ? -1 : 0;
     size_t total = 0, count = 0;
+    source_paths paths = {.used = 0};
     for (size_t i = 0; i < n; i++)
         if (texts[i] && *texts[i]) {
-            total += strlen(texts[i]);
+            size_t len = strlen(texts[i]);
+            note_source_path(&paths, texts[i], len);
+            total += len;
             count++;
         }
     if (total < TRAIN_MIN_BYTES || count < TRAIN_MIN_TEXTS) return 0;
@@ -525,7 +531,7 @@ int arb__textz_train(arb__textz *z, const char *const *texts, size_t n)
                                        .zParams = {.compressionLevel = TEXT_ZSTD_LEVEL}};
     size_t dlen = ZDICT_trainFromBuffer_fastCover(dict, DICT_BYTES, buf, sizes, n_samples, params);
     if (!ZDICT_isError(dlen))
-        dlen = finalize_dictionary(dict, dlen, texts, n, buf, sizes, n_samples);
+        dlen = finalize_dictionary(dict, dlen, &paths, buf, sizes, n_samples);
     if (ZDICT_isError(dlen)) {
         z->train_failed = 1; /* too uniform or too few: the texts stay TEXT */
     } else if (!prepare(z, &z->put, "INSERT INTO text_dicts(dict) VALUES (?1)")) {

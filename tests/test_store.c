@@ -2598,6 +2598,13 @@ static void test_text_dictionary_keeps_source_paths(void **state)
     arb_store *s = open_ok(f->db);
     assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
     assert_int_equal(query_int(s, "SELECT length(dict) >= 32 * 1024 FROM text_dicts"), 1);
+    /* the dictionary's content ends with the sources' two paths, in the order first seen */
+    static const char paths[] = "a/rather/long/directory/of/items.jsonl:\n"
+                                "a/rather/long/directory/of/answers.jsonl:\n";
+    char *sql = arb__sprintf("SELECT substr(dict, -%zu) = CAST('%s' AS BLOB) FROM text_dicts",
+                             strlen(paths), paths);
+    assert_int_equal(query_int(s, sql), 1);
+    free(sql);
     /* a load keeps sources TEXT; migration 12 compacts those of an older store */
     assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'text'"),
                      2 * N_ITEMS);
