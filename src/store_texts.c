@@ -53,9 +53,15 @@
 ** it 34-50x. What a text costs is the frame, not the search: for a text of one match (a source
 ** "file:line" against the paths kept in the dictionary) zstd builds its predefined FSE tables
 ** anew, ~8,000 of the ~12,000 instructions. Hence, 2026-11-28: the level stays, frames are
-** still written by ZSTD_compress2 (ZSTD_compress_usingCDict_advanced writes the same bytes
-** for ~580 fewer instructions a text, but is deprecated and experimental), and loads store
-** sources as TEXT (a frame saved ~15-20 bytes of a ~35-byte source):
+** written by the stable ZSTD_compress_usingCDict from a CDict whose dictionary id is 0
+** (create_cdict: the same bytes as ZSTD_compress2 with ZSTD_c_dictIDFlag 0, ~590 fewer
+** instructions a text; the deprecated, experimental ZSTD_compress_usingCDict_advanced is not
+** needed for it), and loads store sources as TEXT (a frame saved ~15-20 bytes of a ~35-byte
+** source). An answer of the benchmark set (~370 bytes, ~50 sequences: one a word) costs
+** ~16,000 instructions, of which (zstd 1.5.4 built with symbols) the double-fast search
+** against the attached dictionary ~5,900, coding the sequences ~3,500, their statistics
+** (three histograms, tables reused from the dictionary) ~1,600, starting the frame ~850:
+** mostly per sequence, not per frame. Storing sources as TEXT:
 ** storing the dataset at 2,000 items 317.4 -> 238.5 M instructions (79,300 -> 59,600 a call),
 ** bytes per judgment at 100,000 items 480.2 -> 513.9 (500,000: 488 -> 515.2). The bytes a text compresses to are those
 ** of the previous releases, so a dataset loaded again into their stores rewrites nothing. */
@@ -66,8 +72,14 @@
 #define TRAIN_MIN_TEXTS 512
 /* Samples fed to the trainer at most (spread over what is at hand), and the dictionary's size:
 ** more samples gave no smaller texts (answers of the benchmark set: 88-89 bytes from 250 KB to
-** 1 MB of samples, 2026-11-27). */
-#define TRAIN_MAX_BYTES (1024 * 1024)
+** 1 MB of samples, 2026-11-27). 2026-11-28, with FINALIZE_MAX_BYTES: 1 MB and 256 KB -> 256
+** KB and 64 KB halved training, the largest fixed cost of a first run (callgrind, 2,000 items:
+** 66.2 -> 29.7 M instructions, 16,500 -> 7,400 a call; 20,000 items 114.3 -> 55.4 M; the
+** sources' paths picked in the first pass since, note_source_path: 28.1 and 39.5 M),
+** and the texts of 20,000 items take 4,966,904 bytes instead of 4,967,347 (128 KB of samples:
+** 4,999,428; finalizing from 32 KB: 4,972,391 for 3 M fewer instructions; TRAIN_F 18:
+** 4,960,105 for 0.5 M more). */
+#define TRAIN_MAX_BYTES (256 * 1024)
 #define DICT_BYTES (32 * 1024)
 /* Room for the entropy tables that finalizing puts before the content (a few hundred bytes):
 ** ZDICT_finalizeDictionary cuts the END of a content that does not fit its buffer, which is
@@ -86,8 +98,9 @@
 #define TRAIN_F 20
 #define TRAIN_ACCEL 10
 /* Samples the entropy statistics of the dictionary are computed from at most (every step-th
-** training sample): a quarter of 1 MB gave the same sizes as all of it. */
-#define FINALIZE_MAX_BYTES (256 * 1024)
+** training sample): a quarter of 1 MB gave the same sizes as all of it, and so does a quarter
+** of 256 KB (see TRAIN_MAX_BYTES). */
+#define FINALIZE_MAX_BYTES (64 * 1024)
 /* Texts shorter than this stay TEXT: a frame's overhead would eat what it saves. */
 #define MIN_COMPACT_BYTES 24
 #define DDICT_CACHE 4
@@ -100,8 +113,7 @@ struct arb__textz {
     ZSTD_CCtx *cctx;
     ZSTD_DCtx *dctx;
     long long cdict_id;  /* the dictionary new texts are compressed with; 0: none known */
-    ZSTD_CDict *cdict;
-    const ZSTD_CDict *cctx_dict; /* the CDict cctx references with its parameters set; NULL: none */
+    ZSTD_CDict *cdict;   /* its copy in which the dictionary's id is 0: see create_cdict */
     int checked;         /* text_dicts was read for the newest dictionary in this transaction */
     int train_failed;    /* the trainer gave up on this open's texts: not tried again */
     struct {
@@ -184,7 +196,6 @@ void arb__textz_forget(arb__textz *z)
     if (!z) return;
     ZSTD_freeCDict(z->cdict);
     z->cdict = NULL;
-    z->cctx_dict = NULL;
     z->cdict_id = 0;
     z->checked = 0;
     for (size_t i = 0; i < DDICT_CACHE; i++) {
@@ -218,6 +229,27 @@ void arb__textz_new_transaction(arb__textz *z)
     if (z) z->checked = 0;
 }
 
+/* The compression dictionary of a stored dictionary (zstd's format: magic number, 4-byte id,
+** entropy tables, content), or NULL. The CDict is made from a copy whose id is 0: texts are
+** stored without the dictionary's id (the row's header holds the store's own), and the stable
+** ZSTD_compress_usingCDict writes the id of its CDict's dictionary into each frame unless it
+** is 0. Compression does not read the id otherwise, and decompression uses the dictionary as
+** stored (a frame without an id is decoded with the dictionary it is given). A dictionary
+** without the magic number is raw content (id 0 already) and is used as it is. */
+static ZSTD_CDict *create_cdict(const void *dict, size_t len)
+{
+    static const unsigned char dict_magic[4] = {0x37, 0xa4, 0x30, 0xec};
+    if (len < 8 || memcmp(dict, dict_magic, sizeof dict_magic))
+        return ZSTD_createCDict(dict, len, TEXT_ZSTD_LEVEL);
+    unsigned char *copy = malloc(len);
+    if (!copy) return NULL;
+    memcpy(copy, dict, len);
+    memset(copy + 4, 0, 4);
+    ZSTD_CDict *cdict = ZSTD_createCDict(copy, len, TEXT_ZSTD_LEVEL); /* copies the content */
+    free(copy);
+    return cdict;
+}
+
 /* Makes the newest dictionary of text_dicts the one that compresses (once per transaction:
 ** another process may have trained one meanwhile). 0, or -1 with z->errmsg. */
 static int load_newest(arb__textz *z)
@@ -230,10 +262,8 @@ static int load_newest(arb__textz *z)
         long long id = sqlite3_column_int64(z->newest, 0);
         if (id != z->cdict_id) {
             ZSTD_freeCDict(z->cdict);
-            z->cctx_dict = NULL;
-            z->cdict = ZSTD_createCDict(sqlite3_column_blob(z->newest, 1),
-                                        (size_t)sqlite3_column_bytes(z->newest, 1),
-                                        TEXT_ZSTD_LEVEL);
+            z->cdict = create_cdict(sqlite3_column_blob(z->newest, 1),
+                                    (size_t)sqlite3_column_bytes(z->newest, 1));
             z->cdict_id = z->cdict ? id : 0;
             if (!z->cdict) {
                 snprintf(z->errmsg, sizeof z->errmsg, "text dictionary %lld is unusable", id);
@@ -293,21 +323,14 @@ int arb__textz_encode(arb__textz *z, int slot, const char *text, size_t len,
     unsigned char *buf = z->out[slot].buf;
     size_t h = (size_t)put_varint(buf, (uint64_t)z->cdict_id);
     h += (size_t)put_varint(buf + h, code_points(text, len));
-    /* the frame follows the header; its magic number is cut below */
-    /* the parameters and the dictionary stay on the context from one text to the next (a
-    ** reset and four calls were ~300 instructions of a text's ~12,000): ZSTD_compress2 starts
-    ** a new frame each time. ZSTD_compress_usingCDict_advanced writes the same bytes for ~600
-    ** fewer instructions a text (measured 2026-11-28), but it is deprecated and experimental
-    ** (ZSTD_STATIC_LINKING_ONLY): not worth ~0.5% of a run. */
-    if (z->cctx_dict != z->cdict) {
-        ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_and_parameters);
-        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 0);
-        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_dictIDFlag, 0);
-        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_contentSizeFlag, 1);
-        if (ZSTD_isError(ZSTD_CCtx_refCDict(z->cctx, z->cdict))) return 0;
-        z->cctx_dict = z->cdict;
-    }
-    size_t n = ZSTD_compress2(z->cctx, buf + h, cap - h, text, len);
+    /* the frame follows the header; its magic number is cut below. ZSTD_compress_usingCDict
+    ** starts a new frame with the CDict's parameters (level, content size, no checksum) and
+    ** the dictionary's id, 0 here (create_cdict), so none is written: the bytes ZSTD_compress2
+    ** wrote with ZSTD_c_dictIDFlag 0 and the CDict referenced (tests/test_store.c
+    ** test_dataset_again_into_a_previous_release_store compares them), ~590 fewer instructions
+    ** of ~12,800 a text (its parameters are not derived again from the context's for each
+    ** frame; callgrind, 2026-11-28). */
+    size_t n = ZSTD_compress_usingCDict(z->cctx, buf + h, cap - h, text, len, z->cdict);
     if (ZSTD_isError(n) || n <= sizeof zstd_magic || memcmp(buf + h, zstd_magic, sizeof zstd_magic))
         return 0;
     memmove(buf + h, buf + h + sizeof zstd_magic, n - sizeof zstd_magic);
@@ -396,45 +419,47 @@ nomem:
     return NULL;
 }
 
-/* The length of the path of a source "PATH:LINE" (a dataset's file:line), or 0 for a text of
-** another shape. */
-static size_t source_path_length(const char *text)
+/* The distinct paths of the sources "PATH:LINE" (a dataset's file:line) among the texts, each
+** with its ':' and then '\n', in the order first seen; at most MAX_PATHS of them. */
+enum { MAX_PATHS = 8 };
+typedef struct source_paths {
+    char bytes[2048];
+    size_t used, n;
+    size_t at[MAX_PATHS], len[MAX_PATHS]; /* where each path is in bytes, its length */
+} source_paths;
+
+/* Notes the path of text (len bytes, len = strlen(text)) when text is a source: a path, a ':'
+** and digits only after it (the last ':'), the path not empty and without '\n'. Read from the
+** end, so a text of another shape (an answer ends with '.') costs a byte or two, not a scan. */
+static void note_source_path(source_paths *p, const char *text, size_t len)
 {
-    const char *colon = strrchr(text, ':');
-    if (!colon || colon == text || !colon[1]) return 0;
-    for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9') return 0;
-    return (size_t)(colon + 1 - text);
+    if (p->n >= MAX_PATHS || !len || text[len - 1] < '0' || text[len - 1] > '9') return;
+    size_t digits = len - 1; /* where the digits at the end start */
+    while (digits > 0 && text[digits - 1] >= '0' && text[digits - 1] <= '9') digits--;
+    if (digits < 2 || text[digits - 1] != ':') return;
+    size_t plen = digits; /* the path and its ':' */
+    if (p->used + plen + 1 > sizeof p->bytes) return;
+    for (size_t k = 0; k < p->n; k++)
+        if (p->len[k] == plen && !memcmp(p->bytes + p->at[k], text, plen)) return;
+    if (memchr(text, '\n', plen)) return;
+    p->at[p->n] = p->used;
+    p->len[p->n++] = plen;
+    memcpy(p->bytes + p->used, text, plen);
+    p->used += plen;
+    p->bytes[p->used++] = '\n';
 }
 
 /* The trainer keeps what is frequent in bytes, so the path that every source repeats ("items.
 ** jsonl:", a few dozen bytes in a short text) is left out and a source would not compress. The
-** distinct paths of the sources among texts (a few at most) are appended to the trained
-** dictionary's content, where matches cost least. Then the dictionary is finalized (its entropy
-** tables computed) from every step-th sample, at most FINALIZE_MAX_BYTES of them, into dict
-** (DICT_BYTES + DICT_HEADER_ROOM bytes): at most DICT_BYTES of content, its tables before it.
-** Returns the dictionary's new size, or a ZDICT error code. */
-static size_t finalize_dictionary(void *dict, size_t dlen, const char *const *texts, size_t n,
+** distinct paths of the sources among the texts (paths: a few at most) are appended to the
+** trained dictionary's content, where matches cost least. Then the dictionary is finalized (its
+** entropy tables computed) from every step-th sample, at most FINALIZE_MAX_BYTES of them, into
+** dict (DICT_BYTES + DICT_HEADER_ROOM bytes): at most DICT_BYTES of content, its tables before
+** it. Returns the dictionary's new size, or a ZDICT error code. */
+static size_t finalize_dictionary(void *dict, size_t dlen, const source_paths *paths,
                                   const char *samples, const size_t *sizes, unsigned n_samples)
 {
-    enum { MAX_PATHS = 8, MAX_PATHS_BYTES = 2048 };
-    char paths[MAX_PATHS_BYTES];
-    size_t used = 0, n_paths = 0;
-    for (size_t i = 0; i < n && n_paths < MAX_PATHS; i++) {
-        size_t len = texts[i] ? source_path_length(texts[i]) : 0;
-        if (!len || used + len > sizeof paths) continue;
-        int known = 0;
-        for (size_t at = 0; at < used && !known;) {
-            size_t plen = strcspn(paths + at, "\n");
-            known = plen == len && !memcmp(paths + at, texts[i], len);
-            at += plen + 1;
-        }
-        if (known || memchr(texts[i], '\n', len)) continue;
-        memcpy(paths + used, texts[i], len);
-        used += len;
-        paths[used++] = '\n';
-        n_paths++;
-    }
+    size_t used = paths->used;
     size_t header = ZDICT_getDictHeaderSize(dict, dlen);
     if (ZDICT_isError(header)) return header;
     size_t content_len = dlen - header;
@@ -449,7 +474,7 @@ static size_t finalize_dictionary(void *dict, size_t dlen, const char *const *te
     if (content && picked && picked_sizes) {
         /* the end of the trained content is kept (its most useful part), then the paths */
         memcpy(content, (const char *)dict + dlen - content_len, content_len);
-        memcpy(content + content_len, paths, used);
+        memcpy(content + content_len, paths->bytes, used);
         size_t at = 0, picked_len = 0;
         for (unsigned i = 0; i < n_samples; at += sizes[i++]) {
             if (i % step) continue;
@@ -474,9 +499,12 @@ int arb__textz_train(arb__textz *z, const char *const *texts, size_t n)
     int have = arb__textz_has_dictionary(z);
     if (have) return have < 0 ? -1 : 0;
     size_t total = 0, count = 0;
+    source_paths paths = {.used = 0};
     for (size_t i = 0; i < n; i++)
         if (texts[i] && *texts[i]) {
-            total += strlen(texts[i]);
+            size_t len = strlen(texts[i]);
+            note_source_path(&paths, texts[i], len);
+            total += len;
             count++;
         }
     if (total < TRAIN_MIN_BYTES || count < TRAIN_MIN_TEXTS) return 0;
@@ -503,7 +531,7 @@ int arb__textz_train(arb__textz *z, const char *const *texts, size_t n)
                                        .zParams = {.compressionLevel = TEXT_ZSTD_LEVEL}};
     size_t dlen = ZDICT_trainFromBuffer_fastCover(dict, DICT_BYTES, buf, sizes, n_samples, params);
     if (!ZDICT_isError(dlen))
-        dlen = finalize_dictionary(dict, dlen, texts, n, buf, sizes, n_samples);
+        dlen = finalize_dictionary(dict, dlen, &paths, buf, sizes, n_samples);
     if (ZDICT_isError(dlen)) {
         z->train_failed = 1; /* too uniform or too few: the texts stay TEXT */
     } else if (!prepare(z, &z->put, "INSERT INTO text_dicts(dict) VALUES (?1)")) {

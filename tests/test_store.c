@@ -2598,6 +2598,13 @@ static void test_text_dictionary_keeps_source_paths(void **state)
     arb_store *s = open_ok(f->db);
     assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
     assert_int_equal(query_int(s, "SELECT length(dict) >= 32 * 1024 FROM text_dicts"), 1);
+    /* the dictionary's content ends with the sources' two paths, in the order first seen */
+    static const char paths[] = "a/rather/long/directory/of/items.jsonl:\n"
+                                "a/rather/long/directory/of/answers.jsonl:\n";
+    char *sql = arb__sprintf("SELECT substr(dict, -%zu) = CAST('%s' AS BLOB) FROM text_dicts",
+                             strlen(paths), paths);
+    assert_int_equal(query_int(s, sql), 1);
+    free(sql);
     /* a load keeps sources TEXT; migration 12 compacts those of an older store */
     assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'text'"),
                      2 * N_ITEMS);
@@ -2667,6 +2674,53 @@ static void test_compact_texts_follow_a_newer_dictionary(void **state)
     arb__buf_free(&text);
 }
 
+/* A dictionary in text_dicts that is raw content (no zstd dictionary header, so no id to clear
+** before compressing with it) compresses the texts of the next transaction as one with a header
+** does: they carry its id and read back exactly. */
+static void test_compact_texts_with_a_raw_content_dictionary(void **state)
+{
+    fixture *f = *state;
+    arb_dataset *ds = benchmark_dataset(600);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    /* the dictionary: the 20 answers stored again below, one after the other */
+    arb__buf jsonl, content;
+    arb__buf_init(&jsonl, 0);
+    arb__buf_init(&content, 0);
+    for (size_t i = 0; i < 20; i++) arb__buf_puts(&content, arb_dataset_answer(ds, i)->answer);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(arb__store_conn(s),
+                                        "INSERT INTO text_dicts(dict) VALUES (?1)", -1, &q,
+                                        NULL), SQLITE_OK);
+    sqlite3_bind_blob(q, 1, content.data, (int)content.len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    assert_int_equal(query_int(s, "SELECT max(id) FROM text_dicts"), 2);
+    for (size_t i = 0; i < 20; i++) {
+        const arb_answer *a = arb_dataset_answer(ds, i);
+        arb__buf_printf(&jsonl, "{\"item\": \"%s\", \"model\": \"raw%zu\", \"answer\": \"%s\"}\n",
+                        a->item_id, i, a->answer);
+    }
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "raw/answers.jsonl", jsonl.data, jsonl.len),
+                     ARB_OK);
+    assert_int_equal(arb__store_put_answers(s, ds), ARB_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE model LIKE 'raw%'"
+                                  " AND typeof(answer) = 'blob' AND substr(answer, 1, 1) = x'02'"),
+                     20);
+    for (size_t i = 0; i < 20; i++) {
+        const arb_answer *a = arb_dataset_answer(ds, i);
+        char *sql = arb__sprintf("SELECT arb_text(answer) = '%s' FROM answers"
+                                 " WHERE item_id = '%s' AND model = 'raw%zu'",
+                                 a->answer, a->item_id, i);
+        assert_int_equal(query_int(s, sql), 1);
+        free(sql);
+    }
+    arb_store_close(s);
+    arb_dataset_destroy(ds);
+    arb__buf_free(&jsonl);
+    arb__buf_free(&content);
+}
+
 /* A varint as store_texts.c writes a compact text's header. */
 static size_t put_test_varint(unsigned char *out, unsigned long long v)
 {
@@ -2698,7 +2752,12 @@ static void test_dataset_again_into_a_previous_release_store(void **state)
     assert_int_equal(query_int(s, "SELECT count(*) FROM answers WHERE typeof(source) = 'text'"),
                      2 * N_ITEMS);
 
-    /* the bytes the previous release's encoder (ZSTD_compress2, CDict referenced) writes */
+    /* the bytes the previous release's encoder (ZSTD_compress2, CDict referenced) writes; the
+    ** dictionary has zstd's header with an id (this release compresses with a copy whose id
+    ** is 0, so that ZSTD_compress_usingCDict writes none into the frame) */
+    assert_int_equal(query_int(s, "SELECT hex(substr(dict, 1, 4)) = '37A430EC'"
+                                  " AND substr(dict, 5, 4) <> x'00000000' FROM text_dicts"
+                                  " WHERE id = 1"), 1);
     sqlite3_stmt *q = NULL;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT dict FROM text_dicts WHERE id = 1", -1, &q,
                                         NULL), SQLITE_OK);
@@ -3201,6 +3260,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_texts_follow_a_newer_dictionary, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_compact_texts_with_a_raw_content_dictionary, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_14_cheaper_writes, setup, teardown),
