@@ -76,6 +76,33 @@ static long long unix_ms_now(void)
     return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* The forms of the time a statement's rows share (row_group.shared_time): unix ms (NOW_MS's
+** form) or ISO text (NOW's, pointwise.judged_at). */
+enum { TIME_MS = 1, TIME_ISO = 2 };
+
+/* Binds the time now to parameter i of q in form (TIME_MS or TIME_ISO): bound from the
+** store's clock once per statement, not evaluated by SQLite for every row (strftime 'now',
+** ~4,000 instructions a row). */
+static void bind_now(sqlite3_stmt *q, int i, int form)
+{
+    long long ms = unix_ms_now();
+    if (form == TIME_MS) {
+        sqlite3_bind_int64(q, i, ms);
+        return;
+    }
+    time_t sec = (time_t)(ms / 1000);
+    struct tm tm;
+    char iso[40];
+    if (!gmtime_r(&sec, &tm)) {
+        sqlite3_bind_null(q, i); /* the column's NOT NULL refuses the row */
+        return;
+    }
+    int n = snprintf(iso, sizeof iso, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     (int)(ms % 1000));
+    sqlite3_bind_text(q, i, iso, n, SQLITE_TRANSIENT);
+}
+
 /* The run statuses as the schema comment lists them: " running finished ..." */
 #define RUN_STATUS_WORD(name, text) " " text
 #define RUN_STATUS_WORDS ARB__RUN_STATUS_MAP(RUN_STATUS_WORD)
@@ -1031,11 +1058,11 @@ enum {
 #define POINTWISE_COLUMNS 12
 #define POINTWISE_INSERT                                                                       \
     "INSERT INTO pointwise (protocol, judge_name, item_id, model, language, kind,"             \
-    " template_name, rep, value, call_id, task, reason) VALUES "
+    " template_name, rep, value, call_id, task, reason, judged_at) VALUES "
 #define POINTWISE_UPSERT                                                                       \
     " ON CONFLICT (protocol, judge_name, kind, template_name, language, item_id, model, rep)"  \
     " DO UPDATE SET value = excluded.value, call_id = excluded.call_id,"                       \
-    " task = excluded.task, reason = excluded.reason, judged_at = " NOW
+    " task = excluded.task, reason = excluded.reason, judged_at = excluded.judged_at"
 
 static const char *const stmt_sql[ST__COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -1144,7 +1171,8 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_ANSWER_TEXTS] = "SELECT answer, source, extra = ?3 FROM answers"
                         " WHERE item_id = ?1 AND model = ?2",
     /* A pointwise judgment (arb__store_put_pointwise) */
-    [ST_PUT_POINTWISE] = POINTWISE_INSERT "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+    [ST_PUT_POINTWISE] = POINTWISE_INSERT
+                         "(?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?1)"
                          POINTWISE_UPSERT,
 };
 
@@ -1667,16 +1695,21 @@ static const char *const schema_15_edits[][3] = {
      "                                             -- the trigger below on update, not a\n"},
 };
 
-/* Migration 16's edit, in place as migration 14's: pointwise's CHECKs on kind and task stated
-** without IN lists (the same rows satisfy both), whose lists made SQLite clear a temporary
-** b-tree for each of them on every row: ~10,000 of the ~44,000 instructions of a grade
-** judgment's row (callgrind, 2026-11-28). */
+/* Migration 16's edits, in place as migration 14's (the stored rows satisfy both forms):
+** pointwise's CHECKs on kind and task stated without IN lists, whose lists made SQLite clear a
+** temporary b-tree for each of them on every row (~10,000 of the ~44,000 instructions of a
+** grade judgment's row, callgrind, 2026-11-28), and its item_id without the foreign key to
+** items, as pairwise_judgments' (a search of items a row; grade stores its dataset first, an
+** import the items it names). */
 static const char *const schema_16_edits[][3] = {
     {"pointwise", "CHECK (kind IN ('yesno', 'grade', 'grade10'))",
      "CHECK (kind = 'yesno' OR kind = 'grade' OR kind = 'grade10')"},
     {"pointwise", "CHECK (task IN ('qa', 'math', 'translation', 'summary', 'dialogue', 'generic'))",
      "CHECK (task = 'qa' OR task = 'math' OR task = 'translation'\n"
      "      OR task = 'summary' OR task = 'dialogue' OR task = 'generic')"},
+    {"pointwise", "  item_id           TEXT NOT NULL REFERENCES items(id),\n",
+     "  item_id           TEXT NOT NULL,           -- items.id: the store writes a judgment only\n"
+     "                                             -- for an item it stored (not a foreign key)\n"},
 };
 
 /* The edits of a migration (table, old text, new text), each made where its old text is
@@ -3031,7 +3064,8 @@ static sqlite3_stmt *group_stmt(arb_store *s, sqlite3_stmt **q, int size_index,
 typedef struct row_group {
     const char *insert, *upsert, *what;
     int columns;
-    int shared_time; /* 1: ?1 is the rows' time, bound once (unix_ms_now), see group_stmt */
+    int shared_time; /* ?1 is the rows' time, bound once (bind_now, see group_stmt), as
+                        TIME_MS or TIME_ISO; 0: no shared time */
     void (*bind)(arb_store *s, sqlite3_stmt *q, int first, size_t i);
     arb_status (*put_one)(arb_store *s, size_t i);
 } row_group;
@@ -3049,12 +3083,13 @@ static arb_status flush_group(arb_store *s, const row_group *g, sqlite3_stmt **s
         int k = 0;
         while ((size_t)(PAIRWISE_GROUP >> 2 * k) > n - i) k++;
         size_t rows = (size_t)(PAIRWISE_GROUP >> 2 * k);
-        sqlite3_stmt *q = group_stmt(s, &stmts[k], k, g->insert, g->columns, g->shared_time,
+        int shared = g->shared_time != 0; /* ?1, before the rows' parameters */
+        sqlite3_stmt *q = group_stmt(s, &stmts[k], k, g->insert, g->columns, shared,
                                      g->upsert);
         if (!q) break;
         for (size_t r = 0; r < rows; r++)
-            g->bind(s, q, g->shared_time + (int)r * g->columns, i + r);
-        if (g->shared_time) sqlite3_bind_int64(q, 1, unix_ms_now());
+            g->bind(s, q, shared + (int)r * g->columns, i + r);
+        if (g->shared_time) bind_now(q, 1, g->shared_time);
         int rc = sqlite3_step(q);
         sqlite3_reset(q);
         if (rc == SQLITE_DONE) i += rows;
@@ -3082,7 +3117,7 @@ static arb_status put_waiting_pairwise(arb_store *s, size_t i)
 }
 
 static const row_group pairwise_group = {PAIRWISE_INSERT, PAIRWISE_UPSERT, "judgments",
-                                         PAIRWISE_COLUMNS, 1, bind_waiting_pairwise,
+                                         PAIRWISE_COLUMNS, TIME_MS, bind_waiting_pairwise,
                                          put_waiting_pairwise};
 
 /* Inserts the judgments waiting in their group (see PAIRWISE_GROUP). */
@@ -4206,7 +4241,8 @@ arb_status arb_store_export(arb_store *store, const char *format, FILE *out)
 
 /* ---- pointwise: write (METHODS §8; arbiter grade) ------------------------------------------ */
 
-/* Binds row to the POINTWISE_COLUMNS parameters after first (0 for the first row). */
+/* Binds row to the POINTWISE_COLUMNS parameters after first (1 for the first row: ?1 is the
+** statement's judged_at, bind_now). */
 static void bind_pointwise(sqlite3_stmt *q, int first, const arb__pointwise_row *row)
 {
     arb__store_bind_text(q, first + 1, row->protocol ? row->protocol : "pointwise");
@@ -4230,7 +4266,8 @@ static void bind_pointwise(sqlite3_stmt *q, int first, const arb__pointwise_row 
 static arb_status put_pointwise_now(arb_store *s, const arb__pointwise_row *row)
 {
     sqlite3_stmt *q = s->stmt[ST_PUT_POINTWISE];
-    bind_pointwise(q, 0, row);
+    bind_pointwise(q, 1, row);
+    bind_now(q, 1, TIME_ISO);
     int rc = sqlite3_step(q);
     arb_status st = ARB_OK;
     if (rc != SQLITE_DONE)
@@ -4268,7 +4305,7 @@ static arb_status put_waiting_pointwise(arb_store *s, size_t i)
 }
 
 static const row_group pointwise_group = {POINTWISE_INSERT, POINTWISE_UPSERT,
-                                          "pointwise judgments", POINTWISE_COLUMNS, 0,
+                                          "pointwise judgments", POINTWISE_COLUMNS, TIME_ISO,
                                           bind_waiting_pointwise, put_waiting_pointwise};
 
 /* Inserts the pointwise judgments waiting in their group, as flush_pairwise does. */

@@ -534,10 +534,10 @@ static void undo_v15(arb_store *s)
     "               item_id, rep, ord)\n" \
     ") WITHOUT ROWID;"
 
-/* Undoes migration 16 (a cheaper row per pairwise judgment): the view pairwise and the tables
-** behind it back to schema 15's table pairwise (rows kept, its index by source and its trigger
-** on call_id created again), and pointwise's CHECKs on kind and task back to IN lists (edited
-** in place as the migration does); the store reads as schema 15. */
+/* Undoes migration 16 (a cheaper row per judgment): the view pairwise and the tables behind it
+** back to schema 15's table pairwise (rows kept, its index by source and its trigger on
+** call_id created again), pointwise's CHECKs on kind and task back to IN lists and its foreign
+** key to items back (edited in place as the migration does); the store reads as schema 15. */
 static void undo_v16(arb_store *s)
 {
     sqlite3 *db = arb__store_conn(s);
@@ -564,7 +564,7 @@ static void undo_v16(arb_store *s)
     long long version = query_int(s, "PRAGMA schema_version");
     char *sql = sqlite3_mprintf(
         "PRAGMA writable_schema = ON;"
-        "UPDATE sqlite_schema SET sql = replace(replace(sql, %Q, %Q), %Q, %Q)"
+        "UPDATE sqlite_schema SET sql = replace(replace(replace(sql, %Q, %Q), %Q, %Q), %Q, %Q)"
         " WHERE name = 'pointwise';"
         "PRAGMA schema_version = %lld; PRAGMA writable_schema = OFF; PRAGMA user_version = 15;",
         "CHECK (kind = 'yesno' OR kind = 'grade' OR kind = 'grade10')",
@@ -572,13 +572,17 @@ static void undo_v16(arb_store *s)
         "CHECK (task = 'qa' OR task = 'math' OR task = 'translation'\n"
         "      OR task = 'summary' OR task = 'dialogue' OR task = 'generic')",
         "CHECK (task IN ('qa', 'math', 'translation', 'summary', 'dialogue', 'generic'))",
-        version + 1);
+        "  item_id           TEXT NOT NULL,           -- items.id: the store writes a judgment only\n"
+        "                                             -- for an item it stored (not a foreign key)\n",
+        "  item_id           TEXT NOT NULL REFERENCES items(id),\n", version + 1);
     if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) fail_msg("undo v16: %s", err);
     sqlite3_free(sql);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
                                   " AND name = 'pairwise'"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'pointwise'"
                                   " AND instr(sql, 'kind IN (') AND instr(sql, 'task IN (')"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_list('pointwise')"
+                                  " WHERE \"table\" = 'items'"), 1);
 }
 
 static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const char *sql)
@@ -1210,13 +1214,20 @@ static void test_pointwise_grouped_in_transaction(void **state)
         assert_int_equal(arb__store_put_pointwise(grouped, &row), ARB_OK);
     }
     assert_int_equal(arb__store_commit(grouped), ARB_OK);
-    assert_int_equal(table_statement_status(grouped, "pointwise", "?768",
+    assert_int_equal(table_statement_status(grouped, "pointwise", "?769, ?1",
                                             SQLITE_STMTSTATUS_RUN), 1);
-    assert_int_equal(table_statement_status(grouped, "pointwise", "?192",
+    assert_int_equal(table_statement_status(grouped, "pointwise", "?193, ?1",
                                             SQLITE_STMTSTATUS_RUN), 1);
-    assert_int_equal(table_statement_status(grouped, "pointwise", "?48",
+    assert_int_equal(table_statement_status(grouped, "pointwise", "?49, ?1",
                                             SQLITE_STMTSTATUS_RUN), 1);
     assert_int_equal(query_int(grouped, "SELECT count(*) FROM pointwise"), 86);
+    /* judged_at bound by the store (bind_now), in the form strftime('%Y-%m-%dT%H:%M:%fZ',
+    ** 'now') gave each row before, and now */
+    assert_int_equal(query_int(grouped, "SELECT count(*) FROM pointwise WHERE judged_at GLOB"
+                                        " '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:"
+                                        "[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z' AND"
+                                        " abs(julianday(judged_at) - julianday('now')) < 60.0 / 86400"),
+                     86);
     assert_int_equal(query_int(grouped, "SELECT value FROM pointwise WHERE item_id = 'q1'"), 1);
     char *a = pointwise_dump(one), *b = pointwise_dump(grouped);
     assert_string_equal(a, b);
@@ -3068,6 +3079,8 @@ static void test_schema_migration_16_judgment_rows(void **state)
                                   " AND NOT instr(sql, ' IN (''') AND"
                                   " instr(sql, 'kind = ''yesno'' OR') AND instr(sql, 'task = ''qa'' OR')"),
                      1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_list('pointwise')"
+                                  " WHERE \"table\" = 'items'"), 0);
     assert_query_text(s, "PRAGMA integrity_check", "ok");
     assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
     for (int k = 0; k < 3; k++) {
