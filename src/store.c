@@ -386,12 +386,27 @@ static const char *const schema_sql[] = {
 
 /* Migrations: migrations[v - 1] takes a store from version v to v + 1. A new store is created
 ** at version 1 and migrated like an old one, so there is one path to the current schema. */
+/* The last columns of pairwise as schema 13 made it, and of pairwise_judgments (schema 16),
+** after the first line of call_id's comment. */
+#define PAIRWISE_LAST_COLUMNS                                                                  \
+    "                                             -- foreign key, whose check on deleting a\n" \
+    "                                             -- call needs an index on it (about 60 bytes\n" \
+    "                                             -- a judgment); calls are deleted only with\n" \
+    "                                             -- the rows that use them (re-import)\n"     \
+    "  judged_at         INTEGER NOT NULL DEFAULT (" NOW_MS "), -- unix time in ms\n"          \
+    "  source            TEXT REFERENCES judgment_sources(name), -- NULL: judged by arbiter;\n" \
+    "                                             -- else the import source\n"                 \
+    "  strength          INTEGER                  -- Arena-Hard A>>B = 2, A>B = 1; else NULL\n" \
+    "    CHECK (strength IS NULL OR strength IN (1, 2)),\n"                                    \
+    "  extra             TEXT NOT NULL DEFAULT '{}' -- imported fields arbiter does not know\n" \
+    "    CONSTRAINT extra_is_json CHECK (json_valid(extra)),\n"
+
 /* The view pairwise of schema 16: the columns, and the writes, of the table pairwise that
 ** pairwise_setups and pairwise_judgments replaced. An insert or update names the setup by its
 ** columns (stored when new); each key column is compared with = so a NULL one finds no setup
 ** and the insert of a new one fails on its NOT NULL as the table's did. */
 #define PAIRWISE_SETUP_OF(row)                                                                 \
-    "(SELECT id FROM pairwise_setups\n"                                                       \
+    "(SELECT id FROM pairwise_setups\n"                                                        \
     "      WHERE protocol = " row ".protocol AND judge_name = " row ".judge_name\n"            \
     "      AND candidate = " row ".candidate AND baseline = " row ".baseline\n"                \
     "      AND template_name = " row ".template_name AND options = " row ".options)"
@@ -404,7 +419,7 @@ static const char *const schema_sql[] = {
     "CREATE VIEW pairwise (protocol, judge_name, item_id, candidate, baseline, template_name,\n" \
     "  options, ord, rep, position_verdict, model_verdict, call_id, judged_at, source, strength,\n" \
     "  extra) AS\n"                                                                            \
-    "  -- Pairwise judgments with the columns of their setup, as one table (schema 15's).\n"  \
+    "  -- Pairwise judgments with the columns of their setup, as one table (schema 15's).\n"   \
     "  SELECT s.protocol, s.judge_name, j.item_id, s.candidate, s.baseline, s.template_name,\n" \
     "  s.options, j.ord, j.rep, j.position_verdict, j.model_verdict, j.call_id, j.judged_at,\n" \
     "  j.source, j.strength, j.extra\n"                                                        \
@@ -413,8 +428,8 @@ static const char *const schema_sql[] = {
     PAIRWISE_SETUP_PUT("new")                                                                  \
     "  INSERT INTO pairwise_judgments (setup_id, item_id, rep, ord, position_verdict,\n"       \
     "    model_verdict, call_id, judged_at, source, strength, extra)\n"                        \
-    "  VALUES (" PAIRWISE_SETUP_OF("new") ",\n"                                              \
-    "    new.item_id, new.rep, new.ord,\n"                                                    \
+    "  VALUES (" PAIRWISE_SETUP_OF("new") ",\n"                                                \
+    "    new.item_id, new.rep, new.ord,\n"                                                     \
     "    new.position_verdict, new.model_verdict, new.call_id,\n"                              \
     "    coalesce(new.judged_at, " NOW_MS "),\n"                                               \
     "    new.source, new.strength,\n"                                                          \
@@ -427,7 +442,7 @@ static const char *const schema_sql[] = {
     "    position_verdict = new.position_verdict, model_verdict = new.model_verdict,\n"        \
     "    call_id = new.call_id, judged_at = new.judged_at, source = new.source,\n"             \
     "    strength = new.strength, extra = new.extra\n"                                         \
-    "   WHERE setup_id = " PAIRWISE_SETUP_OF("old") "\n"                                      \
+    "   WHERE setup_id = " PAIRWISE_SETUP_OF("old") "\n"                                       \
     "    AND item_id = old.item_id\n"                                                          \
     "    AND rep = old.rep AND ord = old.ord;\n"                                               \
     "END;\n"                                                                                   \
@@ -860,17 +875,7 @@ static const char *const migration_16_more[] = {
     "  call_id           INTEGER,                 -- calls.id of the call that produced it:\n"
     "                                             -- checked by the store on insert and by\n"
     "                                             -- the trigger below on update, not a\n"
-    "                                             -- foreign key, whose check on deleting a\n"
-    "                                             -- call needs an index on it (about 60 bytes\n"
-    "                                             -- a judgment); calls are deleted only with\n"
-    "                                             -- the rows that use them (re-import)\n"
-    "  judged_at         INTEGER NOT NULL DEFAULT (" NOW_MS "), -- unix time in ms\n"
-    "  source            TEXT REFERENCES judgment_sources(name), -- NULL: judged by arbiter;\n"
-    "                                             -- else the import source\n"
-    "  strength          INTEGER                  -- Arena-Hard A>>B = 2, A>B = 1; else NULL\n"
-    "    CHECK (strength IS NULL OR strength IN (1, 2)),\n"
-    "  extra             TEXT NOT NULL DEFAULT '{}' -- imported fields arbiter does not know\n"
-    "    CONSTRAINT extra_is_json CHECK (json_valid(extra)),\n"
+    PAIRWISE_LAST_COLUMNS
     "  PRIMARY KEY (setup_id, item_id, rep, ord)\n"
     ") WITHOUT ROWID;\n"
     "INSERT INTO pairwise_judgments (setup_id, item_id, rep, ord, position_verdict,\n"
@@ -913,17 +918,7 @@ static const char *const migration_13_more[] = {
     "  model_verdict     TEXT NOT NULL CHECK (model_verdict IN ('a','b','c','d','e')),\n"
     "  call_id           INTEGER,                 -- calls.id of the call that produced it:\n"
     "                                             -- checked by the triggers below, not a\n"
-    "                                             -- foreign key, whose check on deleting a\n"
-    "                                             -- call needs an index on it (about 60 bytes\n"
-    "                                             -- a judgment); calls are deleted only with\n"
-    "                                             -- the rows that use them (re-import)\n"
-    "  judged_at         INTEGER NOT NULL DEFAULT (" NOW_MS "), -- unix time in ms\n"
-    "  source            TEXT REFERENCES judgment_sources(name), -- NULL: judged by arbiter;\n"
-    "                                             -- else the import source\n"
-    "  strength          INTEGER                  -- Arena-Hard A>>B = 2, A>B = 1; else NULL\n"
-    "    CHECK (strength IS NULL OR strength IN (1, 2)),\n"
-    "  extra             TEXT NOT NULL DEFAULT '{}' -- imported fields arbiter does not know\n"
-    "    CONSTRAINT extra_is_json CHECK (json_valid(extra)),\n"
+    PAIRWISE_LAST_COLUMNS
     "  -- Column order chosen so this key also serves the audit's grouping.\n"
     "  PRIMARY KEY (protocol, judge_name, candidate, baseline, template_name, options,\n"
     "               item_id, rep, ord)\n"
