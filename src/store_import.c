@@ -39,7 +39,7 @@ enum {
 };
 
 static const char *const import_sql[Q__COUNT] = {
-    [Q_DEL_PAIRWISE] = "DELETE FROM pairwise WHERE source = ?1 RETURNING call_id",
+    [Q_DEL_PAIRWISE] = "DELETE FROM pairwise_judgments WHERE source = ?1 RETURNING call_id",
     [Q_DEL_POINTWISE] = "DELETE FROM pointwise WHERE source = ?1 RETURNING call_id",
     [Q_DEL_CALL] = "DELETE FROM calls WHERE id = ?1",
     [Q_DEL_FAMILIES] = "DELETE FROM families WHERE source = ?1",

@@ -2,14 +2,15 @@
 # End-to-end: a store written by schema 11 is migrated to schema 12 (compact texts), 13
 # (compact judgment rows: binary keys, integer times, endpoints apart, pairwise without rowid)
 # 14 (cheaper writes: pairwise's CHECKs without IN lists, no call trigger on insert, no
-# lease index by owner) and 15 (answers without rowid, foreign key and JSON CHECK, a lease row
-# per claim) by the current binary and reads back exactly. tests/data/store_v11/demo_sbs.db.gz was
+# lease index by owner), 15 (answers without rowid, foreign key and JSON CHECK, a lease row
+# per claim) and 16 (pairwise a view of pairwise_setups and pairwise_judgments) by the current
+# binary and reads back exactly. tests/data/store_v11/demo_sbs.db.gz was
 # made by arbiter at commit 4397393 (schema 11, compact requests with zstd's magic number in each
 # frame): `arbiter sbs` on the demo benchmark (atlas-large vs cedar-small, 80 calls) against
 # `arbiter sim-server --judge sim-a:skill=4 --seed 7`. The two digests are those of that
 # binary's `arbiter export --format jsonl` and `--format csv` of the store, before any migration.
 #  - the export after migrating is byte-identical (jsonl and csv);
-#  - the store is at schema 15, sound (integrity_check), and its requests decode (old frames
+#  - the store is at schema 16, sound (integrity_check), and its requests decode (old frames
 #    keep their magic number);
 #  - call keys, times and endpoints read back (as text) exactly as the schema-11 store held them;
 #  - a rerun of the same evaluation on the migrated store sends 0 requests.
@@ -28,7 +29,7 @@ sqlite3 "$T/v11.db" "select group_concat(item_id || ord || ' ' || call_id || ' '
   from (select * from pairwise order by item_id, ord)" >"$T/pairwise.before"
 "$ARB" export --db "$T/v11.db" --format jsonl --output "$T/after.jsonl"
 "$ARB" export --db "$T/v11.db" --format csv --output "$T/after.csv"
-check "migrated to schema 15, sound" "[ \"\$(sqlite3 '$T/v11.db' 'pragma user_version')\" = 15 ] &&
+check "migrated to schema 16, sound" "[ \"\$(sqlite3 '$T/v11.db' 'pragma user_version')\" = 16 ] &&
   [ \"\$(sqlite3 '$T/v11.db' 'pragma integrity_check')\" = ok ]"
 check "schema 15: answers without rowid, every answer kept" \
   "! sqlite3 '$T/v11.db' 'select rowid from answers' 2>/dev/null &&
@@ -37,7 +38,7 @@ check "schema 13: keys of 16 bytes, times in integer milliseconds, pairwise with
   "[ \"\$(sqlite3 '$T/v11.db' \"select count(*) from calls where typeof(key) = 'blob' and length(key) = 16
      and typeof(created_at) = 'integer' and endpoint_id is not null\")\" = 80 ] &&
    [ \"\$(sqlite3 '$T/v11.db' \"select count(*) from pairwise where typeof(judged_at) = 'integer'\")\" = 80 ] &&
-   ! sqlite3 '$T/v11.db' 'select rowid from pairwise' 2>/dev/null"
+   ! sqlite3 '$T/v11.db' 'select rowid from pairwise_judgments' 2>/dev/null"
 sqlite3 "$T/v11.db" "select group_concat(lower(hex(key)) || ' ' || ${ISO//X/created_at} || ' '
   || coalesce((select url from endpoints e where e.id = endpoint_id), '-'), ',')
   from (select * from calls order by id)" >"$T/calls.after"

@@ -287,7 +287,8 @@ static void test_open_close_reopen(void **state)
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         char sql[200];
         snprintf(sql, sizeof sql,
-                 "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '%s'",
+                 "SELECT count(*) FROM sqlite_schema WHERE type IN ('table', 'view')"
+                 " AND name = '%s'",
                  tables[i]);
         if (query_int(s, sql) != 1) fail_msg("table %s missing", tables[i]);
     }
@@ -315,17 +316,17 @@ static void test_schema_version(void **state)
 {
     fixture *f = *state;
     arb_store *s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 16);
     assert_int_equal(query_int(s, "PRAGMA application_id"), 0x41524274);
     /* Pretend a newer arbiter wrote the file. */
-    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 16", NULL, NULL, NULL),
+    assert_int_equal(sqlite3_exec(arb__store_conn(s), "PRAGMA user_version = 17", NULL, NULL, NULL),
                      SQLITE_OK);
     arb_store_close(s);
 
     s = NULL;
     assert_int_equal(arb_store_open(f->db, &s), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "newer arbiter"));
-    assert_non_null(strstr(arb_store_errmsg(s), "schema version 16"));
+    assert_non_null(strstr(arb_store_errmsg(s), "schema version 17"));
     arb_store_close(s);
 }
 
@@ -496,9 +497,98 @@ static void undo_v15(arb_store *s)
     assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_list('answers')"), 1);
 }
 
+#define PAIRWISE_V15_TABLE \
+    "CREATE TABLE \"pairwise\" (\n" \
+    "  -- Pairwise judgments (METHODS 2): side-by-side, soft/hard multi-agent finals, peer\n" \
+    "  -- reviews. One row per (judge, item, pair, template, option mode, order, repetition),\n" \
+    "  -- the primary key; a rerun updates the row.\n" \
+    "  protocol          TEXT NOT NULL,           -- 'sbs', ...\n" \
+    "  judge_name        TEXT NOT NULL,\n" \
+    "  item_id           TEXT NOT NULL REFERENCES items(id),\n" \
+    "  candidate         TEXT NOT NULL,           -- model under test\n" \
+    "  baseline          TEXT NOT NULL,\n" \
+    "  template_name     TEXT NOT NULL,\n" \
+    "  options           INTEGER NOT NULL CHECK (options = 2 OR options = 3 OR options = 4), -- METHODS 2.1\n" \
+    "  ord               INTEGER NOT NULL CHECK (ord IN (0, 1)), -- order: 0 = candidate first\n" \
+    "  rep               INTEGER NOT NULL CHECK (rep >= 0),\n" \
+    "  position_verdict  TEXT NOT NULL CHECK (position_verdict = 'A' OR position_verdict = 'B'\n" \
+    "    OR position_verdict = 'C' OR position_verdict = 'D' OR position_verdict = 'E'),\n" \
+    "  model_verdict     TEXT NOT NULL CHECK (model_verdict = 'a' OR model_verdict = 'b'\n" \
+    "    OR model_verdict = 'c' OR model_verdict = 'd' OR model_verdict = 'e'),\n" \
+    "  call_id           INTEGER,                 -- calls.id of the call that produced it:\n" \
+    "                                             -- checked by the store on insert and by\n" \
+    "                                             -- the trigger below on update, not a\n" \
+    "                                             -- foreign key, whose check on deleting a\n" \
+    "                                             -- call needs an index on it (about 60 bytes\n" \
+    "                                             -- a judgment); calls are deleted only with\n" \
+    "                                             -- the rows that use them (re-import)\n" \
+    "  judged_at         INTEGER NOT NULL DEFAULT (CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)), -- unix time in ms\n" \
+    "  source            TEXT REFERENCES judgment_sources(name), -- NULL: judged by arbiter;\n" \
+    "                                             -- else the import source\n" \
+    "  strength          INTEGER                  -- Arena-Hard A>>B = 2, A>B = 1; else NULL\n" \
+    "    CHECK (strength IS NULL OR strength IN (1, 2)),\n" \
+    "  extra             TEXT NOT NULL DEFAULT '{}' -- imported fields arbiter does not know\n" \
+    "    CONSTRAINT extra_is_json CHECK (json_valid(extra)),\n" \
+    "  -- Column order chosen so this key also serves the audit's grouping.\n" \
+    "  PRIMARY KEY (protocol, judge_name, candidate, baseline, template_name, options,\n" \
+    "               item_id, rep, ord)\n" \
+    ") WITHOUT ROWID;"
+
+/* Undoes migration 16 (a cheaper row per judgment): the view pairwise and the tables behind it
+** back to schema 15's table pairwise (rows kept, its index by source and its trigger on
+** call_id created again), pointwise's CHECKs on kind and task back to IN lists and its foreign
+** key to items back (edited in place as the migration does); the store reads as schema 15. */
+static void undo_v16(arb_store *s)
+{
+    sqlite3 *db = arb__store_conn(s);
+    char *err = NULL;
+    if (sqlite3_exec(
+            db,
+            "PRAGMA foreign_keys = OFF; DROP VIEW pairwise;" PAIRWISE_V15_TABLE
+            "INSERT INTO pairwise (protocol, judge_name, item_id, candidate, baseline,"
+            " template_name, options, ord, rep, position_verdict, model_verdict, call_id,"
+            " judged_at, source, strength, extra)"
+            " SELECT s.protocol, s.judge_name, j.item_id, s.candidate, s.baseline,"
+            " s.template_name, s.options, j.ord, j.rep, j.position_verdict, j.model_verdict,"
+            " j.call_id, j.judged_at, j.source, j.strength, j.extra"
+            " FROM pairwise_judgments j JOIN pairwise_setups s ON s.id = j.setup_id;"
+            "DROP TABLE pairwise_judgments; DROP TABLE pairwise_setups;"
+            "CREATE INDEX pairwise_by_source ON pairwise(source) WHERE source IS NOT NULL;"
+            "CREATE TRIGGER pairwise_call_updated BEFORE UPDATE OF call_id ON pairwise\n"
+            "  WHEN new.call_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM calls WHERE id ="
+            " new.call_id)\n"
+            "  BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: no such call'); END;"
+            "PRAGMA foreign_keys = ON;",
+            NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("undo v16: %s", err);
+    long long version = query_int(s, "PRAGMA schema_version");
+    char *sql = sqlite3_mprintf(
+        "PRAGMA writable_schema = ON;"
+        "UPDATE sqlite_schema SET sql = replace(replace(replace(sql, %Q, %Q), %Q, %Q), %Q, %Q)"
+        " WHERE name = 'pointwise';"
+        "PRAGMA schema_version = %lld; PRAGMA writable_schema = OFF; PRAGMA user_version = 15;",
+        "CHECK (kind = 'yesno' OR kind = 'grade' OR kind = 'grade10')",
+        "CHECK (kind IN ('yesno', 'grade', 'grade10'))",
+        "CHECK (task = 'qa' OR task = 'math' OR task = 'translation'\n"
+        "      OR task = 'summary' OR task = 'dialogue' OR task = 'generic')",
+        "CHECK (task IN ('qa', 'math', 'translation', 'summary', 'dialogue', 'generic'))",
+        "  item_id           TEXT NOT NULL,           -- items.id: the store writes a judgment only\n"
+        "                                             -- for an item it stored (not a foreign key)\n",
+        "  item_id           TEXT NOT NULL REFERENCES items(id),\n", version + 1);
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) fail_msg("undo v16: %s", err);
+    sqlite3_free(sql);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+                                  " AND name = 'pairwise'"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'pointwise'"
+                                  " AND instr(sql, 'kind IN (') AND instr(sql, 'task IN (')"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_list('pointwise')"
+                                  " WHERE \"table\" = 'items'"), 1);
+}
+
 static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const char *sql)
 {
     char *err = NULL;
+    undo_v16(s);
     undo_v15(s);
     undo_v14(s);
     if (sqlite3_exec(arb__store_conn(s), UNDO_V13, NULL, NULL, &err) != SQLITE_OK ||
@@ -506,7 +596,7 @@ static arb_store *downgrade_and_reopen(arb_store *s, const char *path, const cha
         fail_msg("downgrade: %s", err ? err : "?");
     arb_store_close(s);
     s = open_ok(path);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 16);
     return s;
 }
 
@@ -766,7 +856,7 @@ static void test_memory_database(void **state)
 {
     (void)state;
     arb_store *s = open_ok(":memory:");
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 16);
     arb_store_close(s);
 }
 
@@ -923,11 +1013,12 @@ static void test_pairwise_rejects_bad_rows(void **state)
     row.options = 5;
     assert_int_equal(arb__store_put_pairwise(s, &row), ARB_DB);
     assert_non_null(strstr(arb_store_errmsg(s), "CHECK"));
-    /* The item must be in the store (foreign key). */
-    row = pairwise_row("j1", "q404", 0, 0, 'A', 0);
+    /* A repetition is not negative (the item is not checked: since schema 16 the store writes
+    ** a judgment only for an item it stored, without a foreign key). */
+    row = pairwise_row("j1", "q1", 0, -1, 'A', 0);
     assert_int_equal(arb__store_put_pairwise(s, &row), ARB_DB);
-    assert_non_null(strstr(arb_store_errmsg(s), "q404"));
-    assert_non_null(strstr(arb_store_errmsg(s), "FOREIGN KEY"));
+    assert_non_null(strstr(arb_store_errmsg(s), "rep -1"));
+    assert_non_null(strstr(arb_store_errmsg(s), "CHECK"));
     /* So must the call. */
     row = pairwise_row("j1", "q1", 0, 0, 'A', 999);
     assert_int_equal(arb__store_put_pairwise(s, &row), ARB_DB);
@@ -984,7 +1075,7 @@ static int statement_status(arb_store *s, const char *last_param, int counter)
 {
     char last[24];
     snprintf(last, sizeof last, "%s, ?1", last_param);
-    return table_statement_status(s, "pairwise", last, counter);
+    return table_statement_status(s, "pairwise_judgments", last, counter);
 }
 
 /* How many times the store ran that insert (with the runs of the triggers it fired). */
@@ -1017,10 +1108,10 @@ static void test_pairwise_grouped_in_transaction(void **state)
     ** with a statement's runs those of the triggers it fires: none for a row inserted (schema
     ** 14 checks call_id in the store), one for a row updated (the group of 16 puts one
     ** judgment a second time). */
-    assert_int_equal(statement_runs(grouped, "?769"), 1);
-    assert_int_equal(statement_runs(grouped, "?193"), 1 + 1);
-    assert_int_equal(statement_runs(grouped, "?49"), 1);
-    assert_int_equal(statement_runs(grouped, "?13"), 3);
+    assert_int_equal(statement_runs(grouped, "?449"), 1);
+    assert_int_equal(statement_runs(grouped, "?113"), 1 + 1);
+    assert_int_equal(statement_runs(grouped, "?29"), 1);
+    assert_int_equal(statement_runs(grouped, "?8"), 3);
     assert_int_equal(query_int(grouped, "SELECT count(*) FROM pairwise"), 86);
     assert_query_text(grouped, "SELECT position_verdict FROM pairwise WHERE item_id = 'q1' "
                                "AND judge_name = 'j2' AND ord = 1", "C");
@@ -1123,13 +1214,20 @@ static void test_pointwise_grouped_in_transaction(void **state)
         assert_int_equal(arb__store_put_pointwise(grouped, &row), ARB_OK);
     }
     assert_int_equal(arb__store_commit(grouped), ARB_OK);
-    assert_int_equal(table_statement_status(grouped, "pointwise", "?768",
+    assert_int_equal(table_statement_status(grouped, "pointwise", "?769, ?1",
                                             SQLITE_STMTSTATUS_RUN), 1);
-    assert_int_equal(table_statement_status(grouped, "pointwise", "?192",
+    assert_int_equal(table_statement_status(grouped, "pointwise", "?193, ?1",
                                             SQLITE_STMTSTATUS_RUN), 1);
-    assert_int_equal(table_statement_status(grouped, "pointwise", "?48",
+    assert_int_equal(table_statement_status(grouped, "pointwise", "?49, ?1",
                                             SQLITE_STMTSTATUS_RUN), 1);
     assert_int_equal(query_int(grouped, "SELECT count(*) FROM pointwise"), 86);
+    /* judged_at bound by the store (bind_now), in the form strftime('%Y-%m-%dT%H:%M:%fZ',
+    ** 'now') gave each row before, and now */
+    assert_int_equal(query_int(grouped, "SELECT count(*) FROM pointwise WHERE judged_at GLOB"
+                                        " '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:"
+                                        "[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z' AND"
+                                        " abs(julianday(judged_at) - julianday('now')) < 60.0 / 86400"),
+                     86);
     assert_int_equal(query_int(grouped, "SELECT value FROM pointwise WHERE item_id = 'q1'"), 1);
     char *a = pointwise_dump(one), *b = pointwise_dump(grouped);
     assert_string_equal(a, b);
@@ -1184,9 +1282,9 @@ static void test_judgment_insert_cost(void **state)
     }
     assert_int_equal(arb__store_commit(s), ARB_OK);
     assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), 64);
-    int steps = statement_status(s, "?769", SQLITE_STMTSTATUS_VM_STEP);
+    int steps = statement_status(s, "?449", SQLITE_STMTSTATUS_VM_STEP);
     if (steps <= 0 || steps / 64 > 100) fail_msg("%d steps a judgment", steps / 64);
-    assert_int_equal(statement_runs(s, "?769"), 1);
+    assert_int_equal(statement_runs(s, "?449"), 1);
     /* the same constraints: out-of-range options and verdicts are refused by SQLite */
     sqlite3 *db = arb__store_conn(s);
     static const char *const bad[] = {
@@ -1233,13 +1331,14 @@ static void test_pairwise_grouped_refusal(void **state)
         size_t bad = where ? 66 : 10; /* in the full group of 64, or after it */
         arb_status st = ARB_OK;
         for (size_t i = 0; i < 70 && !st; i++) {
-            arb__pairwise_row row = pairwise_row("j1", i == bad ? "q404" : "q0", 0, (int)i, 'A', 0);
+            arb__pairwise_row row = pairwise_row("j1", "q0", 0, i == bad ? -1 : (int)i, 'A', 0);
             st = arb__store_put_pairwise(s, &row);
         }
         if (!st) st = arb__store_commit(s);
         assert_int_equal(st, ARB_DB);
-        assert_non_null(strstr(arb_store_errmsg(s), "judgment of item \"q404\""));
-        assert_non_null(strstr(arb_store_errmsg(s), "FOREIGN KEY"));
+        assert_non_null(strstr(arb_store_errmsg(s), "judgment of item \"q0\""));
+        assert_non_null(strstr(arb_store_errmsg(s), "rep -1"));
+        assert_non_null(strstr(arb_store_errmsg(s), "CHECK"));
         arb__store_rollback(s);
         assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), 0);
     }
@@ -2927,11 +3026,12 @@ static void test_schema_migration_15_dataset_rows(void **state)
     row.baseline = "m2";
     put_pairwise(s, &row);
     char *jsonl = export_text(s, "jsonl");
+    undo_v16(s);
     undo_v15(s);
     arb_store_close(s);
 
     s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 16);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'answers'"
                                   " AND instr(sql, 'WITHOUT ROWID') AND NOT instr(sql, 'json_valid')"),
                      1);
@@ -2940,7 +3040,9 @@ static void test_schema_migration_15_dataset_rows(void **state)
                                   " AND tbl_name = 'answers'"), 0);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'items'"
                                   " AND NOT instr(sql, 'json_valid')"), 1);
-    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'pairwise'"
+    /* pairwise's table is pairwise_judgments since schema 16 */
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema"
+                                  " WHERE name = 'pairwise_judgments'"
                                   " AND instr(sql, 'checked by the store on insert')"
                                   " AND NOT instr(sql, 'triggers below')"), 1);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'"
@@ -2975,6 +3077,105 @@ static void test_schema_migration_15_dataset_rows(void **state)
     arb_store_close(s);
 }
 
+/* Migration 16 (a cheaper row per pairwise judgment) on a store of schema 15 with pairwise and
+** pointwise judgments (arbiter's own and an imported one): pairwise is a view of
+** pairwise_setups and pairwise_judgments, pointwise's CHECKs have no IN lists; every row stays
+** (each export format is byte-identical), the file is sound, the state a rerun compares with
+** its plan note is the same (so the rerun sends nothing), and rows written after it go where
+** they belong: a judgment of a known setup names it, one written through the view (as the
+** import and other tools write) updates and deletes its row, and the CHECKs still refuse. */
+static void test_schema_migration_16_judgment_rows(void **state)
+{
+    fixture *f = *state;
+    char *requests[8];
+    arb_dataset *ds = benchmark_dataset(20);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    for (int i = 0; i < 3; i++) put_sbs_calls(s, ds, i, requests);
+    sqlite3 *db = arb__store_conn(s);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "INSERT INTO judgment_sources(name, kind, path) VALUES ('src', 'judgments',"
+                     " 'j.jsonl');"
+                     "INSERT INTO pairwise(protocol, judge_name, item_id, candidate, baseline,"
+                     " template_name, options, ord, rep, position_verdict, model_verdict, call_id,"
+                     " judged_at, source, strength, extra) VALUES ('sbs', 'ext', 'q1', 'm2', 'm1',"
+                     " 'imported', 3, 1, 0, 'B', 'a', NULL, 1700000000000, 'src', 2,"
+                     " '{\"note\":1}')",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    for (int i = 0; i < 2; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "kp%d", i);
+        long long c = put_call(s, &(arb__call_record){.key = key, .judge_name = "j1", .model = "m",
+                                                      .request_json = "{}", .ok = 1,
+                                                      .content = "<answer>4</answer>",
+                                                      .prompt_tokens = -1,
+                                                      .completion_tokens = -1});
+        arb__pointwise_row p = pointwise_row("j1", i ? "q2" : "q1", i ? -1 : 4, c);
+        assert_int_equal(arb__store_put_pointwise(s, &p), ARB_OK);
+    }
+    const char *judges[] = {"j"};
+    arb__sbs_plan_key key = {"m1", "m2", "t", 2, 1, judges, 1};
+    arb__plan_state before, after;
+    assert_int_equal(arb__store_sbs_plan_state(s, &key, &before), ARB_OK);
+    assert_int_equal(before.judgments, 6);
+    static const char *const formats[] = {"jsonl", "csv", "pointwise"};
+    char *exported[3];
+    for (int k = 0; k < 3; k++) exported[k] = export_text(s, formats[k]);
+    undo_v16(s);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), 7);
+    arb_store_close(s);
+
+    s = open_ok(f->db);
+    db = arb__store_conn(s);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 16);
+    assert_query_text(s, "SELECT type FROM sqlite_schema WHERE name = 'pairwise'", "view");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise_setups"), 2);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise_judgments"), 7);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise"), 7);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'pointwise'"
+                                  " AND NOT instr(sql, ' IN (''') AND"
+                                  " instr(sql, 'kind = ''yesno'' OR') AND instr(sql, 'task = ''qa'' OR')"),
+                     1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_list('pointwise')"
+                                  " WHERE \"table\" = 'items'"), 0);
+    assert_query_text(s, "PRAGMA integrity_check", "ok");
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    for (int k = 0; k < 3; k++) {
+        char *again = export_text(s, formats[k]);
+        assert_string_equal(again, exported[k]);
+        free(again);
+        free(exported[k]);
+    }
+    assert_int_equal(arb__store_sbs_plan_state(s, &key, &after), ARB_OK);
+    assert_int_equal(after.judgments, before.judgments);
+    assert_string_equal(after.digest, before.digest);
+    /* a judgment of a stored setup names it; a new item adds rows, not setups */
+    put_sbs_calls(s, ds, 3, requests);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise_setups"), 2);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise WHERE candidate = 'm1'"
+                                  " AND template_name = 't'"), 8);
+    /* written through the view: updated and deleted in place, the CHECKs still refuse */
+    assert_int_equal(sqlite3_exec(db, "UPDATE pairwise SET position_verdict = 'B',"
+                                      " model_verdict = 'b' WHERE item_id = 'q1' AND ord = 0"
+                                      " AND judge_name = 'j'", NULL, NULL, NULL), SQLITE_OK);
+    assert_query_text(s, "SELECT position_verdict || model_verdict FROM pairwise"
+                         " WHERE item_id = 'q1' AND ord = 0 AND judge_name = 'j'", "Bb");
+    assert_int_equal(sqlite3_exec(db, "UPDATE pairwise SET options = 5 WHERE judge_name = 'j'",
+                                  NULL, NULL, NULL), SQLITE_CONSTRAINT_CHECK);
+    assert_int_equal(sqlite3_exec(db, "UPDATE pointwise SET kind = 'grade5'", NULL, NULL, NULL),
+                     SQLITE_CONSTRAINT_CHECK);
+    assert_int_equal(sqlite3_exec(db, "UPDATE pointwise SET task = 'poem'", NULL, NULL, NULL),
+                     SQLITE_CONSTRAINT_CHECK);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM pairwise WHERE source = 'src'", NULL, NULL,
+                                  NULL), SQLITE_OK);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM pairwise_judgments"), 8);
+    for (int i = 0; i < 8; i++) free(requests[i]);
+    arb_dataset_destroy(ds);
+    arb_store_close(s);
+}
+
 /* Migration 14 (cheaper writes per call) on a store of schema 13: pairwise's CHECKs are stated
 ** without IN lists, the trigger that checked a judgment's call and the index of the leases by
 ** owner are gone; every row stays (the export is byte-identical), the file is sound, and a
@@ -2995,20 +3196,25 @@ static void test_schema_migration_14_cheaper_writes(void **state)
     arb__call_claim c = {.key = "k2"};
     assert_int_equal(arb__store_claim_calls(s, &o, &c, 1), ARB_OK);
     char *jsonl = export_text(s, "jsonl");
+    undo_v16(s);
     undo_v15(s);
     undo_v14(s);
     arb_store_close(s);
 
     s = open_ok(f->db);
-    assert_int_equal(query_int(s, "PRAGMA user_version"), 15);
+    assert_int_equal(query_int(s, "PRAGMA user_version"), 16);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name IN"
                                   " ('pairwise_call_inserted', 'call_leases_by_owner')"), 0);
     assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name ="
                                   " 'pairwise_call_updated'"), 1);
-    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'pairwise'"
-                                  " AND instr(sql, 'IN (2, 3, 4)') = 0"
-                                  " AND instr(sql, 'IN (''A''') = 0 AND instr(sql, 'IN (''a''') = 0"
+    /* pairwise's columns are in pairwise_setups and pairwise_judgments since schema 16 */
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema"
+                                  " WHERE name = 'pairwise_setups' AND instr(sql, 'IN (2, 3, 4)') = 0"
                                   " AND instr(sql, 'CHECK (options = 2 OR options = 3')"), 1);
+    assert_int_equal(query_int(s, "SELECT count(*) FROM sqlite_schema"
+                                  " WHERE name = 'pairwise_judgments'"
+                                  " AND instr(sql, 'IN (''A''') = 0 AND instr(sql, 'IN (''a''') = 0"
+                                  " AND instr(sql, 'CHECK (position_verdict = ''A'' OR')"), 1);
     assert_query_text(s, "PRAGMA integrity_check", "ok");
     char *jsonl2 = export_text(s, "jsonl");
     assert_string_equal(jsonl2, jsonl);
@@ -3074,8 +3280,8 @@ static void test_schema_migration_13_compacts_rows(void **state)
     assert_query_text(s, "SELECT group_concat(e.url, ',') FROM calls c"
                          " JOIN endpoints e ON e.id = c.endpoint_id ORDER BY c.id",
                       "http://e1/v1,http://e2/v1");
-    assert_int_not_equal(sqlite3_exec(arb__store_conn(s), "SELECT rowid FROM pairwise", NULL, NULL,
-                                      NULL), SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(arb__store_conn(s), "SELECT rowid FROM pairwise_judgments",
+                                      NULL, NULL, NULL), SQLITE_OK);
     char *jsonl2 = export_text(s, "jsonl"), *csv2 = export_text(s, "csv");
     assert_string_equal(jsonl2, jsonl);
     assert_string_equal(csv2, csv);
@@ -3266,6 +3472,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_schema_migration_13_compacts_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_14_cheaper_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_15_dataset_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_migration_16_judgment_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_rebuilds_after_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_with_texts_written_compact_once, setup,
                                         teardown),
