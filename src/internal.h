@@ -2271,6 +2271,11 @@ int arb__battle_parse_extra(const char *text, arb_battle *battle);
 arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
                                            const arb_battles *b);
 arb_status arb__store_get_battles_left_out(arb_store *store, const char *source, arb_battles *b);
+/* store_battles.c: *in_step = 1 when the battles of source (with their left-out counts) are as
+** many as the stored pairwise judgments of protocol in option mode options, the number a
+** rebuild from those judgments gives (one battle or one left-out count each); else 0. */
+arb_status arb__store_battles_in_step(arb_store *store, const char *source, const char *protocol,
+                                      int options, int *in_step);
 
 /* ---- rankings (METHODS §6): rank.c, peer.c, rank_core.c, rank_render.c share src/rank.h --- */
 
