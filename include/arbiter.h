@@ -1273,6 +1273,11 @@ ARB_API arb_battle_left_out arb_battles_left_out_at(const arb_battles *b, size_t
 ARB_API arb_status arb_store_put_battles(arb_store *store, const char *source,
                                          const arb_battles *b);
 ARB_API arb_status arb_store_get_battles(arb_store *store, const char *source, arb_battles *b);
+/* What arb_store_get_battles would read, without holding the battles: *n_battles gets the number
+** of stored battles (of source, or all when NULL) and b, when not NULL, only their left-out
+** records (appended). Its memory does not grow with the battles. Messages in the store. */
+ARB_API arb_status arb_store_battles_summary(arb_store *store, const char *source,
+                                             size_t *n_battles, arb_battles *b);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Rankings (METHODS §6).                                                                    */

@@ -296,8 +296,9 @@ arb_status arb_debate_run(arb_store *store, const arb_dataset *ds,
                              : arb__store_put_judge(store, &r.agents[i]);
     if (!st && !params->dry_run) st = arb__store_put_dataset(store, ds);
     if (!st) {
+        /* a judgment's three turns depend on nothing outside it: slices of whole judgments */
         arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                               .progress = params->progress};
+                               .progress = params->progress, .group = N_ROLES};
         st = arb__exec_protocol(store, r.kind, pjson, &ep,
                                 r.n_items * (size_t)params->reps * 2 * N_ROLES, deps_of,
                                 build_call, call_done, count_invalid, &r, stats);

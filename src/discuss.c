@@ -461,8 +461,9 @@ arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
         if (!r.ends) st = arb__store_fail(store, ARB_NOMEM, "out of memory");
     }
     if (!st) {
+        /* a statement depends only on its own discussion's: slices of whole discussions */
         arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                               .progress = params->progress};
+                               .progress = params->progress, .group = r.per_dialogue};
         st = arb__exec_protocol(store, r.kind, pjson, &ep, n_nodes, deps_of, build_call,
                                 call_done, count_invalid, &r, stats);
     }

@@ -1552,10 +1552,16 @@ done:
 /* A protocol's plan of independent calls runs in consecutive slices of at most PLAN_SLICE
 ** nodes, one executor each, so the plan's memory (a node is about 220 bytes) stays the same
 ** however many calls a run has: 1,000,000 calls would hold 220 MB of nodes at once. Between
-** slices the transport drains once (a few milliseconds per 65,536 calls). Plans with
-** dependencies (debate, discuss, persona) and runs under a budget (which counts the whole
-** run's spend in one executor) run whole. */
+** slices the transport drains once (a few milliseconds per 65,536 calls). A plan with
+** dependencies does the same when they stay inside groups of consecutive nodes
+** (arb__exec_params.group: a debate's turns, a discussion's statements), its slices cut
+** between groups; a plan whose dependencies cross (a persona panel's rounds over the judges'
+** calls) and runs under a budget (which counts the whole run's spend in one executor) run
+** whole. */
 #define PLAN_SLICE 65536
+
+size_t arb__exec_plan_slice = 0;
+size_t arb__exec_largest_slice = 0;
 
 /* One slice's view of the protocol: node numbers shifted by base into the protocol's. */
 typedef struct plan_slice {
@@ -1601,7 +1607,11 @@ static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t 
                            int submit, arb_run_stats *stats)
 {
     int budget = params->client.budget_usd > 0 || params->client.budget_tokens > 0;
-    size_t slice = deps_of || budget ? n_calls : params->slice ? params->slice : PLAN_SLICE;
+    size_t slice = params->slice ? params->slice
+                   : arb__exec_plan_slice ? arb__exec_plan_slice : PLAN_SLICE;
+    if (deps_of && params->group) /* whole groups: a node and its dependencies in one slice */
+        slice = slice < params->group ? params->group : slice - slice % params->group;
+    if ((deps_of && !params->group) || budget) slice = n_calls;
     plan_slice sl = {ud, 0, build, done, params->recorded, params->texts};
     arb__exec_params slice_params = *params;
     if (params->recorded) slice_params.recorded = slice_recorded;
@@ -1619,12 +1629,19 @@ static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t 
         ex->plan_base = sl.base;
         ex->plan_total = n_calls;
         ex->plan_started_ms = started_ms;
-        size_t deps[ARB__EXEC_MAX_DEPS]; /* a plan with dependencies is one slice: base 0 */
+        size_t deps[ARB__EXEC_MAX_DEPS]; /* the protocol's node numbers, then the slice's */
         for (size_t i = 0; i < n && !st; i++) {
-            size_t n_deps = deps_of ? deps_of(ud, i, deps) : 0;
-            if (arb__exec_add(ex, deps, n_deps) == (size_t)-1)
+            size_t n_deps = deps_of ? deps_of(ud, sl.base + i, deps) : 0;
+            for (size_t k = 0; k < n_deps && !st; k++) {
+                if (deps[k] < sl.base) /* a protocol's group that is not one */
+                    st = arb__store_fail(s, ARB_INVALID, "node %zu depends on node %zu, outside "
+                                         "its group of %zu", sl.base + i, deps[k], params->group);
+                deps[k] -= sl.base;
+            }
+            if (!st && arb__exec_add(ex, deps, n_deps) == (size_t)-1)
                 st = arb__store_fail(s, ARB_NOMEM, "out of memory");
         }
+        if (n > arb__exec_largest_slice) arb__exec_largest_slice = n;
         if (!st) st = arb__exec_run(ex, stats);
         arb__exec_destroy(ex);
         sl.base += n;

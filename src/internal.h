@@ -1761,8 +1761,12 @@ typedef struct arb__exec_params {
     ** the store's message, which ends the run. NULL: nothing to load. */
     arb_status (*slice_begin)(void *ud, size_t first, size_t n);
     arb__exec_texts_fn texts;       /* NULL: calls are compacted when their row names them */
-    size_t slice; /* arb__exec_protocol: nodes per slice of a plan without dependencies (0: the
-                     default, 65,536; tests set it small) */
+    size_t slice; /* arb__exec_protocol: nodes per slice of a plan without dependencies, or of
+                     one in groups (0: arb__exec_plan_slice, else the default, 65,536) */
+    size_t group; /* arb__exec_protocol, a plan with dependencies: every node's dependencies lie
+                     in its own group of this many consecutive nodes (node / group the same:
+                     a debate's three turns, a discussion's statements), so the plan runs in
+                     slices of whole groups like an independent one; 0: it runs whole */
     long long *run_id; /* arb__exec_protocol: when not NULL, gets the id of the run it recorded
                           (0 for a dry run) */
     double commit_wait_ms; /* the longest the writer waits for a batch to fill (0: the default,
@@ -1849,6 +1853,12 @@ void arb__item_window_free(arb__item_window *w);
 /* Nodes per slice of an sbs or grade plan (arb__exec_params.slice; 0: the executor's default).
 ** Tests set it small to run an indexed dataset across many slices; nothing else writes it. */
 extern size_t arb__sbs_plan_slice;
+/* Nodes per slice of any protocol's plan whose params give no slice (0: the default, 65,536), and
+** the most nodes one executor of arb__exec_protocol has held since a test last zeroed it. Tests
+** set the first small and read the second, to see that a plan's memory stays one slice's; nothing
+** else writes them. */
+extern size_t arb__exec_plan_slice;
+extern size_t arb__exec_largest_slice;
 
 /* Checks that models first and second answered every item of ds and that every item has a
 ** reference when one of the templates uses {reference}; *items_out gets all items in dataset
@@ -2314,6 +2324,11 @@ int arb__battle_parse_extra(const char *text, arb_battle *battle);
 arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
                                            const arb_battles *b);
 arb_status arb__store_get_battles_left_out(arb_store *store, const char *source, arb_battles *b);
+/* store_battles.c: *in_step = 1 when the battles of source (with their left-out counts) are as
+** many as the stored pairwise judgments of protocol in option mode options, the number a
+** rebuild from those judgments gives (one battle or one left-out count each); else 0. */
+arb_status arb__store_battles_in_step(arb_store *store, const char *source, const char *protocol,
+                                      int options, int *in_step);
 
 /* ---- rankings (METHODS §6): rank.c, peer.c, rank_core.c, rank_render.c share src/rank.h --- */
 

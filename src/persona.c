@@ -782,8 +782,10 @@ arb_status arb_persona_run(arb_store *store, const arb_persona_params *params,
     }
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                            .progress = params->progress};
+    /* without a panel no call depends on another: the plan runs in slices (exec.c) */
     st = arb__exec_protocol(store, "persona", pjson, &ep,
-                            r.n_solo + r.n_tasks * (size_t)params->reps * r.per_block, deps_of,
+                            r.n_solo + r.n_tasks * (size_t)params->reps * r.per_block,
+                            r.n_panel ? deps_of : NULL,
                             build_call, call_done, count_invalid, &r, stats);
 done:
     free(pjson);

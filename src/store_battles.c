@@ -217,3 +217,53 @@ arb_status arb__store_get_battles_left_out(arb_store *store, const char *source,
     sqlite3_finalize(q);
     return st;
 }
+
+/* Counts one integer query's single row: ARB_OK with *value, or ARB_DB with what (in store). */
+static arb_status count_query(arb_store *store, const char *sql, const char *source,
+                              const char *protocol, int options, long long *value,
+                              const char *what)
+{
+    sqlite3 *db = arb__store_conn(store);
+    sqlite3_stmt *q = NULL;
+    arb_status st = ARB_OK;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        return arb__store_fail(store, ARB_DB, "cannot count %s: %s", what, sqlite3_errmsg(db));
+    if (source) sqlite3_bind_text(q, 1, source, -1, SQLITE_STATIC);
+    if (protocol) sqlite3_bind_text(q, 2, protocol, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 3, options);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        *value = sqlite3_column_int64(q, 0);
+    else
+        st = arb__store_fail(store, ARB_DB, "cannot count %s: %s", what, sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* See arbiter.h. */
+arb_status arb_store_battles_summary(arb_store *store, const char *source, size_t *n_battles,
+                                     arb_battles *b)
+{
+    if (!store) return ARB_INVALID;
+    if (!n_battles) return arb__store_fail(store, ARB_INVALID, "battles_summary: no count");
+    long long n = 0;
+    arb_status st = count_query(store, "SELECT count(*) FROM battles WHERE ?1 IS NULL OR "
+                                       "source = ?1", source, NULL, 0, &n, "battles");
+    if (st) return st;
+    *n_battles = (size_t)n;
+    return b ? arb__store_get_battles_left_out(store, source, b) : ARB_OK;
+}
+
+/* See internal.h. */
+arb_status arb__store_battles_in_step(arb_store *store, const char *source, const char *protocol,
+                                      int options, int *in_step)
+{
+    long long same = 0;
+    arb_status st = count_query(
+        store,
+        "SELECT (SELECT count(*) FROM battles WHERE source = ?1)"
+        " + (SELECT coalesce(sum(n), 0) FROM battles_left_out WHERE source = ?1)"
+        " = (SELECT count(*) FROM pairwise WHERE protocol = ?2 AND options = ?3)",
+        source, protocol, options, &same, "battles and judgments");
+    *in_step = !st && same;
+    return st;
+}

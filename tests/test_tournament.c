@@ -288,6 +288,48 @@ static void orientation_and_rerun(void **state)
     arb_judges_file_destroy(jf);
 }
 
+/* A rerun that judges nothing (every judgment recorded) leaves the stored battles as they are
+** instead of rebuilding all of them from the judgments (which holds every battle in memory):
+** a battle row changed behind the run's back stays changed. When they are fewer than the
+** judgments (a run killed before its rebuild, here rows deleted) the rerun rebuilds them, and
+** arb_store_battles_summary counts them and reads the left-out records without the battles. */
+static void rerun_keeps_battles_in_step(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first", "mute:sim-mute"};
+    arb_judges_file *jf = judges(f, specs, 2);
+    arb_tournament_params p = params(jf);
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    size_t calls = N_CMP * 2 * 2;
+    assert_int_equal(q(f, "select count(*) from battles where source = 'tournament'"), calls / 2);
+    assert_int_equal(arb_test_exec_sql(f->store, "update battles set s = 0 where seq = 0"), 0);
+    run_ok(f, &p, &st);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.invalid, calls / 2);
+    assert_int_equal(q(f, "select s from battles where source = 'tournament' and seq = 0"), 0);
+    /* the mute judge's judgments are left out, counted per pair */
+    size_t n = 0;
+    arb_battles *left = arb_battles_create();
+    assert_int_equal(arb_store_battles_summary(f->store, "tournament", &n, left), ARB_OK);
+    assert_int_equal(n, calls / 2);
+    assert_int_equal(arb_battles_count(left), 0);
+    size_t total = 0;
+    for (size_t k = 0; k < arb_battles_left_out_count(left); k++)
+        total += arb_battles_left_out_at(left, k).n;
+    assert_int_equal(total, calls / 2);
+    arb_battles_destroy(left);
+    /* fewer battles than judgments: rebuilt, the changed row with them */
+    assert_int_equal(arb_test_exec_sql(f->store, "delete from battles where seq >= 3"), 0);
+    run_ok(f, &p, &st);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(q(f, "select count(*) from battles where source = 'tournament'"), calls / 2);
+    assert_int_equal(q(f, "select count(*) from battles where source = 'tournament' and s <> -1"),
+                     0);
+    assert_int_equal(arb_sim_server_requests(f->srv), calls);
+    arb_judges_file_destroy(jf);
+}
+
 /* Style covariates of the battles come from the stored answers (METHODS §6 style control). */
 static void battles_carry_style(void **state)
 {
@@ -485,6 +527,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(dry_run_plans_every_call, setup, teardown),
         cmocka_unit_test_setup_teardown(checks_before_any_request, setup, teardown),
         cmocka_unit_test_setup_teardown(orientation_and_rerun, setup, teardown),
+        cmocka_unit_test_setup_teardown(rerun_keeps_battles_in_step, setup, teardown),
         cmocka_unit_test_setup_teardown(battles_carry_style, setup, teardown),
         cmocka_unit_test_setup_teardown(verdict_e_gives_no_battle, setup, teardown),
         cmocka_unit_test_setup_teardown(exclude_self, setup, teardown),

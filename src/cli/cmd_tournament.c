@@ -203,14 +203,17 @@ int cmd_tournament(int argc, char **argv)
     snprintf(stop_msg, sizeof stop_msg, "%s", st ? arb_store_errmsg(store) : "");
     cli_print_run_stats("tournament", &stats, p.dry_run);
     if (!p.dry_run) {
-        battles = arb_battles_create();
-        arb_status bst = battles ? arb_store_get_battles(store, "tournament", battles) : ARB_NOMEM;
+        battles = arb_battles_create(); /* the left-out counts only: not every battle */
+        size_t n_battles = 0;
+        arb_status bst = battles ? arb_store_battles_summary(store, "tournament", &n_battles,
+                                                             battles)
+                                 : ARB_NOMEM;
         if (bst) {
             rc = battles ? cli_store_failure("tournament", store, bst) : EXIT_FAIL;
             if (!battles) fprintf(stderr, "arbiter tournament: out of memory\n");
             goto done;
         }
-        fprintf(stderr, "stored %zu battles (source tournament)\n", arb_battles_count(battles));
+        fprintf(stderr, "stored %zu battles (source tournament)\n", n_battles);
         print_left_out(battles);
     }
     if (st == ARB_INTERRUPTED || st == ARB_BUDGET) {
