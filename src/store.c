@@ -1249,7 +1249,7 @@ struct arb_store {
     sqlite3_stmt *put_pairwise_group[PAIRWISE_SIZES]; /* PAIRWISE_GROUP >> 2k rows, prepared
                                                         ** on first use */
     sqlite3_stmt *find_group; /* see find_claimed; prepared on first use */
-    sqlite3_stmt *persona[6]; /* arb__store_put_persona_scores' statements, on first use */
+    sqlite3_stmt *persona[7]; /* arb__store_put_persona_scores' statements, on first use */
     pending_pairwise pending[PAIRWISE_GROUP];
     size_t n_pending;
     arb__buf pending_text;
@@ -2032,7 +2032,7 @@ void arb_store_close(arb_store *store)
             sqlite3_finalize(store->put_pointwise_group[i]);
         }
         sqlite3_finalize(store->find_group);
-        for (int i = 0; i < 6; i++) sqlite3_finalize(store->persona[i]);
+        for (int i = 0; i < 7; i++) sqlite3_finalize(store->persona[i]);
         sqlite3_close(store->db);
     }
     arb__buf_free(&store->pending_text);
@@ -4562,7 +4562,7 @@ arb_status arb__store_each_persona_score(arb_store *s, arb__persona_score_fn fn,
 ** instructions a call (six to eight prepares against the whole schema; callgrind, 7,200
 ** calls), 96% of a persona rerun that wrote nothing new. */
 enum { P_DROP_SCORES, P_DROP_ATTRIBUTIONS, P_PUT_ATTRIBUTION, P_PUT_SCORE, P_PUT_PERSONA,
-       P_GET_PERSONA, P__COUNT };
+       P_GET_PERSONA, P_STORED, P__COUNT };
 
 static sqlite3_stmt *persona_stmt(arb_store *s, int which)
 {
@@ -4578,6 +4578,12 @@ static sqlite3_stmt *persona_stmt(arb_store *s, int which)
         [P_PUT_PERSONA] = "INSERT INTO personas (category, identity) VALUES (?1, ?2)"
                           " ON CONFLICT (category, identity) DO NOTHING",
         [P_GET_PERSONA] = "SELECT id FROM personas WHERE category = ?1 AND identity = ?2",
+        [P_STORED] = "SELECT s.position, s.round, s.metric, s.value, s.reason, s.item_id,"
+                     " s.subject, p.category, p.identity, a.item_id, a.response, a.label"
+                     " FROM scores s LEFT JOIN personas p ON p.id = s.persona_id"
+                     " LEFT JOIN persona_attributions a ON a.call_id = s.call_id"
+                     " AND a.position = s.position AND a.persona_id = s.persona_id"
+                     " WHERE s.protocol = ?1 AND s.judge_name = ?2 AND s.call_id = ?3",
     };
     _Static_assert(P__COUNT == sizeof ((arb_store *)0)->persona / sizeof (sqlite3_stmt *),
                    "one slot per statement");
@@ -4610,11 +4616,64 @@ static arb_status persona_id(arb_store *s, const char *category, const char *ide
     return ARB_OK;
 }
 
+static int same_text(const unsigned char *stored, const char *text)
+{
+    return stored ? text && !strcmp((const char *)stored, text) : !text;
+}
+
+/* The label persona_attributions gives the response at position pos of a call of protocol. */
+static const char *attribution_label(const char *protocol, int pos)
+{
+    int pair = !strcmp(protocol, "persona2") || !strcmp(protocol, "panel2");
+    return !pair ? "response" : pos ? "candidate_2" : "candidate_1";
+}
+
+/* 1 when the store holds exactly rows (one call's, all of one protocol and judge) with their
+** attributions, as arb__store_put_persona_scores would write them; 0 otherwise or on error (the
+** caller then writes them). A rerun gives every call's rows again: rewriting them unchanged
+** (a delete and ~55 index seeks a call) was what such a rerun spent its time on. */
+static int persona_rows_stored(arb_store *s, const arb__persona_score_row *rows, size_t n)
+{
+    sqlite3_stmt *q = persona_stmt(s, P_STORED);
+    if (!q) return 0;
+    arb__store_bind_text(q, 1, rows[0].protocol);
+    arb__store_bind_text(q, 2, rows[0].judge_name);
+    sqlite3_bind_int64(q, 3, rows[0].call_id);
+    size_t matched = 0, stored = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        stored++;
+        int pos = sqlite3_column_int(q, 0), round = sqlite3_column_int(q, 1);
+        const unsigned char *metric = sqlite3_column_text(q, 2);
+        for (size_t i = 0; i < n; i++) {
+            const arb__persona_score_row *r = &rows[i];
+            if ((r->position ? 1 : 0) != pos || r->round != round || !same_text(metric, r->metric))
+                continue;
+            int null = sqlite3_column_type(q, 3) == SQLITE_NULL;
+            const char *reason = isnan(r->value) ? (r->reason ? r->reason : "no valid scores")
+                                                 : NULL;
+            matched += null == isnan(r->value) &&
+                       (null || sqlite3_column_double(q, 3) == r->value) &&
+                       same_text(sqlite3_column_text(q, 4), reason) &&
+                       same_text(sqlite3_column_text(q, 5), r->item_id) &&
+                       same_text(sqlite3_column_text(q, 6), r->subject) &&
+                       same_text(sqlite3_column_text(q, 7), r->category) &&
+                       same_text(sqlite3_column_text(q, 8), r->identity) &&
+                       same_text(sqlite3_column_text(q, 9), r->item_id) &&
+                       same_text(sqlite3_column_text(q, 10), r->subject) &&
+                       same_text(sqlite3_column_text(q, 11), attribution_label(r->protocol, pos));
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return stored == n && matched == n;
+}
+
 /* Stores the rows of one call (see internal.h): the call's earlier rows of this judge and its
 ** attributions are replaced, each identity is added to personas when new, each position
 ** present gets its attribution (label "response" in phase 1, "candidate_1"/"candidate_2" in
-** phase 2, as the prompt calls it), each row a score with its reason when E. Runs inside the
-** caller's transaction. ARB_OK, ARB_INVALID for rows of several calls, or ARB_DB. */
+** phase 2, as the prompt calls it), each row a score with its reason when E; rows stored
+** exactly so already are left as they are. Runs inside the caller's transaction. ARB_OK,
+** ARB_INVALID for rows of several calls, or ARB_DB. */
 arb_status arb__store_put_persona_scores(arb_store *s, const arb__persona_score_row *rows,
                                          size_t n)
 {
@@ -4623,6 +4682,7 @@ arb_status arb__store_put_persona_scores(arb_store *s, const arb__persona_score_
         if (rows[i].call_id != rows[0].call_id || strcmp(rows[i].judge_name, rows[0].judge_name) ||
             strcmp(rows[i].protocol, rows[0].protocol))
             return arb__store_fail(s, ARB_INVALID, "put_persona_scores: rows of several calls");
+    if (persona_rows_stored(s, rows, n)) return ARB_OK; /* a rerun's: nothing to write */
     sqlite3_stmt *q[P__COUNT] = {0};
     for (int k = 0; k <= P_PUT_SCORE; k++)
         if (!(q[k] = persona_stmt(s, k))) return arb__store_fail_db(s, "cannot store persona scores");
@@ -4645,8 +4705,7 @@ arb_status arb__store_put_persona_scores(arb_store *s, const arb__persona_score_
             sqlite3_bind_int64(a, 3, ids[pos]);
             arb__store_bind_text(a, 4, r->item_id);
             arb__store_bind_text(a, 5, r->subject);
-            int pair = !strcmp(r->protocol, "persona2") || !strcmp(r->protocol, "panel2");
-            arb__store_bind_text(a, 6, !pair ? "response" : pos ? "candidate_2" : "candidate_1");
+            arb__store_bind_text(a, 6, attribution_label(r->protocol, pos));
             if ((st = arb__store_step_done(s, a, "cannot store a persona attribution"))) break;
         }
         sqlite3_stmt *w = q[P_PUT_SCORE];
