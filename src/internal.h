@@ -1862,7 +1862,8 @@ extern size_t arb__exec_largest_slice;
 
 /* Checks that models first and second answered every item of ds and that every item has a
 ** reference when one of the templates uses {reference}; *items_out gets all items in dataset
-** order (caller frees the array). ARB_INVALID/ARB_PARSE/ARB_NOMEM with the store's message
+** order (caller frees the array; NULL for an indexed dataset), unless items_out is NULL (the
+** checks only: sbs reads its texts through a window). ARB_INVALID/ARB_PARSE/ARB_NOMEM with the store's message
 ** ("file:line: ...") otherwise. */
 arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const char *first,
                                   const char *second, arb_template *const *tpls, size_t n_tpls,

@@ -37,7 +37,6 @@ typedef struct sbs_run {
                                  array, strings borrowed) */
     size_t n_judges;
     arb_template *tpl;
-    const arb_item **items; /* every item (arb__sbs_collect_items), or NULL when ds is indexed */
     size_t n_items;
     /* The current slice's items and the two models' answers to them (load_slice): model 0 the
     ** candidate, 1 the baseline; looked up once per item instead of twice by each of the
@@ -241,13 +240,13 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
                                   const char *second, arb_template *const *tpls, size_t n_tpls,
                                   const arb_item ***items_out, size_t *n_out)
 {
-    *items_out = NULL;
+    if (items_out) *items_out = NULL;
     *n_out = 0;
     size_t n = arb_dataset_item_count(ds);
     if (n == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
     int indexed = arb__dataset_is_indexed(ds); /* checked on the index, no items array */
-    const arb_item **items = indexed ? NULL : malloc(n * sizeof *items);
-    if (!indexed && !items) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    const arb_item **items = indexed || !items_out ? NULL : malloc(n * sizeof *items);
+    if (items_out && !indexed && !items) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     arb_item stub;
     char source[512];
     size_t first_answers = 0, second_answers = 0;
@@ -284,7 +283,7 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
             }
         if (items) items[i] = it;
     }
-    *items_out = items;
+    if (items_out) *items_out = items;
     *n_out = n;
     return ARB_OK;
 fail:
@@ -322,7 +321,7 @@ arb_status arb__sbs_check_single_judge(arb_store *s, const arb_template *tpl)
     return ARB_OK;
 }
 
-/* Checks the parameters and the data; fills r->items. Returns ARB_OK or ARB_INVALID/ARB_PARSE
+/* Checks the parameters and the data; sets r->n_items (the texts come from the window). Returns ARB_OK or ARB_INVALID/ARB_PARSE
 ** with the message in the store. */
 static arb_status validate(sbs_run *r)
 {
@@ -337,7 +336,7 @@ static arb_status validate(sbs_run *r)
         return arb__store_fail(s, ARB_INVALID, "no judge URL given");
     st = arb__sbs_check_single_judge(s, r->tpl);
     if (st) return st;
-    st = arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, &r->tpl, 1, &r->items,
+    st = arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, &r->tpl, 1, NULL,
                                 &r->n_items);
     return st ? st : arb__judge_check_list(s, r->judges, r->n_judges, p->dry_run);
 }
@@ -602,7 +601,6 @@ done:
     arb__recorded_destroy(r.recorded);
     arb__item_window_free(&r.window);
     free(r.judges);
-    free(r.items);
     free(pjson);
     free(tpl_err);
     return st;
