@@ -47,8 +47,11 @@ typedef struct debate_run {
     const char *kind;             /* "soft" or "hard" */
     arb_judge_config agents[N_ROLES];
     arb_template *tpl[N_ROLES];
-    const arb_item **items;
     size_t n_items;
+    /* The current slice's items and the two models' answers to them (load_slice): model 0 the
+    ** candidate, 1 the baseline; read again from the files when ds is indexed. */
+    const char *models[2];
+    arb__item_window window;
     char *label;                  /* "<mode>(<a1>,<a2>,<judge>)": the pairwise judge name */
     char *participants_json;
     char *config_json;
@@ -88,15 +91,17 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
             req->skip = 1;
             return 0;
         }
-    const arb_item *item = r->items[item_index];
+    const arb_item *item = arb__item_window_item(&r->window, item_index);
     arb_prompt_vars vars = {
         .options = r->params->options,
         .agent1 = n_deps > 0 && deps[0]->content ? deps[0]->content : "",
         .agent2 = n_deps > 1 && deps[1]->content ? deps[1]->content : "",
     };
-    const char *cand = r->params->candidate, *base = r->params->baseline;
-    if (arb__sbs_render(r->store, r->ds, item, order == 0 ? cand : base, order == 0 ? base : cand,
-                        r->tpl[role], vars, req))
+    /* order 0 shows the candidate (model 0) first */
+    if (arb__sbs_render_answers(r->store, item,
+                                arb__item_window_answer(&r->window, item_index, (size_t)order),
+                                arb__item_window_answer(&r->window, item_index, (size_t)!order),
+                                r->tpl[role], vars, req))
         return -1;
     req->judge = &r->agents[role];
     req->rep = rep;
@@ -114,7 +119,7 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
     size_t item_index;
     node_coords(r, node, &role, &item_index, &rep, &order);
     if (out->skipped && role != JUDGE) return 0; /* the judge's node records the outcome */
-    const arb_item *item = r->items[item_index];
+    const arb_item *item = arb__item_window_item(&r->window, item_index);
     const char *first = order == 0 ? r->params->candidate : r->params->baseline;
     const char *second = order == 0 ? r->params->baseline : r->params->candidate;
     arb__dialogue_ref ref = {.kind = r->kind, .item_id = item->id,
@@ -228,7 +233,8 @@ static arb_status check_label_free(debate_run *r)
     return st;
 }
 
-/* Checks the parameters, loads the templates and collects the items. */
+/* Checks the parameters, loads the templates and checks the items (walking an indexed
+** dataset's index: the same file:line messages); sets r->n_items. */
 static arb_status prepare(debate_run *r)
 {
     const arb_debate_params *p = r->params;
@@ -271,8 +277,17 @@ static arb_status prepare(debate_run *r)
         return arb__store_fail(s, ARB_INVALID,
                                "judge template %s must use both {agent1} and {agent2}",
                                arb_template_name(r->tpl[JUDGE]));
-    return arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, r->tpl, N_ROLES,
-                                  &r->items, &r->n_items);
+    return arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, r->tpl, N_ROLES, NULL,
+                                  &r->n_items);
+}
+
+/* arb__exec_params.slice_begin: the items of nodes first .. first + n - 1 (slices of whole
+** judgments) and both models' answers to them, in place of the previous slice's. */
+static arb_status load_slice(void *ud, size_t first, size_t n)
+{
+    debate_run *r = ud;
+    return arb__item_window_load_nodes(&r->window, r->store, first, n,
+                                       (size_t)r->params->reps * 2 * N_ROLES);
 }
 
 arb_status arb_debate_run(arb_store *store, const arb_dataset *ds,
@@ -283,10 +298,11 @@ arb_status arb_debate_run(arb_store *store, const arb_dataset *ds,
     memset(stats, 0, sizeof *stats);
     if (!store) return ARB_INVALID;
     if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
-    if (arb__dataset_is_indexed(ds)) return arb__dataset_refuse_indexed(store, "debate");
 
     debate_run r = {.store = store, .ds = ds, .params = params,
-                    .kind = params->mode == ARB_DEBATE_HARD ? "hard" : "soft"};
+                    .kind = params->mode == ARB_DEBATE_HARD ? "hard" : "soft",
+                    .models = {params->candidate, params->baseline}};
+    arb__item_window_init(&r.window, ds, r.models, 2);
     char *pjson = NULL;
     arb_status st = prepare(&r);
     if (!st) st = describe(&r, &pjson);
@@ -298,13 +314,14 @@ arb_status arb_debate_run(arb_store *store, const arb_dataset *ds,
     if (!st) {
         /* a judgment's three turns depend on nothing outside it: slices of whole judgments */
         arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                               .progress = params->progress, .group = N_ROLES};
+                               .progress = params->progress, .group = N_ROLES,
+                               .slice_begin = load_slice};
         st = arb__exec_protocol(store, r.kind, pjson, &ep,
                                 r.n_items * (size_t)params->reps * 2 * N_ROLES, deps_of,
                                 build_call, call_done, count_invalid, &r, stats);
     }
     for (int i = 0; i < N_ROLES; i++) arb_template_destroy(r.tpl[i]);
-    free(r.items);
+    arb__item_window_free(&r.window);
     free(r.label);
     free(r.participants_json);
     free(r.config_json);

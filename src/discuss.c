@@ -69,8 +69,14 @@ typedef struct discuss_run {
     const char *kind;                 /* "discussion" or "self-discussion" */
     arb_judge_config reviewers[2];
     arb_template *initial_tpl, *turn_tpl;
-    const arb_item **items;
     size_t n_items;
+    /* The current slice's items and the pairs' models' answers to them (load_slice), read
+    ** again from the files when ds is indexed: models holds each model of the pairs once
+    ** (owned array, names borrowed), pair p's first and second are models[model_of[2 * p]] and
+    ** models[model_of[2 * p + 1]] (owned). */
+    const char **models;
+    size_t n_models, *model_of;
+    arb__item_window window;
     size_t n_orders;
     size_t per_dialogue;              /* 2 + max_turns nodes */
     char *config_json;
@@ -126,7 +132,7 @@ static int leader_of(const discuss_run *r, const coords *c)
     if (r->params->leader != ARB_LEADER_RANDOM) return r->params->leader == ARB_LEADER_SECOND;
     const char *first, *second;
     shown(r, c, &first, &second);
-    const char *item = r->items[c->item]->id;
+    const char *item = arb__item_window_item(&r->window, c->item)->id;
     /* chained seeds: no allocation, so build and done always agree */
     uint64_t x = XXH3_64bits_withSeed(item, strlen(item), r->params->seed);
     x = XXH3_64bits_withSeed(first, strlen(first), x);
@@ -195,9 +201,7 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
             return 0;
         }
     }
-    const arb_item *item = r->items[c.item];
-    const char *first, *second;
-    shown(r, &c, &first, &second);
+    const arb_item *item = arb__item_window_item(&r->window, c.item);
     int leader = leader_of(r, &c);
     int speaker = speaker_role(k) ? !leader : leader;
     arb__buf reviews, discussion;
@@ -223,8 +227,11 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     if (rc)
         arb__store_fail(r->store, ARB_NOMEM, "out of memory");
     else
-        failed = arb__sbs_render(r->store, r->ds, item, first, second,
-                                 k < 2 ? r->initial_tpl : r->turn_tpl, vars, req);
+        failed = arb__sbs_render_answers(
+            r->store, item,
+            arb__item_window_answer(&r->window, c.item, r->model_of[2 * c.pair + c.order]),
+            arb__item_window_answer(&r->window, c.item, r->model_of[2 * c.pair + !c.order]),
+            k < 2 ? r->initial_tpl : r->turn_tpl, vars, req);
     arb__buf_free(&reviews);
     arb__buf_free(&discussion);
     if (failed) return -1;
@@ -239,7 +246,7 @@ static int put_dialogue(discuss_run *r, arb_store *s, const coords *c, long long
 {
     const char *first, *second;
     shown(r, c, &first, &second);
-    const char *item = r->items[c->item]->id;
+    const char *item = arb__item_window_item(&r->window, c->item)->id;
     int leader = leader_of(r, c);
     json_t *names = json_array();
     int bad = !names || json_array_append_new(names, arb__json_name(r->reviewers[leader].name)) ||
@@ -358,7 +365,8 @@ static arb_status load_template(arb_store *s, const char *name, const char *what
     return st;
 }
 
-/* Checks the parameters, loads the templates and collects the items. */
+/* Checks the parameters, loads the templates and checks the items for every pair (walking an
+** indexed dataset's index: the same file:line messages); sets r->n_items and r->models. */
 static arb_status prepare(discuss_run *r)
 {
     const arb_discuss_params *p = r->params;
@@ -424,15 +432,35 @@ static arb_status prepare(discuss_run *r)
                                        "pairs %zu and %zu are the same pair of models%s", j + 1,
                                        i + 1, same ? "" : " (both orders are discussed anyway)");
         }
-        free(r->items);
-        r->items = NULL;
-        if ((st = arb__sbs_collect_items(s, r->ds, mp->first, mp->second, tpls, 2, &r->items,
+        if ((st = arb__sbs_collect_items(s, r->ds, mp->first, mp->second, tpls, 2, NULL,
                                          &r->n_items)))
             return st;
     }
+    /* each model once: a window reads a model's answers once */
+    r->models = calloc(2 * p->n_pairs, sizeof *r->models);
+    r->model_of = calloc(2 * p->n_pairs, sizeof *r->model_of);
+    if (!r->models || !r->model_of) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    for (size_t i = 0; i < 2 * p->n_pairs; i++) {
+        const char *name = i % 2 ? p->pairs[i / 2].second : p->pairs[i / 2].first;
+        size_t m = 0;
+        while (m < r->n_models && strcmp(r->models[m], name)) m++;
+        if (m == r->n_models) r->models[r->n_models++] = name;
+        r->model_of[i] = m;
+    }
+    arb__item_window_init(&r->window, r->ds, r->models, r->n_models);
     r->n_orders = p->both_orders ? 2 : 1;
     r->per_dialogue = 2 + (size_t)p->max_turns;
     return ARB_OK;
+}
+
+/* arb__exec_params.slice_begin: the items of nodes first .. first + n - 1 (slices of whole
+** discussions) and the pairs' answers to them, in place of the previous slice's. */
+static arb_status load_slice(void *ud, size_t first, size_t n)
+{
+    discuss_run *r = ud;
+    return arb__item_window_load_nodes(&r->window, r->store, first, n,
+                                       r->params->n_pairs * r->n_orders *
+                                           (size_t)r->params->reps * r->per_dialogue);
 }
 
 arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
@@ -443,7 +471,6 @@ arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
     memset(stats, 0, sizeof *stats);
     if (!store) return ARB_INVALID;
     if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
-    if (arb__dataset_is_indexed(ds)) return arb__dataset_refuse_indexed(store, "discuss");
 
     discuss_run r = {.store = store, .ds = ds, .params = params};
     char *pjson = NULL;
@@ -463,13 +490,16 @@ arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
     if (!st) {
         /* a statement depends only on its own discussion's: slices of whole discussions */
         arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                               .progress = params->progress, .group = r.per_dialogue};
+                               .progress = params->progress, .group = r.per_dialogue,
+                               .slice_begin = load_slice};
         st = arb__exec_protocol(store, r.kind, pjson, &ep, n_nodes, deps_of, build_call,
                                 call_done, count_invalid, &r, stats);
     }
     arb_template_destroy(r.initial_tpl);
     arb_template_destroy(r.turn_tpl);
-    free(r.items);
+    arb__item_window_free(&r.window);
+    free(r.models);
+    free(r.model_of);
     free(r.config_json);
     free(r.ends);
     free(pjson);

@@ -1830,7 +1830,8 @@ typedef struct arb__item_window {
                                    or NULL (owned array of borrowed records) */
     size_t cap_answers;
 } arb__item_window;
-/* An empty window on ds (nothing to free yet). */
+/* An empty window on ds (nothing to free yet). models: each name once (an indexed load would
+** read a model named twice as a duplicate answer). */
 void arb__item_window_init(arb__item_window *w, const arb_dataset *ds,
                            const char *const *models, size_t n_models);
 /* Loads items first .. first + n - 1 (in range of ds) and the models' answers to them.
@@ -1883,6 +1884,11 @@ arb_status arb__sbs_check_params(arb_store *s, const char *candidate, const char
 int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, const char *first,
                     const char *second, const arb_template *tpl, arb_prompt_vars vars,
                     arb__exec_request *req);
+/* arb__sbs_render with the two answers given (first shown as answer 1; both non-NULL): what a
+** protocol that reads its texts through an item window (arb__item_window_answer) renders. */
+int arb__sbs_render_answers(arb_store *s, const arb_item *item, const arb_answer *first,
+                            const arb_answer *second, const arb_template *tpl,
+                            arb_prompt_vars vars, arb__exec_request *req);
 /* ARB_INVALID (with the store's message) when tpl uses a multi-agent placeholder ({agent1},
 ** {reviews}, ...), which a judge alone has nothing to fill with, or a pointwise one ({answer},
 ** {task}, {task_input}), which a pair has nothing to fill with. */

@@ -62,10 +62,6 @@ static const arb_answer *answer_at(const sbs_run *r, size_t i, int model)
     return arb__item_window_answer(&r->window, i, (size_t)model);
 }
 
-static int render_answers(arb_store *s, const arb_item *item, const arb_answer *first,
-                          const arb_answer *second, const arb_template *tpl,
-                          arb_prompt_vars vars, arb__exec_request *req);
-
 /* Node layout: (((item * reps) + rep) * n_judges + judge) * 2 + order: the judges of one
 ** item go out together, so several endpoints share the load from the start. */
 static void node_coords(const sbs_run *r, size_t node, size_t *item, int *rep, size_t *judge,
@@ -201,14 +197,14 @@ int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, c
                     const char *second, const arb_template *tpl, arb_prompt_vars vars,
                     arb__exec_request *req)
 {
-    return render_answers(s, item, arb_dataset_find_answer(ds, item->id, first),
-                          arb_dataset_find_answer(ds, item->id, second), tpl, vars, req);
+    return arb__sbs_render_answers(s, item, arb_dataset_find_answer(ds, item->id, first),
+                                   arb_dataset_find_answer(ds, item->id, second), tpl, vars, req);
 }
 
-/* arb__sbs_render with the two answers found already (the caller checked both exist). */
-static int render_answers(arb_store *s, const arb_item *item, const arb_answer *first,
-                          const arb_answer *second, const arb_template *tpl,
-                          arb_prompt_vars vars, arb__exec_request *req)
+/* See internal.h. */
+int arb__sbs_render_answers(arb_store *s, const arb_item *item, const arb_answer *first,
+                            const arb_answer *second, const arb_template *tpl,
+                            arb_prompt_vars vars, arb__exec_request *req)
 {
     vars.question = item->question;
     vars.answer1 = first->answer;

@@ -23,6 +23,8 @@
 
 #define N_ITEMS 5
 
+static uint64_t whole_limit_default; /* arb__dataset_whole_limit as built; tests lower it */
+
 typedef struct fixture {
     char dir[64];
     char db[128];
@@ -79,6 +81,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     arb__exec_plan_slice = 0;
+    arb__dataset_whole_limit = whole_limit_default;
     arb_store_close(f->store);
     arb_sim_server_stop(f->srv);
     arb_dataset_destroy(f->ds);
@@ -173,11 +176,293 @@ static void discussion_in_slices(void **state)
     assert_int_equal(q(f, "SELECT count(*) FROM dialogue_turns"), 40);
 }
 
+/* ---- indexed datasets (arb_dataset_load_indexed): texts read again slice by slice ---------- */
+
+/* Six items (a blank line between the first two, so lines and records differ) answered by
+** three models, the answers in another order than the items. */
+static const char index_items[] =
+    "{\"id\":\"q0\",\"question\":\"Which is larger, 3 or 5?\",\"reference\":\"5\"}\n"
+    "\n"
+    "{\"id\":\"q1\",\"question\":\"Capital of France?\",\"reference\":\"Paris\"}\n"
+    "{\"id\":\"q2\",\"question\":\"2 + 2?\",\"reference\":\"4\"}\n"
+    "{\"id\":\"q3\",\"question\":\"Colour of the sky?\",\"reference\":\"blue\"}\n"
+    "{\"id\":\"q4\",\"question\":\"Boiling point of water in C?\",\"reference\":\"100\"}\n"
+    "{\"id\":\"q5\",\"question\":\"Author of Hamlet?\",\"reference\":\"Shakespeare\"}\n";
+static const char index_answers[] =
+    "{\"item\":\"q3\",\"model\":\"base\",\"answer\":\"Green.\"}\n"
+    "{\"item\":\"q0\",\"model\":\"cand\",\"answer\":\"5 is larger.\"}\n"
+    "{\"item\":\"q0\",\"model\":\"base\",\"answer\":\"3 is larger.\"}\n"
+    "{\"item\":\"q0\",\"model\":\"third\",\"answer\":\"They are equal.\"}\n"
+    "{\"item\":\"q1\",\"model\":\"third\",\"answer\":\"Lyon.\"}\n"
+    "{\"item\":\"q1\",\"model\":\"cand\",\"answer\":\"Paris.\"}\n"
+    "{\"item\":\"q1\",\"model\":\"base\",\"answer\":\"Paris, on the Seine.\"}\n"
+    "{\"item\":\"q2\",\"model\":\"base\",\"answer\":\"4\"}\n"
+    "{\"item\":\"q2\",\"model\":\"cand\",\"answer\":\"Four.\"}\n"
+    "{\"item\":\"q2\",\"model\":\"third\",\"answer\":\"22\"}\n"
+    "{\"item\":\"q3\",\"model\":\"cand\",\"answer\":\"Blue, by Rayleigh scattering.\"}\n"
+    "{\"item\":\"q3\",\"model\":\"third\",\"answer\":\"Blue.\"}\n"
+    "{\"item\":\"q5\",\"model\":\"third\",\"answer\":\"Marlowe.\"}\n"
+    "{\"item\":\"q4\",\"model\":\"cand\",\"answer\":\"100 degrees.\"}\n"
+    "{\"item\":\"q4\",\"model\":\"base\",\"answer\":\"90 degrees.\"}\n"
+    "{\"item\":\"q4\",\"model\":\"third\",\"answer\":\"100.\"}\n"
+    "{\"item\":\"q5\",\"model\":\"base\",\"answer\":\"Shakespeare.\"}\n"
+    "{\"item\":\"q5\",\"model\":\"cand\",\"answer\":\"William Shakespeare.\"}\n";
+
+/* Writes items_text and answers_text to <dir>/<sub>items.jsonl and <dir>/<sub>answers.jsonl
+** (their paths to items and answers, 256 bytes each) and loads them whole and indexed (the
+** files are indexed whatever their size; the caller destroys both). */
+static void load_both(fixture *f, const char *sub, const char *items_text,
+                      const char *answers_text, char *items, char *answers, arb_dataset **whole,
+                      arb_dataset **indexed)
+{
+    char name[64];
+    arb__dataset_whole_limit = 0; /* index these small files */
+    snprintf(name, sizeof name, "%sitems.jsonl", sub);
+    assert_non_null(arb_test_scratch(f->dir, name, items_text, items, 256));
+    snprintf(name, sizeof name, "%sanswers.jsonl", sub);
+    assert_non_null(arb_test_scratch(f->dir, name, answers_text, answers, 256));
+    *whole = arb_dataset_create();
+    *indexed = arb_dataset_create();
+    assert_int_equal(arb_dataset_load(*whole, items, answers), ARB_OK);
+    assert_int_equal(arb_dataset_load_indexed(*indexed, items, answers), ARB_OK);
+    assert_true(arb__dataset_is_indexed(*indexed));
+    assert_false(arb__dataset_is_indexed(*whole));
+}
+
+typedef arb_status (*run_fn)(arb_store *s, const arb_dataset *ds, const void *params,
+                             arb_run_stats *stats);
+static arb_status run_debate(arb_store *s, const arb_dataset *ds, const void *params,
+                             arb_run_stats *stats)
+{
+    return arb_debate_run(s, ds, params, stats);
+}
+static arb_status run_discuss(arb_store *s, const arb_dataset *ds, const void *params,
+                              arb_run_stats *stats)
+{
+    return arb_discuss_run(s, ds, params, stats);
+}
+
+/* The final verdicts and the dialogues' turns, each with its call (the key is the hash of the
+** request sent). */
+#define VERDICT_ROWS(db)                                                                         \
+    "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"    \
+    " p.options, p.ord, p.rep, p.position_verdict, p.model_verdict, c.key, c.content, c.ok"    \
+    " FROM " db "pairwise p JOIN " db "calls c ON c.id = p.call_id"
+#define DIALOGUE_ROWS(db)                                                                        \
+    "SELECT key, kind, item_id, answer1, answer2, participants, config, rep, final_verdict,"   \
+    " status FROM " db "dialogues"
+#define TURN_ROWS(db)                                                                            \
+    "SELECT d.key, t.turn, t.speaker, t.role, t.verdict, c.key, c.content, c.ok"               \
+    " FROM " db "dialogue_turns t JOIN " db "dialogues d ON d.id = t.dialogue_id"              \
+    " JOIN " db "calls c ON c.id = t.call_id"
+
+/* Runs params on whole (in one slice) and on indexed (slices of at most slice nodes), each
+** into a new store of its own (<name>-whole.db, <name>-indexed.db); expects planned calls,
+** the same stored items, answers, verdicts, dialogues and turns with their calls, and turns
+** turns in the indexed store (unless turns is -1). */
+static void expect_same_runs(fixture *f, run_fn run, const void *params, arb_dataset *whole,
+                             arb_dataset *indexed, const char *name, size_t planned,
+                             size_t slice, long long turns)
+{
+    char db[2][256], file[64];
+    arb_store *s[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        snprintf(file, sizeof file, "%s-%s.db", name, k ? "indexed" : "whole");
+        assert_non_null(arb_test_scratch(f->dir, file, NULL, db[k], sizeof db[k]));
+        assert_int_equal(arb_store_open(db[k], &s[k]), ARB_OK);
+        arb__exec_plan_slice = k ? slice : 0;
+        arb__exec_largest_slice = 0;
+        arb_run_stats st;
+        if (run(s[k], k ? indexed : whole, params, &st) != ARB_OK)
+            fail_msg("%s %s: %s", name, k ? "indexed" : "whole", arb_store_errmsg(s[k]));
+        assert_int_equal(st.planned, planned);
+        assert_int_equal(st.sent + st.skipped, planned);
+        assert_int_equal(st.failed, 0);
+        if (k) assert_true(arb__exec_largest_slice <= slice); /* one slice's texts at a time */
+    }
+    arb__exec_plan_slice = 0;
+    arb_store_close(s[1]);
+    assert_int_equal(arb_test_exec_sql(s[0], "ATTACH %Q AS b", db[1]), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], "SELECT * FROM main.items",
+                                          "SELECT * FROM b.items"), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], "SELECT * FROM main.answers",
+                                          "SELECT * FROM b.answers"), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], VERDICT_ROWS("main."), VERDICT_ROWS("b.")), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], DIALOGUE_ROWS("main."), DIALOGUE_ROWS("b.")), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], TURN_ROWS("main."), TURN_ROWS("b.")), 0);
+    if (turns >= 0)
+        assert_int_equal(arb_test_query_int(s[0], "SELECT count(*) FROM b.dialogue_turns"),
+                         turns);
+    assert_int_equal(arb_test_query_int(s[0], "SELECT count(*) FROM b.items"), 6);
+    assert_int_equal(arb_test_exec_sql(s[0], "DETACH b"), 0);
+    arb_store_close(s[0]);
+}
+
+static arb_debate_params debate_params(fixture *f)
+{
+    arb_debate_params p = arb_debate_default_params();
+    p.candidate = "cand";
+    p.baseline = "base";
+    for (int i = 0; i < 3; i++) p.agents[i] = f->agents[i];
+    p.progress = 0;
+    p.client.jobs = 8;
+    return p;
+}
+
+/* A debate judged from an index, read again slice by slice (two repetitions: 12 calls an item,
+** slices of 9, so an item's judgments fall in two slices at times), stores the same rows as
+** from the whole dataset; a rerun from the index on the whole run's store sends nothing; a
+** file changed under the index stops the run before any request. */
+static void debate_indexed_in_slices(void **state)
+{
+    fixture *f = *state;
+    char items[256], answers[256];
+    arb_dataset *whole, *indexed;
+    load_both(f, "", index_items, index_answers, items, answers, &whole, &indexed);
+    arb_debate_params p = debate_params(f);
+    p.reps = 2;
+    expect_same_runs(f, run_debate, &p, whole, indexed, "debate", 6 * 2 * 2 * 3, 10,
+                     6 * 2 * 2 * 3);
+    p.reps = 1;
+    p.mode = ARB_DEBATE_HARD;
+    expect_same_runs(f, run_debate, &p, whole, indexed, "hard", 6 * 2 * 3, 4, 6 * 2 * 3);
+
+    arb_run_stats st;
+    assert_int_equal(arb_debate_run(f->store, whole, &p, &st), ARB_OK);
+    unsigned long sent = arb_sim_server_requests(f->srv);
+    arb__exec_plan_slice = 7;
+    assert_int_equal(arb_debate_run(f->store, indexed, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.cached, 36);
+    assert_int_equal(arb_sim_server_requests(f->srv), sent);
+
+    static const char changed[] = "{\"id\":\"other\",\"question\":\"Q\"}\n";
+    assert_non_null(arb_test_scratch(f->dir, "items.jsonl", changed, items, sizeof items));
+    p.reps = 3;
+    assert_int_equal(arb_debate_run(f->store, indexed, &p, &st), ARB_IO);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "items.jsonl"));
+    assert_int_equal(arb_sim_server_requests(f->srv), sent);
+    arb__exec_plan_slice = 0;
+    arb_dataset_destroy(whole);
+    arb_dataset_destroy(indexed);
+}
+
+/* Discussions of two pairs, both orders, a random leader (drawn from the item's id) and an
+** early stop, judged from an index in slices of 12 nodes (an item has 16), store the same rows
+** as from the whole dataset. */
+static void discussion_indexed_in_slices(void **state)
+{
+    fixture *f = *state;
+    char items[256], answers[256];
+    arb_dataset *whole, *indexed;
+    load_both(f, "", index_items, index_answers, items, answers, &whole, &indexed);
+    static const arb_model_pair pairs[2] = {{"cand", "base"}, {"third", "cand"}};
+    arb_discuss_params p = arb_discuss_default_params();
+    p.reviewers[0] = f->agents[0];
+    p.reviewers[1] = f->agents[1];
+    p.pairs = pairs;
+    p.n_pairs = 2;
+    p.max_turns = 2;
+    p.leader = ARB_LEADER_RANDOM;
+    p.progress = 0;
+    p.client.jobs = 8;
+    expect_same_runs(f, run_discuss, &p, whole, indexed, "discuss", 6 * 2 * 2 * 4, 13,
+                     6 * 2 * 2 * 4);
+    p.stop_on_agreement = 1;
+    p.both_orders = 0;
+    p.max_turns = 3;
+    expect_same_runs(f, run_discuss, &p, whole, indexed, "early", 6 * 2 * 5, 10, -1);
+    arb_dataset_destroy(whole);
+    arb_dataset_destroy(indexed);
+}
+
+
+/* Bad input judged from an index is refused as from a whole dataset, by debate and by discuss,
+** with the same message (the item's file:line, counting blank lines) and nothing sent or
+** recorded. */
+static void indexed_dataset_errors_match(void **state)
+{
+    fixture *f = *state;
+    /* a debate judge and a discussion's initial review that show the item's reference */
+    static const char judge_tpl[] = "=== user ===\n{question}\n[ANSWER 1 START]\n{answer1}\n"
+                                    "[ANSWER 1 END]\n[ANSWER 2 START]\n{answer2}\n[ANSWER 2 END]\n"
+                                    "{agent1}\n{agent2}\nReference: {reference}\n{option_list}\n";
+    static const char initial_tpl[] = "=== user ===\n{question}\n[ANSWER 1 START]\n{answer1}\n"
+                                      "[ANSWER 1 END]\n[ANSWER 2 START]\n{answer2}\n"
+                                      "[ANSWER 2 END]\nReference: {reference}\n";
+    char judge_path[256], initial_path[256];
+    assert_non_null(arb_test_scratch(f->dir, "tpl/judge.txt", judge_tpl, judge_path, 256));
+    assert_non_null(arb_test_scratch(f->dir, "tpl/initial.txt", initial_tpl, initial_path, 256));
+    static const char xy_answers[] = "{\"item\":\"x\",\"model\":\"cand\",\"answer\":\"A\"}\n"
+                                     "{\"item\":\"y\",\"model\":\"base\",\"answer\":\"B\"}\n"
+                                     "{\"item\":\"y\",\"model\":\"cand\",\"answer\":\"A\"}\n"
+                                     "{\"item\":\"x\",\"model\":\"base\",\"answer\":\"B\"}\n";
+    static const struct {
+        const char *items, *answers, *expected; /* expected: the message after the directory */
+        int reference;                          /* the templates that show the reference */
+    } cases[] = {
+        {"{\"id\":\"x\",\"question\":\"Q\"}\n\n{\"id\":\"y\",\"reference\":\"R\"}\n", xy_answers,
+         "items.jsonl:3: missing field \"question\"", 0},
+        {"{\"id\":\"x\",\"question\":\"Q\"}\n{\"id\":\"w\",\"question\":\"Q\"}\n"
+         "{\"id\":\"y\",\"question\":\"Q\"}\n",
+         "{\"item\":\"w\",\"model\":\"cand\",\"answer\":\"A\"}\n"
+         "{\"item\":\"x\",\"model\":\"cand\",\"answer\":\"A\"}\n"
+         "{\"item\":\"x\",\"model\":\"base\",\"answer\":\"B\"}\n"
+         "{\"item\":\"y\",\"model\":\"cand\",\"answer\":\"A\"}\n"
+         "{\"item\":\"y\",\"model\":\"base\",\"answer\":\"B\"}\n",
+         "items.jsonl:2: model \"base\" has no answer to item \"w\"", 0},
+        {"{\"id\":\"x\",\"question\":\"Q\"}\n{\"id\":\"y\",\"question\":\"Q\"}\n",
+         "{\"item\":\"x\",\"model\":\"cand\",\"answer\":\"A\"}\n",
+         "no answers from model \"base\" in the answers file", 0},
+        {"{\"id\":\"x\",\"question\":\"Q\",\"reference\":\"R\"}\n{\"id\":\"y\",\"question\":\"Q\"}\n",
+         xy_answers, "items.jsonl:2: item \"y\" has no \"reference\", which template ", 1},
+        {"{\"id\":\"x\",\"question\":\"Q\",\"reference\":\"R\"}\n"
+         "{\"id\":\"y\",\"question\":\"Q\",\"reference\":\"\"}\n",
+         xy_answers, "items.jsonl:2: item \"y\" has no \"reference\", which template ", 1},
+    };
+    static const arb_model_pair pair = {"cand", "base"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char items[256], answers[256];
+        arb_dataset *whole, *indexed;
+        load_both(f, "bad/", cases[i].items, cases[i].answers, items, answers, &whole, &indexed);
+        arb_debate_params dp = debate_params(f);
+        if (cases[i].reference) dp.judge_template = judge_path;
+        arb_discuss_params cp = arb_discuss_default_params();
+        cp.reviewers[0] = f->agents[0];
+        cp.reviewers[1] = f->agents[1];
+        cp.pairs = &pair;
+        cp.n_pairs = 1;
+        cp.progress = 0;
+        if (cases[i].reference) cp.initial_template = initial_path;
+        for (int protocol = 0; protocol < 2; protocol++) {
+            run_fn run = protocol ? run_discuss : run_debate;
+            const void *params = protocol ? (const void *)&cp : (const void *)&dp;
+            arb_run_stats st;
+            assert_int_equal(run(f->store, whole, params, &st), ARB_PARSE);
+            char *expected = arb__strdup(arb_store_errmsg(f->store));
+            assert_int_equal(run(f->store, indexed, params, &st), ARB_PARSE);
+            assert_string_equal(arb_store_errmsg(f->store), expected);
+            if (!strstr(expected, cases[i].expected))
+                fail_msg("case %zu: \"%s\" lacks \"%s\"", i, expected, cases[i].expected);
+            free(expected);
+        }
+        arb_dataset_destroy(whole);
+        arb_dataset_destroy(indexed);
+    }
+    assert_int_equal(arb_sim_server_requests(f->srv), 0);
+    assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM runs"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(debate_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(discussion_in_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(debate_indexed_in_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(discussion_indexed_in_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexed_dataset_errors_match, setup, teardown),
     };
+    whole_limit_default = arb__dataset_whole_limit;
+    if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,7 +115,7 @@ int cmd_debate(int argc, char **argv)
     }
     arb_store *store = NULL;
     arb_dataset *ds = NULL;
-    if ((rc = cli_open_run_inputs("debate", items, answers, db, &ds, &store))) goto done;
+    if ((rc = cli_open_run_inputs_indexed("debate", items, answers, db, &ds, &store))) goto done;
     arb_run_stats stats;
     arb_status st = arb_debate_run(store, ds, &p, &stats);
     rc = cli_run_result("debate", store, st, &stats, p.dry_run);

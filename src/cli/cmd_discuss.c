@@ -184,7 +184,7 @@ int cmd_discuss(int argc, char **argv)
     p.pairs = pairs;
     p.n_pairs = (size_t)n_pairs;
 
-    if ((rc = cli_open_run_inputs("discuss", items, answers, db, &ds, &store))) goto done;
+    if ((rc = cli_open_run_inputs_indexed("discuss", items, answers, db, &ds, &store))) goto done;
     arb_run_stats stats;
     arb_status st = arb_discuss_run(store, ds, &p, &stats);
     rc = cli_run_result("discuss", store, st, &stats, p.dry_run);
