@@ -114,12 +114,12 @@ ARB_API arb_status arb_dataset_load(arb_dataset *ds, const char *items_path,
 /* Reads both files (answers_path NULL: items only) as arb_dataset_load does (same checks and
 ** messages) into an empty ds, but keeps only an index: the ids, the models and where each
 ** record's line is in its file, about 100 bytes per record instead of the record's texts.
-** arb_sbs_run and arb_grade_run then read the texts again a slice at a time, so a run's memory
-** no longer grows with the questions and answers (500,000 items with two answers each: ~650 MB
-** of texts). Only those two read an indexed dataset (and arb_dataset_group_coverage, which
-** reads its items again); the other protocols refuse it (ARB_INVALID), and arb_dataset_item,
-** arb_dataset_answer and the find functions return NULL (the counts are right). The files must not change while the
-** dataset is in use (a record found changed fails the run with ARB_IO). A file that is not a
+** arb_sbs_run, arb_grade_run, arb_debate_run and arb_discuss_run then read the texts again a
+** slice at a time, so a run's memory no longer grows with the questions and answers (500,000
+** items with two answers each: ~650 MB of texts). Only those read an indexed dataset (and
+** arb_dataset_group_coverage, which reads its items again); the other protocols refuse it
+** (ARB_INVALID), and arb_dataset_item, arb_dataset_answer and the find functions return NULL
+** (the counts are right). The files must not change while the dataset is in use (a record found changed fails the run with ARB_IO). A file that is not a
 ** regular file (a pipe) cannot be read again, and files of at most 64 MiB together are cheaper
 ** to read once than three times (their records take at most ~80 MB): ds is then loaded whole,
 ** as by arb_dataset_load (arb_dataset_item and the find functions then return the records). */
@@ -1542,7 +1542,9 @@ typedef struct arb_debate_params {
 
 ARB_API arb_debate_params arb_debate_default_params(void);
 /* Runs (or plans) the debates; like arb_sbs_run, an interrupted run resumes where it stopped.
-** stats->skipped counts later turns not sent because an earlier turn's call failed. */
+** stats->skipped counts later turns not sent because an earlier turn's call failed. ds may be
+** indexed (arb_dataset_load_indexed): the same checks, messages and rows, the texts read again
+** a slice of whole judgments at a time. */
 ARB_API arb_status arb_debate_run(arb_store *store, const arb_dataset *ds,
                                   const arb_debate_params *params, arb_run_stats *stats);
 
@@ -1584,7 +1586,8 @@ typedef struct arb_discuss_params {
 
 ARB_API arb_discuss_params arb_discuss_default_params(void);
 /* Runs (or plans) every discussion. Turns not needed after an early agreement, or after a
-** failed call, are counted in stats->skipped; a rerun sends only what is missing. */
+** failed call, are counted in stats->skipped; a rerun sends only what is missing. ds may be
+** indexed, as for arb_debate_run (slices of whole discussions). */
 ARB_API arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
                                    const arb_discuss_params *params, arb_run_stats *stats);
 

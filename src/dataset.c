@@ -669,7 +669,7 @@ arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol)
 {
     return arb__store_fail(s, ARB_INVALID,
                            "%s reads a whole dataset (arb_dataset_load), not an indexed one "
-                           "(arb_dataset_load_indexed, which only sbs and grade read)",
+                           "(arb_dataset_load_indexed, which sbs, grade, debate and discuss read)",
                            protocol);
 }
 

@@ -15,6 +15,8 @@
 ** mode match, so a debate after an SbS run reuses those calls from the store.
 ** When agent 1's or agent 2's call fails after retries the later turns are not sent
 ** (counted as skipped): the judgment is E and the dialogue "failed", and a rerun retries.
+** The texts come through an item window (item_window.c), a slice of whole judgments at a time:
+** an indexed dataset's are read again from its files, so memory holds one slice's.
 ** Not here: metrics (audit.c, discussion_stats.c) and the wording of the prompts (templates/).
 */
 #include "internal.h"

@@ -24,6 +24,8 @@
 ** Leader: reviewers[0] (first), reviewers[1] (second), or per discussion from a hash of the
 ** seed, item, models shown and repetition (random): the same on every rerun, as resuming
 ** needs.
+** The texts come through an item window (item_window.c), a slice of whole discussions at a
+** time: an indexed dataset's are read again from its files, so memory holds one slice's.
 ** Not here: the metrics (discussion_stats.c) and the prompts' wording (templates/).
 */
 #include "internal.h"

@@ -5,7 +5,9 @@
 ** at a time instead of the whole plan's (about 220 bytes a call: 660 MB for a debate of
 ** 1,000,000 judgments). Over real HTTP against the in-process simulator, with slices far
 ** smaller than the plan: every judgment and discussion is stored complete, every later turn
-** was sent after the turns it shows, and a rerun sends nothing. The protocols' own behaviour is
+** was sent after the turns it shows, and a rerun sends nothing. From an indexed dataset
+** (arb_dataset_load_indexed, texts read again per slice) both store the rows a whole dataset
+** gives, and refuse bad input with the same messages. The protocols' own behaviour is
 ** tested end to end in e2e_multiagent.sh. Run one test alone with ARB_TEST=<name>.
 */
 #include <setjmp.h>
