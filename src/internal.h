@@ -2327,7 +2327,8 @@ arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
 arb_status arb__store_get_battles_left_out(arb_store *store, const char *source, arb_battles *b);
 /* store_battles.c: *in_step = 1 when the battles of source (with their left-out counts) are as
 ** many as the stored pairwise judgments of protocol in option mode options, the number a
-** rebuild from those judgments gives (one battle or one left-out count each); else 0. */
+** rebuild from those judgments gives (one battle or one left-out count each), and stored after
+** every one of those judgments was written; else 0. */
 arb_status arb__store_battles_in_step(arb_store *store, const char *source, const char *protocol,
                                       int options, int *in_step);
 

@@ -330,6 +330,53 @@ static void rerun_keeps_battles_in_step(void **state)
     arb_judges_file_destroy(jf);
 }
 
+/* A run killed after it stored its judgments but before it rebuilt the battles (here: the
+** rebuild refused by a trigger) leaves as many battles as judgments, but the battles of the
+** judgments it replaced: MODEL-ALPHA's answer to q2 was edited, so its four calls were sent
+** again and their judgments took the old rows' keys. The rerun judges nothing and must still
+** rebuild the battles, or they keep the old answer's style covariates (and, had the verdicts
+** changed, the old verdicts). */
+static void rerun_rebuilds_battles_of_replaced_judgments(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first"};
+    arb_judges_file *jf = judges(f, specs, 1);
+    arb_tournament_params p = params(jf);
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    size_t calls = N_CMP * 2;
+#define ALPHA_Q2_OF_LENGTH(n)                                                                  \
+    "select count(*) from battles where q = 'q2' and (i = 'MODEL-ALPHA' and"                     \
+    " json_extract(extra, '$.style_i.length') = " n " or j = 'MODEL-ALPHA' and"                 \
+    " json_extract(extra, '$.style_j.length') = " n ")"
+    assert_int_equal(q(f, ALPHA_Q2_OF_LENGTH("5")), 4); /* "Paris" */
+    static const char was[] = "\"Paris\"", now[] = "\"Paris, the capital\"";
+    const char *at = strstr(answers_jsonl, was);
+    char *edited = arb__sprintf("%.*s%s%s", (int)(at - answers_jsonl), answers_jsonl, now,
+                                at + strlen(was));
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", items_jsonl,
+                                                 strlen(items_jsonl)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "answers.jsonl", edited, strlen(edited)),
+                     ARB_OK);
+    assert_int_equal(arb_test_exec_sql(f->store, "create trigger no_rebuild before delete on"
+                                       " battles begin select raise(abort, 'killed'); end"), 0);
+    assert_int_not_equal(arb_tournament_run(f->store, ds, &p, &st), ARB_OK);
+    assert_int_equal(arb_test_exec_sql(f->store, "drop trigger no_rebuild"), 0);
+    assert_int_equal(q(f, "select count(*) from pairwise"), calls);
+    assert_int_equal(q(f, ALPHA_Q2_OF_LENGTH("5")), 4); /* the old battles */
+    if (arb_tournament_run(f->store, ds, &p, &st) != ARB_OK)
+        fail_msg("tournament: %s", arb_store_errmsg(f->store));
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(q(f, "select count(*) from battles where source = 'tournament'"), calls);
+    assert_int_equal(q(f, ALPHA_Q2_OF_LENGTH("18")), 4); /* "Paris, the capital" */
+#undef ALPHA_Q2_OF_LENGTH
+    assert_int_equal(arb_sim_server_requests(f->srv), calls + 4);
+    arb_dataset_destroy(ds);
+    free(edited);
+    arb_judges_file_destroy(jf);
+}
+
 /* Style covariates of the battles come from the stored answers (METHODS §6 style control). */
 static void battles_carry_style(void **state)
 {
@@ -528,6 +575,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(checks_before_any_request, setup, teardown),
         cmocka_unit_test_setup_teardown(orientation_and_rerun, setup, teardown),
         cmocka_unit_test_setup_teardown(rerun_keeps_battles_in_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(rerun_rebuilds_battles_of_replaced_judgments, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(battles_carry_style, setup, teardown),
         cmocka_unit_test_setup_teardown(verdict_e_gives_no_battle, setup, teardown),
         cmocka_unit_test_setup_teardown(exclude_self, setup, teardown),
