@@ -119,7 +119,9 @@ ARB_API arb_status arb_dataset_load(arb_dataset *ds, const char *items_path,
 ** of texts). Only those two read an indexed dataset (and arb_dataset_group_coverage, which
 ** reads its items again); the other protocols refuse it (ARB_INVALID), and arb_dataset_item,
 ** arb_dataset_answer and the find functions return NULL (the counts are right). The files must not change while the
-** dataset is in use (a record found changed fails the run with ARB_IO). A file that is not a
+** dataset is in use (a record found changed, or a file whose size, modification time or inode
+** is not what it was when indexed, fails the run with ARB_IO; an edit within the file system's
+** time stamp resolution that keeps a line's length and id goes unseen). A file that is not a
 ** regular file (a pipe) cannot be read again, and files of at most 64 MiB together are cheaper
 ** to read once than three times (their records take at most ~80 MB): ds is then loaded whole,
 ** as by arb_dataset_load (arb_dataset_item and the find functions then return the records). */

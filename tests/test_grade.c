@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "test_sql.h"
@@ -756,6 +758,60 @@ static void indexed_dataset_in_slices(void **state)
     arb_dataset_destroy(indexed_items);
 }
 
+/* The answers file edited during a run (here by the judge's first reply), an answer's text
+** changed but not its length nor its id: the run had stored the old text and would send the
+** new one in a later slice. It stops with where instead (ARB_IO), and what it stored reads
+** back: the export gives every stored judgment's request. */
+static const char *edit_path;
+static char *edit_then_reply(void *ud, const char *body, size_t len)
+{
+    if (edit_path) {
+        char *text = arb__strdup(slice_answers);
+        char *at = strstr(text, "ANS-0 Paris");
+        memcpy(at, "ANS-0 Turin", 11);
+        FILE *fp = fopen(edit_path, "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+        free(text);
+        edit_path = NULL;
+    }
+    return by_marker(ud, body, len);
+}
+
+static void indexed_file_edited_during_run(void **state)
+{
+    fixture *f = *state;
+    char items[256], answers[256];
+    arb_dataset *whole, *indexed;
+    load_both(f, "", slice_items, slice_answers, items, answers, &whole, &indexed);
+    /* files written some time before the run, as inputs are (the edit then has another time
+    ** even where the file system's clock is coarse) */
+    const struct timespec old[2] = {{1700000000, 0}, {1700000000, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, items, old, 0), 0);
+    assert_int_equal(utimensat(AT_FDCWD, answers, old, 0), 0);
+    arb_dataset_destroy(indexed);
+    indexed = arb_dataset_create();
+    assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
+    arb_test_behaviour b = {.action = ARB_TEST_CALLBACK, .fn = edit_then_reply};
+    arb_test_server_set_default(f->srv, &b);
+    edit_path = answers;
+    arb_grade_params p = params(f);
+    arb__sbs_plan_slice = 1; /* one item a slice: g2-en's is read after the first reply */
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, indexed, &p, &st), ARB_IO);
+    arb__sbs_plan_slice = 0;
+    assert_null(edit_path);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "answers.jsonl: the file changed"));
+    long long stored = arb_test_query_int(f->store, "SELECT count(*) FROM pointwise");
+    assert_true(stored >= 1);
+    json_t *lines = export_without_latency(f->store);
+    assert_int_equal(json_array_size(lines), stored);
+    json_decref(lines);
+    arb_dataset_destroy(whole);
+    arb_dataset_destroy(indexed);
+}
+
 /* Bad input judged from an index is refused as from a whole dataset, with the same message
 ** (the item's file:line; a group's first item's place from the index) and nothing sent; the
 ** group coverage is counted alike, with groups or without. */
@@ -824,6 +880,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(user_template, setup, teardown),
         cmocka_unit_test_setup_teardown(export_pointwise, setup, teardown),
         cmocka_unit_test_setup_teardown(indexed_dataset_in_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexed_file_edited_during_run, setup, teardown),
         cmocka_unit_test_setup_teardown(indexed_dataset_errors_match, setup, teardown),
     };
     whole_limit_default = arb__dataset_whole_limit;
