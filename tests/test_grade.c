@@ -812,6 +812,62 @@ static void indexed_file_edited_during_run(void **state)
     arb_dataset_destroy(indexed);
 }
 
+/* Files with a byte order mark, CRLF line ends, blank lines and no newline at the end give the
+** same judgments, stored rows and export indexed (read again slice by slice) as whole; a
+** duplicate id or answer and a malformed line are refused by the index with the whole load's
+** message. */
+static void indexed_dataset_crlf_bom(void **state)
+{
+    fixture *f = *state;
+    static const char items_crlf[] =
+        "\xef\xbb\xbf{\"id\":\"a\",\"language\":\"en\",\"question\":\"Q1\",\"context\":\"C1\"}\r\n"
+        "\r\n"
+        "{\"id\":7,\"language\":\"fr\",\"question\":\"Q2\\r\",\"context\":\"C2\"}\r\n"
+        "{\"id\":\"c\",\"language\":\"de\",\"question\":\"Q3\",\"context\":\"C3\"}";
+    static const char answers_crlf[] =
+        "\xef\xbb\xbf{\"item\":\"c\",\"model\":\"SECRETM\",\"answer\":\"ANS-3\"}\r\n"
+        "{\"item\":7,\"model\":\"SECRETM\",\"answer\":\"ANS-2 \\u00e9\"}\r\n"
+        "\r\n"
+        "{\"item\":\"a\",\"model\":\"SECRETM\",\"answer\":\"ANS-1\"}";
+    char items[256], answers[256];
+    arb_dataset *whole, *indexed;
+    load_both(f, "crlf/", items_crlf, answers_crlf, items, answers, &whole, &indexed);
+    arb_grade_params p = params(f);
+    p.reps = 2;
+    expect_same_runs(f, &p, whole, indexed, "crlf", 3 * 2);
+    arb_dataset_destroy(whole);
+    arb_dataset_destroy(indexed);
+    static const struct {
+        const char *items, *answers;
+    } bad[] = {
+        {"{\"id\":\"a\",\"question\":\"Q\"}\r\n{\"id\":\"a\",\"question\":\"R\"}\r\n", ""},
+        {"{\"id\":\"a\",\"question\":\"Q\"}\n",
+         "{\"item\":\"a\",\"model\":\"m\",\"answer\":\"x\"}\n"
+         "{\"item\":\"a\",\"model\":\"m\",\"answer\":\"y\"}\n"},
+        {"{\"id\":\"a\",\"question\":\"Q\"}\n", "{\"item\":\"b\",\"model\":\"m\",\"answer\":\"x\"}\n"},
+        {"{\"id\":\"a\",\"question\":\"Q\"\n", ""},
+        {"{\"id\":\"a\",\"question\":\"Q\"}\n", "{\"item\":\"a\",\"model\":\"m\"}\n"},
+        {"\xef\xbb\xbf\xef\xbb\xbf{\"id\":\"a\"}\n", ""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "bad%zu-items.jsonl", i);
+        assert_non_null(arb_test_scratch(f->dir, name, bad[i].items, items, sizeof items));
+        snprintf(name, sizeof name, "bad%zu-answers.jsonl", i);
+        assert_non_null(arb_test_scratch(f->dir, name, bad[i].answers, answers, sizeof answers));
+        whole = arb_dataset_create();
+        indexed = arb_dataset_create();
+        arb_status ws = arb_dataset_load(whole, items, answers);
+        assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ws);
+        assert_int_not_equal(ws, ARB_OK);
+        assert_string_equal(arb_dataset_errmsg(indexed), arb_dataset_errmsg(whole));
+        assert_int_equal(arb_dataset_item_count(indexed), 0);
+        assert_int_equal(arb_dataset_answer_count(indexed), 0);
+        arb_dataset_destroy(whole);
+        arb_dataset_destroy(indexed);
+    }
+}
+
 /* Bad input judged from an index is refused as from a whole dataset, with the same message
 ** (the item's file:line; a group's first item's place from the index) and nothing sent; the
 ** group coverage is counted alike, with groups or without. */
@@ -881,6 +937,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(export_pointwise, setup, teardown),
         cmocka_unit_test_setup_teardown(indexed_dataset_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(indexed_file_edited_during_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexed_dataset_crlf_bom, setup, teardown),
         cmocka_unit_test_setup_teardown(indexed_dataset_errors_match, setup, teardown),
     };
     whole_limit_default = arb__dataset_whole_limit;
