@@ -511,6 +511,10 @@ typedef struct arb_run_stats {
     size_t n_endpoints;      /* entries of endpoints[]: every endpoint of every judge that
                                 sent a request (at most ARB_RUN_STATS_ENDPOINTS) */
     arb_endpoint_spend endpoints[ARB_RUN_STATS_ENDPOINTS];
+    long long unchanged_since_run; /* debate, discuss, persona: > 0 when this rerun found its
+                                      inputs, settings and the store as that finished run left
+                                      them, and so checked no call one by one (the counts are
+                                      those a full check gives) */
 } arb_run_stats;
 
 /* ---------------------------------------------------------------------------------------- */
