@@ -297,7 +297,8 @@ arb_status arb_debate_run(arb_store *store, const arb_dataset *ds,
                            .judges = r.agents, .n_judges = N_ROLES,
                            .tpls = (const arb_template *const *)r.tpl, .n_tpls = N_ROLES,
                            .options = params->options, .reps = params->reps,
-                           .n_items = r.n_items, .scope = {r.kind, r.kind, 0}};
+                           .n_items = r.n_items, .scope = {r.kind, r.kind, 0},
+                           .full_check = params->full_check};
     char fingerprint[33] = "";
     int unchanged = 0;
     if (!st)

@@ -455,7 +455,7 @@ arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
     arb__plan_desc plan = {.protocol = r.kind, .params_json = pjson, .ds = ds,
                            .judges = r.reviewers, .n_judges = 2, .tpls = tpls, .n_tpls = 2,
                            .options = 2, .reps = params->reps, .n_items = r.n_items,
-                           .scope = {r.kind, NULL, 0}};
+                           .scope = {r.kind, NULL, 0}, .full_check = params->full_check};
     char fingerprint[33] = "";
     int unchanged = 0;
     if (!st)

@@ -994,6 +994,7 @@ typedef struct arb__plan_desc {
     int options, reps;
     size_t n_items;          /* items (scenarios) the plan judges */
     arb__plan_scope scope;
+    int full_check;          /* 1: no quick rerun (the plan is still noted) */
 } arb__plan_desc;
 
 /* Whether a run with these client settings takes the plain path (no dry run, batch or budget),

@@ -782,7 +782,8 @@ arb_status arb_persona_run(arb_store *store, const arb_persona_params *params,
     arb__plan_desc plan = {.protocol = "persona", .params_json = pjson, .ds = r.ds,
                            .judges = params->judges, .n_judges = params->n_judges,
                            .tpls = tpls, .n_tpls = 4, .reps = params->reps,
-                           .n_items = arb_dataset_item_count(r.ds), .scope = {NULL, NULL, 1}};
+                           .n_items = arb_dataset_item_count(r.ds), .scope = {NULL, NULL, 1},
+                           .full_check = params->full_check};
     char fingerprint[33] = "";
     int unchanged = 0;
     st = arb__plan_rerun_if_unchanged(store, &plan, &params->client, params->dry_run,

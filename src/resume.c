@@ -474,7 +474,7 @@ arb_status arb__plan_rerun_if_unchanged(arb_store *s, const arb__plan_desc *d,
     if (!arb__plan_notes_apply(client, dry_run)) return ARB_OK;
     double t0 = arb__now_ms();
     arb_status st = plan_fingerprint(s, d, fingerprint);
-    if (st || !fingerprint[0] || !arb__plan_quick_rerun) return st;
+    if (st || !fingerprint[0] || d->full_check || !arb__plan_quick_rerun) return st;
     long long since = 0;
     arb__plan_note note;
     if ((st = arb__store_find_plan(s, d->protocol, fingerprint, &since, &note)) || !since)

@@ -279,12 +279,15 @@ arb_status arb__store_plan_state(arb_store *s, const arb__plan_scope *scope,
     /* Every column a rerun that checks each call would write or read, but not when rows were
     ** written (created_at, judged_at, scored_at) nor which run wrote a dialogue: the outcome
     ** and reply of each turn's call too (a reply edited in the store changes the verdict and
-    ** the later turns' requests). Dialogues without turns take one row of NULL turn columns. */
+    ** the later turns' requests). The dialogues apart from their turns: their JSON columns are
+    ** not read again for every turn. */
     static const char dialogues_sql[] =
-        "SELECT arb_rows_digest(d.id, d.key, d.item_id, d.answer1, d.answer2, d.participants,"
-        " d.config, d.rep, d.final_verdict, d.status, t.turn, t.speaker, t.role, t.call_id,"
-        " t.verdict, c.key, c.ok, c.content), count(c.key)"
-        " FROM dialogues d LEFT JOIN dialogue_turns t ON t.dialogue_id = d.id"
+        "SELECT arb_rows_digest(id, key, item_id, answer1, answer2, participants, config, rep,"
+        " final_verdict, status) FROM dialogues WHERE kind = ?1";
+    static const char turns_sql[] =
+        "SELECT arb_rows_digest(t.dialogue_id, t.turn, t.speaker, t.role, t.call_id, t.verdict,"
+        " c.key, c.ok, c.content), count(c.key)"
+        " FROM dialogues d JOIN dialogue_turns t ON t.dialogue_id = d.id"
         " LEFT JOIN calls c ON c.id = t.call_id WHERE d.kind = ?1";
     static const char pairwise_sql[] =
         "SELECT arb_rows_digest(judge_name, item_id, candidate, baseline, template_name,"
@@ -311,7 +314,9 @@ arb_status arb__store_plan_state(arb_store *s, const arb__plan_scope *scope,
     int cache_size = small_cache_begin(s);
     arb_status st = ARB_OK;
     if (scope->dialogue_kind)
-        st = hash_rows(s, dialogues_sql, &h, bind_name, scope->dialogue_kind, &out->judgments);
+        st = hash_rows(s, dialogues_sql, &h, bind_name, scope->dialogue_kind, NULL);
+    if (!st && scope->dialogue_kind)
+        st = hash_rows(s, turns_sql, &h, bind_name, scope->dialogue_kind, &out->judgments);
     if (!st && scope->pairwise_protocol)
         st = hash_rows(s, pairwise_sql, &h, bind_name, scope->pairwise_protocol, NULL);
     if (!st && scope->persona) st = hash_rows(s, scores_sql, &h, NULL, NULL, &out->judgments);

@@ -343,7 +343,7 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
     if (st->unchanged_since_run)
         fprintf(stderr,
                 "%s: inputs, judges and templates unchanged since run %lld, whose %zu judge calls "
-                "are all still stored: nothing to send\n",
+                "are all still stored: nothing to send (--full-check checks every call)\n",
                 what, st->unchanged_since_run, st->cached);
     if (dry_run) {
         fprintf(stderr,
