@@ -142,4 +142,33 @@ sbs --db "$db" --dry-run 2>"$T/dry"
 check "a dry run of a finished plan still plans (no quick path)" "grep -q 'sbs plan: $N judge calls, $N already stored' '$T/dry'"
 sqlite3 "$T/base.db" "update runs set status = 'interrupted' where id = 1"
 slow "the noted run did not finish" "$(fresh interrupted)" 0
+
+# debate and discuss (README "Resume and caching"): the same quick rerun from a plan note
+# (their inputs are parsed: the note fingerprints the records), the full check's summary, and
+# an edited answer or another option takes the full check
+cp "$SRC/demo/answers.jsonl" "$T/answers.orig"
+cp "$T/answers.orig" "$T/answers.jsonl"
+cp "$T/items.orig" "$T/items.jsonl"
+debate() { "$ARB" debate --mode soft --agents "$T/judges.yaml:judge-a,judge-c,judge-a" --items "$ITEMS" \
+  --answers "$ANSWERS" --candidate atlas-large --baseline cedar-small --no-progress "$@"; }
+discuss() { "$ARB" discuss --reviewers "$T/judges.yaml:judge-a,judge-c" --leader first --turns 2 \
+  --items "$ITEMS" --answers "$ANSWERS" --pairs atlas-large:cedar-small --no-progress "$@"; }
+for cmd in debate discuss; do
+  db=$T/$cmd.db
+  $cmd --db "$db" 2>"$T/$cmd.1"
+  $cmd --db "$db" 2>"$T/$cmd.fast"
+  $cmd --db "$db" --full-check 2>"$T/$cmd.full"
+  line() { grep "^$cmd: [0-9]* judge calls" "$1" | sed 's/; [0-9.]* s$//'; }
+  check "$cmd: a rerun of the finished plan says nothing to send" \
+    "grep -q '^$cmd: inputs, judges and templates unchanged since run 1, whose [0-9]* judge calls are all still stored: nothing to send' '$T/$cmd.fast'"
+  check "$cmd: --full-check checks every call, with the same summary, nothing sent" \
+    "! grep -q 'nothing to send' '$T/$cmd.full' && [ -n \"\$(line '$T/$cmd.fast')\" ] && [ \"\$(line '$T/$cmd.fast')\" = \"\$(line '$T/$cmd.full')\" ] && grep -q ' 0 sent' '$T/$cmd.full'"
+  sed -i '0,/"model": *"atlas-large"/s/\("answer": *"\)/\1edited /' "$ANSWERS"
+  $cmd --db "$db" 2>"$T/$cmd.edited"
+  check "$cmd: an edited answer takes the full check and sends its calls" \
+    "! grep -q 'nothing to send' '$T/$cmd.edited' && ! grep -q ' 0 sent' '$T/$cmd.edited'"
+  cp "$T/answers.orig" "$T/answers.jsonl"
+  $cmd --db "$db" --reps 2 2>"$T/$cmd.reps"
+  check "$cmd: another number of repetitions takes the full check" "! grep -q 'nothing to send' '$T/$cmd.reps'"
+done
 finish
