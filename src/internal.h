@@ -1326,8 +1326,10 @@ json_t *arb__json_family_preference(const arb_family_preference *fp);
 
 /* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key, a hash of all the
 ** fields below: every turn's done callback upserts it (turns may finish in any order) and gets
-** its id. An existing dialogue is open again (status "open", no final verdict) until
-** arb__store_end_dialogue, so a rerun that stops half-way leaves it open, not as it was. */
+** its id. An existing dialogue that failed is open again (status "open", no final verdict),
+** and a finished one as soon as arb__store_put_turn changes one of its turns, until
+** arb__store_end_dialogue, so a rerun that stops half-way leaves it open, not as it was; a
+** rerun that changes nothing writes nothing. */
 typedef struct arb__dialogue_ref {
     const char *kind;              /* "soft", "hard", "discussion", "self-discussion" */
     const char *item_id;
@@ -1339,7 +1341,8 @@ typedef struct arb__dialogue_ref {
     int rep;
 } arb__dialogue_ref;
 arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, long long *id);
-/* Upserts turn `turn` of a dialogue. call_id 0 stores NULL; verdict may be NULL. */
+/* Upserts turn `turn` of a dialogue (written only when it differs; then the dialogue is open
+** again). call_id 0 stores NULL; verdict may be NULL. */
 arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
                                const char *speaker, const char *role, long long call_id,
                                const char *verdict);

@@ -269,6 +269,40 @@ static arb_dataset *edited_dataset(void)
     return ds;
 }
 
+/* The store writes a dialogue only where it changes: found again as it is, it stays finished;
+** a changed turn opens it again until its end is stored (what a kill then leaves); a failed
+** one is open again as soon as a run takes it up. */
+static void dialogue_written_only_when_changed(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(arb__store_put_dataset(f->store, f->ds), ARB_OK);
+    arb__dialogue_ref ref = {.kind = "soft", .item_id = "q1", .answer1 = "cand",
+                             .answer2 = "base", .participants_json = "[\"a\",\"b\",\"c\"]",
+                             .config_json = "{}", .rep = 0};
+    long long id = 0, again = 0;
+    assert_int_equal(arb__store_put_dialogue(f->store, &ref, &id), ARB_OK);
+    assert_int_equal(arb__store_put_turn(f->store, id, 0, "a", "agent1", 0, "A"), ARB_OK);
+    assert_int_equal(arb__store_end_dialogue(f->store, id, "A", "done", 0), ARB_OK);
+    count_writes(f);
+    assert_int_equal(arb__store_put_dialogue(f->store, &ref, &again), ARB_OK);
+    assert_int_equal(again, id);
+    assert_int_equal(arb__store_put_turn(f->store, id, 0, "a", "agent1", 0, "A"), ARB_OK);
+    assert_int_equal(arb__store_end_dialogue(f->store, id, "A", "done", 0), ARB_OK);
+    assert_int_equal(q(f, "SELECT count(*) FROM writes"), 0);
+    assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status = 'done'"), 1);
+    /* a changed turn: open until the end is stored again */
+    assert_int_equal(arb__store_put_dialogue(f->store, &ref, &again), ARB_OK);
+    assert_int_equal(arb__store_put_turn(f->store, id, 0, "a", "agent1", 0, "B"), ARB_OK);
+    assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status = 'open' AND"
+                          " final_verdict IS NULL"),
+                     1);
+    assert_int_equal(arb__store_end_dialogue(f->store, id, "E", "failed", 0), ARB_OK);
+    /* a failed dialogue taken up again is open at once */
+    assert_int_equal(arb__store_put_dialogue(f->store, &ref, &again), ARB_OK);
+    assert_int_equal(again, id);
+    assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status = 'open'"), 1);
+}
+
 /* A rerun of a finished debate decides "nothing to send" from the plan's note: no call checked,
 ** no row written, the same counts and rows as the first run; anything changed (an answer, an
 ** option, a stored reply, a stored call gone) takes the full path. */
@@ -305,7 +339,12 @@ static void debate_quick_rerun(void **state)
     assert_int_equal(full.unchanged_since_run, 0);
     assert_int_equal(full.cached, st.cached);
     assert_int_equal(full.invalid, st.invalid);
-    assert_true(q(f, "SELECT count(*) FROM writes") > 0);
+    /* ... and rewrites no dialogue or turn that stays as it is (it rewrote each dialogue row
+    ** three times a judgment); the pairwise rows it writes again (their judged_at) */
+    assert_int_equal(q(f, "SELECT count(*) FROM writes WHERE t IN ('dialogues',"
+                          " 'dialogue_turns')"),
+                     0);
+    assert_true(q(f, "SELECT count(*) FROM writes WHERE t = 'pairwise_judgments'") > 0);
     assert_int_equal(differs_from_snapshot(f), 0);
 
     /* a reply edited in the store: full path (its verdict is read again), nothing sent */
@@ -331,6 +370,12 @@ static void debate_quick_rerun(void **state)
     assert_int_equal(arb_debate_run(f->store, edited, &p, &st), ARB_OK);
     assert_int_equal(st.unchanged_since_run, 0);
     assert_int_equal(st.sent, 6);
+    /* the changed turns were written again, and their dialogues ended again */
+    assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status <> 'done'"), 0);
+    assert_int_equal(q(f, "SELECT count(DISTINCT d.id) FROM dialogues d JOIN dialogue_turns t"
+                          " ON t.dialogue_id = d.id JOIN calls c ON c.id = t.call_id"
+                          " WHERE d.item_id = 'q2' AND c.id > (SELECT max(call_id) FROM snap_t)"),
+                     2);
     assert_int_equal(arb_debate_run(f->store, edited, &p, &st), ARB_OK);
     assert_true(st.unchanged_since_run > 0);
     assert_int_equal(st.sent, 0);
@@ -416,6 +461,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(debate_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(discussion_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(debate_quick_rerun, setup, teardown),
+        cmocka_unit_test_setup_teardown(dialogue_written_only_when_changed, setup, teardown),
         cmocka_unit_test_setup_teardown(debate_incomplete_run_no_note, setup, teardown),
         cmocka_unit_test_setup_teardown(discussion_quick_rerun, setup, teardown),
     };
