@@ -1135,17 +1135,16 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
     /* Dialogues are written only where they change (a rerun that checks every call rewrote
-    ** every dialogue row three times a judgment): a failed dialogue is open again when a run
-    ** takes it up, a finished one when one of its turns changes (ST_REOPEN_DIALOGUE); a row
-    ** that exists and needs no change is only found (ST_FIND_DIALOGUE: DO UPDATE ... WHERE
-    ** returns no row). */
+    ** every dialogue row three times a judgment): one stored already is found by its key (an
+    ** INSERT that meets the key costs its CHECKs and the conflict: ~40,000 instructions); a
+    ** failed one is open again when a run takes it up, a finished one when one of its turns
+    ** changes (ST_REOPEN_DIALOGUE). */
     [ST_PUT_DIALOGUE] =
         "INSERT INTO dialogues(key, kind, item_id, answer1, answer2, participants, config, rep)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         " ON CONFLICT(key) DO UPDATE SET status = 'open', final_verdict = NULL"
-        " WHERE status NOT IN ('open', 'done')"
         " RETURNING id",
-    [ST_FIND_DIALOGUE] = "SELECT id FROM dialogues WHERE key = ?1",
+    [ST_FIND_DIALOGUE] = "SELECT id, status IN ('open', 'done') FROM dialogues WHERE key = ?1",
     [ST_REOPEN_DIALOGUE] = "UPDATE dialogues SET status = 'open', final_verdict = NULL"
                            " WHERE id = ?1 AND status <> 'open'",
     [ST_PUT_TURN] =
@@ -3261,7 +3260,25 @@ arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, lon
     if (!bad) arb__hash_hex(b.data, b.len, key);
     arb__buf_free(&b);
     if (bad) return arb__store_fail(s, ARB_NOMEM, "out of memory");
-    sqlite3_stmt *q = s->stmt[ST_PUT_DIALOGUE];
+    sqlite3_stmt *q = s->stmt[ST_FIND_DIALOGUE];
+    arb__store_bind_text(q, 1, key);
+    int rc = sqlite3_step(q), as_it_is = 0;
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(q, 0);
+        as_it_is = sqlite3_column_int(q, 1);
+    }
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW && !as_it_is) { /* failed: open again */
+        q = s->stmt[ST_REOPEN_DIALOGUE];
+        sqlite3_bind_int64(q, 1, *id);
+        rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_ROW : SQLITE_ERROR;
+        sqlite3_reset(q);
+    }
+    if (rc == SQLITE_ROW) return ARB_OK;
+    if (rc != SQLITE_DONE)
+        return arb__store_fail(s, ARB_DB, "cannot read the %s dialogue on item \"%s\": %s",
+                               d->kind, d->item_id, sqlite3_errmsg(s->db));
+    q = s->stmt[ST_PUT_DIALOGUE];
     arb__store_bind_text(q, 1, key);
     arb__store_bind_text(q, 2, d->kind);
     arb__store_bind_text(q, 3, d->item_id);
@@ -3270,16 +3287,9 @@ arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, lon
     arb__store_bind_text(q, 6, d->participants_json);
     arb__store_bind_text(q, 7, d->config_json);
     sqlite3_bind_int(q, 8, d->rep);
-    int rc = sqlite3_step(q);
+    rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
     sqlite3_reset(q);
-    if (rc == SQLITE_DONE) { /* stored already, as it should stay */
-        q = s->stmt[ST_FIND_DIALOGUE];
-        arb__store_bind_text(q, 1, key);
-        rc = sqlite3_step(q);
-        if (rc == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
-        sqlite3_reset(q);
-    }
     if (rc != SQLITE_ROW)
         return arb__store_fail(s, ARB_DB, "cannot store the %s dialogue on item \"%s\": %s",
                                d->kind, d->item_id, sqlite3_errmsg(s->db));
