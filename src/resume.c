@@ -14,7 +14,9 @@
 **
 ** Also the fingerprint of an sbs plan (arb__sbs_plan_fingerprint), with which a rerun of a
 ** finished plan on an unchanged store says "nothing to send" without reading its inputs
-** (README "Fast resume and bounded memory").
+** (README "Fast resume and bounded memory"), and the plan notes of debate, discuss and persona
+** (arb__plan_rerun_if_unchanged, arb__plan_note_run; README "A rerun from a plan note"): their
+** fingerprint hashes the parsed records, the run's parameters, probe renderings and call keys.
 */
 #define _GNU_SOURCE /* dl_iterate_phdr: this build's GNU build id */
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack: hashing never allocates */

@@ -5,7 +5,9 @@
 ** Also the plan notes (README "Fast resume and bounded memory"): a finished sbs run records in
 ** its stats the fingerprint of its plan and a digest of what it left in the store (its
 ** judgments, every item and answer), so that a rerun of the same plan on an unchanged store
-** can say "nothing to send" without reading its inputs.
+** can say "nothing to send" without reading its inputs; and the state a debate, discuss or
+** persona plan notes (arb__store_plan_state: its dialogues and turns, pairwise rows or scores,
+** with their calls' replies).
 */
 #include "store_internal.h"
 
