@@ -171,4 +171,31 @@ for cmd in debate discuss; do
   $cmd --db "$db" --reps 2 2>"$T/$cmd.reps"
   check "$cmd: another number of repetitions takes the full check" "! grep -q 'nothing to send' '$T/$cmd.reps'"
 done
+
+# a debate killed with kill -9 mid-way notes nothing: its rerun sends exactly the missing calls
+# (no dialogue left open), and the rerun after that one is quick
+# (a provider with 20 ms of latency, so the kill lands mid-way)
+"$ARB" sim-server --port 0 --port-file "$T/port2" --items "$ITEMS" --answers "$ANSWERS" \
+  --judge "sim-a:skill=4,bias=0.5,latency=20" --judge "sim-b:skill=2,invalid=0.2,latency=20" \
+  --seed 3 2>"$T/sim2.log" & SIM2=$!
+for _ in $(seq 100); do [ -s "$T/port2" ] && break; sleep 0.05; done
+sed "s|$URL|http://127.0.0.1:$(cat "$T/port2")/v1|" "$T/judges.yaml" > "$T/slow.yaml"
+db=$T/kill.db
+(exec "$ARB" debate --mode soft --agents "$T/slow.yaml:judge-a,judge-c,judge-a" --items "$ITEMS" \
+  --answers "$ANSWERS" --candidate atlas-large --baseline cedar-small --no-progress --jobs 2 \
+  --db "$db" 2>/dev/null) &
+pid=$!
+wait_for_count "$db" "select count(*) from calls where ok=1" 0
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+kill $SIM2 2>/dev/null; wait $SIM2 2>/dev/null || true
+before=$(sqlite3 "$db" "select count(*) from calls where ok=1")
+total=$((N * 3))
+debate --db "$db" 2>"$T/kill.2"
+check "debate killed with $before of $total calls stored: the rerun sends exactly the other $((total - before))" \
+  "[ $before -lt $total ] && grep -q '^debate: $total judge calls: $before stored before, $((total - before)) sent' '$T/kill.2' && ! grep -q 'nothing to send' '$T/kill.2'"
+check "debate after the kill: every dialogue ended, every judgment stored once" \
+  "[ \$(sqlite3 '$db' \"select count(*) from dialogues where status <> 'done'\") = 0 ] && [ \$(sqlite3 '$db' \"select count(*) from pairwise where protocol = 'soft'\") = $N ]"
+debate --db "$db" 2>"$T/kill.3"
+check "debate after the kill: the next rerun is quick" "grep -q 'nothing to send' '$T/kill.3'"
 finish
