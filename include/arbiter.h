@@ -513,6 +513,10 @@ typedef struct arb_run_stats {
     size_t n_endpoints;      /* entries of endpoints[]: every endpoint of every judge that
                                 sent a request (at most ARB_RUN_STATS_ENDPOINTS) */
     arb_endpoint_spend endpoints[ARB_RUN_STATS_ENDPOINTS];
+    long long unchanged_since_run; /* debate, discuss, persona: > 0 when this rerun found its
+                                      inputs, settings and the store as that finished run left
+                                      them, and so checked no call one by one (the counts are
+                                      those a full check gives) */
 } arb_run_stats;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -694,6 +698,9 @@ typedef struct arb_persona_params {
     int rounds;                   /* discussion rounds, 0 to 10 (default 1) */
     const char *panel_template_1; /* panel round templates; NULL: persona-panel-1, -2 */
     const char *panel_template_2;
+    int full_check;               /* 1: a rerun checks every call even when the plan and the
+                                     store are those a finished run noted (README "Resume and
+                                     caching"); 0: such a rerun says "nothing to send" at once */
 } arb_persona_params;
 
 ARB_API arb_persona_params arb_persona_default_params(void);
@@ -1540,6 +1547,9 @@ typedef struct arb_debate_params {
     int dry_run;
     int progress;                 /* 1 on, 0 off, -1 when stderr is a terminal (default) */
     arb_client_params client;
+    int full_check;               /* 1: a rerun checks every call even when the plan and the
+                                     store are those a finished run noted (README "Resume and
+                                     caching"); 0: such a rerun says "nothing to send" at once */
 } arb_debate_params;
 
 ARB_API arb_debate_params arb_debate_default_params(void);
@@ -1582,6 +1592,9 @@ typedef struct arb_discuss_params {
     int dry_run;
     int progress;
     arb_client_params client;
+    int full_check;                /* 1: a rerun checks every call even when the plan and the
+                                     store are those a finished run noted (README "Resume and
+                                     caching"); 0: such a rerun says "nothing to send" at once */
 } arb_discuss_params;
 
 ARB_API arb_discuss_params arb_discuss_default_params(void);

@@ -680,6 +680,15 @@ arb_status arb_dataset_load_indexed(arb_dataset *ds, const char *items_path,
 int arb__dataset_is_indexed(const arb_dataset *ds) { return ds && ds->indexed; }
 
 /* See internal.h. */
+void arb__dataset_indexed_paths(const arb_dataset *ds, const char **items_path,
+                                const char **answers_path)
+{
+    int ix = ds && ds->indexed;
+    *items_path = ix ? ds->items_path : NULL;
+    *answers_path = ix ? ds->answers_path : NULL;
+}
+
+/* See internal.h. */
 arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol)
 {
     return arb__store_fail(s, ARB_INVALID,

@@ -603,6 +603,10 @@ arb_status arb__yaml_read_one(const char *path, const char *text, size_t len, co
 
 /* Whether ds was read by arb_dataset_load_indexed (its records are read again by window). */
 int arb__dataset_is_indexed(const arb_dataset *ds);
+/* The two files an indexed dataset reads its records from (answers NULL when none); both NULL
+** for a dataset held whole. */
+void arb__dataset_indexed_paths(const arb_dataset *ds, const char **items_path,
+                                const char **answers_path);
 /* The size (bytes, the two files together) up to which arb_dataset_load_indexed loads the files
 ** whole instead of indexing them: one pass that decodes each line once, where an index reads
 ** and decodes every line three times (the check, the store, the run's slice). Tests set it to
@@ -931,6 +935,7 @@ typedef struct arb__plan_note {
     size_t planned;       /* the plan's judge calls, every one recorded */
     size_t invalid;       /* of which without a valid verdict (the run's stats.invalid) */
     size_t n_items;
+    size_t skipped;       /* calls of the plan not needed (a discussion that ended early) */
 } arb__plan_note;
 arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__plan_note *note);
 /* *overlapped: 1 when another run may have written the store while run_id ran (a run started
@@ -938,10 +943,10 @@ arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__pl
 ** what its plan alone leaves (another plan's judgments of the same items), so no note. A run
 ** killed before run_id started and never finished is not counted (it cannot write). */
 arb_status arb__store_run_overlapped(arb_store *s, long long run_id, int *overlapped);
-/* The note of the latest finished sbs run whose plan has this fingerprint: *run_id its run, or
-** 0 when there is none (note zeroed). */
-arb_status arb__store_find_plan(arb_store *s, const char *fingerprint, long long *run_id,
-                                arb__plan_note *note);
+/* The note of the latest finished run of protocol (runs.protocol) whose plan has this
+** fingerprint: *run_id its run, or 0 when there is none (note zeroed). */
+arb_status arb__store_find_plan(arb_store *s, const char *protocol, const char *fingerprint,
+                                long long *run_id, arb__plan_note *note);
 
 /* The fingerprint of an sbs plan (resume.c), 32 hex characters in out: the exact bytes and the
 ** paths of the two input files, candidate, baseline, option mode, repetitions, the template
@@ -955,6 +960,62 @@ arb_status arb__sbs_plan_fingerprint(arb_store *s, const char *items_path,
                                      const char *answers_path, const arb_sbs_params *p,
                                      const arb_judge_config *judges, size_t n_judges,
                                      const arb_template *tpl, char out[33]);
+
+/* ---- plan notes of debate, discuss and persona (README "Resume and caching") ---------------
+** As sbs's, for the protocols whose calls depend on earlier replies: a run that ends with every
+** call of its plan stored from a reply notes its fingerprint and the state of what it wrote;
+** a rerun with the same fingerprint on a store in that state says "nothing to send" without
+** building a request, reading a reply or writing a row. */
+
+/* The rows a plan writes, which its note's state digests (store_resume.c); NULL fields: none.
+** Every row of items and answers is always digested too. */
+typedef struct arb__plan_scope {
+    const char *dialogue_kind;     /* dialogues of this kind, their turns and the turns' calls
+                                      (key, outcome, reply) */
+    const char *pairwise_protocol; /* pairwise rows of this protocol */
+    int persona;                   /* scores (every persona and panel protocol) with their
+                                      calls, persona_attributions, personas */
+} arb__plan_scope;
+
+/* What the state of a scope reads now (one pass over each of its tables). */
+arb_status arb__store_plan_state(arb_store *s, const arb__plan_scope *scope,
+                                 arb__plan_state *out);
+
+/* A plan as its fingerprint sees it (resume.c): everything a rerun's requests and rows are made
+** from. */
+typedef struct arb__plan_desc {
+    const char *protocol;    /* runs.protocol of the plan's runs */
+    const char *params_json; /* the run's parameters (runs.params): names, settings, counts */
+    const arb_dataset *ds;   /* every item and answer (an indexed one: its files' bytes) */
+    const arb_judge_config *judges; /* each one's probe request per repetition */
+    size_t n_judges;
+    const arb_template *const *tpls; /* rendered with probe texts (NULL entries skipped) */
+    size_t n_tpls;
+    int options, reps;
+    size_t n_items;          /* items (scenarios) the plan judges */
+    arb__plan_scope scope;
+    int full_check;          /* 1: no quick rerun (the plan is still noted) */
+} arb__plan_desc;
+
+/* Whether a run with these client settings takes the plain path (no dry run, batch or budget),
+** which alone notes a plan or skips one. */
+int arb__plan_notes_apply(const arb_client_params *client, int dry_run);
+/* Tests set it to 0: every rerun takes the full path (the fingerprint is still noted). */
+extern int arb__plan_quick_rerun;
+/* Before a run: the plan's fingerprint in fingerprint ("" when the plan takes no note: a dry
+** run, batch, budget, or a dataset without files or records). When a finished run of the same
+** protocol and fingerprint noted a state that the store still has, records this rerun as a
+** finished run (its judges, its parameters, stats and the note) and fills stats as a rerun that
+** checks every call would (planned, cached, skipped, invalid; 0 sent) with
+** stats->unchanged_since_run: *unchanged 1. */
+arb_status arb__plan_rerun_if_unchanged(arb_store *s, const arb__plan_desc *d,
+                                        const arb_client_params *client, int dry_run,
+                                        char fingerprint[33], int *unchanged,
+                                        arb_run_stats *stats);
+/* After run_id ended ARB_OK: notes the plan on it when every call of the plan is stored from a
+** reply (no failure, nothing left unsent) and no other run overlapped it. */
+arb_status arb__plan_note_run(arb_store *s, const arb__plan_desc *d, const char *fingerprint,
+                              long long run_id, const arb_run_stats *stats);
 
 /* One pointwise judgment (table pointwise, METHODS §8), unique on (protocol, judge_name, kind,
 ** template_name, language, item_id, model, rep); a rerun replaces the row. The last four
@@ -1265,8 +1326,10 @@ json_t *arb__json_family_preference(const arb_family_preference *fp);
 
 /* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key, a hash of all the
 ** fields below: every turn's done callback upserts it (turns may finish in any order) and gets
-** its id. An existing dialogue is open again (status "open", no final verdict) until
-** arb__store_end_dialogue, so a rerun that stops half-way leaves it open, not as it was. */
+** its id. An existing dialogue that failed is open again (status "open", no final verdict),
+** and a finished one as soon as arb__store_put_turn changes one of its turns, until
+** arb__store_end_dialogue, so a rerun that stops half-way leaves it open, not as it was; a
+** rerun that changes nothing writes nothing. */
 typedef struct arb__dialogue_ref {
     const char *kind;              /* "soft", "hard", "discussion", "self-discussion" */
     const char *item_id;
@@ -1278,7 +1341,8 @@ typedef struct arb__dialogue_ref {
     int rep;
 } arb__dialogue_ref;
 arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, long long *id);
-/* Upserts turn `turn` of a dialogue. call_id 0 stores NULL; verdict may be NULL. */
+/* Upserts turn `turn` of a dialogue (written only when it differs; then the dialogue is open
+** again). call_id 0 stores NULL; verdict may be NULL. */
 arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
                                const char *speaker, const char *role, long long call_id,
                                const char *verdict);

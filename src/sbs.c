@@ -413,9 +413,7 @@ static int fill_judges(sbs_run *r)
 ** plan note or skips reading the inputs: a batch run queues, a budget may stop. */
 static int plan_notes_apply(const arb_sbs_params *p)
 {
-    return !p->dry_run && !p->client.batch_export && !p->client.batch_out &&
-           p->client.batch_action == ARB_BATCH_NONE && !(p->client.budget_usd > 0) &&
-           p->client.budget_tokens <= 0;
+    return arb__plan_notes_apply(&p->client, p->dry_run);
 }
 
 /* Whether a run that ended ARB_OK left every judgment of its plan recorded from a reply. */
@@ -525,7 +523,7 @@ arb_status arb_sbs_rerun_if_unchanged(arb_store *store, const char *items_path,
     arb__plan_note note;
     int unchanged = 0;
     if (params->full_check ||
-        (st = arb__store_find_plan(store, out->fingerprint, &since, &note)) || !since)
+        (st = arb__store_find_plan(store, "sbs", out->fingerprint, &since, &note)) || !since)
         goto done;
     if ((st = rerun_unchanged(&r, &note, t0, &unchanged, stats)) || !unchanged) goto done;
     out->since_run = since;

@@ -1005,6 +1005,8 @@ enum {
     ST_RUN_BEGIN,
     ST_RUN_END,
     ST_PUT_DIALOGUE,
+    ST_FIND_DIALOGUE,
+    ST_REOPEN_DIALOGUE,
     ST_PUT_TURN,
     ST_END_DIALOGUE,
     ST_DROP_TURNS,
@@ -1132,17 +1134,28 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
+    /* Dialogues are written only where they change (a rerun that checks every call rewrote
+    ** every dialogue row three times a judgment): one stored already is found by its key (an
+    ** INSERT that meets the key costs its CHECKs and the conflict: ~40,000 instructions); a
+    ** failed one is open again when a run takes it up, a finished one when one of its turns
+    ** changes (ST_REOPEN_DIALOGUE). */
     [ST_PUT_DIALOGUE] =
         "INSERT INTO dialogues(key, kind, item_id, answer1, answer2, participants, config, rep)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         " ON CONFLICT(key) DO UPDATE SET status = 'open', final_verdict = NULL"
         " RETURNING id",
+    [ST_FIND_DIALOGUE] = "SELECT id, status IN ('open', 'done') FROM dialogues WHERE key = ?1",
+    [ST_REOPEN_DIALOGUE] = "UPDATE dialogues SET status = 'open', final_verdict = NULL"
+                           " WHERE id = ?1 AND status <> 'open'",
     [ST_PUT_TURN] =
         "INSERT INTO dialogue_turns(dialogue_id, turn, speaker, role, call_id, verdict)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
         " ON CONFLICT(dialogue_id, turn) DO UPDATE SET speaker = excluded.speaker,"
-        " role = excluded.role, call_id = excluded.call_id, verdict = excluded.verdict",
-    [ST_END_DIALOGUE] = "UPDATE dialogues SET final_verdict = ?2, status = ?3 WHERE id = ?1",
+        " role = excluded.role, call_id = excluded.call_id, verdict = excluded.verdict"
+        " WHERE (speaker, role, call_id, verdict) IS NOT"
+        " (excluded.speaker, excluded.role, excluded.call_id, excluded.verdict)",
+    [ST_END_DIALOGUE] = "UPDATE dialogues SET final_verdict = ?2, status = ?3 WHERE id = ?1"
+                        " AND (final_verdict, status) IS NOT (?2, ?3)",
     [ST_DROP_TURNS] = "DELETE FROM dialogue_turns WHERE dialogue_id = ?1 AND turn > ?2",
     /* Leases, one row per claim (see the leases section): every row with whether it is still
     ** live by its clock (the keys are read only for other owners' rows) */
@@ -3247,7 +3260,25 @@ arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, lon
     if (!bad) arb__hash_hex(b.data, b.len, key);
     arb__buf_free(&b);
     if (bad) return arb__store_fail(s, ARB_NOMEM, "out of memory");
-    sqlite3_stmt *q = s->stmt[ST_PUT_DIALOGUE];
+    sqlite3_stmt *q = s->stmt[ST_FIND_DIALOGUE];
+    arb__store_bind_text(q, 1, key);
+    int rc = sqlite3_step(q), as_it_is = 0;
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(q, 0);
+        as_it_is = sqlite3_column_int(q, 1);
+    }
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW && !as_it_is) { /* failed: open again */
+        q = s->stmt[ST_REOPEN_DIALOGUE];
+        sqlite3_bind_int64(q, 1, *id);
+        rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_ROW : SQLITE_ERROR;
+        sqlite3_reset(q);
+    }
+    if (rc == SQLITE_ROW) return ARB_OK;
+    if (rc != SQLITE_DONE)
+        return arb__store_fail(s, ARB_DB, "cannot read the %s dialogue on item \"%s\": %s",
+                               d->kind, d->item_id, sqlite3_errmsg(s->db));
+    q = s->stmt[ST_PUT_DIALOGUE];
     arb__store_bind_text(q, 1, key);
     arb__store_bind_text(q, 2, d->kind);
     arb__store_bind_text(q, 3, d->item_id);
@@ -3256,13 +3287,13 @@ arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, lon
     arb__store_bind_text(q, 6, d->participants_json);
     arb__store_bind_text(q, 7, d->config_json);
     sqlite3_bind_int(q, 8, d->rep);
-    arb_status st = ARB_OK;
-    if (sqlite3_step(q) == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
-    else
-        st = arb__store_fail(s, ARB_DB, "cannot store the %s dialogue on item \"%s\": %s",
-                             d->kind, d->item_id, sqlite3_errmsg(s->db));
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
     sqlite3_reset(q);
-    return st;
+    if (rc != SQLITE_ROW)
+        return arb__store_fail(s, ARB_DB, "cannot store the %s dialogue on item \"%s\": %s",
+                               d->kind, d->item_id, sqlite3_errmsg(s->db));
+    return ARB_OK;
 }
 
 /* See internal.h. */
@@ -3278,12 +3309,19 @@ arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
     if (call_id > 0) sqlite3_bind_int64(q, 5, call_id);
     else sqlite3_bind_null(q, 5);
     arb__store_bind_text(q, 6, verdict);
-    arb_status st = ARB_OK;
-    if (sqlite3_step(q) != SQLITE_DONE)
-        st = arb__store_fail(s, ARB_DB, "cannot store turn %d of dialogue %lld: %s", turn,
-                             dialogue_id, sqlite3_errmsg(s->db));
+    int rc = sqlite3_step(q);
     sqlite3_reset(q);
-    return st;
+    /* a new or changed turn: the dialogue is open until its end is stored again */
+    if (rc == SQLITE_DONE && sqlite3_changes(s->db) > 0) {
+        q = s->stmt[ST_REOPEN_DIALOGUE];
+        sqlite3_bind_int64(q, 1, dialogue_id);
+        rc = sqlite3_step(q);
+        sqlite3_reset(q);
+    }
+    if (rc != SQLITE_DONE)
+        return arb__store_fail(s, ARB_DB, "cannot store turn %d of dialogue %lld: %s", turn,
+                               dialogue_id, sqlite3_errmsg(s->db));
+    return ARB_OK;
 }
 
 /* See internal.h. */
