@@ -708,6 +708,36 @@ int arb__dataset_has_answer(const arb_dataset *ds, const char *item_id, const ch
 }
 
 /* See internal.h. */
+arb_status arb__dataset_models(const arb_dataset *ds, const char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!ds) return ARB_OK;
+    if (ds->indexed) { /* the index interned each model at its first answer */
+        if (!(*out = malloc((ds->models.n ? ds->models.n : 1) * sizeof **out))) return ARB_NOMEM;
+        for (size_t m = 0; m < ds->models.n; m++) (*out)[m] = ds->models.names[m];
+        *n = ds->models.n;
+        return ARB_OK;
+    }
+    arb__strtab seen = {0};
+    if (!(*out = malloc((ds->n_answers ? ds->n_answers : 1) * sizeof **out))) return ARB_NOMEM;
+    for (size_t k = 0; k < ds->n_answers; k++) {
+        const char *model = ds->answers[k]->model;
+        size_t before = seen.n;
+        if (arb__strtab_intern(&seen, model) == UINT32_MAX) {
+            arb__strtab_free(&seen);
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return ARB_NOMEM;
+        }
+        if (seen.n > before) (*out)[(*n)++] = model;
+    }
+    arb__strtab_free(&seen);
+    return ARB_OK;
+}
+
+/* See internal.h. */
 const arb_item *arb__dataset_item_outline(const arb_dataset *ds, size_t index, arb_item *stub,
                                           char *source, size_t size)
 {

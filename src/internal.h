@@ -617,6 +617,10 @@ extern uint64_t arb__dataset_whole_limit;
 arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol);
 /* Whether model answered item_id, in either kind of dataset. */
 int arb__dataset_has_answer(const arb_dataset *ds, const char *item_id, const char *model);
+/* The models that answered some item of ds (whole or indexed), each once, in the order of
+** their first answer: *out (caller frees the array; the names are borrowed from ds) and *n.
+** ARB_OK, or ARB_NOMEM (*out NULL, *n 0). */
+arb_status arb__dataset_models(const arb_dataset *ds, const char ***out, size_t *n);
 /* The index-th item of ds. For an indexed dataset, *stub filled with what the index knows: id,
 ** source ("file:line", written to source[0..size)), and question / reference set to "" when
 ** the item has them (a non-empty reference) and NULL otherwise; every other field NULL. The
