@@ -931,14 +931,16 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
 /* A judge's share of the plan digest kept by the writer as it stores the judgments
 ** (arb__pairwise_row.tally), so that the end of a run need not read them back: the sum of the
 ** rows' hashes exactly as arb__store_sbs_plan_state computes it, valid only while every row
-** added was written by this run onto a setup that held no judgments before and from a call the
-** same handle had just inserted (else broken, and the rows are read as before). Zero it to
-** start. */
+** added was written by this run onto a setup that held no judgments before its first row and
+** from a call the same handle had just inserted (else broken, and the rows are read as before).
+** Zero it to start; it may go on through several handles (an executor's slices). */
 typedef struct arb__rows_tally {
     uint64_t low, high; /* the sum of the rows' hashes */
     size_t rows;        /* rows added */
     size_t with_key;    /* of which made from a call that holds a reply */
     int broken;         /* a row could not be added: read the rows instead */
+    long long setup_id; /* the setup of its first row, which held no judgment then: later rows
+                           (the next slices' connections) must be of the same one */
 } arb__rows_tally;
 
 /* arb__store_sbs_plan_state, taking judge j's judgments from tallies[j] when it is valid

@@ -50,7 +50,8 @@ typedef struct sbs_run {
     /* Each judge's share of the plan digest, kept by the done callback as the judgments are
     ** written (writer thread; read by note_plan after the run): the end of a run then reads
     ** only the items and answers back, not the judgments it has just written (~4,000
-    ** instructions a judgment). A resumed run's tallies break and the rows are read. */
+    ** instructions a judgment). A resumed run's tallies break and the rows are read; they
+    ** go on from one slice's writer to the next. */
     arb__rows_tally *tallies;
 } sbs_run;
 

@@ -3218,13 +3218,20 @@ static arb_status flush_pairwise(arb_store *s)
 }
 
 /* Adds row to its tally (arb__rows_tally) when the row is known as the plan digest reads it:
-** its setup held no judgment before this handle wrote there, and its call is the one this
-** handle just inserted (its key and reply as stored are in hand). Otherwise the tally breaks. */
-static void tally_pairwise(arb_store *s, const arb__pairwise_row *row, int fresh,
-                           arb__rows_tally *t)
+** its setup held no judgment before the tally's first row, and its call is the one this handle
+** just inserted (its key and reply as stored are in hand). Otherwise the tally breaks. */
+static void tally_pairwise(arb_store *s, const arb__pairwise_row *row, long long setup,
+                           int fresh, arb__rows_tally *t)
 {
     if (t->broken) return;
-    if (!fresh || row->call_id <= 0 || s->settled.id != row->call_id || !s->settled.keyed ||
+    /* the first row's setup held no judgment; a later row's is the same (the rows there since
+    ** are the tally's: a slice's handle finds the rows of the slices before) */
+    if (t->rows ? setup != t->setup_id : !fresh) {
+        t->broken = 1;
+        return;
+    }
+    t->setup_id = setup;
+    if (row->call_id <= 0 || s->settled.id != row->call_id || !s->settled.keyed ||
         !row->item_id || row->rep < 0) {
         t->broken = 1;
         return;
@@ -3282,7 +3289,7 @@ arb_status arb__store_put_pairwise_tallied(arb_store *s, const arb__pairwise_row
     long long setup = 0;
     int fresh = 0;
     if ((st = pairwise_setup(s, row, &setup, &fresh))) return st;
-    if (tally) tally_pairwise(s, row, fresh, tally);
+    if (tally) tally_pairwise(s, row, setup, fresh, tally);
     if (!s->in_tx || sqlite3_get_autocommit(s->db)) return put_pairwise_now(s, row, setup);
     pending_pairwise *p = &s->pending[s->n_pending];
     p->setup_id = setup;

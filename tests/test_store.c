@@ -2665,7 +2665,8 @@ static void test_plan_state_digest_is_stable(void **state)
 ** is the one read back from the store: the same digest and count for replies of every shape
 ** (a reply, an empty one, none, a failed call), in one transaction or several; a judgment whose
 ** setup held rows already, or whose call was not the one just inserted, breaks the tally (the
-** rows are then read back). Fails if the writer's serialisation drifts from the reader's. */
+** rows are then read back); a tally goes on through another handle (an executor's next slice).
+** Fails if the writer's serialisation drifts from the reader's. */
 static void test_plan_state_tallied_is_the_scanned(void **state)
 {
     fixture *f = *state;
@@ -2709,7 +2710,36 @@ static void test_plan_state_tallied_is_the_scanned(void **state)
     assert_string_equal(tallied.digest, scanned.digest);
     arb_store_close(s);
 
-    /* another handle: the setup holds judgments now, so its tally breaks */
+    /* another handle (an executor's next slice) goes on with the same tally */
+    s = open_ok(f->db);
+    {
+        char *next = sbs_request("question", "first", "q6", 0);
+        char k6[33];
+        arb__judge_call_key(next, 0, k6);
+        long long id6 = -1;
+        arb__call_record r6 = {.key = k6, .judge_name = "j", .model = "jm", .request_json = next,
+                               .ok = 1, .content = "[[B]]", .prompt_tokens = -1,
+                               .completion_tokens = -1, .reasoning_tokens = -1,
+                               .cached_tokens = -1, .cost_usd = NAN, .latency_ms = 5};
+        assert_int_equal(arb__store_begin(s), ARB_OK);
+        assert_int_equal(arb__store_put_call(s, &r6, &id6), ARB_OK);
+        arb__pairwise_row row6 = {.protocol = "sbs", .judge_name = "j", .item_id = "q0",
+                                  .candidate = "m1", .baseline = "m2", .template_name = "t",
+                                  .options = 2, .order = 1, .rep = 1, .position_verdict = 'B',
+                                  .model_verdict = 'a', .call_id = id6};
+        assert_int_equal(arb__store_put_pairwise_tallied(s, &row6, &tally), ARB_OK);
+        assert_int_equal(arb__store_commit(s), ARB_OK);
+        free(next);
+    }
+    assert_int_equal(tally.broken, 0);
+    assert_int_equal(arb__store_sbs_plan_state(s, &key, &scanned), ARB_OK);
+    assert_int_equal(arb__store_sbs_plan_state_tallied(s, &key, &tally, &tallied), ARB_OK);
+    assert_int_equal(scanned.judgments, 6);
+    assert_int_equal(tallied.judgments, 6);
+    assert_string_equal(tallied.digest, scanned.digest);
+    arb_store_close(s);
+
+    /* a new tally on a setup that holds judgments breaks */
     s = open_ok(f->db);
     arb__rows_tally again = {0};
     char *req = sbs_request("question", "first", "q9", 0);
