@@ -861,6 +861,10 @@ typedef struct arb__pairwise_row {
 ** see store.c), so a read in the same transaction may not see it yet and a refusal (a foreign
 ** key) may be reported by a later put or by the commit; the rows and the message are the same. */
 arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row);
+struct arb__rows_tally;
+/* arb__store_put_pairwise, adding the row to tally (see arb__rows_tally; NULL: none). */
+arb_status arb__store_put_pairwise_tallied(arb_store *s, const arb__pairwise_row *row,
+                                           struct arb__rows_tally *tally);
 typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonzero stops */
 /* Calls fn for every row of protocol, ordered by judge_name, candidate, baseline,
 ** template_name, options, item_seq, rep, order. Strings are valid only during the call. */
@@ -931,6 +935,27 @@ typedef struct arb__plan_state {
 ** the items and answers tables. */
 arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
                                      arb__plan_state *out);
+
+/* A judge's share of the plan digest kept by the writer as it stores the judgments
+** (arb__pairwise_row.tally), so that the end of a run need not read them back: the sum of the
+** rows' hashes exactly as arb__store_sbs_plan_state computes it, valid only while every row
+** added was written by this run onto a setup that held no judgments before its first row and
+** from a call the same handle had just inserted (else broken, and the rows are read as before).
+** Zero it to start; it may go on through several handles (an executor's slices). */
+typedef struct arb__rows_tally {
+    uint64_t low, high; /* the sum of the rows' hashes */
+    size_t rows;        /* rows added */
+    size_t with_key;    /* of which made from a call that holds a reply */
+    int broken;         /* a row could not be added: read the rows instead */
+    long long setup_id; /* the setup of its first row, which held no judgment then: later rows
+                           (the next slices' connections) must be of the same one */
+} arb__rows_tally;
+
+/* arb__store_sbs_plan_state, taking judge j's judgments from tallies[j] when it is valid
+** (tallies may be NULL): the same state, without reading the rows the run has just written. */
+arb_status arb__store_sbs_plan_state_tallied(arb_store *s, const arb__sbs_plan_key *key,
+                                             const arb__rows_tally *tallies,
+                                             arb__plan_state *out);
 
 /* What a finished sbs run records in its stats (key "plan") for later reruns. */
 typedef struct arb__plan_note {

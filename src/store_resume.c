@@ -157,6 +157,55 @@ static void rows_digest_step(sqlite3_context *ctx, int argc, sqlite3_value **arg
     d->low = low;
 }
 
+/* One value of a row as rows_digest_step serialises it: its type, then (not NULL) the integer
+** or the length, then a text's or blob's bytes. Returns the end of what it wrote. */
+static char *row_value(char *o, int type, sqlite3_int64 n, const void *body)
+{
+    *o++ = (char)(unsigned char)type;
+    if (type == SQLITE_NULL) return o;
+    memcpy(o, &n, sizeof n);
+    o += sizeof n;
+    if (body && (type == SQLITE_TEXT || type == SQLITE_BLOB)) {
+        memcpy(o, body, (size_t)n);
+        o += n;
+    }
+    return o;
+}
+
+/* See store_internal.h. The row is serialised as judgments_sql's arb_rows_digest arguments
+** would be (test_plan_state_tallied_is_the_scanned checks that the sums agree). */
+void arb__store_tally_judgment(arb__rows_tally *t, const char *item_id, int rep, int ord,
+                               char position_verdict, long long call_id,
+                               const unsigned char *key, const char *content,
+                               size_t content_len)
+{
+    size_t item_len = strlen(item_id);
+    size_t need = 7 * (1 + sizeof(sqlite3_int64)) + item_len + 1 + ARB__CALL_KEY_BYTES +
+                  (content ? content_len : 0);
+    char stack[1024];
+    char *row = need <= sizeof stack ? stack : malloc(need);
+    if (!row) {
+        t->broken = 1;
+        return;
+    }
+    char *o = row;
+    o = row_value(o, SQLITE_TEXT, (sqlite3_int64)item_len, item_id);
+    o = row_value(o, SQLITE_INTEGER, rep, NULL);
+    o = row_value(o, SQLITE_INTEGER, ord, NULL);
+    o = row_value(o, SQLITE_TEXT, 1, &position_verdict);
+    o = call_id > 0 ? row_value(o, SQLITE_INTEGER, call_id, NULL) : row_value(o, SQLITE_NULL, 0, NULL);
+    o = key ? row_value(o, SQLITE_BLOB, ARB__CALL_KEY_BYTES, key) : row_value(o, SQLITE_NULL, 0, NULL);
+    o = key && content ? row_value(o, SQLITE_TEXT, (sqlite3_int64)content_len, content)
+                       : row_value(o, SQLITE_NULL, 0, NULL);
+    XXH128_hash_t h = XXH3_128bits(row, (size_t)(o - row));
+    if (row != stack) free(row);
+    uint64_t low = t->low + h.low64;
+    t->high += h.high64 + (low < t->low);
+    t->low = low;
+    t->rows++;
+    if (key) t->with_key++;
+}
+
 /* The sum as 16 bytes (low then high, little-endian: the digest's input), or an error. */
 static void rows_digest_final(sqlite3_context *ctx)
 {
@@ -230,6 +279,14 @@ static void bind_plan(sqlite3_stmt *q, const void *ud)
 arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
                                      arb__plan_state *out)
 {
+    return arb__store_sbs_plan_state_tallied(s, key, NULL, out);
+}
+
+/* See internal.h. */
+arb_status arb__store_sbs_plan_state_tallied(arb_store *s, const arb__sbs_plan_key *key,
+                                             const arb__rows_tally *tallies,
+                                             arb__plan_state *out)
+{
     /* The judgments: rows as sbs writes them (as arb__store_each_recorded_pairwise reads
     ** them), with the key and the reply of their call when it holds one (the full check
     ** parses a stored reply again: a reply edited in the store changes the judgment it
@@ -261,6 +318,17 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
     for (size_t j = 0; !st && j < key->n_judges; j++) {
         plan_coords c = {key, key->judge_names[j]};
         XXH3_128bits_update(&h, c.judge_name, strlen(c.judge_name) + 1);
+        const arb__rows_tally *t = tallies ? &tallies[j] : NULL;
+        if (t && !t->broken && t->rows) { /* the writer's sum: the same 16 bytes (hash_rows) */
+            unsigned char sum[16];
+            for (int i = 0; i < 8; i++) {
+                sum[i] = (unsigned char)(t->low >> (8 * i));
+                sum[8 + i] = (unsigned char)(t->high >> (8 * i));
+            }
+            XXH3_128bits_update(&h, sum, sizeof sum);
+            out->judgments += t->with_key;
+            continue;
+        }
         st = hash_rows(s, judgments_sql, &h, bind_plan, &c, &out->judgments);
     }
     if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, NULL);
