@@ -592,13 +592,51 @@ static void load_both(fixture *f, const char *sub, const char *items_text,
     arb__dataset_whole_limit = whole_limit_default;
 }
 
-/* The judgments with their calls (the key is the hash of the request sent; the request as
-** stored), and the battles with their style covariates. */
+/* The judgments with their calls (the key is the hash of the request sent), and the battles
+** with their style covariates. The stored request is compared through the export: a compact
+** request names its template by a row id of its own store, given in the order the first calls
+** came back, which differs between two runs (see export_sorted). */
 #define TOURNAMENT_ROWS(db)                                                                      \
     "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"    \
-    " p.options, p.rep, p.ord, p.position_verdict, p.model_verdict, c.key, c.content, c.ok,"   \
-    " c.request FROM " db "pairwise p JOIN " db "calls c ON c.id = p.call_id"
+    " p.options, p.rep, p.ord, p.position_verdict, p.model_verdict, c.key, c.content, c.ok"    \
+    " FROM " db "pairwise p JOIN " db "calls c ON c.id = p.call_id"
 #define BATTLE_ROWS(db) "SELECT source, seq, q, i, j, reviewer, s, extra FROM " db "battles"
+
+static int compare_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The store's "jsonl" export (every judgment with the request as sent) without latency_ms,
+** the one key two runs of the same plan give differently, as sorted lines (the export's order
+** follows setup ids, given in the order the first judgments came back). Freed by the caller. */
+static char *export_sorted(arb_store *s)
+{
+    char *buf = NULL, *lines[4096], *all = NULL;
+    size_t len = 0, n = 0, total = 1;
+    FILE *out = open_memstream(&buf, &len);
+    assert_int_equal(arb_store_export(s, "jsonl", out), ARB_OK);
+    fclose(out);
+    for (const char *line = buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        json_t *row = json_loadb(line, (size_t)(nl - line), 0, NULL);
+        assert_non_null(row);
+        assert_int_equal(json_object_del(row, "latency_ms"), 0);
+        assert_true(n < sizeof lines / sizeof *lines);
+        lines[n] = json_dumps(row, JSON_COMPACT | JSON_SORT_KEYS);
+        assert_non_null(lines[n]);
+        total += strlen(lines[n++]) + 1;
+        json_decref(row);
+    }
+    free(buf);
+    qsort(lines, n, sizeof *lines, compare_lines);
+    all = calloc(1, total);
+    assert_non_null(all);
+    for (size_t i = 0; i < n; i++) {
+        strcat(strcat(all, lines[i]), "\n");
+        free(lines[i]);
+    }
+    return all;
+}
 
 /* Runs p on whole and on indexed (slices of 3 calls), each into a new store of its own
 ** (<name>-whole.db, <name>-indexed.db); expects the same stored items, answers, judgments,
@@ -621,6 +659,11 @@ static void expect_same_runs(fixture *f, const arb_tournament_params *p, arb_dat
         assert_int_equal(st.sent, judgments);
     }
     arb__sbs_plan_slice = 0;
+    char *exported[2] = {export_sorted(s[0]), export_sorted(s[1])};
+    assert_true(strlen(exported[0]) > judgments);
+    assert_string_equal(exported[0], exported[1]);
+    free(exported[0]);
+    free(exported[1]);
     arb_store_close(s[1]);
     assert_int_equal(arb_test_exec_sql(s[0], "ATTACH %Q AS b", db[1]), 0);
     assert_int_equal(arb_test_rows_differ(s[0], "SELECT * FROM main.items", "SELECT * FROM b.items"), 0);
