@@ -114,12 +114,15 @@ ARB_API arb_status arb_dataset_load(arb_dataset *ds, const char *items_path,
 /* Reads both files (answers_path NULL: items only) as arb_dataset_load does (same checks and
 ** messages) into an empty ds, but keeps only an index: the ids, the models and where each
 ** record's line is in its file, about 100 bytes per record instead of the record's texts.
-** arb_sbs_run, arb_grade_run, arb_debate_run and arb_discuss_run then read the texts again a
-** slice at a time, so a run's memory no longer grows with the questions and answers (500,000
+** arb_sbs_run, arb_grade_run, arb_tournament_run, arb_debate_run and arb_discuss_run then
+** read the texts again a slice at a time, so a run's memory no longer grows with the questions and answers (500,000
 ** items with two answers each: ~650 MB of texts). Only those read an indexed dataset (and
 ** arb_dataset_group_coverage, which reads its items again); the other protocols refuse it
 ** (ARB_INVALID), and arb_dataset_item, arb_dataset_answer and the find functions return NULL
-** (the counts are right). The files must not change while the dataset is in use (a record found changed fails the run with ARB_IO). A file that is not a
+** (the counts are right). The files must not change while the dataset is in use (a record found
+** changed, or a file whose size, modification time or inode is not what it was when indexed,
+** fails the run with ARB_IO; an edit within the file system's time stamp resolution that keeps
+** a line's length and id goes unseen). A file that is not a
 ** regular file (a pipe) cannot be read again, and files of at most 64 MiB together are cheaper
 ** to read once than three times (their records take at most ~80 MB): ds is then loaded whole,
 ** as by arb_dataset_load (arb_dataset_item and the find functions then return the records). */
@@ -511,6 +514,10 @@ typedef struct arb_run_stats {
     size_t n_endpoints;      /* entries of endpoints[]: every endpoint of every judge that
                                 sent a request (at most ARB_RUN_STATS_ENDPOINTS) */
     arb_endpoint_spend endpoints[ARB_RUN_STATS_ENDPOINTS];
+    long long unchanged_since_run; /* debate, discuss, persona: > 0 when this rerun found its
+                                      inputs, settings and the store as that finished run left
+                                      them, and so checked no call one by one (the counts are
+                                      those a full check gives) */
 } arb_run_stats;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -692,6 +699,9 @@ typedef struct arb_persona_params {
     int rounds;                   /* discussion rounds, 0 to 10 (default 1) */
     const char *panel_template_1; /* panel round templates; NULL: persona-panel-1, -2 */
     const char *panel_template_2;
+    int full_check;               /* 1: a rerun checks every call even when the plan and the
+                                     store are those a finished run noted (README "Resume and
+                                     caching"); 0: such a rerun says "nothing to send" at once */
 } arb_persona_params;
 
 ARB_API arb_persona_params arb_persona_default_params(void);
@@ -1538,6 +1548,9 @@ typedef struct arb_debate_params {
     int dry_run;
     int progress;                 /* 1 on, 0 off, -1 when stderr is a terminal (default) */
     arb_client_params client;
+    int full_check;               /* 1: a rerun checks every call even when the plan and the
+                                     store are those a finished run noted (README "Resume and
+                                     caching"); 0: such a rerun says "nothing to send" at once */
 } arb_debate_params;
 
 ARB_API arb_debate_params arb_debate_default_params(void);
@@ -1582,6 +1595,9 @@ typedef struct arb_discuss_params {
     int dry_run;
     int progress;
     arb_client_params client;
+    int full_check;                /* 1: a rerun checks every call even when the plan and the
+                                     store are those a finished run noted (README "Resume and
+                                     caching"); 0: such a rerun says "nothing to send" at once */
 } arb_discuss_params;
 
 ARB_API arb_discuss_params arb_discuss_default_params(void);

@@ -49,6 +49,17 @@ typedef struct indexed_answer {
     uint32_t len, line;
     uint32_t item, model; /* indices in ids and models */
 } indexed_answer;
+/* What an indexed file was when its index was read (fstat at open): a window finds it the same
+** or refuses it. A record's id is checked again too, but an answer edited in place to a text of
+** the same length keeps its id and its place, and a run that stored the old text would send the
+** new one (a request stored against a text the store never held: the export cannot give it
+** back). */
+typedef struct file_stamp {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+} file_stamp;
 #define HAS_QUESTION 1u  /* "question" given */
 #define HAS_REFERENCE 2u /* "reference" given and not empty */
 
@@ -57,6 +68,7 @@ struct arb_dataset {
     ** holds ids, models and line positions, and arb__dataset_window reads texts again */
     int indexed;
     char *items_path, *answers_path;
+    file_stamp stamp[2]; /* [KIND_ITEMS], [KIND_ANSWERS]: the files as indexed */
     indexed_item *ix_items;
     size_t cap_ix_items; /* the item count is ids.n */
     size_t ix_grouped;   /* items with a "group" (none: the group coverage reads nothing) */
@@ -496,6 +508,9 @@ static arb_status add_jsonl_file(arb_dataset *ds, int kind, const char *path, ch
         *err = arb__sprintf("%s: cannot open: %s", path, strerror(errno));
         return ARB_IO;
     }
+    struct stat sb;
+    if (ds->indexed && !fstat(fileno(f), &sb))
+        ds->stamp[kind] = (file_stamp){sb.st_dev, sb.st_ino, sb.st_size, sb.st_mtim};
     size_t cap = (size_t)1 << 20, used = 0, start = 0, line_no = 0;
     uint64_t base = 0; /* the file offset of buf[0] */
     char *buf = malloc(cap);
@@ -665,11 +680,20 @@ arb_status arb_dataset_load_indexed(arb_dataset *ds, const char *items_path,
 int arb__dataset_is_indexed(const arb_dataset *ds) { return ds && ds->indexed; }
 
 /* See internal.h. */
+void arb__dataset_indexed_paths(const arb_dataset *ds, const char **items_path,
+                                const char **answers_path)
+{
+    int ix = ds && ds->indexed;
+    *items_path = ix ? ds->items_path : NULL;
+    *answers_path = ix ? ds->answers_path : NULL;
+}
+
+/* See internal.h. */
 arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol)
 {
     return arb__store_fail(s, ARB_INVALID,
                            "%s reads a whole dataset (arb_dataset_load), not an indexed one "
-                           "(arb_dataset_load_indexed, which sbs, grade, debate and discuss read)",
+                           "(arb_dataset_load_indexed, which sbs, grade, tournament, debate and discuss read)",
                            protocol);
 }
 
@@ -681,6 +705,36 @@ int arb__dataset_has_answer(const arb_dataset *ds, const char *item_id, const ch
     uint32_t m = arb__strtab_find(&ds->models, model);
     if (k == UINT32_MAX || m == UINT32_MAX) return 0;
     return find_indexed_answer(ds, k, m, hash_answer_key(item_id, model)) != SIZE_MAX;
+}
+
+/* See internal.h. */
+arb_status arb__dataset_models(const arb_dataset *ds, const char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!ds) return ARB_OK;
+    if (ds->indexed) { /* the index interned each model at its first answer */
+        if (!(*out = malloc((ds->models.n ? ds->models.n : 1) * sizeof **out))) return ARB_NOMEM;
+        for (size_t m = 0; m < ds->models.n; m++) (*out)[m] = ds->models.names[m];
+        *n = ds->models.n;
+        return ARB_OK;
+    }
+    arb__strtab seen = {0};
+    if (!(*out = malloc((ds->n_answers ? ds->n_answers : 1) * sizeof **out))) return ARB_NOMEM;
+    for (size_t k = 0; k < ds->n_answers; k++) {
+        const char *model = ds->answers[k]->model;
+        size_t before = seen.n;
+        if (arb__strtab_intern(&seen, model) == UINT32_MAX) {
+            arb__strtab_free(&seen);
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return ARB_NOMEM;
+        }
+        if (seen.n > before) (*out)[(*n)++] = model;
+    }
+    arb__strtab_free(&seen);
+    return ARB_OK;
 }
 
 /* See internal.h. */
@@ -851,11 +905,23 @@ static arb_status window_begin(window_build *wb)
     return ARB_OK;
 }
 
-/* Opens path for reading into *fd (-1 on failure, with the window's message naming path). */
-static arb_status window_open(window_build *wb, const char *path, int *fd)
+/* Opens path for reading into *fd (-1 on failure, with the window's message naming path),
+** still the file stamp says (else ARB_IO, *fd open: the caller closes it). */
+static arb_status window_open(window_build *wb, const char *path, const file_stamp *stamp,
+                              int *fd)
 {
-    if ((*fd = open(path, O_RDONLY)) >= 0) return ARB_OK;
-    return fail(wb->win, ARB_IO, "%s: cannot open: %s", path, strerror(errno));
+    if ((*fd = open(path, O_RDONLY)) < 0)
+        return fail(wb->win, ARB_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(*fd, &sb))
+        return fail(wb->win, ARB_IO, "%s: cannot read: %s", path, strerror(errno));
+    if (sb.st_dev != stamp->dev || sb.st_ino != stamp->ino || sb.st_size != stamp->size ||
+        sb.st_mtim.tv_sec != stamp->mtime.tv_sec || sb.st_mtim.tv_nsec != stamp->mtime.tv_nsec)
+        return fail(wb->win, ARB_IO,
+                    "%s: the file changed while the run read it (its size, time or inode is "
+                    "not what it was when the run began; a large input is read again slice "
+                    "by slice, so it must not change until the run ends)", path);
+    return ARB_OK;
 }
 
 /* Ends building a window: frees the buffers and hands the window over as hand_over does. */
@@ -883,9 +949,9 @@ arb_status arb__dataset_window(const arb_dataset *ds, size_t first, size_t n,
     int fd_items = -1, fd_answers = -1;
     size_t *picked = NULL, n_picked = 0, cap_picked = 0; /* the answers to read */
     if (n == 0) goto done;
-    if ((st = window_open(&wb, ds->items_path, &fd_items)) ||
+    if ((st = window_open(&wb, ds->items_path, &ds->stamp[KIND_ITEMS], &fd_items)) ||
         (n_models && ds->answers_path &&
-         (st = window_open(&wb, ds->answers_path, &fd_answers))))
+         (st = window_open(&wb, ds->answers_path, &ds->stamp[KIND_ANSWERS], &fd_answers))))
         goto done;
     /* the items lie in one stretch of the file, in order */
     const indexed_item *a = &ds->ix_items[first], *z = &ds->ix_items[first + n - 1];
@@ -958,7 +1024,7 @@ arb_status arb__dataset_answers_window(const arb_dataset *ds, size_t first, size
     char where[512], item_where[512];
     int fd = -1;
     if (n == 0) goto done;
-    if ((st = window_open(&wb, ds->answers_path, &fd))) goto done;
+    if ((st = window_open(&wb, ds->answers_path, &ds->stamp[KIND_ANSWERS], &fd))) goto done;
     /* in file order, so the answers lie in one stretch of the file */
     const indexed_answer *a = &ds->ix_answers[first], *z = &ds->ix_answers[first + n - 1];
     uint64_t start = a->offset;

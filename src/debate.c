@@ -309,19 +309,36 @@ arb_status arb_debate_run(arb_store *store, const arb_dataset *ds,
     arb_status st = prepare(&r);
     if (!st) st = describe(&r, &pjson);
     if (!st) st = check_label_free(&r);
+    /* a rerun of a finished plan on the store it left says so at once (README "Resume and
+    ** caching"); otherwise every call is checked, and a complete run notes its plan */
+    arb__plan_desc plan = {.protocol = r.kind, .params_json = pjson, .ds = ds,
+                           .judges = r.agents, .n_judges = N_ROLES,
+                           .tpls = (const arb_template *const *)r.tpl, .n_tpls = N_ROLES,
+                           .options = params->options, .reps = params->reps,
+                           .n_items = r.n_items, .scope = {r.kind, r.kind, 0},
+                           .full_check = params->full_check};
+    char fingerprint[33] = "";
+    int unchanged = 0;
+    if (!st)
+        st = arb__plan_rerun_if_unchanged(store, &plan, &params->client, params->dry_run,
+                                          fingerprint, &unchanged, stats);
+    if (unchanged) goto done;
     for (int i = 0; i < N_ROLES && !st; i++)
         st = params->dry_run ? arb__store_check_judge(store, &r.agents[i])
                              : arb__store_put_judge(store, &r.agents[i]);
     if (!st && !params->dry_run) st = arb__store_put_dataset(store, ds);
     if (!st) {
         /* a judgment's three turns depend on nothing outside it: slices of whole judgments */
+        long long run_id = 0;
         arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                                .progress = params->progress, .group = N_ROLES,
-                               .slice_begin = load_slice};
+                               .slice_begin = load_slice, .run_id = &run_id};
         st = arb__exec_protocol(store, r.kind, pjson, &ep,
                                 r.n_items * (size_t)params->reps * 2 * N_ROLES, deps_of,
                                 build_call, call_done, count_invalid, &r, stats);
+        if (!st) st = arb__plan_note_run(store, &plan, fingerprint, run_id, stats);
     }
+done:
     for (int i = 0; i < N_ROLES; i++) arb_template_destroy(r.tpl[i]);
     arb__item_window_free(&r.window);
     free(r.label);

@@ -478,6 +478,19 @@ arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
     char *pjson = NULL;
     arb_status st = prepare(&r);
     if (!st) st = describe(&r, &pjson);
+    /* a rerun of a finished plan on the store it left says so at once (README "Resume and
+    ** caching"); otherwise every call is checked, and a complete run notes its plan */
+    const arb_template *tpls[2] = {r.initial_tpl, r.turn_tpl};
+    arb__plan_desc plan = {.protocol = r.kind, .params_json = pjson, .ds = ds,
+                           .judges = r.reviewers, .n_judges = 2, .tpls = tpls, .n_tpls = 2,
+                           .options = 2, .reps = params->reps, .n_items = r.n_items,
+                           .scope = {r.kind, NULL, 0}, .full_check = params->full_check};
+    char fingerprint[33] = "";
+    int unchanged = 0;
+    if (!st)
+        st = arb__plan_rerun_if_unchanged(store, &plan, &params->client, params->dry_run,
+                                          fingerprint, &unchanged, stats);
+    if (unchanged) goto done;
     for (int i = 0; i < 2 && !st; i++)
         st = params->dry_run ? arb__store_check_judge(store, &r.reviewers[i])
                              : arb__store_put_judge(store, &r.reviewers[i]);
@@ -491,12 +504,15 @@ arb_status arb_discuss_run(arb_store *store, const arb_dataset *ds,
     }
     if (!st) {
         /* a statement depends only on its own discussion's: slices of whole discussions */
+        long long run_id = 0;
         arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
                                .progress = params->progress, .group = r.per_dialogue,
-                               .slice_begin = load_slice};
+                               .slice_begin = load_slice, .run_id = &run_id};
         st = arb__exec_protocol(store, r.kind, pjson, &ep, n_nodes, deps_of, build_call,
                                 call_done, count_invalid, &r, stats);
+        if (!st) st = arb__plan_note_run(store, &plan, fingerprint, run_id, stats);
     }
+done:
     arb_template_destroy(r.initial_tpl);
     arb_template_destroy(r.turn_tpl);
     arb__item_window_free(&r.window);

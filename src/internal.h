@@ -603,16 +603,24 @@ arb_status arb__yaml_read_one(const char *path, const char *text, size_t len, co
 
 /* Whether ds was read by arb_dataset_load_indexed (its records are read again by window). */
 int arb__dataset_is_indexed(const arb_dataset *ds);
+/* The two files an indexed dataset reads its records from (answers NULL when none); both NULL
+** for a dataset held whole. */
+void arb__dataset_indexed_paths(const arb_dataset *ds, const char **items_path,
+                                const char **answers_path);
 /* The size (bytes, the two files together) up to which arb_dataset_load_indexed loads the files
 ** whole instead of indexing them: one pass that decodes each line once, where an index reads
 ** and decodes every line three times (the check, the store, the run's slice). Tests set it to
 ** 0 to index small files. */
 extern uint64_t arb__dataset_whole_limit;
-/* ARB_INVALID with the store's message: protocol reads whole datasets only (sbs, grade, debate
-** and discuss read an indexed one). */
+/* ARB_INVALID with the store's message: protocol reads whole datasets only (sbs, grade,
+** tournament, debate and discuss read an indexed one). */
 arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol);
 /* Whether model answered item_id, in either kind of dataset. */
 int arb__dataset_has_answer(const arb_dataset *ds, const char *item_id, const char *model);
+/* The models that answered some item of ds (whole or indexed), each once, in the order of
+** their first answer: *out (caller frees the array; the names are borrowed from ds) and *n.
+** ARB_OK, or ARB_NOMEM (*out NULL, *n 0). */
+arb_status arb__dataset_models(const arb_dataset *ds, const char ***out, size_t *n);
 /* The index-th item of ds. For an indexed dataset, *stub filled with what the index knows: id,
 ** source ("file:line", written to source[0..size)), and question / reference set to "" when
 ** the item has them (a non-empty reference) and NULL otherwise; every other field NULL. The
@@ -853,6 +861,10 @@ typedef struct arb__pairwise_row {
 ** see store.c), so a read in the same transaction may not see it yet and a refusal (a foreign
 ** key) may be reported by a later put or by the commit; the rows and the message are the same. */
 arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row);
+struct arb__rows_tally;
+/* arb__store_put_pairwise, adding the row to tally (see arb__rows_tally; NULL: none). */
+arb_status arb__store_put_pairwise_tallied(arb_store *s, const arb__pairwise_row *row,
+                                           struct arb__rows_tally *tally);
 typedef int (*arb__pairwise_fn)(void *ud, const arb__pairwise_row *row); /* nonzero stops */
 /* Calls fn for every row of protocol, ordered by judge_name, candidate, baseline,
 ** template_name, options, item_seq, rep, order. Strings are valid only during the call. */
@@ -924,6 +936,27 @@ typedef struct arb__plan_state {
 arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
                                      arb__plan_state *out);
 
+/* A judge's share of the plan digest kept by the writer as it stores the judgments
+** (arb__pairwise_row.tally), so that the end of a run need not read them back: the sum of the
+** rows' hashes exactly as arb__store_sbs_plan_state computes it, valid only while every row
+** added was written by this run onto a setup that held no judgments before its first row and
+** from a call the same handle had just inserted (else broken, and the rows are read as before).
+** Zero it to start; it may go on through several handles (an executor's slices). */
+typedef struct arb__rows_tally {
+    uint64_t low, high; /* the sum of the rows' hashes */
+    size_t rows;        /* rows added */
+    size_t with_key;    /* of which made from a call that holds a reply */
+    int broken;         /* a row could not be added: read the rows instead */
+    long long setup_id; /* the setup of its first row, which held no judgment then: later rows
+                           (the next slices' connections) must be of the same one */
+} arb__rows_tally;
+
+/* arb__store_sbs_plan_state, taking judge j's judgments from tallies[j] when it is valid
+** (tallies may be NULL): the same state, without reading the rows the run has just written. */
+arb_status arb__store_sbs_plan_state_tallied(arb_store *s, const arb__sbs_plan_key *key,
+                                             const arb__rows_tally *tallies,
+                                             arb__plan_state *out);
+
 /* What a finished sbs run records in its stats (key "plan") for later reruns. */
 typedef struct arb__plan_note {
     char fingerprint[33]; /* arb__sbs_plan_fingerprint */
@@ -931,6 +964,7 @@ typedef struct arb__plan_note {
     size_t planned;       /* the plan's judge calls, every one recorded */
     size_t invalid;       /* of which without a valid verdict (the run's stats.invalid) */
     size_t n_items;
+    size_t skipped;       /* calls of the plan not needed (a discussion that ended early) */
 } arb__plan_note;
 arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__plan_note *note);
 /* *overlapped: 1 when another run may have written the store while run_id ran (a run started
@@ -938,10 +972,10 @@ arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__pl
 ** what its plan alone leaves (another plan's judgments of the same items), so no note. A run
 ** killed before run_id started and never finished is not counted (it cannot write). */
 arb_status arb__store_run_overlapped(arb_store *s, long long run_id, int *overlapped);
-/* The note of the latest finished sbs run whose plan has this fingerprint: *run_id its run, or
-** 0 when there is none (note zeroed). */
-arb_status arb__store_find_plan(arb_store *s, const char *fingerprint, long long *run_id,
-                                arb__plan_note *note);
+/* The note of the latest finished run of protocol (runs.protocol) whose plan has this
+** fingerprint: *run_id its run, or 0 when there is none (note zeroed). */
+arb_status arb__store_find_plan(arb_store *s, const char *protocol, const char *fingerprint,
+                                long long *run_id, arb__plan_note *note);
 
 /* The fingerprint of an sbs plan (resume.c), 32 hex characters in out: the exact bytes and the
 ** paths of the two input files, candidate, baseline, option mode, repetitions, the template
@@ -955,6 +989,62 @@ arb_status arb__sbs_plan_fingerprint(arb_store *s, const char *items_path,
                                      const char *answers_path, const arb_sbs_params *p,
                                      const arb_judge_config *judges, size_t n_judges,
                                      const arb_template *tpl, char out[33]);
+
+/* ---- plan notes of debate, discuss and persona (README "Resume and caching") ---------------
+** As sbs's, for the protocols whose calls depend on earlier replies: a run that ends with every
+** call of its plan stored from a reply notes its fingerprint and the state of what it wrote;
+** a rerun with the same fingerprint on a store in that state says "nothing to send" without
+** building a request, reading a reply or writing a row. */
+
+/* The rows a plan writes, which its note's state digests (store_resume.c); NULL fields: none.
+** Every row of items and answers is always digested too. */
+typedef struct arb__plan_scope {
+    const char *dialogue_kind;     /* dialogues of this kind, their turns and the turns' calls
+                                      (key, outcome, reply) */
+    const char *pairwise_protocol; /* pairwise rows of this protocol */
+    int persona;                   /* scores (every persona and panel protocol) with their
+                                      calls, persona_attributions, personas */
+} arb__plan_scope;
+
+/* What the state of a scope reads now (one pass over each of its tables). */
+arb_status arb__store_plan_state(arb_store *s, const arb__plan_scope *scope,
+                                 arb__plan_state *out);
+
+/* A plan as its fingerprint sees it (resume.c): everything a rerun's requests and rows are made
+** from. */
+typedef struct arb__plan_desc {
+    const char *protocol;    /* runs.protocol of the plan's runs */
+    const char *params_json; /* the run's parameters (runs.params): names, settings, counts */
+    const arb_dataset *ds;   /* every item and answer (an indexed one: its files' bytes) */
+    const arb_judge_config *judges; /* each one's probe request per repetition */
+    size_t n_judges;
+    const arb_template *const *tpls; /* rendered with probe texts (NULL entries skipped) */
+    size_t n_tpls;
+    int options, reps;
+    size_t n_items;          /* items (scenarios) the plan judges */
+    arb__plan_scope scope;
+    int full_check;          /* 1: no quick rerun (the plan is still noted) */
+} arb__plan_desc;
+
+/* Whether a run with these client settings takes the plain path (no dry run, batch or budget),
+** which alone notes a plan or skips one. */
+int arb__plan_notes_apply(const arb_client_params *client, int dry_run);
+/* Tests set it to 0: every rerun takes the full path (the fingerprint is still noted). */
+extern int arb__plan_quick_rerun;
+/* Before a run: the plan's fingerprint in fingerprint ("" when the plan takes no note: a dry
+** run, batch, budget, or a dataset without files or records). When a finished run of the same
+** protocol and fingerprint noted a state that the store still has, records this rerun as a
+** finished run (its judges, its parameters, stats and the note) and fills stats as a rerun that
+** checks every call would (planned, cached, skipped, invalid; 0 sent) with
+** stats->unchanged_since_run: *unchanged 1. */
+arb_status arb__plan_rerun_if_unchanged(arb_store *s, const arb__plan_desc *d,
+                                        const arb_client_params *client, int dry_run,
+                                        char fingerprint[33], int *unchanged,
+                                        arb_run_stats *stats);
+/* After run_id ended ARB_OK: notes the plan on it when every call of the plan is stored from a
+** reply (no failure, nothing left unsent) and no other run overlapped it. */
+arb_status arb__plan_note_run(arb_store *s, const arb__plan_desc *d, const char *fingerprint,
+                              long long run_id, const arb_run_stats *stats);
 
 /* One pointwise judgment (table pointwise, METHODS §8), unique on (protocol, judge_name, kind,
 ** template_name, language, item_id, model, rep); a rerun replaces the row. The last four
@@ -1265,8 +1355,10 @@ json_t *arb__json_family_preference(const arb_family_preference *fp);
 
 /* Dialogues (debate §2.5, discussion §7). A dialogue is found by its key, a hash of all the
 ** fields below: every turn's done callback upserts it (turns may finish in any order) and gets
-** its id. An existing dialogue is open again (status "open", no final verdict) until
-** arb__store_end_dialogue, so a rerun that stops half-way leaves it open, not as it was. */
+** its id. An existing dialogue that failed is open again (status "open", no final verdict),
+** and a finished one as soon as arb__store_put_turn changes one of its turns, until
+** arb__store_end_dialogue, so a rerun that stops half-way leaves it open, not as it was; a
+** rerun that changes nothing writes nothing. */
 typedef struct arb__dialogue_ref {
     const char *kind;              /* "soft", "hard", "discussion", "self-discussion" */
     const char *item_id;
@@ -1278,7 +1370,8 @@ typedef struct arb__dialogue_ref {
     int rep;
 } arb__dialogue_ref;
 arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, long long *id);
-/* Upserts turn `turn` of a dialogue. call_id 0 stores NULL; verdict may be NULL. */
+/* Upserts turn `turn` of a dialogue (written only when it differs; then the dialogue is open
+** again). call_id 0 stores NULL; verdict may be NULL. */
 arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
                                const char *speaker, const char *role, long long call_id,
                                const char *verdict);
@@ -2333,7 +2426,8 @@ arb_status arb__store_put_battles_left_out(arb_store *store, const char *source,
 arb_status arb__store_get_battles_left_out(arb_store *store, const char *source, arb_battles *b);
 /* store_battles.c: *in_step = 1 when the battles of source (with their left-out counts) are as
 ** many as the stored pairwise judgments of protocol in option mode options, the number a
-** rebuild from those judgments gives (one battle or one left-out count each); else 0. */
+** rebuild from those judgments gives (one battle or one left-out count each), and stored after
+** every one of those judgments was written; else 0. */
 arb_status arb__store_battles_in_step(arb_store *store, const char *source, const char *protocol,
                                       int options, int *in_step);
 

@@ -772,21 +772,37 @@ arb_status arb_persona_run(arb_store *store, const arb_persona_params *params,
     char *pjson = NULL;
     arb_status st = validate(&r);
     if (st) goto done;
+    /* a rerun of a finished plan on the store it left says so at once (README "Resume and
+    ** caching"); otherwise every call is checked, and a complete run notes its plan */
+    if (!params->dry_run && !(pjson = params_json(&r))) {
+        st = arb__store_fail(store, ARB_NOMEM, "out of memory");
+        goto done;
+    }
+    const arb_template *tpls[4] = {r.tpl[0], r.tpl[1], r.panel_tpl[0], r.panel_tpl[1]};
+    arb__plan_desc plan = {.protocol = "persona", .params_json = pjson, .ds = r.ds,
+                           .judges = params->judges, .n_judges = params->n_judges,
+                           .tpls = tpls, .n_tpls = 4, .reps = params->reps,
+                           .n_items = arb_dataset_item_count(r.ds), .scope = {NULL, NULL, 1},
+                           .full_check = params->full_check};
+    char fingerprint[33] = "";
+    int unchanged = 0;
+    st = arb__plan_rerun_if_unchanged(store, &plan, &params->client, params->dry_run,
+                                      fingerprint, &unchanged, stats);
+    if (st || unchanged) goto done;
     for (size_t j = 0; j < params->n_judges; j++)
         if ((st = params->dry_run ? arb__store_check_judge(store, &params->judges[j])
                                   : arb__store_put_judge(store, &params->judges[j])))
             goto done;
-    if (!params->dry_run) {
-        if ((st = arb__store_put_dataset(store, r.ds))) goto done;
-        pjson = params_json(&r);
-    }
+    if (!params->dry_run && (st = arb__store_put_dataset(store, r.ds))) goto done;
+    long long run_id = 0;
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                           .progress = params->progress};
+                           .progress = params->progress, .run_id = &run_id};
     /* without a panel no call depends on another: the plan runs in slices (exec.c) */
     st = arb__exec_protocol(store, "persona", pjson, &ep,
                             r.n_solo + r.n_tasks * (size_t)params->reps * r.per_block,
                             r.n_panel ? deps_of : NULL,
                             build_call, call_done, count_invalid, &r, stats);
+    if (!st) st = arb__plan_note_run(store, &plan, fingerprint, run_id, stats);
 done:
     free(pjson);
     free(r.consensus);

@@ -14,7 +14,9 @@
 **
 ** Also the fingerprint of an sbs plan (arb__sbs_plan_fingerprint), with which a rerun of a
 ** finished plan on an unchanged store says "nothing to send" without reading its inputs
-** (README "Fast resume and bounded memory").
+** (README "Fast resume and bounded memory"), and the plan notes of debate, discuss and persona
+** (arb__plan_rerun_if_unchanged, arb__plan_note_run; README "A rerun from a plan note"): their
+** fingerprint hashes the parsed records, the run's parameters, probe renderings and call keys.
 */
 #define _GNU_SOURCE /* dl_iterate_phdr: this build's GNU build id */
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack: hashing never allocates */
@@ -24,6 +26,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -342,4 +345,179 @@ arb_status arb__sbs_plan_fingerprint(arb_store *s, const char *items_path,
     XXH128_hash_t digest = XXH3_128bits_digest(&h);
     arb__hash128_hex(digest.high64, digest.low64, out);
     return ARB_OK;
+}
+
+/* ---- plan notes of debate, discuss and persona ------------------------------------------------ */
+
+int arb__plan_quick_rerun = 1;
+
+/* See internal.h. */
+int arb__plan_notes_apply(const arb_client_params *c, int dry_run)
+{
+    return !dry_run && !c->batch_export && !c->batch_out && c->batch_action == ARB_BATCH_NONE &&
+           !(c->budget_usd > 0) && c->budget_tokens <= 0;
+}
+
+/* Every record of a dataset held whole (each field, its presence too), or the bytes and paths
+** of an indexed one's files. Returns 0, or -1 with errno set. */
+static int put_dataset(XXH3_state_t *h, const arb_dataset *ds)
+{
+    const char *items_path, *answers_path;
+    arb__dataset_indexed_paths(ds, &items_path, &answers_path);
+    if (items_path) {
+        put_int(h, 1);
+        if (put_file(h, items_path)) return -1;
+        put_text(h, answers_path);
+        return answers_path ? put_file(h, answers_path) : 0;
+    }
+    put_int(h, 0);
+    size_t n = arb_dataset_item_count(ds);
+    put_int(h, (long long)n);
+    for (size_t i = 0; i < n; i++) {
+        const arb_item *it = arb_dataset_item(ds, i);
+        const char *f[] = {it->id,       it->question,   it->reference,   it->category,
+                           it->language, it->group,      it->extra_json,  it->source,
+                           it->context,  it->source_text, it->document,   it->dialog};
+        for (size_t k = 0; k < sizeof f / sizeof *f; k++) put_text(h, f[k]);
+    }
+    n = arb_dataset_answer_count(ds);
+    put_int(h, (long long)n);
+    for (size_t i = 0; i < n; i++) {
+        const arb_answer *a = arb_dataset_answer(ds, i);
+        const char *f[] = {a->item_id, a->model, a->answer, a->extra_json, a->source};
+        for (size_t k = 0; k < sizeof f / sizeof *f; k++) put_text(h, f[k]);
+    }
+    return 0;
+}
+
+/* Each template rendered with a probe text in every placeholder, and each judge's probe request
+** per repetition as a call key (model, sampling, seed, logprobs, how this build writes a
+** request). Returns 0, or -1 when out of memory or a template does not render. */
+static int put_probes(XXH3_state_t *h, const arb__plan_desc *d)
+{
+    for (size_t t = 0; t < d->n_tpls; t++) {
+        const arb_template *tpl = d->tpls[t];
+        put_text(h, tpl ? arb_template_name(tpl) : NULL);
+        if (!tpl) continue;
+        put_text(h, arb_template_json_field(tpl));
+        put_text(h, arb_template_response_format(tpl));
+        arb_prompt_vars v = {
+            .question = probe_question, .answer1 = probe_answer1, .answer2 = probe_answer2,
+            .reference = probe_reference, .language = "en",
+            .options = d->options >= 2 && d->options <= 4 ? d->options : 4,
+            .agent1 = "probe {agent1}", .agent2 = "probe {agent2}", .self = "probe {self}",
+            .other = "probe {other}", .reviews = "probe {reviews}",
+            .discussion = "probe {discussion}", .answer = "probe {answer}",
+            .task = "probe {task}", .task_input = "probe {task_input}",
+            .scenario = "probe {scenario}", .response = "probe {response}",
+            .identity = "probe {identity}", .candidate1 = "probe {candidate1}",
+            .candidate2 = "probe {candidate2}", .identity1 = "probe {identity1}",
+            .identity2 = "probe {identity2}", .metrics_json = "probe {metrics_json}",
+            .range = "probe {range}"};
+        char *system = NULL, *user = NULL;
+        if (arb_template_render(tpl, &v, &system, &user)) return -1;
+        put_text(h, system);
+        put_text(h, user);
+        arb_free(system);
+        arb_free(user);
+    }
+    put_int(h, (long long)d->n_judges);
+    for (size_t j = 0; j < d->n_judges; j++) {
+        put_text(h, d->judges[j].name);
+        for (int rep = 0; rep < d->reps; rep++) {
+            char *body = arb__judge_request_body(&d->judges[j], probe_reference, probe_question,
+                                                 rep, NULL);
+            if (!body) return -1;
+            char key[33];
+            arb__judge_call_key(body, rep, key);
+            free(body);
+            XXH3_128bits_update(h, key, 32);
+        }
+    }
+    return 0;
+}
+
+/* The fingerprint of d in out ("" when none can be made: a dataset with neither records nor
+** files). Returns ARB_OK, or an error (message in s). */
+static arb_status plan_fingerprint(arb_store *s, const arb__plan_desc *d, char out[33])
+{
+    out[0] = '\0';
+    if (!d->ds || !d->params_json || !d->protocol) return ARB_OK;
+    XXH3_state_t h;
+    XXH3_INITSTATE(&h);
+    XXH3_128bits_reset(&h);
+    put_build(&h);
+    put_text(&h, "dependent plan 1");
+    put_text(&h, d->protocol);
+    put_text(&h, d->params_json);
+    put_int(&h, d->options);
+    put_int(&h, d->reps);
+    put_int(&h, (long long)d->n_items);
+    const arb__plan_scope *sc = &d->scope;
+    put_text(&h, sc->dialogue_kind);
+    put_text(&h, sc->pairwise_protocol);
+    put_int(&h, sc->persona);
+    if (put_probes(&h, d))
+        return arb__store_fail(s, ARB_NOMEM, "cannot render the plan's probe requests");
+    if (put_dataset(&h, d->ds)) return arb__store_fail(s, ARB_IO, "%s", strerror(errno));
+    XXH128_hash_t digest = XXH3_128bits_digest(&h);
+    arb__hash128_hex(digest.high64, digest.low64, out);
+    return ARB_OK;
+}
+
+/* See internal.h. */
+arb_status arb__plan_rerun_if_unchanged(arb_store *s, const arb__plan_desc *d,
+                                        const arb_client_params *client, int dry_run,
+                                        char fingerprint[33], int *unchanged,
+                                        arb_run_stats *stats)
+{
+    *unchanged = 0;
+    fingerprint[0] = '\0';
+    if (!arb__plan_notes_apply(client, dry_run)) return ARB_OK;
+    double t0 = arb__now_ms();
+    arb_status st = plan_fingerprint(s, d, fingerprint);
+    if (st || !fingerprint[0] || d->full_check || !arb__plan_quick_rerun) return st;
+    long long since = 0;
+    arb__plan_note note;
+    if ((st = arb__store_find_plan(s, d->protocol, fingerprint, &since, &note)) || !since)
+        return st;
+    if (note.n_items != d->n_items || note.skipped > note.planned) return ARB_OK;
+    arb__plan_state now;
+    if ((st = arb__store_plan_state(s, &d->scope, &now))) return st;
+    if (now.judgments != note.state.judgments || strcmp(now.digest, note.state.digest))
+        return ARB_OK;
+    /* As a rerun that checks every call records itself: the judges (their URL may be new),
+    ** then a finished run with its parameters, stats and the note. */
+    for (size_t j = 0; j < d->n_judges; j++)
+        if ((st = arb__store_put_judge(s, &d->judges[j]))) return st;
+    long long run_id = 0;
+    if ((st = arb__store_run_begin(s, d->protocol, d->params_json, &run_id))) return st;
+    stats->planned = note.planned;
+    stats->skipped = note.skipped;
+    stats->cached = note.planned - note.skipped;
+    stats->invalid = note.invalid;
+    stats->unchanged_since_run = since;
+    stats->seconds = (arb__now_ms() - t0) / 1e3;
+    if ((st = arb__store_run_end(s, run_id, stats, ARB__RUN_FINISHED))) return st;
+    if ((st = arb__store_run_set_plan(s, run_id, &note))) return st;
+    *unchanged = 1;
+    return ARB_OK;
+}
+
+/* See internal.h. */
+arb_status arb__plan_note_run(arb_store *s, const arb__plan_desc *d, const char *fingerprint,
+                              long long run_id, const arb_run_stats *stats)
+{
+    if (!fingerprint || !fingerprint[0] || run_id <= 0) return ARB_OK;
+    if (!stats->planned || stats->failed || stats->not_sent ||
+        stats->cached + stats->sent + stats->skipped != stats->planned)
+        return ARB_OK;
+    int overlapped = 0;
+    arb_status st = arb__store_run_overlapped(s, run_id, &overlapped);
+    if (st || overlapped) return st; /* another run wrote meanwhile: the next run checks all */
+    arb__plan_note note = {.planned = stats->planned, .invalid = stats->invalid,
+                           .n_items = d->n_items, .skipped = stats->skipped};
+    snprintf(note.fingerprint, sizeof note.fingerprint, "%s", fingerprint);
+    if ((st = arb__store_plan_state(s, &d->scope, &note.state))) return st;
+    return arb__store_run_set_plan(s, run_id, &note);
 }

@@ -47,6 +47,12 @@ typedef struct sbs_run {
     size_t invalid;          /* written by the done callback only (writer thread) */
     arb__recorded *recorded; /* judgments already in the store (a rerun's), or NULL */
     size_t invalid_recorded; /* those of them without a valid verdict (main thread) */
+    /* Each judge's share of the plan digest, kept by the done callback as the judgments are
+    ** written (writer thread; read by note_plan after the run): the end of a run then reads
+    ** only the items and answers back, not the judgments it has just written (~4,000
+    ** instructions a judgment). A resumed run's tallies break and the rows are read; they
+    ** go on from one slice's writer to the next. */
+    arb__rows_tally *tallies;
 } sbs_run;
 
 /* Item i (in dataset order), in the current slice. */
@@ -154,7 +160,7 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
     const arb_answer *base = answer_at(r, item_index, 1);
     row.candidate_answer = cand ? cand->answer : NULL;
     row.baseline_answer = base ? base->answer : NULL;
-    return arb__store_put_pairwise(s, &row) ? -1 : 0;
+    return arb__store_put_pairwise_tallied(s, &row, &r->tallies[judge]) ? -1 : 0;
 }
 
 /* On the writer thread (arb__exec_texts_fn): the item's question and both answers, in the order
@@ -395,7 +401,8 @@ static int fill_judges(sbs_run *r)
     const arb_sbs_params *params = r->params;
     r->n_judges = params->n_judges ? params->n_judges : 1;
     r->judges = calloc(r->n_judges, sizeof *r->judges);
-    if (!r->judges) return -1;
+    r->tallies = calloc(r->n_judges, sizeof *r->tallies);
+    if (!r->judges || !r->tallies) return -1;
     for (size_t j = 0; j < r->n_judges; j++) {
         r->judges[j] = params->n_judges ? params->judges[j] : params->judge;
         if (!r->judges[j].name || !*r->judges[j].name) r->judges[j].name = r->judges[j].model;
@@ -409,9 +416,7 @@ static int fill_judges(sbs_run *r)
 ** plan note or skips reading the inputs: a batch run queues, a budget may stop. */
 static int plan_notes_apply(const arb_sbs_params *p)
 {
-    return !p->dry_run && !p->client.batch_export && !p->client.batch_out &&
-           p->client.batch_action == ARB_BATCH_NONE && !(p->client.budget_usd > 0) &&
-           p->client.budget_tokens <= 0;
+    return arb__plan_notes_apply(&p->client, p->dry_run);
 }
 
 /* Whether a run that ended ARB_OK left every judgment of its plan recorded from a reply. */
@@ -444,7 +449,7 @@ static arb_status note_plan(sbs_run *r, long long run_id, const char *fingerprin
     arb__plan_note note = {.planned = stats->planned, .invalid = stats->invalid,
                            .n_items = r->n_items};
     snprintf(note.fingerprint, sizeof note.fingerprint, "%s", fingerprint);
-    arb_status st = arb__store_sbs_plan_state(r->store, &key, &note.state);
+    arb_status st = arb__store_sbs_plan_state_tallied(r->store, &key, r->tallies, &note.state);
     if (!st) st = arb__store_run_set_plan(r->store, run_id, &note);
     free(names);
     return st;
@@ -521,7 +526,7 @@ arb_status arb_sbs_rerun_if_unchanged(arb_store *store, const char *items_path,
     arb__plan_note note;
     int unchanged = 0;
     if (params->full_check ||
-        (st = arb__store_find_plan(store, out->fingerprint, &since, &note)) || !since)
+        (st = arb__store_find_plan(store, "sbs", out->fingerprint, &since, &note)) || !since)
         goto done;
     if ((st = rerun_unchanged(&r, &note, t0, &unchanged, stats)) || !unchanged) goto done;
     out->since_run = since;
@@ -597,6 +602,7 @@ done:
     arb__recorded_destroy(r.recorded);
     arb__item_window_free(&r.window);
     free(r.judges);
+    free(r.tallies);
     free(pjson);
     free(tpl_err);
     return st;

@@ -1005,6 +1005,8 @@ enum {
     ST_RUN_BEGIN,
     ST_RUN_END,
     ST_PUT_DIALOGUE,
+    ST_FIND_DIALOGUE,
+    ST_REOPEN_DIALOGUE,
     ST_PUT_TURN,
     ST_END_DIALOGUE,
     ST_DROP_TURNS,
@@ -1132,17 +1134,28 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
+    /* Dialogues are written only where they change (a rerun that checks every call rewrote
+    ** every dialogue row three times a judgment): one stored already is found by its key (an
+    ** INSERT that meets the key costs its CHECKs and the conflict: ~40,000 instructions); a
+    ** failed one is open again when a run takes it up, a finished one when one of its turns
+    ** changes (ST_REOPEN_DIALOGUE). */
     [ST_PUT_DIALOGUE] =
         "INSERT INTO dialogues(key, kind, item_id, answer1, answer2, participants, config, rep)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         " ON CONFLICT(key) DO UPDATE SET status = 'open', final_verdict = NULL"
         " RETURNING id",
+    [ST_FIND_DIALOGUE] = "SELECT id, status IN ('open', 'done') FROM dialogues WHERE key = ?1",
+    [ST_REOPEN_DIALOGUE] = "UPDATE dialogues SET status = 'open', final_verdict = NULL"
+                           " WHERE id = ?1 AND status <> 'open'",
     [ST_PUT_TURN] =
         "INSERT INTO dialogue_turns(dialogue_id, turn, speaker, role, call_id, verdict)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
         " ON CONFLICT(dialogue_id, turn) DO UPDATE SET speaker = excluded.speaker,"
-        " role = excluded.role, call_id = excluded.call_id, verdict = excluded.verdict",
-    [ST_END_DIALOGUE] = "UPDATE dialogues SET final_verdict = ?2, status = ?3 WHERE id = ?1",
+        " role = excluded.role, call_id = excluded.call_id, verdict = excluded.verdict"
+        " WHERE (speaker, role, call_id, verdict) IS NOT"
+        " (excluded.speaker, excluded.role, excluded.call_id, excluded.verdict)",
+    [ST_END_DIALOGUE] = "UPDATE dialogues SET final_verdict = ?2, status = ?3 WHERE id = ?1"
+                        " AND (final_verdict, status) IS NOT (?2, ?3)",
     [ST_DROP_TURNS] = "DELETE FROM dialogue_turns WHERE dialogue_id = ?1 AND turn > ?2",
     /* Leases, one row per claim (see the leases section): every row with whether it is still
     ** live by its clock (the keys are read only for other owners' rows) */
@@ -1264,12 +1277,23 @@ struct arb_store {
     size_t n_endpoints;
     struct setup_cached {
         char *key; /* protocol, judge, candidate, baseline, template, each ending in NUL,
-                      then options as text */
+                      then options (an int's bytes) */
         size_t len;
         long long id;
+        int fresh; /* it held no judgment when this handle looked it up (arb__rows_tally) */
     } setups[SETUPS_CACHED]; /* pairwise_setups rows known (see pairwise_setup) */
     size_t n_setups, next_setup; /* next_setup: the slot a new one takes when all are used */
     arb__buf setup_key;
+    /* The call this handle inserted last (arb__store_settle_call), as a judgment's digest row
+    ** reads it (arb__rows_tally): id 0 when the last call stored was not a new row. */
+    struct {
+        long long id;
+        int ok;
+        int keyed;                              /* key holds its 16 bytes */
+        unsigned char key[ARB__CALL_KEY_BYTES];
+        arb__buf content;                       /* the reply as stored (NUL-terminated) */
+        int has_content;                        /* 0: content NULL */
+    } settled;
     long long decoded_before_first_row; /* see arb__decode_counts */
     lease_book leases;     /* see lease_book */
     char errmsg[1024];
@@ -1843,6 +1867,7 @@ arb_status arb_store_open(const char *path, arb_store **out)
     if (!s) return ARB_NOMEM;
     *out = s;
     arb__buf_init(&s->pending_text, 0);
+    arb__buf_init(&s->settled.content, 0);
     arb__buf_init(&s->setup_key, 0);
     s->leases.keys.key_size = ARB__CALL_KEY_BYTES;
     arb__buf_init(&s->pointwise_text, 0);
@@ -2036,6 +2061,7 @@ void arb_store_close(arb_store *store)
         sqlite3_close(store->db);
     }
     arb__buf_free(&store->pending_text);
+    arb__buf_free(&store->settled.content);
     arb__buf_free(&store->pointwise_text);
     forget_endpoints(store);
     forget_setups(store);
@@ -2665,6 +2691,7 @@ static void forget_pending_on_rollback(void *ud)
 {
     arb_store *s = ud;
     drop_pending(s);
+    s->settled.id = 0;
     arb__reqz_forget(s->reqz);
     forget_endpoints(s);
     forget_setups(s);
@@ -2807,12 +2834,27 @@ static void forget_endpoints(arb_store *s)
     s->n_endpoints = 0;
 }
 
+/* Remembers the call just inserted as row id, as a judgment's digest row reads it (see
+** arb_store.settled). 0, or -1 out of memory. */
+static int note_settled(arb_store *s, long long id, const arb__call_record *rec)
+{
+    s->settled.id = 0;
+    s->settled.ok = rec->ok ? 1 : 0;
+    s->settled.keyed = !call_key_bytes(rec->key, strlen(rec->key), s->settled.key);
+    s->settled.has_content = rec->content != NULL;
+    arb__buf_reset(&s->settled.content);
+    if (rec->content && arb__buf_puts(&s->settled.content, rec->content)) return -1;
+    s->settled.id = id;
+    return 0;
+}
+
 /* See internal.h. kept and stored_content may be NULL. */
 arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, long long *call_id,
                                   int *kept, char **stored_content)
 {
     if (kept) *kept = 0;
     if (stored_content) *stored_content = NULL;
+    s->settled.id = 0;
     if (!rec || !rec->key)
         return arb__store_fail(s, ARB_INVALID, "put_call: the call has no key");
     /* A new key, the common case, is inserted by ST_PUT_NEW_CALL; a key already there (a
@@ -2853,10 +2895,12 @@ arb_status arb__store_settle_call(arb_store *s, const arb__call_record *rec, lon
     }
     if (sqlite3_changes(s->db) == 1) {
         long long id = sqlite3_last_insert_rowid(s->db);
+        if (note_settled(s, id, rec)) return arb__store_fail(s, ARB_NOMEM, "out of memory");
         if (call_id) *call_id = id;
         if (s->in_tx) s->tx_call_id = id;
         return deferred && !rec->texts ? set_pending(s, id, rec) : ARB_OK;
     }
+    s->settled.id = 0; /* the key was there: not a new row */
     q = s->stmt[ST_PUT_CALL];
     bind_call(s, ST_PUT_CALL, rec, deferred, prompt_chars, endpoint);
     rc = sqlite3_step(q);
@@ -2981,7 +3025,8 @@ static void forget_setups(arb_store *s)
 /* The id of row's setup in pairwise_setups (protocol, judge, pair, template, options), stored
 ** when new. Cached: a run writes all its judgments in a few setups. A setup is never deleted;
 ** one stored in a transaction that rolls back is forgotten (forget_pending_on_rollback). */
-static arb_status pairwise_setup(arb_store *s, const arb__pairwise_row *row, long long *id)
+static arb_status pairwise_setup(arb_store *s, const arb__pairwise_row *row, long long *id,
+                                 int *fresh)
 {
     const char *texts[5] = {row->protocol, row->judge_name, row->candidate, row->baseline,
                             row->template_name};
@@ -2991,11 +3036,14 @@ static arb_status pairwise_setup(arb_store *s, const arb__pairwise_row *row, lon
     for (int i = 0; i < 5; i++)
         bad |= texts[i] ? arb__buf_append(k, texts[i], strlen(texts[i]) + 1)
                         : arb__buf_append(k, "\1", 1); /* NULL: unlike any text */
-    bad |= arb__buf_printf(k, "%d", row->options);
+    /* the mode's bytes as they are: the key lives in this cache only, and formatting it with
+    ** printf was ~1,500 instructions a judgment, more than the rest of the look-up */
+    bad |= arb__buf_append(k, &row->options, sizeof row->options);
     if (bad) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     for (size_t i = 0; i < s->n_setups; i++)
         if (s->setups[i].len == k->len && !memcmp(s->setups[i].key, k->data, k->len)) {
             *id = s->setups[i].id;
+            *fresh = s->setups[i].fresh;
             return ARB_OK;
         }
     sqlite3_stmt *find = s->stmt[ST_FIND_SETUP], *add = s->stmt[ST_ADD_SETUP];
@@ -3010,6 +3058,7 @@ static arb_status pairwise_setup(arb_store *s, const arb__pairwise_row *row, lon
     sqlite3_reset(find);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return pairwise_refused(s, row, sqlite3_errmsg(s->db));
+    *fresh = rc == SQLITE_DONE;
     if (rc == SQLITE_DONE) {
         rc = sqlite3_step(add);
         arb_status st =
@@ -3017,6 +3066,14 @@ static arb_status pairwise_setup(arb_store *s, const arb__pairwise_row *row, lon
         sqlite3_reset(add);
         if (st) return st;
         *id = sqlite3_last_insert_rowid(s->db);
+    } else { /* a setup stored before: whether it holds judgments (once per look-up) */
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pairwise_judgments WHERE setup_id = ?1"
+                               " LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(q, 1, *id);
+            *fresh = sqlite3_step(q) == SQLITE_DONE;
+        }
+        sqlite3_finalize(q);
     }
     char *key = malloc(k->len);
     if (!key) return ARB_OK; /* not cached: found again next time */
@@ -3028,7 +3085,7 @@ static arb_status pairwise_setup(arb_store *s, const arb__pairwise_row *row, lon
         slot = s->next_setup++ % SETUPS_CACHED;
         free(s->setups[slot].key);
     }
-    s->setups[slot] = (struct setup_cached){key, k->len, *id};
+    s->setups[slot] = (struct setup_cached){key, k->len, *id, *fresh};
     return ARB_OK;
 }
 
@@ -3173,8 +3230,43 @@ static arb_status flush_pairwise(arb_store *s)
     return st;
 }
 
+/* Adds row to its tally (arb__rows_tally) when the row is known as the plan digest reads it:
+** its setup held no judgment before the tally's first row, and its call is the one this handle
+** just inserted (its key and reply as stored are in hand). Otherwise the tally breaks. */
+static void tally_pairwise(arb_store *s, const arb__pairwise_row *row, long long setup,
+                           int fresh, arb__rows_tally *t)
+{
+    if (t->broken) return;
+    /* the first row's setup held no judgment; a later row's is the same (the rows there since
+    ** are the tally's: a slice's handle finds the rows of the slices before) */
+    if (t->rows ? setup != t->setup_id : !fresh) {
+        t->broken = 1;
+        return;
+    }
+    t->setup_id = setup;
+    if (row->call_id <= 0 || s->settled.id != row->call_id || !s->settled.keyed ||
+        !row->item_id || row->rep < 0) {
+        t->broken = 1;
+        return;
+    }
+    int ok = s->settled.ok;
+    arb__store_tally_judgment(t, row->item_id, row->rep, row->order, row->position_verdict,
+                              row->call_id, ok ? s->settled.key : NULL,
+                              ok && s->settled.has_content
+                                  ? (s->settled.content.data ? s->settled.content.data : "")
+                                  : NULL,
+                              s->settled.content.len);
+}
+
 /* Stores (or, on the same unique key, updates) one pairwise judgment. */
 arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
+{
+    return arb__store_put_pairwise_tallied(s, row, NULL);
+}
+
+/* See internal.h. */
+arb_status arb__store_put_pairwise_tallied(arb_store *s, const arb__pairwise_row *row,
+                                           arb__rows_tally *tally)
 {
     if (!row) return arb__store_fail(s, ARB_INVALID, "put_pairwise: no row");
     if (!strchr("ABCDE", row->position_verdict) || !row->position_verdict)
@@ -3208,15 +3300,25 @@ arb_status arb__store_put_pairwise(arb_store *s, const arb__pairwise_row *row)
     if (!exists)
         return pairwise_refused(s, row, "FOREIGN KEY constraint failed: no such call");
     long long setup = 0;
-    if ((st = pairwise_setup(s, row, &setup))) return st;
+    int fresh = 0;
+    if ((st = pairwise_setup(s, row, &setup, &fresh))) return st;
+    if (tally) tally_pairwise(s, row, setup, fresh, tally);
     if (!s->in_tx || sqlite3_get_autocommit(s->db)) return put_pairwise_now(s, row, setup);
     pending_pairwise *p = &s->pending[s->n_pending];
     p->setup_id = setup;
     const char *texts[PAIRWISE_TEXTS] = {row->protocol, row->judge_name, row->item_id,
                                          row->candidate, row->baseline, row->template_name};
+    const pending_pairwise *prev = s->n_pending ? p - 1 : NULL;
     for (int i = 0; i < PAIRWISE_TEXTS; i++) {
         p->text[i] = SIZE_MAX;
         if (!texts[i]) continue;
+        /* a text the judgment before holds too (the setup's, all but the item) is not copied
+        ** again: ~65 instructions and its bytes a text, five of six a judgment */
+        if (prev && prev->text[i] != SIZE_MAX &&
+            !strcmp(s->pending_text.data + prev->text[i], texts[i])) {
+            p->text[i] = prev->text[i];
+            continue;
+        }
         p->text[i] = s->pending_text.len;
         if (arb__buf_append(&s->pending_text, texts[i], strlen(texts[i]) + 1))
             return arb__store_fail(s, ARB_NOMEM, "out of memory");
@@ -3247,7 +3349,25 @@ arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, lon
     if (!bad) arb__hash_hex(b.data, b.len, key);
     arb__buf_free(&b);
     if (bad) return arb__store_fail(s, ARB_NOMEM, "out of memory");
-    sqlite3_stmt *q = s->stmt[ST_PUT_DIALOGUE];
+    sqlite3_stmt *q = s->stmt[ST_FIND_DIALOGUE];
+    arb__store_bind_text(q, 1, key);
+    int rc = sqlite3_step(q), as_it_is = 0;
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(q, 0);
+        as_it_is = sqlite3_column_int(q, 1);
+    }
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW && !as_it_is) { /* failed: open again */
+        q = s->stmt[ST_REOPEN_DIALOGUE];
+        sqlite3_bind_int64(q, 1, *id);
+        rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_ROW : SQLITE_ERROR;
+        sqlite3_reset(q);
+    }
+    if (rc == SQLITE_ROW) return ARB_OK;
+    if (rc != SQLITE_DONE)
+        return arb__store_fail(s, ARB_DB, "cannot read the %s dialogue on item \"%s\": %s",
+                               d->kind, d->item_id, sqlite3_errmsg(s->db));
+    q = s->stmt[ST_PUT_DIALOGUE];
     arb__store_bind_text(q, 1, key);
     arb__store_bind_text(q, 2, d->kind);
     arb__store_bind_text(q, 3, d->item_id);
@@ -3256,13 +3376,13 @@ arb_status arb__store_put_dialogue(arb_store *s, const arb__dialogue_ref *d, lon
     arb__store_bind_text(q, 6, d->participants_json);
     arb__store_bind_text(q, 7, d->config_json);
     sqlite3_bind_int(q, 8, d->rep);
-    arb_status st = ARB_OK;
-    if (sqlite3_step(q) == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
-    else
-        st = arb__store_fail(s, ARB_DB, "cannot store the %s dialogue on item \"%s\": %s",
-                             d->kind, d->item_id, sqlite3_errmsg(s->db));
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) *id = sqlite3_column_int64(q, 0);
     sqlite3_reset(q);
-    return st;
+    if (rc != SQLITE_ROW)
+        return arb__store_fail(s, ARB_DB, "cannot store the %s dialogue on item \"%s\": %s",
+                               d->kind, d->item_id, sqlite3_errmsg(s->db));
+    return ARB_OK;
 }
 
 /* See internal.h. */
@@ -3278,12 +3398,19 @@ arb_status arb__store_put_turn(arb_store *s, long long dialogue_id, int turn,
     if (call_id > 0) sqlite3_bind_int64(q, 5, call_id);
     else sqlite3_bind_null(q, 5);
     arb__store_bind_text(q, 6, verdict);
-    arb_status st = ARB_OK;
-    if (sqlite3_step(q) != SQLITE_DONE)
-        st = arb__store_fail(s, ARB_DB, "cannot store turn %d of dialogue %lld: %s", turn,
-                             dialogue_id, sqlite3_errmsg(s->db));
+    int rc = sqlite3_step(q);
     sqlite3_reset(q);
-    return st;
+    /* a new or changed turn: the dialogue is open until its end is stored again */
+    if (rc == SQLITE_DONE && sqlite3_changes(s->db) > 0) {
+        q = s->stmt[ST_REOPEN_DIALOGUE];
+        sqlite3_bind_int64(q, 1, dialogue_id);
+        rc = sqlite3_step(q);
+        sqlite3_reset(q);
+    }
+    if (rc != SQLITE_DONE)
+        return arb__store_fail(s, ARB_DB, "cannot store turn %d of dialogue %lld: %s", turn,
+                               dialogue_id, sqlite3_errmsg(s->db));
+    return ARB_OK;
 }
 
 /* See internal.h. */

@@ -257,12 +257,21 @@ arb_status arb_store_battles_summary(arb_store *store, const char *source, size_
 arb_status arb__store_battles_in_step(arb_store *store, const char *source, const char *protocol,
                                       int options, int *in_step)
 {
+    /* As many is not enough: a judgment replaced in its row (a run killed between storing its
+    ** judgments and rebuilding, a re-import) keeps the count. Each row that is written takes
+    ** the time then (judged_at), so the battles are also older than none of them: their
+    ** first row's imported_at (one statement's 'now', after the rebuild read the judgments;
+    ** found by the index of (source, seq), not a scan). No battle (none, or every judgment
+    ** left out): rebuilt. The judgments' scan is the one the count makes. */
     long long same = 0;
     arb_status st = count_query(
         store,
         "SELECT (SELECT count(*) FROM battles WHERE source = ?1)"
-        " + (SELECT coalesce(sum(n), 0) FROM battles_left_out WHERE source = ?1)"
-        " = (SELECT count(*) FROM pairwise WHERE protocol = ?2 AND options = ?3)",
+        " + (SELECT coalesce(sum(n), 0) FROM battles_left_out WHERE source = ?1) = j.n"
+        " AND j.newest < (SELECT CAST(round((julianday(imported_at) - 2440587.5)"
+        "   * 86400000.0) AS INTEGER) FROM battles WHERE source = ?1 ORDER BY seq LIMIT 1)"
+        " FROM (SELECT count(*) AS n, max(judged_at) AS newest FROM pairwise"
+        "   WHERE protocol = ?2 AND options = ?3) j",
         source, protocol, options, &same, "battles and judgments");
     *in_step = !st && same;
     return st;

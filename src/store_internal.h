@@ -22,6 +22,14 @@ int arb__store_bind_text(sqlite3_stmt *st, int index, const char *text);
 /* A call key (calls.key, call_leases.key, batch_calls.key) is stored as the 16 bytes its 32
 ** hex digits spell (schema 13); a key of another form would be stored as the text it is. */
 #define ARB__CALL_KEY_BYTES 16
+/* Adds one judgment row of an sbs plan to t (store_resume.c), serialised and hashed as
+** arb__store_sbs_plan_state reads it back: item, repetition, order, position verdict, call id
+** (<= 0: NULL), and the call's key (16 bytes) and reply as stored when the call holds a reply
+** (key NULL otherwise: both NULL). */
+void arb__store_tally_judgment(arb__rows_tally *t, const char *item_id, int rep, int ord,
+                               char position_verdict, long long call_id,
+                               const unsigned char *key, const char *content,
+                               size_t content_len);
 /* Binds a call key as it is stored (see ARB__CALL_KEY_BYTES); NULL for a NULL pointer. */
 int arb__store_bind_key(sqlite3_stmt *st, int index, const char *key);
 /* The call key in column col as its text (32 hex digits), written into out or borrowed from

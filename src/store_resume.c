@@ -5,7 +5,9 @@
 ** Also the plan notes (README "Fast resume and bounded memory"): a finished sbs run records in
 ** its stats the fingerprint of its plan and a digest of what it left in the store (its
 ** judgments, every item and answer), so that a rerun of the same plan on an unchanged store
-** can say "nothing to send" without reading its inputs.
+** can say "nothing to send" without reading its inputs; and the state a debate, discuss or
+** persona plan notes (arb__store_plan_state: its dialogues and turns, pairwise rows or scores,
+** with their calls' replies).
 */
 #include "store_internal.h"
 
@@ -155,6 +157,55 @@ static void rows_digest_step(sqlite3_context *ctx, int argc, sqlite3_value **arg
     d->low = low;
 }
 
+/* One value of a row as rows_digest_step serialises it: its type, then (not NULL) the integer
+** or the length, then a text's or blob's bytes. Returns the end of what it wrote. */
+static char *row_value(char *o, int type, sqlite3_int64 n, const void *body)
+{
+    *o++ = (char)(unsigned char)type;
+    if (type == SQLITE_NULL) return o;
+    memcpy(o, &n, sizeof n);
+    o += sizeof n;
+    if (body && (type == SQLITE_TEXT || type == SQLITE_BLOB)) {
+        memcpy(o, body, (size_t)n);
+        o += n;
+    }
+    return o;
+}
+
+/* See store_internal.h. The row is serialised as judgments_sql's arb_rows_digest arguments
+** would be (test_plan_state_tallied_is_the_scanned checks that the sums agree). */
+void arb__store_tally_judgment(arb__rows_tally *t, const char *item_id, int rep, int ord,
+                               char position_verdict, long long call_id,
+                               const unsigned char *key, const char *content,
+                               size_t content_len)
+{
+    size_t item_len = strlen(item_id);
+    size_t need = 7 * (1 + sizeof(sqlite3_int64)) + item_len + 1 + ARB__CALL_KEY_BYTES +
+                  (content ? content_len : 0);
+    char stack[1024];
+    char *row = need <= sizeof stack ? stack : malloc(need);
+    if (!row) {
+        t->broken = 1;
+        return;
+    }
+    char *o = row;
+    o = row_value(o, SQLITE_TEXT, (sqlite3_int64)item_len, item_id);
+    o = row_value(o, SQLITE_INTEGER, rep, NULL);
+    o = row_value(o, SQLITE_INTEGER, ord, NULL);
+    o = row_value(o, SQLITE_TEXT, 1, &position_verdict);
+    o = call_id > 0 ? row_value(o, SQLITE_INTEGER, call_id, NULL) : row_value(o, SQLITE_NULL, 0, NULL);
+    o = key ? row_value(o, SQLITE_BLOB, ARB__CALL_KEY_BYTES, key) : row_value(o, SQLITE_NULL, 0, NULL);
+    o = key && content ? row_value(o, SQLITE_TEXT, (sqlite3_int64)content_len, content)
+                       : row_value(o, SQLITE_NULL, 0, NULL);
+    XXH128_hash_t h = XXH3_128bits(row, (size_t)(o - row));
+    if (row != stack) free(row);
+    uint64_t low = t->low + h.low64;
+    t->high += h.high64 + (low < t->low);
+    t->low = low;
+    t->rows++;
+    if (key) t->with_key++;
+}
+
 /* The sum as 16 bytes (low then high, little-endian: the digest's input), or an error. */
 static void rows_digest_final(sqlite3_context *ctx)
 {
@@ -199,6 +250,15 @@ static arb_status hash_rows(arb_store *s, const char *sql, XXH3_state_t *h,
     return st;
 }
 
+/* Every row of items (with its rowid: a run upserts them only when they differ, so an unchanged
+** dataset keeps its rowids) and of answers (no rowid since schema 15; the digest sums the rows'
+** hashes, so their order does not matter), as every plan's state digests them. */
+static const char items_sql[] =
+    "SELECT arb_rows_digest(rowid, id, seq, question, reference, category, language, grp,"
+    " extra, source) FROM items";
+static const char answers_sql[] =
+    "SELECT arb_rows_digest(item_id, model, answer, extra, source) FROM answers";
+
 typedef struct plan_coords {
     const arb__sbs_plan_key *key;
     const char *judge_name;
@@ -219,6 +279,14 @@ static void bind_plan(sqlite3_stmt *q, const void *ud)
 arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
                                      arb__plan_state *out)
 {
+    return arb__store_sbs_plan_state_tallied(s, key, NULL, out);
+}
+
+/* See internal.h. */
+arb_status arb__store_sbs_plan_state_tallied(arb_store *s, const arb__sbs_plan_key *key,
+                                             const arb__rows_tally *tallies,
+                                             arb__plan_state *out)
+{
     /* The judgments: rows as sbs writes them (as arb__store_each_recorded_pairwise reads
     ** them), with the key and the reply of their call when it holds one (the full check
     ** parses a stored reply again: a reply edited in the store changes the judgment it
@@ -235,11 +303,6 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
         " WHERE p.protocol = 'sbs' AND p.judge_name = ?1 AND p.candidate = ?2"
         " AND p.baseline = ?3 AND p.template_name = ?4 AND p.options = ?5 AND p.rep < ?6"
         " AND p.source IS NULL AND p.strength IS NULL AND p.extra = '{}'";
-    static const char items_sql[] =
-        "SELECT arb_rows_digest(rowid, id, seq, question, reference, category, language, grp,"
-        " extra, source) FROM items";
-    static const char answers_sql[] =
-        "SELECT arb_rows_digest(item_id, model, answer, extra, source) FROM answers";
     memset(out, 0, sizeof *out);
     if (!key || !key->candidate || !key->baseline || !key->template_name || !key->judge_names)
         return arb__store_fail(s, ARB_INVALID, "sbs_plan_state: bad arguments");
@@ -255,8 +318,80 @@ arb_status arb__store_sbs_plan_state(arb_store *s, const arb__sbs_plan_key *key,
     for (size_t j = 0; !st && j < key->n_judges; j++) {
         plan_coords c = {key, key->judge_names[j]};
         XXH3_128bits_update(&h, c.judge_name, strlen(c.judge_name) + 1);
+        const arb__rows_tally *t = tallies ? &tallies[j] : NULL;
+        if (t && !t->broken && t->rows) { /* the writer's sum: the same 16 bytes (hash_rows) */
+            unsigned char sum[16];
+            for (int i = 0; i < 8; i++) {
+                sum[i] = (unsigned char)(t->low >> (8 * i));
+                sum[8 + i] = (unsigned char)(t->high >> (8 * i));
+            }
+            XXH3_128bits_update(&h, sum, sizeof sum);
+            out->judgments += t->with_key;
+            continue;
+        }
         st = hash_rows(s, judgments_sql, &h, bind_plan, &c, &out->judgments);
     }
+    if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, NULL);
+    if (!st) st = hash_rows(s, answers_sql, &h, NULL, NULL, NULL);
+    small_cache_end(s, cache_size);
+    if (st) return st;
+    XXH128_hash_t digest = XXH3_128bits_digest(&h);
+    arb__hash128_hex(digest.high64, digest.low64, out->digest);
+    return ARB_OK;
+}
+
+static void bind_name(sqlite3_stmt *q, const void *ud) { arb__store_bind_text(q, 1, ud); }
+
+/* See internal.h. */
+arb_status arb__store_plan_state(arb_store *s, const arb__plan_scope *scope,
+                                 arb__plan_state *out)
+{
+    /* Every column a rerun that checks each call would write or read, but not when rows were
+    ** written (created_at, judged_at, scored_at) nor which run wrote a dialogue: the outcome
+    ** and reply of each turn's call too (a reply edited in the store changes the verdict and
+    ** the later turns' requests). The dialogues apart from their turns: their JSON columns are
+    ** not read again for every turn. */
+    static const char dialogues_sql[] =
+        "SELECT arb_rows_digest(id, key, item_id, answer1, answer2, participants, config, rep,"
+        " final_verdict, status) FROM dialogues WHERE kind = ?1";
+    static const char turns_sql[] =
+        "SELECT arb_rows_digest(t.dialogue_id, t.turn, t.speaker, t.role, t.call_id, t.verdict,"
+        " c.key, c.ok, c.content), count(c.key)"
+        " FROM dialogues d JOIN dialogue_turns t ON t.dialogue_id = d.id"
+        " LEFT JOIN calls c ON c.id = t.call_id WHERE d.kind = ?1";
+    static const char pairwise_sql[] =
+        "SELECT arb_rows_digest(judge_name, item_id, candidate, baseline, template_name,"
+        " options, rep, ord, position_verdict, model_verdict, call_id, source, strength,"
+        " extra) FROM pairwise WHERE protocol = ?1";
+    static const char scores_sql[] =
+        "SELECT arb_rows_digest(w.id, w.protocol, w.judge_name, w.item_id, w.subject,"
+        " w.persona_id, w.position, w.round, w.metric, w.value, w.call_id, w.reason, c.key,"
+        " c.ok, c.content), count(c.key)"
+        " FROM scores w LEFT JOIN calls c ON c.id = w.call_id";
+    static const char attributions_sql[] =
+        "SELECT arb_rows_digest(call_id, position, persona_id, item_id, response, label)"
+        " FROM persona_attributions";
+    static const char personas_sql[] =
+        "SELECT arb_rows_digest(id, category, identity) FROM personas";
+    memset(out, 0, sizeof *out);
+    if (sqlite3_create_function(arb__store_conn(s), "arb_rows_digest", -1,
+                                SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, NULL, rows_digest_step,
+                                rows_digest_final) != SQLITE_OK)
+        return arb__store_fail_db(s, "cannot read the store's state for a rerun");
+    XXH3_state_t h;
+    XXH3_INITSTATE(&h);
+    XXH3_128bits_reset(&h);
+    int cache_size = small_cache_begin(s);
+    arb_status st = ARB_OK;
+    if (scope->dialogue_kind)
+        st = hash_rows(s, dialogues_sql, &h, bind_name, scope->dialogue_kind, NULL);
+    if (!st && scope->dialogue_kind)
+        st = hash_rows(s, turns_sql, &h, bind_name, scope->dialogue_kind, &out->judgments);
+    if (!st && scope->pairwise_protocol)
+        st = hash_rows(s, pairwise_sql, &h, bind_name, scope->pairwise_protocol, NULL);
+    if (!st && scope->persona) st = hash_rows(s, scores_sql, &h, NULL, NULL, &out->judgments);
+    if (!st && scope->persona) st = hash_rows(s, attributions_sql, &h, NULL, NULL, NULL);
+    if (!st && scope->persona) st = hash_rows(s, personas_sql, &h, NULL, NULL, NULL);
     if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, NULL);
     if (!st) st = hash_rows(s, answers_sql, &h, NULL, NULL, NULL);
     small_cache_end(s, cache_size);
@@ -276,6 +411,12 @@ arb_status arb__store_run_set_plan(arb_store *s, long long run_id, const arb__pl
                           (json_int_t)note->state.judgments, "invalid",
                           (json_int_t)note->invalid, "planned", (json_int_t)note->planned,
                           "n_items", (json_int_t)note->n_items);
+    /* only a plan with calls it did not need (a discussion that ended early) says so */
+    if (o && note->skipped &&
+        json_object_set_new(o, "skipped", json_integer((json_int_t)note->skipped))) {
+        json_decref(o);
+        o = NULL;
+    }
     char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     if (!text) return arb__store_fail(s, ARB_NOMEM, "out of memory");
@@ -316,12 +457,12 @@ arb_status arb__store_run_overlapped(arb_store *s, long long run_id, int *overla
 }
 
 /* See internal.h. */
-arb_status arb__store_find_plan(arb_store *s, const char *fingerprint, long long *run_id,
-                                arb__plan_note *note)
+arb_status arb__store_find_plan(arb_store *s, const char *protocol, const char *fingerprint,
+                                long long *run_id, arb__plan_note *note)
 {
     static const char sql[] =
         "SELECT id, json_extract(stats, '$.plan') FROM runs"
-        " WHERE protocol = 'sbs' AND status = 'finished'"
+        " WHERE protocol = ?2 AND status = 'finished'"
         " AND json_extract(stats, '$.plan.fingerprint') = ?1 ORDER BY id DESC LIMIT 1";
     *run_id = 0;
     memset(note, 0, sizeof *note);
@@ -329,6 +470,7 @@ arb_status arb__store_find_plan(arb_store *s, const char *fingerprint, long long
     if (sqlite3_prepare_v2(arb__store_conn(s), sql, -1, &q, NULL) != SQLITE_OK)
         return arb__store_fail_db(s, "cannot read the recorded runs");
     arb__store_bind_text(q, 1, fingerprint);
+    arb__store_bind_text(q, 2, protocol);
     int rc = sqlite3_step(q);
     arb_status st = ARB_OK;
     if (rc == SQLITE_ROW) {
@@ -340,15 +482,18 @@ arb_status arb__store_find_plan(arb_store *s, const char *fingerprint, long long
         json_int_t invalid = json_integer_value(json_object_get(o, "invalid"));
         json_int_t planned = json_integer_value(json_object_get(o, "planned"));
         json_int_t n_items = json_integer_value(json_object_get(o, "n_items"));
+        json_int_t skipped = json_integer_value(json_object_get(o, "skipped")); /* 0: absent */
         /* a note written otherwise (by hand, or by another version) is no note */
         if (fp && state && strlen(fp) == 32 && strlen(state) == 32 && judgments > 0 &&
-            invalid >= 0 && invalid <= planned && planned > 0 && n_items > 0) {
+            invalid >= 0 && invalid <= planned && planned > 0 && n_items > 0 &&
+            skipped >= 0 && skipped <= planned) {
             memcpy(note->fingerprint, fp, 33);
             memcpy(note->state.digest, state, 33);
             note->state.judgments = (size_t)judgments;
             note->invalid = (size_t)invalid;
             note->planned = (size_t)planned;
             note->n_items = (size_t)n_items;
+            note->skipped = (size_t)skipped;
             *run_id = sqlite3_column_int64(q, 0);
         }
         json_decref(o);

@@ -19,6 +19,9 @@
 ** judge; calls already stored are not sent again. random_k draws, for each (item, pair), K of
 ** the eligible reviewers with GSL's MT19937 seeded from a hash of (seed, item id, X, Y): the
 ** draw does not depend on the other items or models, so a rerun plans the same calls.
+** The plan is made from what an indexed dataset's index knows (arb_dataset_load_indexed: ids,
+** places, which answers exist), and each slice of calls reads its items and the contestants'
+** answers through an item window (item_window.c), so a run holds one slice's texts.
 ** It does not rank (rank.c, peer.c) nor talk HTTP (exec.c).
 */
 #include "internal.h"
@@ -46,7 +49,7 @@ arb_tournament_params arb_tournament_default_params(void)
 
 /* One comparison: an item, a pair of models and a reviewer; it has reps x 2 judge calls. */
 typedef struct tour_cmp {
-    uint32_t item;  /* index into the dataset */
+    uint32_t item;  /* index into the dataset (the plan holds them in ascending order) */
     uint32_t pair;  /* index into run.pairs */
     uint32_t judge; /* index into the judges file */
 } tour_cmp;
@@ -56,8 +59,12 @@ typedef struct tour_run {
     const arb_dataset *ds;
     const arb_tournament_params *params;
     arb_template *tpl;
-    const char **models;  /* sorted by name; borrowed from params or the dataset */
+    const char **models;  /* sorted by name (owned array; the names borrowed from params or the
+                             dataset) */
     size_t n_models;
+    /* The current slice's items and every contestant's answers to them (load_slice), model m
+    ** being models[m]; read again from the files when ds is indexed. */
+    arb__item_window window;
     uint32_t (*pairs)[2]; /* model indices, [0] < [1] */
     size_t n_pairs;
     tour_cmp *cmps;
@@ -114,6 +121,12 @@ static void node_coords(const tour_run *r, size_t node, const tour_cmp **cmp, in
     *cmp = &r->cmps[node / 2 / (size_t)r->params->reps];
 }
 
+/* The item of a comparison, from the current slice. */
+static const arb_item *item_of(const tour_run *r, const tour_cmp *c)
+{
+    return arb__item_window_item(&r->window, c->item);
+}
+
 static int build_call(void *ud, size_t node, const arb__call_outcome *const *deps,
                       size_t n_deps, arb__exec_request *req)
 {
@@ -121,12 +134,20 @@ static int build_call(void *ud, size_t node, const arb__call_outcome *const *dep
     const tour_cmp *c;
     int rep, order;
     node_coords(r, node, &c, &rep, &order);
-    const arb_item *item = arb_dataset_item(r->ds, c->item);
-    const char *x = r->models[r->pairs[c->pair][0]], *y = r->models[r->pairs[c->pair][1]];
-    arb_prompt_vars vars = {.options = TOURNAMENT_OPTIONS};
-    if (arb__sbs_render(r->store, r->ds, item, order == 0 ? x : y, order == 0 ? y : x, r->tpl,
-                        vars, req))
-        return -1;
+    const arb_item *item = item_of(r, c);
+    /* plan() took only pairs where both models answered the item */
+    const arb_answer *x = arb__item_window_answer(&r->window, c->item, r->pairs[c->pair][0]);
+    const arb_answer *y = arb__item_window_answer(&r->window, c->item, r->pairs[c->pair][1]);
+    /* The executor writes the messages straight into the request body, as sbs's: the texts
+    ** live in the slice's window until the request is built. */
+    req->tpl = r->tpl;
+    req->vars = (arb_prompt_vars){.options = TOURNAMENT_OPTIONS,
+                                  .question = item->question,
+                                  .answer1 = (order == 0 ? x : y)->answer,
+                                  .answer2 = (order == 0 ? y : x)->answer,
+                                  .reference = item->reference,
+                                  .language = item->language};
+    req->response_format = arb_template_response_format(r->tpl);
     req->judge = judge_at(r, c->judge);
     req->rep = rep;
     req->verdict = (arb__verdict_spec){ARB__VERDICT_POSITION, TOURNAMENT_OPTIONS,
@@ -145,7 +166,7 @@ static int is_recorded(void *ud, size_t node, const char *call_key)
     arb__recorded_pairwise row = {.judge_name = judge_at(r, c->judge)->name,
                                   .candidate = r->models[r->pairs[c->pair][0]],
                                   .baseline = r->models[r->pairs[c->pair][1]],
-                                  .item_id = arb_dataset_item(r->ds, c->item)->id,
+                                  .item_id = item_of(r, c)->id,
                                   .rep = rep,
                                   .order = order,
                                   .call_key = call_key};
@@ -170,7 +191,7 @@ static int call_done(void *ud, arb_store *s, size_t node, const arb__call_outcom
     arb__pairwise_row row = {
         .protocol = "tournament",
         .judge_name = judge_at(r, c->judge)->name,
-        .item_id = arb_dataset_item(r->ds, c->item)->id,
+        .item_id = item_of(r, c)->id,
         .candidate = r->models[r->pairs[c->pair][0]],
         .baseline = r->models[r->pairs[c->pair][1]],
         .template_name = arb_template_name(r->tpl),
@@ -206,21 +227,8 @@ static arb_status select_models(tour_run *r)
                 return arb__store_fail(s, ARB_INVALID, "model %zu of the list has no name", k + 1);
             r->models[r->n_models++] = p->models[k];
         }
-    } else {
-        arb__strtab seen = {0};
-        size_t n = arb_dataset_answer_count(r->ds);
-        r->models = malloc((n ? n : 1) * sizeof *r->models);
-        if (!r->models) return arb__store_fail(s, ARB_NOMEM, "out of memory");
-        for (size_t k = 0; k < n; k++) {
-            const arb_answer *a = arb_dataset_answer(r->ds, k);
-            size_t before = seen.n;
-            if (arb__strtab_intern(&seen, a->model) == UINT32_MAX) {
-                arb__strtab_free(&seen);
-                return arb__store_fail(s, ARB_NOMEM, "out of memory");
-            }
-            if (seen.n > before) r->models[r->n_models++] = a->model;
-        }
-        arb__strtab_free(&seen);
+    } else if (arb__dataset_models(r->ds, &r->models, &r->n_models)) {
+        return arb__store_fail(s, ARB_NOMEM, "out of memory");
     }
     qsort(r->models, r->n_models, sizeof *r->models, cmp_names);
     for (size_t k = 1; k < r->n_models; k++)
@@ -234,11 +242,14 @@ static arb_status select_models(tour_run *r)
         return arb__store_fail(s, ARB_INVALID, "too many models (%zu)", r->n_models);
     /* Every model named must have answered something: a typo should not silently drop it. */
     size_t n_items = arb_dataset_item_count(r->ds);
+    arb_item stub; /* what the index knows (an indexed dataset) */
+    char source[512];
     for (size_t k = 0; k < r->n_models; k++) {
         size_t found = 0;
         for (size_t i = 0; i < n_items && !found; i++)
-            found = arb_dataset_find_answer(r->ds, arb_dataset_item(r->ds, i)->id,
-                                            r->models[k]) != NULL;
+            found = arb__dataset_has_answer(
+                r->ds, arb__dataset_item_outline(r->ds, i, &stub, source, sizeof source)->id,
+                r->models[k]);
         if (!found)
             return arb__store_fail(s, ARB_PARSE, "no answers from model \"%s\" in the answers file",
                                    r->models[k]);
@@ -285,7 +296,9 @@ static int add_cmp(tour_run *r, uint32_t item, uint32_t pair, uint32_t judge)
 
 /* Plans the comparisons in the order item, pair, reviewer (so consecutive calls go to
 ** different endpoints and several servers share the load), checking the template against
-** every item judged. */
+** every item judged. It reads what the index knows of an indexed dataset (ids, places,
+** whether an item has a question and a reference, which answers exist), the same facts with
+** the same "file:line" as the records of a whole one. */
 static arb_status plan(tour_run *r)
 {
     const arb_tournament_params *p = r->params;
@@ -306,13 +319,16 @@ static arb_status plan(tour_run *r)
         goto done;
     }
     int needs_reference = arb_template_uses(r->tpl, "reference");
+    int indexed = arb__dataset_is_indexed(r->ds);
+    arb_item stub;
+    char source[512];
     for (uint32_t i = 0; i < n_items; i++) {
-        const arb_item *it = arb_dataset_item(r->ds, i);
+        const arb_item *it = arb__dataset_item_outline(r->ds, i, &stub, source, sizeof source);
         size_t before = r->n_cmps;
         for (uint32_t k = 0; k < r->n_pairs; k++) {
             const char *x = r->models[r->pairs[k][0]], *y = r->models[r->pairs[k][1]];
-            if (!arb_dataset_find_answer(r->ds, it->id, x) ||
-                !arb_dataset_find_answer(r->ds, it->id, y))
+            if (!arb__dataset_has_answer(r->ds, it->id, x) ||
+                !arb__dataset_has_answer(r->ds, it->id, y))
                 continue;
             size_t n_eligible = 0;
             for (uint32_t j = 0; j < n_judges; j++) {
@@ -338,7 +354,8 @@ static arb_status plan(tour_run *r)
         if (r->n_cmps == before) continue;
         r->n_items++;
         if ((st = arb__sbs_check_question(s, it))) goto done;
-        if (needs_reference && (!it->reference || !*it->reference)) {
+        /* an outline's reference is "" when the item has a non-empty one */
+        if (needs_reference && (!it->reference || (!*it->reference && !indexed))) {
             st = arb__store_fail(s, ARB_PARSE,
                                  "%s: item \"%s\" has no \"reference\", which template %s needs",
                                  it->source, it->id, arb_template_name(r->tpl));
@@ -562,6 +579,18 @@ static arb_status finish_run(void *ud, arb_store *s, arb_status st, arb_run_stat
 
 /* ---- the run ------------------------------------------------------------------------------- */
 
+/* arb__exec_params.slice_begin: the items of nodes first .. first + n - 1 (those of their
+** comparisons, consecutive in the plan, and any item between them without one) and every
+** contestant's answers to them, in place of the previous slice's. */
+static arb_status load_slice(void *ud, size_t first, size_t n)
+{
+    tour_run *r = ud;
+    if (n == 0) return ARB_OK;
+    size_t per_cmp = (size_t)r->params->reps * 2;
+    size_t from = r->cmps[first / per_cmp].item, to = r->cmps[(first + n - 1) / per_cmp].item;
+    return arb__item_window_load(&r->window, r->store, from, to - from + 1);
+}
+
 arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
                               const arb_tournament_params *params, arb_run_stats *stats)
 {
@@ -570,7 +599,6 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
     memset(stats, 0, sizeof *stats);
     if (!store) return ARB_INVALID;
     if (!ds || !params) return arb__store_fail(store, ARB_INVALID, "no dataset or parameters");
-    if (arb__dataset_is_indexed(ds)) return arb__dataset_refuse_indexed(store, "tournament");
 
     tour_run r = {.store = store, .ds = ds, .params = params};
     char *pjson = NULL;
@@ -582,6 +610,7 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
         goto done;
     }
     if ((st = validate(&r))) goto done;
+    arb__item_window_init(&r.window, ds, r.models, r.n_models);
     for (size_t j = 0; j < r.n_judges; j++) {
         const arb_judge_config *jc = judge_at(&r, j);
         if ((st = params->dry_run ? arb__store_check_judge(store, jc)
@@ -597,12 +626,14 @@ arb_status arb_tournament_run(arb_store *store, const arb_dataset *ds,
                                           &r.recorded)))
         goto done;
     arb__exec_params ep = {.client = params->client, .dry_run = params->dry_run,
-                           .progress = params->progress, .recorded = is_recorded};
+                           .progress = params->progress, .recorded = is_recorded,
+                           .slice_begin = load_slice, .slice = arb__sbs_plan_slice};
     st = arb__exec_protocol(store, "tournament", pjson, &ep, r.n_cmps * (size_t)params->reps * 2,
                             NULL, build_call, call_done, finish_run, &r, stats);
 done:
     arb_template_destroy(r.tpl);
     arb__recorded_destroy(r.recorded);
+    arb__item_window_free(&r.window);
     free(r.judge_index);
     free(r.models);
     free(r.pairs);

@@ -142,4 +142,60 @@ sbs --db "$db" --dry-run 2>"$T/dry"
 check "a dry run of a finished plan still plans (no quick path)" "grep -q 'sbs plan: $N judge calls, $N already stored' '$T/dry'"
 sqlite3 "$T/base.db" "update runs set status = 'interrupted' where id = 1"
 slow "the noted run did not finish" "$(fresh interrupted)" 0
+
+# debate and discuss (README "Resume and caching"): the same quick rerun from a plan note
+# (their inputs are parsed: the note fingerprints the records), the full check's summary, and
+# an edited answer or another option takes the full check
+cp "$SRC/demo/answers.jsonl" "$T/answers.orig"
+cp "$T/answers.orig" "$T/answers.jsonl"
+cp "$T/items.orig" "$T/items.jsonl"
+debate() { "$ARB" debate --mode soft --agents "$T/judges.yaml:judge-a,judge-c,judge-a" --items "$ITEMS" \
+  --answers "$ANSWERS" --candidate atlas-large --baseline cedar-small --no-progress "$@"; }
+discuss() { "$ARB" discuss --reviewers "$T/judges.yaml:judge-a,judge-c" --leader first --turns 2 \
+  --items "$ITEMS" --answers "$ANSWERS" --pairs atlas-large:cedar-small --no-progress "$@"; }
+for cmd in debate discuss; do
+  db=$T/$cmd.db
+  $cmd --db "$db" 2>"$T/$cmd.1"
+  $cmd --db "$db" 2>"$T/$cmd.fast"
+  $cmd --db "$db" --full-check 2>"$T/$cmd.full"
+  line() { grep "^$cmd: [0-9]* judge calls" "$1" | sed 's/; [0-9.]* s$//'; }
+  check "$cmd: a rerun of the finished plan says nothing to send" \
+    "grep -q '^$cmd: inputs, judges and templates unchanged since run 1, whose [0-9]* judge calls are all still stored: nothing to send' '$T/$cmd.fast'"
+  check "$cmd: --full-check checks every call, with the same summary, nothing sent" \
+    "! grep -q 'nothing to send' '$T/$cmd.full' && [ -n \"\$(line '$T/$cmd.fast')\" ] && [ \"\$(line '$T/$cmd.fast')\" = \"\$(line '$T/$cmd.full')\" ] && grep -q ' 0 sent' '$T/$cmd.full'"
+  sed -i '0,/"model": *"atlas-large"/s/\("answer": *"\)/\1edited /' "$ANSWERS"
+  $cmd --db "$db" 2>"$T/$cmd.edited"
+  check "$cmd: an edited answer takes the full check and sends its calls" \
+    "! grep -q 'nothing to send' '$T/$cmd.edited' && ! grep -q ' 0 sent' '$T/$cmd.edited'"
+  cp "$T/answers.orig" "$T/answers.jsonl"
+  $cmd --db "$db" --reps 2 2>"$T/$cmd.reps"
+  check "$cmd: another number of repetitions takes the full check" "! grep -q 'nothing to send' '$T/$cmd.reps'"
+done
+
+# a debate killed with kill -9 mid-way notes nothing: its rerun sends exactly the missing calls
+# (no dialogue left open), and the rerun after that one is quick
+# (a provider with 20 ms of latency, so the kill lands mid-way)
+"$ARB" sim-server --port 0 --port-file "$T/port2" --items "$ITEMS" --answers "$ANSWERS" \
+  --judge "sim-a:skill=4,bias=0.5,latency=20" --judge "sim-b:skill=2,invalid=0.2,latency=20" \
+  --seed 3 2>"$T/sim2.log" & SIM2=$!
+for _ in $(seq 100); do [ -s "$T/port2" ] && break; sleep 0.05; done
+sed "s|$URL|http://127.0.0.1:$(cat "$T/port2")/v1|" "$T/judges.yaml" > "$T/slow.yaml"
+db=$T/kill.db
+(exec "$ARB" debate --mode soft --agents "$T/slow.yaml:judge-a,judge-c,judge-a" --items "$ITEMS" \
+  --answers "$ANSWERS" --candidate atlas-large --baseline cedar-small --no-progress --jobs 2 \
+  --db "$db" 2>/dev/null) &
+pid=$!
+wait_for_count "$db" "select count(*) from calls where ok=1" 0
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+kill $SIM2 2>/dev/null; wait $SIM2 2>/dev/null || true
+before=$(sqlite3 "$db" "select count(*) from calls where ok=1")
+total=$((N * 3))
+debate --db "$db" 2>"$T/kill.2"
+check "debate killed with $before of $total calls stored: the rerun sends exactly the other $((total - before))" \
+  "[ $before -lt $total ] && grep -q '^debate: $total judge calls: $before stored before, $((total - before)) sent' '$T/kill.2' && ! grep -q 'nothing to send' '$T/kill.2'"
+check "debate after the kill: every dialogue ended, every judgment stored once" \
+  "[ \$(sqlite3 '$db' \"select count(*) from dialogues where status <> 'done'\") = 0 ] && [ \$(sqlite3 '$db' \"select count(*) from pairwise where protocol = 'soft'\") = $N ]"
+debate --db "$db" 2>"$T/kill.3"
+check "debate after the kill: the next rerun is quick" "grep -q 'nothing to send' '$T/kill.3'"
 finish

@@ -6,6 +6,8 @@
 # stores one judgment per call and one battle per valid verdict (the E judgments counted per
 # pair in the summary, the store and the ranking), a rerun sends nothing, the API
 # key never reaches the store, and `arbiter rank` (when present) ranks the stored battles.
+# Imported judgments of protocol tournament, re-imported with other verdicts, are in the battles
+# after a rerun that sends nothing.
 set -euo pipefail
 ARB=${1:?usage: e2e_tournament.sh path/to/arbiter}
 source "$(dirname "$0")/support/e2e_lib.sh"
@@ -108,5 +110,26 @@ PY"
 else
   echo "skip - arbiter rank is not available in this build"
 fi
+
+# ---- judgments of protocol tournament imported, then re-imported changed ---------------------------
+# The battles of source tournament are rebuilt from every stored tournament judgment, imported
+# ones too. A re-import with other verdicts keeps the number of judgments: a rerun that judges
+# nothing must still rebuild the battles (it kept the old verdicts).
+cp "$DB" "$T/imp.db"
+for v in A B; do
+  head -3 "$T/items.jsonl" | python3 -c "
+import json, sys
+for l in sys.stdin:
+    print(json.dumps({'item': json.loads(l)['id'], 'judge': 'outside', 'candidate': 'atlas-large',
+                      'baseline': 'cedar-small', 'order': 0, 'verdict': '$v',
+                      'protocol': 'tournament', 'options': 3}))" > "$T/outside.jsonl"
+  "$ARB" import judgments "$T/outside.jsonl" --db "$T/imp.db" --source outside 2>/dev/null
+  "$ARB" tournament --items "$T/items.jsonl" --answers "$T/answers.jsonl" \
+    --judges "$T/judges.yaml" --db "$T/imp.db" --no-progress 2>"$T/run_imp"
+  s=$([ $v = A ] && echo -1 || echo 1)
+  check "battles of imported verdicts $v after a rerun that sent nothing" \
+    "grep -q ', 0 sent' '$T/run_imp' && [ \"\$(sqlite3 '$T/imp.db' \"select count(*) || ' ' || sum(s = $s)
+       from battles where source = 'tournament' and reviewer = 'outside'\")\" = '3 3' ]"
+done
 
 finish

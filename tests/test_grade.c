@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "test_sql.h"
@@ -756,6 +758,116 @@ static void indexed_dataset_in_slices(void **state)
     arb_dataset_destroy(indexed_items);
 }
 
+/* The answers file edited during a run (here by the judge's first reply), an answer's text
+** changed but not its length nor its id: the run had stored the old text and would send the
+** new one in a later slice. It stops with where instead (ARB_IO), and what it stored reads
+** back: the export gives every stored judgment's request. */
+static const char *edit_path;
+static char *edit_then_reply(void *ud, const char *body, size_t len)
+{
+    if (edit_path) {
+        char *text = arb__strdup(slice_answers);
+        char *at = strstr(text, "ANS-0 Paris");
+        memcpy(at, "ANS-0 Turin", 11);
+        FILE *fp = fopen(edit_path, "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+        free(text);
+        edit_path = NULL;
+    }
+    return by_marker(ud, body, len);
+}
+
+static void indexed_file_edited_during_run(void **state)
+{
+    fixture *f = *state;
+    char items[256], answers[256];
+    arb_dataset *whole, *indexed;
+    load_both(f, "", slice_items, slice_answers, items, answers, &whole, &indexed);
+    /* files written some time before the run, as inputs are (the edit then has another time
+    ** even where the file system's clock is coarse) */
+    const struct timespec old[2] = {{1700000000, 0}, {1700000000, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, items, old, 0), 0);
+    assert_int_equal(utimensat(AT_FDCWD, answers, old, 0), 0);
+    arb_dataset_destroy(indexed);
+    indexed = arb_dataset_create();
+    assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ARB_OK);
+    arb_test_behaviour b = {.action = ARB_TEST_CALLBACK, .fn = edit_then_reply};
+    arb_test_server_set_default(f->srv, &b);
+    edit_path = answers;
+    arb_grade_params p = params(f);
+    arb__sbs_plan_slice = 1; /* one item a slice: g2-en's is read after the first reply */
+    arb_run_stats st;
+    assert_int_equal(arb_grade_run(f->store, indexed, &p, &st), ARB_IO);
+    arb__sbs_plan_slice = 0;
+    assert_null(edit_path);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "answers.jsonl: the file changed"));
+    long long stored = arb_test_query_int(f->store, "SELECT count(*) FROM pointwise");
+    assert_true(stored >= 1);
+    json_t *lines = export_without_latency(f->store);
+    assert_int_equal(json_array_size(lines), stored);
+    json_decref(lines);
+    arb_dataset_destroy(whole);
+    arb_dataset_destroy(indexed);
+}
+
+/* Files with a byte order mark, CRLF line ends, blank lines and no newline at the end give the
+** same judgments, stored rows and export indexed (read again slice by slice) as whole; a
+** duplicate id or answer and a malformed line are refused by the index with the whole load's
+** message. */
+static void indexed_dataset_crlf_bom(void **state)
+{
+    fixture *f = *state;
+    static const char items_crlf[] =
+        "\xef\xbb\xbf{\"id\":\"a\",\"language\":\"en\",\"question\":\"Q1\",\"context\":\"C1\"}\r\n"
+        "\r\n"
+        "{\"id\":7,\"language\":\"fr\",\"question\":\"Q2\\r\",\"context\":\"C2\"}\r\n"
+        "{\"id\":\"c\",\"language\":\"de\",\"question\":\"Q3\",\"context\":\"C3\"}";
+    static const char answers_crlf[] =
+        "\xef\xbb\xbf{\"item\":\"c\",\"model\":\"SECRETM\",\"answer\":\"ANS-3\"}\r\n"
+        "{\"item\":7,\"model\":\"SECRETM\",\"answer\":\"ANS-2 \\u00e9\"}\r\n"
+        "\r\n"
+        "{\"item\":\"a\",\"model\":\"SECRETM\",\"answer\":\"ANS-1\"}";
+    char items[256], answers[256];
+    arb_dataset *whole, *indexed;
+    load_both(f, "crlf/", items_crlf, answers_crlf, items, answers, &whole, &indexed);
+    arb_grade_params p = params(f);
+    p.reps = 2;
+    expect_same_runs(f, &p, whole, indexed, "crlf", 3 * 2);
+    arb_dataset_destroy(whole);
+    arb_dataset_destroy(indexed);
+    static const struct {
+        const char *items, *answers;
+    } bad[] = {
+        {"{\"id\":\"a\",\"question\":\"Q\"}\r\n{\"id\":\"a\",\"question\":\"R\"}\r\n", ""},
+        {"{\"id\":\"a\",\"question\":\"Q\"}\n",
+         "{\"item\":\"a\",\"model\":\"m\",\"answer\":\"x\"}\n"
+         "{\"item\":\"a\",\"model\":\"m\",\"answer\":\"y\"}\n"},
+        {"{\"id\":\"a\",\"question\":\"Q\"}\n", "{\"item\":\"b\",\"model\":\"m\",\"answer\":\"x\"}\n"},
+        {"{\"id\":\"a\",\"question\":\"Q\"\n", ""},
+        {"{\"id\":\"a\",\"question\":\"Q\"}\n", "{\"item\":\"a\",\"model\":\"m\"}\n"},
+        {"\xef\xbb\xbf\xef\xbb\xbf{\"id\":\"a\"}\n", ""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "bad%zu-items.jsonl", i);
+        assert_non_null(arb_test_scratch(f->dir, name, bad[i].items, items, sizeof items));
+        snprintf(name, sizeof name, "bad%zu-answers.jsonl", i);
+        assert_non_null(arb_test_scratch(f->dir, name, bad[i].answers, answers, sizeof answers));
+        whole = arb_dataset_create();
+        indexed = arb_dataset_create();
+        arb_status ws = arb_dataset_load(whole, items, answers);
+        assert_int_equal(arb_dataset_load_indexed(indexed, items, answers), ws);
+        assert_int_not_equal(ws, ARB_OK);
+        assert_string_equal(arb_dataset_errmsg(indexed), arb_dataset_errmsg(whole));
+        assert_int_equal(arb_dataset_item_count(indexed), 0);
+        assert_int_equal(arb_dataset_answer_count(indexed), 0);
+        arb_dataset_destroy(whole);
+        arb_dataset_destroy(indexed);
+    }
+}
+
 /* Bad input judged from an index is refused as from a whole dataset, with the same message
 ** (the item's file:line; a group's first item's place from the index) and nothing sent; the
 ** group coverage is counted alike, with groups or without. */
@@ -824,6 +936,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(user_template, setup, teardown),
         cmocka_unit_test_setup_teardown(export_pointwise, setup, teardown),
         cmocka_unit_test_setup_teardown(indexed_dataset_in_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexed_file_edited_during_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexed_dataset_crlf_bom, setup, teardown),
         cmocka_unit_test_setup_teardown(indexed_dataset_errors_match, setup, teardown),
     };
     whole_limit_default = arb__dataset_whole_limit;

@@ -84,6 +84,7 @@ static int teardown(void **state)
     fixture *f = *state;
     arb__exec_plan_slice = 0;
     arb__dataset_whole_limit = whole_limit_default;
+    arb__plan_quick_rerun = 1;
     arb_store_close(f->store);
     arb_sim_server_stop(f->srv);
     arb_dataset_destroy(f->ds);
@@ -131,7 +132,8 @@ static void debate_in_slices(void **state)
     assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status = 'done'"), 10);
     assert_int_equal(q(f, "SELECT count(*) FROM dialogue_turns"), 30);
     assert_int_equal(turns_out_of_order(f, 1), 0);
-    /* the rerun sends nothing and holds one slice too */
+    /* the rerun that checks every call sends nothing and holds one slice too */
+    arb__plan_quick_rerun = 0;
     arb__exec_largest_slice = 0;
     if (arb_debate_run(f->store, f->ds, &p, &st) != ARB_OK)
         fail_msg("debate rerun: %s", arb_store_errmsg(f->store));
@@ -169,6 +171,7 @@ static void discussion_in_slices(void **state)
                           " kind = 'discussion'"), 10);
     assert_int_equal(q(f, "SELECT count(*) FROM dialogue_turns"), 40);
     assert_int_equal(turns_out_of_order(f, 2), 0); /* the initial reviews depend on nothing */
+    arb__plan_quick_rerun = 0;
     arb__exec_largest_slice = 0;
     if (arb_discuss_run(f->store, f->ds, &p, &st) != ARB_OK)
         fail_msg("discuss rerun: %s", arb_store_errmsg(f->store));
@@ -298,6 +301,66 @@ static void expect_same_runs(fixture *f, run_fn run, const void *params, arb_dat
     assert_int_equal(arb_test_query_int(s[0], "SELECT count(*) FROM b.items"), 6);
     assert_int_equal(arb_test_exec_sql(s[0], "DETACH b"), 0);
     arb_store_close(s[0]);
+}
+
+/* ---- quick reruns (README "Resume and caching") ------------------------------------------- */
+
+/* Every write to the tables a rerun could touch is counted in table writes (triggers). */
+static void count_writes(fixture *f)
+{
+    static const char *const tables[] = {"dialogues", "dialogue_turns", "pairwise_judgments",
+                                         "pairwise_setups", "calls", "items", "answers"};
+    static const char *const events[] = {"INSERT", "UPDATE", "DELETE"};
+    assert_int_equal(arb_test_exec_sql(f->store, "CREATE TABLE IF NOT EXISTS writes(t TEXT)"), 0);
+    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
+        for (size_t e = 0; e < 3; e++)
+            assert_int_equal(arb_test_exec_sql(f->store,
+                                               "CREATE TRIGGER IF NOT EXISTS w_%s_%s AFTER %s ON %s"
+                                               " BEGIN INSERT INTO writes VALUES ('%s'); END",
+                                               tables[t], events[e], events[e], tables[t],
+                                               tables[t]),
+                             0);
+    assert_int_equal(arb_test_exec_sql(f->store, "DELETE FROM writes"), 0);
+}
+
+/* A copy of what the audit and the transcripts read, to compare after a rerun: every column
+** but when a verdict was written (a rerun that checks every call writes it again). */
+#define PAIRWISE_COLUMNS                                                                          \
+    "SELECT protocol, judge_name, item_id, candidate, baseline, template_name, options, ord,"   \
+    " rep, position_verdict, model_verdict, call_id, source, strength, extra FROM pairwise"
+static void snapshot(fixture *f)
+{
+    assert_int_equal(arb_test_exec_sql(f->store,
+                                       "DROP TABLE IF EXISTS snap_pw; DROP TABLE IF EXISTS snap_d;"
+                                       " DROP TABLE IF EXISTS snap_t;"
+                                       " CREATE TABLE snap_pw AS " PAIRWISE_COLUMNS ";"
+                                       " CREATE TABLE snap_d AS SELECT * FROM dialogues;"
+                                       " CREATE TABLE snap_t AS SELECT * FROM dialogue_turns"),
+                     0);
+}
+
+static long long differs_from_snapshot(fixture *f)
+{
+    return arb_test_rows_differ(f->store, PAIRWISE_COLUMNS, "SELECT * FROM snap_pw") +
+           arb_test_rows_differ(f->store, "SELECT * FROM dialogues", "SELECT * FROM snap_d") +
+           arb_test_rows_differ(f->store, "SELECT * FROM dialogue_turns",
+                                "SELECT * FROM snap_t");
+}
+
+/* The last judgment's final verdict as a kill before its commit leaves it: the judge's call,
+** its turn and the pairwise row never written, the dialogue open. */
+static void drop_last_verdict(fixture *f)
+{
+    assert_int_equal(arb_test_exec_sql(
+                         f->store,
+                         "CREATE TEMP TABLE gone AS SELECT dialogue_id AS d, call_id AS c FROM"
+                         " dialogue_turns WHERE turn = 2 ORDER BY call_id DESC LIMIT 1;"
+                         " DELETE FROM pairwise_judgments WHERE call_id = (SELECT c FROM gone);"
+                         " DELETE FROM dialogue_turns WHERE call_id = (SELECT c FROM gone);"
+                         " DELETE FROM calls WHERE id = (SELECT c FROM gone);"
+                         " UPDATE dialogues SET status = 'open', final_verdict = NULL"
+                         " WHERE id = (SELECT d FROM gone); DROP TABLE gone"),
+                     0);
 }
 
 static arb_debate_params debate_params(fixture *f)
@@ -455,6 +518,213 @@ static void indexed_dataset_errors_match(void **state)
     assert_int_equal(arb_test_query_int(f->store, "SELECT count(*) FROM runs"), 0);
 }
 
+/* The fixture's dataset with answer 2 of cand edited. */
+static arb_dataset *edited_dataset(void)
+{
+    arb_dataset *ds = arb_dataset_create();
+    char items[1024] = "", answers[2048] = "";
+    for (int i = 0; i < N_ITEMS; i++) {
+        char line[256];
+        snprintf(line, sizeof line, "{\"id\":\"q%d\",\"question\":\"Question %d?\"}\n", i, i);
+        strcat(items, line);
+        snprintf(line, sizeof line,
+                 "{\"item\":\"q%d\",\"model\":\"cand\",\"answer\":\"answer %d of cand%s\"}\n"
+                 "{\"item\":\"q%d\",\"model\":\"base\",\"answer\":\"answer %d of base\"}\n",
+                 i, i, i == 2 ? " (edited)" : "", i, i);
+        strcat(answers, line);
+    }
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", items, strlen(items)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "answers.jsonl", answers, strlen(answers)),
+                     ARB_OK);
+    return ds;
+}
+
+/* The store writes a dialogue only where it changes: found again as it is, it stays finished;
+** a changed turn opens it again until its end is stored (what a kill then leaves); a failed
+** one is open again as soon as a run takes it up. */
+static void dialogue_written_only_when_changed(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(arb__store_put_dataset(f->store, f->ds), ARB_OK);
+    arb__dialogue_ref ref = {.kind = "soft", .item_id = "q1", .answer1 = "cand",
+                             .answer2 = "base", .participants_json = "[\"a\",\"b\",\"c\"]",
+                             .config_json = "{}", .rep = 0};
+    long long id = 0, again = 0;
+    assert_int_equal(arb__store_put_dialogue(f->store, &ref, &id), ARB_OK);
+    assert_int_equal(arb__store_put_turn(f->store, id, 0, "a", "agent1", 0, "A"), ARB_OK);
+    assert_int_equal(arb__store_end_dialogue(f->store, id, "A", "done", 0), ARB_OK);
+    count_writes(f);
+    assert_int_equal(arb__store_put_dialogue(f->store, &ref, &again), ARB_OK);
+    assert_int_equal(again, id);
+    assert_int_equal(arb__store_put_turn(f->store, id, 0, "a", "agent1", 0, "A"), ARB_OK);
+    assert_int_equal(arb__store_end_dialogue(f->store, id, "A", "done", 0), ARB_OK);
+    assert_int_equal(q(f, "SELECT count(*) FROM writes"), 0);
+    assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status = 'done'"), 1);
+    /* a changed turn: open until the end is stored again */
+    assert_int_equal(arb__store_put_dialogue(f->store, &ref, &again), ARB_OK);
+    assert_int_equal(arb__store_put_turn(f->store, id, 0, "a", "agent1", 0, "B"), ARB_OK);
+    assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status = 'open' AND"
+                          " final_verdict IS NULL"),
+                     1);
+    assert_int_equal(arb__store_end_dialogue(f->store, id, "E", "failed", 0), ARB_OK);
+    /* a failed dialogue taken up again is open at once */
+    assert_int_equal(arb__store_put_dialogue(f->store, &ref, &again), ARB_OK);
+    assert_int_equal(again, id);
+    assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status = 'open'"), 1);
+}
+
+/* A rerun of a finished debate decides "nothing to send" from the plan's note: no call checked,
+** no row written, the same counts and rows as the first run; anything changed (an answer, an
+** option, a stored reply, a stored call gone) takes the full path. */
+static void debate_quick_rerun(void **state)
+{
+    fixture *f = *state;
+    arb_debate_params p = debate_params(f);
+    arb_run_stats first, st;
+    if (arb_debate_run(f->store, f->ds, &p, &first) != ARB_OK)
+        fail_msg("debate: %s", arb_store_errmsg(f->store));
+    assert_int_equal(first.sent, 30);
+    assert_int_equal(first.unchanged_since_run, 0);
+    long long run1 = q(f, "SELECT max(id) FROM runs");
+    snapshot(f);
+    count_writes(f);
+    if (arb_debate_run(f->store, f->ds, &p, &st) != ARB_OK)
+        fail_msg("debate rerun: %s", arb_store_errmsg(f->store));
+    assert_int_equal(st.unchanged_since_run, run1);
+    assert_int_equal(st.planned, 30);
+    assert_int_equal(st.cached, 30);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.skipped, 0);
+    assert_int_equal(st.invalid, first.invalid);
+    assert_int_equal(arb_sim_server_requests(f->srv), 30);
+    assert_int_equal(q(f, "SELECT count(*) FROM writes"), 0);
+    assert_int_equal(differs_from_snapshot(f), 0);
+    assert_int_equal(q(f, "SELECT count(*) FROM runs WHERE status = 'finished'"), 2);
+
+    /* the full check on the same store gives the same counts and rows, and writes them */
+    arb__plan_quick_rerun = 0;
+    arb_run_stats full;
+    assert_int_equal(arb_debate_run(f->store, f->ds, &p, &full), ARB_OK);
+    arb__plan_quick_rerun = 1;
+    assert_int_equal(full.unchanged_since_run, 0);
+    assert_int_equal(full.cached, st.cached);
+    assert_int_equal(full.invalid, st.invalid);
+    /* ... and rewrites no dialogue or turn that stays as it is (it rewrote each dialogue row
+    ** three times a judgment); the pairwise rows it writes again (their judged_at) */
+    assert_int_equal(q(f, "SELECT count(*) FROM writes WHERE t IN ('dialogues',"
+                          " 'dialogue_turns')"),
+                     0);
+    assert_true(q(f, "SELECT count(*) FROM writes WHERE t = 'pairwise_judgments'") > 0);
+    assert_int_equal(differs_from_snapshot(f), 0);
+
+    /* a reply edited in the store: full path (its verdict is read again), nothing sent */
+    assert_int_equal(arb_test_exec_sql(f->store,
+                                       "UPDATE calls SET content = content || ' ' WHERE id ="
+                                       " (SELECT max(call_id) FROM dialogue_turns)"),
+                     0);
+    assert_int_equal(arb_debate_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.unchanged_since_run, 0);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(arb_debate_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_true(st.unchanged_since_run > 0); /* that full check noted the plan again */
+
+    /* a stored call gone (a judge's turn): full path, exactly that call sent */
+    drop_last_verdict(f);
+    assert_int_equal(arb_debate_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.unchanged_since_run, 0);
+    assert_int_equal(st.sent, 1);
+    assert_int_equal(arb_sim_server_requests(f->srv), 31);
+
+    /* an answer edited: full path, that item's two judgments sent again (3 calls each) */
+    arb_dataset *edited = edited_dataset();
+    assert_int_equal(arb_debate_run(f->store, edited, &p, &st), ARB_OK);
+    assert_int_equal(st.unchanged_since_run, 0);
+    assert_int_equal(st.sent, 6);
+    /* the changed turns were written again, and their dialogues ended again */
+    assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status <> 'done'"), 0);
+    assert_int_equal(q(f, "SELECT count(DISTINCT d.id) FROM dialogues d JOIN dialogue_turns t"
+                          " ON t.dialogue_id = d.id JOIN calls c ON c.id = t.call_id"
+                          " WHERE d.item_id = 'q2' AND c.id > (SELECT max(call_id) FROM snap_t)"),
+                     2);
+    assert_int_equal(arb_debate_run(f->store, edited, &p, &st), ARB_OK);
+    assert_true(st.unchanged_since_run > 0);
+    assert_int_equal(st.sent, 0);
+    arb_dataset_destroy(edited);
+
+    /* an option changed (repetitions): full path */
+    p.reps = 2;
+    assert_int_equal(arb_debate_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.unchanged_since_run, 0);
+    assert_int_equal(st.planned, 60);
+    assert_int_equal(st.sent, 30); /* repetition 0's calls are stored */
+    assert_int_equal(arb_sim_server_requests(f->srv), 31 + 6 + 30);
+}
+
+/* A run that did not finish notes nothing: after a run interrupted by a failed call the rerun
+** takes the full path and sends exactly the missing calls. */
+static void debate_incomplete_run_no_note(void **state)
+{
+    fixture *f = *state;
+    arb_debate_params p = debate_params(f);
+    arb_run_stats st;
+    assert_int_equal(arb_debate_run(f->store, f->ds, &p, &st), ARB_OK);
+    /* as a kill -9 leaves it: the last judgment's judge call and rows never written, the run
+    ** still 'running' */
+    drop_last_verdict(f);
+    assert_int_equal(arb_test_exec_sql(f->store, "UPDATE runs SET status = 'running',"
+                                                 " stats = NULL, finished_at = NULL"),
+                     0);
+    assert_int_equal(arb_debate_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.unchanged_since_run, 0);
+    assert_int_equal(st.sent, 1);
+    assert_int_equal(arb_debate_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_true(st.unchanged_since_run > 0);
+}
+
+/* Discussions that end early (stop on agreement) skip calls: the quick rerun reports the same
+** skipped and cached counts as the full check. */
+static void discussion_quick_rerun(void **state)
+{
+    fixture *f = *state;
+    static const arb_model_pair pair = {"cand", "base"};
+    arb_discuss_params p = arb_discuss_default_params();
+    p.reviewers[0] = f->agents[0];
+    p.reviewers[1] = f->agents[1];
+    p.pairs = &pair;
+    p.n_pairs = 1;
+    p.max_turns = 4;
+    p.stop_on_agreement = 1;
+    p.progress = 0;
+    p.client.jobs = 8;
+    arb_run_stats first, st, full;
+    if (arb_discuss_run(f->store, f->ds, &p, &first) != ARB_OK)
+        fail_msg("discuss: %s", arb_store_errmsg(f->store));
+    assert_int_equal(first.planned, 60);
+    assert_true(first.skipped > 0);
+    snapshot(f);
+    count_writes(f);
+    long long sent = arb_sim_server_requests(f->srv);
+    assert_int_equal(arb_discuss_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_true(st.unchanged_since_run > 0);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(q(f, "SELECT count(*) FROM writes"), 0);
+    assert_int_equal(differs_from_snapshot(f), 0);
+    arb__plan_quick_rerun = 0;
+    assert_int_equal(arb_discuss_run(f->store, f->ds, &p, &full), ARB_OK);
+    arb__plan_quick_rerun = 1;
+    assert_int_equal(full.unchanged_since_run, 0);
+    assert_int_equal(st.planned, full.planned);
+    assert_int_equal(st.cached, full.cached);
+    assert_int_equal(st.skipped, full.skipped);
+    assert_int_equal(st.invalid, full.invalid);
+    assert_int_equal(differs_from_snapshot(f), 0);
+    assert_int_equal(arb_sim_server_requests(f->srv), sent);
+    /* another number of turns: full path */
+    p.max_turns = 3;
+    assert_int_equal(arb_discuss_run(f->store, f->ds, &p, &st), ARB_OK);
+    assert_int_equal(st.unchanged_since_run, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +733,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(debate_indexed_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(discussion_indexed_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(indexed_dataset_errors_match, setup, teardown),
+        cmocka_unit_test_setup_teardown(debate_quick_rerun, setup, teardown),
+        cmocka_unit_test_setup_teardown(dialogue_written_only_when_changed, setup, teardown),
+        cmocka_unit_test_setup_teardown(debate_incomplete_run_no_note, setup, teardown),
+        cmocka_unit_test_setup_teardown(discussion_quick_rerun, setup, teardown),
     };
     whole_limit_default = arb__dataset_whole_limit;
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));

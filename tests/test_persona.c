@@ -498,6 +498,7 @@ static void statements_prepared_once(void **state)
 {
     fixture *f = *state;
     arb_store *mem = NULL;
+    arb__plan_quick_rerun = 0; /* every rerun checks each call (quick_rerun tests the other) */
     assert_int_equal(arb_store_open(":memory:", &mem), ARB_OK);
     f->p.phase = ARB_PERSONA_PHASE_1;
     arb_run_stats st;
@@ -523,6 +524,74 @@ static void statements_prepared_once(void **state)
     assert_int_not_equal(value, 99);
     assert_int_equal(arb_test_query_int(mem, "SELECT count(*) FROM persona_attributions"), 20);
     arb_store_close(mem);
+    arb__plan_quick_rerun = 1;
+}
+
+
+/* A rerun of a finished persona run decides "nothing to send" from the plan's note: no call
+** checked, no row written, the counts of the full check; an edited scenario or another option
+** takes the full path. */
+static void quick_rerun(void **state)
+{
+    fixture *f = *state;
+    f->p.phase = ARB_PERSONA_PHASE_1;
+    arb_run_stats first, st, full;
+    assert_int_equal(arb_persona_run(f->store, &f->p, &first), ARB_OK);
+    assert_int_equal(first.sent, 20);
+    assert_int_equal(first.unchanged_since_run, 0);
+    long long run1 = q(f, "SELECT max(id) FROM runs");
+    static const char *const tables[] = {"scores", "persona_attributions", "personas", "calls",
+                                         "items", "answers"};
+    assert_int_equal(arb_test_exec_sql(f->store, "CREATE TABLE writes(t TEXT);"
+                                                 " CREATE TABLE snap AS SELECT * FROM scores"),
+                     0);
+    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
+        for (int e = 0; e < 3; e++) {
+            const char *ev = e == 0 ? "INSERT" : e == 1 ? "UPDATE" : "DELETE";
+            assert_int_equal(arb_test_exec_sql(f->store,
+                                               "CREATE TRIGGER w_%s_%s AFTER %s ON %s BEGIN"
+                                               " INSERT INTO writes VALUES ('%s'); END",
+                                               tables[t], ev, ev, tables[t], tables[t]),
+                             0);
+        }
+    assert_int_equal(arb_persona_run(f->store, &f->p, &st), ARB_OK);
+    assert_int_equal(st.unchanged_since_run, run1);
+    assert_int_equal(st.planned, 20);
+    assert_int_equal(st.cached, 20);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.invalid, first.invalid);
+    assert_int_equal(arb_test_server_requests(f->srv), 20);
+    assert_int_equal(q(f, "SELECT count(*) FROM writes"), 0);
+    assert_int_equal(arb_test_rows_differ(f->store, "SELECT * FROM scores", "SELECT * FROM snap"),
+                     0);
+    /* the full check: the same counts and rows */
+    arb__plan_quick_rerun = 0;
+    assert_int_equal(arb_persona_run(f->store, &f->p, &full), ARB_OK);
+    arb__plan_quick_rerun = 1;
+    assert_int_equal(full.unchanged_since_run, 0);
+    assert_int_equal(full.cached, st.cached);
+    assert_int_equal(full.invalid, st.invalid);
+    assert_int_equal(arb_test_rows_differ(f->store, "SELECT * FROM scores", "SELECT * FROM snap"),
+                     0);
+    /* another range: full path (new requests) */
+    f->p.range_hi = 5;
+    assert_int_equal(arb_persona_run(f->store, &f->p, &st), ARB_OK);
+    assert_int_equal(st.unchanged_since_run, 0);
+    assert_int_equal(st.sent, 20);
+    f->p.range_hi = 10;
+    /* a scenario edited: full path, only its calls sent */
+    static const char scen[] =
+        "{\"id\":\"s1\",\"base\":\"b1\",\"scenario\":\"Plan the move!\","
+        "\"responses\":[\"Pack, label, move.\",\"Label, pack, move.\"],\"variant\":\"nurse\"}\n"
+        "{\"id\":\"s2\",\"base\":\"b1\",\"scenario\":\"Plan the audit.\","
+        "\"responses\":[\"List, check, report.\",\"Check, list, report.\"],\"variant\":\"pilot\"}\n";
+    assert_int_equal(arb_test_write_file(f->scenarios, scen, strlen(scen)), 0);
+    assert_int_equal(arb_persona_run(f->store, &f->p, &st), ARB_OK);
+    assert_int_equal(st.unchanged_since_run, 0);
+    assert_int_equal(st.sent, 10);
+    assert_int_equal(arb_persona_run(f->store, &f->p, &st), ARB_OK);
+    assert_true(st.unchanged_since_run > 0);
+    assert_int_equal(arb_test_server_requests(f->srv), 50);
 }
 
 /* Phase 1 alone: 2 scenarios x 2 responses x (2 + 3) identities = 20 calls, 4 rows each;
@@ -778,6 +847,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(run_phase1, setup, teardown),
         cmocka_unit_test_setup_teardown(run_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(statements_prepared_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(quick_rerun, setup, teardown),
         cmocka_unit_test_setup_teardown(run_phase2_design, setup, teardown),
         cmocka_unit_test_setup_teardown(run_both_judges_reps_and_e, setup, teardown),
         cmocka_unit_test_setup_teardown(shared_calls_keep_both_judges, setup, teardown),

@@ -2661,6 +2661,113 @@ static void test_plan_state_digest_is_stable(void **state)
     for (int k = 0; k < 4; k++) free(requests[k]);
 }
 
+/* The plan digest a run keeps as it writes its judgments (arb__rows_tally, the writer's handle)
+** is the one read back from the store: the same digest and count for replies of every shape
+** (a reply, an empty one, none, a failed call), in one transaction or several; a judgment whose
+** setup held rows already, or whose call was not the one just inserted, breaks the tally (the
+** rows are then read back); a tally goes on through another handle (an executor's next slice).
+** Fails if the writer's serialisation drifts from the reader's. */
+static void test_plan_state_tallied_is_the_scanned(void **state)
+{
+    fixture *f = *state;
+    arb_dataset *ds = benchmark_dataset(6);
+    arb_store *s = open_ok(f->db);
+    assert_int_equal(arb__store_put_dataset(s, ds), ARB_OK);
+    arb__rows_tally tally = {0};
+    static const char *const contents[] = {"[[A]] because", "", NULL, "[[B]]", "x", "[[C]]"};
+    for (int i = 0; i < 6; i++) {
+        if (i % 3 == 0) assert_int_equal(arb__store_begin(s), ARB_OK);
+        char item[16];
+        snprintf(item, sizeof item, "q%d", i);
+        char *req = sbs_request("question", "first", item, 0);
+        char key[33];
+        arb__judge_call_key(req, 0, key);
+        long long id = -1;
+        int ok = i != 4; /* a failed call: its judgment has no key or reply in the digest */
+        arb__call_record rec = {.key = key, .judge_name = "j", .model = "jm", .request_json = req,
+                                .ok = ok, .content = contents[i], .prompt_tokens = -1,
+                                .completion_tokens = -1, .reasoning_tokens = -1,
+                                .cached_tokens = -1, .cost_usd = NAN, .latency_ms = 5};
+        assert_int_equal(arb__store_put_call(s, &rec, &id), ARB_OK);
+        arb__pairwise_row row = {.protocol = "sbs", .judge_name = "j", .item_id = item,
+                                 .candidate = "m1", .baseline = "m2", .template_name = "t",
+                                 .options = 2, .order = i % 2, .rep = i % 3 == 2,
+                                 .position_verdict = ok ? 'A' : 'E',
+                                 .model_verdict = ok ? (i % 2 ? 'b' : 'a') : 'e', .call_id = id};
+        assert_int_equal(arb__store_put_pairwise_tallied(s, &row, &tally), ARB_OK);
+        if (i % 3 == 2) assert_int_equal(arb__store_commit(s), ARB_OK);
+        free(req);
+    }
+    assert_int_equal(tally.broken, 0);
+    assert_int_equal(tally.rows, 6);
+    const char *judges[] = {"j"};
+    arb__sbs_plan_key key = {"m1", "m2", "t", 2, 2, judges, 1};
+    arb__plan_state scanned, tallied;
+    assert_int_equal(arb__store_sbs_plan_state(s, &key, &scanned), ARB_OK);
+    assert_int_equal(arb__store_sbs_plan_state_tallied(s, &key, &tally, &tallied), ARB_OK);
+    assert_int_equal(scanned.judgments, 5);
+    assert_int_equal(tallied.judgments, 5);
+    assert_string_equal(tallied.digest, scanned.digest);
+    arb_store_close(s);
+
+    /* another handle (an executor's next slice) goes on with the same tally */
+    s = open_ok(f->db);
+    {
+        char *next = sbs_request("question", "first", "q6", 0);
+        char k6[33];
+        arb__judge_call_key(next, 0, k6);
+        long long id6 = -1;
+        arb__call_record r6 = {.key = k6, .judge_name = "j", .model = "jm", .request_json = next,
+                               .ok = 1, .content = "[[B]]", .prompt_tokens = -1,
+                               .completion_tokens = -1, .reasoning_tokens = -1,
+                               .cached_tokens = -1, .cost_usd = NAN, .latency_ms = 5};
+        assert_int_equal(arb__store_begin(s), ARB_OK);
+        assert_int_equal(arb__store_put_call(s, &r6, &id6), ARB_OK);
+        arb__pairwise_row row6 = {.protocol = "sbs", .judge_name = "j", .item_id = "q0",
+                                  .candidate = "m1", .baseline = "m2", .template_name = "t",
+                                  .options = 2, .order = 1, .rep = 1, .position_verdict = 'B',
+                                  .model_verdict = 'a', .call_id = id6};
+        assert_int_equal(arb__store_put_pairwise_tallied(s, &row6, &tally), ARB_OK);
+        assert_int_equal(arb__store_commit(s), ARB_OK);
+        free(next);
+    }
+    assert_int_equal(tally.broken, 0);
+    assert_int_equal(arb__store_sbs_plan_state(s, &key, &scanned), ARB_OK);
+    assert_int_equal(arb__store_sbs_plan_state_tallied(s, &key, &tally, &tallied), ARB_OK);
+    assert_int_equal(scanned.judgments, 6);
+    assert_int_equal(tallied.judgments, 6);
+    assert_string_equal(tallied.digest, scanned.digest);
+    arb_store_close(s);
+
+    /* a new tally on a setup that holds judgments breaks */
+    s = open_ok(f->db);
+    arb__rows_tally again = {0};
+    char *req = sbs_request("question", "first", "q9", 0);
+    char k9[33];
+    arb__judge_call_key(req, 0, k9);
+    long long id = -1;
+    arb__call_record rec = {.key = k9, .judge_name = "j", .model = "jm", .request_json = req,
+                            .ok = 1, .content = "[[A]]", .prompt_tokens = -1,
+                            .completion_tokens = -1, .reasoning_tokens = -1,
+                            .cached_tokens = -1, .cost_usd = NAN, .latency_ms = 5};
+    assert_int_equal(arb__store_put_call(s, &rec, &id), ARB_OK);
+    arb__pairwise_row row = {.protocol = "sbs", .judge_name = "j", .item_id = "q5",
+                             .candidate = "m1", .baseline = "m2", .template_name = "t",
+                             .options = 2, .order = 0, .rep = 0, .position_verdict = 'A',
+                             .model_verdict = 'a', .call_id = id};
+    assert_int_equal(arb__store_put_pairwise_tallied(s, &row, &again), ARB_OK);
+    assert_int_equal(again.broken, 1);
+    /* a call that is not the one just inserted breaks a fresh setup's tally too */
+    arb__rows_tally other = {0};
+    row.template_name = "t2";
+    row.call_id = 1;
+    assert_int_equal(arb__store_put_pairwise_tallied(s, &row, &other), ARB_OK);
+    assert_int_equal(other.broken, 1);
+    arb_store_close(s);
+    free(req);
+    arb_dataset_destroy(ds);
+}
+
 /* Texts varied enough that the trained content fills the whole dictionary: the sources' path,
 ** appended after that content, must still be in the dictionary (finalizing cuts the end of a
 ** content that does not fit), so a source "file:line" that migration 12 compacts (a load keeps
@@ -3462,6 +3569,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fresh_schema_is_the_migrated_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_dictionary_keeps_source_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_state_digest_is_stable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan_state_tallied_is_the_scanned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dataset_again_into_a_previous_release_store, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_schema_migration_12_compacts_texts, setup, teardown),

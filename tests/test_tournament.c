@@ -5,8 +5,9 @@
 ** stored judgments and battles (a judge that always picks the first answer gives s = -1 on
 ** every battle, one that always picks the second s = +1), reruns that send nothing and keep
 ** one battle per judgment, verdict E giving no battle but a count per judge and pair, exclude_self, random_k (count per
-** comparison, and a draw that depends only on seed, item and pair), style covariates, and
-** model names kept out of the prompts.
+** comparison, and a draw that depends only on seed, item and pair), style covariates,
+** model names kept out of the prompts, and an indexed dataset (arb_dataset_load_indexed) read
+** slice by slice giving the same rows and messages as a whole one.
 **
 ** Data: items q1..q3; models MODEL-ALPHA, MODEL-BETA, MODEL-GAMMA; MODEL-GAMMA did not answer
 ** q3, so q1 and q2 have 3 pairs and q3 one pair: 7 (item, pair) comparisons per reviewer.
@@ -330,6 +331,53 @@ static void rerun_keeps_battles_in_step(void **state)
     arb_judges_file_destroy(jf);
 }
 
+/* A run killed after it stored its judgments but before it rebuilt the battles (here: the
+** rebuild refused by a trigger) leaves as many battles as judgments, but the battles of the
+** judgments it replaced: MODEL-ALPHA's answer to q2 was edited, so its four calls were sent
+** again and their judgments took the old rows' keys. The rerun judges nothing and must still
+** rebuild the battles, or they keep the old answer's style covariates (and, had the verdicts
+** changed, the old verdicts). */
+static void rerun_rebuilds_battles_of_replaced_judgments(void **state)
+{
+    fixture *f = *state;
+    const char *specs[] = {"first:sim-first"};
+    arb_judges_file *jf = judges(f, specs, 1);
+    arb_tournament_params p = params(jf);
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    size_t calls = N_CMP * 2;
+#define ALPHA_Q2_OF_LENGTH(n)                                                                  \
+    "select count(*) from battles where q = 'q2' and (i = 'MODEL-ALPHA' and"                     \
+    " json_extract(extra, '$.style_i.length') = " n " or j = 'MODEL-ALPHA' and"                 \
+    " json_extract(extra, '$.style_j.length') = " n ")"
+    assert_int_equal(q(f, ALPHA_Q2_OF_LENGTH("5")), 4); /* "Paris" */
+    static const char was[] = "\"Paris\"", now[] = "\"Paris, the capital\"";
+    const char *at = strstr(answers_jsonl, was);
+    char *edited = arb__sprintf("%.*s%s%s", (int)(at - answers_jsonl), answers_jsonl, now,
+                                at + strlen(was));
+    arb_dataset *ds = arb_dataset_create();
+    assert_int_equal(arb_dataset_add_items_jsonl(ds, "items.jsonl", items_jsonl,
+                                                 strlen(items_jsonl)), ARB_OK);
+    assert_int_equal(arb_dataset_add_answers_jsonl(ds, "answers.jsonl", edited, strlen(edited)),
+                     ARB_OK);
+    assert_int_equal(arb_test_exec_sql(f->store, "create trigger no_rebuild before delete on"
+                                       " battles begin select raise(abort, 'killed'); end"), 0);
+    assert_int_not_equal(arb_tournament_run(f->store, ds, &p, &st), ARB_OK);
+    assert_int_equal(arb_test_exec_sql(f->store, "drop trigger no_rebuild"), 0);
+    assert_int_equal(q(f, "select count(*) from pairwise"), calls);
+    assert_int_equal(q(f, ALPHA_Q2_OF_LENGTH("5")), 4); /* the old battles */
+    if (arb_tournament_run(f->store, ds, &p, &st) != ARB_OK)
+        fail_msg("tournament: %s", arb_store_errmsg(f->store));
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(q(f, "select count(*) from battles where source = 'tournament'"), calls);
+    assert_int_equal(q(f, ALPHA_Q2_OF_LENGTH("18")), 4); /* "Paris, the capital" */
+#undef ALPHA_Q2_OF_LENGTH
+    assert_int_equal(arb_sim_server_requests(f->srv), calls + 4);
+    arb_dataset_destroy(ds);
+    free(edited);
+    arb_judges_file_destroy(jf);
+}
+
 /* Style covariates of the battles come from the stored answers (METHODS §6 style control). */
 static void battles_carry_style(void **state)
 {
@@ -520,6 +568,231 @@ static void random_k(void **state)
     arb_judges_file_destroy(jf);
 }
 
+/* ---- an indexed dataset (arb_dataset_load_indexed) read slice by slice ---------------------- */
+
+static uint64_t whole_limit_default; /* arb__dataset_whole_limit as built; tests lower it */
+
+/* Writes items_text and answers_text to <dir>/<sub>items.jsonl and <dir>/<sub>answers.jsonl
+** and loads them whole and indexed (the caller destroys both; the files are indexed whatever
+** their size). */
+static void load_both(fixture *f, const char *sub, const char *items_text,
+                      const char *answers_text, arb_dataset **whole, arb_dataset **indexed)
+{
+    char name[64], items[256], answers[256];
+    arb__dataset_whole_limit = 0; /* index these small files */
+    snprintf(name, sizeof name, "%sitems.jsonl", sub);
+    assert_non_null(arb_test_scratch(f->dir, name, items_text, items, sizeof items));
+    snprintf(name, sizeof name, "%sanswers.jsonl", sub);
+    assert_non_null(arb_test_scratch(f->dir, name, answers_text, answers, sizeof answers));
+    *whole = arb_dataset_create();
+    *indexed = arb_dataset_create();
+    assert_int_equal(arb_dataset_load(*whole, items, answers), ARB_OK);
+    assert_int_equal(arb_dataset_load_indexed(*indexed, items, answers), ARB_OK);
+    assert_true(arb__dataset_is_indexed(*indexed));
+    arb__dataset_whole_limit = whole_limit_default;
+}
+
+/* The judgments with their calls (the key is the hash of the request sent), and the battles
+** with their style covariates. The stored request is compared through the export: a compact
+** request names its template by a row id of its own store, given in the order the first calls
+** came back, which differs between two runs (see export_sorted). */
+#define TOURNAMENT_ROWS(db)                                                                      \
+    "SELECT p.protocol, p.judge_name, p.item_id, p.candidate, p.baseline, p.template_name,"    \
+    " p.options, p.rep, p.ord, p.position_verdict, p.model_verdict, c.key, c.content, c.ok"    \
+    " FROM " db "pairwise p JOIN " db "calls c ON c.id = p.call_id"
+#define BATTLE_ROWS(db) "SELECT source, seq, q, i, j, reviewer, s, extra FROM " db "battles"
+
+static int compare_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The store's "jsonl" export (every judgment with the request as sent) without latency_ms,
+** the one key two runs of the same plan give differently, as sorted lines (the export's order
+** follows setup ids, given in the order the first judgments came back). Freed by the caller. */
+static char *export_sorted(arb_store *s)
+{
+    char *buf = NULL, *lines[4096], *all = NULL;
+    size_t len = 0, n = 0, total = 1;
+    FILE *out = open_memstream(&buf, &len);
+    assert_int_equal(arb_store_export(s, "jsonl", out), ARB_OK);
+    fclose(out);
+    for (const char *line = buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        json_t *row = json_loadb(line, (size_t)(nl - line), 0, NULL);
+        assert_non_null(row);
+        assert_int_equal(json_object_del(row, "latency_ms"), 0);
+        assert_true(n < sizeof lines / sizeof *lines);
+        lines[n] = json_dumps(row, JSON_COMPACT | JSON_SORT_KEYS);
+        assert_non_null(lines[n]);
+        total += strlen(lines[n++]) + 1;
+        json_decref(row);
+    }
+    free(buf);
+    qsort(lines, n, sizeof *lines, compare_lines);
+    all = calloc(1, total);
+    assert_non_null(all);
+    for (size_t i = 0; i < n; i++) {
+        strcat(strcat(all, lines[i]), "\n");
+        free(lines[i]);
+    }
+    return all;
+}
+
+/* Runs p on whole and on indexed (slices of 3 calls), each into a new store of its own
+** (<name>-whole.db, <name>-indexed.db); expects the same stored items, answers, judgments,
+** calls, battles and left-out counts. */
+static void expect_same_runs(fixture *f, const arb_tournament_params *p, arb_dataset *whole,
+                             arb_dataset *indexed, const char *name, size_t judgments)
+{
+    char db[2][256], file[64];
+    arb_store *s[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        snprintf(file, sizeof file, "%s-%s.db", name, k ? "indexed" : "whole");
+        assert_non_null(arb_test_scratch(f->dir, file, NULL, db[k], sizeof db[k]));
+        assert_int_equal(arb_store_open(db[k], &s[k]), ARB_OK);
+        /* 3 calls a slice: an item's calls (2 orders x reps x judges) fall in two slices */
+        arb__sbs_plan_slice = k ? 3 : 0;
+        arb_run_stats st;
+        if (arb_tournament_run(s[k], k ? indexed : whole, p, &st) != ARB_OK)
+            fail_msg("tournament: %s", arb_store_errmsg(s[k]));
+        assert_int_equal(st.planned, judgments);
+        assert_int_equal(st.sent, judgments);
+    }
+    arb__sbs_plan_slice = 0;
+    char *exported[2] = {export_sorted(s[0]), export_sorted(s[1])};
+    assert_true(strlen(exported[0]) > judgments);
+    assert_string_equal(exported[0], exported[1]);
+    free(exported[0]);
+    free(exported[1]);
+    arb_store_close(s[1]);
+    assert_int_equal(arb_test_exec_sql(s[0], "ATTACH %Q AS b", db[1]), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], "SELECT * FROM main.items", "SELECT * FROM b.items"), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], "SELECT * FROM main.answers", "SELECT * FROM b.answers"), 0);
+    assert_int_equal(arb_test_rows_differ(s[0], TOURNAMENT_ROWS("main."), TOURNAMENT_ROWS("b.")), 0);
+    assert_int_equal(arb_test_query_int(s[0], "SELECT count(*) FROM b.pairwise"), (long long)judgments);
+    assert_int_equal(arb_test_rows_differ(s[0], BATTLE_ROWS("main."), BATTLE_ROWS("b.")), 0);
+    assert_true(arb_test_query_int(s[0], "SELECT count(*) FROM b.battles") > 0);
+    assert_int_equal(arb_test_rows_differ(s[0], "SELECT * FROM main.battles_left_out",
+                                          "SELECT * FROM b.battles_left_out"), 0);
+    assert_int_equal(arb_test_exec_sql(s[0], "DETACH b"), 0);
+    arb_store_close(s[0]);
+}
+
+/* The same judgments, calls, battles (with their style) and left-out counts whether the
+** dataset is held whole or indexed and read again slice by slice (3 calls a slice), with
+** every model, with two of them, with random_k; a rerun from the index on a store the whole
+** dataset made sends nothing; a file changed under the index stops the run before any
+** request. */
+static void indexed_dataset_in_slices(void **state)
+{
+    fixture *f = *state;
+    arb_dataset *whole, *indexed;
+    load_both(f, "", items_jsonl, answers_jsonl, &whole, &indexed);
+    /* judges whose replies depend on the request alone (sim-fair's draws follow the order
+    ** requests arrive in) */
+    const char *specs[] = {"first:sim-first", "mute:sim-mute", "second:sim-second"};
+    arb_judges_file *jf = judges(f, specs, 3);
+    arb_tournament_params p = params(jf);
+    p.reps = 2;
+    expect_same_runs(f, &p, whole, indexed, "all", N_CMP * 3 * 2 * 2);
+    const char *ag[] = {"MODEL-GAMMA", "MODEL-ALPHA"}; /* q3 has no GAMMA answer */
+    p.models = ag;
+    p.n_models = 2;
+    p.template_name = "II-reason";
+    expect_same_runs(f, &p, whole, indexed, "two", 2 * 3 * 2 * 2);
+    p = params(jf);
+    p.random_k = 2;
+    p.seed = 5;
+    expect_same_runs(f, &p, whole, indexed, "random", N_CMP * 2 * 2);
+
+    /* a store the whole dataset made, rerun from the index in slices: nothing to send */
+    p = params(jf);
+    p.reps = 2;
+    arb_run_stats st;
+    run_ok(f, &p, &st);
+    unsigned long sent = arb_sim_server_requests(f->srv);
+    arb__sbs_plan_slice = 3;
+    assert_int_equal(arb_tournament_run(f->store, indexed, &p, &st), ARB_OK);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.cached, N_CMP * 3 * 2 * 2);
+    assert_int_equal(arb_sim_server_requests(f->srv), sent);
+
+    /* a file changed under the index: the run stops with where, before sending anything */
+    char items[256];
+    static const char changed[] = "{\"id\":\"other\",\"question\":\"Q\"}\n";
+    assert_non_null(arb_test_scratch(f->dir, "items.jsonl", changed, items, sizeof items));
+    p.reps = 3;
+    assert_int_equal(arb_tournament_run(f->store, indexed, &p, &st), ARB_IO);
+    assert_non_null(strstr(arb_store_errmsg(f->store), "items.jsonl"));
+    assert_int_equal(arb_sim_server_requests(f->srv), sent);
+    arb__sbs_plan_slice = 0;
+    arb_dataset_destroy(whole);
+    arb_dataset_destroy(indexed);
+    arb_judges_file_destroy(jf);
+}
+
+/* Bad input judged from an index is refused as from a whole dataset, with the same message
+** (the item's file:line) and nothing sent. */
+static void indexed_dataset_errors_match(void **state)
+{
+    fixture *f = *state;
+    static const char two_models[] =
+        "{\"item\":\"x\",\"model\":\"M-A\",\"answer\":\"a\"}\n"
+        "{\"item\":\"x\",\"model\":\"M-B\",\"answer\":\"b\"}\n"
+        "{\"item\":\"y\",\"model\":\"M-A\",\"answer\":\"a\"}\n"
+        "{\"item\":\"y\",\"model\":\"M-B\",\"answer\":\"b\"}\n";
+    static const struct {
+        const char *items, *answers, *template_name, *model; /* model: one more to list */
+        arb_status status;
+        const char *expected; /* the message after the directory */
+    } cases[] = {
+        {"{\"id\":\"x\",\"question\":\"Q\"}\n\n{\"id\":\"y\",\"reference\":\"R\"}\n", two_models,
+         "II", NULL, ARB_PARSE, "items.jsonl:3: missing field \"question\""},
+        {"{\"id\":\"x\",\"question\":\"Q\",\"reference\":\"R\"}\n{\"id\":\"y\",\"question\":\"Q\"}\n",
+         two_models, "II-fact", NULL, ARB_PARSE,
+         "items.jsonl:2: item \"y\" has no \"reference\", which template II-fact needs"},
+        {"{\"id\":\"x\",\"question\":\"Q\",\"reference\":\"R\"}\n"
+         "{\"id\":\"y\",\"question\":\"Q\",\"reference\":\"\"}\n",
+         two_models, "II-fact", NULL, ARB_PARSE,
+         "items.jsonl:2: item \"y\" has no \"reference\", which template II-fact needs"},
+        {"{\"id\":\"x\",\"question\":\"Q\"}\n{\"id\":\"y\",\"question\":\"Q\"}\n", two_models,
+         "II", "M-C", ARB_PARSE, "no answers from model \"M-C\" in the answers file"},
+        {"{\"id\":\"x\",\"question\":\"Q\"}\n{\"id\":\"y\",\"question\":\"Q\"}\n",
+         "{\"item\":\"x\",\"model\":\"M-A\",\"answer\":\"a\"}\n", "II", NULL, ARB_INVALID,
+         "a tournament needs at least two models, got 1 in the answers file"},
+        {"{\"id\":\"x\",\"question\":\"Q\"}\n{\"id\":\"y\",\"question\":\"Q\"}\n",
+         "{\"item\":\"x\",\"model\":\"M-A\",\"answer\":\"a\"}\n"
+         "{\"item\":\"y\",\"model\":\"M-B\",\"answer\":\"b\"}\n",
+         "II", NULL, ARB_INVALID, "nothing to judge: no item has answers from two of the models"},
+    };
+    const char *specs[] = {"first:sim-first"};
+    arb_judges_file *jf = judges(f, specs, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        arb_dataset *whole, *indexed;
+        load_both(f, "bad/", cases[i].items, cases[i].answers, &whole, &indexed);
+        arb_tournament_params p = params(jf);
+        p.template_name = cases[i].template_name;
+        const char *models[] = {"M-A", "M-B", cases[i].model};
+        if (cases[i].model) {
+            p.models = models;
+            p.n_models = 3;
+        }
+        arb_run_stats st;
+        assert_int_equal(arb_tournament_run(f->store, whole, &p, &st), cases[i].status);
+        char *expected = arb__strdup(arb_store_errmsg(f->store));
+        assert_int_equal(arb_tournament_run(f->store, indexed, &p, &st), cases[i].status);
+        assert_string_equal(arb_store_errmsg(f->store), expected);
+        if (!strstr(expected, cases[i].expected))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, expected, cases[i].expected);
+        free(expected);
+        arb_dataset_destroy(whole);
+        arb_dataset_destroy(indexed);
+    }
+    assert_int_equal(arb_sim_server_requests(f->srv), 0);
+    assert_int_equal(q(f, "select count(*) from runs"), 0);
+    arb_judges_file_destroy(jf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,11 +801,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(checks_before_any_request, setup, teardown),
         cmocka_unit_test_setup_teardown(orientation_and_rerun, setup, teardown),
         cmocka_unit_test_setup_teardown(rerun_keeps_battles_in_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(rerun_rebuilds_battles_of_replaced_judgments, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(battles_carry_style, setup, teardown),
         cmocka_unit_test_setup_teardown(verdict_e_gives_no_battle, setup, teardown),
         cmocka_unit_test_setup_teardown(exclude_self, setup, teardown),
         cmocka_unit_test_setup_teardown(random_k, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexed_dataset_in_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexed_dataset_errors_match, setup, teardown),
     };
+    whole_limit_default = arb__dataset_whole_limit;
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,9 +171,10 @@ int cli_run_result(const char *cmd, arb_store *store, arb_status st, const arb_r
 ** after printing why; the caller destroys *ds and closes *store (cli_close_store) either way. */
 int cli_open_run_inputs(const char *cmd, const char *items, const char *answers,
                         const char *db, arb_dataset **ds, arb_store **store);
-/* The same with the dataset indexed (arb_dataset_load_indexed), for arbiter sbs, grade, debate
-** and discuss: the texts are read again slice by slice, so memory does not hold them all
-** (answers NULL: items only). *store: NULL, or a store already open (sbs's rerun check opened it), used as it is:
+/* The same with the dataset indexed (arb_dataset_load_indexed), for arbiter sbs, grade,
+** tournament, debate and discuss: the texts are read again slice by slice, so memory does not
+** hold them all (answers NULL: items only). *store: NULL, or a store already open (sbs's rerun
+** check opened it), used as it is:
 ** opening a store again costs as much as creating its schema (~0.12 G instructions, 13
 ** migrations) when the check created it. */
 int cli_open_run_inputs_indexed(const char *cmd, const char *items, const char *answers,

@@ -31,11 +31,16 @@ static const char debate_help[] =
     "  --judge-prompt NAME|FILE   default debate-judge\n"
     "  --options N             verdict options 2, 3 or 4 (default 4)\n"
     "  --reps N                repetitions (default 1)\n"
+    "  --full-check            check every call against the store even when the inputs,\n"
+    "                          judges and templates are those of a finished run and the store\n"
+    "                          is as that run left it (without it such a rerun says \"nothing\n"
+    "                          to send\" at once; README \"Resume and caching\")\n"
     ;
 
 enum {
     OPT_MODE = 256, OPT_AGENTS, OPT_JUDGES, OPT_ITEMS, OPT_ANSWERS, OPT_CANDIDATE, OPT_BASELINE,
-    OPT_PROMPT, OPT_AGENT2_PROMPT, OPT_JUDGE_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_HELP
+    OPT_PROMPT, OPT_AGENT2_PROMPT, OPT_JUDGE_PROMPT, OPT_OPTIONS, OPT_REPS, OPT_HELP,
+    OPT_FULL_CHECK
 };
 
 static const struct option debate_options[] = {
@@ -51,6 +56,7 @@ static const struct option debate_options[] = {
     {"judge-prompt", required_argument, 0, OPT_JUDGE_PROMPT},
     {"options", required_argument, 0, OPT_OPTIONS},
     {"reps", required_argument, 0, OPT_REPS},
+    {"full-check", no_argument, 0, OPT_FULL_CHECK},
     CLI_RUN_OPTIONS,
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
@@ -85,6 +91,7 @@ int cmd_debate(int argc, char **argv)
             if (cli_parse_int("--reps", optarg, 1, 1000, &n)) return EXIT_USAGE;
             p.reps = (int)n;
             break;
+        case OPT_FULL_CHECK: p.full_check = 1; break;
         case OPT_HELP:
             fputs(debate_help, stdout);
             cli_print_run_help(stdout);

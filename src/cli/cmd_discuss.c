@@ -40,6 +40,10 @@ static const char discuss_help[] =
     "  --initial-prompt NAME|FILE  default discuss-initial\n"
     "  --turn-prompt NAME|FILE     default discuss-turn\n"
     "  --reps N                repetitions (default 1)\n"
+    "  --full-check            check every call against the store even when the inputs,\n"
+    "                          judges and templates are those of a finished run and the store\n"
+    "                          is as that run left it (without it such a rerun says \"nothing\n"
+    "                          to send\" at once; README \"Resume and caching\")\n"
     "input:\n"
     "  --items FILE            JSONL: {\"id\", \"question\", \"reference\"?, ...}\n"
     "  --answers FILE          JSONL: {\"item\", \"model\", \"answer\"}\n"
@@ -48,7 +52,7 @@ static const char discuss_help[] =
 enum {
     OPT_REVIEWERS = 256, OPT_SELF, OPT_TEMPERATURES, OPT_JUDGES, OPT_PAIRS, OPT_LEADER, OPT_TURNS,
     OPT_STOP, OPT_ONE_ORDER, OPT_SEED, OPT_INITIAL_PROMPT, OPT_TURN_PROMPT, OPT_REPS, OPT_ITEMS,
-    OPT_ANSWERS, OPT_HELP
+    OPT_ANSWERS, OPT_HELP, OPT_FULL_CHECK
 };
 
 static const struct option discuss_options[] = {
@@ -65,6 +69,7 @@ static const struct option discuss_options[] = {
     {"initial-prompt", required_argument, 0, OPT_INITIAL_PROMPT},
     {"turn-prompt", required_argument, 0, OPT_TURN_PROMPT},
     {"reps", required_argument, 0, OPT_REPS},
+    {"full-check", no_argument, 0, OPT_FULL_CHECK},
     {"items", required_argument, 0, OPT_ITEMS},
     {"answers", required_argument, 0, OPT_ANSWERS},
     CLI_RUN_OPTIONS,
@@ -114,6 +119,7 @@ int cmd_discuss(int argc, char **argv)
             break;
         case OPT_ITEMS: items = optarg; break;
         case OPT_ANSWERS: answers = optarg; break;
+        case OPT_FULL_CHECK: p.full_check = 1; break;
         case OPT_HELP:
             fputs(discuss_help, stdout);
             cli_print_run_help(stdout);

@@ -50,6 +50,10 @@ static const char persona_help[] =
     "                          {candidate2}, {identity1}, {identity2}); both may use\n"
     "                          {metrics_json} and {range} (format in README)\n"
     "  --reps N                repetitions of every call (default 1)\n"
+    "  --full-check            check every call against the store even when the inputs,\n"
+    "                          judges and templates are those of a finished run and the store\n"
+    "                          is as that run left it (without it such a rerun says \"nothing\n"
+    "                          to send\" at once; README \"Resume and caching\")\n"
     "judges:\n"
     "  --judges FILE[:A,B,...] judges from a judges file (format in README): the named ones,\n"
     "                          or every judge of the file\n"
@@ -68,7 +72,7 @@ static void print_help(FILE *out)
 enum {
     OPT_SCENARIOS = 256, OPT_IDENTITIES, OPT_PHASE, OPT_CATEGORY, OPT_METRICS, OPT_RANGE,
     OPT_TEMPLATE_1, OPT_TEMPLATE_2, OPT_REPS, OPT_JUDGES, OPT_PANEL, OPT_ROUNDS,
-    OPT_PANEL_TEMPLATE_1, OPT_PANEL_TEMPLATE_2, OPT_HELP
+    OPT_PANEL_TEMPLATE_1, OPT_PANEL_TEMPLATE_2, OPT_HELP, OPT_FULL_CHECK
 };
 
 static const struct option run_options[] = {
@@ -81,6 +85,7 @@ static const struct option run_options[] = {
     {"template-1", required_argument, 0, OPT_TEMPLATE_1},
     {"template-2", required_argument, 0, OPT_TEMPLATE_2},
     {"reps", required_argument, 0, OPT_REPS},
+    {"full-check", no_argument, 0, OPT_FULL_CHECK},
     {"judges", required_argument, 0, OPT_JUDGES},
     {"panel", required_argument, 0, OPT_PANEL},
     {"rounds", required_argument, 0, OPT_ROUNDS},
@@ -193,6 +198,7 @@ static int persona_run(int argc, char **argv)
             break;
         case OPT_PANEL_TEMPLATE_1: p.panel_template_1 = optarg; break;
         case OPT_PANEL_TEMPLATE_2: p.panel_template_2 = optarg; break;
+        case OPT_FULL_CHECK: p.full_check = 1; break;
         case OPT_HELP: print_help(stdout); goto out;
         default: {
             int t = cli_run_option(c, optarg, &p.client, &db, &p.dry_run, &p.progress);

@@ -191,7 +191,8 @@ int cmd_tournament(int argc, char **argv)
         p.judge_names = names;
         p.n_judge_names = n_picked;
     }
-    if ((rc = cli_open_run_inputs("tournament", items, answers, db, &ds, &store))) goto done;
+    if ((rc = cli_open_run_inputs_indexed("tournament", items, answers, db, &ds, &store)))
+        goto done;
     rc = EXIT_FAIL;
     arb_run_stats stats;
     st = arb_tournament_run(store, ds, &p, &stats);

@@ -340,6 +340,11 @@ void cli_print_run_stats(const char *what, const arb_run_stats *st, int dry_run)
         print_batch_stats(what, st);
         return;
     }
+    if (st->unchanged_since_run)
+        fprintf(stderr,
+                "%s: inputs, judges and templates unchanged since run %lld, whose %zu judge calls "
+                "are all still stored: nothing to send (--full-check checks every call)\n",
+                what, st->unchanged_since_run, st->cached);
     if (dry_run) {
         fprintf(stderr,
                 "%s plan: %zu judge calls, %zu already stored, %zu to send, "
