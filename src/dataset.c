@@ -689,15 +689,6 @@ void arb__dataset_indexed_paths(const arb_dataset *ds, const char **items_path,
 }
 
 /* See internal.h. */
-arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol)
-{
-    return arb__store_fail(s, ARB_INVALID,
-                           "%s reads a whole dataset (arb_dataset_load), not an indexed one "
-                           "(arb_dataset_load_indexed, which sbs, grade, tournament, debate and discuss read)",
-                           protocol);
-}
-
-/* See internal.h. */
 int arb__dataset_has_answer(const arb_dataset *ds, const char *item_id, const char *model)
 {
     if (!ds || !ds->indexed) return arb_dataset_find_answer(ds, item_id, model) != NULL;

@@ -612,9 +612,6 @@ void arb__dataset_indexed_paths(const arb_dataset *ds, const char **items_path,
 ** and decodes every line three times (the check, the store, the run's slice). Tests set it to
 ** 0 to index small files. */
 extern uint64_t arb__dataset_whole_limit;
-/* ARB_INVALID with the store's message: protocol reads whole datasets only (sbs, grade,
-** tournament, debate and discuss read an indexed one). */
-arb_status arb__dataset_refuse_indexed(arb_store *s, const char *protocol);
 /* Whether model answered item_id, in either kind of dataset. */
 int arb__dataset_has_answer(const arb_dataset *ds, const char *item_id, const char *model);
 /* The models that answered some item of ds (whole or indexed), each once, in the order of
