@@ -677,25 +677,15 @@ static void expect_same_runs(fixture *f, const arb_grade_params *p, arb_dataset 
     arb_store_close(s[0]);
 }
 
-/* Writes items_text and answers_text to <dir>/<sub>items.jsonl and <dir>/<sub>answers.jsonl
-** (paths to items and answers, 256 bytes each) and loads them whole and indexed (the caller
-** destroys both; the files are indexed whatever their size), expecting the same group
-** coverage from both. */
+/* arb_test_load_both (paths to items and answers, 256 bytes each), expecting the same group
+** coverage from both datasets. */
 static void load_both(fixture *f, const char *sub, const char *items_text,
                       const char *answers_text, char *items, char *answers, arb_dataset **whole,
                       arb_dataset **indexed)
 {
-    char name[64];
-    arb__dataset_whole_limit = 0; /* index these small files */
-    snprintf(name, sizeof name, "%sitems.jsonl", sub);
-    assert_non_null(arb_test_scratch(f->dir, name, items_text, items, 256));
-    snprintf(name, sizeof name, "%sanswers.jsonl", sub);
-    assert_non_null(arb_test_scratch(f->dir, name, answers_text, answers, 256));
-    *whole = arb_dataset_create();
-    *indexed = arb_dataset_create();
-    assert_int_equal(arb_dataset_load(*whole, items, answers), ARB_OK);
-    assert_int_equal(arb_dataset_load_indexed(*indexed, items, answers), ARB_OK);
-    assert_true(arb__dataset_is_indexed(*indexed));
+    assert_int_equal(arb_test_load_both(f->dir, sub, items_text, answers_text, items, answers,
+                                        256, whole, indexed),
+                     0);
     arb_group_coverage cw = arb_dataset_group_coverage(*whole);
     arb_group_coverage ci = arb_dataset_group_coverage(*indexed);
     assert_memory_equal(&ci, &cw, sizeof ci);

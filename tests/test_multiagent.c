@@ -213,27 +213,6 @@ static const char index_answers[] =
     "{\"item\":\"q5\",\"model\":\"base\",\"answer\":\"Shakespeare.\"}\n"
     "{\"item\":\"q5\",\"model\":\"cand\",\"answer\":\"William Shakespeare.\"}\n";
 
-/* Writes items_text and answers_text to <dir>/<sub>items.jsonl and <dir>/<sub>answers.jsonl
-** (their paths to items and answers, 256 bytes each) and loads them whole and indexed (the
-** files are indexed whatever their size; the caller destroys both). */
-static void load_both(fixture *f, const char *sub, const char *items_text,
-                      const char *answers_text, char *items, char *answers, arb_dataset **whole,
-                      arb_dataset **indexed)
-{
-    char name[64];
-    arb__dataset_whole_limit = 0; /* index these small files */
-    snprintf(name, sizeof name, "%sitems.jsonl", sub);
-    assert_non_null(arb_test_scratch(f->dir, name, items_text, items, 256));
-    snprintf(name, sizeof name, "%sanswers.jsonl", sub);
-    assert_non_null(arb_test_scratch(f->dir, name, answers_text, answers, 256));
-    *whole = arb_dataset_create();
-    *indexed = arb_dataset_create();
-    assert_int_equal(arb_dataset_load(*whole, items, answers), ARB_OK);
-    assert_int_equal(arb_dataset_load_indexed(*indexed, items, answers), ARB_OK);
-    assert_true(arb__dataset_is_indexed(*indexed));
-    assert_false(arb__dataset_is_indexed(*whole));
-}
-
 typedef arb_status (*run_fn)(arb_store *s, const arb_dataset *ds, const void *params,
                              arb_run_stats *stats);
 static arb_status run_debate(arb_store *s, const arb_dataset *ds, const void *params,
@@ -383,7 +362,9 @@ static void debate_indexed_in_slices(void **state)
     fixture *f = *state;
     char items[256], answers[256];
     arb_dataset *whole, *indexed;
-    load_both(f, "", index_items, index_answers, items, answers, &whole, &indexed);
+    assert_int_equal(arb_test_load_both(f->dir, "", index_items, index_answers, items, answers,
+                                        sizeof items, &whole, &indexed),
+                     0);
     arb_debate_params p = debate_params(f);
     p.reps = 2;
     expect_same_runs(f, run_debate, &p, whole, indexed, "debate", 6 * 2 * 2 * 3, 10,
@@ -420,7 +401,9 @@ static void discussion_indexed_in_slices(void **state)
     fixture *f = *state;
     char items[256], answers[256];
     arb_dataset *whole, *indexed;
-    load_both(f, "", index_items, index_answers, items, answers, &whole, &indexed);
+    assert_int_equal(arb_test_load_both(f->dir, "", index_items, index_answers, items, answers,
+                                        sizeof items, &whole, &indexed),
+                     0);
     static const arb_model_pair pairs[2] = {{"cand", "base"}, {"third", "cand"}};
     arb_discuss_params p = arb_discuss_default_params();
     p.reviewers[0] = f->agents[0];
@@ -489,7 +472,9 @@ static void indexed_dataset_errors_match(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char items[256], answers[256];
         arb_dataset *whole, *indexed;
-        load_both(f, "bad/", cases[i].items, cases[i].answers, items, answers, &whole, &indexed);
+        assert_int_equal(arb_test_load_both(f->dir, "bad/", cases[i].items, cases[i].answers, items, answers,
+                                            sizeof items, &whole, &indexed),
+                         0);
         arb_debate_params dp = debate_params(f);
         if (cases[i].reference) dp.judge_template = judge_path;
         arb_discuss_params cp = arb_discuss_default_params();

@@ -572,23 +572,15 @@ static void random_k(void **state)
 
 static uint64_t whole_limit_default; /* arb__dataset_whole_limit as built; tests lower it */
 
-/* Writes items_text and answers_text to <dir>/<sub>items.jsonl and <dir>/<sub>answers.jsonl
-** and loads them whole and indexed (the caller destroys both; the files are indexed whatever
-** their size). */
+/* arb_test_load_both, then larger files are loaded whole again (this file's fixture does not
+** restore the limit). */
 static void load_both(fixture *f, const char *sub, const char *items_text,
                       const char *answers_text, arb_dataset **whole, arb_dataset **indexed)
 {
-    char name[64], items[256], answers[256];
-    arb__dataset_whole_limit = 0; /* index these small files */
-    snprintf(name, sizeof name, "%sitems.jsonl", sub);
-    assert_non_null(arb_test_scratch(f->dir, name, items_text, items, sizeof items));
-    snprintf(name, sizeof name, "%sanswers.jsonl", sub);
-    assert_non_null(arb_test_scratch(f->dir, name, answers_text, answers, sizeof answers));
-    *whole = arb_dataset_create();
-    *indexed = arb_dataset_create();
-    assert_int_equal(arb_dataset_load(*whole, items, answers), ARB_OK);
-    assert_int_equal(arb_dataset_load_indexed(*indexed, items, answers), ARB_OK);
-    assert_true(arb__dataset_is_indexed(*indexed));
+    char items[256], answers[256];
+    assert_int_equal(arb_test_load_both(f->dir, sub, items_text, answers_text, items, answers,
+                                        sizeof items, whole, indexed),
+                     0);
     arb__dataset_whole_limit = whole_limit_default;
 }
 

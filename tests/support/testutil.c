@@ -118,6 +118,42 @@ int arb_test_exec_sql(arb_store *store, const char *fmt, ...)
     return rc == SQLITE_OK ? 0 : -1;
 }
 
+int arb_test_load_both(const char *dir, const char *sub, const char *items_text,
+                       const char *answers_text, char *items, char *answers, size_t path_size,
+                       arb_dataset **whole, arb_dataset **indexed)
+{
+    char name[64];
+    *whole = *indexed = NULL;
+    items[0] = answers[0] = '\0';
+    arb__dataset_whole_limit = 0; /* index these small files */
+    snprintf(name, sizeof name, "%sitems.jsonl", sub);
+    if (!arb_test_scratch(dir, name, items_text, items, path_size)) goto fail;
+    snprintf(name, sizeof name, "%sanswers.jsonl", sub);
+    if (!arb_test_scratch(dir, name, answers_text, answers, path_size)) goto fail;
+    *whole = arb_dataset_create();
+    *indexed = arb_dataset_create();
+    if (!*whole || !*indexed) goto fail;
+    if (arb_dataset_load(*whole, items, answers) != ARB_OK) {
+        fprintf(stderr, "load whole: %s\n", arb_dataset_errmsg(*whole));
+        goto fail;
+    }
+    if (arb_dataset_load_indexed(*indexed, items, answers) != ARB_OK) {
+        fprintf(stderr, "load indexed: %s\n", arb_dataset_errmsg(*indexed));
+        goto fail;
+    }
+    if (!arb__dataset_is_indexed(*indexed) || arb__dataset_is_indexed(*whole)) {
+        fprintf(stderr, "load_both: the datasets are not one whole and one indexed\n");
+        goto fail;
+    }
+    return 0;
+fail:
+    fprintf(stderr, "load_both: cannot write or load %s and %s\n", items, answers);
+    arb_dataset_destroy(*whole);
+    arb_dataset_destroy(*indexed);
+    *whole = *indexed = NULL;
+    return -1;
+}
+
 int arb_test_put_sbs_judgment(arb_store *store, const arb__pairwise_row *row,
                               const char *request_json)
 {

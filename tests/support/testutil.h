@@ -36,6 +36,15 @@ long long arb_test_rows_differ(arb_store *store, const char *what_main, const ch
 ** database. Returns 0, or -1 after printing the SQL and SQLite's message. */
 int arb_test_exec_sql(arb_store *store, const char *fmt, ...); /* %Q: not a printf format */
 
+/* Writes items_text and answers_text to <dir>/<sub>items.jsonl and <dir>/<sub>answers.jsonl
+** (their paths to items and answers, path_size bytes each) and loads them whole
+** (arb_dataset_load) and indexed (arb_dataset_load_indexed), the files indexed whatever their
+** size: arb__dataset_whole_limit is left at 0 for the test's further indexed loads, and the
+** test's teardown restores it. Returns 0 (the caller destroys both), or -1 after printing why. */
+int arb_test_load_both(const char *dir, const char *sub, const char *items_text,
+                       const char *answers_text, char *items, char *answers, size_t path_size,
+                       arb_dataset **whole, arb_dataset **indexed);
+
 struct arb__pairwise_row;
 /* Stores one side-by-side judgment as sbs.c would: the judge (named row->judge_name, its model
 ** the same name), a call of its own whose reply is "[[X]]" with X the position verdict, and the
