@@ -259,6 +259,34 @@ static const char items_sql[] =
 static const char answers_sql[] =
     "SELECT arb_rows_digest(item_id, model, answer, extra, source) FROM answers";
 
+/* Starts a plan state's digest: the SQL function that sums rows' hashes, the hash state, a small
+** page cache (small_cache_begin, which digest_end undoes). */
+static arb_status digest_begin(arb_store *s, XXH3_state_t *h, int *cache_size)
+{
+    if (sqlite3_create_function(arb__store_conn(s), "arb_rows_digest", -1,
+                                SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, NULL, rows_digest_step,
+                                rows_digest_final) != SQLITE_OK)
+        return arb__store_fail_db(s, "cannot read the store's state for a rerun");
+    XXH3_INITSTATE(h);
+    XXH3_128bits_reset(h);
+    *cache_size = small_cache_begin(s);
+    return ARB_OK;
+}
+
+/* Ends it with every plan's items and answers (unless st already failed), and writes out's
+** digest. */
+static arb_status digest_end(arb_store *s, XXH3_state_t *h, int cache_size, arb_status st,
+                             arb__plan_state *out)
+{
+    if (!st) st = hash_rows(s, items_sql, h, NULL, NULL, NULL);
+    if (!st) st = hash_rows(s, answers_sql, h, NULL, NULL, NULL);
+    small_cache_end(s, cache_size);
+    if (st) return st;
+    XXH128_hash_t digest = XXH3_128bits_digest(h);
+    arb__hash128_hex(digest.high64, digest.low64, out->digest);
+    return ARB_OK;
+}
+
 typedef struct plan_coords {
     const arb__sbs_plan_key *key;
     const char *judge_name;
@@ -306,15 +334,10 @@ arb_status arb__store_sbs_plan_state_tallied(arb_store *s, const arb__sbs_plan_k
     memset(out, 0, sizeof *out);
     if (!key || !key->candidate || !key->baseline || !key->template_name || !key->judge_names)
         return arb__store_fail(s, ARB_INVALID, "sbs_plan_state: bad arguments");
-    if (sqlite3_create_function(arb__store_conn(s), "arb_rows_digest", -1,
-                                SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, NULL, rows_digest_step,
-                                rows_digest_final) != SQLITE_OK)
-        return arb__store_fail_db(s, "cannot read the store's state for a rerun");
     XXH3_state_t h;
-    XXH3_INITSTATE(&h);
-    XXH3_128bits_reset(&h);
-    int cache_size = small_cache_begin(s);
-    arb_status st = ARB_OK;
+    int cache_size = 0;
+    arb_status st = digest_begin(s, &h, &cache_size);
+    if (st) return st;
     for (size_t j = 0; !st && j < key->n_judges; j++) {
         plan_coords c = {key, key->judge_names[j]};
         XXH3_128bits_update(&h, c.judge_name, strlen(c.judge_name) + 1);
@@ -331,13 +354,7 @@ arb_status arb__store_sbs_plan_state_tallied(arb_store *s, const arb__sbs_plan_k
         }
         st = hash_rows(s, judgments_sql, &h, bind_plan, &c, &out->judgments);
     }
-    if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, NULL);
-    if (!st) st = hash_rows(s, answers_sql, &h, NULL, NULL, NULL);
-    small_cache_end(s, cache_size);
-    if (st) return st;
-    XXH128_hash_t digest = XXH3_128bits_digest(&h);
-    arb__hash128_hex(digest.high64, digest.low64, out->digest);
-    return ARB_OK;
+    return digest_end(s, &h, cache_size, st, out);
 }
 
 static void bind_name(sqlite3_stmt *q, const void *ud) { arb__store_bind_text(q, 1, ud); }
@@ -374,15 +391,10 @@ arb_status arb__store_plan_state(arb_store *s, const arb__plan_scope *scope,
     static const char personas_sql[] =
         "SELECT arb_rows_digest(id, category, identity) FROM personas";
     memset(out, 0, sizeof *out);
-    if (sqlite3_create_function(arb__store_conn(s), "arb_rows_digest", -1,
-                                SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, NULL, rows_digest_step,
-                                rows_digest_final) != SQLITE_OK)
-        return arb__store_fail_db(s, "cannot read the store's state for a rerun");
     XXH3_state_t h;
-    XXH3_INITSTATE(&h);
-    XXH3_128bits_reset(&h);
-    int cache_size = small_cache_begin(s);
-    arb_status st = ARB_OK;
+    int cache_size = 0;
+    arb_status st = digest_begin(s, &h, &cache_size);
+    if (st) return st;
     if (scope->dialogue_kind)
         st = hash_rows(s, dialogues_sql, &h, bind_name, scope->dialogue_kind, NULL);
     if (!st && scope->dialogue_kind)
@@ -392,13 +404,7 @@ arb_status arb__store_plan_state(arb_store *s, const arb__plan_scope *scope,
     if (!st && scope->persona) st = hash_rows(s, scores_sql, &h, NULL, NULL, &out->judgments);
     if (!st && scope->persona) st = hash_rows(s, attributions_sql, &h, NULL, NULL, NULL);
     if (!st && scope->persona) st = hash_rows(s, personas_sql, &h, NULL, NULL, NULL);
-    if (!st) st = hash_rows(s, items_sql, &h, NULL, NULL, NULL);
-    if (!st) st = hash_rows(s, answers_sql, &h, NULL, NULL, NULL);
-    small_cache_end(s, cache_size);
-    if (st) return st;
-    XXH128_hash_t digest = XXH3_128bits_digest(&h);
-    arb__hash128_hex(digest.high64, digest.low64, out->digest);
-    return ARB_OK;
+    return digest_end(s, &h, cache_size, st, out);
 }
 
 /* See internal.h. */
