@@ -534,6 +534,7 @@ arb_status arb_sbs_rerun_if_unchanged(arb_store *store, const char *items_path,
 done:
     arb_template_destroy(r.tpl);
     free(r.judges);
+    free(r.tallies);
     free(tpl_err);
     return st;
 }
