@@ -1028,6 +1028,13 @@ typedef struct arb__plan_desc {
 int arb__plan_notes_apply(const arb_client_params *client, int dry_run);
 /* Tests set it to 0: every rerun takes the full path (the fingerprint is still noted). */
 extern int arb__plan_quick_rerun;
+/* Records a rerun that found note's plan unchanged as a rerun that checks every call records
+** itself: the judges (their URL may be new), then a finished run with params_json, stats filled
+** from the note (planned, cached, skipped, invalid; 0 sent; seconds since t0) and the note. */
+arb_status arb__plan_record_unchanged(arb_store *s, const char *protocol, const char *params_json,
+                                      const arb_judge_config *judges, size_t n_judges,
+                                      const arb__plan_note *note, double t0,
+                                      arb_run_stats *stats);
 /* Before a run: the plan's fingerprint in fingerprint ("" when the plan takes no note: a dry
 ** run, batch, budget, or a dataset without files or records). When a finished run of the same
 ** protocol and fingerprint noted a state that the store still has, records this rerun as a

@@ -486,22 +486,33 @@ arb_status arb__plan_rerun_if_unchanged(arb_store *s, const arb__plan_desc *d,
     if ((st = arb__store_plan_state(s, &d->scope, &now))) return st;
     if (now.judgments != note.state.judgments || strcmp(now.digest, note.state.digest))
         return ARB_OK;
-    /* As a rerun that checks every call records itself: the judges (their URL may be new),
-    ** then a finished run with its parameters, stats and the note. */
-    for (size_t j = 0; j < d->n_judges; j++)
-        if ((st = arb__store_put_judge(s, &d->judges[j]))) return st;
-    long long run_id = 0;
-    if ((st = arb__store_run_begin(s, d->protocol, d->params_json, &run_id))) return st;
-    stats->planned = note.planned;
-    stats->skipped = note.skipped;
-    stats->cached = note.planned - note.skipped;
-    stats->invalid = note.invalid;
     stats->unchanged_since_run = since;
-    stats->seconds = (arb__now_ms() - t0) / 1e3;
-    if ((st = arb__store_run_end(s, run_id, stats, ARB__RUN_FINISHED))) return st;
-    if ((st = arb__store_run_set_plan(s, run_id, &note))) return st;
+    if ((st = arb__plan_record_unchanged(s, d->protocol, d->params_json, d->judges, d->n_judges,
+                                         &note, t0, stats)))
+        return st;
     *unchanged = 1;
     return ARB_OK;
+}
+
+/* See internal.h. */
+arb_status arb__plan_record_unchanged(arb_store *s, const char *protocol, const char *params_json,
+                                      const arb_judge_config *judges, size_t n_judges,
+                                      const arb__plan_note *note, double t0, arb_run_stats *stats)
+{
+    /* As a rerun that checks every call records itself: the judges (their URL may be new),
+    ** then a finished run with its parameters, stats and the note. */
+    arb_status st = ARB_OK;
+    for (size_t j = 0; j < n_judges; j++)
+        if ((st = arb__store_put_judge(s, &judges[j]))) return st;
+    long long run_id = 0;
+    if ((st = arb__store_run_begin(s, protocol, params_json, &run_id))) return st;
+    stats->planned = note->planned;
+    stats->skipped = note->skipped;
+    stats->cached = note->planned - note->skipped;
+    stats->invalid = note->invalid;
+    stats->seconds = (arb__now_ms() - t0) / 1e3;
+    if ((st = arb__store_run_end(s, run_id, stats, ARB__RUN_FINISHED))) return st;
+    return arb__store_run_set_plan(s, run_id, note);
 }
 
 /* See internal.h. */

@@ -471,24 +471,13 @@ static arb_status rerun_unchanged(sbs_run *r, const arb__plan_note *note, double
     free(names);
     if (st || now.judgments != note->state.judgments || strcmp(now.digest, note->state.digest))
         return st;
-    /* As arb_sbs_run records a rerun that sends nothing: the judges (their URL may be new),
-    ** then a finished run with its parameters and stats. */
-    for (size_t j = 0; j < r->n_judges; j++)
-        if ((st = arb__store_put_judge(s, &r->judges[j]))) return st;
     r->n_items = note->n_items;
     char *pjson = params_json(r);
     if (!pjson) return arb__store_fail(s, ARB_NOMEM, "out of memory");
-    long long run_id = 0;
-    st = arb__store_run_begin(s, "sbs", pjson, &run_id);
+    st = arb__plan_record_unchanged(s, "sbs", pjson, r->judges, r->n_judges, note, t0, stats);
     free(pjson);
-    if (st) return st;
-    stats->planned = stats->cached = note->planned;
-    stats->invalid = note->invalid;
-    stats->seconds = (arb__now_ms() - t0) / 1e3;
-    if ((st = arb__store_run_end(s, run_id, stats, ARB__RUN_FINISHED))) return st;
-    if ((st = arb__store_run_set_plan(s, run_id, note))) return st;
-    *unchanged = 1;
-    return ARB_OK;
+    *unchanged = !st;
+    return st;
 }
 
 /* See arbiter.h. */
