@@ -1002,6 +1002,7 @@ enum {
     ST_PUT_PAIRWISE,
     ST_FIND_SETUP,
     ST_ADD_SETUP,
+    ST_SETUP_HAS_JUDGMENTS,
     ST_RUN_BEGIN,
     ST_RUN_END,
     ST_PUT_DIALOGUE,
@@ -1131,6 +1132,7 @@ static const char *const stmt_sql[ST__COUNT] = {
                       " AND options = ?6",
     [ST_ADD_SETUP] = "INSERT INTO pairwise_setups(protocol, judge_name, candidate, baseline,"
                      " template_name, options) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [ST_SETUP_HAS_JUDGMENTS] = "SELECT 1 FROM pairwise_judgments WHERE setup_id = ?1 LIMIT 1",
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
@@ -3066,14 +3068,12 @@ static arb_status pairwise_setup(arb_store *s, const arb__pairwise_row *row, lon
         sqlite3_reset(add);
         if (st) return st;
         *id = sqlite3_last_insert_rowid(s->db);
-    } else { /* a setup stored before: whether it holds judgments (once per look-up) */
-        sqlite3_stmt *q = NULL;
-        if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pairwise_judgments WHERE setup_id = ?1"
-                               " LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(q, 1, *id);
-            *fresh = sqlite3_step(q) == SQLITE_DONE;
-        }
-        sqlite3_finalize(q);
+    } else { /* a setup stored before: whether it holds judgments (once per look-up; an
+              ** error reads as "holds some", which only breaks the writer's tally) */
+        sqlite3_stmt *q = s->stmt[ST_SETUP_HAS_JUDGMENTS];
+        sqlite3_bind_int64(q, 1, *id);
+        *fresh = sqlite3_step(q) == SQLITE_DONE;
+        sqlite3_reset(q);
     }
     char *key = malloc(k->len);
     if (!key) return ARB_OK; /* not cached: found again next time */
