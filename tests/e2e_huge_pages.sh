@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The judging commands run with glibc's malloc on transparent huge pages (src/cli/main.c,
 # restart_with_huge_pages; bench/README.md "Huge pages for the heap"): the command starts itself
-# again once with GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1, and leaves the
+# again once with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, and leaves the
 # GLIBC_TUNABLES a user set (an empty one included) alone; other commands are not restarted.
 # Seen through strace's execve lines; skipped where strace or glibc >= 2.35 is missing.
 set -euo pipefail

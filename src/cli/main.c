@@ -855,16 +855,18 @@ static int judges_at_scale(const char *cmd)
     return 0;
 }
 
-/* Starts this program again with glibc's malloc asking for transparent huge pages, in one
-** arena (GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1, glibc >= 2.35; read
-** only when a process starts, so it cannot be set from here by mallopt). hugetlb=1 advises the
-** main heap and large mappings; a thread's own arena grows a page or two at a time by mprotect
-** and is not advised, so the writer thread shares the main heap. Measured on sbs
-** (bench/README.md, 2026-11-28): page faults at 20,000 items ~23,000 -> ~5,000, CPU ~0.85x;
-** at 100,000 items (hugetlb=1 alone) 80,700 -> 11,700, peak memory 198 -> 202 MB. Returns
-** only when it does not restart: GLIBC_TUNABLES already
-** set (the user's own choice, an empty value included), under valgrind (its tools follow no
-** exec by default), or when the exec fails, which changes nothing. */
+/* Starts this program again with glibc's malloc asking for transparent huge pages
+** (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, glibc >= 2.35; read only when a process starts, so
+** it cannot be set from here by mallopt). hugetlb=1 advises the main heap and large mappings.
+** Measured on sbs (bench/README.md, 2026-11-28): page faults at 20,000 items ~23,000 -> ~5,000,
+** CPU ~0.85x; at 100,000 items 80,700 -> 11,700, peak memory 198 -> 202 MB. Until 2026-11-28
+** evening it also set arena_max=1 so that the writer thread's arena (which hugetlb=1 does not
+** advise) shared the main heap; the two threads then met on that arena's lock in every malloc
+** and free of a request or reply, and two arenas cost less: CPU ratio of pairs 0.91 with THP
+** "always", 0.92 with "madvise" (bench/README.md "One arena or two"). Returns only when it
+** does not restart: GLIBC_TUNABLES already set (the user's own choice, an empty value
+** included), under valgrind (its tools follow no exec by default), or when the exec fails,
+** which changes nothing. */
 static void restart_with_huge_pages(char **argv)
 {
 #if defined(__GLIBC__) && defined(__linux__) && \
@@ -872,7 +874,7 @@ static void restart_with_huge_pages(char **argv)
     if (getenv("GLIBC_TUNABLES")) return;
     const char *preload = getenv("LD_PRELOAD");
     if (preload && strstr(preload, "vgpreload")) return;
-    if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1", 1) != 0)
+    if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1) != 0)
         return;
     execv("/proc/self/exe", argv);
     unsetenv("GLIBC_TUNABLES");
