@@ -2434,6 +2434,12 @@ arb_status arb__store_get_battles_left_out(arb_store *store, const char *source,
 ** every one of those judgments was written; else 0. */
 arb_status arb__store_battles_in_step(arb_store *store, const char *source, const char *protocol,
                                       int options, int *in_step);
+/* store_battles.c: returns once the wall clock has passed the newest judged_at (ms) of those
+** judgments, so battles stored next are stamped after every one of them (times are whole
+** milliseconds: battles built within the millisecond of the last judgment otherwise looked
+** older than it, and the next rerun rebuilt them). Waits at most a few milliseconds (a
+** judgment stamped in the future, e.g. imported, is not waited for). */
+arb_status arb__store_wait_past_judgments(arb_store *store, const char *protocol, int options);
 
 /* ---- rankings (METHODS §6): rank.c, peer.c, rank_core.c, rank_render.c share src/rank.h --- */
 

@@ -1004,6 +1004,7 @@ enum {
     ST_ADD_SETUP,
     ST_SETUP_HAS_JUDGMENTS,
     ST_RUN_BEGIN,
+    ST_RUN_FINISHED_THIS_MS,
     ST_RUN_END,
     ST_PUT_DIALOGUE,
     ST_FIND_DIALOGUE,
@@ -1134,6 +1135,7 @@ static const char *const stmt_sql[ST__COUNT] = {
                      " template_name, options) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [ST_SETUP_HAS_JUDGMENTS] = "SELECT 1 FROM pairwise_judgments WHERE setup_id = ?1 LIMIT 1",
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
+    [ST_RUN_FINISHED_THIS_MS] = "SELECT coalesce(max(finished_at) >= " NOW ", 0) FROM runs",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
     /* Dialogues are written only where they change (a rerun that checks every call rewrote
@@ -3630,6 +3632,18 @@ arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *
     if (!protocol) return arb__store_fail(s, ARB_INVALID, "run_begin: no protocol");
     char *params = params_without_credentials(params_json ? params_json : "{}");
     if (!params) return arb__store_fail(s, ARB_NOMEM, "out of memory");
+    /* Stamps are whole milliseconds: a run begun in the millisecond another finished in would
+    ** look as if the two overlapped (arb__store_run_overlapped), and its plan note would be
+    ** dropped. Wait for the clock to leave that millisecond first (at most 5 ms: a stamp in the
+    ** future, from another host's clock, is not waited for). */
+    for (int waited = 0; waited < 50; waited++) {
+        sqlite3_stmt *f = s->stmt[ST_RUN_FINISHED_THIS_MS];
+        int same = sqlite3_step(f) == SQLITE_ROW && sqlite3_column_int(f, 0);
+        sqlite3_reset(f);
+        if (!same) break;
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
     sqlite3_stmt *q = s->stmt[ST_RUN_BEGIN];
     arb__store_bind_text(q, 1, protocol);
     arb__store_bind_text(q, 2, params);

@@ -8,6 +8,7 @@
 #include "store_internal.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 /* Runs one SQL statement without rows on db; SQLITE_OK or the error code. */
 static int exec_sql(sqlite3 *db, const char *sql)
@@ -274,5 +275,24 @@ arb_status arb__store_battles_in_step(arb_store *store, const char *source, cons
         "   WHERE protocol = ?2 AND options = ?3) j",
         source, protocol, options, &same, "battles and judgments");
     *in_step = !st && same;
+    return st;
+}
+
+/* See internal.h. The clock is the one both stamps read: calls' and judgments' bind_now and
+** SQLite's 'now' (the realtime clock, whole milliseconds). */
+arb_status arb__store_wait_past_judgments(arb_store *store, const char *protocol, int options)
+{
+    long long newest = 0;
+    arb_status st = count_query(store,
+                                "SELECT coalesce(max(judged_at), 0) FROM pairwise"
+                                " WHERE protocol = ?2 AND options = ?3",
+                                NULL, protocol, options, &newest, "judgments");
+    for (int waited = 0; !st && waited < 50; waited++) { /* 50 x 0.1 ms */
+        struct timespec now;
+        if (clock_gettime(CLOCK_REALTIME, &now)) break;
+        if ((long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 > newest) break;
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
     return st;
 }

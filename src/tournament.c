@@ -545,6 +545,7 @@ static arb_status store_battles(arb_store *s)
     if (!st && w.status)
         st = arb__store_fail(s, w.status, "cannot build the tournament's battles: %s",
                              arb_battles_errmsg(w.b));
+    if (!st) st = arb__store_wait_past_judgments(s, "tournament", TOURNAMENT_OPTIONS);
     if (!st) st = arb_store_put_battles(s, "tournament", w.b);
     arb_battles_destroy(w.b);
     arb__strtab_free(&w.answer_keys);

@@ -623,9 +623,14 @@ static void test_many_requests_complete_once(void **state)
         extra_attempts += c.results[i].attempts - 1;
     }
     for (int i = 0; i < N; i++) assert_int_equal(count[i], 1);
-    assert_int_equal(extra_attempts, 3);
+    /* The server saw every failure once. The drop counts as an attempt when it meets a fresh
+    ** connection; on one that already carried a request (which one it meets depends on timing:
+    ** 3 runs in 30 on a fast machine) it is an idle close, and the request is sent again
+    ** without counting an attempt, as libcurl does (plain_broken; test_http_plain.c,
+    ** test_idle_connection_closed_by_server). */
     assert_int_equal(arb_test_server_requests(srv), N + 3);
-    assert_int_equal(arb__http_get_stats(h).retries, 3);
+    assert_true(extra_attempts == 2 || extra_attempts == 3);
+    assert_int_equal(arb__http_get_stats(h).retries, (size_t)extra_attempts);
     free(url);
     collector_free(&c);
     arb__http_destroy(h);
