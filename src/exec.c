@@ -1529,7 +1529,10 @@ done:
     stats->budget_spent_usd = ex->spent_usd;
     stats->budget_spent_tokens = ex->spent_tokens;
     if (st == ARB_BUDGET) {
-        stats->not_sent = ex->n_nodes - ex->n_done;
+        /* this slice's calls not sent, and every call of the slices after it */
+        size_t after = ex->plan_total > ex->plan_base + ex->n_nodes
+                           ? ex->plan_total - ex->plan_base - ex->n_nodes : 0;
+        stats->not_sent = ex->n_nodes - ex->n_done + after;
         if (ex->budget_by_usd)
             arb__store_fail(ex->store, ARB_BUDGET,
                             "budget reached: spent $%.4f of $%.4f; %zu calls not sent; rerun with "
@@ -1556,8 +1559,10 @@ done:
 ** dependencies does the same when they stay inside groups of consecutive nodes
 ** (arb__exec_params.group: a debate's turns, a discussion's statements), its slices cut
 ** between groups; a plan whose dependencies cross (a persona panel's rounds over the judges'
-** calls) and runs under a budget (which counts the whole run's spend in one executor) run
-** whole. */
+** calls) runs whole. Under a budget the spend goes from each slice's executor to the next:
+** a slice ends with every call of it stored, so the next starts from the exact spend, as a
+** whole run's gate does once its calls in flight are stored (until 2026-11-28 a budget run
+** was one slice, so 1,000,000 calls held their nodes and an indexed input at once). */
 #define PLAN_SLICE 65536
 
 size_t arb__exec_plan_slice = 0;
@@ -1606,17 +1611,18 @@ static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t 
                            arb__exec_done_fn done, arb__exec_finish_fn finish, void *ud,
                            int submit, arb_run_stats *stats)
 {
-    int budget = params->client.budget_usd > 0 || params->client.budget_tokens > 0;
     size_t slice = params->slice ? params->slice
                    : arb__exec_plan_slice ? arb__exec_plan_slice : PLAN_SLICE;
     if (deps_of && params->group) /* whole groups: a node and its dependencies in one slice */
         slice = slice < params->group ? params->group : slice - slice % params->group;
-    if ((deps_of && !params->group) || budget) slice = n_calls;
+    if (deps_of && !params->group) slice = n_calls;
     plan_slice sl = {ud, 0, build, done, params->recorded, params->texts};
     arb__exec_params slice_params = *params;
     if (params->recorded) slice_params.recorded = slice_recorded;
     if (params->texts) slice_params.texts = slice_texts;
     double started_ms = arb__now_ms();
+    double spent_usd = 0; /* the budget's spend of the slices before (arb__exec.spent_usd) */
+    long long spent_tokens = 0;
     arb_status st = ARB_OK;
     do {
         size_t n = n_calls - sl.base < slice ? n_calls - sl.base : slice;
@@ -1642,7 +1648,11 @@ static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t 
                 st = arb__store_fail(s, ARB_NOMEM, "out of memory");
         }
         if (n > arb__exec_largest_slice) arb__exec_largest_slice = n;
+        ex->spent_usd = spent_usd;
+        ex->spent_tokens = spent_tokens;
         if (!st) st = arb__exec_run(ex, stats);
+        spent_usd = ex->spent_usd;
+        spent_tokens = ex->spent_tokens;
         arb__exec_destroy(ex);
         sl.base += n;
     } while (!st && sl.base < n_calls);

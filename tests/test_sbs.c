@@ -523,6 +523,76 @@ static void test_indexed_dataset_errors_match(void **state)
     }
 }
 
+/* A run under a budget goes in slices like any other (until 2026-11-28 it was one slice, so a
+** 1,000,000-call run held every node and its whole indexed input at once): the spend goes from
+** each slice to the next, so it stops where the whole run stops, with the same counts and the
+** same message, and a rerun with a larger budget sends exactly the rest, in slices too. */
+static void test_budget_run_in_slices(void **state)
+{
+    fixture *f = *state;
+    arb_sbs_params p = params(f);
+    p.reps = 2; /* 12 calls */
+    /* $1 a completion token; the reply is 6 tokens (testserver.h) and max_tokens 6, so every
+    ** call is estimated at, and costs, $6 */
+    p.judge.price = (arb_price){.known = 1, .input_per_mtok = 0, .output_per_mtok = 1e6,
+                                .cached_input_per_mtok = NAN};
+    p.judge.sampling.max_tokens = 6;
+    p.client.budget_usd = 40; /* 6 calls, $36: a seventh would make $42 */
+    arb_run_stats whole, sliced;
+    arb__exec_largest_slice = 0;
+    assert_int_equal(arb_sbs_run(f->store, f->ds, &p, &whole), ARB_BUDGET);
+    assert_int_equal(arb__exec_largest_slice, 12);
+    char whole_msg[256];
+    snprintf(whole_msg, sizeof whole_msg, "%s", arb_store_errmsg(f->store));
+
+    char db[256];
+    arb_store *other = NULL;
+    assert_non_null(arb_test_scratch(f->dir, "sliced.db", NULL, db, sizeof db));
+    assert_int_equal(arb_store_open(db, &other), ARB_OK);
+    arb__sbs_plan_slice = 5; /* the budget stops the run in the second slice */
+    arb__exec_largest_slice = 0;
+    assert_int_equal(arb_sbs_run(other, f->ds, &p, &sliced), ARB_BUDGET);
+    assert_int_equal(arb__exec_largest_slice, 5);
+    assert_int_equal(whole.sent, 6);
+    assert_int_equal(sliced.sent, 6);
+    assert_int_equal(whole.not_sent, 6);
+    assert_int_equal(sliced.not_sent, 6);
+    assert_true(fabs(whole.budget_spent_usd - 36) < 1e-9);
+    assert_true(fabs(sliced.budget_spent_usd - 36) < 1e-9);
+    assert_string_equal(whole_msg, "budget reached: spent $36.0000 of $40.0000; 6 calls not "
+                                   "sent; rerun with a larger budget to continue");
+    assert_string_equal(arb_store_errmsg(other), whole_msg);
+    assert_int_equal(arb_test_server_requests(f->srv), 12);
+
+    /* a slice that the budget stops at its first call: the third, at $36 */
+    arb__sbs_plan_slice = 3;
+    p.judge.name = "sliced-by-3";
+    p.judge.model = "judge-m3"; /* other requests, other keys: nothing stored yet */
+    assert_int_equal(arb_sbs_run(other, f->ds, &p, &sliced), ARB_BUDGET);
+    assert_int_equal(sliced.sent, 6);
+    assert_int_equal(sliced.not_sent, 6);
+    assert_int_equal(arb_test_server_requests(f->srv), 18);
+    p.judge.name = "always-a";
+    p.judge.model = "judge-m";
+
+    /* the same six judgments (the first six calls of the plan), then the rest */
+    assert_int_equal(arb_test_exec_sql(f->store, "ATTACH %Q AS b", db), 0);
+    assert_int_equal(arb_test_rows_differ(f->store, PAIRWISE_ROWS("main."),
+                                          "SELECT p.* FROM (" PAIRWISE_ROWS("b.") ") p "
+                                          "WHERE p.judge_name = 'always-a'"), 0);
+    assert_int_equal(arb_test_exec_sql(f->store, "DETACH b"), 0);
+    arb__sbs_plan_slice = 5;
+    p.client.budget_usd = 1000;
+    assert_int_equal(arb_sbs_run(other, f->ds, &p, &sliced), ARB_OK);
+    assert_int_equal(sliced.sent, 6);
+    assert_int_equal(sliced.cached, 6);
+    assert_int_equal(sliced.not_sent, 0);
+    assert_true(fabs(sliced.budget_spent_usd - 72) < 1e-9);
+    assert_int_equal(arb_test_server_requests(f->srv), 24);
+    arb__sbs_plan_slice = 0;
+    arb_store_close(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +607,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_indexed_dataset_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_indexed_dataset_errors_match, setup, teardown),
         cmocka_unit_test_setup_teardown(test_indexed_window_file_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_budget_run_in_slices, setup, teardown),
     };
     whole_limit_default = arb__dataset_whole_limit;
     if (getenv("ARB_TEST")) cmocka_set_test_filter(getenv("ARB_TEST"));
