@@ -1562,7 +1562,11 @@ done:
 ** calls) runs whole. Under a budget the spend goes from each slice's executor to the next:
 ** a slice ends with every call of it stored, so the next starts from the exact spend, as a
 ** whole run's gate does once its calls in flight are stored (until 2026-11-28 a budget run
-** was one slice, so 1,000,000 calls held their nodes and an indexed input at once). */
+** was one slice, so 1,000,000 calls held their nodes and an indexed input at once). A plan
+** with dependencies still runs whole under a budget: its slices would finish whole judgments
+** (every turn of a debate) before the next slice starts, where one pass starts the first turns
+** of all of them first, so the budget would stop at other calls (a review's test: 7 calls sent
+** against one pass's 6). */
 #define PLAN_SLICE 65536
 
 size_t arb__exec_plan_slice = 0;
@@ -1615,7 +1619,8 @@ static arb_status run_plan(arb_store *s, const arb__exec_params *params, size_t 
                    : arb__exec_plan_slice ? arb__exec_plan_slice : PLAN_SLICE;
     if (deps_of && params->group) /* whole groups: a node and its dependencies in one slice */
         slice = slice < params->group ? params->group : slice - slice % params->group;
-    if (deps_of && !params->group) slice = n_calls;
+    int budget = params->client.budget_usd > 0 || params->client.budget_tokens > 0;
+    if (deps_of && (!params->group || budget)) slice = n_calls;
     plan_slice sl = {ud, 0, build, done, params->recorded, params->texts};
     arb__exec_params slice_params = *params;
     if (params->recorded) slice_params.recorded = slice_recorded;

@@ -558,6 +558,34 @@ static void dialogue_written_only_when_changed(void **state)
     assert_int_equal(q(f, "SELECT count(*) FROM dialogues WHERE status = 'open'"), 1);
 }
 
+/* A debate under a budget runs in one pass even where slices are asked for: slices would
+** finish whole debates first, where one pass starts every judgment's first turn first, so the
+** budget would stop at other calls (found in review: 7 calls against 6, of them 4 later
+** turns). The same calls sent, the same message, either way. */
+static void debate_budget_one_pass(void **state)
+{
+    fixture *f = *state;
+    arb_debate_params p = debate_params(f);
+    p.client.budget_tokens = 4500;
+    arb_run_stats whole, sliced;
+    arb__exec_plan_slice = 0;
+    assert_int_equal(arb_debate_run(f->store, f->ds, &p, &whole), ARB_BUDGET);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", arb_store_errmsg(f->store));
+    char db[160];
+    snprintf(db, sizeof db, "%s/sliced.db", f->dir);
+    arb_store *other = NULL;
+    assert_int_equal(arb_store_open(db, &other), ARB_OK);
+    arb__exec_plan_slice = 3;
+    assert_int_equal(arb_debate_run(other, f->ds, &p, &sliced), ARB_BUDGET);
+    assert_int_equal(sliced.sent, whole.sent);
+    assert_int_equal(sliced.not_sent, whole.not_sent);
+    assert_true(whole.sent > 0 && whole.not_sent > 0);
+    assert_string_equal(arb_store_errmsg(other), msg);
+    arb_store_close(other);
+    arb__exec_plan_slice = 0;
+}
+
 /* A rerun of a finished debate decides "nothing to send" from the plan's note: no call checked,
 ** no row written, the same counts and rows as the first run; anything changed (an answer, an
 ** option, a stored reply, a stored call gone) takes the full path. */
@@ -718,6 +746,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(debate_indexed_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(discussion_indexed_in_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(indexed_dataset_errors_match, setup, teardown),
+        cmocka_unit_test_setup_teardown(debate_budget_one_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(debate_quick_rerun, setup, teardown),
         cmocka_unit_test_setup_teardown(dialogue_written_only_when_changed, setup, teardown),
         cmocka_unit_test_setup_teardown(debate_incomplete_run_no_note, setup, teardown),
