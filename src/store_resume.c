@@ -108,6 +108,40 @@ typedef struct rows_digest {
     int oom;
 } rows_digest;
 
+/* One value of a row as the digest serialises it: its type, then (not NULL) the integer or the
+** length, then a text's or blob's bytes (body; NULL for a number). Returns the end of what it
+** wrote. */
+static char *row_value(char *o, int type, sqlite3_int64 n, const void *body)
+{
+    *o++ = (char)(unsigned char)type;
+    if (type == SQLITE_NULL) return o;
+    memcpy(o, &n, sizeof n);
+    o += sizeof n;
+    if (body) {
+        memcpy(o, body, (size_t)n);
+        o += n;
+    }
+    return o;
+}
+
+/* Adds the hash of a serialised row to the sum low, high (modulo 2^128). */
+static void sum_row(uint64_t *low, uint64_t *high, const char *row, size_t len)
+{
+    XXH128_hash_t h = XXH3_128bits(row, len);
+    uint64_t sum = *low + h.low64;
+    *high += h.high64 + (sum < *low);
+    *low = sum;
+}
+
+/* The sum as the digest's input: 16 bytes, low then high, little-endian. */
+static void sum_bytes(uint64_t low, uint64_t high, unsigned char out[16])
+{
+    for (int i = 0; i < 8; i++) {
+        out[i] = (unsigned char)(low >> (8 * i));
+        out[8 + i] = (unsigned char)(high >> (8 * i));
+    }
+}
+
 static void rows_digest_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     rows_digest *d = sqlite3_aggregate_context(ctx, sizeof *d);
@@ -140,36 +174,11 @@ static void rows_digest_step(sqlite3_context *ctx, int argc, sqlite3_value **arg
             d->oom = 1;
             break;
         }
-        char *o = d->row.data + d->row.len;
-        *o++ = (char)(unsigned char)type;
-        if (type != SQLITE_NULL) {
-            memcpy(o, &n, sizeof n);
-            o += sizeof n;
-            if (body) memcpy(o, p, body);
-            o += body;
-        }
+        char *o = row_value(d->row.data + d->row.len, type, n, body ? p : NULL);
         d->row.len = (size_t)(o - d->row.data);
     }
     if (d->oom) return;
-    XXH128_hash_t h = XXH3_128bits(d->row.data, d->row.len);
-    uint64_t low = d->low + h.low64;
-    d->high += h.high64 + (low < d->low);
-    d->low = low;
-}
-
-/* One value of a row as rows_digest_step serialises it: its type, then (not NULL) the integer
-** or the length, then a text's or blob's bytes. Returns the end of what it wrote. */
-static char *row_value(char *o, int type, sqlite3_int64 n, const void *body)
-{
-    *o++ = (char)(unsigned char)type;
-    if (type == SQLITE_NULL) return o;
-    memcpy(o, &n, sizeof n);
-    o += sizeof n;
-    if (body && (type == SQLITE_TEXT || type == SQLITE_BLOB)) {
-        memcpy(o, body, (size_t)n);
-        o += n;
-    }
-    return o;
+    sum_row(&d->low, &d->high, d->row.data, d->row.len);
 }
 
 /* See store_internal.h. The row is serialised as judgments_sql's arb_rows_digest arguments
@@ -197,11 +206,8 @@ void arb__store_tally_judgment(arb__rows_tally *t, const char *item_id, int rep,
     o = key ? row_value(o, SQLITE_BLOB, ARB__CALL_KEY_BYTES, key) : row_value(o, SQLITE_NULL, 0, NULL);
     o = key && content ? row_value(o, SQLITE_TEXT, (sqlite3_int64)content_len, content)
                        : row_value(o, SQLITE_NULL, 0, NULL);
-    XXH128_hash_t h = XXH3_128bits(row, (size_t)(o - row));
+    sum_row(&t->low, &t->high, row, (size_t)(o - row));
     if (row != stack) free(row);
-    uint64_t low = t->low + h.low64;
-    t->high += h.high64 + (low < t->low);
-    t->low = low;
     t->rows++;
     if (key) t->with_key++;
 }
@@ -216,10 +222,7 @@ static void rows_digest_final(sqlite3_context *ctx)
         sqlite3_result_error_nomem(ctx);
     } else {
         unsigned char out[16];
-        for (int i = 0; i < 8; i++) {
-            out[i] = (unsigned char)(d->low >> (8 * i));
-            out[8 + i] = (unsigned char)(d->high >> (8 * i));
-        }
+        sum_bytes(d->low, d->high, out);
         sqlite3_result_blob(ctx, out, sizeof out, SQLITE_TRANSIENT);
     }
     if (d->row.cap) arb__buf_free(&d->row);
@@ -344,10 +347,7 @@ arb_status arb__store_sbs_plan_state_tallied(arb_store *s, const arb__sbs_plan_k
         const arb__rows_tally *t = tallies ? &tallies[j] : NULL;
         if (t && !t->broken && t->rows) { /* the writer's sum: the same 16 bytes (hash_rows) */
             unsigned char sum[16];
-            for (int i = 0; i < 8; i++) {
-                sum[i] = (unsigned char)(t->low >> (8 * i));
-                sum[8 + i] = (unsigned char)(t->high >> (8 * i));
-            }
+            sum_bytes(t->low, t->high, sum);
             XXH3_128bits_update(&h, sum, sizeof sum);
             out->judgments += t->with_key;
             continue;
