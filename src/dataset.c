@@ -896,8 +896,9 @@ static arb_status window_begin(window_build *wb)
     return ARB_OK;
 }
 
-/* Opens path for reading into *fd (-1 on failure, with the window's message naming path),
-** still the file stamp says (else ARB_IO, *fd open: the caller closes it). */
+/* Opens path for reading into *fd (-1 on failure, with the window's message naming path) and
+** checks that it is still the file stamp describes (else ARB_IO with *fd open: the caller
+** closes it). */
 static arb_status window_open(window_build *wb, const char *path, const file_stamp *stamp,
                               int *fd)
 {

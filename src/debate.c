@@ -279,8 +279,8 @@ static arb_status prepare(debate_run *r)
         return arb__store_fail(s, ARB_INVALID,
                                "judge template %s must use both {agent1} and {agent2}",
                                arb_template_name(r->tpl[JUDGE]));
-    return arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, r->tpl, N_ROLES, NULL,
-                                  &r->n_items);
+    return arb__sbs_check_items(s, r->ds, p->candidate, p->baseline, r->tpl, N_ROLES,
+                                &r->n_items);
 }
 
 /* arb__exec_params.slice_begin: the items of nodes first .. first + n - 1 (slices of whole

@@ -434,8 +434,7 @@ static arb_status prepare(discuss_run *r)
                                        "pairs %zu and %zu are the same pair of models%s", j + 1,
                                        i + 1, same ? "" : " (both orders are discussed anyway)");
         }
-        if ((st = arb__sbs_collect_items(s, r->ds, mp->first, mp->second, tpls, 2, NULL,
-                                         &r->n_items)))
+        if ((st = arb__sbs_check_items(s, r->ds, mp->first, mp->second, tpls, 2, &r->n_items)))
             return st;
     }
     /* each model once: a window reads a model's answers once */

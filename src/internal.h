@@ -1959,13 +1959,16 @@ extern size_t arb__exec_plan_slice;
 extern size_t arb__exec_largest_slice;
 
 /* Checks that models first and second answered every item of ds and that every item has a
-** reference when one of the templates uses {reference}; *items_out gets all items in dataset
-** order (caller frees the array; NULL for an indexed dataset), unless items_out is NULL (the
-** checks only: sbs reads its texts through a window). ARB_INVALID/ARB_PARSE/ARB_NOMEM with the store's message
-** ("file:line: ...") otherwise. */
-arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const char *first,
-                                  const char *second, arb_template *const *tpls, size_t n_tpls,
-                                  const arb_item ***items_out, size_t *n_out);
+** reference when one of the templates uses {reference}, walking an indexed dataset's index
+** (the same "file:line" messages); *n_out gets the number of items. The protocols read the
+** texts themselves through an item window. ARB_INVALID/ARB_PARSE with the store's message
+** otherwise. */
+arb_status arb__sbs_check_items(arb_store *s, const arb_dataset *ds, const char *first,
+                                const char *second, arb_template *const *tpls, size_t n_tpls,
+                                size_t *n_out);
+/* Whether item it (of ds; an outline, arb__dataset_item_outline, when ds is indexed: its
+** reference is "" when the item has a non-empty one) lacks the reference {reference} needs. */
+int arb__sbs_lacks_reference(const arb_dataset *ds, const arb_item *it);
 
 /* ARB_PARSE with "file:line: missing field \"question\" ..." in the store when the item has
 ** no question, which every pairwise protocol (sbs, tournament, debate, discuss) needs: items
@@ -1975,14 +1978,10 @@ arb_status arb__sbs_check_question(arb_store *s, const arb_item *item);
 ** models, options 2..4, reps 1..1000, jobs >= 1. ARB_INVALID with the store's message. */
 arb_status arb__sbs_check_params(arb_store *s, const char *candidate, const char *baseline,
                                  int options, int reps, int jobs);
-/* Renders tpl for item into req->system and req->user, with model first's answer shown as
-** answer 1 and second's as answer 2 (both must exist); vars supplies the option mode and any
-** multi-agent fields, the item fills the rest. Returns 0, or -1 after setting s's error. */
-int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, const char *first,
-                    const char *second, const arb_template *tpl, arb_prompt_vars vars,
-                    arb__exec_request *req);
-/* arb__sbs_render with the two answers given (first shown as answer 1; both non-NULL): what a
-** protocol that reads its texts through an item window (arb__item_window_answer) renders. */
+/* Renders tpl for item into req->system and req->user, with answer first shown as answer 1
+** and second as answer 2 (both non-NULL: from the protocol's item window,
+** arb__item_window_answer); vars supplies the option mode and any multi-agent fields, the item
+** fills the rest. Returns 0, or -1 after setting s's error. */
 int arb__sbs_render_answers(arb_store *s, const arb_item *item, const arb_answer *first,
                             const arb_answer *second, const arb_template *tpl,
                             arb_prompt_vars vars, arb__exec_request *req);
@@ -2437,8 +2436,8 @@ arb_status arb__store_battles_in_step(arb_store *store, const char *source, cons
 /* store_battles.c: returns once the wall clock has passed the newest judged_at (ms) of those
 ** judgments, so battles stored next are stamped after every one of them (times are whole
 ** milliseconds: battles built within the millisecond of the last judgment otherwise looked
-** older than it, and the next rerun rebuilt them). Waits at most a few milliseconds (a
-** judgment stamped in the future, e.g. imported, is not waited for). */
+** older than it, and the next rerun rebuilt them). Waits at most ~5 ms
+** (arb__store_wait_clock_past). */
 arb_status arb__store_wait_past_judgments(arb_store *store, const char *protocol, int options);
 
 /* ---- rankings (METHODS §6): rank.c, peer.c, rank_core.c, rank_render.c share src/rank.h --- */

@@ -199,15 +199,6 @@ arb_status arb__sbs_check_params(arb_store *s, const char *candidate, const char
 }
 
 /* See internal.h. */
-int arb__sbs_render(arb_store *s, const arb_dataset *ds, const arb_item *item, const char *first,
-                    const char *second, const arb_template *tpl, arb_prompt_vars vars,
-                    arb__exec_request *req)
-{
-    return arb__sbs_render_answers(s, item, arb_dataset_find_answer(ds, item->id, first),
-                                   arb_dataset_find_answer(ds, item->id, second), tpl, vars, req);
-}
-
-/* See internal.h. */
 int arb__sbs_render_answers(arb_store *s, const arb_item *item, const arb_answer *first,
                             const arb_answer *second, const arb_template *tpl,
                             arb_prompt_vars vars, arb__exec_request *req)
@@ -238,17 +229,19 @@ arb_status arb__sbs_check_question(arb_store *s, const arb_item *item)
 }
 
 /* See internal.h. */
-arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const char *first,
-                                  const char *second, arb_template *const *tpls, size_t n_tpls,
-                                  const arb_item ***items_out, size_t *n_out)
+int arb__sbs_lacks_reference(const arb_dataset *ds, const arb_item *it)
 {
-    if (items_out) *items_out = NULL;
+    return !it->reference || (!*it->reference && !arb__dataset_is_indexed(ds));
+}
+
+/* See internal.h. */
+arb_status arb__sbs_check_items(arb_store *s, const arb_dataset *ds, const char *first,
+                                const char *second, arb_template *const *tpls, size_t n_tpls,
+                                size_t *n_out)
+{
     *n_out = 0;
     size_t n = arb_dataset_item_count(ds);
     if (n == 0) return arb__store_fail(s, ARB_INVALID, "the dataset has no items");
-    int indexed = arb__dataset_is_indexed(ds); /* checked on the index, no items array */
-    const arb_item **items = indexed || !items_out ? NULL : malloc(n * sizeof *items);
-    if (items_out && !indexed && !items) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     arb_item stub;
     char source[512];
     size_t first_answers = 0, second_answers = 0;
@@ -257,40 +250,28 @@ arb_status arb__sbs_collect_items(arb_store *s, const arb_dataset *ds, const cha
         first_answers += arb__dataset_has_answer(ds, it->id, first);
         second_answers += arb__dataset_has_answer(ds, it->id, second);
     }
-    arb_status st = ARB_OK;
-    if (!first_answers || !second_answers) {
-        st = arb__store_fail(s, ARB_PARSE, "no answers from model \"%s\" in the answers file",
-                             !first_answers ? first : second);
-        goto fail;
-    }
+    if (!first_answers || !second_answers)
+        return arb__store_fail(s, ARB_PARSE, "no answers from model \"%s\" in the answers file",
+                               !first_answers ? first : second);
     for (size_t i = 0; i < n; i++) {
         const arb_item *it = arb__dataset_item_outline(ds, i, &stub, source, sizeof source);
-        if ((st = arb__sbs_check_question(s, it))) goto fail;
+        arb_status st = arb__sbs_check_question(s, it);
+        if (st) return st;
         const char *missing = !arb__dataset_has_answer(ds, it->id, first)    ? first
                             : !arb__dataset_has_answer(ds, it->id, second) ? second
                                                                             : NULL;
-        if (missing) {
-            st = arb__store_fail(s, ARB_PARSE, "%s: model \"%s\" has no answer to item \"%s\"",
-                                 it->source, missing, it->id);
-            goto fail;
-        }
+        if (missing)
+            return arb__store_fail(s, ARB_PARSE, "%s: model \"%s\" has no answer to item \"%s\"",
+                                   it->source, missing, it->id);
         for (size_t t = 0; t < n_tpls; t++)
-            if (arb_template_uses(tpls[t], "reference") && (!it->reference || !*it->reference) &&
-                !(indexed && it->reference)) { /* an outline's reference is "" when present */
-                st = arb__store_fail(s, ARB_PARSE,
-                                     "%s: item \"%s\" has no \"reference\", which template %s "
-                                     "needs",
-                                     it->source, it->id, arb_template_name(tpls[t]));
-                goto fail;
-            }
-        if (items) items[i] = it;
+            if (arb_template_uses(tpls[t], "reference") && arb__sbs_lacks_reference(ds, it))
+                return arb__store_fail(s, ARB_PARSE,
+                                       "%s: item \"%s\" has no \"reference\", which template %s "
+                                       "needs",
+                                       it->source, it->id, arb_template_name(tpls[t]));
     }
-    if (items_out) *items_out = items;
     *n_out = n;
     return ARB_OK;
-fail:
-    free(items);
-    return st;
 }
 
 /* See internal.h. */
@@ -338,8 +319,7 @@ static arb_status validate(sbs_run *r)
         return arb__store_fail(s, ARB_INVALID, "no judge URL given");
     st = arb__sbs_check_single_judge(s, r->tpl);
     if (st) return st;
-    st = arb__sbs_collect_items(s, r->ds, p->candidate, p->baseline, &r->tpl, 1, NULL,
-                                &r->n_items);
+    st = arb__sbs_check_items(s, r->ds, p->candidate, p->baseline, &r->tpl, 1, &r->n_items);
     return st ? st : arb__judge_check_list(s, r->judges, r->n_judges, p->dry_run);
 }
 

@@ -76,6 +76,15 @@ static long long unix_ms_now(void)
     return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* See store_internal.h. */
+void arb__store_wait_clock_past(long long ms)
+{
+    for (int waited = 0; waited < 50 && unix_ms_now() <= ms; waited++) {
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 /* The forms of the time a statement's rows share (row_group.shared_time): unix ms (NOW_MS's
 ** form) or ISO text (NOW's, pointwise.judged_at). */
 enum { TIME_MS = 1, TIME_ISO = 2 };
@@ -1004,7 +1013,7 @@ enum {
     ST_ADD_SETUP,
     ST_SETUP_HAS_JUDGMENTS,
     ST_RUN_BEGIN,
-    ST_RUN_FINISHED_THIS_MS,
+    ST_RUN_LAST_FINISHED,
     ST_RUN_END,
     ST_PUT_DIALOGUE,
     ST_FIND_DIALOGUE,
@@ -1135,7 +1144,7 @@ static const char *const stmt_sql[ST__COUNT] = {
                      " template_name, options) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [ST_SETUP_HAS_JUDGMENTS] = "SELECT 1 FROM pairwise_judgments WHERE setup_id = ?1 LIMIT 1",
     [ST_RUN_BEGIN] = "INSERT INTO runs(protocol, params, status) VALUES (?1, ?2, ?3) RETURNING id",
-    [ST_RUN_FINISHED_THIS_MS] = "SELECT coalesce(max(finished_at) >= " NOW ", 0) FROM runs",
+    [ST_RUN_LAST_FINISHED] = "SELECT coalesce(" ISO_TO_MS("max(finished_at)") ", 0) FROM runs",
     [ST_RUN_END] = "UPDATE runs SET finished_at = " NOW ", status = ?2, stats = ?3"
                    " WHERE id = ?1",
     /* Dialogues are written only where they change (a rerun that checks every call rewrote
@@ -3634,16 +3643,10 @@ arb_status arb__store_run_begin(arb_store *s, const char *protocol, const char *
     if (!params) return arb__store_fail(s, ARB_NOMEM, "out of memory");
     /* Stamps are whole milliseconds: a run begun in the millisecond another finished in would
     ** look as if the two overlapped (arb__store_run_overlapped), and its plan note would be
-    ** dropped. Wait for the clock to leave that millisecond first (at most 5 ms: a stamp in the
-    ** future, from another host's clock, is not waited for). */
-    for (int waited = 0; waited < 50; waited++) {
-        sqlite3_stmt *f = s->stmt[ST_RUN_FINISHED_THIS_MS];
-        int same = sqlite3_step(f) == SQLITE_ROW && sqlite3_column_int(f, 0);
-        sqlite3_reset(f);
-        if (!same) break;
-        struct timespec pause = {0, 100000};
-        nanosleep(&pause, NULL);
-    }
+    ** dropped. The clock leaves that millisecond first. */
+    sqlite3_stmt *last = s->stmt[ST_RUN_LAST_FINISHED];
+    if (sqlite3_step(last) == SQLITE_ROW) arb__store_wait_clock_past(sqlite3_column_int64(last, 0));
+    sqlite3_reset(last);
     sqlite3_stmt *q = s->stmt[ST_RUN_BEGIN];
     arb__store_bind_text(q, 1, protocol);
     arb__store_bind_text(q, 2, params);

@@ -8,7 +8,6 @@
 #include "store_internal.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 /* Runs one SQL statement without rows on db; SQLITE_OK or the error code. */
 static int exec_sql(sqlite3 *db, const char *sql)
@@ -278,8 +277,7 @@ arb_status arb__store_battles_in_step(arb_store *store, const char *source, cons
     return st;
 }
 
-/* See internal.h. The clock is the one both stamps read: calls' and judgments' bind_now and
-** SQLite's 'now' (the realtime clock, whole milliseconds). */
+/* See internal.h. */
 arb_status arb__store_wait_past_judgments(arb_store *store, const char *protocol, int options)
 {
     long long newest = 0;
@@ -287,12 +285,6 @@ arb_status arb__store_wait_past_judgments(arb_store *store, const char *protocol
                                 "SELECT coalesce(max(judged_at), 0) FROM pairwise"
                                 " WHERE protocol = ?2 AND options = ?3",
                                 NULL, protocol, options, &newest, "judgments");
-    for (int waited = 0; !st && waited < 50; waited++) { /* 50 x 0.1 ms */
-        struct timespec now;
-        if (clock_gettime(CLOCK_REALTIME, &now)) break;
-        if ((long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 > newest) break;
-        struct timespec pause = {0, 100000};
-        nanosleep(&pause, NULL);
-    }
+    if (!st) arb__store_wait_clock_past(newest);
     return st;
 }

@@ -30,6 +30,11 @@ void arb__store_tally_judgment(arb__rows_tally *t, const char *item_id, int rep,
                                char position_verdict, long long call_id,
                                const unsigned char *key, const char *content,
                                size_t content_len);
+/* Returns once the wall clock (whole milliseconds since 1970, as every stamp of the store:
+** SQLite's 'now', the rows' bound times) has passed ms, so a stamp taken next is later than
+** one taken at ms (a millisecond holds many of a fast run's events). Waits at most ~5 ms: a
+** stamp ahead of this clock (another host's, an import's) is not waited out. */
+void arb__store_wait_clock_past(long long ms);
 /* Binds a call key as it is stored (see ARB__CALL_KEY_BYTES); NULL for a NULL pointer. */
 int arb__store_bind_key(sqlite3_stmt *st, int index, const char *key);
 /* The call key in column col as its text (32 hex digits), written into out or borrowed from

@@ -319,7 +319,6 @@ static arb_status plan(tour_run *r)
         goto done;
     }
     int needs_reference = arb_template_uses(r->tpl, "reference");
-    int indexed = arb__dataset_is_indexed(r->ds);
     arb_item stub;
     char source[512];
     for (uint32_t i = 0; i < n_items; i++) {
@@ -354,8 +353,7 @@ static arb_status plan(tour_run *r)
         if (r->n_cmps == before) continue;
         r->n_items++;
         if ((st = arb__sbs_check_question(s, it))) goto done;
-        /* an outline's reference is "" when the item has a non-empty one */
-        if (needs_reference && (!it->reference || (!*it->reference && !indexed))) {
+        if (needs_reference && arb__sbs_lacks_reference(r->ds, it)) {
             st = arb__store_fail(s, ARB_PARSE,
                                  "%s: item \"%s\" has no \"reference\", which template %s needs",
                                  it->source, it->id, arb_template_name(r->tpl));
